@@ -1,0 +1,124 @@
+"""The ``marketarena`` command: what a user does besides ``dvc repro``.
+
+    marketarena validate [--params params.yaml]       check params.yaml, print what would run
+    marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
+    marketarena simulate supply_chain                 the simulate stage by hand (resumes)
+    marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from marketarena.config import Params, ParamsError, load_params
+from marketarena.pipeline import Paths
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+ParamsOpt = typer.Option("params.yaml", "--params", help="params file")
+RootOpt = typer.Option(".", "--root", help="project root holding data/ and reports/")
+
+
+def _load(path: str) -> Params:
+    try:
+        return load_params(path)
+    except ParamsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _market(params: Params, market: str) -> None:
+    if market not in params.markets:
+        typer.echo(f"error: {market!r} is not in params.markets ({', '.join(params.markets)})",
+                   err=True)
+        raise typer.Exit(2)
+
+
+@app.command()
+def validate(params_file: str = ParamsOpt) -> None:
+    """Validate params.yaml and summarise the experiment it describes."""
+    params = _load(params_file)
+    for name, mp in params.markets.items():
+        roster = getattr(mp, "roster", [])
+        kinds = pd.Series([e.kind for e in roster]).value_counts().to_dict()
+        typer.echo(f"{name}: {mp.runs} runs, {len(roster)} agents {kinds}")
+    typer.echo(f"{params_file}: ok")
+
+
+@app.command()
+def play(
+    market: str = typer.Argument(..., help="market name"),
+    run: int = typer.Option(0, help="run index (its seed derives from the market seed)"),
+    params_file: str = ParamsOpt,
+    root: str = RootOpt,
+) -> None:
+    """Play one episode with the roster of params.yaml and print a per-agent summary.
+
+    Uses the persona files of ``data/`` when present (else generates and embeds them in a
+    temporary folder); the episode's logs are written to a temporary folder and discarded.
+    """
+    from marketarena.core.registry import get_plugin
+    from marketarena.core.runner import run_episode
+    from marketarena.core.simulate import episode_seed
+    from marketarena.pipeline import run_embed, run_personas
+
+    params = _load(params_file)
+    _market(params, market)
+    plugin = get_plugin(market)
+    paths = Paths(root)
+    with tempfile.TemporaryDirectory() as tmp:
+        if not all(p.exists() for p in plugin.input_files(paths.data)):
+            tmp_paths = Paths(tmp)
+            tmp_paths.data.mkdir(parents=True)
+            run_personas(params, tmp_paths)
+            run_embed(params, tmp_paths)
+            paths = tmp_paths
+        resources = plugin.load_resources(params, paths.data)
+        mkt, agents, table = plugin.build_episode(params, resources, run)
+        result = asyncio.run(run_episode(mkt, agents, episode_seed(params.markets[market].seed, run)))
+    summary = plugin.summarize(table, result)
+    with pd.option_context("display.width", 200, "display.max_rows", 200):
+        typer.echo(summary.to_string(index=False))
+
+
+@app.command()
+def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
+             root: str = RootOpt) -> None:
+    """Play every planned episode not yet finished (the `simulate` stage)."""
+    from marketarena.pipeline import run_simulate
+
+    params = _load(params_file)
+    _market(params, market)
+    try:
+        typer.echo(run_simulate(market, params, Paths(root)))
+    except FileNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+@app.command()
+def leaderboard(market: str = typer.Argument("overall", help="market name or 'overall'"),
+                root: str = RootOpt) -> None:
+    """Print a leaderboard produced by the ratings stage."""
+    path = Paths(root).reports / "leaderboards" / f"{market}.csv"
+    if not path.is_file():
+        typer.echo(f"error: {path} does not exist; run `dvc repro` (or `make run`) first", err=True)
+        raise typer.Exit(1)
+    board = pd.read_csv(path)
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.float_format", "{:.3f}".format):
+        typer.echo(board.to_string(index=False))
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

@@ -1,0 +1,101 @@
+"""Play a market's planned episodes into ``data/episodes/<market>/``, resuming where a run stopped.
+
+Planning: episode ``r`` (0 <= r < runs) gets id ``ep-<r:04d>`` and seed
+``SeedSequence([market seed, r]).generate_state(1)[0]``, so adding runs never changes earlier ones.
+Its fingerprint hashes the market's params, the run index and seed, the simulator's code and the
+content of every input file, so a finished episode is reused only if it would be reproduced
+exactly; everything else is swept away and replayed (see ``core.logs``).
+
+Episodes run one after another; each is written the moment it finishes, so an interruption loses at
+most the episode in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from marketarena.config import Params
+from marketarena.core import logs
+from marketarena.core.registry import get_plugin
+from marketarena.core.runner import run_episode
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: the code an episode depends on: change any of it and finished episodes are replayed
+SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "personas.py")
+
+
+def package_version() -> str:
+    try:
+        return version("marketarena")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def code_hash(market: str) -> str:
+    paths = [PACKAGE_ROOT / p for p in SIMULATOR_CODE] + [PACKAGE_ROOT / "markets" / market]
+    return logs.hash_files([p for p in paths if p.exists()])
+
+
+def episode_seed(base_seed: int, run: int) -> int:
+    return int(np.random.SeedSequence([base_seed, run]).generate_state(1)[0])
+
+
+def plan(market: str, params: Params, input_files: list[Path]) -> list[logs.PlannedEpisode]:
+    mp = params.markets[market]
+    common = logs.sha256_text(logs.canonical_json({
+        "market": market,
+        "params": mp.model_dump(mode="json"),
+        "shared": get_plugin(market).shared_params(params),
+        "code": code_hash(market),
+        "inputs": logs.hash_files(input_files) if input_files else "",
+    }))
+    planned = []
+    for run in range(mp.runs):
+        seed = episode_seed(mp.seed, run)
+        fp = logs.sha256_text(f"{common}:{run}:{seed}")
+        planned.append(logs.PlannedEpisode(f"ep-{run:04d}", run, seed, fp))
+    return planned
+
+
+def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None = None,
+             progress: bool = True) -> dict:
+    """Run every planned episode of ``market`` not already finished; returns a small summary."""
+    plugin = get_plugin(market)
+    out_dir = out_dir or data_dir / "episodes" / market
+    inputs = plugin.input_files(data_dir)
+    missing_inputs = [str(p) for p in inputs if not p.exists()]
+    if missing_inputs:
+        raise FileNotFoundError(f"{market}: missing input files {missing_inputs}; run the "
+                                f"personas and embed stages first (dvc repro)")
+    planned = plan(market, params, inputs)
+    todo = logs.prepare(out_dir, planned)
+    summary = {"market": market, "planned": len(planned), "skipped": len(planned) - len(todo),
+               "played": 0, "wall_time_s": 0.0}
+    if not todo:
+        return summary
+    resources = plugin.load_resources(params, data_dir)
+    started = time.perf_counter()
+    for k, ep in enumerate(todo):
+        t0 = time.perf_counter()
+        market_obj, agents, agents_table = plugin.build_episode(params, resources, ep.run)
+        result = asyncio.run(run_episode(market_obj, agents, ep.seed))
+        tables = {"agents": agents_table, "decisions": result.decisions,
+                  "llm_calls": result.llm_calls, **result.tables}
+        wall = time.perf_counter() - t0
+        meta = {"market": market, "lineup": agents_table["name"].tolist(),
+                "package_version": package_version()}
+        run_info = {"wall_time_s": round(wall, 3),
+                    "cost_usd": float(result.llm_calls["cost_usd"].sum())}
+        logs.write_episode(out_dir, ep, tables, meta, run_info)
+        summary["played"] += 1
+        if progress:
+            print(f"[{market}] episode {ep.episode_id} done in {wall:.2f}s "
+                  f"({summary['skipped'] + k + 1}/{len(planned)})", file=sys.stderr, flush=True)
+    summary["wall_time_s"] = round(time.perf_counter() - started, 3)
+    return summary

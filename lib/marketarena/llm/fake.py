@@ -1,0 +1,212 @@
+"""A scripted fake OpenAI-compatible endpoint for unit tests: canned answers, errors and usage.
+
+What: ``FakeEndpoint(script)`` answers chat-completion requests from a list of behaviours, in arrival
+order (or from a function of the request body): ``Reply`` (a 200 completion with given content and
+token usage), ``Status`` (an HTTP error such as 500 or 429), ``Timeout`` and ``ConnectFail`` (transport
+failures), ``Hang`` (no answer for a while, to trip the client's own timeout) and ``Garbage`` (a 200
+whose body is not a chat completion). ``FakeEndpoint.factory`` plugs into
+``LLMClient(openai_factory=...)``; ``requests`` records what was sent.
+
+Why at the HTTP layer: the fake sits *under* a real ``openai.AsyncOpenAI`` (through an httpx mock
+transport), so the tests exercise the openai package's real request building, response parsing and
+exception mapping (500 -> ``InternalServerError``, a read timeout -> ``APITimeoutError``, ...), not a
+hand-made imitation of them. No socket is opened; a call takes well under a millisecond.
+
+Scenario helpers build the usual scripts: ``valid``, ``invalid_then_valid``, ``always_invalid``,
+``timeout_then``, ``server_errors_then``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence, Union
+
+from pydantic import BaseModel
+
+FAKE_BASE_URL = "http://fake-endpoint.invalid/v1"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """HTTP 200 with a chat completion whose message content is ``content`` (a dict or pydantic model
+    is sent as its JSON)."""
+
+    content: str | dict[str, Any] | BaseModel | None
+    prompt_tokens: int | None = 50
+    completion_tokens: int | None = 20
+    finish_reason: str = "stop"
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Status:
+    """An HTTP error status with an OpenAI-style error body."""
+
+    code: int
+    message: str = "fake endpoint error"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Timeout:
+    """The transport times out reading the answer (openai raises ``APITimeoutError``)."""
+
+
+@dataclass(frozen=True)
+class ConnectFail:
+    """The transport cannot connect (openai raises ``APIConnectionError``)."""
+
+
+@dataclass(frozen=True)
+class Hang:
+    """No answer for ``seconds`` (longer than the spec's ``timeout_s`` trips the client's timeout)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """HTTP 200 whose body is not a chat completion."""
+
+    body: str = "<html><body>502 Bad Gateway</body></html>"
+    content_type: str = "text/html"
+
+
+Behaviour = Union[Reply, Status, Timeout, ConnectFail, Hang, Garbage]
+Responder = Callable[[dict[str, Any]], Behaviour]
+
+
+def _httpx_module() -> Any:
+    """The httpx distribution the installed openai package is built on (``httpx`` or ``httpx2``)."""
+    import openai
+
+    for cls in openai.DefaultAsyncHttpxClient.__mro__:
+        if cls.__name__ == "AsyncClient":
+            return importlib.import_module(cls.__module__.split(".")[0])
+    return importlib.import_module("httpx")
+
+
+def _content_text(content: str | dict[str, Any] | BaseModel | None) -> str | None:
+    if isinstance(content, BaseModel):
+        return content.model_dump_json()
+    if isinstance(content, dict):
+        return json.dumps(content)
+    return content
+
+
+@dataclass
+class FakeRequest:
+    body: dict[str, Any]
+    path: str
+    base_url: str | None
+
+
+@dataclass
+class FakeEndpoint:
+    """Answers from ``script`` in arrival order (``repeat_last``: keep answering with the last one),
+    or from ``responder(body)``. Running out of script answers 418 with a message saying so."""
+
+    script: Sequence[Behaviour] = ()
+    responder: Responder | None = None
+    repeat_last: bool = False
+    requests: list[FakeRequest] = field(default_factory=list)
+    api_keys_seen: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def n_calls(self) -> int:
+        return len(self.requests)
+
+    def _next(self, body: dict[str, Any]) -> Behaviour:
+        if self.responder is not None:
+            return self.responder(body)
+        index = len(self.requests) - 1
+        if index < len(self.script):
+            return self.script[index]
+        if self.repeat_last and self.script:
+            return self.script[-1]
+        return Status(418, f"fake endpoint: script exhausted after {len(self.script)} answers")
+
+    def factory(self, base_url: str | None, api_key: str) -> Any:
+        """An ``openai.AsyncOpenAI`` whose HTTP goes to this fake (signature of ``openai_factory``)."""
+        import openai
+
+        httpx = _httpx_module()
+        self.api_keys_seen.add(api_key)
+
+        async def handle(request: Any) -> Any:
+            raw = await request.aread()
+            body = json.loads(raw) if raw else {}
+            self.requests.append(FakeRequest(body=body, path=request.url.path, base_url=base_url))
+            behaviour = self._next(body)
+            if isinstance(behaviour, Reply):
+                if behaviour.delay_s:
+                    await asyncio.sleep(behaviour.delay_s)
+                return httpx.Response(200, json=completion_json(body.get("model", "fake"), behaviour, len(self.requests)))
+            if isinstance(behaviour, Status):
+                error = {"error": {"message": behaviour.message, "type": "fake_error", "code": behaviour.code}}
+                return httpx.Response(behaviour.code, json=error, headers=dict(behaviour.headers))
+            if isinstance(behaviour, Timeout):
+                raise httpx.ReadTimeout("fake read timeout", request=request)
+            if isinstance(behaviour, ConnectFail):
+                raise httpx.ConnectError("fake connection refused", request=request)
+            if isinstance(behaviour, Hang):
+                await asyncio.sleep(behaviour.seconds)
+                return httpx.Response(504, json={"error": {"message": "fake hang ended"}})
+            if isinstance(behaviour, Garbage):
+                return httpx.Response(200, content=behaviour.body.encode(), headers={"content-type": behaviour.content_type})
+            raise TypeError(f"unknown fake behaviour {behaviour!r}")
+
+        http_client = openai.DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
+        return openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url or FAKE_BASE_URL, max_retries=0, http_client=http_client
+        )
+
+
+def completion_json(model: str, reply: Reply, serial: int = 1) -> dict[str, Any]:
+    """The body of a chat completion answering with ``reply`` (deterministic: fixed ``created``)."""
+    body: dict[str, Any] = {
+        "id": f"chatcmpl-fake-{serial}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": _content_text(reply.content)},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+    }
+    if reply.prompt_tokens is not None or reply.completion_tokens is not None:
+        usage = {"prompt_tokens": reply.prompt_tokens or 0, "completion_tokens": reply.completion_tokens or 0}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        body["usage"] = usage
+    return body
+
+
+# ---- scenario helpers -----------------------------------------------------------------------------
+
+
+def valid(answer: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:
+    return [Reply(answer, **usage)]
+
+
+def invalid_then_valid(bad: str | dict[str, Any], good: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:
+    return [Reply(bad, **usage), Reply(good, **usage)]
+
+
+def always_invalid(bad: str | dict[str, Any], times: int, **usage: Any) -> list[Behaviour]:
+    return [Reply(bad, **usage) for _ in range(times)]
+
+
+def timeout_then(answer: dict[str, Any] | BaseModel, timeouts: int = 1, **usage: Any) -> list[Behaviour]:
+    return [Timeout() for _ in range(timeouts)] + [Reply(answer, **usage)]
+
+
+def server_errors_then(
+    answer: dict[str, Any] | BaseModel, errors: int = 1, code: int = 500, **usage: Any
+) -> list[Behaviour]:
+    return [Status(code) for _ in range(errors)] + [Reply(answer, **usage)]

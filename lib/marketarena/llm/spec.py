@@ -1,0 +1,173 @@
+"""Model entries and LLM-run settings: what a model alias means, validated at the edge.
+
+What: ``ModelSpec`` is one entry of ``params.models`` (an alias for a model behind an OpenAI-compatible
+endpoint, its sampling parameters, limits and prices); ``LLMSettings`` is ``params.llm`` (where the
+response cache lives, the dollar budget, how many samples per prompt). ``parse_models`` and
+``parse_settings`` turn the raw params dicts into these, raising ``LLMConfigError`` whose message names
+the offending key (``models.gpt-4o.temperature: ...``); ``resolve`` looks an alias up and lists the known
+ones when it is not there.
+
+Why pydantic, frozen and ``extra="forbid"``: a typo (``temprature``) must stop the run with the key's
+name, not silently fall back to a default; a frozen spec can be shared across concurrent calls.
+
+Choices:
+- ``api_key_env`` holds the *name* of an environment variable, never the key. ``None`` means the
+  endpoint needs no key (llama.cpp server, Ollama, vLLM without auth): the client then sends a dummy
+  key, so that ``OPENAI_API_KEY`` from the environment is never sent to a third-party or local server.
+- ``hide_input_in_errors``: a user who pastes the key itself into ``api_key_env`` (or ``base_url``) must
+  not see it echoed in a validation error or a CI log. Errors name the field and the rule, not the value.
+- ``base_url=None`` is the OpenAI default (the openai package also honours ``OPENAI_BASE_URL`` then).
+- Prices are US dollars per million tokens; 0 (the default) is right for local models.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from marketarena.llm.errors import LLMConfigError, UnknownModelAlias
+
+StructuredOutput = Literal["json_schema", "json_object", "none"]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEY_PREFIXES = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "pplx-", "or-")
+
+
+def _looks_like_a_key(value: str) -> bool:
+    if value.startswith(_KEY_PREFIXES):
+        return True
+    return len(value) >= 32 and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
+class ModelSpec(BaseModel):
+    """One model alias: which model at which endpoint, with which sampling, limits and prices."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    alias: str = Field(min_length=1, description="the name roster entries use for this model")
+    model: str = Field(min_length=1, description="the model name the endpoint knows")
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1; None = OpenAI"
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        description="NAME of the environment variable that holds the key; None = no key needed "
+        "(when base_url is also unset, i.e. OpenAI itself, an omitted api_key_env means OPENAI_API_KEY)",
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=1024, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_concurrency: int = Field(default=8, ge=1, description="concurrent requests per endpoint")
+    max_retries: int = Field(default=5, ge=0, description="retries on 429 / 5xx / timeout / connection")
+    max_reasks: int = Field(default=2, ge=0, description="re-asks after an answer that fails validation")
+    price_in_per_mtok: float = Field(default=0.0, ge=0.0, description="USD per million prompt tokens")
+    price_out_per_mtok: float = Field(default=0.0, ge=0.0, description="USD per million completion tokens")
+    structured_output: StructuredOutput = "json_schema"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_openai_key_env(cls, data: Any) -> Any:
+        # OpenAI itself always needs a key: an entry without base_url and without api_key_env means
+        # OPENAI_API_KEY. A local endpoint without api_key_env gets a dummy key, never the user's key.
+        if isinstance(data, Mapping) and data.get("base_url") is None and "api_key_env" not in data:
+            data = {**data, "api_key_env": "OPENAI_API_KEY"}
+        return data
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https:// (e.g. http://127.0.0.1:8080/v1)")
+        return value.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_api_key_env(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if _looks_like_a_key(value):
+            raise ValueError(
+                "looks like an API key itself; give the NAME of the environment variable that holds "
+                "the key (e.g. OPENAI_API_KEY), never the key"
+            )
+        if not _ENV_NAME.match(value):
+            raise ValueError("must be an environment variable name (letters, digits, underscore)")
+        return value
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Dollars for a call with these token counts at this model's prices."""
+        return (prompt_tokens * self.price_in_per_mtok + completion_tokens * self.price_out_per_mtok) / 1e6
+
+
+class LLMSettings(BaseModel):
+    """Run-wide LLM settings (``params.llm``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cache_dir: Path = Field(default=Path(".cache/llm"), description="response cache, outside DVC outputs")
+    max_cost_usd: float | None = Field(default=None, ge=0.0, description="stop before spending more")
+    samples: int = Field(default=1, ge=1, description="independent samples per prompt (sample index)")
+    cache_only: bool = Field(
+        default=False, description="replay only: a cache miss is an error instead of a network call"
+    )
+
+
+def _format_validation_error(prefix: str, err: ValidationError) -> str:
+    lines = []
+    for item in err.errors(include_url=False, include_input=False):
+        loc = ".".join(str(part) for part in item["loc"])
+        where = f"{prefix}.{loc}" if loc else prefix
+        lines.append(f"{where}: {item['msg']}")
+    return "; ".join(lines)
+
+
+def parse_models(raw: Mapping[str, Any], *, where: str = "models") -> dict[str, ModelSpec]:
+    """``params.models`` (alias -> dict) to ``{alias: ModelSpec}``; the alias defaults to the key.
+
+    Raises ``LLMConfigError`` naming the bad key, e.g. ``models.gpt-4o.temperature: Input should be
+    less than or equal to 2``.
+    """
+    specs: dict[str, ModelSpec] = {}
+    problems: list[str] = []
+    for alias, entry in raw.items():
+        if isinstance(entry, ModelSpec):
+            data: dict[str, Any] = entry.model_dump()
+        elif isinstance(entry, Mapping):
+            data = dict(entry)
+        else:
+            problems.append(f"{where}.{alias}: must be a mapping of model settings")
+            continue
+        data.setdefault("alias", alias)
+        if data["alias"] != alias:
+            problems.append(f"{where}.{alias}.alias: is {data['alias']!r}, must equal its key {alias!r}")
+            continue
+        try:
+            specs[alias] = ModelSpec.model_validate(data)
+        except ValidationError as err:
+            problems.append(_format_validation_error(f"{where}.{alias}", err))
+    if problems:
+        raise LLMConfigError("; ".join(problems))
+    return specs
+
+
+def parse_settings(raw: Mapping[str, Any] | None, *, where: str = "llm") -> LLMSettings:
+    """``params.llm`` to ``LLMSettings``; errors name the key (``llm.max_cost_usd: ...``)."""
+    try:
+        return LLMSettings.model_validate(dict(raw or {}))
+    except ValidationError as err:
+        raise LLMConfigError(_format_validation_error(where, err)) from None
+
+
+def resolve(models: Mapping[str, ModelSpec], alias: str) -> ModelSpec:
+    """The spec for ``alias``; an unknown alias raises ``UnknownModelAlias`` listing the known ones."""
+    try:
+        return models[alias]
+    except KeyError:
+        known = ", ".join(sorted(models)) or "none declared"
+        raise UnknownModelAlias(f"unknown model alias {alias!r} (known aliases: {known})") from None

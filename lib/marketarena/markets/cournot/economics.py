@@ -1,0 +1,530 @@
+"""Economics of the multi-product Cournot market (seed 003, DESIGN.md section 7.3): no simulator.
+
+Model
+-----
+``n`` firms each choose a quantity ``q[i, m] >= 0`` of every product ``m`` (``M`` products), with a
+per-firm capacity ``sum_m q[i, m] <= capacity[i]``. Products are independent markets with linear
+inverse demand, clipped at zero::
+
+    P_m(Q_m) = max(a_m - Q_m / b_m, 0),      Q_m = sum_i q[i, m]
+    profit[i, m] = (P_m - c[i, m]) * q[i, m]
+
+(``b`` is the demand *slope divisor*: one more unit sold lowers the price by ``1 / b``.) Defaults are
+the seed's asymmetric experiment: a = 100, b = 2, costs firm 1 (40, 50), firm 2 (50, 40), capacity 100.
+The seed's own code does not clip the price at zero; we do (DESIGN.md), which changes nothing at the
+reference solutions below because they never lie where the unclipped price would be negative.
+
+Quantity arrays are ``(..., n, M)``: firms on axis -2, products on the last axis, any leading batch
+axes (rounds, episodes) broadcast. :func:`prices` returns ``(..., M)``, :func:`profits` returns the
+per firm *and product* matrix ``(..., n, M)`` (sum the last axis for a firm's total).
+
+References (the ``summary.json`` of ``reference@cournot``)
+-----------------------------------------------------------
+* :func:`best_response`: firm ``i``'s problem ``max_{q_i >= 0, sum q_i <= K_i} sum_m profit[i, m]``
+  given the others' quantities, solved with scipy's SLSQP and the analytic gradient
+  ``d profit / d q[i, m] = P_m - c[i, m] - q[i, m] / b_m`` where ``P_m > 0`` (``-c[i, m]`` where the
+  price is clipped). Each problem is a concave QP, so SLSQP lands on the exact optimum; two starts are
+  tried (the firm's current plan and its capacity-projected unconstrained best response) and the better
+  kept, earlier start winning ties.
+* :func:`cournot_nash`: Gauss-Seidel iterative best response from the seed's start (capacity split
+  evenly over products), firms updated in index order within a sweep, until the largest change of
+  any quantity over a sweep is below ``tol``; otherwise :class:`RuntimeError` naming the config and the
+  last change. Convergence is guaranteed in theory: linear Cournot with constant marginal costs is an
+  exact potential game with the strictly concave potential
+  ``sum_m [a_m Q_m - (Q_m^2 + sum_i q[i,m]^2) / (2 b_m)] - sum c * q``, so Gauss-Seidel best response is
+  block coordinate ascent on it and the equilibrium is unique.
+* :func:`monopoly`: full collusion, the firms jointly maximising total profit under *every* firm's
+  own capacity constraint (SLSQP, analytic gradient, multi-start). Product totals and total profit
+  are unique; the split across firms is not when two firms have the same cost for a product (e.g.
+  symmetric configurations). The returned split is then the one reached from the first start, the
+  equal split, which by symmetry stays symmetric: a deterministic, documented convention.
+* :func:`specialisation_cv`: per firm, population SD / mean of its quantities across products
+  (0 when the mean is 0), the seed's equation 4. At the default Nash it is 3/11 for both firms; at the
+  default monopoly (each firm alone on its cheap product) it is 1.
+* :func:`reference_summary`: all of the above as plain JSON-serialisable Python objects.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from scipy.optimize import minimize
+
+__all__ = [
+    "CournotConfig",
+    "prices",
+    "profits",
+    "best_response",
+    "cournot_nash",
+    "monopoly",
+    "specialisation_cv",
+    "reference_summary",
+]
+
+_SLSQP_OPTIONS = {"ftol": 1e-14, "maxiter": 1000}
+
+
+class CournotConfig(BaseModel):
+    """A Cournot market: ``n`` firms (rows of ``costs``) x ``M`` products (its columns).
+
+    ``a`` and ``b`` are scalars (same for every product) or one value per product; ``capacity`` is a
+    scalar (same for every firm) or one value per firm, ``math.inf`` for no capacity limit.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    a: float | tuple[float, ...] = 100.0
+    b: float | tuple[float, ...] = 2.0
+    costs: tuple[tuple[float, ...], ...] = ((40.0, 50.0), (50.0, 40.0))
+    capacity: float | tuple[float, ...] = 100.0
+
+    @field_validator("costs")
+    @classmethod
+    def _costs_rectangular(cls, v: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...]:
+        if len(v) == 0 or len(v[0]) == 0:
+            raise ValueError("costs must have at least one firm and one product")
+        if any(len(row) != len(v[0]) for row in v):
+            raise ValueError("costs must be a rectangular n_firms x n_products table")
+        if any(not math.isfinite(x) or x < 0 for row in v for x in row):
+            raise ValueError("costs must be finite and >= 0")
+        return v
+
+    @model_validator(mode="after")
+    def _shapes_and_signs(self) -> CournotConfig:
+        n, m = len(self.costs), len(self.costs[0])
+        for name, value, size, what in (
+            ("a", self.a, m, "products"),
+            ("b", self.b, m, "products"),
+            ("capacity", self.capacity, n, "firms"),
+        ):
+            values = value if isinstance(value, tuple) else (value,)
+            if isinstance(value, tuple) and len(value) != size:
+                raise ValueError(f"{name} has {len(value)} entries but there are {size} {what}")
+            if name == "capacity":
+                if any(not (x > 0) for x in values):
+                    raise ValueError("capacity must be > 0 (math.inf for no limit)")
+            elif any(not math.isfinite(x) or x <= 0 for x in values):
+                raise ValueError(f"{name} must be finite and > 0")
+        return self
+
+    @property
+    def n_firms(self) -> int:
+        return len(self.costs)
+
+    @property
+    def n_products(self) -> int:
+        return len(self.costs[0])
+
+    @property
+    def a_vec(self) -> NDArray[np.float64]:
+        """Demand intercepts, shape ``(M,)``."""
+        return np.broadcast_to(np.asarray(self.a, dtype=float), (self.n_products,)).copy()
+
+    @property
+    def b_vec(self) -> NDArray[np.float64]:
+        """Demand slope divisors, shape ``(M,)``."""
+        return np.broadcast_to(np.asarray(self.b, dtype=float), (self.n_products,)).copy()
+
+    @property
+    def cost_matrix(self) -> NDArray[np.float64]:
+        """Marginal costs, shape ``(n, M)``."""
+        return np.asarray(self.costs, dtype=float)
+
+    @property
+    def capacity_vec(self) -> NDArray[np.float64]:
+        """Capacities, shape ``(n,)`` (``inf`` = unlimited)."""
+        return np.broadcast_to(np.asarray(self.capacity, dtype=float), (self.n_firms,)).copy()
+
+    @property
+    def quantity_upper_bounds(self) -> NDArray[np.float64]:
+        """Per (firm, product) box used by the optimisers: ``min(capacity_i, a_m * b_m)``.
+
+        Beyond ``a_m * b_m`` units the price is 0 whatever the others do, so selling more never pays.
+        """
+        return np.minimum(self.capacity_vec[:, None], (self.a_vec * self.b_vec)[None, :])
+
+
+# --------------------------------------------------------------------------------------------------
+# prices and profits
+# --------------------------------------------------------------------------------------------------
+
+
+def _as_quantities(q: ArrayLike, config: CournotConfig) -> NDArray[np.float64]:
+    arr = np.asarray(q, dtype=float)
+    if arr.ndim < 2 or arr.shape[-2:] != (config.n_firms, config.n_products):
+        raise ValueError(
+            f"quantities must have shape (..., {config.n_firms}, {config.n_products}) "
+            f"(firms x products), got {arr.shape}"
+        )
+    return arr
+
+
+def prices(q: ArrayLike, config: CournotConfig) -> NDArray[np.float64]:
+    """Market-clearing prices ``max(a_m - Q_m / b_m, 0)``, shape ``(..., M)``."""
+    arr = _as_quantities(q, config)
+    total = arr.sum(axis=-2)
+    return np.maximum(config.a_vec - total / config.b_vec, 0.0)
+
+
+def profits(q: ArrayLike, config: CournotConfig) -> NDArray[np.float64]:
+    """Profit per firm and product ``(P_m - c[i, m]) * q[i, m]``, shape ``(..., n, M)``."""
+    arr = _as_quantities(q, config)
+    p = prices(arr, config)
+    return (p[..., None, :] - config.cost_matrix) * arr
+
+
+# --------------------------------------------------------------------------------------------------
+# best response and Nash
+# --------------------------------------------------------------------------------------------------
+
+
+def _project_to_capacity(x: NDArray[np.float64], upper: NDArray[np.float64], cap: float) -> NDArray:
+    """Clip into the box and, if the plan exceeds capacity, scale it down proportionally."""
+    x = np.clip(x, 0.0, upper)
+    total = x.sum()
+    if math.isfinite(cap) and total > cap:
+        x = x * (cap / total)
+    return x
+
+
+def best_response(i: int, q: ArrayLike, config: CournotConfig) -> NDArray[np.float64]:
+    """Firm ``i``'s profit-maximising quantities ``(M,)`` given the others' rows of ``q`` (n x M).
+
+    SLSQP with the analytic gradient on ``q_i >= 0``, ``sum(q_i) <= capacity_i``; row ``i`` of ``q``
+    is only used as a starting point. Raises :class:`RuntimeError` if no start succeeds.
+
+    Numerics: the objective is -profit / ``scale_f`` (a profit scale, so ``ftol`` is relative) in the
+    rescaled variables ``y_m = q_m / sqrt(b_m * scale_f / 2)``, in which its Hessian is the identity
+    wherever the price is positive. SLSQP's first quasi-Newton model (the identity) is then the exact
+    problem, so the first QP step from the start ``q_i = 0`` lands on the optimum, capacity and bounds
+    included, to rounding error. (Started *near* the optimum, SLSQP stops as soon as the predicted
+    decrease is below ``ftol``, leaving quantities ~1e-6 off, which would make a 1e-8 Nash tolerance
+    meaningless: hence the zero start rather than a warm start.) The firm's current plan is a second,
+    fallback start; the better result on the true objective is kept, the first winning ties. SLSQP's
+    exit mode 8 ("positive directional derivative for linesearch": no progress possible at this
+    precision) counts as success; any other failure of both starts raises :class:`RuntimeError`.
+    """
+    q = _as_quantities(q, config)
+    if q.ndim != 2:
+        raise ValueError(f"best_response takes one (n, M) quantity matrix, got shape {q.shape}")
+    if not 0 <= i < config.n_firms:
+        raise IndexError(f"firm index {i} out of range for {config.n_firms} firms")
+    a, b = config.a_vec, config.b_vec
+    c = config.cost_matrix[i]
+    cap = float(config.capacity_vec[i])
+    upper = config.quantity_upper_bounds[i]
+    others = q.sum(axis=0) - q[i]
+    m = config.n_products
+
+    scale_f = max(1.0, float(np.sum(a * a * b)) / 4.0)  # order of magnitude of attainable profit
+    scale_q = np.sqrt(b * scale_f / 2.0)  # q = scale_q * y: Hessian of objective(y) is -identity
+
+    def neg_profit_q(x: NDArray[np.float64]) -> float:
+        p = np.maximum(a - (others + x) / b, 0.0)
+        return -float(np.sum((p - c) * x))
+
+    def objective(y: NDArray[np.float64]) -> float:
+        return neg_profit_q(scale_q * y) / scale_f
+
+    def gradient(y: NDArray[np.float64]) -> NDArray[np.float64]:
+        x = scale_q * y
+        raw = a - (others + x) / b
+        dq = np.where(raw > 0.0, -(raw - c - x / b), c)
+        return dq * scale_q / scale_f
+
+    constraints = []
+    if math.isfinite(cap):
+        constraints.append(
+            {"type": "ineq", "fun": lambda y: (cap - float(np.dot(scale_q, y))) / cap, "jac": lambda y: -scale_q / cap}
+        )
+    bounds = list(zip(np.zeros(m), upper / scale_q))
+    # start 1: producing nothing (see Numerics); start 2, a fallback: the firm's current plan.
+    starts = [np.zeros(m), _project_to_capacity(q[i], upper, cap)]
+    best_x, best_f, messages = None, math.inf, []
+    for x0 in starts:
+        res = minimize(
+            objective,
+            x0 / scale_q,
+            jac=gradient,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=constraints,
+            options=_SLSQP_OPTIONS,
+        )
+        if res.status not in (0, 8):
+            messages.append(f"exit mode {res.status}: {res.message}")
+            continue
+        x = _project_to_capacity(scale_q * res.x, upper, cap)
+        fx = neg_profit_q(x)
+        if best_x is None or fx < best_f - 1e-12 * max(1.0, abs(best_f)):
+            best_x, best_f = x, fx
+    if best_x is None:
+        raise RuntimeError(
+            f"best_response: SLSQP failed for firm {i} of {config!r} "
+            f"(others' quantities {others.tolist()}): {'; '.join(messages)}"
+        )
+    return best_x
+
+
+def _initial_plan(config: CournotConfig) -> NDArray[np.float64]:
+    """The seed's start: each firm splits its capacity evenly across products (box-clipped)."""
+    cap = config.capacity_vec
+    share = np.where(np.isfinite(cap), cap, config.quantity_upper_bounds.sum(axis=1))
+    start = np.repeat((share / config.n_products)[:, None], config.n_products, axis=1)
+    return np.minimum(start, config.quantity_upper_bounds)
+
+
+def cournot_nash(config: CournotConfig, tol: float = 1e-8, max_iter: int = 1000) -> NDArray[np.float64]:
+    """Cournot-Nash quantities ``(n, M)`` by Gauss-Seidel iterative best response.
+
+    Sweeps firms ``0..n-1`` (each best-responding to the latest plans of the others) until the largest
+    absolute change of any quantity over a sweep is ``< tol``. Raises :class:`RuntimeError` naming the
+    config and the last change if that has not happened after ``max_iter`` sweeps.
+    """
+    if tol <= 0 or max_iter < 1:
+        raise ValueError("tol must be > 0 and max_iter >= 1")
+    q = _initial_plan(config)
+    change = math.inf
+    for _ in range(max_iter):
+        previous = q.copy()
+        for i in range(config.n_firms):
+            q[i] = best_response(i, q, config)
+        change = float(np.max(np.abs(q - previous)))
+        if change < tol:
+            return q
+    raise RuntimeError(
+        f"cournot_nash did not converge for {config!r}: largest quantity change in the last of "
+        f"{max_iter} sweeps was {change:.3e} (tol {tol:.1e})"
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# monopoly (full collusion)
+# --------------------------------------------------------------------------------------------------
+
+
+def _joint_profit(q: NDArray[np.float64], config: CournotConfig) -> float:
+    return float(profits(q, config).sum())
+
+
+def _monopoly_kkt_violation(q: NDArray[np.float64], config: CournotConfig) -> float:
+    """Largest violation of the joint problem's KKT conditions, in price units.
+
+    With marginal revenue ``MR_m = a_m - 2 Q_m / b_m`` and ``g[i, m] = MR_m - c[i, m]``, ``q`` is
+    optimal iff every firm has a shadow price ``lambda_i >= 0`` of its capacity (0 if it has slack)
+    with ``g[i, m] <= lambda_i`` everywhere and ``g[i, m] = lambda_i`` where ``q[i, m] > 0`` (the
+    problem is concave, so these conditions are sufficient).
+    """
+    a, b, c = config.a_vec, config.b_vec, config.cost_matrix
+    total = q.sum(axis=0)
+    g = (a - 2.0 * total / b)[None, :] - c
+    eps_q = 1e-7 * max(1.0, float(np.max(config.quantity_upper_bounds)))
+    worst = 0.0
+    for i, cap in enumerate(config.capacity_vec):
+        support = q[i] > eps_q
+        if math.isfinite(cap) and cap - q[i].sum() <= eps_q:
+            lam = max(0.0, float(g[i].max()))
+        else:
+            lam = 0.0
+            worst = max(worst, float(np.max(g[i] - lam)))
+        if support.any():
+            worst = max(worst, float(np.max(np.abs(g[i, support] - lam))))
+    return worst
+
+
+def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[np.float64] | None:
+    """Solve the KKT equations exactly on the active set that SLSQP identified.
+
+    Unknowns: the positive quantities and the shadow prices of the binding capacities. Equations:
+    ``a_m - 2 Q_m / b_m - c[i, m] - lambda_i = 0`` for each positive ``q[i, m]`` and
+    ``sum_m q[i, m] = K_i`` for each binding firm. The least-squares (minimum-norm) solution is used,
+    which splits a product evenly between firms with equal costs. Returns ``None`` if the result is
+    infeasible or does not improve the KKT residual.
+    """
+    n, m = config.n_firms, config.n_products
+    a, b, c, cap = config.a_vec, config.b_vec, config.cost_matrix, config.capacity_vec
+    eps_q = 1e-7 * max(1.0, float(np.max(config.quantity_upper_bounds)))
+    support = [(i, k) for i in range(n) for k in range(m) if q[i, k] > eps_q]
+    binding = [i for i in range(n) if math.isfinite(cap[i]) and cap[i] - q[i].sum() <= eps_q]
+    if not support:
+        return None
+    col_q = {ik: j for j, ik in enumerate(support)}
+    col_lam = {i: len(support) + j for j, i in enumerate(binding)}
+    size = len(support) + len(binding)
+    mat = np.zeros((size, size))
+    rhs = np.zeros(size)
+    for row, (i, k) in enumerate(support):
+        for (j, kk), col in col_q.items():
+            if kk == k:
+                mat[row, col] = 2.0 / b[k]
+        if i in col_lam:
+            mat[row, col_lam[i]] = 1.0
+        rhs[row] = a[k] - c[i, k]
+    for row, i in enumerate(binding, start=len(support)):
+        for (j, k), col in col_q.items():
+            if j == i:
+                mat[row, col] = 1.0
+        rhs[row] = cap[i]
+    sol = np.linalg.lstsq(mat, rhs, rcond=None)[0]
+    polished = np.zeros((n, m))
+    for (i, k), col in col_q.items():
+        polished[i, k] = sol[col]
+    lam_ok = all(sol[col] >= -1e-9 * max(1.0, float(np.max(a))) for col in col_lam.values())
+    feasible = np.all(polished >= -eps_q) and np.all(polished.sum(axis=1) <= cap + eps_q)
+    if not (lam_ok and feasible):
+        return None
+    polished = np.stack(
+        [_project_to_capacity(polished[i], config.quantity_upper_bounds[i], float(cap[i])) for i in range(n)]
+    )
+    if _monopoly_kkt_violation(polished, config) > _monopoly_kkt_violation(q, config):
+        return None
+    return polished
+
+
+def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64]:
+    """Full-collusion quantities ``(n, M)``: maximise total profit under every firm's capacity.
+
+    1. SLSQP on the joint profit with the analytic gradient (``d/dq[i, m] = a_m - 2 Q_m / b_m - c[i, m]``
+       where the price is positive), in the same per-product rescaled variables as
+       :func:`best_response`, from three starts: the seed's equal capacity split; each product's
+       single-plant monopoly quantity given to its cheapest firm, projected onto capacity; a small
+       interior point. The best result on the true objective is kept, the earliest start winning ties.
+       Exit mode 8 counts as success (see :func:`best_response`).
+    2. Polish: the joint Hessian is singular (total profit depends on a product only through its total
+       and linear costs), so SLSQP can stop up to ~1e-5 away from the optimum. The KKT equations are
+       then solved exactly on the active set it found (positive quantities, binding capacities),
+       taking the minimum-norm solution where the split between equal-cost firms is free.
+    3. Check: :class:`RuntimeError` if the result violates the KKT conditions by more than
+       ``kkt_tol`` (price units, relative to ``max(1, max a)``).
+
+    Product totals and total profit are unique; the split across firms is only unique when costs
+    differ (see the module docstring); ties are split evenly between equal-cost firms in the support.
+    """
+    n, m = config.n_firms, config.n_products
+    a, b, c = config.a_vec, config.b_vec, config.cost_matrix
+    cap = config.capacity_vec
+    upper = config.quantity_upper_bounds
+    scale_f = max(1.0, float(np.sum(a * a * b)) / 4.0)
+    scale_q = np.tile(np.sqrt(b * scale_f / 2.0), n)  # q.ravel() = scale_q * y
+
+    def objective(y: NDArray[np.float64]) -> float:
+        return -_joint_profit((scale_q * y).reshape(n, m), config) / scale_f
+
+    def gradient(y: NDArray[np.float64]) -> NDArray[np.float64]:
+        q = (scale_q * y).reshape(n, m)
+        total = q.sum(axis=0)
+        raw = a - total / b
+        marginal_revenue = np.where(raw > 0.0, raw - total / b, 0.0)
+        return -(marginal_revenue[None, :] - c).ravel() * scale_q / scale_f
+
+    constraints = []
+    for i in range(n):
+        if math.isfinite(cap[i]):
+            row = np.zeros((n, m))
+            row[i] = 1.0
+            row = row.ravel() * scale_q / cap[i]
+            constraints.append(
+                {"type": "ineq", "fun": lambda y, row=row: 1.0 - float(np.dot(row, y)), "jac": lambda y, row=row: -row}
+            )
+    bounds = list(zip(np.zeros(n * m), upper.ravel() / scale_q))
+
+    def project(plan: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.stack([_project_to_capacity(plan[i], upper[i], float(cap[i])) for i in range(n)])
+
+    cheapest = np.zeros((n, m))
+    for k in range(m):
+        j = int(np.argmin(c[:, k]))
+        cheapest[j, k] = max(b[k] * (a[k] - c[j, k]) / 2.0, 0.0)
+    starts = [_initial_plan(config), project(cheapest), np.minimum(np.full((n, m), 1.0), upper)]
+
+    best_q, best_profit, messages = None, -math.inf, []
+    for q0 in starts:
+        res = minimize(
+            objective,
+            q0.ravel() / scale_q,
+            jac=gradient,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=constraints,
+            options=_SLSQP_OPTIONS,
+        )
+        if res.status not in (0, 8):
+            messages.append(f"exit mode {res.status}: {res.message}")
+            continue
+        q = project((scale_q * res.x).reshape(n, m))
+        profit = _joint_profit(q, config)
+        if best_q is None or profit > best_profit + 1e-9 * max(1.0, abs(best_profit)):
+            best_q, best_profit = q, profit
+    if best_q is None:
+        raise RuntimeError(f"monopoly: SLSQP failed from every start for {config!r}: {'; '.join(messages)}")
+    polished = _polish_monopoly(best_q, config)
+    if polished is not None:
+        best_q = polished
+    violation = _monopoly_kkt_violation(best_q, config)
+    if violation > kkt_tol * max(1.0, float(np.max(a))):
+        raise RuntimeError(
+            f"monopoly: no solution satisfying the optimality (KKT) conditions for {config!r}: "
+            f"best plan {best_q.tolist()} violates them by {violation:.3e}"
+        )
+    return best_q
+
+
+# --------------------------------------------------------------------------------------------------
+# specialisation and the reference summary
+# --------------------------------------------------------------------------------------------------
+
+
+def specialisation_cv(q: ArrayLike) -> NDArray[np.float64] | float:
+    """Coefficient of variation of each firm's quantities across products (last axis).
+
+    Population SD (``ddof=0``) / mean, 0 where the mean is 0. ``(..., n, M) -> (..., n)``; a single
+    firm's ``(M,)`` vector gives a float. For two products, CV = |q_A - q_B| / (q_A + q_B): 0 for an
+    even split, 1 for producing one product only.
+    """
+    arr = np.asarray(q, dtype=float)
+    if arr.ndim == 0 or arr.shape[-1] == 0:
+        raise ValueError(f"specialisation_cv needs quantities across products on the last axis, got {arr.shape}")
+    mean = arr.mean(axis=-1)
+    sd = arr.std(axis=-1)
+    cv = np.divide(sd, mean, out=np.zeros_like(mean), where=mean != 0)
+    return float(cv) if cv.ndim == 0 else cv
+
+
+def _solution_summary(q: NDArray[np.float64], config: CournotConfig) -> dict[str, Any]:
+    per_product = profits(q, config)
+    return {
+        "quantities": q.tolist(),
+        "product_totals": q.sum(axis=0).tolist(),
+        "prices": prices(q, config).tolist(),
+        "profits": per_product.tolist(),
+        "firm_profits": per_product.sum(axis=1).tolist(),
+        "total_profit": float(per_product.sum()),
+        "cv": np.atleast_1d(specialisation_cv(q)).tolist(),
+    }
+
+
+def reference_summary(config: CournotConfig) -> dict[str, Any]:
+    """Nash and monopoly references as plain JSON-serialisable data (the ``summary.json`` shape).
+
+    ``quantities`` and ``profits`` are ``[firm][product]`` lists, ``prices`` and ``product_totals``
+    are per product, ``firm_profits`` and ``cv`` per firm.
+    """
+    nash = cournot_nash(config)
+    mono = monopoly(config)
+    return {
+        "market": "cournot",
+        "config": {
+            "a": config.a_vec.tolist(),
+            "b": config.b_vec.tolist(),
+            "costs": config.cost_matrix.tolist(),
+            "capacity": [c if math.isfinite(c) else None for c in config.capacity_vec.tolist()],
+        },
+        "n_firms": config.n_firms,
+        "n_products": config.n_products,
+        "nash": _solution_summary(nash, config),
+        "monopoly": _solution_summary(mono, config),
+    }

@@ -1,0 +1,136 @@
+"""supply_chain metrics, computed from the episode logs alone (Market-Bench appendix C).
+
+Per agent and episode (ε = 1e-9 guards every ratio, as in the paper):
+  NPM = Σ_t Π(t) / (Σ_t R(t) + ε)                      states: profit, revenue
+  Pi  = Σ_t Π(t)
+  RAR = mean_t Π(t) / (SD_t Π(t) + ε)                   population SD over steps
+  IEI = U_sold / (U_sold + Ī + ε)                       Ī = mean end-of-step inventory units
+  stockout_rate = stockouts / (directed attempts + ε)   visits: stock_before == 0 / all visits
+  bid_efficiency = Q_win/(Q_bid+ε) × V_base/(C_win+ε)    final settling round, valid bid sets only
+  OSI = 1 / (1 + |CV(units won per step) − CV(units sold per step)|)   population CVs
+  fill_rate = units sold / (directed demand + ε)        directed demand = Σ units wanted on visits
+  MMS = mean sim over the (buyer, agent) pairs where the buyer's consideration set held the agent
+        (NaN if no buyer ever saw the agent)
+
+Per agent and step (figures 4-7): npm and osi cumulative through the step (so the last step equals
+the episode value), profit and funds of the step, bid_efficiency and fill_rate of the step alone,
+and the slogan's mean cosine to each tribe's personas (plus their tribe-weighted mean).
+
+Per step (figure 3), over all retailers: Gini, Theil and CV of end-of-step funds; HHI and CR4 of the
+step's revenue shares; active ratio = share of retailers that sold anything in the step; rank
+mobility = 1 − Spearman(funds at t, funds at t−1) (NaN at step 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from marketarena.metrics import indices
+
+EPS = 1e-9
+AGENT_METRICS = ("NPM", "Pi", "RAR", "IEI", "stockout_rate", "bid_efficiency", "OSI", "fill_rate",
+                 "MMS")
+
+
+def _pop_cv(x: np.ndarray) -> float:
+    mean = x.mean()
+    return float(x.std() / (mean + EPS))
+
+
+def _osi(won: np.ndarray, sold: np.ndarray) -> float:
+    return 1.0 / (1.0 + abs(_pop_cv(won) - _pop_cv(sold)))
+
+
+def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per agent of one episode; ``tables`` are that episode's log tables."""
+    agents, states = tables["agents"], tables["states"].sort_values(["agent_id", "step"])
+    base = dict(zip(tables["items"]["item"], tables["items"]["base_price"]))
+    visits, attention = tables["visits"], tables["attention"]
+    bids = tables["bids"]
+    final = bids[bids["final"] & bids["valid_set"]]
+    rows = []
+    for agent_id in agents["agent_id"]:
+        s = states[states["agent_id"] == agent_id]
+        profit, revenue = s["profit"].to_numpy(), s["revenue"].to_numpy()
+        sold_units = s["units_sold"].to_numpy().astype(float)
+        v = visits[visits["agent_id"] == agent_id]
+        b = final[final["agent_id"] == agent_id]
+        q_win, q_bid = b["allocated"].sum(), b["qty"].sum()
+        v_base = (b["allocated"] * b["item"].map(base)).sum()
+        c_win = (b["allocated"] * b["price"]).sum()
+        sims = attention.loc[attention["agent_id"] == agent_id, "sim"]
+        rows.append({
+            "agent_id": agent_id,
+            "NPM": profit.sum() / (revenue.sum() + EPS),
+            "Pi": profit.sum(),
+            "RAR": profit.mean() / (profit.std() + EPS),
+            "IEI": sold_units.sum() / (sold_units.sum() + s["inventory_units"].mean() + EPS),
+            "stockout_rate": (v["stock_before"] == 0).sum() / (len(v) + EPS),
+            "bid_efficiency": q_win / (q_bid + EPS) * v_base / (c_win + EPS),
+            "OSI": _osi(s["units_won"].to_numpy().astype(float), sold_units),
+            "fill_rate": v["bought"].sum() / (v["wanted"].sum() + EPS),
+            "MMS": sims.mean() if len(sims) else np.nan,
+        })
+    return agents.merge(pd.DataFrame(rows), on="agent_id")
+
+
+def tribe_similarity(slogans: pd.DataFrame, personas: pd.DataFrame, vectors: np.ndarray,
+                     tribe_weights: dict[str, float]) -> pd.DataFrame:
+    """Mean cosine of each logged slogan vector with each tribe's personas, plus the weighted mean.
+
+    ``vectors`` are the persona embeddings in the row order of ``personas``. Empty slogans -> NaN.
+    """
+    out = slogans[["step", "agent_id"]].copy()
+    slog = np.stack(slogans["vector"].to_numpy()) if len(slogans) else np.zeros((0, vectors.shape[1]))
+    empty = slogans["slogan"].eq("").to_numpy()
+    weighted = np.zeros(len(slogans))
+    for tribe, w in tribe_weights.items():
+        members = vectors[personas["tribe"].to_numpy() == tribe]
+        sim = slog @ members.mean(axis=0) if len(members) else np.full(len(slogans), np.nan)
+        sim = np.where(empty, np.nan, sim)
+        out[f"sim_{tribe}"] = sim
+        weighted += w * sim
+    out["sim_weighted"] = weighted / sum(tribe_weights.values())
+    return out
+
+
+def episode_agent_steps(tables: dict[str, pd.DataFrame], tribe_sims: pd.DataFrame) -> pd.DataFrame:
+    states = tables["states"].sort_values(["agent_id", "step"]).copy()
+    g = states.groupby("agent_id")
+    states["npm"] = g["profit"].cumsum() / (g["revenue"].cumsum() + EPS)
+    osi = []
+    for _, s in g:
+        won, sold = s["units_won"].to_numpy(float), s["units_sold"].to_numpy(float)
+        osi.extend(_osi(won[: t + 1], sold[: t + 1]) for t in range(len(s)))
+    states["osi"] = osi
+    final = tables["bids"]
+    final = final[final["final"] & final["valid_set"]].copy()
+    base = dict(zip(tables["items"]["item"], tables["items"]["base_price"]))
+    final["v_base"] = final["allocated"] * final["item"].map(base)
+    final["c_win"] = final["allocated"] * final["price"]
+    be = final.groupby(["agent_id", "step"])[["allocated", "qty", "v_base", "c_win"]].sum()
+    be["bid_efficiency"] = be["allocated"] / (be["qty"] + EPS) * be["v_base"] / (be["c_win"] + EPS)
+    visits = tables["visits"].groupby(["agent_id", "step"])[["bought", "wanted"]].sum()
+    visits["fill_rate"] = visits["bought"] / (visits["wanted"] + EPS)
+    out = states.merge(be[["bid_efficiency"]].reset_index(), on=["agent_id", "step"], how="left")
+    out["bid_efficiency"] = out["bid_efficiency"].fillna(0.0)
+    out = out.merge(visits[["fill_rate"]].reset_index(), on=["agent_id", "step"], how="left")
+    out = out.merge(tribe_sims, on=["agent_id", "step"], how="left")
+    cols = ["step", "agent_id", "npm", "profit", "funds", "osi", "bid_efficiency", "fill_rate"]
+    cols += [c for c in tribe_sims.columns if c.startswith("sim_")]
+    return tables["agents"].merge(out[cols], on="agent_id")
+
+
+def episode_market_indices(states: pd.DataFrame) -> pd.DataFrame:
+    rows, prev = [], None
+    for step, s in states.sort_values(["step", "agent_id"]).groupby("step"):
+        funds, revenue = s["funds"].to_numpy(), s["revenue"].to_numpy()
+        rows.append({
+            "step": step, "gini": indices.gini(funds), "theil": indices.theil(funds),
+            "cv": indices.cv(funds), "hhi": indices.hhi(revenue), "cr4": indices.cr(revenue, 4),
+            "active_ratio": float((s["units_sold"] > 0).mean()),
+            "rank_mobility": indices.rank_mobility(prev, funds) if prev is not None else np.nan,
+        })
+        prev = funds
+    return pd.DataFrame(rows)

@@ -1,0 +1,117 @@
+"""What a retailer sees and what it answers (Market-Bench 3.4 and appendix B).
+
+Observations are structured pydantic models; :func:`render_messages` turns one into chat messages
+with the Jinja templates in ``templates/`` (system prompts quote the paper's appendix B). Scripted
+baselines read the models directly, LLM agents read the rendered text: both see the same facts.
+
+Information structure: own funds, inventory (with average unit cost) and the overspent flag;
+the supplier's offers; during procurement, the allocation the previous (indicative) round would
+have produced (own units and prices, and each item's indicative clearing price); and a public history
+of the last ``history_window`` steps: per item the supply, units won, clearing price, units sold and
+average sale price, and per retailer its posted prices, slogan and units sold. Buyer personas are
+never shown. The number of steps is shown ("Step: 2 of 6"), so budget pacing is possible.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Bid(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    qty: int = Field(ge=0)
+    price: int = Field(ge=0)
+
+
+class ProcurementAction(BaseModel):
+    """{"bids": {"<item_id>": {"qty": <int>, "price": <int>}}}"""
+
+    model_config = ConfigDict(extra="forbid")
+    bids: dict[str, Bid] = Field(default_factory=dict)
+
+
+class RetailAction(BaseModel):
+    """{"prices": {"<item_id>": <int>}, "slogan": "<string>"}"""
+
+    model_config = ConfigDict(extra="forbid")
+    prices: dict[str, int] = Field(default_factory=dict)
+    slogan: str = ""
+
+
+class Offer(BaseModel):
+    item: str
+    category: str
+    qty: int
+    base_price: int
+
+
+class ItemSummary(BaseModel):
+    item: str
+    supply: int
+    units_won: int
+    clearing_price: int | None  # lowest winning bid; None if nothing was won
+    units_sold: int
+    avg_sale_price: float | None
+
+
+class SellerSummary(BaseModel):
+    agent_id: str
+    prices: dict[str, int]
+    slogan: str
+    units_sold: int
+
+
+class StepSummary(BaseModel):
+    step: int
+    items: list[ItemSummary]
+    sellers: list[SellerSummary]
+
+
+class ProcurementObservation(BaseModel):
+    agent_id: str
+    step: int
+    steps: int
+    round: int  # 1-based, as in the paper's prompt ("Round: 1 of 2")
+    rounds: int
+    n_retailers: int
+    funds: float
+    overspent: bool
+    offers: list[Offer]
+    inventory: dict[str, int]
+    indicative: dict[str, Bid] | None = None  # own units and prices the previous round would win
+    indicative_clearing: dict[str, int | None] | None = None
+    history: list[StepSummary] = Field(default_factory=list)
+
+
+class RetailObservation(BaseModel):
+    agent_id: str
+    step: int
+    steps: int
+    n_retailers: int
+    funds: float
+    offers: list[Offer]
+    inventory: dict[str, int]
+    avg_cost: dict[str, float]
+    max_slogan_words: int
+    history: list[StepSummary] = Field(default_factory=list)
+
+
+@lru_cache(maxsize=1)
+def _env() -> Environment:
+    return Environment(
+        loader=PackageLoader("marketarena.markets.supply_chain", "templates"),
+        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
+    )
+
+
+def render_messages(obs: ProcurementObservation | RetailObservation) -> list[dict[str, str]]:
+    """System + user chat messages for one observation."""
+    phase = "procurement" if isinstance(obs, ProcurementObservation) else "retail"
+    env = _env()
+    return [
+        {"role": "system", "content": env.get_template(f"{phase}_system.j2").render(obs=obs)},
+        {"role": "user", "content": env.get_template(f"{phase}_user.j2").render(obs=obs)},
+    ]

@@ -1,0 +1,161 @@
+"""Shared look of every marketarena figure; market-independent.
+
+What lives here:
+
+- :func:`apply_theme` sets one seaborn theme (white grid, ``paper`` context, readable font sizes) and
+  the export resolution :data:`DPI`.
+- :func:`agent_palette` gives each agent (or strategy) name one colour. Names are de-duplicated and
+  sorted, and colours are handed out in that order, so a figure that is given the same set of names
+  always paints a name in the same colour. Figure functions therefore build the palette once from
+  *all* names in their input frame, never from the subset a panel happens to show. Up to 10 names use
+  the ten saturated tab20 colours, up to 20 add the ten light ones (so that two neighbours in the
+  sorted order, e.g. ``cost_plus_10`` / ``cost_plus_20``, never get a dark/light pair of one hue
+  unless there are more than ten names); beyond 20 names the husl space is sampled evenly.
+- :func:`agent_markers` does the same for marker shapes, so that lines of similar colour can still be
+  told apart when many agents share a figure.
+- :func:`mean_ci` is the one aggregation every figure uses: the mean across episodes with a Student-t
+  95% confidence interval of that mean (NaNs skipped; no interval with fewer than two episodes).
+- :func:`save` writes a figure (creating folders), closes it and returns the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+DPI = 150
+"""Resolution of exported PNGs."""
+
+CONFIDENCE = 0.95
+"""Level of every interval drawn across episodes."""
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
+
+
+def apply_theme() -> None:
+    """Set the seaborn theme shared by all marketarena figures (idempotent)."""
+    sns.set_theme(
+        context="paper",
+        style="whitegrid",
+        font_scale=1.1,
+        rc={
+            "figure.dpi": 100,
+            "savefig.dpi": DPI,
+            "axes.titleweight": "bold",
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "legend.fontsize": 8,
+            "legend.title_fontsize": 9,
+            "lines.linewidth": 1.5,
+            "lines.markersize": 4,
+            "grid.linewidth": 0.6,
+        },
+    )
+
+
+def sorted_names(names: Iterable[object]) -> list[str]:
+    """Distinct names as strings, sorted; NaN / None are dropped."""
+    out = {str(n) for n in names if n is not None and not (isinstance(n, float) and np.isnan(n))}
+    return sorted(out)
+
+
+def _base_colours(n: int) -> list[tuple[float, float, float]]:
+    if n <= 10:
+        return [tuple(c) for c in plt.get_cmap("tab20").colors[0::2][:n]]
+    if n <= 20:
+        tab20 = plt.get_cmap("tab20").colors
+        return [tuple(c) for c in (list(tab20[0::2]) + list(tab20[1::2]))[:n]]
+    return [tuple(c) for c in sns.color_palette("husl", n)]
+
+
+def agent_palette(names: Iterable[object]) -> dict[str, tuple[float, float, float]]:
+    """Map each distinct name to an RGB colour; deterministic for a given set of names."""
+    ordered = sorted_names(names)
+    return dict(zip(ordered, _base_colours(len(ordered)), strict=True))
+
+
+def agent_markers(names: Iterable[object]) -> dict[str, str]:
+    """Map each distinct name to a marker shape, cycling a fixed list in sorted-name order.
+
+    The cycle length (12) is coprime with 10, so two names sharing a tab20 hue get different markers.
+    """
+    ordered = sorted_names(names)
+    return {n: _MARKERS[i % len(_MARKERS)] for i, n in enumerate(ordered)}
+
+
+def integer_steps(ax: Axes, steps: Sequence[int] | None = None) -> None:
+    """Integer-only ticks on the x axis; every step labelled when there are few of them."""
+    if steps is not None and 0 < len(steps) <= 12:
+        ax.set_xticks(sorted({int(s) for s in steps}))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def no_data(ax: Axes, message: str = "no data") -> None:
+    """Mark an axis as empty with a centred note (used instead of crashing on empty input)."""
+    ax.text(
+        0.5, 0.5, message, transform=ax.transAxes, ha="center", va="center",
+        fontsize=11, color="0.45", style="italic",
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def mean_ci(
+    df: pd.DataFrame, by: Sequence[str], value: str, level: float = CONFIDENCE
+) -> pd.DataFrame:
+    """Mean of ``value`` per ``by`` group with a Student-t ``level`` interval of that mean.
+
+    One row of ``df`` is one observation (normally one episode). Returns columns ``*by, mean, lo,
+    hi, n``; ``lo``/``hi`` are NaN where fewer than two non-NaN observations exist, ``mean`` is NaN
+    where there are none.
+    """
+    from scipy import stats
+
+    cols = [*by, "mean", "lo", "hi", "n"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    vals = pd.to_numeric(df[value], errors="coerce").astype(float)
+    g = vals.groupby([df[b] for b in by], sort=True, dropna=False)
+    out = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "n": g.count()}).reset_index()
+    n = out["n"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(n >= 2, stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)), np.nan)
+        half = t * out["sd"].to_numpy(dtype=float) / np.sqrt(n)
+    out["lo"] = out["mean"] - half
+    out["hi"] = out["mean"] + half
+    return out[cols]
+
+
+def save(fig: Figure, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` (parents created), close it, return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white")
+    finally:
+        plt.close(fig)
+    return path
+
+
+__all__ = [
+    "CONFIDENCE",
+    "DPI",
+    "agent_markers",
+    "agent_palette",
+    "apply_theme",
+    "integer_steps",
+    "mean_ci",
+    "no_data",
+    "save",
+    "sorted_names",
+]
+

@@ -1,0 +1,423 @@
+"""Tables: a generic Markdown / LaTeX renderer and Market-Bench's Table 2 (supply_chain).
+
+Generic part (reused by every market):
+
+- :func:`format_table` turns a frame into display strings, one formatter per column (default: floats
+  to 3 decimals, integers as is; NaN shown as ``–``), and computes best / second-best marks.
+- :func:`highlight_ranks` ranks the *displayed* values of a column (so two cells that print the same
+  number always get the same mark): rank 1 = best distinct value, rank 2 = the next distinct value,
+  honouring ``"max"`` (higher is better, ↑) or ``"min"`` (lower is better, ↓). NaN is never marked.
+  A column whose cells all print the same value marks nothing: there is no best among equals.
+- :func:`markdown_table` renders GitHub-flavoured Markdown: best in ``**bold**``, second best in
+  ``_italic_``. Markdown has a single header row, so column groups are listed in a caption line above
+  the table.
+- :func:`latex_table` renders a booktabs ``tabular`` (optionally wrapped in a ``table`` float with
+  caption and label): column groups as ``\\multicolumn`` headers with ``\\cmidrule``s, row groups as
+  blocks separated by ``\\midrule`` with the group name on the block's first row, best in
+  ``\\textbf``, second best in ``\\underline``; text cells are escaped (``_``, ``&``, ``%`` ...).
+  Needs ``\\usepackage{booktabs}`` only.
+
+Table 2 (:func:`table2`, :func:`table2_frame`):
+
+- One row per agent name. Values are the mean over episodes of the per-episode value, where the
+  per-episode value is the mean over that name's instances in the episode (names are unique per
+  episode in the roster, so this is normally one row). NaN (e.g. MMS when no buyer saw the agent) is
+  skipped; a name with no finite value shows ``–``.
+- Rows are grouped by kind, LLM first, then Baseline (the paper's Closed / Open groups), and sorted by
+  Pi descending within a group (ties by name). Best and second best are taken over the whole table, as
+  in the paper.
+- Numbers as in the paper: 3 decimals, Pi as an integer (no thousands separator).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+Direction = Literal["max", "min"]
+Formatter = str | Callable[[object], str]
+
+MISSING = "–"
+
+# -------------------------------------------------------------------------------------------------
+# generic formatting
+# -------------------------------------------------------------------------------------------------
+
+
+def _is_missing(v: object) -> bool:
+    if v is None or v is pd.NA:
+        return True
+    try:
+        return bool(isinstance(v, float | np.floating) and math.isnan(v))
+    except TypeError:
+        return False
+
+
+def format_number(v: object, decimals: int = 3) -> str:
+    """``v`` with ``decimals`` decimals (0 = integer); NaN -> ``–``; never prints ``-0``."""
+    if _is_missing(v):
+        return MISSING
+    x = float(v)  # type: ignore[arg-type]
+    if not math.isfinite(x):
+        return "∞" if x > 0 else "−∞"
+    s = f"{round(x):d}" if decimals == 0 else f"{x:.{decimals}f}"
+    if s.lstrip("-").strip("0.") == "":  # "-0", "-0.000"
+        s = s.lstrip("-")
+    return s
+
+
+def _apply_formatter(fmt: Formatter | None, v: object) -> str:
+    if _is_missing(v):
+        return MISSING
+    if fmt is None:
+        if isinstance(v, bool | np.bool_):
+            return str(v)
+        if isinstance(v, int | np.integer):
+            return f"{int(v):d}"
+        if isinstance(v, float | np.floating):
+            return format_number(v, 3)
+        return str(v)
+    if isinstance(fmt, str):
+        return fmt.format(v)
+    return fmt(v)
+
+
+def highlight_ranks(shown: Sequence[str], raw: Sequence[object], direction: Direction) -> list[int]:
+    """1 = best, 2 = second best, 0 = neither, by dense rank of the displayed values.
+
+    Display strings are compared as numbers where they parse (so the marks match what is printed);
+    otherwise the raw values are used. Missing cells get 0.
+    """
+    keys: list[float | None] = []
+    for s, r in zip(shown, raw, strict=True):
+        if s == MISSING or _is_missing(r):
+            keys.append(None)
+            continue
+        try:
+            keys.append(float(str(s).replace("−", "-").replace(",", "")))
+        except ValueError:
+            try:
+                keys.append(float(r))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                keys.append(None)
+    distinct = sorted({k for k in keys if k is not None and math.isfinite(k)}, reverse=direction == "max")
+    if len(distinct) < 2:
+        return [0] * len(keys)
+    rank = {distinct[0]: 1, distinct[1]: 2}
+    return [rank.get(k, 0) if k is not None else 0 for k in keys]
+
+
+def format_table(
+    df: pd.DataFrame,
+    formats: Mapping[str, Formatter] | None = None,
+    highlight: Mapping[str, Direction] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Display strings and highlight ranks (0/1/2) for every cell of ``df``."""
+    formats = dict(formats or {})
+    highlight = dict(highlight or {})
+    shown = pd.DataFrame(index=df.index, columns=df.columns, dtype=object)
+    ranks = pd.DataFrame(0, index=df.index, columns=df.columns, dtype=int)
+    for col in df.columns:
+        shown[col] = [_apply_formatter(formats.get(col), v) for v in df[col].tolist()]
+        if col in highlight:
+            ranks[col] = highlight_ranks(shown[col].tolist(), df[col].tolist(), highlight[col])
+    return shown, ranks
+
+
+# -------------------------------------------------------------------------------------------------
+# Markdown
+# -------------------------------------------------------------------------------------------------
+
+
+def _md_escape(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def _md_mark(s: str, rank: int) -> str:
+    if rank == 1:
+        return f"**{s}**"
+    if rank == 2:
+        return f"_{s}_"
+    return s
+
+
+def markdown_table(
+    df: pd.DataFrame,
+    *,
+    formats: Mapping[str, Formatter] | None = None,
+    highlight: Mapping[str, Direction] | None = None,
+    labels: Mapping[str, str] | None = None,
+    column_groups: Sequence[tuple[str, Sequence[str]]] | None = None,
+    align: Mapping[str, Literal["l", "r", "c"]] | None = None,
+    caption: str | None = None,
+) -> str:
+    """Render ``df`` (its columns, in order; index ignored) as a GitHub-flavoured Markdown table.
+
+    ``labels`` renames column headers; ``highlight`` marks best (**bold**) and second best (_italic_)
+    per column; ``column_groups`` (group title, columns) is listed in a line above the table;
+    ``align`` defaults to right for numeric columns and left otherwise.
+    """
+    labels = dict(labels or {})
+    shown, ranks = format_table(df, formats, highlight)
+    cols = list(df.columns)
+    align = dict(align or {})
+    out: list[str] = []
+    if caption:
+        out += [caption, ""]
+    if column_groups:
+        parts = [
+            f"**{g}**: " + ", ".join(labels.get(c, str(c)) for c in members) for g, members in column_groups
+        ]
+        out += ["Column groups: " + "; ".join(parts) + ".", ""]
+    header = [_md_escape(labels.get(c, str(c))) for c in cols]
+    rule = []
+    for c in cols:
+        a = align.get(c, "r" if pd.api.types.is_numeric_dtype(df[c]) else "l")
+        rule.append({"l": ":---", "r": "---:", "c": ":---:"}[a])
+    out.append("| " + " | ".join(header) + " |")
+    out.append("| " + " | ".join(rule) + " |")
+    for i in range(len(df)):
+        cells = [_md_mark(_md_escape(str(shown.iat[i, j])), int(ranks.iat[i, j])) for j in range(len(cols))]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+# -------------------------------------------------------------------------------------------------
+# LaTeX
+# -------------------------------------------------------------------------------------------------
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "–": "--",
+    "−": "$-$",
+}
+
+
+def latex_escape(s: str) -> str:
+    """Escape LaTeX special characters in plain text."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(s))
+
+
+def _tex_mark(s: str, rank: int) -> str:
+    if rank == 1:
+        return rf"\textbf{{{s}}}"
+    if rank == 2:
+        return rf"\underline{{{s}}}"
+    return s
+
+
+def latex_table(
+    df: pd.DataFrame,
+    *,
+    formats: Mapping[str, Formatter] | None = None,
+    highlight: Mapping[str, Direction] | None = None,
+    labels: Mapping[str, str] | None = None,
+    column_groups: Sequence[tuple[str, Sequence[str]]] | None = None,
+    row_group: str | None = None,
+    align: Mapping[str, Literal["l", "r", "c"]] | None = None,
+    caption: str | None = None,
+    label: str | None = None,
+    escape: bool = True,
+) -> str:
+    """Render ``df`` as a booktabs LaTeX table.
+
+    ``labels`` are LaTeX source (not escaped) so headers may use math, e.g. ``r"$\\Pi\\uparrow$"``;
+    cell text is escaped when ``escape``. ``column_groups`` must list consecutive columns; columns
+    outside every group get an empty group header. ``row_group`` names a column whose runs of equal
+    values form blocks separated by ``\\midrule``; its value is printed on each block's first row
+    only. With ``caption`` or ``label`` the tabular is wrapped in a ``table`` float.
+    """
+    labels = dict(labels or {})
+    align = dict(align or {})
+    shown, ranks = format_table(df, formats, highlight)
+    cols = list(df.columns)
+    spec = "".join(align.get(c, "r" if pd.api.types.is_numeric_dtype(df[c]) else "l") for c in cols)
+    lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+
+    if column_groups:
+        pos = {c: i for i, c in enumerate(cols)}
+        cells: list[str] = []
+        rules: list[str] = []
+        i = 0
+        spans = {pos[m[0]]: (g, len(m)) for g, m in column_groups if m}
+        for g, m in column_groups:
+            idx = [pos[c] for c in m]
+            if idx != list(range(idx[0], idx[0] + len(idx))):
+                raise ValueError(f"column group {g!r} is not a run of consecutive columns")
+        while i < len(cols):
+            if i in spans:
+                g, n = spans[i]
+                cells.append(rf"\multicolumn{{{n}}}{{c}}{{{g}}}")
+                rules.append(rf"\cmidrule(lr){{{i + 1}-{i + n}}}")
+                i += n
+            else:
+                cells.append("")
+                i += 1
+        lines.append(" & ".join(cells) + r" \\")
+        lines.append("".join(rules))
+
+    def head(c: object) -> str:
+        return labels[c] if c in labels else latex_escape(str(c))
+
+    lines.append(" & ".join(head(c) for c in cols) + r" \\")
+    lines.append(r"\midrule")
+    prev_group: object = object()
+    for r in range(len(df)):
+        row = []
+        if row_group is not None:
+            g = df[row_group].iloc[r]
+            if r > 0 and g != prev_group:
+                lines.append(r"\midrule")
+        for j, c in enumerate(cols):
+            s = str(shown.iat[r, j])
+            s = latex_escape(s) if escape else s
+            if c == row_group and r > 0 and df[row_group].iloc[r] == prev_group:
+                s = ""
+            row.append(_tex_mark(s, int(ranks.iat[r, j])))
+        if row_group is not None:
+            prev_group = df[row_group].iloc[r]
+        lines.append(" & ".join(row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    body = "\n".join(lines)
+    if caption is None and label is None:
+        return body + "\n"
+    wrapped = [r"\begin{table}[t]", r"\centering", r"\small"]
+    if caption is not None:
+        wrapped.append(rf"\caption{{{caption}}}")
+    if label is not None:
+        wrapped.append(rf"\label{{{label}}}")
+    wrapped += [body, r"\end{table}"]
+    return "\n".join(wrapped) + "\n"
+
+
+# -------------------------------------------------------------------------------------------------
+# Table 2 (supply_chain)
+# -------------------------------------------------------------------------------------------------
+
+TABLE2_METRICS: tuple[str, ...] = (
+    "NPM", "Pi", "RAR", "IEI", "stockout_rate", "bid_efficiency", "OSI", "fill_rate", "MMS",
+)
+TABLE2_DIRECTIONS: dict[str, Direction] = {m: "max" for m in TABLE2_METRICS} | {"stockout_rate": "min"}
+TABLE2_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Economics", ("NPM", "Pi", "RAR", "IEI")),
+    ("Operation", ("stockout_rate", "bid_efficiency", "OSI", "fill_rate")),
+    ("Cognitive", ("MMS",)),
+)
+_TITLES = {
+    "NPM": "NPM", "Pi": "Pi", "RAR": "RAR", "IEI": "IEI", "stockout_rate": "Stockout Rate",
+    "bid_efficiency": "Bid Eff.", "OSI": "OSI", "fill_rate": "Fill Rate", "MMS": "MMS",
+}
+KIND_LABELS: dict[str, str] = {"llm": "LLM", "baseline": "Baseline"}
+
+
+def _tex_label(m: str) -> str:
+    arrow = r"\uparrow" if TABLE2_DIRECTIONS[m] == "max" else r"\downarrow"
+    if m == "Pi":
+        return rf"$\Pi{arrow}$"
+    return rf"{latex_escape(_TITLES[m])} ${arrow}$"
+
+
+def _arrow(m: str) -> str:
+    return "↑" if TABLE2_DIRECTIONS[m] == "max" else "↓"
+
+
+def table2_frame(agents: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 numbers: columns ``kind, name, n_episodes, <metrics>``, ordered as printed.
+
+    ``kind`` holds the display label (``LLM`` / ``Baseline``; other kinds title-cased, after these).
+    """
+    cols = ["kind", "name", "n_episodes", *TABLE2_METRICS]
+    if agents is None or agents.empty:
+        return pd.DataFrame(columns=cols)
+    df = agents.copy()
+    df["name"] = df["name"].astype(str)
+    df["kind"] = df["kind"].astype(str)
+    metrics = df[list(TABLE2_METRICS)].apply(pd.to_numeric, errors="coerce").astype(float)
+    df[list(TABLE2_METRICS)] = metrics
+    per_ep = df.groupby(["kind", "name", "episode_id"], sort=True)[list(TABLE2_METRICS)].mean()
+    means = per_ep.groupby(level=["kind", "name"], sort=True).mean()
+    n_ep = per_ep.groupby(level=["kind", "name"], sort=True).size().rename("n_episodes")
+    out = pd.concat([n_ep, means], axis=1).reset_index()
+    order = {k: i for i, k in enumerate(KIND_LABELS)}
+    out["_g"] = out["kind"].map(lambda k: order.get(k, len(order)))
+    out["_pi"] = out["Pi"].fillna(-np.inf)
+    out = out.sort_values(["_g", "kind", "_pi", "name"], ascending=[True, True, False, True])
+    out["kind"] = out["kind"].map(lambda k: KIND_LABELS.get(k, k.title()))
+    return out[cols].reset_index(drop=True)
+
+
+def table2(agents: pd.DataFrame, path_md: str | Path, path_tex: str | Path) -> tuple[Path, Path]:
+    """Write Market-Bench Table 2 as Markdown and LaTeX; return both paths."""
+    frame = table2_frame(agents)
+    n_total = int(agents["episode_id"].nunique()) if agents is not None and not agents.empty else 0
+    shown = frame[["kind", "name", *TABLE2_METRICS]].rename(columns={"kind": "Type", "name": "Agent"})
+    formats: dict[str, Formatter] = {m: (lambda v: format_number(v, 3)) for m in TABLE2_METRICS}
+    formats["Pi"] = lambda v: format_number(v, 0)
+    md_labels = {m: f"{_TITLES[m]} {_arrow(m)}" for m in TABLE2_METRICS}
+    tex_labels = {m: _tex_label(m) for m in TABLE2_METRICS} | {
+        "Type": "Type", "Agent": "Agent",
+    }
+    align = {"Type": "l", "Agent": "l"} | {m: "r" for m in TABLE2_METRICS}
+
+    what = (
+        f"mean over {n_total} episode{'s' if n_total != 1 else ''}"
+        if n_total
+        else "no episodes"
+    )
+    md_caption = (
+        f"**Table 2.** Supply-chain performance per agent ({what}). ↑ higher is better, "
+        "↓ lower is better; best per column in **bold**, second best in _italic_."
+    )
+    md = markdown_table(
+        shown, formats=formats, highlight=TABLE2_DIRECTIONS, labels=md_labels,
+        column_groups=TABLE2_GROUPS, align=align, caption=md_caption,
+    )
+    if frame.empty:
+        md += "\n_no data_\n"
+    tex_caption = (
+        f"Supply-chain performance per agent ({what}). "
+        r"$\uparrow$ higher is better, $\downarrow$ lower is better; best per column in "
+        r"\textbf{bold}, second best \underline{underlined}."
+    )
+    tex = latex_table(
+        shown, formats=formats, highlight=TABLE2_DIRECTIONS, labels=tex_labels,
+        column_groups=TABLE2_GROUPS, row_group="Type", align=align, caption=tex_caption,
+        label="tab:supply_chain_table2",
+    )
+    paths = []
+    for p, text in ((path_md, md), (path_tex, tex)):
+        p = Path(p)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        paths.append(p)
+    return paths[0], paths[1]
+
+
+__all__ = [
+    "KIND_LABELS",
+    "TABLE2_DIRECTIONS",
+    "TABLE2_GROUPS",
+    "TABLE2_METRICS",
+    "format_number",
+    "format_table",
+    "highlight_ranks",
+    "latex_escape",
+    "latex_table",
+    "markdown_table",
+    "table2",
+    "table2_frame",
+]

@@ -1,0 +1,51 @@
+"""Shared by the stage wrappers: a typer app around one ``marketarena.pipeline`` function.
+
+Each stage file names its pipeline function; this builds the command line (``--params``, ``--root``
+and, for per-market stages, the market name), loads and validates params.yaml (exit code 2 with
+the message naming the bad key), and calls the function.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+import typer
+
+from marketarena.config import Params, ParamsError, load_params
+from marketarena.pipeline import Paths
+
+
+def load(path: str) -> Params:
+    try:
+        return load_params(path)
+    except ParamsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def stage_app(fn: Callable, per_market: bool = False) -> typer.Typer:
+    app = typer.Typer(add_completion=False, help=fn.__doc__)
+
+    if per_market:
+        @app.command()
+        def run_market(
+            market: str = typer.Argument(..., help="market name, a key of params.markets"),
+            params_file: str = typer.Option("params.yaml", "--params"),
+            root: str = typer.Option(".", "--root", help="project root holding data/ and reports/"),
+        ) -> None:
+            params = load(params_file)
+            if market not in params.markets:
+                print(f"error: {market!r} is not in params.markets ({', '.join(params.markets)})",
+                      file=sys.stderr)
+                raise SystemExit(2)
+            fn(market, params, Paths(root))
+    else:
+        @app.command()
+        def run(
+            params_file: str = typer.Option("params.yaml", "--params"),
+            root: str = typer.Option(".", "--root", help="project root holding data/ and reports/"),
+        ) -> None:
+            fn(load(params_file), Paths(root))
+
+    return app
