@@ -75,6 +75,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
+from scipy.special import inv_boxcox as _inv_boxcox
 
 __all__ = [
     "TrueSkillParams",
@@ -178,9 +179,7 @@ def _pow_map(x: np.ndarray, e: float) -> np.ndarray:
 
 
 def _exp_scipy(x: np.ndarray) -> np.ndarray:
-    from scipy.special import inv_boxcox
-
-    return inv_boxcox(x, 0.0)
+    return _inv_boxcox(x, 0.0)
 
 
 _LIBM: tuple | None = None
@@ -200,26 +199,45 @@ def _libm() -> tuple:
         x = np.concatenate([rng.normal(0.0, 6.0, 4000), rng.uniform(-745.0, 5.0, 1000)])
         s = np.abs(x) + 1e-3
         exp, pw = _exp_map, _pow_map
-        try:
-            if np.array_equal(_exp_scipy(x), _exp_map(x)):
-                exp = _exp_scipy
-        except ImportError:  # pragma: no cover - scipy is a dependency
-            pass
+        if np.array_equal(_exp_scipy(x), _exp_map(x)):
+            exp = _exp_scipy
         if all(np.array_equal(np.float_power(s, e), _pow_map(s, e)) for e in (2.0, -2.0)):
             pw = np.float_power
         _LIBM = (exp, pw)
     return _LIBM
 
 
-def _erfc_parts(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """t and the exponent of backends.erfc(y): erfc = t * exp(arg), reflected for y < 0."""
-    z = np.abs(y)
-    t = 1.0 / (1.0 + z / 2.0)
-    poly = t * _ERFC_COEFFS[0]
-    for c in _ERFC_COEFFS[1:-1]:
-        poly = t * (c + poly)
-    arg = -z * z - 1.26551223 + t * (_ERFC_COEFFS[-1] + poly)
-    return t, arg
+class _Kernels:
+    """The package's cdf and pdf over arrays of one shape, operation for operation.
+
+    Constants are kept as arrays of that shape (numpy is quicker with two arrays than with an
+    array and a Python float), ``exp`` and ``pow`` are the C library's (see :func:`_libm`).
+    """
+
+    def __init__(self, shape):
+        self.exp, self.pow = _libm()
+        full = lambda c: np.full(shape, c)  # noqa: E731
+        self.coeffs = [full(c) for c in _ERFC_COEFFS]
+        self.c126, self.one, self.two, self.half = full(1.26551223), full(1.0), full(2.0), full(0.5)
+        self.sqrt2, self.pdf_c = full(_SQRT2), full(_PDF_C)
+
+    def cdf(self, x):
+        """0.5 * erfc(-(x - 0) / (1 * sqrt 2)) with backends.erfc."""
+        y = -x / self.sqrt2
+        z = np.abs(y)
+        t = self.one / (self.one + z / self.two)
+        c, p = self.coeffs, np.empty_like(t)
+        np.multiply(t, c[0], out=p)  # Horner from the innermost t * 0.17087277
+        for ci in c[1:]:
+            np.add(ci, p, out=p)
+            np.multiply(t, p, out=p)
+        r = t * self.exp(-z * z - self.c126 + p)
+        np.subtract(self.two, r, out=r, where=y < 0)
+        return self.half * r
+
+    def pdf(self, x):
+        """1 / sqrt(2 pi) * 1 * exp(-(((x - 0) / 1) ** 2 / 2))."""
+        return self.pdf_c * self.exp(-(self.pow(x, 2.0) / self.two))
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,199 +326,183 @@ def rate_sequential(
 # --------------------------------------------------------------------------------------------
 
 
-def _put(dst: np.ndarray, src: np.ndarray, mask: np.ndarray | None) -> None:
-    if mask is None:
-        dst[...] = src
-    else:
-        np.copyto(dst, src, where=mask)
+_KERNELS: dict = {}
 
 
-def _rate_step(mu0, sg0, sizes, ties, params, margin, lane_ids, step):
-    """Rate one game per lane. mu0, sg0: (n, L) sorted by rank; returns new (mu, sigma)."""
+def _kernels(L: int) -> _Kernels:
+    if L not in _KERNELS:
+        _KERNELS.clear()
+        _KERNELS[L] = _Kernels((L,))
+    return _KERNELS[L]
+
+
+def _rate_step(mu0, sg0, lane_K, ties, tie_cols, params, margin, exact_inf, lane_ids, step):
+    """Rate one game per lane; ``mu0``, ``sg0``: (n, L) ratings with seats sorted by rank.
+
+    ``lane_K``: (L,) number of difference factors (seats - 1) per lane, ``ties``: (n - 1, L),
+    ``tie_cols``: columns where some lane has a tie. Returns the new (mu, sigma), (n, L).
+
+    Names follow the package: R rating, P performance, T team performance and D team difference
+    variables; ``m..`` are messages into a variable from a factor: mPl (likelihood -> P), mTs
+    (team sum -> T), mT[k, 0] / mT[k, 1] (difference factor k -> T[k] / T[k + 1]), mDs
+    (difference sum -> D[k]), mDt (truncation -> D[k]). A Gaussian is stored as its (pi, tau)
+    pair on an axis of length 2, so one numpy call does what the package does for pi and tau.
+    """
     n, L = mu0.shape
     K = n - 1
+    kern = _kernels(L)
+    pw, one = kern.pow, kern.one
     beta2 = params.beta ** 2
-    dyn2 = params.tau ** 2
     min_delta = params.min_delta
 
-    # ---- gray arrows: prior, likelihood, team-sum down -----------------------------------
-    pi_r = sg0 ** -2.0  # Rating(mu, sigma): Gaussian pi = sigma ** -2, tau = pi * mu
-    tau_r = pi_r * mu0
-    s = np.sqrt(1 / pi_r)  # PriorFactor.down: val.sigma, val.mu
-    m = tau_r / pi_r
-    sig = np.sqrt(s * s + dyn2)
-    Rp = sig ** -2.0
-    Rt = Rp * m  # R = value; mRp = value (only read once, not kept)
-    a = 1.0 / (1.0 + beta2 * Rp)  # LikelihoodFactor.down, mRl = 0
-    Pp = a * Rp
-    Pt = a * Rt  # P = mPl = (a pi, a tau)
-    mPlp, mPlt = Pp, Pt
-    pmu = Pt / Pp  # team SumFactor.down, mPs = 0
-    Tp = 1.0 / (1 / Pp)
-    Tt = Tp * pmu
-    mTsp, mTst = Tp.copy(), Tt.copy()
-    Tp, Tt = Tp.copy(), Tt.copy()
+    # ---- gray arrows: PriorFactor, LikelihoodFactor, team SumFactor down --------------------
+    pi_r = pw(sg0, -2.0)  # Rating(mu, sigma): pi = sigma ** -2, tau = pi * mu
+    m = (pi_r * mu0) / pi_r  # val.mu
+    s = np.sqrt(1 / pi_r)  # val.sigma
+    Rp = pw(np.sqrt(pw(s, 2.0) + params.tau ** 2), -2.0)  # Gaussian(mu, sqrt(s**2 + tau**2))
+    Rt = Rp * m
+    a = 1.0 / (1.0 + beta2 * Rp)
+    mPlp = a * Rp  # P = mPl
+    mPlt = a * Rt
+    mTs = np.empty((n, 2, L))  # T = mTs
+    mTs[:, 0] = 1.0 / (1 / mPlp)
+    mTs[:, 1] = mTs[:, 0] * (mPlt / mPlp)
+    T = mTs.copy()
+    D, mDs, mDt = np.zeros((3, max(K, 1), 2, L))
+    mT = np.zeros((max(K, 1), 2, 2, L))
+    msg = np.empty((2, L))  # scratch for the message being sent
 
-    zK = np.zeros((max(K, 1), L))
-    Dp, Dt = zK.copy(), zK.copy()
-    mDsp, mDst = zK.copy(), zK.copy()
-    mDtp, mDtt = zK.copy(), zK.copy()
-    mT0p, mT0t = zK.copy(), zK.copy()
-    mT1p, mT1t = zK.copy(), zK.copy()
+    # ---- lane selections per column (None = every lane) -------------------------------------
+    if (lane_K == K).all():
+        fwd = [None] * max(K - 1, 1)
+        rgt = [None] * (K - 1)
+        bwd = [None] * n
+    else:
+        ks = np.arange(K)[:, None]
+        fwd = list((lane_K >= ks + 2) | ((lane_K == 1) & (ks == 0)))[: max(K - 1, 1)]
+        rgt = list(lane_K >= ks + 2)[: K - 1]
+        bwd = list(lane_K >= ks + 1)
 
-    lane_K = sizes - 1
-    uniform = bool((lane_K == K).all())
-    two = lane_K == 1
+    def put(dst, src, mask):
+        if mask is None:
+            dst[...] = src
+        else:
+            np.copyto(dst, src, where=mask)
 
-    def col_mask(sel, active):
-        # None = every lane
-        if sel is None:
-            return None if active is None else active
-        return sel if active is None else sel & active
+    def cavities(k):
+        # T[k] and T[k + 1] without difference factor k's messages: their 1 / pi and mean
+        d = T[k : k + 2] - mT[k]
+        return d, 1 / d[:, 0], d[:, 1] / d[:, 0]
 
-    def down(k, mask):
-        d0p = Tp[k] - mT0p[k]
-        d0t = Tt[k] - mT0t[k]
-        d1p = Tp[k + 1] - mT1p[k]
-        d1t = Tt[k + 1] - mT1t[k]
-        m0 = d0t / d0p
-        m1 = d1t / d1p
-        pi = 1.0 / (1 / d0p + 1 / d1p)
-        tau = pi * (m0 - m1)
-        _put(Dp[k], (Dp[k] - mDsp[k]) + pi, mask)
-        _put(Dt[k], (Dt[k] - mDst[k]) + tau, mask)
-        _put(mDsp[k], pi, mask)
-        _put(mDst[k], tau, mask)
-        return d0p, m0, d1p, m1
+    def down(k, mask):  # SumFactor.down: D[k] = T[k] - T[k + 1]
+        d, inv, mean = cavities(k)
+        np.divide(1.0, inv[0] + inv[1], out=msg[0])
+        np.multiply(msg[0], mean[0] - mean[1], out=msg[1])
+        put(D[k], (D[k] - mDs[k]) + msg, mask)
+        put(mDs[k], msg, mask)
+        return d, inv, mean
 
-    def trunc(k, mask):
-        divp = Dp[k] - mDtp[k]
-        divt = Dt[k] - mDtt[k]
-        sq = np.sqrt(divp)
-        x = divt / sq
+    def fail(bad, what, k):
+        lane = int(lane_ids[np.flatnonzero(bad)[0]])
+        raise FloatingPointError(
+            f"{what} at step {step}, lane {lane}, seat pair {k} (the trueskill package raises "
+            "here too; it suggests the mpmath backend)"
+        )
+
+    def trunc(k, mask, acc, sel):  # TruncateFactor.up; returns acc updated with the deltas
+        div = D[k] - mDt[k]
+        sq = np.sqrt(div[0])
+        x = div[1] / sq
         mg = margin * sq
-        xx = x - mg  # v_win / w_win
-        denom = _cdf(xx)
-        v = np.where(denom != 0, _pdf(xx) / denom, -xx)
+        xx = x - mg  # v_win, w_win
+        v = kern.pdf(xx) / kern.cdf(xx)  # a zero cdf makes w == 0 in the package: raised below
         w = v * (v + xx)
-        tie = ties[k]
-        if mask is not None:
-            tie = tie & mask
-        any_tie = bool(tie.any())
-        bad = ~((0 < w) & (w < 1))
-        if any_tie:
-            bad &= ~tie
-        if mask is not None:
-            bad &= mask
-        if bad.any():
-            lane = int(lane_ids[np.flatnonzero(bad)[0]])
-            raise FloatingPointError(
-                f"w_win outside (0, 1) at step {step}, lane {lane}, seat pair {k} "
-                "(the trueskill package raises here too)"
-            )
-        if any_tie:  # v_draw / w_draw
+        den = one - w
+        tie = ties[k] if mask is None else ties[k] & mask
+        if k in tie_cols and tie.any():  # v_draw, w_draw where ranks are equal
             ad = np.abs(x)
-            ta = mg - ad
-            tb = -mg - ad
-            c = _cdf(np.stack([ta, tb]))
-            dd = c[0] - c[1]
-            pdf_ab = _pdf(np.stack([ta, tb]))
-            pa, pb = pdf_ab[0], pdf_ab[1]
-            vu = np.where(dd != 0, (pb - pa) / dd, ta)
-            vd = np.where(x < 0, vu * -1, vu)
-            wd = vu * vu + (ta * pa - tb * pb) / dd
+            a, b = mg - ad, -mg - ad
+            dd = kern.cdf(a) - kern.cdf(b)
+            pa, pb = kern.pdf(a), kern.pdf(b)
             zero = tie & (dd == 0)
             if zero.any():
-                lane = int(lane_ids[np.flatnonzero(zero)[0]])
-                raise FloatingPointError(
-                    f"w_draw denominator is 0 at step {step}, lane {lane}, seat pair {k} "
-                    "(the trueskill package raises here too)"
-                )
-            v = np.where(tie, vd, v)
-            w = np.where(tie, wd, w)
-        den = 1.0 - w
-        pi = divp / den
-        tau = (divt + sq * v) / den
-        pd = np.abs(Dp[k] - pi)
-        delta = np.where(pd == np.inf, 0.0, np.maximum(np.abs(Dt[k] - tau), np.sqrt(pd)))
-        _put(mDtp[k], (pi + mDtp[k]) - Dp[k], mask)
-        _put(mDtt[k], (tau + mDtt[k]) - Dt[k], mask)
-        _put(Dp[k], pi, mask)
-        _put(Dt[k], tau, mask)
-        return delta
+                fail(zero, "w_draw denominator is 0", k)
+            vu = (pb - pa) / dd
+            v = np.where(tie, np.where(x < 0, vu * -1, vu), v)
+            w = np.where(tie, pw(vu, 2.0) + (a * pa - b * pb) / dd, w)
+            den = one - w
+            bad = ~(((0 < w) & (w < 1)) | tie)
+            if mask is not None:
+                bad &= mask
+            if bad.any():
+                fail(bad, "w_win outside (0, 1)", k)
+        elif not np.minimum(w, den).min() > 0:  # 0 < w < 1 in every lane, else look closer
+            bad = ~((0 < w) & (w < 1))
+            if mask is not None:
+                bad &= mask
+            if bad.any():
+                fail(bad, "w_win outside (0, 1)", k)
+        np.divide(div[0], den, out=msg[0])
+        np.divide(div[1] + sq * v, den, out=msg[1])
+        diff = np.abs(D[k] - msg)  # Variable.delta: |d tau| and |d pi| (sqrt taken per sweep)
+        if exact_inf:
+            diff = np.where(diff[0] == np.inf, 0.0, diff)
+        acc = np.maximum(acc, diff) if sel is None else np.where(sel, np.maximum(acc, diff), acc)
+        put(mDt[k], (msg + mDt[k]) - D[k], mask)
+        put(D[k], msg, mask)
+        return acc
 
-    def up_right(k, mask, d0p=None, m0=None):  # SumFactor.up(1): to T[k+1]
-        if d0p is None:
-            d0p = Tp[k] - mT0p[k]
-            m0 = (Tt[k] - mT0t[k]) / d0p
-        dsp = Dp[k] - mDsp[k]
-        ms = (Dt[k] - mDst[k]) / dsp
-        pi = 1.0 / (1 / d0p + 1 / dsp)
-        tau = pi * (m0 - ms)
-        _put(Tp[k + 1], (Tp[k + 1] - mT1p[k]) + pi, mask)
-        _put(Tt[k + 1], (Tt[k + 1] - mT1t[k]) + tau, mask)
-        _put(mT1p[k], pi, mask)
-        _put(mT1t[k], tau, mask)
+    def up_right(k, mask, d, inv, mean):  # SumFactor.up(1): to T[k + 1]
+        ds = D[k] - mDs[k]
+        np.divide(1.0, inv[0] + 1 / ds[0], out=msg[0])
+        np.multiply(msg[0], mean[0] - ds[1] / ds[0], out=msg[1])
+        put(T[k + 1], d[1] + msg, mask)
+        put(mT[k, 1], msg, mask)
 
-    def up_left(k, mask, d1p=None, m1=None):  # SumFactor.up(0): to T[k]
-        if d1p is None:
-            d1p = Tp[k + 1] - mT1p[k]
-            m1 = (Tt[k + 1] - mT1t[k]) / d1p
-        dsp = Dp[k] - mDsp[k]
-        ms = (Dt[k] - mDst[k]) / dsp
-        pi = 1.0 / (1 / dsp + 1 / d1p)
-        tau = pi * (ms + m1)
-        _put(Tp[k], (Tp[k] - mT0p[k]) + pi, mask)
-        _put(Tt[k], (Tt[k] - mT0t[k]) + tau, mask)
-        _put(mT0p[k], pi, mask)
-        _put(mT0t[k], tau, mask)
+    def up_left(k, mask, d, inv, mean):  # SumFactor.up(0): to T[k]
+        ds = D[k] - mDs[k]
+        np.divide(1.0, 1 / ds[0] + inv[1], out=msg[0])
+        np.multiply(msg[0], ds[1] / ds[0] + mean[1], out=msg[1])
+        put(T[k], d[0] + msg, mask)
+        put(mT[k, 0], msg, mask)
 
-    # per-column lane selections (None = all lanes)
-    if uniform:
-        fwd = [None] * max(K - 1, 1)
-        rgt = [None] * max(K - 1, 0)
-        bwd = {k: None for k in range(K - 1, 0, -1)}
-    else:
-        fwd = [(lane_K >= k + 2) | (two & (k == 0)) for k in range(max(K - 1, 1))]
-        rgt = [lane_K >= k + 2 for k in range(max(K - 1, 0))]
-        bwd = {k: lane_K >= k + 1 for k in range(K - 1, 0, -1)}
+    def both(a, b):
+        return a if b is None else (b if a is None else a & b)
 
     # ---- arrows 1-3: sweeps over the chain until delta <= min_delta ------------------------
+    # A lane's delta is max over the sweep of max(|d tau|, sqrt |d pi|) = max(max |d tau|,
+    # sqrt max |d pi|), sqrt being monotone; lanes that ran a column (sel) count its delta.
     active = None  # None = every lane still iterating
     for _ in range(_MAX_SWEEPS):
-        delta = np.zeros(L)
+        acc = np.zeros((2, L))
         for k in range(len(fwd)):
-            mask = col_mask(fwd[k], active)
-            d0p, m0, _, _ = down(k, mask)
-            d = trunc(k, mask)
-            delta = np.maximum(delta, d) if mask is None else np.where(mask, np.maximum(delta, d), delta)
+            mask = both(fwd[k], active)
+            cav = down(k, mask)
+            acc = trunc(k, mask, acc, fwd[k])
             if k < len(rgt):
-                up_right(k, col_mask(rgt[k], active), d0p, m0)
+                up_right(k, both(rgt[k], active), *cav)
         for k in range(K - 1, 0, -1):
-            mask = col_mask(bwd[k], active)
-            _, _, d1p, m1 = down(k, mask)
-            d = trunc(k, mask)
-            delta = np.maximum(delta, d) if mask is None else np.where(mask, np.maximum(delta, d), delta)
-            up_left(k, mask, d1p, m1)
-        still = ~(delta <= min_delta)
-        active = still if active is None else active & still
+            mask = both(bwd[k], active)
+            cav = down(k, mask)
+            acc = trunc(k, mask, acc, bwd[k])
+            up_left(k, mask, *cav)
+        going = ~(np.maximum(acc[1], np.sqrt(acc[0])) <= min_delta)
+        active = going if active is None else active & going
         if not active.any():
             break
 
     # ---- up both ends, then the rest of the black arrows ---------------------------------
-    up_left(0, None)
-    if uniform:
-        up_right(K - 1, None)
+    up_left(0, None, *cavities(0))
+    if fwd[0] is None:
+        up_right(K - 1, None, *cavities(K - 1))
     else:
-        for k in np.unique(lane_K - 1):
-            up_right(int(k), lane_K - 1 == k)
-
-    divp = Tp - mTsp  # team SumFactor.up(0): to P, mPs = 0
-    tmu = (Tt - mTst) / divp
-    pp = 1.0 / (1.0 / divp)
-    Pp = Pp + pp  # (P - 0) + msg
-    Pt = Pt + pp * tmu
-    msgp = Pp - mPlp  # LikelihoodFactor.up: to R, mRl = 0
+        for k in np.unique(lane_K - 1).tolist():
+            up_right(k, lane_K - 1 == k, *cavities(k))
+    div = T - mTs  # team SumFactor.up(0): to P (mPs = 0)
+    pp = 1.0 / (1.0 / div[:, 0])
+    Pp = mPlp + pp
+    Pt = mPlt + pp * (div[:, 1] / div[:, 0])
+    msgp = Pp - mPlp  # LikelihoodFactor.up: to R (mRl = 0)
     msgt = Pt - mPlt
     a = 1.0 / (1.0 + beta2 * msgp)
     Rp = Rp + a * msgp
@@ -527,6 +529,7 @@ def rate_orders(
     L, S = orders.shape
     P = len(prep.players)
     margin = draw_margin(params)
+    exact_inf = bool(prep.ties.any())
     # one spare column for padded seats; NaN until a player's first game, which starts at the prior
     mu = np.full((L, P + 1), np.nan)
     sg = np.full((L, P + 1), np.nan)
@@ -539,16 +542,23 @@ def rate_orders(
             n = int(sizes.max())
             seats = prep.seats[g, :n].T  # (n, L)
             ties = prep.ties[g, : n - 1].T
+            tie_cols = set(np.flatnonzero(ties.any(axis=1)).tolist()) if exact_inf else ()
             mu0 = mu[rows, seats]
             sg0 = sg[rows, seats]
             fresh = np.isnan(mu0)
             if fresh.any():
                 mu0[fresh] = params.mu
                 sg0[fresh] = params.sigma
-            new_mu, new_sg = _rate_step(mu0, sg0, sizes, ties, params, margin, lane_ids, step)
+            new_mu, new_sg = _rate_step(
+                mu0, sg0, sizes - 1, ties, tie_cols, params, margin, exact_inf, lane_ids, step
+            )
             mu[rows, seats] = new_mu
             sg[rows, seats] = new_sg
-    return prep.players, mu[:, :P], sg[:, :P]
+    # what the package's Rating objects report: mu and sigma through pi = sigma ** -2, tau = pi mu
+    _, pw = _libm()
+    with np.errstate(all="ignore"):
+        pi = pw(sg[:, :P], -2.0)
+        return prep.players, (pi * mu[:, :P]) / pi, np.sqrt(1 / pi)
 
 
 def pass_orders(n_games: int, passes: int = 200, seed=0) -> np.ndarray:

@@ -4,7 +4,8 @@ Planning: episode ``r`` (0 <= r < runs) gets id ``ep-<r:04d>`` and seed
 ``SeedSequence([market seed, r]).generate_state(1)[0]``, so adding runs never changes earlier ones.
 Its fingerprint hashes the market's params, the run index and seed, the simulator's code and the
 content of every input file, so a finished episode is reused only if it would be reproduced
-exactly; everything else is swept away and replayed (see ``core.logs``).
+exactly; everything else is swept away and replayed (see ``core.logs``). ``runs`` is left out of
+the fingerprint: raising it from 10 to 20 plays ten new episodes and keeps the first ten.
 
 Episodes run one after another; each is written the moment it finishes, so an interruption loses at
 most the episode in flight.
@@ -50,7 +51,7 @@ def plan(market: str, params: Params, input_files: list[Path]) -> list[logs.Plan
     mp = params.markets[market]
     common = logs.sha256_text(logs.canonical_json({
         "market": market,
-        "params": mp.model_dump(mode="json"),
+        "params": mp.model_dump(mode="json", exclude={"runs"}),  # episode r needs no siblings
         "shared": get_plugin(market).shared_params(params),
         "code": code_hash(market),
         "inputs": logs.hash_files(input_files) if input_files else "",

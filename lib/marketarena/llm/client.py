@@ -20,8 +20,10 @@ Behaviour and choices:
   when the client is used from a new event loop (one ``asyncio.run`` per episode is fine).
 - Structured output: ``json_schema`` sends the schema as ``response_format`` (``strict`` when the schema
   can be strict under OpenAI's rules: every object has fixed properties; a ``dict[str, X]`` field
-  cannot, and is sent non-strict, which llama.cpp and vLLM still enforce by grammar); ``json_object``
-  asks for any JSON object; ``none`` sends no ``response_format``. The answer is always parsed and
+  cannot, and is sent non-strict, which llama.cpp and vLLM still enforce by grammar);
+  ``json_object_schema`` sends ``{"type": "json_object", "schema": ...}``, the form llama-cpp-python's
+  server takes (it rejects ``json_schema``); ``json_object`` asks for any JSON object; ``none`` sends
+  no ``response_format``. The answer is always parsed and
   validated with pydantic, whatever the endpoint promised.
 - Re-asks: an answer that is not valid JSON for ``schema`` is re-asked up to ``spec.max_reasks`` times:
   the assistant's answer and a user message quoting the validation error are appended. After that the
@@ -48,6 +50,7 @@ Behaviour and choices:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -251,12 +254,26 @@ def strict_json_schema(schema: type[BaseModel]) -> tuple[dict[str, Any], bool]:
 
 
 def response_format_for(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
-    """The ``response_format`` request field for ``structured_output`` mode ``mode``."""
+    """The ``response_format`` request field for ``structured_output`` mode ``mode`` (a fresh copy;
+    the schema is built once per (schema, mode), as pydantic's schema generation takes ~1 ms)."""
+    cached = _response_format_cached(schema, mode)
+    return None if cached is None else json.loads(cached)
+
+
+@functools.lru_cache(maxsize=256)
+def _response_format_cached(schema: type[BaseModel], mode: str) -> str | None:
+    built = _build_response_format(schema, mode)
+    return None if built is None else json.dumps(built)
+
+
+def _build_response_format(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
     if mode == "none":
         return None
     if mode == "json_object":
         return {"type": "json_object"}
     json_schema, strict_ok = strict_json_schema(schema)
+    if mode == "json_object_schema":  # llama-cpp-python's server: grammar from "schema"
+        return {"type": "json_object", "schema": json_schema}
     return {
         "type": "json_schema",
         "json_schema": {"name": _schema_name(schema), "schema": json_schema, "strict": strict_ok},

@@ -18,6 +18,10 @@ Choices:
   not see it echoed in a validation error or a CI log. Errors name the field and the rule, not the value.
 - ``base_url=None`` is the OpenAI default (the openai package also honours ``OPENAI_BASE_URL`` then).
 - Prices are US dollars per million tokens; 0 (the default) is right for local models.
+- ``structured_output``: ``json_schema`` is OpenAI's ``response_format`` (OpenAI, vLLM, Ollama, the C++
+  llama-server); ``json_object_schema`` is llama-cpp-python's dialect (``{"type": "json_object",
+  "schema": ...}``; its server rejects ``json_schema``); ``json_object`` asks for any JSON object;
+  ``none`` sends no ``response_format`` (endpoints that support neither). Validation happens always.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from marketarena.llm.errors import LLMConfigError, UnknownModelAlias
 
-StructuredOutput = Literal["json_schema", "json_object", "none"]
+StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "none"]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEY_PREFIXES = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "pplx-", "or-")

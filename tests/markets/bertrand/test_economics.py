@@ -119,32 +119,44 @@ def test_calvano_nash_satisfies_the_first_order_condition():
     np.testing.assert_allclose(p, 1.0 + 0.25 / (1 - s), rtol=1e-12)
 
 
+def market_profits(p_col: np.ndarray, k: int, cfg: BertrandConfig) -> np.ndarray:
+    """Profits of every firm in product market k at prices p_col (firms on the last axis), written out
+    directly from the demand formula, independently of the module (batch over leading axes)."""
+    a, c = cfg.a_matrix[:, k], cfg.cost_matrix[:, k]
+    expu = np.exp((a - p_col / cfg.alpha) / cfg.mu)
+    q = cfg.beta * expu / (expu.sum(axis=-1, keepdims=True) + math.exp(cfg.a0 / cfg.mu))
+    return (p_col - c) * q
+
+
 def brute_force_best_price(i: int, k: int, p: np.ndarray, cfg: BertrandConfig) -> float:
+    """Grid search over [c, c + 50 alpha mu], refined by a bounded scalar search around the best point."""
     c = cfg.cost_matrix[i, k]
     width = 50 * cfg.alpha * cfg.mu
+    grid = np.linspace(c, c + width, 20001)
+    trials = np.repeat(p[None, :, k], grid.size, axis=0)
+    trials[:, i] = grid
+    x0 = grid[np.argmax(market_profits(trials, k, cfg)[:, i])]
+    step = width / 20000
 
     def neg_profit(x: float) -> float:
-        trial = p.copy()
-        trial[i, k] = x
-        return -profits(trial, cfg)[i, k]
+        trial = p[:, k].copy()
+        trial[i] = x
+        return -market_profits(trial, k, cfg)[i]
 
-    grid = np.linspace(c, c + width, 2001)
-    x0 = grid[np.argmin([neg_profit(x) for x in grid])]
-    step = width / 2000
     return minimize_scalar(neg_profit, bounds=(x0 - step, x0 + step), method="bounded", options={"xatol": 1e-10}).x
 
 
 def brute_force_monopoly(k: int, cfg: BertrandConfig) -> np.ndarray:
-    nash = bertrand_nash(cfg)
+    """Joint profit maximised numerically (Nelder-Mead from several starts), not via the markup rule."""
+    am = cfg.alpha * cfg.mu
 
     def neg_joint(x: np.ndarray) -> float:
-        trial = nash.copy()
-        trial[:, k] = x
-        return -profits(trial, cfg)[:, k].sum()
+        return -market_profits(x, k, cfg).sum()
 
     best = None
-    for start in (nash[:, k], nash[:, k] + cfg.alpha * cfg.mu, cfg.cost_matrix[:, k] + 3 * cfg.alpha * cfg.mu):
-        res = minimize(neg_joint, start, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})
+    for shift in (1.0, 3.0, 10.0):
+        start = cfg.cost_matrix[:, k] + shift * am
+        res = minimize(neg_joint, start, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-9, "maxiter": 5000})
         if best is None or res.fun < best.fun:
             best = res
     return best.x

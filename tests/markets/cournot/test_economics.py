@@ -415,7 +415,13 @@ def test_bootstrap_is_deterministic_and_seeded():
 
 @pytest.mark.parametrize(
     "series,kwargs",
-    [([0.5], {}), ([0.5, np.nan, 0.2], {}), ([0.1] * 10, {"block": 11}), ([0.1] * 10, {"block": 0}), ([0.1] * 10, {"n_resamples": 0})],
+    [
+        ([0.5], {}),
+        ([0.5, np.nan, 0.2], {}),
+        ([0.1] * 10, {"block": 11}),
+        ([0.1] * 10, {"block": 0}),
+        ([0.1] * 10, {"n_resamples": 0}),
+    ],
 )
 def test_bootstrap_rejects_bad_input(series, kwargs):
     with pytest.raises(ValueError):

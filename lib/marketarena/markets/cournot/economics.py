@@ -23,21 +23,24 @@ References (the ``summary.json`` of ``reference@cournot``)
 * :func:`best_response`: firm ``i``'s problem ``max_{q_i >= 0, sum q_i <= K_i} sum_m profit[i, m]``
   given the others' quantities, solved with scipy's SLSQP and the analytic gradient
   ``d profit / d q[i, m] = P_m - c[i, m] - q[i, m] / b_m`` where ``P_m > 0`` (``-c[i, m]`` where the
-  price is clipped). Each problem is a concave QP, so SLSQP lands on the exact optimum; two starts are
-  tried (the firm's current plan and its capacity-projected unconstrained best response) and the better
-  kept, earlier start winning ties.
+  price is clipped). Where prices are positive this is a concave QP; in rescaled variables whose
+  Hessian is the identity, SLSQP's first step from ``q_i = 0`` solves it exactly (see the function's
+  docstring for why not a warm start). Checked in the tests against the water-filling KKT solution.
 * :func:`cournot_nash`: Gauss-Seidel iterative best response from the seed's start (capacity split
   evenly over products), firms updated in index order within a sweep, until the largest change of
   any quantity over a sweep is below ``tol``; otherwise :class:`RuntimeError` naming the config and the
   last change. Convergence is guaranteed in theory: linear Cournot with constant marginal costs is an
   exact potential game with the strictly concave potential
-  ``sum_m [a_m Q_m - (Q_m^2 + sum_i q[i,m]^2) / (2 b_m)] - sum c * q``, so Gauss-Seidel best response is
-  block coordinate ascent on it and the equilibrium is unique.
+  ``sum_m [a_m Q_m - (Q_m^2 + sum_i q[i,m]^2) / (2 b_m)] - sum c * q`` (where prices are positive), so
+  Gauss-Seidel best response is block coordinate ascent on it and the equilibrium is unique. The
+  result is within about ``tol`` of the equilibrium (the sweep map contracts).
 * :func:`monopoly`: full collusion, the firms jointly maximising total profit under *every* firm's
-  own capacity constraint (SLSQP, analytic gradient, multi-start). Product totals and total profit
-  are unique; the split across firms is not when two firms have the same cost for a product (e.g.
-  symmetric configurations). The returned split is then the one reached from the first start, the
-  equal split, which by symmetry stays symmetric: a deterministic, documented convention.
+  own capacity constraint (SLSQP, analytic gradient, multi-start), then polished by solving the KKT
+  equations exactly on the active set SLSQP found, then verified against the KKT conditions
+  (:class:`RuntimeError` if violated). Product totals and total profit are unique; the split across
+  firms is not when two firms have the same cost for a product (e.g. symmetric configurations): the
+  polish then takes the minimum-norm split, i.e. equal shares for equal-cost firms, a deterministic
+  convention.
 * :func:`specialisation_cv`: per firm, population SD / mean of its quantities across products
   (0 when the mean is 0), the seed's equation 4. At the default Nash it is 3/11 for both firms; at the
   default monopoly (each firm alone on its cheap product) it is 1.
@@ -195,7 +198,7 @@ def best_response(i: int, q: ArrayLike, config: CournotConfig) -> NDArray[np.flo
     """Firm ``i``'s profit-maximising quantities ``(M,)`` given the others' rows of ``q`` (n x M).
 
     SLSQP with the analytic gradient on ``q_i >= 0``, ``sum(q_i) <= capacity_i``; row ``i`` of ``q``
-    is only used as a starting point. Raises :class:`RuntimeError` if no start succeeds.
+    is only used as a fallback starting point. Raises :class:`RuntimeError` if no start succeeds.
 
     Numerics: the objective is -profit / ``scale_f`` (a profit scale, so ``ftol`` is relative) in the
     rescaled variables ``y_m = q_m / sqrt(b_m * scale_f / 2)``, in which its Hessian is the identity
@@ -221,7 +224,7 @@ def best_response(i: int, q: ArrayLike, config: CournotConfig) -> NDArray[np.flo
     m = config.n_products
 
     scale_f = max(1.0, float(np.sum(a * a * b)) / 4.0)  # order of magnitude of attainable profit
-    scale_q = np.sqrt(b * scale_f / 2.0)  # q = scale_q * y: Hessian of objective(y) is -identity
+    scale_q = np.sqrt(b * scale_f / 2.0)  # q = scale_q * y: Hessian of objective(y) is the identity
 
     def neg_profit_q(x: NDArray[np.float64]) -> float:
         p = np.maximum(a - (others + x) / b, 0.0)
@@ -484,6 +487,8 @@ def specialisation_cv(q: ArrayLike) -> NDArray[np.float64] | float:
     Population SD (``ddof=0``) / mean, 0 where the mean is 0. ``(..., n, M) -> (..., n)``; a single
     firm's ``(M,)`` vector gives a float. For two products, CV = |q_A - q_B| / (q_A + q_B): 0 for an
     even split, 1 for producing one product only.
+    Same definition as ``marketarena.metrics.indices.cv`` with ``eps=0``, kept here so the Cournot
+    references depend on nothing outside this folder.
     """
     arr = np.asarray(q, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] == 0:

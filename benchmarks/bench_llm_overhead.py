@@ -1,0 +1,196 @@
+"""How much time does the LLM layer add to a call, and do concurrent calls overlap?
+
+What: starts a tiny OpenAI-compatible endpoint on 127.0.0.1 (stdlib ``ThreadingHTTPServer``, a free
+port) that answers every chat completion after a fixed delay with a valid JSON action, then times:
+
+1. ``raw openai``: the bare ``openai.AsyncOpenAI`` client, sequential calls (HTTP + openai package);
+2. ``LLMClient, sequential``: our layer (request building, cache lookup + atomic write, usage/cost,
+   JSON parsing + pydantic validation), sequential calls, fresh cache;
+3. ``LLMClient, concurrent``: N calls gathered at once with ``max_concurrency`` = N, and with a limit
+   of 4: wall time against the ideal ``ceil(N / limit) x delay``;
+4. ``cache replay``: the same N calls again, all answered from the cache (no HTTP at all).
+
+Why: an episode's wall time should be close to (sequential decision points) x (endpoint latency), not
+(calls) x (latency); this shows how far from that the client itself keeps us. Figures are printed, not
+asserted (DESIGN.md section 9).
+
+Run: ``python benchmarks/bench_llm_overhead.py [--delay 0.2] [--calls 20]``. Nothing leaves the
+machine: the endpoint listens on loopback only and stops when the script ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+
+from marketarena.llm import LLMClient, LLMSettings, ModelSpec  # noqa: E402
+
+
+class Bid(BaseModel):
+    item: str
+    qty: int = Field(ge=0)
+    price: int = Field(ge=0)
+
+
+class Action(BaseModel):
+    bids: list[Bid]
+    slogan: str
+
+
+ANSWER = json.dumps(
+    {"bids": [{"item": f"item{i}", "qty": 10 + i, "price": 50 + 7 * i} for i in range(1, 9)], "slogan": "Fresh deals daily"}
+)
+
+
+def make_handler(delay_s: float) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        wbufsize = 1 << 16  # headers and body leave in one write (no Nagle / delayed-ACK stall)
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._send(200, {"object": "list", "data": [{"id": "slow-echo", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            time.sleep(delay_s)
+            self._send(
+                200,
+                {
+                    "id": "chatcmpl-bench",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": request.get("model", "slow-echo"),
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}
+                    ],
+                    "usage": {"prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020},
+                },
+            )
+
+    return Handler
+
+
+def messages(i: int) -> list[dict[str, str]]:
+    prompt = "You are retailer r%d. Funds 22500. Items item1..item8 with base prices ... " % i
+    return [{"role": "system", "content": prompt * 20}, {"role": "user", "content": f"Step {i}: bid now as JSON."}]
+
+
+async def raw_openai(base_url: str, n: int) -> list[float]:
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="x", base_url=base_url, max_retries=0)
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        await client.chat.completions.create(model="slow-echo", messages=messages(i), max_tokens=300, temperature=0)
+        times.append(time.perf_counter() - t)
+    await client.close()
+    return times
+
+
+async def ours_sequential(client: LLMClient, spec: ModelSpec, n: int) -> list[float]:
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        result = await client.complete(spec, messages(i), Action, context={"step": i})
+        assert result.record.valid, result.error
+        times.append(time.perf_counter() - t)
+    return times
+
+
+async def ours_concurrent(client: LLMClient, spec: ModelSpec, n: int, offset: int) -> float:
+    t = time.perf_counter()
+    results = await asyncio.gather(*(client.complete(spec, messages(offset + i), Action) for i in range(n)))
+    assert all(r.record.valid for r in results)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--delay", type=float, default=0.2, help="endpoint latency in seconds")
+    parser.add_argument("--calls", type=int, default=20)
+    args = parser.parse_args()
+    delay, n = args.delay, args.calls
+
+    ThreadingHTTPServer.request_queue_size = 256  # 20 simultaneous connects overflow the default 5
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(delay))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    spec = ModelSpec(alias="bench", model="slow-echo", base_url=base_url, api_key_env=None,
+                     max_concurrency=n, max_tokens=300, price_in_per_mtok=2.5, price_out_per_mtok=10.0)
+    spec4 = spec.model_copy(update={"max_concurrency": 4, "base_url": base_url + "/"})  # own semaphore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        async def run_all() -> dict[str, object]:
+            out: dict[str, object] = {}
+            await raw_openai(base_url, 2)  # warm-up: imports, first connection
+            out["raw"] = await raw_openai(base_url, n)
+            client = LLMClient(LLMSettings(cache_dir=Path(tmp) / "cache"))
+            await ours_sequential(client, spec.model_copy(update={"temperature": 0.1}), 2)  # warm-up
+            out["seq"] = await ours_sequential(client, spec, n)
+            out["conc"] = await ours_concurrent(client, spec, n, offset=1000)
+            c4 = LLMClient(LLMSettings(cache_dir=Path(tmp) / "cache4"))
+            out["conc4"] = await ours_concurrent(c4, spec4, n, offset=2000)
+            t = time.perf_counter()
+            out["replay"] = await ours_sequential(client, spec, n)
+            out["replay_total"] = time.perf_counter() - t
+            out["usage"] = client.usage()
+            out["cache"] = client.cache.stats
+            await client.aclose()
+            await c4.aclose()
+            return out
+
+        res = asyncio.run(run_all())
+    server.shutdown()
+
+    def ms(x: float) -> str:
+        return f"{x * 1000:8.1f} ms"
+
+    raw, seq, replay = res["raw"], res["seq"], res["replay"]
+    print(f"endpoint delay {delay * 1000:.0f} ms, {n} calls, loopback HTTP, schema with 8 bids + slogan")
+    print(f"{'':38s}{'median':>11s}{'p90':>11s}  overhead vs delay (median)")
+    for name, xs in (("raw openai, sequential", raw), ("LLMClient, sequential (fresh cache)", seq)):
+        p90 = sorted(xs)[int(0.9 * (len(xs) - 1))]
+        print(f"{name:38s}{ms(statistics.median(xs))}{ms(p90)}  {ms(statistics.median(xs) - delay)}")
+    ours_extra = statistics.median(seq) - statistics.median(raw)
+    print(f"{'-> our layer on top of openai':38s}{ms(ours_extra)}")
+    print(f"{'cache replay, per call':38s}{ms(statistics.median(replay))}{ms(sorted(replay)[int(0.9 * (n - 1))])}"
+          f"  (total {res['replay_total'] * 1000:.1f} ms for {n} calls)")
+    for label, wall, limit in (("concurrent, limit = calls", res["conc"], n), ("concurrent, limit = 4", res["conc4"], 4)):
+        ideal = math.ceil(n / limit) * delay
+        print(f"{label:38s}{ms(wall)} wall; ideal {ideal * 1000:.0f} ms; sequential would be {n * delay * 1000:.0f} ms")
+    usage = res["usage"]
+    if usage.retries:
+        print(f"WARNING: {usage.retries} retries happened; the concurrent figures include back-off")
+    print(f"usage: {usage}")
+    print(f"cache: {res['cache']}")
+
+
+if __name__ == "__main__":
+    main()

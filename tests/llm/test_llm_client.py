@@ -1,0 +1,372 @@
+"""LLMClient over the scripted fake endpoint: validation, re-asks, retries, errors, cache, budget."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from marketarena.llm import (
+    BudgetExceeded,
+    CacheMiss,
+    CostGuard,
+    LLMClient,
+    LLMEndpointError,
+    LLMSettings,
+    MissingAPIKey,
+    ModelSpec,
+)
+from marketarena.llm.fake import (
+    ConnectFail,
+    FakeEndpoint,
+    Garbage,
+    Hang,
+    Reply,
+    Status,
+    always_invalid,
+    invalid_then_valid,
+    server_errors_then,
+    timeout_then,
+    valid,
+)
+
+SECRET = "sk-test-THIS-MUST-NEVER-LEAK-0123456789"
+KEY_ENV = "MARKETARENA_TEST_KEY"
+
+
+class Bid(BaseModel):
+    qty: int = Field(ge=0)
+    price: int = Field(ge=0)
+
+
+class Bids(BaseModel):
+    bids: dict[str, Bid]
+
+
+GOOD = {"bids": {"item1": {"qty": 3, "price": 60}}}
+BAD_TYPE = {"bids": {"item1": {"qty": "ten", "price": 60}}}
+MESSAGES = [{"role": "system", "content": "You are a retailer."}, {"role": "user", "content": "Bid for item1."}]
+
+
+def make_spec(**overrides: Any) -> ModelSpec:
+    data: dict[str, Any] = {
+        "alias": "fake",
+        "model": "fake-model",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": KEY_ENV,
+        "max_retries": 3,
+        "timeout_s": 5,
+        "price_in_per_mtok": 1.0,
+        "price_out_per_mtok": 4.0,
+    }
+    data.update(overrides)
+    return ModelSpec(**data)
+
+
+def make_client(fake: FakeEndpoint, tmp_path, **kwargs: Any) -> LLMClient:
+    settings = kwargs.pop("settings", None) or LLMSettings(cache_dir=tmp_path / "cache")
+    kwargs.setdefault("environ", {KEY_ENV: SECRET})
+    return LLMClient(settings, openai_factory=fake.factory, backoff_base_s=0.001, backoff_max_s=0.01, **kwargs)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture
+def spec() -> ModelSpec:
+    return make_spec()
+
+
+def test_valid_answer_gives_action_record_and_request(spec, tmp_path):
+    fake = FakeEndpoint(valid(GOOD, prompt_tokens=1000, completion_tokens=500))
+    client = make_client(fake, tmp_path)
+    result = run(client.complete(spec, MESSAGES, Bids, context={"step": 2, "agent_id": "r1"}))
+
+    assert result.action == Bids.model_validate(GOOD)
+    assert result.error is None
+    assert json.loads(result.raw_text) == GOOD
+    rec = result.record
+    assert (rec.model, rec.valid, rec.cached, rec.attempts, rec.retries) == ("fake", True, False, 1, 0)
+    assert (rec.prompt_tokens, rec.completion_tokens) == (1000, 500)
+    assert rec.cost_usd == pytest.approx((1000 * 1.0 + 500 * 4.0) / 1e6)
+    assert len(rec.request_hash) == 64
+    assert rec.as_row()["agent_id"] == "r1" and rec.as_row()["step"] == 2
+
+    body = fake.requests[0].body
+    assert body["model"] == "fake-model" and body["temperature"] == 0 and body["max_tokens"] == 1024
+    assert body["messages"] == MESSAGES
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "Bids"
+    # dict[str, Bid] is an open object: not strict-able under OpenAI's rules, sent non-strict
+    assert fmt["json_schema"]["strict"] is False
+    assert fake.api_keys_seen == {SECRET}
+
+
+def test_invalid_then_valid_reasks_quoting_the_error(spec, tmp_path):
+    fake = FakeEndpoint(invalid_then_valid(BAD_TYPE, GOOD))
+    result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+
+    assert result.action == Bids.model_validate(GOOD)
+    assert result.record.attempts == 2 and result.record.valid
+    assert fake.n_calls == 2
+    second = fake.requests[1].body["messages"]
+    assert second[: len(MESSAGES)] == MESSAGES
+    assert second[len(MESSAGES)] == {"role": "assistant", "content": json.dumps(BAD_TYPE)}
+    reask = second[len(MESSAGES) + 1]
+    assert reask["role"] == "user"
+    assert "bids.item1.qty" in reask["content"] and "valid integer" in reask["content"]
+    assert result.record.prompt_tokens == 100  # summed over both answers (50 each)
+
+
+def test_not_json_is_reasked_with_the_json_error(spec, tmp_path):
+    fake = FakeEndpoint([Reply("I bid 3 units at 60"), Reply(GOOD)])
+    result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    assert result.record.valid and result.record.attempts == 2
+    assert "not valid JSON" in fake.requests[1].body["messages"][-1]["content"]
+
+
+def test_always_invalid_gives_none_after_max_reasks(tmp_path):
+    spec = make_spec(max_reasks=2)
+    fake = FakeEndpoint(always_invalid("not json at all", times=10))
+    result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+
+    assert result.action is None
+    assert result.record.valid is False
+    assert result.record.attempts == 1 + spec.max_reasks == 3
+    assert fake.n_calls == 3
+    assert result.raw_text == "not json at all"
+    assert result.error and "not valid JSON" in result.error
+
+
+def test_truncated_answer_says_so(tmp_path):
+    spec = make_spec(max_reasks=0)
+    fake = FakeEndpoint([Reply('{"bids": {"item1": {"qty": 3', finish_reason="length")])
+    result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    assert result.action is None and "cut off at max_tokens" in result.error
+
+
+def test_timeout_then_success_is_retried(spec, tmp_path):
+    fake = FakeEndpoint(timeout_then(GOOD))
+    result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    assert result.record.valid and result.record.retries == 1 and result.record.attempts == 1
+    assert fake.n_calls == 2
+
+
+def test_own_per_call_timeout_trips_on_a_hanging_endpoint(tmp_path):
+    spec = make_spec(timeout_s=0.05)
+    fake = FakeEndpoint([Hang(5.0), Reply(GOOD)])
+    result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    assert result.record.valid and result.record.retries == 1
+
+
+def test_500_then_ok_and_connection_error_then_ok(spec, tmp_path):
+    fake = FakeEndpoint(server_errors_then(GOOD, errors=2, code=500))
+    assert run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids)).record.retries == 2
+
+    fake = FakeEndpoint([Status(429, headers=(("retry-after", "0"),)), ConnectFail(), Reply(GOOD)])
+    result = run(make_client(fake, tmp_path / "b").complete(spec, MESSAGES, Bids))
+    assert result.record.valid and result.record.retries == 2
+
+
+def test_500s_exhausted_raise_endpoint_error_without_the_key(tmp_path, caplog):
+    spec = make_spec(max_retries=2)
+    leaky = f"upstream said: Incorrect API key provided: {SECRET}"
+    fake = FakeEndpoint([Status(500, leaky)], repeat_last=True)
+    with caplog.at_level(logging.DEBUG), pytest.raises(LLMEndpointError) as info:
+        run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids, context={"step": 4}))
+
+    err = info.value
+    message = str(err)
+    assert fake.n_calls == 3  # 1 + max_retries
+    assert "'fake'" in message and "http://127.0.0.1:9/v1" in message and "500" in message
+    assert "step=4" in message
+    assert (err.alias, err.base_url, err.status) == ("fake", "http://127.0.0.1:9/v1", 500)
+    assert SECRET not in message and SECRET[:12] not in message
+    assert SECRET not in caplog.text and SECRET[:12] not in caplog.text
+    assert err.record.retries == 2
+    assert not list((tmp_path / "cache").rglob("*.json"))  # failures are never cached
+
+
+def test_auth_failure_is_not_retried_and_not_quoted(tmp_path):
+    fake = FakeEndpoint([Status(401, f"Incorrect API key provided: {SECRET[:8]}****{SECRET[-4:]}")])
+    with pytest.raises(LLMEndpointError) as info:
+        run(make_client(fake, tmp_path).complete(make_spec(), MESSAGES, Bids))
+    assert fake.n_calls == 1
+    assert info.value.status == 401 and "not retryable" in str(info.value)
+    assert SECRET[:8] not in str(info.value) and SECRET[-4:] not in str(info.value)
+
+
+def test_garbage_200_is_retried_then_reported(tmp_path):
+    fake = FakeEndpoint([Garbage()], repeat_last=True)
+    with pytest.raises(LLMEndpointError, match="bad response"):
+        run(make_client(fake, tmp_path).complete(make_spec(max_retries=1), MESSAGES, Bids))
+    assert fake.n_calls == 2
+
+
+def test_missing_key_names_the_variable_and_is_lazy(spec, tmp_path):
+    fake = FakeEndpoint(valid(GOOD))
+    with pytest.raises(MissingAPIKey, match=KEY_ENV):
+        run(make_client(fake, tmp_path, environ={}).complete(spec, MESSAGES, Bids))
+    assert fake.n_calls == 0
+    # with the answer cached, no key is needed at all (offline replay)
+    run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    replay = run(make_client(fake, tmp_path, environ={}).complete(spec, MESSAGES, Bids))
+    assert replay.record.cached and fake.n_calls == 1
+
+
+def test_no_key_env_sends_a_dummy_key_not_the_environment_one(tmp_path):
+    spec = make_spec(api_key_env=None)
+    fake = FakeEndpoint(valid(GOOD))
+    run(make_client(fake, tmp_path, environ={"OPENAI_API_KEY": SECRET}).complete(spec, MESSAGES, Bids))
+    assert SECRET not in fake.api_keys_seen and len(fake.api_keys_seen) == 1
+
+
+def test_second_identical_call_is_served_from_cache(spec, tmp_path):
+    fake = FakeEndpoint(invalid_then_valid(BAD_TYPE, GOOD, prompt_tokens=70, completion_tokens=30))
+    first = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    calls = fake.n_calls
+
+    replay_client = make_client(fake, tmp_path)
+    second = run(replay_client.complete(spec, MESSAGES, Bids))
+    assert fake.n_calls == calls == 2  # zero transport calls on replay
+    assert second.action == first.action and second.raw_text == first.raw_text and second.error == first.error
+    r1, r2 = first.record, second.record
+    assert (r2.request_hash, r2.attempts, r2.valid) == (r1.request_hash, r1.attempts, r1.valid)
+    assert (r2.prompt_tokens, r2.completion_tokens) == (r1.prompt_tokens, r1.completion_tokens) == (140, 60)
+    assert r2.cached and not r1.cached
+    assert r2.cost_usd == 0 and r1.cost_usd > 0 and r2.latency_s == 0
+    assert replay_client.cache.stats.hits == 2 and replay_client.cache.stats.misses == 0
+
+
+def test_invalid_answers_are_cached_so_replay_takes_the_same_path(tmp_path):
+    spec = make_spec(max_reasks=1)
+    fake = FakeEndpoint(always_invalid("nope", times=2))
+    first = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    second = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    assert fake.n_calls == 2
+    assert first.action is None and second.action is None
+    assert (second.error, second.record.attempts, second.record.cached) == (first.error, 2, True)
+
+
+def test_cache_key_depends_on_sample_schema_and_sampling(spec, tmp_path):
+    fake = FakeEndpoint([Reply(GOOD)], repeat_last=True)
+    client = make_client(fake, tmp_path)
+    hashes = {
+        run(client.complete(spec, MESSAGES, Bids)).record.request_hash,
+        run(client.complete(spec, MESSAGES, Bids, sample=1)).record.request_hash,
+        run(client.complete(make_spec(temperature=0.7), MESSAGES, Bids)).record.request_hash,
+        run(client.complete(make_spec(structured_output="json_object"), MESSAGES, Bids)).record.request_hash,
+    }
+    assert len(hashes) == 4 and fake.n_calls == 4
+    # the endpoint URL and alias are not part of the key: a replay on another port still hits
+    moved = make_spec(alias="other", base_url="http://127.0.0.1:10/v1")
+    assert run(client.complete(moved, MESSAGES, Bids)).record.cached and fake.n_calls == 4
+
+
+def test_cache_only_mode_refuses_a_miss(spec, tmp_path):
+    fake = FakeEndpoint(valid(GOOD))
+    settings = LLMSettings(cache_dir=tmp_path / "cache", cache_only=True)
+    with pytest.raises(CacheMiss, match="cache_only"):
+        run(make_client(fake, tmp_path, settings=settings).complete(spec, MESSAGES, Bids))
+    assert fake.n_calls == 0
+
+
+def test_cost_guard_stops_before_exceeding_the_budget(tmp_path):
+    # estimate per request: ceil(prompt chars / 4) tokens in at $1/Mtok + 1000 tokens out at $10/Mtok
+    spec = make_spec(max_tokens=1000, price_in_per_mtok=1.0, price_out_per_mtok=10.0)
+    guard = CostGuard(max_cost_usd=0.025)
+    fake = FakeEndpoint([Reply(GOOD, prompt_tokens=200, completion_tokens=900)], repeat_last=True)
+    client = make_client(fake, tmp_path, cost_guard=guard)
+    ok = 0
+    with pytest.raises(BudgetExceeded) as info:
+        for i in range(10):
+            run(client.complete(spec, MESSAGES, Bids, sample=i))
+            ok += 1
+    assert ok == 2 and fake.n_calls == 2  # the third request was refused before it was sent
+    assert guard.spent_usd <= guard.max_cost_usd
+    assert guard.spent_usd == pytest.approx(2 * (200 * 1.0 + 900 * 10.0) / 1e6)
+    assert info.value.limit_usd == 0.025 and guard.tripped
+    # cached answers still flow once the budget is spent (replay of the finished part)
+    assert run(client.complete(spec, MESSAGES, Bids, sample=0)).record.cached
+
+
+def test_cost_guard_holds_under_concurrency(tmp_path):
+    spec = make_spec(max_tokens=1000, price_out_per_mtok=10.0, max_concurrency=8)
+    guard = CostGuard(max_cost_usd=0.05)  # room for at most 4 full estimates (~0.0100 each)
+    fake = FakeEndpoint([Reply(GOOD, completion_tokens=1000, delay_s=0.01)], repeat_last=True)
+    client = make_client(fake, tmp_path, cost_guard=guard)
+
+    async def many():
+        return await asyncio.gather(
+            *(client.complete(spec, MESSAGES, Bids, sample=i) for i in range(12)), return_exceptions=True
+        )
+
+    results = run(many())
+    refused = [r for r in results if isinstance(r, BudgetExceeded)]
+    assert refused and guard.spent_usd <= guard.max_cost_usd
+    assert fake.n_calls == len(results) - len(refused)
+
+
+def test_concurrency_is_limited_per_endpoint(tmp_path):
+    spec = make_spec(max_concurrency=2)
+    in_flight = peak = 0
+
+    class Counting(FakeEndpoint):
+        pass
+
+    fake = FakeEndpoint([Reply(GOOD, delay_s=0.02)], repeat_last=True)
+    original = fake._next
+
+    def counting_next(body):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        asyncio.get_running_loop().call_later(0.015, _done)
+        return original(body)
+
+    def _done():
+        nonlocal in_flight
+        in_flight -= 1
+
+    fake._next = counting_next
+    client = make_client(fake, tmp_path)
+
+    async def many():
+        return await asyncio.gather(*(client.complete(spec, MESSAGES, Bids, sample=i) for i in range(6)))
+
+    results = run(many())
+    assert all(r.record.valid for r in results) and fake.n_calls == 6
+    assert peak == 2
+
+
+def test_structured_output_modes(tmp_path):
+    fake = FakeEndpoint([Reply(GOOD)], repeat_last=True)
+    client = make_client(fake, tmp_path)
+    run(client.complete(make_spec(structured_output="json_object"), MESSAGES, Bids))
+    run(client.complete(make_spec(structured_output="none"), MESSAGES, Bids))
+    run(client.complete(make_spec(base_url=None, api_key_env=KEY_ENV), MESSAGES, Bid))
+    assert fake.requests[0].body["response_format"] == {"type": "json_object"}
+    assert "response_format" not in fake.requests[1].body
+    openai_body = fake.requests[2].body  # OpenAI itself: strict schema, max_completion_tokens
+    assert openai_body["response_format"]["json_schema"]["strict"] is True
+    assert openai_body["max_completion_tokens"] == 1024 and "max_tokens" not in openai_body
+
+
+def test_client_survives_several_event_loops(spec, tmp_path):
+    fake = FakeEndpoint([Reply(GOOD)], repeat_last=True)
+    client = make_client(fake, tmp_path)
+    for i in range(3):  # e.g. one asyncio.run per episode
+        assert run(client.complete(spec, MESSAGES, Bids, sample=i)).record.valid
+    assert client.usage().calls == 3 and client.totals["fake"].cost_usd > 0
+
+
+def test_records_reach_the_on_record_hook(spec, tmp_path):
+    seen = []
+    fake = FakeEndpoint(valid(GOOD))
+    run(make_client(fake, tmp_path, on_record=seen.append).complete(spec, MESSAGES, Bids, context={"step": 0}))
+    assert len(seen) == 1 and seen[0].context == {"step": 0}
