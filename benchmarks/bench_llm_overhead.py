@@ -51,7 +51,10 @@ class Action(BaseModel):
 
 
 ANSWER = json.dumps(
-    {"bids": [{"item": f"item{i}", "qty": 10 + i, "price": 50 + 7 * i} for i in range(1, 9)], "slogan": "Fresh deals daily"}
+    {
+        "bids": [{"item": f"item{i}", "qty": 10 + i, "price": 50 + 7 * i} for i in range(1, 9)],
+        "slogan": "Fresh deals daily",
+    }
 )
 
 
@@ -86,7 +89,11 @@ def make_handler(delay_s: float) -> type[BaseHTTPRequestHandler]:
                     "created": 0,
                     "model": request.get("model", "slow-echo"),
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": ANSWER}, "finish_reason": "stop"}
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": ANSWER},
+                            "finish_reason": "stop",
+                        }
                     ],
                     "usage": {"prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020},
                 },
@@ -97,7 +104,10 @@ def make_handler(delay_s: float) -> type[BaseHTTPRequestHandler]:
 
 def messages(i: int) -> list[dict[str, str]]:
     prompt = "You are retailer r%d. Funds 22500. Items item1..item8 with base prices ... " % i
-    return [{"role": "system", "content": prompt * 20}, {"role": "user", "content": f"Step {i}: bid now as JSON."}]
+    return [
+        {"role": "system", "content": prompt * 20},
+        {"role": "user", "content": f"Step {i}: bid now as JSON."},
+    ]
 
 
 async def raw_openai(base_url: str, n: int) -> list[float]:
@@ -107,7 +117,9 @@ async def raw_openai(base_url: str, n: int) -> list[float]:
     times = []
     for i in range(n):
         t = time.perf_counter()
-        await client.chat.completions.create(model="slow-echo", messages=messages(i), max_tokens=300, temperature=0)
+        await client.chat.completions.create(
+            model="slow-echo", messages=messages(i), max_tokens=300, temperature=0
+        )
         times.append(time.perf_counter() - t)
     await client.close()
     return times
@@ -142,11 +154,20 @@ def main() -> None:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    spec = ModelSpec(alias="bench", model="slow-echo", base_url=base_url, api_key_env=None,
-                     max_concurrency=n, max_tokens=300, price_in_per_mtok=2.5, price_out_per_mtok=10.0)
+    spec = ModelSpec(
+        alias="bench",
+        model="slow-echo",
+        base_url=base_url,
+        api_key_env=None,
+        max_concurrency=n,
+        max_tokens=300,
+        price_in_per_mtok=2.5,
+        price_out_per_mtok=10.0,
+    )
     spec4 = spec.model_copy(update={"max_concurrency": 4, "base_url": base_url + "/"})  # own semaphore
 
     with tempfile.TemporaryDirectory() as tmp:
+
         async def run_all() -> dict[str, object]:
             out: dict[str, object] = {}
             await raw_openai(base_url, 2)  # warm-up: imports, first connection
@@ -180,11 +201,20 @@ def main() -> None:
         print(f"{name:38s}{ms(statistics.median(xs))}{ms(p90)}  {ms(statistics.median(xs) - delay)}")
     ours_extra = statistics.median(seq) - statistics.median(raw)
     print(f"{'-> our layer on top of openai':38s}{ms(ours_extra)}")
-    print(f"{'cache replay, per call':38s}{ms(statistics.median(replay))}{ms(sorted(replay)[int(0.9 * (n - 1))])}"
-          f"  (total {res['replay_total'] * 1000:.1f} ms for {n} calls)")
-    for label, wall, limit in (("concurrent, limit = calls", res["conc"], n), ("concurrent, limit = 4", res["conc4"], 4)):
+    replay_p90 = sorted(replay)[int(0.9 * (n - 1))]
+    print(
+        f"{'cache replay, per call':38s}{ms(statistics.median(replay))}{ms(replay_p90)}"
+        f"  (total {res['replay_total'] * 1000:.1f} ms for {n} calls)"
+    )
+    for label, wall, limit in (
+        ("concurrent, limit = calls", res["conc"], n),
+        ("concurrent, limit = 4", res["conc4"], 4),
+    ):
         ideal = math.ceil(n / limit) * delay
-        print(f"{label:38s}{ms(wall)} wall; ideal {ideal * 1000:.0f} ms; sequential would be {n * delay * 1000:.0f} ms")
+        print(
+            f"{label:38s}{ms(wall)} wall; ideal {ideal * 1000:.0f} ms;"
+            f" sequential would be {n * delay * 1000:.0f} ms"
+        )
     usage = res["usage"]
     if usage.retries:
         print(f"WARNING: {usage.retries} retries happened; the concurrent figures include back-off")

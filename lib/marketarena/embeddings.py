@@ -66,9 +66,11 @@ class Embedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             import torch
+            import transformers
             from sentence_transformers import SentenceTransformer
 
             torch.set_num_threads(1)
+            transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bars in logs
 
             path = resolve_model_path(self.model_name)
             try:

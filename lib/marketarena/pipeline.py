@@ -54,7 +54,7 @@ def run_personas(params: Params, paths: Paths) -> pd.DataFrame:
 def run_embed(params: Params, paths: Paths) -> pd.DataFrame:
     from marketarena.embeddings import Embedder, embed_personas
 
-    embedder = Embedder(params.embedding.model, paths.root / params.embedding.cache_dir)
+    embedder = Embedder(params.embedding.model, params.embedding.cache_dir)
     df = embed_personas(pd.read_parquet(paths.personas), embedder)
     df.to_parquet(paths.embeddings, index=False)
     return df

@@ -43,15 +43,19 @@ TINY_MARKET = {
 }
 
 
-def env():
+def env(project: Path):
+    """The scratch project runs its own copy of the code (not the editable install), so that its
+    episodes' code fingerprint cannot move while the test runs."""
     e = dict(os.environ)
+    e["PYTHONPATH"] = str(project / "lib")
     e["PATH"] = f"{BIN}{os.pathsep}{e['PATH']}"
     e.update(DVC_NO_ANALYTICS="1", HF_HUB_OFFLINE="1", MPLBACKEND="Agg")
     return e
 
 
 def dvc(project: Path, *args, check=True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env(), capture_output=True,
+    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env(project),
+                          capture_output=True,
                           text=True, timeout=900)
     if check and proc.returncode != 0:
         raise AssertionError(f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -140,7 +144,7 @@ def test_killed_run_resumes_without_redoing_finished_episodes(project):
     def new_episodes():
         return {k: v for k, v in episode_meta(project).items() if v["fingerprint"] not in old}
 
-    proc = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=project, env=env(),
+    proc = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=project, env=env(project),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     root = project / "data" / "episodes" / "supply_chain"

@@ -8,11 +8,19 @@ import threading
 from marketarena.llm import ResponseCache, canonical_json, request_key
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "temperature": 0, "sample": 0}
-RESPONSE = {"choices": [{"message": {"content": "{}"}}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+RESPONSE = {
+    "choices": [{"message": {"content": "{}"}}],
+    "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+}
 
 
 def test_key_is_canonical():
-    reordered = {"sample": 0, "temperature": 0, "messages": [{"content": "héllo", "role": "user"}], "model": "m"}
+    reordered = {
+        "sample": 0,
+        "temperature": 0,
+        "messages": [{"content": "héllo", "role": "user"}],
+        "model": "m",
+    }
     assert request_key(REQUEST) == request_key(reordered)
     assert request_key(REQUEST) != request_key({**REQUEST, "sample": 1})
     assert canonical_json({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'

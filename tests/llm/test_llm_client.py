@@ -49,7 +49,10 @@ class Bids(BaseModel):
 
 GOOD = {"bids": {"item1": {"qty": 3, "price": 60}}}
 BAD_TYPE = {"bids": {"item1": {"qty": "ten", "price": 60}}}
-MESSAGES = [{"role": "system", "content": "You are a retailer."}, {"role": "user", "content": "Bid for item1."}]
+MESSAGES = [
+    {"role": "system", "content": "You are a retailer."},
+    {"role": "user", "content": "Bid for item1."},
+]
 
 
 def make_spec(**overrides: Any) -> ModelSpec:
@@ -70,7 +73,9 @@ def make_spec(**overrides: Any) -> ModelSpec:
 def make_client(fake: FakeEndpoint, tmp_path, **kwargs: Any) -> LLMClient:
     settings = kwargs.pop("settings", None) or LLMSettings(cache_dir=tmp_path / "cache")
     kwargs.setdefault("environ", {KEY_ENV: SECRET})
-    return LLMClient(settings, openai_factory=fake.factory, backoff_base_s=0.001, backoff_max_s=0.01, **kwargs)
+    return LLMClient(
+        settings, openai_factory=fake.factory, backoff_base_s=0.001, backoff_max_s=0.01, **kwargs
+    )
 
 
 def run(coro):
@@ -368,5 +373,40 @@ def test_client_survives_several_event_loops(spec, tmp_path):
 def test_records_reach_the_on_record_hook(spec, tmp_path):
     seen = []
     fake = FakeEndpoint(valid(GOOD))
-    run(make_client(fake, tmp_path, on_record=seen.append).complete(spec, MESSAGES, Bids, context={"step": 0}))
+    run(
+        make_client(fake, tmp_path, on_record=seen.append).complete(spec, MESSAGES, Bids, context={"step": 0})
+    )
     assert len(seen) == 1 and seen[0].context == {"step": 0}
+
+
+def test_cancelled_call_frees_its_budget_reservation(spec, tmp_path):
+    guard = CostGuard(max_cost_usd=1.0)
+    fake = FakeEndpoint([Hang(5.0)])
+    client = make_client(fake, tmp_path, cost_guard=guard)
+
+    async def cancel_midway():
+        task = asyncio.ensure_future(client.complete(spec, MESSAGES, Bids))
+        while fake.n_calls == 0:
+            await asyncio.sleep(0.001)
+        assert guard.reserved_usd > 0
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(cancel_midway())
+    assert guard.reserved_usd == 0 and guard.spent_usd == 0
+
+
+def test_identical_concurrent_requests_share_one_answer(tmp_path):
+    spec = make_spec(temperature=1.0)
+    fake = FakeEndpoint([Reply(GOOD, delay_s=0.02), Reply({"bids": {}})])
+    client = make_client(fake, tmp_path)
+
+    async def both():
+        return await asyncio.gather(*(client.complete(spec, MESSAGES, Bids) for _ in range(2)))
+
+    a, b = run(both())
+    assert fake.n_calls == 1  # the second waited for the first instead of sampling anew
+    assert a.raw_text == b.raw_text and a.record.request_hash == b.record.request_hash
+    assert sorted([a.record.cached, b.record.cached]) == [False, True]
+    assert a.record.cost_usd + b.record.cost_usd == pytest.approx(max(a.record.cost_usd, b.record.cost_usd))

@@ -71,11 +71,17 @@ class Action(BaseModel):
 def test_real_local_model_answers_valid_json_and_replays_offline(tmp_path):
     if not llama_cpp_available():
         if os.environ.get("MARKETARENA_REQUIRE_LOCAL_MODEL") == "1":
-            pytest.fail("MARKETARENA_REQUIRE_LOCAL_MODEL=1 but llama-cpp-python[server] / the GGUF package are missing")
+            pytest.fail(
+                "MARKETARENA_REQUIRE_LOCAL_MODEL=1 but llama-cpp-python[server] or the GGUF package "
+                "is missing"
+            )
         pytest.skip("optional local-model extra not installed")
     messages = [
-        {"role": "user", "content": "You are a retailer. Item1 has base price 50 and you have 1000 funds. "
-         'Bid for item1. Answer with JSON only: {"bids": {"item1": {"qty": <int>, "price": <int>}}}'}
+        {
+            "role": "user",
+            "content": "You are a retailer. Item1 has base price 50 and you have 1000 funds. "
+            'Bid for item1. Answer with JSON only: {"bids": {"item1": {"qty": <int>, "price": <int>}}}',
+        }
     ]
     settings = LLMSettings(cache_dir=tmp_path / "cache")
     with start_server(port=0, log_path=tmp_path / "server.log") as server:

@@ -34,7 +34,10 @@ Behaviour and choices:
   the alias, the base_url and the last status. Each request also has a hard ``spec.timeout_s``.
 - Cache: every request (the first ask and each re-ask) is looked up before it is sent; only well-formed
   HTTP 200 chat completions are stored, invalid content included, so a replay walks the same re-ask
-  path. Cached answers cost 0 and report the tokens they originally used.
+  path. Cached answers cost 0 and report the tokens they originally used. A request identical to one
+  already on the wire waits for it and shares its answer (counted as cached): a live run then gets
+  what its replay will get, even at temperature > 0 (agents that must sample independently need
+  distinct prompts, e.g. their own name, or distinct ``sample`` indices).
 - Money: tokens from the response ``usage`` (estimated as characters / 4 when an endpoint sends none),
   dollars from the spec's prices. Before each uncached request the shared ``CostGuard`` reserves a
   conservative estimate (prompt characters / 4 + ``max_tokens``, at the spec's prices) and refuses with
@@ -420,8 +423,8 @@ def _answer_text(data: dict[str, Any]) -> tuple[str, str | None]:
 
 @dataclass
 class _Endpoint:
-    client: Any
-    api_key: str
+    client: Any = field(repr=False)
+    api_key: str = field(repr=False)  # kept only to redact it from endpoint messages
 
 
 class LLMClient:
@@ -458,6 +461,7 @@ class LLMClient:
         self._clients: dict[tuple[str | None, str | None], _Endpoint] = {}
         self._semaphores: dict[str | None, tuple[asyncio.Semaphore, int]] = {}
         self._warned_concurrency: set[str] = set()
+        self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -471,6 +475,9 @@ class LLMClient:
         context: Mapping[str, Any] | None = None,
     ) -> LLMResult[A]:
         """Ask ``spec``'s model for an answer matching ``schema``; see the module docstring."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # connection pools, semaphores, futures belong to one event loop
+            self._loop, self._clients, self._semaphores, self._inflight = loop, {}, {}, {}
         conversation: list[Message] = [dict(m) for m in messages]
         response_format = response_format_for(schema, spec.structured_output)
         record = CallRecord(model=spec.alias, request_hash="", context=dict(context or {}))
@@ -483,16 +490,17 @@ class LLMClient:
             if attempt == 0:
                 record.request_hash = key
             data = self.cache.get(key, request)
+            pending = self._inflight.get(key) if data is None else None
+            if pending is not None:  # the same request is on the wire already: share its answer
+                data = await asyncio.shield(pending)
             if data is None:
                 if self.settings.cache_only:
                     raise CacheMiss(
                         f"model {spec.alias!r}: request {key[:12]}... is not in the cache "
-                        f"{self.cache.cache_dir} and llm.cache_only is set"
-                        + self._where(record)
+                        f"{self.cache.cache_dir} and llm.cache_only is set" + self._where(record)
                     )
                 record.cached = False
-                data = await self._fetch(spec, conversation, response_format, request, record)
-                self.cache.put(key, request, data)
+                data = await self._fetch_once(key, spec, conversation, response_format, request, record)
                 record.cost_usd += self._usage_cost(spec, data, conversation, record)
             else:
                 self._usage_cost(spec, data, conversation, record)  # tokens only: cached costs 0
@@ -548,7 +556,7 @@ class LLMClient:
         return {
             "v": REQUEST_FORMAT_VERSION,
             "model": spec.model,
-            "messages": conversation,
+            "messages": list(conversation),
             "temperature": spec.temperature,
             "max_tokens": spec.max_tokens,
             "response_format": response_format,
@@ -561,7 +569,9 @@ class LLMClient:
             self.on_record(record)
 
     @staticmethod
-    def _usage_cost(spec: ModelSpec, data: dict[str, Any], conversation: list[Message], record: CallRecord) -> float:
+    def _usage_cost(
+        spec: ModelSpec, data: dict[str, Any], conversation: list[Message], record: CallRecord
+    ) -> float:
         prompt, completion = _tokens(data, conversation)
         record.prompt_tokens += prompt
         record.completion_tokens += completion
@@ -586,9 +596,6 @@ class LLMClient:
         return value.strip()
 
     def _endpoint(self, spec: ModelSpec) -> tuple[_Endpoint, asyncio.Semaphore]:
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # connection pools and semaphores belong to one event loop
-            self._loop, self._clients, self._semaphores = loop, {}, {}
         client_key = (spec.base_url, spec.api_key_env)
         endpoint = self._clients.get(client_key)
         if endpoint is None:
@@ -603,19 +610,56 @@ class LLMClient:
             self._warned_concurrency.add(spec.alias)
             log.warning(
                 "model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
-                spec.alias, spec.max_concurrency, spec.base_url or OPENAI_DEFAULT_URL, sem_entry[1], sem_entry[1],
+                spec.alias,
+                spec.max_concurrency,
+                spec.base_url or OPENAI_DEFAULT_URL,
+                sem_entry[1],
+                sem_entry[1],
             )
         return endpoint, sem_entry[0]
 
     def _wire_body(
         self, spec: ModelSpec, conversation: list[Message], response_format: dict[str, Any] | None
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": spec.model, "messages": conversation, "temperature": spec.temperature}
+        body: dict[str, Any] = {
+            "model": spec.model,
+            "messages": list(conversation),
+            "temperature": spec.temperature,
+        }
         # OpenAI's newer models only take max_completion_tokens; llama.cpp / vLLM / Ollama take max_tokens.
         body["max_completion_tokens" if spec.base_url is None else "max_tokens"] = spec.max_tokens
         if response_format is not None:
             body["response_format"] = response_format
         return body
+
+    async def _fetch_once(
+        self,
+        key: str,
+        spec: ModelSpec,
+        conversation: list[Message],
+        response_format: dict[str, Any] | None,
+        request: dict[str, Any],
+        record: CallRecord,
+    ) -> dict[str, Any]:
+        """Fetch and cache the answer to ``request``; identical requests arriving meanwhile wait for
+        this one and share its answer (as they would share the cached one on replay)."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            data = await self._fetch(spec, conversation, response_format, request, record)
+            self.cache.put(key, request, data)
+        except BaseException as err:
+            if isinstance(err, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(err)
+                future.exception()  # retrieved: no "never retrieved" warning when nobody waited
+            raise
+        else:
+            future.set_result(data)
+            return data
+        finally:
+            self._inflight.pop(key, None)
 
     def _backoff(self, retry: int, failure: _Failure) -> float:
         cap = min(self.backoff_max_s, self.backoff_base_s * (2**retry))
@@ -634,7 +678,9 @@ class LLMClient:
     ) -> dict[str, Any]:
         endpoint, semaphore = self._endpoint(spec)
         body = self._wire_body(spec, conversation, response_format)
-        estimate = CostGuard.estimate(spec, len(canonical_json(conversation)) + len(canonical_json(response_format)))
+        estimate = CostGuard.estimate(
+            spec, len(canonical_json(conversation)) + len(canonical_json(response_format))
+        )
         url = spec.base_url or OPENAI_DEFAULT_URL
         failure: _Failure | None = None
         for retry in range(spec.max_retries + 1):
@@ -660,6 +706,9 @@ class LLMClient:
                     failure = _classify(err)
                     if failure is None:
                         raise
+                except BaseException:  # cancelled (e.g. the run is stopping): free the reservation
+                    self.cost_guard.release(reservation)
+                    raise
                 else:
                     record.latency_s += time.perf_counter() - started
                     self.cost_guard.settle(reservation, spec.cost_usd(*_tokens(data, conversation)))
@@ -672,7 +721,13 @@ class LLMClient:
             record.retries += 1
             log.warning(
                 "model %r at %s: %s (status %s); retry %d/%d in %.1fs",
-                spec.alias, url, detail[:200], failure.status, retry + 1, spec.max_retries, delay,
+                spec.alias,
+                url,
+                detail[:200],
+                failure.status,
+                retry + 1,
+                spec.max_retries,
+                delay,
             )
             await asyncio.sleep(delay)
         assert failure is not None

@@ -144,9 +144,13 @@ class FakeEndpoint:
             if isinstance(behaviour, Reply):
                 if behaviour.delay_s:
                     await asyncio.sleep(behaviour.delay_s)
-                return httpx.Response(200, json=completion_json(body.get("model", "fake"), behaviour, len(self.requests)))
+                return httpx.Response(
+                    200, json=completion_json(body.get("model", "fake"), behaviour, len(self.requests))
+                )
             if isinstance(behaviour, Status):
-                error = {"error": {"message": behaviour.message, "type": "fake_error", "code": behaviour.code}}
+                error = {
+                    "error": {"message": behaviour.message, "type": "fake_error", "code": behaviour.code}
+                }
                 return httpx.Response(behaviour.code, json=error, headers=dict(behaviour.headers))
             if isinstance(behaviour, Timeout):
                 raise httpx.ReadTimeout("fake read timeout", request=request)
@@ -156,7 +160,9 @@ class FakeEndpoint:
                 await asyncio.sleep(behaviour.seconds)
                 return httpx.Response(504, json={"error": {"message": "fake hang ended"}})
             if isinstance(behaviour, Garbage):
-                return httpx.Response(200, content=behaviour.body.encode(), headers={"content-type": behaviour.content_type})
+                return httpx.Response(
+                    200, content=behaviour.body.encode(), headers={"content-type": behaviour.content_type}
+                )
             raise TypeError(f"unknown fake behaviour {behaviour!r}")
 
         http_client = openai.DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
@@ -194,7 +200,9 @@ def valid(answer: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:
     return [Reply(answer, **usage)]
 
 
-def invalid_then_valid(bad: str | dict[str, Any], good: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:
+def invalid_then_valid(
+    bad: str | dict[str, Any], good: dict[str, Any] | BaseModel, **usage: Any
+) -> list[Behaviour]:
     return [Reply(bad, **usage), Reply(good, **usage)]
 
 

