@@ -4,6 +4,7 @@ Paths follow DESIGN.md section 2 and are relative to the project root (``root``)
 
     personas   -> data/personas.parquet
     embed      -> data/persona_embeddings.parquet
+    reference  -> data/references/<market>/ (summary.json + whatever the market needs)
     simulate   -> data/episodes/<market>/
     metrics    -> data/metrics/<market>/{agents,agent_steps,market}.parquet, reports/metrics/<market>.json
     stats      -> reports/stats.json, reports/stats/<market>_spearman.{md,tex}
@@ -36,6 +37,9 @@ class Paths:
     def metrics(self, market: str) -> Path:
         return self.data / "metrics" / market
 
+    def references(self, market: str) -> Path:
+        return self.data / "references" / market
+
 
 def _write_json(obj, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +62,16 @@ def run_embed(params: Params, paths: Paths) -> pd.DataFrame:
     df = embed_personas(pd.read_parquet(paths.personas), embedder)
     df.to_parquet(paths.embeddings, index=False)
     return df
+
+
+def run_reference(market: str, params: Params, paths: Paths) -> dict:
+    """A market's reference data (equilibria, truthful-play tables...); ``null`` if it has none."""
+    plugin = get_plugin(market)
+    out = paths.references(market)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = plugin.compute_reference(params, out) if plugin.compute_reference else None
+    _write_json({"market": market, "reference": summary}, out / "summary.json")
+    return summary
 
 
 def run_simulate(market: str, params: Params, paths: Paths, progress: bool = True) -> dict:
@@ -140,7 +154,8 @@ def run_ratings(params: Params, paths: Paths) -> dict[str, pd.DataFrame]:
     for market in params.markets:
         plugin = get_plugin(market)
         agents = pd.read_parquet(paths.metrics(market) / "agents.parquet")
-        boards[market] = leaderboard(agents, plugin.rank_by, params)
+        build = plugin.leaderboard or (lambda a, p: leaderboard(a, plugin.rank_by, p))
+        boards[market] = build(agents, params)
         boards[market].to_csv(out / f"{market}.csv", index=False, float_format="%.6g")
         # overall: every episode of every market is one game, ranked by that market's score
         pooled.append(agents.assign(episode_id=market + "/" + agents["episode_id"],

@@ -1,17 +1,20 @@
 """Market registry: market name -> its subpackage ``marketarena.markets.<name>``.
 
 Each market subpackage exposes ``PLUGIN``, a :class:`MarketPlugin` that tells the generic stages how
-to validate its params, build a market and its agents for one episode, compute its metrics and draw
-its figures. Adding a market means adding a folder and its name to ``MARKETS``; no stage changes.
+to validate its params, build a market and its agents for one episode, compute its reference data,
+metrics and ratings, and draw its figures. Markets are discovered: adding a folder with a
+``PLUGIN`` adds a market, and no stage changes.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
-MARKETS = ("supply_chain",)
+import marketarena.markets
 
 
 @dataclass(frozen=True)
@@ -32,16 +35,31 @@ class MarketPlugin:
     draw_figures: Callable[..., Any]
     #: (agents table, EpisodeResult) -> per-agent summary frame for `marketarena play`
     summarize: Callable[..., Any]
+    #: observation -> chat messages (rendered from the market's template files), for LLM agents
+    render_messages: Callable[..., Any]
     #: column of the per-agent metrics that ranks agents within an episode (TrueSkill)
     rank_by: str
     #: names of the per-agent metric columns, for stats and leaderboards
     metric_columns: tuple[str, ...]
+    #: (params, output folder) -> headline dict written as summary.json; None: no reference data
+    compute_reference: Callable[..., Any] | None = None
+    #: (per-agent metrics frame, params) -> leaderboard frame; None: the generic TrueSkill board
+    leaderboard: Callable[..., Any] | None = None
+
+
+@lru_cache(maxsize=1)
+def market_names() -> tuple[str, ...]:
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(marketarena.markets.__path__)
+                        if m.ispkg))
 
 
 def get_plugin(name: str) -> MarketPlugin:
-    if name not in MARKETS:
-        raise KeyError(f"unknown market {name!r} (known: {', '.join(MARKETS)})")
-    return importlib.import_module(f"marketarena.markets.{name}").PLUGIN
+    if name not in market_names():
+        raise KeyError(f"unknown market {name!r} (known: {', '.join(market_names())})")
+    plugin = getattr(importlib.import_module(f"marketarena.markets.{name}"), "PLUGIN", None)
+    if plugin is None:
+        raise KeyError(f"market {name!r} is not ready: its package defines no PLUGIN")
+    return plugin
 
 
 def market_params_model(name: str) -> type:

@@ -20,6 +20,7 @@ from marketarena.embeddings import Embedder
 from marketarena.markets.supply_chain import metrics as sc_metrics
 from marketarena.markets.supply_chain.baselines import make_baseline
 from marketarena.markets.supply_chain.market import BuyerModel, SupplyChainMarket
+from marketarena.markets.supply_chain.observations import render_messages
 from marketarena.markets.supply_chain.params import SupplyChainParams
 
 NAME = "supply_chain"
@@ -163,6 +164,7 @@ PLUGIN = MarketPlugin(
     compute_metrics=compute_metrics,
     draw_figures=draw_figures,
     summarize=summarize,
+    render_messages=render_messages,
     rank_by="Pi",
     metric_columns=sc_metrics.AGENT_METRICS,
 )
