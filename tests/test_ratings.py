@@ -76,9 +76,9 @@ def test_cdf_pdf_are_bit_identical_to_the_default_backend():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal(0, 3, 300), rng.uniform(-40, 40, 100), [0.0, -0.0, 1e-9]])
     kern = _kernels(len(x))
-    cdf, pdf = kern.cdf(x), kern.pdf(x)
-    assert [float(v) for v in cdf] == [backends.cdf(float(v)) for v in x]
-    assert [float(v) for v in pdf] == [backends.pdf(float(v)) for v in x]
+    for cdf, pdf in [(kern.cdf(x), kern.pdf(x)), kern.cdf_pdf(x)]:
+        assert [float(v) for v in cdf] == [backends.cdf(float(v)) for v in x]
+        assert [float(v) for v in pdf] == [backends.pdf(float(v)) for v in x]
 
 
 def test_prepare_sorts_seats_by_score_stably():

@@ -13,9 +13,9 @@ fields of ``config.TrueSkillSettings`` plus ``min_delta``: ``TrueSkillParams(**s
 - :func:`rate_sequential` is the oracle: the package itself, one game after another.
 - :func:`rate_orders` is the fast implementation. It runs many independent *lanes* at once, lane
   ``l`` rating the games in the order ``orders[l]`` (any index sequence, repeats allowed). At step
-  ``s`` every lane updates on its own game ``orders[l, s]``; every numpy call works on all lanes
-  (and the per-seat parts on all seats). Games of different sizes share a step by padding to the
-  largest one, with per-lane masks.
+  ``s`` of its order a lane updates on game ``orders[l, s]``; every numpy call works on all lanes
+  (and the per-seat parts on all seats). Games of different sizes are padded to the largest one,
+  with per-lane masks.
 - :func:`multipass` rates ``passes`` shuffled orders (rows of :func:`pass_orders`) and reports,
   per player, the median mu and sigma over passes and the 2.5 / 97.5 percentiles of mu (design
   7.2: 200 passes in shuffled order, median mu and sigma).
@@ -70,9 +70,11 @@ Choices
   interval uses the resamples in which the player played.
 - Frames have one row per player, sorted by mu (best first); ``games`` counts the player's games in
   the input.
-- Speed: one numpy call per operation of the schedule, over all lanes; the cost per step is that
-  of the longest-iterating lane, and grows slowly with the number of lanes. See
-  ``benchmarks/bench_trueskill.py``.
+- Speed: one numpy call per operation of the schedule, over all lanes, so the cost is set by the
+  number of calls and grows slowly with the number of lanes. Lanes do not move in lock-step:
+  each sweeps its own game, and lanes whose games have converged load their next games together
+  once half of them wait, so a tie (which makes the package run all 10 sweeps) delays only its
+  own lane. See ``benchmarks/bench_trueskill.py``.
 """
 
 from __future__ import annotations
@@ -233,25 +235,46 @@ class _Kernels:
         full = lambda c: np.full(shape, c)  # noqa: E731
         self.coeffs = [full(c) for c in _ERFC_COEFFS]
         self.c126, self.one, self.two, self.half = full(1.26551223), full(1.0), full(2.0), full(0.5)
-        self.sqrt2, self.pdf_c = full(_SQRT2), full(_PDF_C)
+        self.sqrt2, self.pdf_c, self.minus_two = full(_SQRT2), full(_PDF_C), full(-2.0)
 
-    def cdf(self, x):
-        """0.5 * erfc(-(x - 0) / (1 * sqrt 2)) with backends.erfc."""
-        y = -x / self.sqrt2
-        z = np.abs(y)
+    def _erfc_arg(self, x, out):
+        """t and, into ``out``, the exponent of backends.erfc(y) for y = -(x - 0) / (1 * sqrt 2).
+
+        The exponent ``(-z * z - 1.26551223) + poly`` is computed as ``poly - (z * z +
+        1.26551223)``, the same number: negation commutes exactly with rounding.
+        """
+        z = np.abs(x / self.sqrt2)  # |y|
         t = self.one / (self.one + z / self.two)
         c, p = self.coeffs, np.empty_like(t)
         np.multiply(t, c[0], out=p)  # Horner from the innermost t * 0.17087277
         for ci in c[1:]:
             np.add(ci, p, out=p)
             np.multiply(t, p, out=p)
-        r = t * self.exp(-z * z - self.c126 + p)
-        np.subtract(self.two, r, out=r, where=y < 0)
+        np.subtract(p, z * z + self.c126, out=out)
+        return t
+
+    def _erfc_end(self, x, t, e):
+        r = t * e
+        np.subtract(self.two, r, out=r, where=x > 0)  # y < 0: 2 - r
         return self.half * r
 
+    def cdf(self, x):
+        """0.5 * erfc(-(x - 0) / (1 * sqrt 2)) with backends.erfc."""
+        arg = np.empty_like(x)
+        t = self._erfc_arg(x, arg)
+        return self._erfc_end(x, t, self.exp(arg))
+
     def pdf(self, x):
-        """1 / sqrt(2 pi) * 1 * exp(-(((x - 0) / 1) ** 2 / 2))."""
-        return self.pdf_c * self.exp(-(self.pow(x, 2.0) / self.two))
+        """1 / sqrt(2 pi) * 1 * exp(-(((x - 0) / 1) ** 2 / 2)); -(a / 2) is a / -2 exactly."""
+        return self.pdf_c * self.exp(self.pow(x, 2.0) / self.minus_two)
+
+    def cdf_pdf(self, x):
+        """(cdf(x), pdf(x)) with one call to exp."""
+        args = np.empty((2,) + x.shape)
+        t = self._erfc_arg(x, args[0])
+        np.divide(self.pow(x, 2.0), self.minus_two, out=args[1])
+        e = self.exp(args)
+        return self._erfc_end(x, t, e[0]), self.pdf_c * e[1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,11 +350,18 @@ def rate_sequential(
     """
     params = params or TrueSkillParams()
     env = params.env()
-    start = {name: env.create_rating(*ms) for name, ms in (initial or {}).items()}
+    # Python floats: a numpy float would take numpy's pow in Rating(), not the C library's
+    start = {n: env.create_rating(float(m), float(s)) for n, (m, s) in (initial or {}).items()}
     ratings: dict = {}
+
+    def current(name):
+        if name in ratings:
+            return ratings[name]
+        return start[name] if name in start else env.create_rating()
+
     for g in range(len(games)) if order is None else order:
-        names, ranks = _ranked(games[g])
-        groups = [(ratings.get(name) or start.get(name) or env.create_rating(),) for name in names]
+        names, ranks = _ranked(games[int(g)])
+        groups = [(current(name),) for name in names]
         rated = env.rate(groups, ranks=ranks, min_delta=params.min_delta)
         for name, (rating,) in zip(names, rated):
             ratings[name] = rating
@@ -361,7 +391,7 @@ class _Lanes:
     wait (``_FINISH_SHARE``); then the waiting lanes finish their games (ends up, ratings written
     back) and load their next ones, while the others keep sweeping. A round costs the same
     whatever each lane is doing, so lanes need not all wait for the slowest game of a step (a
-    tie typically takes all 10 sweeps, a game without ties 5 or 6).
+    tie typically takes all 10 sweeps, a game without ties 5 to 7).
 
     Names follow the package: R rating, P performance, T team performance and D team difference
     variables; ``m..`` are messages into a variable from a factor: mPl (likelihood -> P), mTs
@@ -482,15 +512,17 @@ class _Lanes:
         x = div[1] / sq
         mg = self.margin * sq
         xx = x - mg  # v_win, w_win
-        v = kern.pdf(xx) / kern.cdf(xx)  # a zero cdf makes w == 0 in the package: raised below
+        cdf, pdf = kern.cdf_pdf(xx)
+        v = pdf / cdf  # a zero cdf makes w == 0 in the package: raised below
         w = v * (v + xx)
         den = one - w
         tie = self.ties[k] if mask is None else self.ties[k] & mask
         if k in self.tie_cols and tie.any():  # v_draw, w_draw where ranks are equal
             ad = np.abs(x)
-            a, b = mg - ad, -mg - ad
-            dd = kern.cdf(a) - kern.cdf(b)
-            pa, pb = kern.pdf(a), kern.pdf(b)
+            ab = np.stack([mg - ad, -mg - ad])
+            c, pab = kern.cdf_pdf(ab)
+            a, b, pa, pb = ab[0], ab[1], pab[0], pab[1]
+            dd = c[0] - c[1]
             zero = tie & (dd == 0)
             if zero.any():
                 self.fail(zero, "w_draw denominator is 0", k)
