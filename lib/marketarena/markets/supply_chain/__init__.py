@@ -16,6 +16,7 @@ import pandas as pd
 from marketarena.config import Params
 from marketarena.core import logs
 from marketarena.core.registry import MarketPlugin
+from marketarena.core.summary import per_agent_summary
 from marketarena.embeddings import Embedder
 from marketarena.markets.supply_chain import metrics as sc_metrics
 from marketarena.markets.supply_chain.baselines import make_baseline
@@ -147,11 +148,7 @@ def summarize(table: pd.DataFrame, result) -> pd.DataFrame:
     last = states[states["step"] == states["step"].max()].set_index("agent_id")
     totals["final_funds"] = last["funds"]
     totals["bankrupt"] = ~last["active"]
-    dec = result.decisions
-    totals["invalid_decisions"] = dec[~dec["valid"]].groupby("agent_id").size()
-    totals["invalid_decisions"] = totals["invalid_decisions"].fillna(0).astype(int)
-    out = table[["agent_id", "name", "kind", "strategy"]].merge(totals.reset_index(), on="agent_id")
-    return out.sort_values("profit", ascending=False).round(2)
+    return per_agent_summary(table, totals, result.decisions, sort_by="profit")
 
 
 PLUGIN = MarketPlugin(
