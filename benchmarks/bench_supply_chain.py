@@ -11,7 +11,6 @@ Prints figures; asserts nothing. Run: `.venv/bin/python benchmarks/bench_supply_
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import pstats
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 
 from marketarena.config import load_params
 from marketarena.core import logs
-from marketarena.core.runner import run_episode
+from marketarena.core.runner import play_episode
 from marketarena.core.simulate import episode_seed
 from marketarena.embeddings import Embedder
 from marketarena.markets.supply_chain import PLUGIN
@@ -57,7 +56,7 @@ def main() -> None:
             t0 = time.perf_counter()
             if prof:
                 prof.enable()
-            result = asyncio.run(run_episode(market, agents, episode_seed(mp.seed, run)))
+            result = play_episode(market, agents, episode_seed(mp.seed, run))
             if prof:
                 prof.disable()
             t1 = time.perf_counter()
@@ -73,7 +72,7 @@ def main() -> None:
         print(f"write {runs} episode logs         {write:7.2f} s")
         print(f"slogan embeddings: {resources.embedder.misses} computed, {resources.embedder.hits} cached")
         if prof:
-            pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
+            pstats.Stats(prof).sort_stats("tottime").print_stats(18)
 
 
 if __name__ == "__main__":

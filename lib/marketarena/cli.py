@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import tempfile
 from pathlib import Path
@@ -64,7 +63,7 @@ def play(
     temporary folder); the episode's logs are written to a temporary folder and discarded.
     """
     from marketarena.core.registry import get_plugin
-    from marketarena.core.runner import run_episode
+    from marketarena.core.runner import play_episode
     from marketarena.core.simulate import episode_seed
     from marketarena.pipeline import run_embed, run_personas
 
@@ -81,7 +80,7 @@ def play(
             paths = tmp_paths
         resources = plugin.load_resources(params, paths.data)
         mkt, agents, table = plugin.build_episode(params, resources, run)
-        result = asyncio.run(run_episode(mkt, agents, episode_seed(params.markets[market].seed, run)))
+        result = play_episode(mkt, agents, episode_seed(params.markets[market].seed, run))
     summary = plugin.summarize(table, result)
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         typer.echo(summary.to_string(index=False))

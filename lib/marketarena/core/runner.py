@@ -72,6 +72,23 @@ def validate(market: Market, decision: Decision, agent_id: AgentId, reply: Reply
     return checked.action, True, None, checked.notes
 
 
+def play_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> EpisodeResult:
+    """Synchronous wrapper: run one episode in its own event loop.
+
+    The result is handed out through a closure, not as the return value of ``asyncio.run``: on
+    CPython 3.11, ``asyncio.run`` ends by formatting an error message that contains the repr of its
+    main task, result included, and pandas would render every log table of the episode into it
+    (0.4 s per episode for supply_chain).
+    """
+    box: list[EpisodeResult] = []
+
+    async def main() -> None:
+        box.append(await run_episode(market, agents, seed))
+
+    asyncio.run(main())
+    return box[0]
+
+
 async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> EpisodeResult:
     """Play one episode to the end and return its decision log, LLM calls and market tables."""
     decision = market.reset(seed)

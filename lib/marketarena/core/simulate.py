@@ -7,8 +7,9 @@ content of every input file, so a finished episode is reused only if it would be
 exactly; everything else is swept away and replayed (see ``core.logs``). ``runs`` is left out of
 the fingerprint: raising it from 10 to 20 plays ten new episodes and keeps the first ten.
 
-Episodes run one after another; each is written the moment it finishes, so an interruption loses at
-most the episode in flight.
+Episodes run one after another in one event loop (so that an LLM client and its connections live
+for the whole run); each is written the moment it finishes, so an interruption loses at most the
+episode in flight.
 """
 
 from __future__ import annotations
@@ -82,10 +83,17 @@ def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None =
         return summary
     resources = plugin.load_resources(params, data_dir)
     started = time.perf_counter()
+    asyncio.run(_play_all(plugin, params, resources, out_dir, planned, todo, summary, progress))
+    summary["wall_time_s"] = round(time.perf_counter() - started, 3)
+    return summary
+
+
+async def _play_all(plugin, params, resources, out_dir, planned, todo, summary, progress) -> None:
+    market = plugin.name
     for k, ep in enumerate(todo):
         t0 = time.perf_counter()
         market_obj, agents, agents_table = plugin.build_episode(params, resources, ep.run)
-        result = asyncio.run(run_episode(market_obj, agents, ep.seed))
+        result = await run_episode(market_obj, agents, ep.seed)
         tables = {"agents": agents_table, "decisions": result.decisions,
                   "llm_calls": result.llm_calls, **result.tables}
         wall = time.perf_counter() - t0
@@ -98,5 +106,3 @@ def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None =
         if progress:
             print(f"[{market}] episode {ep.episode_id} done in {wall:.2f}s "
                   f"({summary['skipped'] + k + 1}/{len(planned)})", file=sys.stderr, flush=True)
-    summary["wall_time_s"] = round(time.perf_counter() - started, 3)
-    return summary

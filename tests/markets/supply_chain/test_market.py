@@ -3,14 +3,13 @@ arbitrary (hypothesis-generated) bids and prices, determinism, bankruptcy, fallb
 
 from __future__ import annotations
 
-import asyncio
 
 import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from marketarena.core.runner import run_episode
+from marketarena.core.runner import play_episode
 from marketarena.markets.supply_chain.baselines import make_baseline
 from marketarena.markets.supply_chain.observations import (
     Bid, ProcurementAction, ProcurementObservation, RetailAction)
@@ -46,7 +45,7 @@ step_plan = st.fixed_dictionaries({
 
 def play(params, agents, seed, buyers=None):
     market = make_market(params, buyers)
-    return asyncio.run(run_episode(market, agents, seed)), market
+    return play_episode(market, agents, seed), market
 
 
 def baseline_agents(params):

@@ -71,6 +71,8 @@ class SupplyChainMarket:
         self.embed = embed
         self.items = [it.id for it in params.items]
         self.item_index = {x: i for i, x in enumerate(self.items)}
+        self._ids = np.array(self.ids, dtype=object)  # fancy-indexable names for the log tables
+        self._items = np.array(self.items, dtype=object)
         self.supply = np.array([it.qty for it in params.items], dtype=np.int64)
         self.base = np.array([it.base_price for it in params.items], dtype=np.int64)
         self.offers = [Offer(item=it.id, category=it.category, qty=it.qty, base_price=it.base_price)
@@ -92,8 +94,7 @@ class SupplyChainMarket:
         self._indicative: np.ndarray | None = None
         self._bids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._invalid_this_round: set[AgentId] = set()
-        self.rows: dict[str, list] = {k: [] for k in (
-            "states", "bids", "trades", "buyers", "visits", "attention", "slogans", "posts")}
+        self.frames: dict[str, list[pd.DataFrame]] = {k: [] for k in self.TABLE_COLUMNS}
         return self._procurement_decision()
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
@@ -196,9 +197,10 @@ class SupplyChainMarket:
         alloc = rules.settle_auction(qty, price, valid & self.active, self.supply, self.base,
                                      self.auction_rng)
         final = self.r == self.p.rounds - 1
-        for i, j in zip(*np.nonzero(qty)):
-            self.rows["bids"].append((self.t, self.r, self.ids[i], self.items[j], int(qty[i, j]),
-                                      int(price[i, j]), bool(valid[i]), int(alloc[i, j]), final))
+        i, j = np.nonzero(qty)
+        self._log("bids", step=self.t, round=self.r, agent_id=self._ids[i], item=self._items[j],
+                  qty=qty[i, j], price=price[i, j], valid_set=valid[i], allocated=alloc[i, j],
+                  final=final)
         if not final:
             self._indicative, self._bids = alloc, (qty, price, valid)
             self.r += 1
@@ -209,9 +211,10 @@ class SupplyChainMarket:
         self.inv_value += cost
         self._spend, self._won = cost.sum(axis=1), alloc.sum(axis=1)
         self._step_alloc, self._step_price = alloc, price
-        for i, j in zip(*np.nonzero(alloc)):
-            self.rows["trades"].append((self.t, "procurement", self.ids[i], "supplier",
-                                        self.items[j], int(alloc[i, j]), float(price[i, j])))
+        i, j = np.nonzero(alloc)
+        self._log("trades", step=self.t, kind="procurement", agent_id=self._ids[i],
+                  counterparty="supplier", item=self._items[j], qty=alloc[i, j],
+                  price=price[i, j].astype(float))
         self._indicative = self._bids = None
         return self._retail_decision()
 
@@ -241,12 +244,14 @@ class SupplyChainMarket:
             i = self.index[a]
             for item, pr in act.prices.items():
                 prices[i, self.item_index[item]] = pr
-                self.rows["posts"].append((self.t, a, item, int(pr)))
             slogans[i] = act.slogan
         vectors = self._slogan_vectors(slogans)
-        for a in actions:
-            i = self.index[a]
-            self.rows["slogans"].append((self.t, a, slogans[i], vectors[i].tolist()))
+        i, j = np.nonzero(~np.isnan(prices))
+        self._log("posts", step=self.t, agent_id=self._ids[i], item=self._items[j],
+                  price=prices[i, j].astype(np.int64))
+        acted = np.array(sorted(self.index[a] for a in actions), dtype=np.int64)
+        self._log("slogans", step=self.t, agent_id=self._ids[acted],
+                  slogan=[slogans[i] for i in acted], vector=[vectors[i] for i in acted])
 
         bm = self.buyer_model
         buyers = rules.draw_buyers(
@@ -298,30 +303,30 @@ class SupplyChainMarket:
     # ------------------------------------------------------------------ logging
     def _log_step(self, buyers, walk, sims, mask_active, active_idx, sold, prices, slogans,
                   revenue, cogs, holding, profit):
-        t, rows, ids, items = self.t, self.rows, self.ids, self.items
-        pid = self.buyer_model.persona_ids
-        tribes = self.buyer_model.tribe_names
-        for j in range(len(buyers.item)):
-            rows["buyers"].append((t, j, pid[buyers.persona[j]], tribes[buyers.tribe[j]],
-                                   items[buyers.item[j]], int(buyers.demand[j]),
-                                   float(buyers.wtp[j]), int(walk.bought[j])))
-        for b, s, x, wanted, stock, take, price in walk.visits:
-            b, s, x = int(b), int(s), int(x)
-            rows["visits"].append((t, b, ids[s], items[x], int(wanted), int(stock), int(take),
-                                   float(price)))
-            if take:
-                rows["trades"].append((t, "sale", ids[s], f"buyer-{b}", items[x], int(take),
-                                       float(price)))
+        t, ids, items = self.t, self.ids, self.items
+        bm = self.buyer_model
+        tribes = np.array(bm.tribe_names, dtype=object)
+        self._log("buyers", step=t, buyer=np.arange(len(buyers.item)),
+                  persona_id=bm.persona_ids[buyers.persona], tribe=tribes[buyers.tribe],
+                  item=self._items[buyers.item], demand=buyers.demand, wtp=buyers.wtp,
+                  bought=walk.bought)
+        v = walk.visits
+        b, s, x = (v[:, c].astype(np.int64) for c in range(3))
+        wanted, stock, take = (v[:, c].astype(np.int64) for c in (3, 4, 5))
+        self._log("visits", step=t, buyer=b, agent_id=self._ids[s], item=self._items[x],
+                  wanted=wanted, stock_before=stock, bought=take, price=v[:, 6])
+        sale = take > 0
+        self._log("trades", step=t, kind="sale", agent_id=self._ids[s[sale]],
+                  counterparty=np.char.add("buyer-", b[sale].astype(str)).astype(object),
+                  item=self._items[x[sale]], qty=take[sale], price=v[sale, 6])
         bj, aj = np.nonzero(mask_active)
-        for b, a_local in zip(bj, aj):
-            rows["attention"].append((t, int(b), ids[active_idx[a_local]],
-                                      float(sims[b, a_local])))
-        for i, a in enumerate(ids):
-            rows["states"].append((
-                t, a, float(self.funds[i]), int(self.inv[i].sum()), float(self.inv_value[i].sum()),
-                float(revenue[i]), float(cogs[i]), float(holding[i]), float(profit[i]),
-                float(self._spend[i]), int(self._won[i]), int(sold[i].sum()), bool(self.active[i]),
-            ))
+        self._log("attention", step=t, buyer=bj.astype(np.int64),
+                  agent_id=self._ids[active_idx[aj]], sim=sims[bj, aj].astype(np.float64))
+        self._log("states", step=t, agent_id=self._ids, funds=self.funds.copy(),
+                  inventory_units=self.inv.sum(axis=1), inventory_value=self.inv_value.sum(axis=1),
+                  revenue=revenue, cogs=cogs, holding_cost=holding, profit=profit,
+                  spend=self._spend.astype(float), units_won=self._won.astype(np.int64),
+                  units_sold=sold.sum(axis=1), active=self.active.copy())
         summary_items = []
         for j, x in enumerate(items):
             units = int(sold[:, j].sum())
@@ -349,9 +354,19 @@ class SupplyChainMarket:
         "posts": ["step", "agent_id", "item", "price"],
     }
 
+    def _log(self, table: str, **columns) -> None:
+        """Append one chunk (a step or round) to a log table; scalars broadcast."""
+        n = max((len(v) for v in columns.values() if isinstance(v, (np.ndarray, list))), default=1)
+        self.frames[table].append(pd.DataFrame(
+            {k: columns[k] if isinstance(columns[k], (np.ndarray, list)) else np.repeat(columns[k], n)
+             for k in self.TABLE_COLUMNS[table]}))
+
     def tables(self) -> dict[str, pd.DataFrame]:
-        out = {name: pd.DataFrame(self.rows[name], columns=cols)
-               for name, cols in self.TABLE_COLUMNS.items()}
+        out = {}
+        for name, cols in self.TABLE_COLUMNS.items():
+            chunks = [f for f in self.frames[name] if len(f)]
+            out[name] = (pd.concat(chunks, ignore_index=True) if chunks
+                         else pd.DataFrame(columns=cols))
         out["items"] = pd.DataFrame([it.model_dump() for it in self.p.items]).rename(
             columns={"id": "item"})
         return out

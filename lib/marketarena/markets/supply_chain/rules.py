@@ -143,21 +143,23 @@ def purchase_walk(
     k = len(buyers.item)
     order = rng.permutation(k)
     tiebreak = rng.random(visible.shape)
+    # Every buyer's walking order at once: its item's price at each seller, ineligible sellers
+    # (invisible, no price: NaN compares False, above willingness to pay) pushed to the end.
+    price = prices[:, buyers.item].T  # (k, m)
+    eligible = visible & (price <= buyers.wtp[:, None])
+    walk_order = np.lexsort((tiebreak, np.where(eligible, price, np.inf)), axis=-1)
+    n_eligible = eligible.sum(axis=1)
     visits: list[tuple] = []
     bought = np.zeros(k, dtype=np.int64)
-    for j in order:
+    for j in order:  # sequential: each buyer sees the stock the earlier ones left
         want = int(buyers.demand[j])
-        if want == 0:
-            continue
         x = buyers.item[j]
-        p = prices[:, x]
-        cand = np.flatnonzero(visible[j] & (p <= buyers.wtp[j]))  # NaN compares False
-        for s in cand[np.lexsort((tiebreak[j, cand], p[cand]))]:
+        for s in walk_order[j, : n_eligible[j]]:
             if want == 0:
                 break
             have = int(stock[s, x])
             take = min(want, have)
-            visits.append((j, s, x, want, have, take, p[s]))
+            visits.append((j, s, x, want, have, take, price[j, s]))
             stock[s, x] -= take
             want -= take
             bought[j] += take
