@@ -27,6 +27,11 @@ def tiny_params() -> dict:
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["personas"]["per_tribe"] = 6
     params["markets"]["supply_chain"].update(TINY_MARKET)
+    if "double_auction" in params["markets"]:
+        da = params["markets"]["double_auction"]
+        da.update(games_per_distribution=2, rating_passes=10)
+        da["reference"].update(games_per_distribution=200)
+        da["roster"] = da["roster"][:10]
     params["stats"].update(n_boot=200, n_perm=200)
     params["ratings"]["n_boot"] = 20
     return params
@@ -112,6 +117,11 @@ def test_repro_produces_every_output(project):
     agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
     assert len(agents) == 2 * 4 and agents["episode_id"].nunique() == 2
     assert len(episode_meta(project)) == 2
+    if (reports / "leaderboards" / "double_auction.csv").exists():  # the second market slots in
+        da = pd.read_csv(reports / "leaderboards" / "double_auction.csv")
+        assert len(da) == 10 and da["games"].sum() == 8 * 8
+        assert (project / "data" / "references" / "double_auction" / "summary.json").is_file()
+        assert len(list((reports / "figures" / "double_auction").glob("*.png"))) >= 7
 
 
 def test_second_repro_is_a_no_op(project):

@@ -26,7 +26,7 @@ from marketarena.core.seeding import agent_generators
 from marketarena.core.types import Agent, AgentId, Decision, Market, Reply
 
 
-@dataclass
+@dataclass(repr=False)  # a repr would render every log table (asyncio formats results)
 class EpisodeResult:
     decisions: pd.DataFrame
     llm_calls: pd.DataFrame

@@ -1,0 +1,111 @@
+"""params.yaml ``markets.double_auction``: the BAZAAR setting (seed 002, DESIGN.md 7.2).
+
+One *game* (= one episode) seats ``n_buyers`` buyers and ``n_sellers`` sellers for ``rounds`` rounds
+of a call market (defaults 4 + 4 seats, 30 rounds, integer quotes 0..100). Private values are drawn
+per game from one distribution of ``distributions``; game ``r`` plays ``distributions[r mod D]``.
+
+Tournament: ``roster`` is the pool of traders. Each game draws ``n_buyers + n_sellers`` distinct
+traders from the pool (uniformly, without replacement: a trader holds at most one seat per game);
+the first ``n_buyers`` drawn are the buyers. The draw uses ``SeedSequence([seed, run, 7])``, so game
+``r``'s lineup never depends on other games.
+
+Size: write either ``runs`` (games in total) or ``games_per_distribution`` (converted to
+``runs = games_per_distribution × len(distributions)`` on load). Only ``runs`` is stored, and the
+episode fingerprint leaves ``runs`` out, so raising the size plays new games and keeps the old ones.
+BAZAAR's scale (about 90,000 games) is a params change.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from marketarena.config import RosterEntry, Strict, check_unique_names
+
+Distribution = Literal["uniform", "correlated", "semi_bimodal", "heavy_tailed"]
+DISTRIBUTIONS: tuple[str, ...] = ("uniform", "correlated", "semi_bimodal", "heavy_tailed")
+
+
+class ValueParams(Strict):
+    """Shape of the four private-value distributions (DESIGN.md 7.2); continuous draws are rounded
+    to the nearest integer (half to even) and clipped: buyers to [1, 100], sellers to [0, 99]."""
+
+    correlated_centre: tuple[float, float] = Field(
+        default=(20.0, 80.0), description="common centre ~ U(lo, hi), one per game")
+    correlated_noise_sd: float = Field(
+        default=25.0, ge=0, description="per-seat noise N(0, sd) around the centre (N(0,25) read as sd 25)")
+    bimodal_low: tuple[int, int] = Field(default=(0, 20), description="low band, integers inclusive")
+    bimodal_high: tuple[int, int] = Field(default=(80, 100), description="high band")
+    heavy_centre: float = 50.0
+    heavy_scale: float = Field(default=15.0, gt=0)
+    heavy_df: float = Field(default=3.0, gt=0, description="Student-t degrees of freedom")
+
+
+class ReferenceParams(Strict):
+    """The truthful self-play table behind CSα (the `reference` stage)."""
+
+    games_per_distribution: int = Field(default=20000, ge=10)
+    seed: int = 0
+    bucket_width: int = Field(default=5, ge=1, description="value bucket = min(value // width, last)")
+    min_count: int = Field(default=50, ge=2, description="buckets with fewer seats borrow neighbours")
+    sd_floor: float = Field(default=1.0, gt=0, description="σ_ref used is max(sd, sd_floor)")
+
+
+class DoubleAuctionParams(Strict):
+    runs: int = Field(default=400, ge=1, description="games in total (see games_per_distribution)")
+    seed: int = Field(default=0, description="base seed; game r uses SeedSequence([seed, r])")
+    rounds: int = Field(default=30, ge=1)
+    n_buyers: int = Field(default=4, ge=1)
+    n_sellers: int = Field(default=4, ge=1)
+    max_quote: int = Field(default=100, ge=2, description="quotes are integers 0..max_quote")
+    distributions: list[Distribution] = Field(default_factory=lambda: list(DISTRIBUTIONS),
+                                              min_length=1)
+    values: ValueParams = Field(default_factory=ValueParams)
+    prompt_history_rounds: int = Field(default=30, ge=0,
+                                       description="past rounds printed in an LLM prompt")
+    reference: ReferenceParams = Field(default_factory=ReferenceParams)
+    csa_clip: float = Field(default=5.0, gt=0, description="CSα = clip((S - μ)/σ, -clip, clip)")
+    rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
+    roster: list[RosterEntry] = Field(min_length=2)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _games_per_distribution(cls, data):
+        if isinstance(data, dict) and "games_per_distribution" in data:
+            data = dict(data)
+            gpd = data.pop("games_per_distribution")
+            if "runs" in data:
+                raise ValueError("give either runs or games_per_distribution, not both")
+            if not isinstance(gpd, int) or gpd < 1:
+                raise ValueError(f"games_per_distribution must be a positive integer (got {gpd!r})")
+            n = len(data.get("distributions") or DISTRIBUTIONS)
+            data["runs"] = gpd * n
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        check_unique_names(self.roster)
+        seats = self.n_buyers + self.n_sellers
+        if len(self.roster) < seats:
+            raise ValueError(f"roster: {len(self.roster)} traders cannot fill {seats} seats "
+                             "(a trader holds at most one seat per game)")
+        if len(set(self.distributions)) != len(self.distributions):
+            raise ValueError(f"distributions: listed twice in {self.distributions}")
+        from marketarena.markets.double_auction.baselines import validate_baseline
+
+        for i, entry in enumerate(self.roster):
+            if entry.kind == "baseline":
+                validate_baseline(entry, where=f"roster.{i}")
+        return self
+
+    @property
+    def seats(self) -> int:
+        return self.n_buyers + self.n_sellers
+
+    @property
+    def games_per_distribution(self) -> float:
+        return self.runs / len(self.distributions)
+
+    def distribution_of(self, run: int) -> str:
+        return self.distributions[run % len(self.distributions)]

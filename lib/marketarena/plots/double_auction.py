@@ -1,0 +1,213 @@
+"""BAZAAR's figures (seed 002) for the ``double_auction`` market.
+
+Inputs are the metrics-stage frames (``agents``: one row per seat and game; ``agent_rounds``: one row
+per seat and round) and the leaderboard frame of the ratings stage. Every function writes one PNG
+and returns its path. Traders are listed in leaderboard order (best μ first) in every figure, and
+coloured by :func:`marketarena.plots.style.agent_palette` over all trader names; baselines are
+marked "(b)" on their labels where LLM traders are present, and their bars are hatched.
+
+Offsets use one sign for both roles: bid - value for buyers, value - ask for sellers (negative =
+shading, 0 = truthful). The trade margin is the surplus a trade brought its side: v - p for the
+buyer, p - c for the seller.
+
+1. ``leaderboard``: median TrueSkill μ over passes, error bar ± median σ.
+2. ``csa_strip``: CSα of every seat (jittered), the trader's mean as a black bar.
+3. ``offset_by_trader``: mean quote offset per trader and role (over quoted rounds).
+4. ``offset_per_game``: per-game mean offset of each seat (strip).
+5. ``offset_by_round``: median offset per round, one small panel per trader, buyers and sellers.
+6. ``trade_margin``: margin of every trade (strip) per trader.
+7. ``trade_frequency``: share of rounds in which the trader traded (%).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from marketarena.plots.style import agent_palette, apply_theme, no_data, save
+
+ROLE_COLOURS = {"buyer": "#1f77b4", "seller": "#d62728"}
+MAX_STRIP_POINTS = 4000  # per trader; a seeded subsample beyond this keeps files light
+
+
+def _order(board: pd.DataFrame, names) -> list[str]:
+    ranked = [n for n in board["name"] if n in set(names)]
+    return ranked + sorted(set(names) - set(ranked))
+
+
+def _labels(order, board: pd.DataFrame) -> list[str]:
+    kinds = dict(zip(board["name"], board.get("kind", pd.Series(["baseline"] * len(board)))))
+    mixed = len(set(kinds.values())) > 1
+    return [f"{n} (b)" if mixed and kinds.get(n) == "baseline" else n for n in order]
+
+
+def _height(n: int) -> float:
+    return max(3.0, 0.28 * n + 1.2)
+
+
+def _subsample(df: pd.DataFrame, by: str, n: int = MAX_STRIP_POINTS) -> pd.DataFrame:
+    shuffled = df.sample(frac=1.0, random_state=0)
+    return shuffled[shuffled.groupby(by).cumcount() < n].sort_index()
+
+
+def leaderboard(board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    b = board.sort_values("mu", ascending=True)
+    fig, ax = plt.subplots(figsize=(7.5, _height(len(b))))
+    pal = agent_palette(board["name"])
+    colours = [pal[n] for n in b["name"]]
+    hatches = ["//" if k == "baseline" and (board["kind"] != "baseline").any() else ""
+               for k in b.get("kind", ["baseline"] * len(b))]
+    bars = ax.barh(_labels(b["name"], board), b["mu"], xerr=b["sigma"], color=colours,
+                   edgecolor="0.3", linewidth=0.5, error_kw={"elinewidth": 1, "capsize": 2})
+    for bar, h in zip(bars, hatches):
+        bar.set_hatch(h)
+    for y, (mu, games) in enumerate(zip(b["mu"], b["games"])):
+        ax.text(mu + b["sigma"].max() + 0.1, y, f"{mu:.2f}  (n={games})", va="center", fontsize=7)
+    lo = max(0.0, float((b["mu"] - b["sigma"]).min()) - 1.0)
+    ax.set_xlim(lo, float((b["mu"] + b["sigma"]).max()) + 1.6)
+    ax.set_xlabel("TrueSkill μ (median over passes), error bar ± σ")
+    ax.set_title("double_auction: multi-pass TrueSkill by CSα")
+    return save(fig, path)
+
+
+def csa_strip(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    order = _order(board, agents["name"].unique())
+    fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
+    pal = agent_palette(agents["name"])
+    pts = _subsample(agents[["name", "csa"]], "name")
+    sns.stripplot(data=pts, x="csa", y="name", order=order, hue="name", palette=pal, legend=False,
+                  size=2.5, alpha=0.35, jitter=0.3, ax=ax)
+    means = agents.groupby("name")["csa"].mean()
+    ax.scatter([means[n] for n in order], range(len(order)), marker="|", s=250, color="black",
+               zorder=5, label="mean")
+    ax.axvline(0, color="0.4", lw=0.8, ls="--")
+    ax.set_yticks(range(len(order)), _labels(order, board))
+    ax.set_xlabel("CSα per seat (truthful reference = 0, clipped to ±5)")
+    ax.set_ylabel("")
+    ax.legend(loc="lower right", fontsize=7)
+    ax.set_title("Conditional surplus alpha, every seat of every game")
+    return save(fig, path)
+
+
+def offset_by_trader(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    order = _order(board, agents["name"].unique())
+    fig, ax = plt.subplots(figsize=(7.5, _height(len(order)) * 1.1))
+    m = agents.groupby(["name", "role"])["mean_offset"].mean().unstack("role")
+    y = np.arange(len(order))
+    for k, role in enumerate(["buyer", "seller"]):
+        vals = m.reindex(order)[role] if role in m else pd.Series(np.nan, index=order)
+        ax.barh(y + (k - 0.5) * 0.4, vals, height=0.4, color=ROLE_COLOURS[role],
+                label=f"{role}s ({'bid - value' if role == 'buyer' else 'cost - ask'})")
+    ax.axvline(0, color="0.3", lw=0.8)
+    ax.set_yticks(y, _labels(order, board))
+    ax.invert_yaxis()
+    ax.set_xlabel("mean quote offset from private value (negative = shading)")
+    ax.legend(loc="lower left", fontsize=7)
+    ax.set_title("Average bid / ask offset by trader")
+    return save(fig, path)
+
+
+def offset_per_game(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    order = _order(board, agents["name"].unique())
+    fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
+    pts = _subsample(agents[["name", "role", "mean_offset"]].dropna(), "name")
+    if pts.empty:
+        no_data(ax)
+    else:
+        sns.stripplot(data=pts, x="mean_offset", y="name", order=order, hue="role",
+                      palette=ROLE_COLOURS, hue_order=["buyer", "seller"], size=2.5, alpha=0.4,
+                      jitter=0.3, dodge=True, ax=ax)
+        ax.set_yticks(range(len(order)), _labels(order, board))
+        ax.legend(title="role", loc="lower left", fontsize=7)
+    ax.axvline(0, color="0.3", lw=0.8)
+    ax.set_xlabel("per-game mean quote offset (negative = shading)")
+    ax.set_ylabel("")
+    ax.set_title("Mean offset per game")
+    return save(fig, path)
+
+
+def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    order = _order(board, rounds["name"].unique())
+    ncol = 6
+    nrow = max(1, int(np.ceil(len(order) / ncol)))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
+                             sharey=True, squeeze=False)
+    med = rounds.groupby(["name", "role", "round"])["offset"].median().reset_index()
+    lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
+    for ax, name in zip(axes.flat, order):
+        for role, g in med[med["name"] == name].groupby("role"):
+            ax.plot(g["round"], g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
+        ax.axhline(0, color="0.5", lw=0.6, ls="--")
+        ax.set_title(name, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(order):]:
+        ax.set_visible(False)
+    axes.flat[0].set_ylim(min(lo, -1) - 2, max(hi, 1) + 2)
+    handles = [plt.Line2D([], [], color=c, label=r + "s") for r, c in ROLE_COLOURS.items()]
+    fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
+    fig.supxlabel("round", fontsize=9)
+    fig.supylabel("median offset (negative = shading)", fontsize=9)
+    fig.suptitle("Offset trajectory by round", fontweight="bold", fontsize=11)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def trade_margin(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    trades = rounds[rounds["traded"]][["name", "role", "margin"]]
+    order = _order(board, rounds["name"].unique())
+    fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
+    if trades.empty:
+        no_data(ax, "no trades")
+    else:
+        pts = _subsample(trades, "name")
+        sns.stripplot(data=pts, x="margin", y="name", order=order, hue="role",
+                      palette=ROLE_COLOURS, hue_order=["buyer", "seller"], size=2, alpha=0.3,
+                      jitter=0.3, dodge=True, ax=ax)
+        ax.set_yticks(range(len(order)), _labels(order, board))
+        ax.legend(title="role", loc="lower right", fontsize=7)
+    ax.axvline(0, color="0.3", lw=0.8)
+    ax.set_xlabel("trade margin: value - price (buyer), price - cost (seller)")
+    ax.set_ylabel("")
+    ax.set_title("Trade price vs valuation")
+    return save(fig, path)
+
+
+def trade_frequency(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    order = _order(board, agents["name"].unique())
+    freq = agents.groupby("name")["trade_freq"].mean().reindex(order) * 100
+    fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
+    pal = agent_palette(agents["name"])
+    ax.barh(_labels(order, board), freq, color=[pal[n] for n in order], edgecolor="0.3",
+            linewidth=0.5)
+    for y, f in enumerate(freq):
+        ax.text(f + 0.5, y, f"{f:.1f}%", va="center", fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(5.0, float(np.nanmax(freq)) * 1.15))
+    ax.set_xlabel("rounds with a trade (%)")
+    ax.set_title("Trade frequency")
+    return save(fig, path)
+
+
+def draw_all(board: pd.DataFrame, agents: pd.DataFrame, rounds: pd.DataFrame,
+             figures_dir: Path) -> list[Path]:
+    d = Path(figures_dir)
+    return [
+        leaderboard(board, d / "leaderboard.png"),
+        csa_strip(agents, board, d / "csa_strip.png"),
+        offset_by_trader(agents, board, d / "offset_by_trader.png"),
+        offset_per_game(agents, board, d / "offset_per_game.png"),
+        offset_by_round(rounds, board, d / "offset_by_round.png"),
+        trade_margin(rounds, board, d / "trade_margin.png"),
+        trade_frequency(agents, board, d / "trade_frequency.png"),
+    ]

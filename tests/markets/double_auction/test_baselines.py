@@ -1,0 +1,225 @@
+"""Each baseline's defining behaviour, the buyer/seller mirror, and the never-through-value bound."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from marketarena.config import RosterEntry
+from marketarena.markets.double_auction.baselines import STRATEGIES, make_baseline, validate_baseline
+
+from .conftest import baseline_lineup, mirror_record, obs, play, record, small_params
+
+
+def make(strategy, agent_id="B1", seed=0, **params):
+    agent = make_baseline(agent_id, RosterEntry(name="x", kind="baseline", strategy=strategy,
+                                                params=params))
+    agent.reset(np.random.default_rng(seed))
+    return agent
+
+
+def quote(agent, o):
+    return asyncio.run(agent.act(o, None)).quote
+
+
+QUIET = [record(r, {"B1": 30, "B2": 20}, {"S1": 90, "S2": 95}) for r in range(1, 30)]
+
+
+def test_truthful_quotes_its_value_in_both_roles():
+    assert quote(make("truthful"), obs("B1", 73)) == 73
+    assert quote(make("truthful", "S2"), obs("S2", 41)) == 41
+
+
+def test_shading_is_mirrored():
+    assert quote(make("shade", delta=5), obs("B1", 73)) == 68
+    assert quote(make("shade", "S1", delta=10), obs("S1", 41)) == 51
+    assert quote(make("shade", delta=10), obs("B1", 4)) == 0
+
+
+def test_random_and_zic_stay_within_value():
+    r = make("random")
+    qs = [quote(r, obs("B1", 40, rnd=i + 1, history=QUIET[:i])) for i in range(29)]
+    assert min(qs) >= 0 and max(qs) <= 40 and len(set(qs)) > 5
+    z = make("zic", window=5)
+    h = [record(1, {"B1": 50}, {"S1": 50}, [("B1", "S1", 50)])]
+    qs = [quote(z, obs("B2", 80, rnd=2, history=h)) for _ in range(50)]
+    assert min(qs) >= 45 and max(qs) <= 55
+
+
+def test_sniper_parks_then_strikes():
+    s = make("sniper")  # park_shade 40, strike in the last 3 rounds at v - 1
+    qs = [quote(s, obs("B1", 80, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
+    assert qs[:27] == [40] * 27 and qs[27:] == [79, 79, 79]
+    s = make("sniper", "S1")
+    qs = [quote(s, obs("S1", 20, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
+    assert qs[:27] == [60] * 27 and qs[27:] == [21, 21, 21]
+
+
+def test_sniper_takes_a_bargain():
+    h = [record(1, {"B1": 30}, {"S1": 50, "S2": 90})]
+    assert quote(make("sniper"), obs("B1", 80, rnd=2, history=h)) == 50  # 50 <= 80 - 20
+    assert quote(make("sniper"), obs("B1", 65, rnd=2, history=h)) == 25  # no bargain: park
+
+
+def test_penny_jumper_quotes_one_tick_inside():
+    h = [record(1, {"B1": 10, "B2": 40, "B3": 35}, {"S1": 60, "S2": 70})]
+    assert quote(make("penny_jumper", "B1"), obs("B1", 80, rnd=2, history=h)) == 41
+    assert quote(make("penny_jumper", "S2"), obs("S2", 20, rnd=2, history=h)) == 59
+    assert quote(make("penny_jumper", "B1"), obs("B1", 38, rnd=2, history=h)) == 38  # capped
+    assert quote(make("penny_jumper", "B1"), obs("B1", 80)) == 70  # nothing seen: v - 10
+
+
+def test_gd_and_fictitious_play_best_respond_to_asks():
+    h = [record(r, {"B1": 10}, {"S1": 30, "S2": 30}) for r in range(1, 4)]
+    assert quote(make("gd"), obs("B1", 80, rnd=4, history=h)) == 30
+    assert quote(make("fictitious_play"), obs("B1", 80, rnd=4, history=h)) == 30
+    hs = [mirror_record(r) for r in h]
+    assert quote(make("gd", "S1"), obs("S1", 20, rnd=4, history=hs)) == 70
+
+
+def test_exploiter_targets_the_predictable_seller():
+    h = [record(r, {"B1": 10}, {"S1": 45, "S2": 20 + 30 * (r % 2)}) for r in range(1, 6)]
+    assert quote(make("exploiter"), obs("B1", 80, rnd=6, history=h)) == 45
+
+
+def test_tit_for_tat_mirrors_the_other_side():
+    h = [record(1, {"B1": 60}, {"S1": 50}), record(2, {"B1": 60}, {"S1": 47})]
+    t = make("tit_for_tat")  # starts at v - 10 = 70; the ask fell by 3 -> bid rises by 3
+    assert quote(t, obs("B1", 80, rnd=3, history=h)) == 73
+    h.append(record(3, {"B1": 73}, {"S1": 52}))  # they toughen by 5 -> we lower by 5
+    assert quote(t, obs("B1", 80, rnd=4, history=h)) == 68
+
+
+def test_adaptive_greedier_after_trade_more_aggressive_after_none():
+    a = make("adaptive")  # shade 10
+    traded = [record(1, {"B1": 70}, {"S1": 50}, [("B1", "S1", 60)])]
+    assert quote(a, obs("B1", 80, rnd=2, history=traded)) == 68  # shade 12
+    none = traded + [record(2, {"B1": 68}, {"S1": 90})]
+    assert quote(a, obs("B1", 80, rnd=3, history=none)) == 72  # shade 8.4 -> 71.6
+
+
+def test_momentum_follows_and_contrarian_opposes_a_trend():
+    h = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 40 + 5 * r)]) for r in range(1, 5)]
+    m = quote(make("momentum", shade=0), obs("B2", 100, rnd=5, history=h))
+    c = quote(make("contrarian", shade=0), obs("B2", 100, rnd=5, history=h))
+    assert m > 55 and c < 60 and m > c
+
+
+def test_regime_switcher_picks_by_volatility():
+    calm = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 50 + r % 2)]) for r in range(1, 7)]
+    wild = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 30 + 40 * (r % 2))]) for r in range(1, 7)]
+    a, b = make("regime_switcher"), make("regime_switcher")
+    quote(a, obs("B2", 100, rnd=7, history=calm))
+    quote(b, obs("B2", 100, rnd=7, history=wild))
+    assert not a.volatile and b.volatile
+
+
+def test_learners_only_use_their_arms():
+    for name in ("q_learning", "roth_erev", "bandit"):
+        agent = make(name, seed=3)
+        qs = [quote(agent, obs("B1", 80, rnd=r, history=QUIET[:r - 1])) for r in range(1, 30)]
+        assert set(qs) <= {80 - d for d in (0, 2, 5, 10, 15, 20)}, name
+
+
+def test_signal_jammer_adds_bounded_noise():
+    j = make("signal_jammer", inner="shade", inner_params={"delta": 10}, noise=3)
+    qs = [quote(j, obs("B1", 80)) for _ in range(60)]
+    assert min(qs) >= 67 and max(qs) <= 73 and len(set(qs)) > 3
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_mirror_symmetry(strategy):
+    """A seller with cost c facing history H quotes 100 - (what a buyer with value 100 - c quotes
+    facing the mirrored H), with the same random stream."""
+    rng = np.random.default_rng(7)
+    hist = []
+    for r in range(1, 16):
+        bids = {f"B{i}": int(rng.integers(20, 90)) for i in range(1, 5)}
+        asks = {f"S{i}": int(rng.integers(10, 80)) for i in range(1, 5)}
+        tr = [("B1", "S2", 50)] if r % 3 else []
+        hist.append(record(r, bids, asks, tr))
+    buyer, seller = make(strategy, "B1", seed=11), make(strategy, "S1", seed=11)
+    for r in range(1, 16):
+        qb = quote(buyer, obs("B1", 70, rnd=r, rounds=15, history=[mirror_record(h) for h in hist[:r - 1]]))
+        qs = quote(seller, obs("S1", 30, rnd=r, rounds=15, history=hist[:r - 1]))
+        assert qs == 100 - qb, (strategy, r)
+
+
+@pytest.mark.parametrize("dist", ["uniform", "correlated", "semi_bimodal", "heavy_tailed"])
+def test_no_baseline_quotes_through_its_value(dist):
+    params = small_params(rounds=30)
+    names = sorted(STRATEGIES)
+    for k in range(0, len(names), 8):
+        lineup = (names[k:k + 8] + names[:8])[:8]
+        res, market = play(params, baseline_lineup(lineup, params), seed=k, distribution=dist)
+        st = res.tables["states"]
+        assert res.decisions["valid"].all()
+        q = st[st["quote"] >= 0]
+        buyers, sellers = q[q["role"] == "buyer"], q[q["role"] == "seller"]
+        assert (buyers["quote"] <= buyers["value"]).all() and (sellers["quote"] >= sellers["value"]).all()
+        assert (st["payoff"] >= 0).all()
+
+
+def test_validate_baseline_names_the_key():
+    with pytest.raises(ValueError, match=r"roster.3.params.delta"):
+        validate_baseline(RosterEntry(name="s", kind="baseline", strategy="shade",
+                                      params={"delta": -1}), "roster.3")
+    with pytest.raises(ValueError, match="unknown double_auction strategy"):
+        validate_baseline(RosterEntry(name="s", kind="baseline", strategy="nope"), "roster.0")
+    with pytest.raises(ValueError, match="inner"):
+        validate_baseline(RosterEntry(name="s", kind="baseline", strategy="signal_jammer",
+                                      params={"inner": "nope"}), "roster.0")
+
+
+def priced(prices, bid=90, ask=10):
+    return [record(r, {"B1": bid}, {"S1": ask}, [("B1", "S1", p)]) for r, p in enumerate(prices, 1)]
+
+
+def test_regression_extrapolates_the_price_line():
+    h = priced([40, 45, 50, 55])  # rounds 0..3 -> forecast 60 for round index 4, minus shade 3
+    assert quote(make("regression"), obs("B2", 100, rnd=5, history=h)) == 57
+
+
+def test_mean_reversion_bids_the_long_run_mean():
+    assert quote(make("mean_reversion"), obs("B2", 100, rnd=6, history=priced([50] * 5))) == 47
+
+
+def test_bayesian_learns_the_clearing_price():
+    b = make("bayesian")
+    assert quote(b, obs("B2", 100)) == 40  # prior 50 - 0.5 x 20
+    q = quote(b, obs("B2", 100, rnd=11, history=priced([70] * 10)))
+    assert 66 <= q <= 70
+
+
+def test_risk_aversion_bids_higher_for_a_surer_trade():
+    h = [record(r, {"B1": 10}, {"S1": 20 + 10 * (r % 5), "S2": 25 + 10 * (r % 4)}) for r in range(1, 11)]
+    calm = quote(make("risk_aware", alpha=0.001), obs("B1", 90, rnd=11, history=h))
+    scared = quote(make("risk_aware", alpha=0.5), obs("B1", 90, rnd=11, history=h))
+    assert scared >= calm and scared > 0
+
+
+def test_aa_grows_aggressive_without_trades():
+    a = make("aa")
+    h = priced([50, 50])  # B2 (us) never trades
+    q1 = quote(a, obs("B2", 90, rnd=3, history=h))
+    h += [record(r, {"B2": q1}, {"S1": 95}) for r in range(3, 9)]
+    q2 = quote(a, obs("B2", 90, rnd=9, history=h))
+    assert q2 > q1 and q2 <= 90
+
+
+def test_zip_raises_its_bid_after_losing_trades():
+    z = make("zip")  # margin 0.3: bids 56 on a value of 80
+    assert quote(z, obs("B2", 80)) == 56
+    h = priced([70] * 8)  # trades at 70 without us
+    q = quote(z, obs("B2", 80, rnd=9, history=h))
+    assert 60 < q <= 80
+
+
+def test_gdx_evolves_its_population():
+    g = make("gdx", seed=2)
+    genes0 = g.genes.copy()
+    h = [record(r, {"B1": 10}, {"S1": 30 + r % 7, "S2": 60}) for r in range(1, 11)]
+    q = quote(g, obs("B1", 80, rnd=11, history=h))
+    assert 0 <= q <= 80 and not np.array_equal(genes0, g.genes)
