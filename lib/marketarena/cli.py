@@ -59,24 +59,28 @@ def play(
 ) -> None:
     """Play one episode with the roster of params.yaml and print a per-agent summary.
 
-    Uses the persona files of ``data/`` when present (else generates and embeds them in a
-    temporary folder); the episode's logs are written to a temporary folder and discarded.
+    Uses the input files of ``data/`` when present (else builds the ones this market reads, e.g.
+    personas and embeddings or reference solutions, in a temporary folder); nothing is written.
     """
     from marketarena.core.registry import get_plugin
     from marketarena.core.runner import play_episode
     from marketarena.core.simulate import episode_seed
-    from marketarena.pipeline import run_embed, run_personas
+    from marketarena.pipeline import run_embed, run_personas, run_reference
 
     params = _load(params_file)
     _market(params, market)
     plugin = get_plugin(market)
     paths = Paths(root)
     with tempfile.TemporaryDirectory() as tmp:
-        if not all(p.exists() for p in plugin.input_files(paths.data)):
+        inputs = plugin.input_files(paths.data)
+        if not all(p.exists() for p in inputs):  # build only what this market reads
             tmp_paths = Paths(tmp)
             tmp_paths.data.mkdir(parents=True)
-            run_personas(params, tmp_paths)
-            run_embed(params, tmp_paths)
+            if paths.personas in inputs:
+                run_personas(params, tmp_paths)
+                run_embed(params, tmp_paths)
+            if plugin.compute_reference is not None:
+                run_reference(market, params, tmp_paths)
             paths = tmp_paths
         resources = plugin.load_resources(params, paths.data)
         mkt, agents, table = plugin.build_episode(params, resources, run)

@@ -32,6 +32,9 @@ def tiny_params() -> dict:
         da.update(games_per_distribution=2, rating_passes=10)
         da["reference"].update(games_per_distribution=200)
         da["roster"] = da["roster"][:10]
+    for market in ("cournot", "bertrand"):
+        if market in params["markets"]:
+            params["markets"][market]["runs"] = 2
     params["stats"].update(n_boot=200, n_perm=200)
     params["ratings"]["n_boot"] = 20
     return params

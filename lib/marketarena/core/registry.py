@@ -50,7 +50,7 @@ class MarketPlugin:
 @lru_cache(maxsize=1)
 def market_names() -> tuple[str, ...]:
     return tuple(sorted(m.name for m in pkgutil.iter_modules(marketarena.markets.__path__)
-                        if m.ispkg))
+                        if m.ispkg and not m.name.startswith("_")))
 
 
 def get_plugin(name: str) -> MarketPlugin:

@@ -40,7 +40,8 @@ def package_version() -> str:
 
 
 def code_hash(market: str) -> str:
-    paths = [PACKAGE_ROOT / p for p in SIMULATOR_CODE] + [PACKAGE_ROOT / "markets" / market]
+    paths = [PACKAGE_ROOT / p for p in SIMULATOR_CODE] + [PACKAGE_ROOT / "markets" / market,
+                                                          PACKAGE_ROOT / "markets" / "_shared"]
     return logs.hash_files([p for p in paths if p.exists()])
 
 

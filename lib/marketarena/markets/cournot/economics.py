@@ -40,9 +40,10 @@ References (the ``summary.json`` of ``reference@cournot``)
   (:class:`RuntimeError` if violated). Product totals and total profit are unique; the split across
   firms is not when two firms have the same cost for a product (e.g. symmetric configurations): the
   polish then takes the minimum-norm split, i.e. equal shares for equal-cost firms, a deterministic
-  convention.
+  convention (unless that split breaks a capacity: then the split closest to SLSQP's).
 * :func:`specialisation_cv`: per firm, population SD / mean of its quantities across products
-  (0 when the mean is 0), the seed's equation 4. At the default Nash it is 3/11 for both firms; at the
+  (0 when the mean is 0), the seed's equation 4 (``marketarena.metrics.indices.cv``). At the
+  default Nash it is 3/11 for both firms; at the
   default monopoly (each firm alone on its cheap product) it is 1.
 * :func:`reference_summary`: all of the above as plain JSON-serialisable Python objects.
 """
@@ -56,6 +57,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from scipy.optimize import minimize
+
+from marketarena.metrics import indices
 
 __all__ = [
     "CournotConfig",
@@ -345,8 +348,9 @@ def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[n
     Unknowns: the positive quantities and the shadow prices of the binding capacities. Equations:
     ``a_m - 2 Q_m / b_m - c[i, m] - lambda_i = 0`` for each positive ``q[i, m]`` and
     ``sum_m q[i, m] = K_i`` for each binding firm. The least-squares (minimum-norm) solution is used,
-    which splits a product evenly between firms with equal costs. Returns ``None`` if the result is
-    infeasible or does not improve the KKT residual.
+    which splits a product evenly between firms with equal costs; where that split breaks a capacity
+    (or a sign), the solution closest to SLSQP's point is used instead. Returns ``None`` if neither
+    is feasible or improves the KKT residual.
     """
     n, m = config.n_firms, config.n_products
     a, b, c, cap = config.a_vec, config.b_vec, config.cost_matrix, config.capacity_vec
@@ -372,20 +376,27 @@ def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[n
             if j == i:
                 mat[row, col] = 1.0
         rhs[row] = cap[i]
-    sol = np.linalg.lstsq(mat, rhs, rcond=None)[0]
-    polished = np.zeros((n, m))
+    x0 = np.zeros(size)
     for (i, k), col in col_q.items():
-        polished[i, k] = sol[col]
-    lam_ok = all(sol[col] >= -1e-9 * max(1.0, float(np.max(a))) for col in col_lam.values())
-    feasible = np.all(polished >= -eps_q) and np.all(polished.sum(axis=1) <= cap + eps_q)
-    if not (lam_ok and feasible):
-        return None
-    polished = np.stack(
-        [_project_to_capacity(polished[i], config.quantity_upper_bounds[i], float(cap[i])) for i in range(n)]
-    )
-    if _monopoly_kkt_violation(polished, config) > _monopoly_kkt_violation(q, config):
-        return None
-    return polished
+        x0[col] = q[i, k]
+    # 1. the minimum-norm solution (equal-cost firms share evenly); 2. if that breaks a capacity or
+    # sign constraint (the even split does not fit), the smallest change to SLSQP's point
+    candidates = [np.linalg.lstsq(mat, rhs, rcond=None)[0],
+                  x0 + np.linalg.lstsq(mat, rhs - mat @ x0, rcond=None)[0]]
+    for sol in candidates:
+        polished = np.zeros((n, m))
+        for (i, k), col in col_q.items():
+            polished[i, k] = sol[col]
+        lam_ok = all(sol[col] >= -1e-9 * max(1.0, float(np.max(a))) for col in col_lam.values())
+        feasible = np.all(polished >= -eps_q) and np.all(polished.sum(axis=1) <= cap + eps_q)
+        if not (lam_ok and feasible):
+            continue
+        polished = np.stack(
+            [_project_to_capacity(polished[i], config.quantity_upper_bounds[i], float(cap[i])) for i in range(n)]
+        )
+        if _monopoly_kkt_violation(polished, config) <= _monopoly_kkt_violation(q, config):
+            return polished
+    return None
 
 
 def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64]:
@@ -400,7 +411,8 @@ def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64
     2. Polish: the joint Hessian is singular (total profit depends on a product only through its total
        and linear costs), so SLSQP can stop up to ~1e-5 away from the optimum. The KKT equations are
        then solved exactly on the active set it found (positive quantities, binding capacities),
-       taking the minimum-norm solution where the split between equal-cost firms is free.
+       taking the minimum-norm solution where the split between equal-cost firms is free (or, when
+       that split does not fit the capacities, the solution closest to SLSQP's point).
     3. Check: :class:`RuntimeError` if the result violates the KKT conditions by more than
        ``kkt_tol`` (price units, relative to ``max(1, max a)``).
 
@@ -484,19 +496,15 @@ def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64
 def specialisation_cv(q: ArrayLike) -> NDArray[np.float64] | float:
     """Coefficient of variation of each firm's quantities across products (last axis).
 
-    Population SD (``ddof=0``) / mean, 0 where the mean is 0. ``(..., n, M) -> (..., n)``; a single
-    firm's ``(M,)`` vector gives a float. For two products, CV = |q_A - q_B| / (q_A + q_B): 0 for an
-    even split, 1 for producing one product only.
-    Same definition as ``marketarena.metrics.indices.cv`` with ``eps=0``, kept here so the Cournot
-    references depend on nothing outside this folder.
+    Population SD (``ddof=0``) / mean, 0 where the mean is 0: ``marketarena.metrics.indices.cv``
+    (``eps=0``), the one CV of the project. ``(..., n, M) -> (..., n)``; a single firm's ``(M,)``
+    vector gives a float. For two products, CV = |q_A - q_B| / (q_A + q_B): 0 for an even split, 1
+    for producing one product only.
     """
     arr = np.asarray(q, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] == 0:
         raise ValueError(f"specialisation_cv needs quantities across products on the last axis, got {arr.shape}")
-    mean = arr.mean(axis=-1)
-    sd = arr.std(axis=-1)
-    cv = np.divide(sd, mean, out=np.zeros_like(mean), where=mean != 0)
-    return float(cv) if cv.ndim == 0 else cv
+    return indices.cv(arr, eps=0.0, axis=-1)
 
 
 def _solution_summary(q: NDArray[np.float64], config: CournotConfig) -> dict[str, Any]:
@@ -512,13 +520,13 @@ def _solution_summary(q: NDArray[np.float64], config: CournotConfig) -> dict[str
     }
 
 
-def reference_summary(config: CournotConfig) -> dict[str, Any]:
+def reference_summary(config: CournotConfig, tol: float = 1e-8, max_iter: int = 1000) -> dict[str, Any]:
     """Nash and monopoly references as plain JSON-serialisable data (the ``summary.json`` shape).
 
     ``quantities`` and ``profits`` are ``[firm][product]`` lists, ``prices`` and ``product_totals``
     are per product, ``firm_profits`` and ``cv`` per firm.
     """
-    nash = cournot_nash(config)
+    nash = cournot_nash(config, tol=tol, max_iter=max_iter)
     mono = monopoly(config)
     return {
         "market": "cournot",
@@ -530,6 +538,7 @@ def reference_summary(config: CournotConfig) -> dict[str, Any]:
         },
         "n_firms": config.n_firms,
         "n_products": config.n_products,
+        "nash_tol": tol,
         "nash": _solution_summary(nash, config),
         "monopoly": _solution_summary(mono, config),
     }

@@ -1,0 +1,154 @@
+"""What the ``cournot`` and ``bertrand`` markets share (seed 003: market division and collusion).
+
+Both markets follow the seed's prompt shape (appendices B.4 and C.4): each round a firm sees its own
+market data of the last rounds, the PLANS.txt / INSIGHTS.txt notes it wrote last round, and answers
+with one strict JSON object::
+
+    {"observations_and_thoughts": "...",
+     "new_content": {"PLANS.txt": "...", "INSIGHTS.txt": "..."},
+     "chosen_quantities" | "chosen_prices": {"Product_A": <number>, "Product_B": <number>},
+     ...}
+
+The notes it writes are carried verbatim into its next observation (an invalid answer keeps the old
+notes). This module holds that common part: the notes model, the per-config action models (one
+``Product_<name>`` key per product, built once per product list so the class is stable), the
+template environment, the agents table and the roster check. Both packages import it from here,
+so there is one copy.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from marketarena.config import RosterEntry
+
+NOTE_MAX_CHARS = 4000
+"""Notes longer than this are cut (and the cut is logged as a note) so prompts stay bounded."""
+
+
+class NewContent(BaseModel):
+    """The two files a firm rewrites every round."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    plans: str = Field(alias="PLANS.txt")
+    insights: str = Field(alias="INSIGHTS.txt")
+
+
+EMPTY_NOTES = NewContent(plans="", insights="")
+
+
+def product_key(product: str) -> str:
+    return f"Product_{product}"
+
+
+@lru_cache(maxsize=None)
+def action_model(kind: str, field: str, products: tuple[str, ...], extra: tuple[tuple[str, Any], ...] = ()):
+    """The strict action model of one configuration (cached: the same inputs give the same class).
+
+    Every key of the seed's template is required and no other key is allowed (so the JSON schema
+    also suits strict structured-output modes). ``field`` is ``chosen_quantities`` or
+    ``chosen_prices``; its object has exactly one number per product (``Product_<name>``), ``>= 0``.
+    Numeric strings ("40") are accepted, as the seed's template shows "just the number" inside
+    quotes. ``extra`` adds top-level fields (name, (type, default or ...)).
+    """
+    numbers = create_model(
+        f"{kind}Choice",
+        __config__=ConfigDict(extra="forbid"),
+        **{product_key(p): (float, Field(ge=0, allow_inf_nan=False)) for p in products},
+    )
+    return create_model(
+        f"{kind}Action",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__=f"Seed-003 answer: notes, thoughts and {field} per product.",
+        observations_and_thoughts=(str, ...),
+        new_content=(NewContent, ...),
+        **{field: (numbers, ...)},
+        **dict(extra),
+    )
+
+
+def choice_vector(action: BaseModel, field: str, products: tuple[str, ...]) -> list[float]:
+    choice = getattr(action, field)
+    return [float(getattr(choice, product_key(p))) for p in products]
+
+
+def make_action(model: type[BaseModel], field: str, products: tuple[str, ...], values, plans: str = "",
+                insights: str = "", thoughts: str = "", **extra) -> BaseModel:
+    """Build an action of ``model`` (used by scripted firms and fallbacks)."""
+    return model.model_validate({
+        "observations_and_thoughts": thoughts,
+        "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": insights},
+        field: {product_key(p): float(v) for p, v in zip(products, values)},
+        **extra,
+    })
+
+
+def clip_notes(content: NewContent) -> tuple[NewContent, list[str]]:
+    notes, out = [], {}
+    for key, text in (("plans", content.plans), ("insights", content.insights)):
+        if len(text) > NOTE_MAX_CHARS:
+            notes.append(f"{key} cut from {len(text)} to {NOTE_MAX_CHARS} characters")
+            text = text[:NOTE_MAX_CHARS]
+        out[key] = text
+    return NewContent(**out), notes
+
+
+@lru_cache(maxsize=None)
+def template_env(package: str) -> Environment:
+    """The market's ``templates/`` first, then the shared ones (the ``_notes.j2`` macro)."""
+    loader = ChoiceLoader([PackageLoader(package, "templates"),
+                           PackageLoader("marketarena.markets._shared", "templates")])
+    return Environment(loader=loader, undefined=StrictUndefined,
+                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
+
+
+def render(package: str, obs: BaseModel, system: str, user: str) -> list[dict[str, str]]:
+    env = template_env(package)
+    return [{"role": "system", "content": env.get_template(system).render(obs=obs)},
+            {"role": "user", "content": env.get_template(user).render(obs=obs)}]
+
+
+def lineups(n_roster: int, seats: int) -> list[tuple[int, ...]]:
+    """Roster indices seated in each lineup: ``itertools.combinations`` in roster order."""
+    from itertools import combinations
+
+    return list(combinations(range(n_roster), seats))
+
+
+def lineup(roster: list[RosterEntry], seats: int, run: int) -> list[RosterEntry]:
+    """Episode ``run`` seats lineup ``run mod L`` (a round robin when ``runs = L``)."""
+    combos = lineups(len(roster), seats)
+    return [roster[j] for j in combos[run % len(combos)]]
+
+
+def agents_table(roster: list[RosterEntry]) -> pd.DataFrame:
+    """Seats ``F1, F2, ...`` in roster order (firm i has row i of the cost table)."""
+    return pd.DataFrame([
+        {"agent_id": f"F{i + 1}", "name": e.name, "kind": e.kind, "model": e.model or "",
+         "strategy": e.strategy or e.harness, "role": "firm"}
+        for i, e in enumerate(roster)])
+
+
+def llm_not_ready(market: str, entry: RosterEntry) -> NotImplementedError:
+    return NotImplementedError(
+        f"markets.{market}.roster: LLM firm {entry.name!r}: the generic LLM agent is not wired into "
+        f"{market} yet (its prompts are ready: PLUGIN.render_messages); use baseline firms for now")
+
+
+def validate_strategy(entry: RosterEntry, strategies: dict, market: str, where: str) -> None:
+    from pydantic import ValidationError
+
+    cls = strategies.get(entry.strategy or "")
+    if cls is None:
+        raise ValueError(f"{where}.strategy: unknown {market} strategy {entry.strategy!r} "
+                         f"(known: {', '.join(sorted(strategies))})")
+    try:
+        cls.Params.model_validate(entry.params)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ValueError(f"{where}.params.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None

@@ -1,0 +1,77 @@
+"""What a Bertrand firm sees and answers (seed 003, appendix C.4; Fish et al. 2024).
+
+:class:`BertrandObservation`: the firm's marginal cost per product, its last ``history_window``
+rounds (per product: marginal cost, own price, the competitors' prices, market share, quantity sold,
+profit, investment level; per round: profit, total profit, funds), its PLANS / INSIGHTS notes and,
+in the start-up preset, the investment options it can take now (letters; only affordable upgrades
+are offered, A is always "no investment"). Competitors' prices are shown (seed C.2); their
+quantities, costs and investments are not; nor is the number of rounds.
+
+The answer: ``{"observations_and_thoughts", "new_content": {PLANS.txt, INSIGHTS.txt},
+"chosen_prices": {"Product_<name>": number >= 0}}`` plus, in the start-up preset,
+``"investment_option": "<letter>"``.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from marketarena.markets._shared.oligopoly import action_model, product_key, render
+
+FIELD = "chosen_prices"
+
+
+def action_schema(products: tuple[str, ...], invest: bool):
+    extra = (("investment_option", (str, ...)),) if invest else ()
+    return action_model("BertrandStartup" if invest else "Bertrand", FIELD, tuple(products), extra)
+
+
+class InvestmentOption(BaseModel):
+    letter: str
+    upgrades: dict[str, int]  # product -> new level (empty: no investment)
+    cost: float
+    text: str
+
+
+class ProductRecord(BaseModel):
+    product: str
+    cost: float
+    price: float
+    competitor_prices: list[float]
+    share: float  # own share of the units sold in this product market (0 when nobody sold)
+    quantity: float
+    profit: float
+    level: int = 0
+
+
+class RoundRecord(BaseModel):
+    round: int
+    products: list[ProductRecord]
+    profit: float
+    total_profit: float
+    funds: float
+    investment: str = ""
+
+
+class BertrandObservation(BaseModel):
+    agent_id: str
+    round: int
+    preset: str
+    products: list[str]
+    costs: dict[str, float]
+    levels: dict[str, int]
+    history_window: int
+    funds: float
+    initial_funds: float | None = None
+    options: list[InvestmentOption] = Field(default_factory=list)
+    history: list[RoundRecord] = Field(default_factory=list)
+    plans: str = ""
+    insights: str = ""
+
+    @property
+    def keys(self) -> list[str]:
+        return [product_key(p) for p in self.products]
+
+
+def render_messages(obs: BertrandObservation) -> list[dict[str, str]]:
+    return render("marketarena.markets.bertrand", obs, f"{obs.preset}_system.j2", "bertrand_user.j2")

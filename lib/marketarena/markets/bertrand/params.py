@@ -1,0 +1,74 @@
+"""params.yaml ``markets.bertrand``: logit Bertrand pricing with the two presets of DESIGN.md 7.3.
+
+* ``preset: calvano`` (Calvano et al. 2020 / Fish et al. 2024): one product, a = 2, c = alpha,
+  mu = 1/4, a_0 = 0, beta = 100, ``alpha`` in {1, 3.2, 10} (any alpha > 0), 300 periods.
+* ``preset: startup`` (seed 003, appendix C): two products, marginal cost 100 -> 80 -> 50 through
+  two investments of 10,000 per product, initial funds 8,500, a_i = 75, mu = 8, beta = 1000; a price
+  below marginal cost sells nothing (the authors' rule), investments are paid from funds.
+
+``seats`` firms per episode; a roster with more firms plays a round robin of lineups (episode r
+seats lineup r mod L, see ``_shared.oligopoly.lineup``). The collusion index uses the last
+``collusion_window`` periods.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from marketarena.config import RosterEntry, Strict, check_unique_names
+from marketarena.markets.bertrand.economics import BertrandConfig
+
+PRESET_PRODUCTS = {"calvano": ["A"], "startup": ["A", "B"]}
+
+
+class BertrandParams(Strict):
+    runs: int = Field(default=10, ge=1, description="independent episodes")
+    seed: int = Field(default=0, description="base seed; episode r uses SeedSequence([seed, r])")
+    preset: Literal["calvano", "startup"] = "calvano"
+    alpha: float = Field(default=1.0, gt=0, description="calvano price scale (Fish et al.: 1, 3.2, 10)")
+    rounds: int = Field(default=300, ge=2, description="periods per episode (not told to the firms)")
+    seats: int = Field(default=2, ge=1, description="firms per episode")
+    history_window: int = Field(default=10, ge=1, description="past rounds of own data shown")
+    collusion_window: int = Field(default=50, ge=1, description="last periods of the collusion index")
+    below_cost_sells_nothing: bool | None = Field(
+        default=None, description="a price below marginal cost sells nothing (null: startup only)")
+    roster: list[RosterEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        check_unique_names(self.roster)
+        if self.seats > len(self.roster):
+            raise ValueError(f"seats ({self.seats}) exceeds the roster ({len(self.roster)} firms)")
+        from marketarena.markets.bertrand.baselines import STRATEGIES
+        from marketarena.markets._shared.oligopoly import validate_strategy
+
+        for i, entry in enumerate(self.roster):
+            if entry.kind == "baseline":
+                validate_strategy(entry, STRATEGIES, "bertrand", f"roster.{i}")
+        return self
+
+    @property
+    def products(self) -> list[str]:
+        return PRESET_PRODUCTS[self.preset]
+
+    @property
+    def invest(self) -> bool:
+        return self.preset == "startup"
+
+    @property
+    def sells_nothing_below_cost(self) -> bool:
+        return self.preset == "startup" if self.below_cost_sells_nothing is None else self.below_cost_sells_nothing
+
+    def config(self) -> BertrandConfig:
+        """The game at the start of an episode (every firm at investment level 0)."""
+        if self.preset == "calvano":
+            return BertrandConfig.calvano(self.alpha, n_firms=self.seats)
+        base = BertrandConfig.startup()
+        return base.model_copy(update={"costs": ((base.cost_ladder[0],) * 2,) * self.seats})
+
+    def lineup(self, run: int) -> list[RosterEntry]:
+        from marketarena.markets._shared.oligopoly import lineup
+
+        return lineup(self.roster, self.seats, run)

@@ -1,0 +1,86 @@
+"""params.yaml ``markets.cournot``: the seed-003 multi-product Cournot game (DESIGN.md 7.3).
+
+Defaults are the seed's asymmetric experiment: 2 firms x 2 products, 50 rounds (never told to the
+firms), inverse demand P = a - Q/b with a = 100, b = 2 per product, marginal costs firm 1 (40, 50),
+firm 2 (50, 40), capacity 100 per firm and round, market data of the last 30 rounds shown.
+``costs`` has one row per seat (firm) and one column per product: the number of rows is the number
+of firms in an episode. The roster may hold more firms than seats: episode ``r`` then seats lineup
+``r mod L`` of the ``L`` combinations of roster entries (``itertools.combinations`` in roster order,
+seat order = roster order), so ``runs = L`` plays every pairing once (a round robin).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from marketarena.config import RosterEntry, Strict, check_unique_names
+from marketarena.markets.cournot.economics import CournotConfig
+
+
+class BootstrapParams(Strict):
+    """The specialisation test (seed appendix B.3): circular block bootstrap of the mean CV."""
+
+    block: int = Field(default=7, ge=1)
+    n_resamples: int = Field(default=10_000, ge=100)
+    seed: int = 0
+    level: float = Field(default=0.95, gt=0, lt=1)
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="significance level of the table")
+
+
+class CournotParams(Strict):
+    runs: int = Field(default=10, ge=1, description="independent episodes")
+    seed: int = Field(default=0, description="base seed; episode r uses SeedSequence([seed, r])")
+    rounds: int = Field(default=50, ge=2, description="rounds per episode (not told to the firms)")
+    products: list[str] = Field(default_factory=lambda: ["A", "B"], min_length=1,
+                                description="product names; the JSON keys are Product_<name>")
+    a: float | list[float] = Field(default=100.0, description="demand intercept (or one per product)")
+    b: float | list[float] = Field(default=2.0, description="slope divisor: P = a - Q/b")
+    costs: list[list[float]] = Field(default_factory=lambda: [[40.0, 50.0], [50.0, 40.0]],
+                                     description="marginal cost per seat (row) and product (column)")
+    capacity: float | list[float] = Field(default=100.0, description="max total units per firm and round")
+    history_window: int = Field(default=30, ge=1, description="past rounds of own data shown")
+    nash_tol: float = Field(default=1e-8, gt=0, description="iterative best response: max change")
+    nash_max_iter: int = Field(default=1000, ge=1)
+    bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
+    roster: list[RosterEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        check_unique_names(self.roster)
+        if len(set(self.products)) != len(self.products):
+            raise ValueError(f"products must be unique, got {self.products}")
+        if len(self.costs) > len(self.roster):
+            raise ValueError(f"costs has {len(self.costs)} rows (seats) but the roster has only "
+                             f"{len(self.roster)} firms")
+        if any(len(row) != len(self.products) for row in self.costs):
+            raise ValueError(f"every row of costs needs one cost per product ({len(self.products)})")
+        self.config()  # shapes and signs of a, b, capacity
+        from marketarena.markets.cournot.baselines import STRATEGIES
+        from marketarena.markets._shared.oligopoly import validate_strategy
+
+        for i, entry in enumerate(self.roster):
+            if entry.kind == "baseline":
+                validate_strategy(entry, STRATEGIES, "cournot", f"roster.{i}")
+        return self
+
+    @property
+    def seats(self) -> int:
+        return len(self.costs)
+
+    def lineups(self) -> list[tuple[int, ...]]:
+        """Roster indices seated in each lineup (episode r plays lineup r mod len)."""
+        from marketarena.markets._shared.oligopoly import lineups
+
+        return lineups(len(self.roster), self.seats)
+
+    def lineup(self, run: int) -> list[RosterEntry]:
+        from marketarena.markets._shared.oligopoly import lineup
+
+        return lineup(self.roster, self.seats, run)
+
+    def config(self) -> CournotConfig:
+        def tup(v):
+            return tuple(float(x) for x in v) if isinstance(v, list) else float(v)
+
+        return CournotConfig(a=tup(self.a), b=tup(self.b), capacity=tup(self.capacity),
+                             costs=tuple(tuple(float(x) for x in row) for row in self.costs))
