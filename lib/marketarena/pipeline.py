@@ -147,23 +147,45 @@ def leaderboard(agents: pd.DataFrame, score: str, params: Params) -> pd.DataFram
     return board
 
 
+def overall_board(boards: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Standing across markets: the mean of an agent's percentile ranks in the market leaderboards.
+
+    Percentile = 1 for the top of a market's board, 0 for its bottom. LLM agents are the same player
+    in every market they play (identified by name); a baseline is specific to its market
+    (``market/name``), since the same strategy name means different rules in different markets.
+    Ratings from different markets are never pooled into one TrueSkill run: players of different
+    markets never meet, so their ratings would not be comparable.
+    """
+    rows = []
+    for market, board in boards.items():
+        n = len(board)
+        for _, r in board.iterrows():
+            llm = r.get("kind") == "llm"
+            rows.append({"player": r["name"] if llm else f"{market}/{r['name']}",
+                         "kind": r.get("kind", ""), "market": market, "rank": int(r["rank"]),
+                         "percentile": 1.0 - (r["rank"] - 1) / (n - 1) if n > 1 else 1.0})
+    long = pd.DataFrame(rows)
+    out = long.groupby("player").agg(kind=("kind", "first"), markets=("market", lambda m: ",".join(m)),
+                                     n_markets=("market", "nunique"),
+                                     mean_percentile=("percentile", "mean")).reset_index()
+    out = out.sort_values(["mean_percentile", "player"], ascending=[False, True])
+    out.insert(0, "rank", range(1, len(out) + 1))
+    return out.reset_index(drop=True)
+
+
 def run_ratings(params: Params, paths: Paths) -> dict[str, pd.DataFrame]:
     out = paths.reports / "leaderboards"
     out.mkdir(parents=True, exist_ok=True)
-    boards, pooled = {}, []
+    boards = {}
     for market in params.markets:
         plugin = get_plugin(market)
         agents = pd.read_parquet(paths.metrics(market) / "agents.parquet")
         build = plugin.leaderboard or (lambda a, p: leaderboard(a, plugin.rank_by, p))
         boards[market] = build(agents, params)
         boards[market].to_csv(out / f"{market}.csv", index=False, float_format="%.6g")
-        # overall: every episode of every market is one game, ranked by that market's score
-        pooled.append(agents.assign(episode_id=market + "/" + agents["episode_id"],
-                                    score=agents[plugin.rank_by]))
-    overall = leaderboard(pd.concat(pooled, ignore_index=True), "score", params)
+    overall = overall_board(boards)
     overall.to_csv(out / "overall.csv", index=False, float_format="%.6g")
-    boards["overall"] = overall
-    return boards
+    return {**boards, "overall": overall}
 
 
 def run_figures(params: Params, paths: Paths) -> list[Path]:
