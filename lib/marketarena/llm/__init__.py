@@ -9,7 +9,9 @@ Public API (see each module's docstring for the why):
 - ``errors``: ``LLMError``, ``LLMConfigError``, ``UnknownModelAlias``, ``MissingAPIKey``,
   ``LLMEndpointError``, ``BudgetExceeded``, ``CacheMiss``
 - ``fake``: ``FakeEndpoint`` and its behaviours, for unit tests
-- ``local_server``: ``serve``, ``start_server``, ``wait_until_ready``, ``model_path`` (optional extra)
+- ``local_server`` (optional extra): ``serve`` (foreground, for ``marketarena serve-local``),
+  ``start_server`` -> ``LocalServer`` (``.base_url``, ``.spec()``, ``.stop()``), ``wait_until_ready``,
+  ``model_path``, ``local_model_spec``, ``llama_cpp_available``
 
 Importing this package does not import ``openai``; the client imports it on first use.
 """

@@ -683,7 +683,9 @@ class LLMClient:
         )
         url = spec.base_url or OPENAI_DEFAULT_URL
         failure: _Failure | None = None
+        tried = 0
         for retry in range(spec.max_retries + 1):
+            tried += 1
             async with semaphore:
                 try:
                     reservation = self.cost_guard.reserve(estimate, spec.alias)
@@ -706,6 +708,8 @@ class LLMClient:
                     failure = _classify(err)
                     if failure is None:
                         raise
+                    if failure.status == "timeout":
+                        failure.detail += f" (timeout_s={spec.timeout_s:g})"
                 except BaseException:  # cancelled (e.g. the run is stopping): free the reservation
                     self.cost_guard.release(reservation)
                     raise
@@ -731,7 +735,6 @@ class LLMClient:
             )
             await asyncio.sleep(delay)
         assert failure is not None
-        tried = record.retries + 1
         raise LLMEndpointError(
             f"model {spec.alias!r} at {url}: last status {failure.status} after {tried} "
             f"request{'s' if tried != 1 else ''}"

