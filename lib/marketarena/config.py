@@ -96,6 +96,23 @@ def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
     return roster
 
 
+def validate_strategy(entry: RosterEntry, strategies: dict, market: str, where: str) -> BaseModel:
+    """Validate a baseline roster entry against a market's strategy table; return its params.
+
+    ``strategies`` maps strategy name -> class with a pydantic ``Params`` model. Errors name the
+    roster position and key, e.g. ``roster.3.params.markup: Input should be a valid number``.
+    """
+    cls = strategies.get(entry.strategy or "")
+    if cls is None:
+        raise ValueError(f"{where}.strategy: unknown {market} strategy {entry.strategy!r} "
+                         f"(known: {', '.join(sorted(strategies))})")
+    try:
+        return cls.Params.model_validate(entry.params)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ValueError(f"{where}.params.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
 class StatsParams(Strict):
     n_boot: int = Field(default=2000, ge=100)
     n_perm: int = Field(default=2000, ge=100)

@@ -41,7 +41,7 @@ def test_both_markets_through_every_stage(tmp_path):
     stats = run_stats(params, paths)
     assert stats["cournot"]["target"] == "profit" and stats["bertrand"]["n_episodes"] == 3
     boards = run_ratings(params, paths)
-    assert len(boards["cournot"]) == 3 and len(boards["bertrand"]) == 3 and len(boards["overall"]) == 5
+    assert len(boards["cournot"]) == 3 and len(boards["bertrand"]) == 3 and len(boards["overall"]) == 6  # baselines are per market
     written = run_figures(params, paths)
     assert {p.name for p in written} >= {"fig2_quantities.png", "fig3_cv.png", "fig_prices.png",
                                          "fig_collusion_index.png", "cournot_specialisation.md",

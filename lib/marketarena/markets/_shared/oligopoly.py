@@ -12,7 +12,7 @@ with one strict JSON object::
 The notes it writes are carried verbatim into its next observation (an invalid answer keeps the old
 notes). This module holds that common part: the notes model, the per-config action models (one
 ``Product_<name>`` key per product, built once per product list so the class is stable), the
-template environment, the agents table and the roster check. Both packages import it from here,
+template environment and the agents table. Both packages import it from here,
 so there is one copy.
 """
 
@@ -138,17 +138,3 @@ def llm_not_ready(market: str, entry: RosterEntry) -> NotImplementedError:
     return NotImplementedError(
         f"markets.{market}.roster: LLM firm {entry.name!r}: the generic LLM agent is not wired into "
         f"{market} yet (its prompts are ready: PLUGIN.render_messages); use baseline firms for now")
-
-
-def validate_strategy(entry: RosterEntry, strategies: dict, market: str, where: str) -> None:
-    from pydantic import ValidationError
-
-    cls = strategies.get(entry.strategy or "")
-    if cls is None:
-        raise ValueError(f"{where}.strategy: unknown {market} strategy {entry.strategy!r} "
-                         f"(known: {', '.join(sorted(strategies))})")
-    try:
-        cls.Params.model_validate(entry.params)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ValueError(f"{where}.params.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None

@@ -42,7 +42,7 @@ class BertrandParams(Strict):
         if self.seats > len(self.roster):
             raise ValueError(f"seats ({self.seats}) exceeds the roster ({len(self.roster)} firms)")
         from marketarena.markets.bertrand.baselines import STRATEGIES
-        from marketarena.markets._shared.oligopoly import validate_strategy
+        from marketarena.config import validate_strategy
 
         for i, entry in enumerate(self.roster):
             if entry.kind == "baseline":

@@ -56,7 +56,7 @@ class CournotParams(Strict):
             raise ValueError(f"every row of costs needs one cost per product ({len(self.products)})")
         self.config()  # shapes and signs of a, b, capacity
         from marketarena.markets.cournot.baselines import STRATEGIES
-        from marketarena.markets._shared.oligopoly import validate_strategy
+        from marketarena.config import validate_strategy
 
         for i, entry in enumerate(self.roster):
             if entry.kind == "baseline":

@@ -53,9 +53,9 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from marketarena.config import RosterEntry, Strict
+from marketarena.config import RosterEntry, Strict, validate_strategy
 from marketarena.core.types import Decision
 from marketarena.markets.double_auction.observations import QuoteAction, QuoteObservation, RoundRecord
 
@@ -845,17 +845,8 @@ STRATEGIES: dict[str, type[Baseline]] = {
 
 def validate_baseline(entry: RosterEntry, where: str) -> None:
     """Raise ValueError naming the roster position and key if a baseline entry is unusable."""
-    cls = STRATEGIES.get(entry.strategy or "")
-    if cls is None:
-        raise ValueError(f"{where}.strategy: unknown double_auction strategy {entry.strategy!r} "
-                         f"(known: {', '.join(sorted(STRATEGIES))})")
-    try:
-        params = cls.Params.model_validate(entry.params)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(map(str, err["loc"]))
-        raise ValueError(f"{where}.params.{key}: {err['msg']}") from None
-    if cls is SignalJammer:
+    params = validate_strategy(entry, STRATEGIES, "double_auction", where)
+    if STRATEGIES[entry.strategy] is SignalJammer:
         if params.inner not in STRATEGIES or params.inner == "signal_jammer":
             raise ValueError(f"{where}.params.inner: unknown or nested strategy {params.inner!r}")
         validate_baseline(RosterEntry(name="inner", kind="baseline", strategy=params.inner,

@@ -31,9 +31,9 @@ from typing import ClassVar
 
 import numpy as np
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from marketarena.config import RosterEntry, Strict
+from marketarena.config import RosterEntry, Strict, validate_strategy
 from marketarena.core.types import Decision
 from marketarena.markets.supply_chain.observations import (
     Bid,
@@ -243,16 +243,7 @@ STRATEGIES: dict[str, type[ScriptedRetailer]] = {
 
 def validate_baseline(entry: RosterEntry, where: str) -> None:
     """Raise ValueError naming the roster position and key if a baseline entry is unusable."""
-    cls = STRATEGIES.get(entry.strategy or "")
-    if cls is None:
-        raise ValueError(f"{where}.strategy: unknown supply_chain strategy {entry.strategy!r} "
-                         f"(known: {', '.join(sorted(STRATEGIES))})")
-    try:
-        params = cls.Params.model_validate(entry.params)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(map(str, err["loc"]))
-        raise ValueError(f"{where}.params.{key}: {err['msg']}") from None
+    params = validate_strategy(entry, STRATEGIES, "supply_chain", where)
     if params.tribe not in slogan_bank():
         raise ValueError(f"{where}.params.tribe: no slogan bank {params.tribe!r} "
                          f"(known: {', '.join(sorted(slogan_bank()))})")
