@@ -33,7 +33,15 @@ META = "meta.json"
 TMP_PREFIX = ".tmp-"
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: Any, strict: bool = False) -> str:
+    """Deterministic JSON text (sorted keys, no whitespace) for hashing.
+
+    ``strict`` refuses NaN and non-JSON values (cache keys must be exact); otherwise such values
+    are written as their ``str`` (fingerprints of params that hold paths and the like).
+    """
+    if strict:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 

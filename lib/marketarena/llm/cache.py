@@ -35,12 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketarena.core import logs
+
 CACHE_FORMAT_VERSION = 1
 
 
 def canonical_json(obj: Any) -> str:
-    """Deterministic JSON text: sorted keys, no whitespace, non-ASCII kept as is."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """Deterministic JSON text: sorted keys, no whitespace, non-ASCII kept, NaN refused."""
+    return logs.canonical_json(obj, strict=True)
 
 
 def request_key(request: dict[str, Any]) -> str:
