@@ -13,6 +13,7 @@ from typing import Callable
 import typer
 
 from marketarena.config import Params, ParamsError, load_params
+from marketarena.core.types import RunAborted
 from marketarena.pipeline import Paths
 
 
@@ -39,7 +40,11 @@ def stage_app(fn: Callable, per_market: bool = False) -> typer.Typer:
                 print(f"error: {market!r} is not in params.markets ({', '.join(params.markets)})",
                       file=sys.stderr)
                 raise SystemExit(2)
-            fn(market, params, Paths(root))
+            try:
+                fn(market, params, Paths(root))
+            except RunAborted as exc:  # finished episodes are on disk; the next run resumes
+                print(f"error: {market}: run stopped: {exc}", file=sys.stderr)
+                raise SystemExit(1) from None
     else:
         @app.command()
         def run(

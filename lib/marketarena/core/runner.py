@@ -9,7 +9,8 @@ answer arrived first. Every answer goes through two checks:
 
 An answer failing either is replaced by ``Market.fallback`` and logged with ``valid=False`` and the
 reason. A raised exception inside an agent is treated the same way (logged, fallback applied), so
-that one broken agent cannot end an episode for the others.
+that one broken agent cannot end an episode for the others; except :class:`RunAborted` (endpoint
+down, budget spent, replay cache miss), which ends the run and loses only the episode in flight.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 from pydantic import BaseModel, ValidationError
 
 from marketarena.core.seeding import agent_generators
-from marketarena.core.types import Agent, AgentId, Decision, Market, Reply
+from marketarena.core.types import Agent, AgentId, Decision, Market, Reply, RunAborted
 
 
 @dataclass(repr=False)  # a repr would render every log table (asyncio formats results)
@@ -37,7 +38,7 @@ class EpisodeResult:
 DECISION_COLUMNS = ["step", "round", "phase", "agent_id", "action", "valid", "error", "notes"]
 LLM_CALL_COLUMNS = [
     "step", "round", "phase", "agent_id", "model", "request_hash", "prompt_tokens",
-    "completion_tokens", "cost_usd", "latency_s", "cached", "attempts", "valid",
+    "completion_tokens", "cost_usd", "latency_s", "cached", "attempts", "retries", "valid",
 ]
 
 
@@ -105,8 +106,8 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -
         actions: dict[AgentId, BaseModel] = {}
         for agent_id, answer in zip(acting, raw):
             if isinstance(answer, BaseException):
-                if not isinstance(answer, Exception):  # KeyboardInterrupt, CancelledError, ...
-                    raise answer
+                if isinstance(answer, RunAborted) or not isinstance(answer, Exception):
+                    raise answer  # run-level failure, KeyboardInterrupt, CancelledError, ...
                 reply = Reply(action=None, error=f"agent raised {type(answer).__name__}: {answer}")
             else:
                 reply = _as_reply(answer)

@@ -66,9 +66,19 @@ def plan(market: str, params: Params, input_files: list[Path]) -> list[logs.Plan
     return planned
 
 
+def llm_aliases(market: str, params: Params) -> set[str]:
+    return {e.model for e in getattr(params.markets[market], "roster", []) if e.kind == "llm"}
+
+
 def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None = None,
-             progress: bool = True) -> dict:
-    """Run every planned episode of ``market`` not already finished; returns a small summary."""
+             progress: bool = True, openai_factory=None) -> dict:
+    """Run every planned episode of ``market`` not already finished; returns a small summary.
+
+    With LLM seats, one :class:`~marketarena.agents.llm_agent.LLMRuntime` serves the whole run
+    (``openai_factory`` plugs in a fake endpoint for tests). A :class:`RunAborted` (endpoint
+    unreachable, budget spent, replay cache miss) ends the run after closing the client; every
+    episode finished before it is on disk and the next run resumes from there.
+    """
     plugin = get_plugin(market)
     out_dir = out_dir or data_dir / "episodes" / market
     inputs = plugin.input_files(data_dir)
@@ -82,18 +92,37 @@ def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None =
                "played": 0, "wall_time_s": 0.0}
     if not todo:
         return summary
+    llm = None
+    aliases = llm_aliases(market, params)
+    if aliases:
+        from marketarena.agents.llm_agent import LLMRuntime
+
+        llm = LLMRuntime(params, openai_factory=openai_factory)
+        if not params.llm.cache_only:
+            llm.check_keys(aliases)  # a missing key variable stops before any episode
     resources = plugin.load_resources(params, data_dir)
     started = time.perf_counter()
-    asyncio.run(_play_all(plugin, params, resources, out_dir, planned, todo, summary, progress))
+    asyncio.run(_play_all(plugin, params, resources, out_dir, planned, todo, summary, progress, llm))
     summary["wall_time_s"] = round(time.perf_counter() - started, 3)
     return summary
 
 
-async def _play_all(plugin, params, resources, out_dir, planned, todo, summary, progress) -> None:
+async def _play_all(plugin, params, resources, out_dir, planned, todo, summary, progress,
+                    llm) -> None:
+    try:
+        await _play_episodes(plugin, params, resources, out_dir, planned, todo, summary, progress,
+                             llm)
+    finally:
+        if llm is not None:
+            await llm.aclose()
+
+
+async def _play_episodes(plugin, params, resources, out_dir, planned, todo, summary, progress,
+                         llm) -> None:
     market = plugin.name
     for k, ep in enumerate(todo):
         t0 = time.perf_counter()
-        market_obj, agents, agents_table = plugin.build_episode(params, resources, ep.run)
+        market_obj, agents, agents_table = plugin.build_episode(params, resources, ep.run, llm=llm)
         result = await run_episode(market_obj, agents, ep.seed)
         tables = {"agents": agents_table, "decisions": result.decisions,
                   "llm_calls": result.llm_calls, **result.tables}
@@ -105,5 +134,6 @@ async def _play_all(plugin, params, resources, out_dir, planned, todo, summary, 
         logs.write_episode(out_dir, ep, tables, meta, run_info)
         summary["played"] += 1
         if progress:
+            usage = f"; LLM {llm.progress()}" if llm is not None else ""
             print(f"[{market}] episode {ep.episode_id} done in {wall:.2f}s "
-                  f"({summary['skipped'] + k + 1}/{len(planned)})", file=sys.stderr, flush=True)
+                  f"({summary['skipped'] + k + 1}/{len(planned)}){usage}", file=sys.stderr, flush=True)

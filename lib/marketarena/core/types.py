@@ -21,6 +21,12 @@ from pydantic import BaseModel
 AgentId = str
 
 
+class RunAborted(Exception):
+    """An error that must stop the whole run, not just replace one answer with the fallback:
+    an unreachable endpoint, an exhausted budget, a replay that misses the cache. The runner
+    re-raises it; episodes already written are kept."""
+
+
 @dataclass
 class Decision:
     """Who must act now, what each of them sees, and what shape their answer has."""

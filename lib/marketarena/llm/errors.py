@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from marketarena.core.types import RunAborted
+
 _KEYISH = re.compile(r"\b(sk|sk_proj|sk-proj|gsk|xai|hf|pplx|or)[-_][A-Za-z0-9_\-\*\.]{6,}")
 
 
@@ -25,8 +27,8 @@ def redact(text: str, *secrets: str | None) -> str:
     return _KEYISH.sub("***", text)
 
 
-class LLMError(Exception):
-    """Base class of the LLM layer's errors."""
+class LLMError(RunAborted):
+    """Base class of the LLM layer's errors; each ends the run (see ``core.types.RunAborted``)."""
 
 
 class LLMConfigError(LLMError, ValueError):

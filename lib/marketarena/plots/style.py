@@ -92,7 +92,13 @@ def agent_markers(names: Iterable[object]) -> dict[str, str]:
 
 
 def integer_steps(ax: Axes, steps: Sequence[int] | None = None) -> None:
-    """Integer-only ticks on the x axis; every step labelled when there are few of them."""
+    """Integer-only ticks on the x axis; every step labelled when there are few of them.
+
+    With ``steps`` the x range is fixed to all of them (± 0.4), so that small multiples share one
+    time axis even when a panel has no data at some steps.
+    """
+    if steps is not None and len(steps) > 0:
+        ax.set_xlim(min(steps) - 0.4, max(steps) + 0.4)
     if steps is not None and 0 < len(steps) <= 12:
         ax.set_xticks(sorted({int(s) for s in steps}))
     else:

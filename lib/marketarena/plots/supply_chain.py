@@ -8,7 +8,10 @@ Conventions shared by all figures (and stated on each figure):
 - Aggregation is per step across episodes: first the mean within an episode (a roster name is unique
   per episode, but if one name ever had several instances they are averaged), then the mean across
   episodes. Bands are Student-t 95% confidence intervals of that mean across episodes
-  (:func:`marketarena.plots.style.mean_ci`); no band is drawn with fewer than two episodes. The paper's
+  (:func:`marketarena.plots.style.mean_ci`), clipped to the metric's domain (e.g. [0, 1] for shares,
+  so a t-interval from few episodes never suggests a negative fill rate); with more than
+  ``BAND_MAX_AGENTS`` lines they are drawn as dodged error bars instead of shaded bands, which would
+  merge into haze. No interval is drawn with fewer than two episodes. The paper's
   Figure 6 caption uses mean ± std; we use the 95% CI everywhere for one consistent reading.
 - One line per agent *name*, coloured by :func:`agent_palette` over all names in the frame, so an
   agent has the same colour and marker in Figures 4-7. When both LLM and baseline agents are
@@ -61,16 +64,29 @@ class Panel:
     column: str
     title: str
     ylabel: str
+    bounds: tuple[float | None, float | None] = (None, None)  # domain; intervals are clipped to it
+
+    def clip(
+        self, lo: np.ndarray, hi: np.ndarray, mean: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Interval clipped to the domain, but always containing the mean (NaN stays NaN)."""
+        a, b = self.bounds
+        a = -np.inf if a is None else a
+        b = np.inf if b is None else b
+        with np.errstate(invalid="ignore"):
+            lo = np.where(np.isnan(lo), np.nan, np.fmin(np.clip(lo, a, b), mean))
+            hi = np.where(np.isnan(hi), np.nan, np.fmax(np.clip(hi, a, b), mean))
+        return lo, hi
 
 
 MARKET_PANELS: tuple[Panel, ...] = (
-    Panel("gini", "Gini (funds)", "Gini coefficient (0–1)"),
-    Panel("theil", "Theil (funds)", "Theil index (nats)"),
-    Panel("cv", "CV (funds)", "coefficient of variation (σ/μ)"),
-    Panel("hhi", "HHI (revenue shares)", "Herfindahl index (0–1)"),
-    Panel("cr4", "CR4 (revenue shares)", "top-4 revenue share (0–1)"),
-    Panel("active_ratio", "Active ratio", "share of agents that sold (0–1)"),
-    Panel("rank_mobility", "Rank mobility", "1 − Spearman ρ of funds ranks"),
+    Panel("gini", "Gini (funds)", "Gini coefficient (0–1)", (0.0, 1.0)),
+    Panel("theil", "Theil (funds)", "Theil index (nats)", (0.0, None)),
+    Panel("cv", "CV (funds)", "coefficient of variation (σ/μ)", (0.0, None)),
+    Panel("hhi", "HHI (revenue shares)", "Herfindahl index (0–1)", (0.0, 1.0)),
+    Panel("cr4", "CR4 (revenue shares)", "top-4 revenue share (0–1)", (0.0, 1.0)),
+    Panel("active_ratio", "Active ratio", "share of agents that sold (0–1)", (0.0, 1.0)),
+    Panel("rank_mobility", "Rank mobility", "1 − Spearman ρ of funds ranks", (0.0, 2.0)),
 )
 
 ECONOMICS_PANELS: tuple[Panel, ...] = (
@@ -80,17 +96,17 @@ ECONOMICS_PANELS: tuple[Panel, ...] = (
 )
 
 OPERATIONS_PANELS: tuple[Panel, ...] = (
-    Panel("osi", "Order Stability Index (OSI)", "cumulative OSI (0–1)"),
-    Panel("bid_efficiency", "Bid efficiency", "won/bid qty × base value/spend"),
-    Panel("fill_rate", "Fill rate", "units sold / directed demand (0–1)"),
+    Panel("osi", "Order Stability Index (OSI)", "cumulative OSI (0–1)", (0.0, 1.0)),
+    Panel("bid_efficiency", "Bid efficiency", "won/bid qty × base value/spend", (0.0, None)),
+    Panel("fill_rate", "Fill rate", "units sold / directed demand (0–1)", (0.0, 1.0)),
 )
 
 SIMILARITY_PANELS: tuple[Panel, ...] = (
-    Panel("sim_thrifty", "Thrifty", "cosine similarity"),
-    Panel("sim_ethical", "Ethical", "cosine similarity"),
-    Panel("sim_hype", "Hype", "cosine similarity"),
-    Panel("sim_quality", "Quality", "cosine similarity"),
-    Panel("sim_weighted", "Weighted MMS", "tribe-weighted cosine similarity"),
+    Panel("sim_thrifty", "Thrifty", "cosine similarity", (-1.0, 1.0)),
+    Panel("sim_ethical", "Ethical", "cosine similarity", (-1.0, 1.0)),
+    Panel("sim_hype", "Hype", "cosine similarity", (-1.0, 1.0)),
+    Panel("sim_quality", "Quality", "cosine similarity", (-1.0, 1.0)),
+    Panel("sim_weighted", "Weighted MMS", "tribe-weighted cosine similarity", (-1.0, 1.0)),
 )
 
 
@@ -129,6 +145,13 @@ def _grid(
     return fig, list(axes.ravel())
 
 
+def _has_values(df: pd.DataFrame, column: str) -> bool:
+    if column not in df.columns:
+        return False
+    vals = pd.to_numeric(df[column], errors="coerce").astype(float)
+    return bool(np.isfinite(vals.to_numpy()).any())
+
+
 def _steps(df: pd.DataFrame) -> list[int]:
     return sorted({int(s) for s in pd.to_numeric(df["step"], errors="coerce").dropna()})
 
@@ -136,6 +159,7 @@ def _steps(df: pd.DataFrame) -> list[int]:
 def _per_episode(df: pd.DataFrame, keys: Sequence[str], column: str) -> pd.DataFrame:
     """Mean of ``column`` per ``keys`` (collapses duplicate instances within an episode)."""
     vals = pd.to_numeric(df[column], errors="coerce").astype(float)
+    vals = vals.where(np.isfinite(vals.to_numpy()))  # ±inf -> NaN, skipped like NaN
     return vals.groupby([df[k] for k in keys], sort=True).mean().reset_index()
 
 
@@ -188,7 +212,7 @@ def _plot_agent_panel(
     steps: list[int],
 ) -> None:
     ax.set_title(panel.title)
-    if panel.column not in df.columns or pd.to_numeric(df[panel.column], errors="coerce").notna().sum() == 0:
+    if not _has_values(df, panel.column):
         no_data(ax, "no data")
         return
     per_ep = _per_episode(df, ["episode_id", "step", "name"], panel.column)
@@ -204,7 +228,7 @@ def _plot_agent_panel(
         offset = (i / max(len(names) - 1, 1) - 0.5) * dodge_width
         x = s["step"].to_numpy(dtype=float) + offset
         y = s["mean"].to_numpy(dtype=float)
-        lo, hi = s["lo"].to_numpy(dtype=float), s["hi"].to_numpy(dtype=float)
+        lo, hi = panel.clip(s["lo"].to_numpy(dtype=float), s["hi"].to_numpy(dtype=float), y)
         ax.plot(
             x, y, color=palette[name], marker=markers[name], linestyle=linestyles[name],
             label=name, zorder=3,
@@ -282,7 +306,7 @@ def figure3_market_indices(market: pd.DataFrame, path: str | Path) -> Path:
     colour = plt.get_cmap("tab10")(0)
     for ax, panel in zip(axes, MARKET_PANELS, strict=False):
         ax.set_title(panel.title)
-        if panel.column not in df.columns or pd.to_numeric(df[panel.column], errors="coerce").notna().sum() == 0:
+        if not _has_values(df, panel.column):
             no_data(ax)
             continue
         per_ep = _per_episode(df, ["episode_id", "step"], panel.column)
@@ -294,7 +318,10 @@ def figure3_market_indices(market: pd.DataFrame, path: str | Path) -> Path:
         stats = stats[stats["mean"].notna()]
         x = stats["step"].to_numpy(dtype=float)
         ax.plot(x, stats["mean"], color=colour, marker="o", linewidth=2.0, zorder=3)
-        lo, hi = stats["lo"].to_numpy(dtype=float), stats["hi"].to_numpy(dtype=float)
+        lo, hi = panel.clip(
+            stats["lo"].to_numpy(dtype=float), stats["hi"].to_numpy(dtype=float),
+            stats["mean"].to_numpy(dtype=float),
+        )
         if np.isfinite(lo).any():
             ax.fill_between(x, lo, hi, color=colour, alpha=0.25, linewidth=0, zorder=2)
         ax.set_xlabel("step")

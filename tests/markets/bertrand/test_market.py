@@ -178,9 +178,9 @@ def test_params_validation():
 
 
 def test_llm_firms_raise_a_clear_error():
-    params = parse_params({"models": {"m": {}}, "markets": {"bertrand": {"roster": [
+    params = parse_params({"models": {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}}, "markets": {"bertrand": {"roster": [
         {"name": "gpt", "kind": "llm", "model": "m"}, entry("b", "nash")]}}})
-    with pytest.raises(NotImplementedError, match="LLM firm 'gpt'"):
+    with pytest.raises(RuntimeError, match="without an LLM runtime"):
         play(params)
 
 

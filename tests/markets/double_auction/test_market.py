@@ -104,8 +104,8 @@ def test_lineup_distinct_and_reproducible(params):
 
 def test_llm_traders_not_wired_yet():
     params = parse_params({
-        "models": {"m": {}},
+        "models": {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}},
         "markets": {"double_auction": {"roster": [{"name": "gpt", "kind": "llm", "model": "m"}] + [
             {"name": n, "kind": "baseline", "strategy": n} for n in sorted(STRATEGIES)[:7]]}}})
-    with pytest.raises(NotImplementedError, match="LLM traders"):
+    with pytest.raises(RuntimeError, match="without an LLM runtime"):
         PLUGIN.build_episode(params, None, 0)

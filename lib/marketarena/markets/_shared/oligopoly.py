@@ -132,9 +132,3 @@ def agents_table(roster: list[RosterEntry]) -> pd.DataFrame:
         {"agent_id": f"F{i + 1}", "name": e.name, "kind": e.kind, "model": e.model or "",
          "strategy": e.strategy or e.harness, "role": "firm"}
         for i, e in enumerate(roster)])
-
-
-def llm_not_ready(market: str, entry: RosterEntry) -> NotImplementedError:
-    return NotImplementedError(
-        f"markets.{market}.roster: LLM firm {entry.name!r}: the generic LLM agent is not wired into "
-        f"{market} yet (its prompts are ready: PLUGIN.render_messages); use baseline firms for now")

@@ -27,7 +27,8 @@ from marketarena.markets.bertrand.economics import reference_summary
 from marketarena.markets.bertrand.market import BertrandMarket
 from marketarena.markets.bertrand.observations import render_messages
 from marketarena.markets.bertrand.params import BertrandParams
-from marketarena.markets._shared.oligopoly import agents_table, llm_not_ready
+from marketarena.agents.llm_agent import llm_seat
+from marketarena.markets._shared.oligopoly import agents_table
 
 NAME = "bertrand"
 
@@ -58,15 +59,16 @@ def load_resources(params: Params, data_dir: Path) -> None:
     return None
 
 
-def build_episode(params: Params, resources, run: int):
+def build_episode(params: Params, resources, run: int, llm=None):
     mp: BertrandParams = params.markets[NAME]
     lineup = mp.lineup(run)
     table = agents_table(lineup)
     cfg = mp.config()
     agents = {}
     for i, (agent_id, entry) in enumerate(zip(table["agent_id"], lineup)):
-        if entry.kind != "baseline":
-            raise llm_not_ready(NAME, entry)
+        if entry.kind == "llm":
+            agents[agent_id] = llm_seat(llm, agent_id, entry, run, render_messages, NAME)
+            continue
         agents[agent_id] = make_baseline(agent_id, entry, Game(cfg, i, tuple(mp.products), mp.invest))
     return BertrandMarket(mp, list(table["agent_id"])), agents, table
 

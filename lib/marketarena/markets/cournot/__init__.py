@@ -25,7 +25,8 @@ from marketarena.core.registry import MarketPlugin
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.cournot import metrics as cournot_metrics
 from marketarena.markets.cournot.baselines import Game, make_baseline
-from marketarena.markets._shared.oligopoly import agents_table, llm_not_ready
+from marketarena.agents.llm_agent import llm_seat
+from marketarena.markets._shared.oligopoly import agents_table
 from marketarena.markets.cournot.economics import reference_summary
 from marketarena.markets.cournot.market import CournotMarket
 from marketarena.markets.cournot.observations import render_messages
@@ -79,7 +80,7 @@ def load_resources(params: Params, data_dir: Path) -> dict:
     return ref
 
 
-def build_episode(params: Params, resources: dict, run: int):
+def build_episode(params: Params, resources: dict, run: int, llm=None):
     mp: CournotParams = params.markets[NAME]
     lineup = mp.lineup(run)
     table = agents_table(lineup)
@@ -88,8 +89,9 @@ def build_episode(params: Params, resources: dict, run: int):
     mono = np.asarray(resources["monopoly"]["quantities"])
     agents = {}
     for i, (agent_id, entry) in enumerate(zip(table["agent_id"], lineup)):
-        if entry.kind != "baseline":
-            raise llm_not_ready(NAME, entry)
+        if entry.kind == "llm":
+            agents[agent_id] = llm_seat(llm, agent_id, entry, run, render_messages, NAME)
+            continue
         agents[agent_id] = make_baseline(agent_id, entry, Game(cfg, i, tuple(mp.products), nash, mono))
     return CournotMarket(mp, list(table["agent_id"]), resources), agents, table
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from marketarena.agents.llm_agent import llm_seat
 from marketarena.core.registry import MarketPlugin
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.double_auction import metrics as da_metrics
@@ -64,18 +65,17 @@ def agents_table(mp: DoubleAuctionParams, run: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def build_episode(params, resources, run: int):
+def build_episode(params, resources, run: int, llm=None):
     mp: DoubleAuctionParams = params.markets[NAME]
     table = agents_table(mp, run)
     by_name = {e.name: e for e in mp.roster}
     agents = {}
     for agent_id, name in zip(table["agent_id"], table["name"]):
         entry = by_name[name]
-        if entry.kind != "baseline":
-            raise NotImplementedError(
-                f"markets.{NAME}.roster: LLM trader {entry.name!r}: LLM traders are not wired into "
-                "double_auction yet (the generic LLM agent is being built); use baseline traders")
-        agents[agent_id] = make_baseline(agent_id, entry)
+        if entry.kind == "llm":
+            agents[agent_id] = llm_seat(llm, agent_id, entry, run, render_messages, NAME)
+        else:
+            agents[agent_id] = make_baseline(agent_id, entry)
     return DoubleAuctionMarket(mp, mp.distribution_of(run)), agents, table
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from marketarena.config import Params
 from marketarena.core import logs
+from marketarena.agents.llm_agent import llm_seat
 from marketarena.core.registry import MarketPlugin
 from marketarena.core.summary import per_agent_summary
 from marketarena.embeddings import Embedder
@@ -80,7 +81,7 @@ def agents_table(mp: SupplyChainParams) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def build_episode(params: Params, resources: Resources, run: int):
+def build_episode(params: Params, resources: Resources, run: int, llm=None):
     mp: SupplyChainParams = params.markets[NAME]
     table = agents_table(mp)
     agents = {}
@@ -88,9 +89,7 @@ def build_episode(params: Params, resources: Resources, run: int):
         if entry.kind == "baseline":
             agents[agent_id] = make_baseline(agent_id, entry)
         else:
-            raise NotImplementedError(
-                f"markets.{NAME}.roster: LLM agent {entry.name!r}: LLM retailers are not wired "
-                "into supply_chain yet (issue 3); use baseline agents")
+            agents[agent_id] = llm_seat(llm, agent_id, entry, run, render_messages, NAME)
     market = SupplyChainMarket(mp, list(table["agent_id"]), resources.buyers,
                                resources.embedder.encode)
     return market, agents, table

@@ -40,6 +40,8 @@ from marketarena.markets.supply_chain.observations import (
     RetailObservation,
     SellerSummary,
     StepSummary,
+    procurement_action,
+    retail_action,
 )
 from marketarena.markets.supply_chain.params import SupplyChainParams, consideration_size
 
@@ -166,7 +168,7 @@ class SupplyChainMarket:
                 overspent=bool(self.overspent[i]), offers=self.offers, inventory=self._inventory(i),
                 indicative=indicative, indicative_clearing=clearing, history=hist,
             )
-        return Decision("procurement", self.t, self.r, obs, ProcurementAction)
+        return Decision("procurement", self.t, self.r, obs, procurement_action(tuple(self.items)))
 
     @staticmethod
     def _clearing_price(alloc: np.ndarray, price: np.ndarray) -> int | None:
@@ -234,7 +236,7 @@ class SupplyChainMarket:
                 avg_cost={x: round(float(avg[j]), 4) for j, x in enumerate(self.items) if held[j]},
                 max_slogan_words=self.p.slogan_max_words, history=hist,
             )
-        return Decision("retail", self.t, 0, obs, RetailAction)
+        return Decision("retail", self.t, 0, obs, retail_action(tuple(self.items)))
 
     def _after_retail(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
         m, n = len(self.ids), len(self.items)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 
 class Bid(BaseModel):
@@ -39,6 +39,45 @@ class RetailAction(BaseModel):
     model_config = ConfigDict(extra="forbid")
     prices: dict[str, int] = Field(default_factory=dict)
     slogan: str = ""
+
+
+# The answer schemas an episode's decisions carry. Python-side they are the two models above (a
+# dict per item, validated leniently: the market drops unknown items with a note); their JSON
+# schema, which structured output sends to the endpoint, names the catalogue's items as optional
+# properties and allows no others. With an open ``additionalProperties`` dict a grammar-constrained
+# small model (the bundled Gemma 270M) was seen inventing "item9", "item10", ... until max_tokens;
+# with the items named, every answer is bounded (the client's strict mode then lists every item as
+# required: a bid of qty 0 or a price for an item not held is harmless, the market skips or drops it).
+_BID_SCHEMA = {
+    "type": "object",
+    "properties": {"qty": {"type": "integer", "minimum": 0}, "price": {"type": "integer", "minimum": 0}},
+    "required": ["qty", "price"],
+    "additionalProperties": False,
+}
+
+
+def _item_object(items: tuple[str, ...], value: dict) -> dict:
+    return {"properties": {x: dict(value) for x in items}, "additionalProperties": False}
+
+
+@lru_cache(maxsize=None)
+def procurement_action(items: tuple[str, ...]) -> type[ProcurementAction]:
+    """:class:`ProcurementAction` whose JSON schema lists ``items`` (cached per catalogue)."""
+    return create_model(
+        "ProcurementAction", __base__=ProcurementAction, __doc__=ProcurementAction.__doc__,
+        bids=(dict[str, Bid], Field(default_factory=dict,
+                                    json_schema_extra=_item_object(items, _BID_SCHEMA))),
+    )
+
+
+@lru_cache(maxsize=None)
+def retail_action(items: tuple[str, ...]) -> type[RetailAction]:
+    """:class:`RetailAction` whose JSON schema lists ``items`` (cached per catalogue)."""
+    return create_model(
+        "RetailAction", __base__=RetailAction, __doc__=RetailAction.__doc__,
+        prices=(dict[str, int], Field(default_factory=dict, json_schema_extra=_item_object(
+            items, {"type": "integer", "minimum": 0}))),
+    )
 
 
 class Offer(BaseModel):

@@ -1,0 +1,123 @@
+"""LLM retailers in supply_chain over an OpenAI-compatible HTTP endpoint (a scripted fake under the
+real openai client): a live run, its replay from the cache with no endpoint at all, the budget
+guard, and the API key never reaching the logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from marketarena.config import parse_params
+from marketarena.core.simulate import simulate
+from marketarena.core.types import RunAborted
+from marketarena.llm.fake import FakeEndpoint, Reply
+from marketarena.pipeline import Paths, run_embed, run_personas
+
+pytestmark = pytest.mark.slow
+SECRET = "sk-test-0123456789abcdefghijklmnop"
+
+
+def responder(body):
+    system = body["messages"][0]["content"]
+    if "sealed-bid auction" in system:
+        return Reply({"bids": {"item1": {"qty": 20, "price": 55}, "item3": {"qty": 5, "price": 160}}})
+    if any(m["role"] == "assistant" for m in body["messages"]) or "You are retailer R02" in body["messages"][1]["content"]:
+        return Reply({"prices": {"item1": 80, "item3": 240}, "slogan": "Green, fair and eco goods"})
+    return Reply("{not json")  # R01's first retail answer is invalid: it is re-asked
+
+
+def make_params(tmp_path: Path, price_in: float = 1000.0, **llm) -> object:
+    return parse_params({
+        "personas": {"per_tribe": 4},
+        "embedding": {"cache_dir": str(tmp_path / "emb")},
+        "models": {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1",
+                            "api_key_env": "MARKETARENA_TEST_KEY", "max_tokens": 64,
+                            "price_in_per_mtok": price_in, "price_out_per_mtok": 1000.0}},
+        "llm": {"cache_dir": str(tmp_path / "llm"), **llm},
+        "markets": {"supply_chain": {"runs": 2, "steps": 2, "beta": 5, "roster": [
+            {"name": "llm_a", "kind": "llm", "model": "fake"},
+            {"name": "llm_b", "kind": "llm", "model": "fake"},
+            {"name": "cp", "kind": "baseline", "strategy": "cost_plus"},
+            {"name": "vol", "kind": "baseline", "strategy": "volume"},
+        ]}},
+    })
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    monkeypatch.setenv("MARKETARENA_TEST_KEY", SECRET)
+    params = make_params(tmp_path)
+    paths = Paths(tmp_path)
+    paths.data.mkdir()
+    run_personas(params, paths)
+    run_embed(params, paths)
+    return tmp_path, params, paths
+
+
+def tables(root: Path, name: str) -> pd.DataFrame:
+    return pd.concat([pd.read_parquet(p / f"{name}.parquet").assign(ep=p.name)
+                      for p in sorted(root.glob("ep-*"))], ignore_index=True)
+
+
+def test_live_run_then_replay_without_endpoint(world, monkeypatch):
+    tmp_path, params, paths = world
+    fake = FakeEndpoint(responder=responder)
+    simulate("supply_chain", params, paths.data, tmp_path / "live", progress=False,
+             openai_factory=fake.factory)
+    calls = tables(tmp_path / "live", "llm_calls")
+    # 2 LLM seats × (2 bidding rounds + 1 retail) × 2 steps × 2 episodes
+    assert len(calls) == 24 and calls["valid"].all() and not calls["cached"].any()
+    assert set(calls["agent_id"]) == {"R01", "R02"} and (calls["cost_usd"] > 0).all()
+    retail_r01 = calls[(calls["agent_id"] == "R01") & (calls["phase"] == "retail")]
+    assert (retail_r01["attempts"] == 2).all()  # invalid first answer, re-asked once
+    assert fake.n_calls == 24 + len(retail_r01)
+    dec = tables(tmp_path / "live", "decisions")
+    llm_dec = dec[dec["agent_id"].isin(["R01", "R02"])]
+    assert llm_dec["valid"].all()
+    assert tables(tmp_path / "live", "trades").query("agent_id == 'R01'")["qty"].sum() > 0
+    assert fake.api_keys_seen == {SECRET}
+
+    # replay: no endpoint, no key, cache only -> zero network calls, identical episode logs
+    monkeypatch.delenv("MARKETARENA_TEST_KEY")
+    replay = make_params(tmp_path, cache_only=True)
+    simulate("supply_chain", replay, paths.data, tmp_path / "replay", progress=False)
+    for ep in ("ep-0000", "ep-0001"):
+        for f in sorted((tmp_path / "live" / ep).glob("*.parquet")):
+            a, b = pd.read_parquet(f), pd.read_parquet(tmp_path / "replay" / ep / f.name)
+            if f.name == "llm_calls.parquet":  # how the answer was obtained differs, nothing else
+                assert b["cached"].all() and (b["cost_usd"] == 0).all()
+                cols = ["step", "round", "phase", "agent_id", "model", "request_hash",
+                        "prompt_tokens", "completion_tokens", "attempts", "valid"]
+                a, b = a[cols], b[cols]
+            pd.testing.assert_frame_equal(a, b)
+    # the key is in no file the run wrote
+    for f in tmp_path.rglob("*"):
+        if f.is_file() and f.suffix in (".json", ".parquet"):
+            assert SECRET.encode() not in f.read_bytes(), f
+
+
+def test_budget_stops_cleanly_and_keeps_finished_episodes(world):
+    tmp_path, params, paths = world
+    # output tokens only: 20 per answer = 0.02 $, 14 answers per episode = 0.28 $; before each call
+    # the guard reserves max_tokens (64) = 0.064 $, two seats at a time: episode 1 fits in 0.45 $
+    # (at most 0.28 + 2 × 0.064), episode 2 is refused a call once 0.32 $ are spent
+    tight = make_params(tmp_path, price_in=0.0, max_cost_usd=0.45)
+    fake = FakeEndpoint(responder=responder)
+    with pytest.raises(RunAborted):
+        simulate("supply_chain", tight, paths.data, tmp_path / "eps", progress=False,
+                 openai_factory=fake.factory)
+    finished = sorted(p.name for p in (tmp_path / "eps").glob("ep-*"))
+    assert finished == ["ep-0000"]
+    spent = pd.read_parquet(tmp_path / "eps" / "ep-0000" / "llm_calls.parquet")["cost_usd"].sum()
+    assert spent == pytest.approx(14 * 0.02)
+
+
+def test_missing_key_variable_stops_before_any_episode(world, monkeypatch):
+    tmp_path, params, paths = world
+    monkeypatch.delenv("MARKETARENA_TEST_KEY")
+    with pytest.raises(RunAborted, match="MARKETARENA_TEST_KEY"):
+        simulate("supply_chain", params, paths.data, tmp_path / "none", progress=False,
+                 openai_factory=FakeEndpoint(responder=responder).factory)
+    assert not (tmp_path / "none").exists() or not list((tmp_path / "none").glob("ep-*"))
