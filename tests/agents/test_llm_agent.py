@@ -4,16 +4,16 @@ guard, and the API key never reaching the logs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from marketarena.config import parse_params
 from marketarena.core.simulate import simulate
 from marketarena.core.types import RunAborted
 from marketarena.llm.fake import FakeEndpoint, Reply
-from marketarena.pipeline import Paths, run_embed, run_personas
+from tests.agents.conftest import assert_replayed, supply_chain_params, tables
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -28,41 +28,31 @@ def responder(body):
     return Reply("{not json")  # R01's first retail answer is invalid: it is re-asked
 
 
-def make_params(tmp_path: Path, price_in: float = 1000.0, **llm) -> object:
-    return parse_params({
-        "personas": {"per_tribe": 4},
-        "embedding": {"cache_dir": str(tmp_path / "emb")},
-        "models": {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1",
-                            "api_key_env": "MARKETARENA_TEST_KEY", "max_tokens": 64,
-                            "price_in_per_mtok": price_in, "price_out_per_mtok": 1000.0}},
-        "llm": {"cache_dir": str(tmp_path / "llm"), **llm},
-        "markets": {"supply_chain": {"runs": 2, "steps": 2, "beta": 5, "roster": [
-            {"name": "llm_a", "kind": "llm", "model": "fake"},
-            {"name": "llm_b", "kind": "llm", "model": "fake"},
-            {"name": "cp", "kind": "baseline", "strategy": "cost_plus"},
-            {"name": "vol", "kind": "baseline", "strategy": "volume"},
-        ]}},
-    })
+MODELS = {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1",
+                   "api_key_env": "MARKETARENA_TEST_KEY", "max_tokens": 64,
+                   "price_in_per_mtok": 1000.0, "price_out_per_mtok": 1000.0}}
+ROSTER = [
+    {"name": "llm_a", "kind": "llm", "model": "fake"},
+    {"name": "llm_b", "kind": "llm", "model": "fake"},
+    {"name": "cp", "kind": "baseline", "strategy": "cost_plus"},
+    {"name": "vol", "kind": "baseline", "strategy": "volume"},
+]
+
+
+def make_params(tmp_path: Path, price_in: float = 1000.0, **llm):
+    models = {"fake": {**MODELS["fake"], "price_in_per_mtok": price_in}}
+    return supply_chain_params(tmp_path, models, ROSTER, llm=llm, runs=2, steps=2)
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
+def setup(tmp_path, monkeypatch, world):
     monkeypatch.setenv("MARKETARENA_TEST_KEY", SECRET)
     params = make_params(tmp_path)
-    paths = Paths(tmp_path)
-    paths.data.mkdir()
-    run_personas(params, paths)
-    run_embed(params, paths)
-    return tmp_path, params, paths
+    return tmp_path, params, world(params)
 
 
-def tables(root: Path, name: str) -> pd.DataFrame:
-    return pd.concat([pd.read_parquet(p / f"{name}.parquet").assign(ep=p.name)
-                      for p in sorted(root.glob("ep-*"))], ignore_index=True)
-
-
-def test_live_run_then_replay_without_endpoint(world, monkeypatch):
-    tmp_path, params, paths = world
+def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
+    tmp_path, params, paths = setup
     fake = FakeEndpoint(responder=responder)
     simulate("supply_chain", params, paths.data, tmp_path / "live", progress=False,
              openai_factory=fake.factory)
@@ -78,28 +68,25 @@ def test_live_run_then_replay_without_endpoint(world, monkeypatch):
     assert llm_dec["valid"].all()
     assert tables(tmp_path / "live", "trades").query("agent_id == 'R01'")["qty"].sum() > 0
     assert fake.api_keys_seen == {SECRET}
+    meta = json.loads((tmp_path / "live" / "ep-0000" / "meta.json").read_text())
+    usage = meta["run"]["llm"]["fake"]  # summed per model alias in the episode's meta.json
+    episode = calls[calls["ep"] == "ep-0000"]
+    assert usage["calls"] == 12 and usage["attempts"] == 12 + 2 and usage["cached"] == 0
+    assert usage["cost_usd"] == pytest.approx(episode["cost_usd"].sum()) == meta["run"]["cost_usd"]
 
     # replay: no endpoint, no key, cache only -> zero network calls, identical episode logs
     monkeypatch.delenv("MARKETARENA_TEST_KEY")
     replay = make_params(tmp_path, cache_only=True)
     simulate("supply_chain", replay, paths.data, tmp_path / "replay", progress=False)
-    for ep in ("ep-0000", "ep-0001"):
-        for f in sorted((tmp_path / "live" / ep).glob("*.parquet")):
-            a, b = pd.read_parquet(f), pd.read_parquet(tmp_path / "replay" / ep / f.name)
-            if f.name == "llm_calls.parquet":  # how the answer was obtained differs, nothing else
-                assert b["cached"].all() and (b["cost_usd"] == 0).all()
-                cols = ["step", "round", "phase", "agent_id", "model", "request_hash",
-                        "prompt_tokens", "completion_tokens", "attempts", "valid"]
-                a, b = a[cols], b[cols]
-            pd.testing.assert_frame_equal(a, b)
+    assert_replayed(tmp_path / "live", tmp_path / "replay")
     # the key is in no file the run wrote
     for f in tmp_path.rglob("*"):
         if f.is_file() and f.suffix in (".json", ".parquet"):
             assert SECRET.encode() not in f.read_bytes(), f
 
 
-def test_budget_stops_cleanly_and_keeps_finished_episodes(world):
-    tmp_path, params, paths = world
+def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
+    tmp_path, params, paths = setup
     # output tokens only: 20 per answer = 0.02 $, 14 answers per episode = 0.28 $; before each call
     # the guard reserves max_tokens (64) = 0.064 $, two seats at a time: episode 1 fits in 0.45 $
     # (at most 0.28 + 2 × 0.064), episode 2 is refused a call once 0.32 $ are spent
@@ -114,8 +101,8 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(world):
     assert spent == pytest.approx(14 * 0.02)
 
 
-def test_missing_key_variable_stops_before_any_episode(world, monkeypatch):
-    tmp_path, params, paths = world
+def test_missing_key_variable_stops_before_any_episode(setup, monkeypatch):
+    tmp_path, params, paths = setup
     monkeypatch.delenv("MARKETARENA_TEST_KEY")
     with pytest.raises(RunAborted, match="MARKETARENA_TEST_KEY"):
         simulate("supply_chain", params, paths.data, tmp_path / "none", progress=False,

@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from marketarena.config import Params
 from marketarena.core import logs
@@ -107,6 +108,18 @@ def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None =
     return summary
 
 
+def usage_by_model(llm_calls: pd.DataFrame) -> dict[str, dict[str, float | int]]:
+    """An episode's LLM usage summed per model alias (for ``meta.json["run"]["llm"]``)."""
+    out: dict[str, dict[str, float | int]] = {}
+    for model, g in llm_calls.groupby("model", sort=True):
+        out[str(model)] = {"calls": int(len(g)), "attempts": int(g["attempts"].sum()),
+                           "prompt_tokens": int(g["prompt_tokens"].sum()),
+                           "completion_tokens": int(g["completion_tokens"].sum()),
+                           "cost_usd": float(g["cost_usd"].sum()), "cached": int(g["cached"].sum()),
+                           "invalid": int((~g["valid"].astype(bool)).sum())}
+    return out
+
+
 async def _play_all(plugin, params, resources, out_dir, planned, todo, summary, progress,
                     llm) -> None:
     try:
@@ -130,7 +143,8 @@ async def _play_episodes(plugin, params, resources, out_dir, planned, todo, summ
         meta = {"market": market, "lineup": agents_table["name"].tolist(),
                 "package_version": package_version()}
         run_info = {"wall_time_s": round(wall, 3),
-                    "cost_usd": float(result.llm_calls["cost_usd"].sum())}
+                    "cost_usd": float(result.llm_calls["cost_usd"].sum()),
+                    "llm": usage_by_model(result.llm_calls)}
         logs.write_episode(out_dir, ep, tables, meta, run_info)
         summary["played"] += 1
         if progress:

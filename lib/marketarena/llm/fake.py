@@ -14,6 +14,11 @@ hand-made imitation of them. No socket is opened; a call takes well under a mill
 
 Scenario helpers build the usual scripts: ``valid``, ``invalid_then_valid``, ``always_invalid``,
 ``timeout_then``, ``server_errors_then``.
+
+``LoopbackEndpoint(responder, delay_s)`` is the same idea over real HTTP, for benchmarks: a stdlib
+threaded server on 127.0.0.1 (a free port) that answers every chat completion with
+``responder(body)`` after a fixed delay, so wall times can be compared with (decision points) x
+(latency).
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import threading
+import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence, Union
 
 from pydantic import BaseModel
@@ -191,6 +199,60 @@ def completion_json(model: str, reply: Reply, serial: int = 1) -> dict[str, Any]
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         body["usage"] = usage
     return body
+
+
+class LoopbackEndpoint:
+    """A real OpenAI-compatible HTTP endpoint on loopback answering ``responder(body)`` (a ``Reply``;
+    its own ``delay_s`` is ignored) after ``delay_s`` seconds, each request in its own thread.
+    ``delay_s`` may be changed between calls; ``base_url`` is ready once constructed; ``close()`` (or
+    leaving the ``with`` block) stops it."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], Reply], delay_s: float = 0.0):
+        self.delay_s, self.n_calls = delay_s, 0
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            wbufsize = 1 << 16  # headers and body leave in one write (no Nagle / delayed-ACK stall)
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def _send(self, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send({"object": "list", "data": [{"id": "loopback", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                endpoint.n_calls += 1
+                time.sleep(endpoint.delay_s)
+                self._send(completion_json(body.get("model", "loopback"), responder(body)))
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # many simultaneous connects overflow the default 5
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "LoopbackEndpoint":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 # ---- scenario helpers -----------------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""Wall time of supply_chain episodes with LLM retailers against an endpoint of known latency, and of
+their replay from the response cache (issue 3).
+
+What: the default supply_chain setting of ``params.yaml`` (20 retailers, 6 steps, 2 bidding rounds,
+200 buyers per step), with the first ``--llm-seats`` roster entries replaced by LLM retailers on a
+loopback OpenAI-compatible endpoint (``llm.fake.LoopbackEndpoint``, in a process of its own) that
+answers every call after ``--delay`` seconds with a valid bid or price list. Times, once the embedding model is loaded:
+
+1. the live episodes: every call goes over HTTP (fresh response cache); the ideal is
+   (sequential decision points) x (delay), since all LLM seats of a decision point ask at once;
+2. the replay: the same params with ``llm.cache_only``, every answer from the cache, no HTTP.
+
+Prints figures; asserts nothing (DESIGN.md section 9). Run:
+``.venv/bin/python benchmarks/bench_llm_episode.py [--llm-seats 20] [--delay 0.5] [--runs 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+
+from marketarena.config import parse_params  # noqa: E402
+from marketarena.core.simulate import simulate  # noqa: E402
+from marketarena.llm.fake import LoopbackEndpoint, Reply  # noqa: E402
+from marketarena.pipeline import Paths, run_embed, run_personas  # noqa: E402
+
+
+def responder(body: dict) -> Reply:
+    """A modest scripted 'LLM': bids 5% above base on every item offered, prices at 1.6 x base."""
+    user = body["messages"][-1]["content"]
+    # the procurement prompt lists offers as "item1,staple,120,50"; retail as "Base prices: item1 50; ..."
+    base = {x: int(p) for x, p in re.findall(r"^(item\d+),\w+,\d+,(\d+)$", user, re.MULTILINE)}
+    base = base or {x: int(p) for x, p in re.findall(r"(item\d+) (\d+);", user)}
+    if "sealed-bid auction" in body["messages"][0]["content"]:
+        answer = {"bids": {x: {"qty": 5, "price": round(p * 1.05)} for x, p in base.items()}}
+    else:
+        answer = {"prices": {x: round(p * 1.6) for x, p in base.items()}, "slogan": "Fair prices, every day"}
+    return Reply(answer, prompt_tokens=1500, completion_tokens=120)
+
+
+def serve(delay: float, conn, counter) -> None:
+    """The endpoint in its own process (the other core), so its Python threads do not compete with
+    the simulation for the GIL: what is measured is our side of the HTTP connection."""
+
+    def counting(body: dict) -> Reply:
+        with counter.get_lock():
+            counter.value += 1
+        return responder(body)
+
+    endpoint = LoopbackEndpoint(counting, delay)
+    conn.send(endpoint.base_url)
+    conn.recv()  # until the parent says stop
+    endpoint.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--llm-seats", type=int, default=20)
+    ap.add_argument("--delay", type=float, default=0.5, help="endpoint latency in seconds")
+    ap.add_argument("--runs", type=int, default=1)
+    args = ap.parse_args()
+
+    raw = yaml.safe_load(Path(args.params).read_text())
+    market = raw["markets"]["supply_chain"]
+    roster = market["roster"]
+    for i in range(min(args.llm_seats, len(roster))):
+        roster[i] = {"name": f"llm_{i:02d}", "kind": "llm", "model": "loopback"}
+    market["runs"] = args.runs
+    raw["markets"] = {"supply_chain": market}
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    counter = ctx.Value("i", 0)
+    server = ctx.Process(target=serve, args=(args.delay, child, counter), daemon=True)
+    server.start()
+    base_url = parent.recv()
+    with tempfile.TemporaryDirectory() as tmp:
+        raw["models"] = {"loopback": {"model": "loopback", "base_url": base_url,
+                                      "api_key_env": None, "max_concurrency": 64, "max_tokens": 300}}
+        raw["embedding"]["cache_dir"] = str(Path(tmp) / "emb")
+        paths = Paths(tmp)
+        paths.data.mkdir(parents=True)
+        t = time.perf_counter()
+        params = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm")}})
+        run_personas(params, paths)
+        run_embed(params, paths)
+        # warm-up: loads the embedding model and fills the slogan cache with the responder's slogan
+        simulate("supply_chain", params, paths.data, Path(tmp) / "warm", progress=False)
+        setup = time.perf_counter() - t
+        calls_warm = counter.value
+
+        fresh = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2")}})
+        t = time.perf_counter()
+        simulate("supply_chain", fresh, paths.data, Path(tmp) / "live", progress=False)
+        live = time.perf_counter() - t
+        calls = counter.value - calls_warm
+
+        replay = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2"), "cache_only": True}})
+        t = time.perf_counter()
+        simulate("supply_chain", replay, paths.data, Path(tmp) / "replay", progress=False)
+        replayed = time.perf_counter() - t
+        assert counter.value - calls_warm == calls, "the replay made network calls"
+        log = pd.concat(pd.read_parquet(p / "llm_calls.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
+    parent.send("stop")
+    server.join(timeout=10)
+
+    points = args.runs * market["steps"] * (market["rounds"] + 1)
+    ideal = points * args.delay
+    seats = min(args.llm_seats, len(roster))
+    print(f"supply_chain, {len(roster)} retailers of which {seats} LLM, {market['steps']} steps x "
+          f"({market['rounds']} bidding rounds + retail), {args.runs} episode(s); endpoint delay "
+          f"{args.delay * 1000:.0f} ms (setup, model load, warm-up: {setup:.1f} s)")
+    print(f"live:   {live:7.2f} s for {calls} HTTP calls ({len(log)} logged, "
+          f"{int(log['valid'].sum())} valid); ideal {points} decision points x {args.delay:.2f} s = "
+          f"{ideal:.2f} s; one call after another would take {calls * args.delay:.1f} s")
+    print(f"        our time on top of the ideal: {live - ideal:.2f} s "
+          f"({(live - ideal) / points * 1000:.0f} ms per decision point)")
+    print(f"replay: {replayed:7.2f} s from the cache, no HTTP ({replayed / args.runs:.2f} s per episode)")
+
+
+if __name__ == "__main__":
+    main()
