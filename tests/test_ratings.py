@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,7 +24,7 @@ from marketarena.ratings import (
     rate_orders,
     rate_sequential,
 )
-from marketarena.ratings import _kernels
+from marketarena._trueskill_kernel import _cdf_pdf, pow_array
 
 TOL = 1e-9
 
@@ -75,10 +76,11 @@ def test_draw_margin_is_the_packages(prob):
 def test_cdf_pdf_are_bit_identical_to_the_default_backend():
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal(0, 3, 300), rng.uniform(-40, 40, 100), [0.0, -0.0, 1e-9]])
-    kern = _kernels(len(x))
-    for cdf, pdf in [(kern.cdf(x), kern.pdf(x)), kern.cdf_pdf(x)]:
-        assert [float(v) for v in cdf] == [backends.cdf(float(v)) for v in x]
-        assert [float(v) for v in pdf] == [backends.pdf(float(v)) for v in x]
+    for v in x.tolist():  # the compiled kernel's
+        assert _cdf_pdf(v, 2.0) == (backends.cdf(v), backends.pdf(v)), v
+    s = np.abs(x) + 1e-3  # and its pow, against Python's (the C library's)
+    for e in (2.0, -2.0):
+        assert pow_array(s, e).tolist() == [v ** e for v in s.tolist()]
 
 
 def test_prepare_sorts_seats_by_score_stably():
@@ -220,6 +222,22 @@ def test_multipass_is_deterministic_in_its_seed():
     a = multipass(games, passes=6, seed=11)
     pd.testing.assert_frame_equal(a, multipass(games, passes=6, seed=11))
     assert not a.equals(multipass(games, passes=6, seed=12))
+
+
+def test_lanes_are_the_same_whatever_the_number_of_threads():
+    games = random_games(5, n_games=30)
+    orders = pass_orders(len(games), 40, 3)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = rate_orders(games, orders)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = rate_orders(games, orders)
+    finally:
+        numba.set_num_threads(before)
+    assert one[0] == many[0]
+    np.testing.assert_array_equal(one[1], many[1])
+    np.testing.assert_array_equal(one[2], many[2])
 
 
 def test_bootstrap_ratings():

@@ -12,7 +12,7 @@ import pytest
 
 from marketarena.core.simulate import simulate
 from marketarena.core.types import RunAborted
-from marketarena.llm.fake import FakeEndpoint, Reply
+from marketarena.llm.fake import FakeEndpoint, Reply, Status
 from tests.agents.conftest import assert_replayed, supply_chain_params, tables
 
 pytestmark = pytest.mark.slow
@@ -108,3 +108,30 @@ def test_missing_key_variable_stops_before_any_episode(setup, monkeypatch):
         simulate("supply_chain", params, paths.data, tmp_path / "none", progress=False,
                  openai_factory=FakeEndpoint(responder=responder).factory)
     assert not (tmp_path / "none").exists() or not list((tmp_path / "none").glob("ep-*"))
+
+
+def test_endpoint_that_dies_mid_run_keeps_finished_episodes_and_resumes(setup, monkeypatch):
+    tmp_path, params, paths = setup
+    calls = {"n": 0}
+
+    def dying(body):  # episode 0 takes 14 answers; from then on the server answers 500s
+        calls["n"] += 1
+        return responder(body) if calls["n"] <= 14 else Status(500, "upstream model crashed")
+
+    models = {"fake": {**MODELS["fake"], "max_retries": 1}}
+    flaky = supply_chain_params(tmp_path, models, ROSTER, runs=2, steps=2)
+    with pytest.raises(RunAborted) as err:
+        simulate("supply_chain", flaky, paths.data, tmp_path / "eps", progress=False,
+                 openai_factory=FakeEndpoint(responder=dying).factory)
+    message = str(err.value)
+    assert "500" in message and "fake.invalid" in message and SECRET not in message
+    assert sorted(p.name for p in (tmp_path / "eps").glob("ep-*")) == ["ep-0000"]
+    before = (tmp_path / "eps" / "ep-0000" / "decisions.parquet").read_bytes()
+
+    # the endpoint is back: the next run plays only episode 1 (episode 0's answers are cached too)
+    healthy = FakeEndpoint(responder=responder)
+    summary = simulate("supply_chain", flaky, paths.data, tmp_path / "eps", progress=False,
+                       openai_factory=healthy.factory)
+    assert summary["skipped"] == 1 and summary["played"] == 1
+    assert (tmp_path / "eps" / "ep-0000" / "decisions.parquet").read_bytes() == before
+    assert healthy.n_calls == 12 + 2  # episode 1 only: 12 calls, R01's 2 retail re-asks

@@ -47,8 +47,10 @@ def _as_reply(raw: Any) -> Reply:
 
 
 def _dump(action: Any) -> str:
+    """The action as logged: JSON in the answer's own wire format (field aliases such as
+    ``PLANS.txt``), keys sorted."""
     if isinstance(action, BaseModel):
-        action = action.model_dump(mode="json")
+        action = action.model_dump(mode="json", by_alias=True)
     return json.dumps(action, sort_keys=True, ensure_ascii=False, default=str)
 
 
