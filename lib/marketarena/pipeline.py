@@ -100,7 +100,7 @@ def run_metrics(market: str, params: Params, paths: Paths) -> dict[str, pd.DataF
 
 
 def run_stats(params: Params, paths: Paths) -> dict:
-    from marketarena.plots.tables import latex_table, markdown_table
+    from marketarena.plots.tables import latex_table, markdown_table, write_tables
     from marketarena.stats import spearman_table
 
     result = {}
@@ -113,9 +113,8 @@ def run_stats(params: Params, paths: Paths) -> dict:
         result[market] = {"target": plugin.rank_by, "n_episodes": int(agents["episode_id"].nunique()),
                           "spearman": table.to_dict(orient="records")}
         out = paths.reports / "stats"
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{market}_spearman.md").write_text(markdown_table(table) + "\n")
-        (out / f"{market}_spearman.tex").write_text(latex_table(table) + "\n")
+        write_tables(out / f"{market}_spearman.md", markdown_table(table) + "\n",
+                     out / f"{market}_spearman.tex", latex_table(table) + "\n")
     _write_json(result, paths.reports / "stats.json")
     return result
 

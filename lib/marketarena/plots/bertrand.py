@@ -24,7 +24,7 @@ from matplotlib.patches import Patch
 
 from marketarena.plots.cournot import _episodes, _lineups, _line_with_band, _per_episode, _seat_label
 from marketarena.plots.style import agent_palette, apply_theme, no_data, save
-from marketarena.plots.tables import format_number, latex_table, markdown_table
+from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
 
 
 def figure_prices(product_rounds: pd.DataFrame, path: str | Path) -> Path:
@@ -120,10 +120,4 @@ def collusion_table(market: pd.DataFrame, path_md, path_tex, window: int, n_boot
                 f"{window} periods, mean over episodes with a 95\\% bootstrap interval")
     tex = latex_table(frame, formats=fmt, caption=f"Bertrand collusion: {tex_what}.",
                       label="tab:bertrand_collusion")
-    out = []
-    for p, text in ((path_md, md), (path_tex, tex)):
-        p = Path(p)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-        out.append(p)
-    return out
+    return list(write_tables(path_md, md, path_tex, tex))

@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from marketarena.plots.style import agent_palette, apply_theme, mean_ci, no_data, save
-from marketarena.plots.tables import format_number, latex_table, markdown_table
+from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
 
 
 def _per_episode(df: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
@@ -165,13 +165,7 @@ def specialisation_table(spec: pd.DataFrame, path_md: str | Path, path_tex: str 
                                                  "Significant": "c"},
                       row_group="Firm", caption=f"Specialisation test: {tex_what}",
                       label="tab:cournot_specialisation")
-    out = []
-    for p, text in ((path_md, md), (path_tex, tex)):
-        p = Path(p)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-        out.append(p)
-    return out
+    return list(write_tables(path_md, md, path_tex, tex))
 
 
 def reference_table(summary: dict, path: str | Path) -> Path:

@@ -114,24 +114,35 @@ def offset_by_trader(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> P
     return save(fig, path)
 
 
-def offset_per_game(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
-    apply_theme()
-    order = _order(board, agents["name"].unique())
+def _role_strip(points: pd.DataFrame, x: str, board: pd.DataFrame, order: list[str], path: Path, *,
+                size: float, alpha: float, legend_loc: str, empty: str, xlabel: str,
+                title: str) -> Path:
+    """Every point of ``points[x]`` per trader (rows in leaderboard order), buyers and sellers
+    dodged in their role colours, with a zero line (the shared shape of the offset and margin
+    figures)."""
     fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
-    pts = _subsample(agents[["name", "role", "mean_offset"]].dropna(), "name")
-    if pts.empty:
-        no_data(ax)
+    if points.empty:
+        no_data(ax, empty)
     else:
-        sns.stripplot(data=pts, x="mean_offset", y="name", order=order, hue="role",
-                      palette=ROLE_COLOURS, hue_order=["buyer", "seller"], size=2.5, alpha=0.4,
+        sns.stripplot(data=_subsample(points, "name"), x=x, y="name", order=order, hue="role",
+                      palette=ROLE_COLOURS, hue_order=["buyer", "seller"], size=size, alpha=alpha,
                       jitter=0.3, dodge=True, ax=ax)
         ax.set_yticks(range(len(order)), _labels(order, board))
-        ax.legend(title="role", loc="lower left", fontsize=7)
+        ax.legend(title="role", loc=legend_loc, fontsize=7)
     ax.axvline(0, color="0.3", lw=0.8)
-    ax.set_xlabel("per-game mean quote offset (negative = shading)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("")
-    ax.set_title("Mean offset per game")
+    ax.set_title(title)
     return save(fig, path)
+
+
+def offset_per_game(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    return _role_strip(agents[["name", "role", "mean_offset"]].dropna(), "mean_offset", board,
+                       _order(board, agents["name"].unique()), path, size=2.5, alpha=0.4,
+                       legend_loc="lower left", empty="no data",
+                       xlabel="per-game mean quote offset (negative = shading)",
+                       title="Mean offset per game")
 
 
 def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
@@ -163,23 +174,11 @@ def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
 
 def trade_margin(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
     apply_theme()
-    trades = rounds[rounds["traded"]][["name", "role", "margin"]]
-    order = _order(board, rounds["name"].unique())
-    fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
-    if trades.empty:
-        no_data(ax, "no trades")
-    else:
-        pts = _subsample(trades, "name")
-        sns.stripplot(data=pts, x="margin", y="name", order=order, hue="role",
-                      palette=ROLE_COLOURS, hue_order=["buyer", "seller"], size=2, alpha=0.3,
-                      jitter=0.3, dodge=True, ax=ax)
-        ax.set_yticks(range(len(order)), _labels(order, board))
-        ax.legend(title="role", loc="lower right", fontsize=7)
-    ax.axvline(0, color="0.3", lw=0.8)
-    ax.set_xlabel("trade margin: value - price (buyer), price - cost (seller)")
-    ax.set_ylabel("")
-    ax.set_title("Trade price vs valuation")
-    return save(fig, path)
+    return _role_strip(rounds[rounds["traded"]][["name", "role", "margin"]], "margin", board,
+                       _order(board, rounds["name"].unique()), path, size=2, alpha=0.3,
+                       legend_loc="lower right", empty="no trades",
+                       xlabel="trade margin: value - price (buyer), price - cost (seller)",
+                       title="Trade price vs valuation")
 
 
 def trade_frequency(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:

@@ -398,6 +398,11 @@ def table2(agents: pd.DataFrame, path_md: str | Path, path_tex: str | Path) -> t
         column_groups=TABLE2_GROUPS, row_group="Type", align=align, caption=tex_caption,
         label="tab:supply_chain_table2",
     )
+    return write_tables(path_md, md, path_tex, tex)
+
+
+def write_tables(path_md: str | Path, md: str, path_tex: str | Path, tex: str) -> tuple[Path, Path]:
+    """Write one table's Markdown and LaTeX renderings (UTF-8, folders created); their paths."""
     paths = []
     for p, text in ((path_md, md), (path_tex, tex)):
         p = Path(p)
@@ -420,4 +425,5 @@ __all__ = [
     "markdown_table",
     "table2",
     "table2_frame",
+    "write_tables",
 ]

@@ -117,7 +117,7 @@ def leaderboard(agents: pd.DataFrame, params) -> pd.DataFrame:
 
 def draw_figures(metrics_dir: Path, figures_dir: Path, tables_dir: Path, params) -> list[Path]:
     from marketarena.plots import double_auction as plots
-    from marketarena.plots.tables import latex_table, markdown_table
+    from marketarena.plots.tables import latex_table, markdown_table, write_tables
 
     agents = pd.read_parquet(Path(metrics_dir) / "agents.parquet")
     rounds = pd.read_parquet(Path(metrics_dir) / "agent_rounds.parquet")
@@ -129,11 +129,8 @@ def draw_figures(metrics_dir: Path, figures_dir: Path, tables_dir: Path, params)
     shown = board[cols].copy()
     shown["name"] = shown["name"] + np.where(board["baseline"], " (baseline)", "")
     tables_dir = Path(tables_dir)
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    md, tex = tables_dir / f"{NAME}_leaderboard.md", tables_dir / f"{NAME}_leaderboard.tex"
-    md.write_text(markdown_table(shown) + "\n")
-    tex.write_text(latex_table(shown) + "\n")
-    return out + [md, tex]
+    return out + list(write_tables(tables_dir / f"{NAME}_leaderboard.md", markdown_table(shown) + "\n",
+                                   tables_dir / f"{NAME}_leaderboard.tex", latex_table(shown) + "\n"))
 
 
 def summarize(table: pd.DataFrame, result) -> pd.DataFrame:
