@@ -22,10 +22,10 @@ from functools import lru_cache
 from typing import Any
 
 import pandas as pd
-from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from marketarena.config import RosterEntry
+from marketarena.core.prompts import chat_messages, template_env
 
 NOTE_MAX_CHARS = 4000
 """Notes longer than this are cut (and the cut is logged as a note) so prompts stay bounded."""
@@ -98,19 +98,9 @@ def clip_notes(content: NewContent) -> tuple[NewContent, list[str]]:
     return NewContent(**out), notes
 
 
-@lru_cache(maxsize=None)
-def template_env(package: str) -> Environment:
-    """The market's ``templates/`` first, then the shared ones (the ``_notes.j2`` macro)."""
-    loader = ChoiceLoader([PackageLoader(package, "templates"),
-                           PackageLoader("marketarena.markets._shared", "templates")])
-    return Environment(loader=loader, undefined=StrictUndefined,
-                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False)
-
-
 def render(package: str, obs: BaseModel, system: str, user: str) -> list[dict[str, str]]:
-    env = template_env(package)
-    return [{"role": "system", "content": env.get_template(system).render(obs=obs)},
-            {"role": "user", "content": env.get_template(user).render(obs=obs)}]
+    """Chat messages from the market's templates, with the shared ones (the ``_notes.j2`` macro)."""
+    return chat_messages(template_env(package, "marketarena.markets._shared"), system, user, obs=obs)
 
 
 def lineups(n_roster: int, seats: int) -> list[tuple[int, ...]]:

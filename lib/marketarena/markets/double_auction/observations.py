@@ -16,10 +16,9 @@ Scripted baselines read these models directly; LLM agents read :func:`render_mes
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field
+
+from marketarena.core.prompts import chat_messages, template_env
 
 
 class QuoteAction(BaseModel):
@@ -59,20 +58,8 @@ class QuoteObservation(BaseModel):
     history_shown: int = 30  # rounds printed in the prompt (the model holds them all)
 
 
-@lru_cache(maxsize=1)
-def _env() -> Environment:
-    return Environment(
-        loader=PackageLoader("marketarena.markets.double_auction", "templates"),
-        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
-    )
-
-
 def render_messages(obs: QuoteObservation) -> list[dict[str, str]]:
     """System + user chat messages for one observation."""
-    env = _env()
     shown = obs.history[-obs.history_shown:] if obs.history_shown else []
-    return [
-        {"role": "system", "content": env.get_template("quote_system.j2").render(obs=obs)},
-        {"role": "user", "content": env.get_template("quote_user.j2").render(obs=obs,
-                                                                               shown=shown)},
-    ]
+    return chat_messages(template_env("marketarena.markets.double_auction"), "quote_system.j2",
+                         "quote_user.j2", obs=obs, shown=shown)

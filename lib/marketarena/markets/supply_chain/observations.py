@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from marketarena.core.prompts import chat_messages, template_env
 
 
 class Bid(BaseModel):
@@ -138,19 +139,8 @@ class RetailObservation(BaseModel):
     history: list[StepSummary] = Field(default_factory=list)
 
 
-@lru_cache(maxsize=1)
-def _env() -> Environment:
-    return Environment(
-        loader=PackageLoader("marketarena.markets.supply_chain", "templates"),
-        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False,
-    )
-
-
 def render_messages(obs: ProcurementObservation | RetailObservation) -> list[dict[str, str]]:
     """System + user chat messages for one observation."""
     phase = "procurement" if isinstance(obs, ProcurementObservation) else "retail"
-    env = _env()
-    return [
-        {"role": "system", "content": env.get_template(f"{phase}_system.j2").render(obs=obs)},
-        {"role": "user", "content": env.get_template(f"{phase}_user.j2").render(obs=obs)},
-    ]
+    return chat_messages(template_env("marketarena.markets.supply_chain"), f"{phase}_system.j2",
+                         f"{phase}_user.j2", obs=obs)
