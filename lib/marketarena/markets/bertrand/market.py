@@ -118,7 +118,7 @@ class BertrandMarket:
                            plans=self.notes[i].plans, insights=self.notes[i].insights, **extra)
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
-        n, m = len(self.ids), len(self.products)
+        n = len(self.ids)
         prices = self.last_prices.copy()
         invested, invest_cost = [""] * n, np.zeros(n)
         for a, act in actions.items():
