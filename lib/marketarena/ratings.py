@@ -289,9 +289,9 @@ def rate_orders(
     if orders.size and (orders.min() < 0 or orders.max() >= prep.n_games):
         raise ValueError(f"game indices must lie in [0, {prep.n_games})")
     P = len(prep.players)
-    # one spare column for padding seats; NaN until a player's first game (which uses the prior)
-    mu = np.full((orders.shape[0], P + 1), np.nan)
-    sg = np.full((orders.shape[0], P + 1), np.nan)
+    # NaN until a player's first game (which uses the prior)
+    mu = np.full((orders.shape[0], P), np.nan)
+    sg = np.full((orders.shape[0], P), np.nan)
     index = {name: j for j, name in enumerate(prep.players)}
     for name, (m0, s0) in (initial or {}).items():
         m0, s0 = float(m0), float(s0)
@@ -299,20 +299,16 @@ def rate_orders(
             raise ValueError(f"initial rating of {name!r} needs a finite mu and sigma > 0")
         if name in index:
             mu[:, index[name]], sg[:, index[name]] = m0, s0
-    from marketarena import _trueskill_kernel as kernel
-
     with np.errstate(all="ignore"):
-        _run_kernel(prep, orders, params, mu, sg)
-        # as the package's Rating objects report them: through pi = sigma ** -2, tau = pi * mu
-        pi = kernel.pow_array(np.ascontiguousarray(sg[:, :P]), -2.0)
-        return prep.players, (pi * mu[:, :P]) / pi, np.sqrt(1 / pi)
+        pi = _run_kernel(prep, orders, params, mu, sg)
+        return prep.players, (pi * mu) / pi, np.sqrt(1 / pi)
 
 
-def _run_kernel(prep: PreparedGames, orders: np.ndarray, params: TrueSkillParams, mu, sg) -> None:
-    from marketarena import _trueskill_kernel as kernel
+def _run_kernel(prep: PreparedGames, orders: np.ndarray, params: TrueSkillParams, mu, sg):
+    """Rate every lane in place in ``mu``/``sg`` (lanes x players); returns ``pi = sg ** -2`` with
+    the C library's pow, through which the package's Rating objects report mu and sigma."""
+    from marketarena import _trueskill_kernel as kernel  # numba loads only when ratings run
 
-    if orders.shape[1] == 0:
-        return
     err = np.zeros((orders.shape[0], 3), dtype=np.int64)
     kernel.rate_lanes(np.ascontiguousarray(orders, dtype=np.int64), prep.seats, prep.sizes,
                       prep.ties, mu, sg, float(params.mu), float(params.sigma),
@@ -327,6 +323,7 @@ def _run_kernel(prep: PreparedGames, orders: np.ndarray, params: TrueSkillParams
             f"{what} in lane {lane}, step {step} (game {int(orders[lane, step])}), seat pair {k}; "
             "the trueskill package raises here too (it suggests its mpmath backend)"
         )
+    return kernel.pow_array(sg, -2.0)
 
 
 def pass_orders(n_games: int, passes: int = 200, seed=0) -> np.ndarray:
