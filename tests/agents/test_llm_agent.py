@@ -12,6 +12,7 @@ import pytest
 
 from marketarena.core.simulate import simulate
 from marketarena.core.types import RunAborted
+from marketarena.llm.client import UsageTotals
 from marketarena.llm.fake import FakeEndpoint, Reply, Status
 from tests.agents.conftest import assert_replayed, supply_chain_params, tables
 
@@ -71,7 +72,8 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     meta = json.loads((tmp_path / "live" / "ep-0000" / "meta.json").read_text())
     usage = meta["run"]["llm"]["fake"]  # summed per model alias in the episode's meta.json
     episode = calls[calls["ep"] == "ep-0000"]
-    assert usage["calls"] == 12 and usage["attempts"] == 12 + 2 and usage["cached"] == 0
+    assert usage["calls"] == 12 and usage["attempts"] == 12 + 2 and usage["cached_calls"] == 0
+    assert set(usage) == set(UsageTotals.__dataclass_fields__)  # the client's vocabulary
     assert usage["cost_usd"] == pytest.approx(episode["cost_usd"].sum()) == meta["run"]["cost_usd"]
 
     # replay: no endpoint, no key, cache only -> zero network calls, identical episode logs

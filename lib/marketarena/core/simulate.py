@@ -109,14 +109,16 @@ def simulate(market: str, params: Params, data_dir: Path, out_dir: Path | None =
 
 
 def usage_by_model(llm_calls: pd.DataFrame) -> dict[str, dict[str, float | int]]:
-    """An episode's LLM usage summed per model alias (for ``meta.json["run"]["llm"]``)."""
+    """An episode's LLM usage summed per model alias, from its ``llm_calls`` log (for
+    ``meta.json["run"]["llm"]``), in the fields of the client's run totals (``UsageTotals``)."""
     out: dict[str, dict[str, float | int]] = {}
     for model, g in llm_calls.groupby("model", sort=True):
-        out[str(model)] = {"calls": int(len(g)), "attempts": int(g["attempts"].sum()),
+        out[str(model)] = {"calls": int(len(g)), "cached_calls": int(g["cached"].sum()),
+                           "invalid_calls": int((~g["valid"].astype(bool)).sum()),
+                           "attempts": int(g["attempts"].sum()), "retries": int(g["retries"].sum()),
                            "prompt_tokens": int(g["prompt_tokens"].sum()),
                            "completion_tokens": int(g["completion_tokens"].sum()),
-                           "cost_usd": float(g["cost_usd"].sum()), "cached": int(g["cached"].sum()),
-                           "invalid": int((~g["valid"].astype(bool)).sum())}
+                           "cost_usd": float(g["cost_usd"].sum())}
     return out
 
 
