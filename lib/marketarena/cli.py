@@ -103,7 +103,7 @@ def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
 
     try:
         typer.echo(run_simulate(market, params, Paths(root)))
-    except (FileNotFoundError, RunAborted) as exc:  # finished episodes are kept
+    except RunAborted as exc:  # finished episodes are kept
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
 

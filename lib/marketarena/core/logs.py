@@ -7,10 +7,12 @@ Atomicity: an episode is written into a hidden temporary folder beside its final
 when every file is on disk, so a killed run leaves either a whole episode or nothing (the
 temporaries are swept away on the next start).
 
-Resume: each episode carries a ``fingerprint`` (hash of the market params, the run index and seed,
-the code of the simulator and every input file it read). A finished folder with the expected
-fingerprint is kept and skipped; anything else in the folder (stale fingerprint, episodes no longer
-planned, temporaries) is removed before new episodes are played.
+Resume: each episode carries a ``fingerprint`` (hash of the market params, the model specs behind
+its LLM seats, the run index and seed, the code of the simulator and every input file it read) and,
+in ``meta.json["files"]``, the size and sha256 of every table it wrote. A finished folder is kept
+and skipped only if its fingerprint is the expected one *and* every recorded file is present with
+its recorded size and hash; anything else in the folder (stale fingerprint, a truncated or missing
+table, episodes no longer planned, temporaries) is removed before new episodes are played.
 
 Determinism: everything except ``meta.json["run"]`` (wall time, timestamps, cost) is a pure function
 of the inputs, so two runs with the same seed give byte-identical tables.
@@ -74,15 +76,46 @@ def write_table(df: pd.DataFrame, path: Path) -> None:
     df.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
 
 
-def finished_fingerprint(folder: Path) -> str | None:
-    meta = folder / META
-    if not meta.is_file():
-        return None
+def file_record(path: Path) -> dict[str, Any]:
+    """Size and sha256 of one written file, as ``meta.json["files"]`` records it."""
+    data = path.read_bytes()
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def read_meta(folder: Path) -> dict[str, Any] | None:
+    """``meta.json`` of a folder, or None when it is missing or not valid JSON."""
     try:
-        data = json.loads(meta.read_text())
-    except json.JSONDecodeError:
+        data = json.loads((folder / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    return data.get("fingerprint") if data.get("status") == "complete" else None
+    return data if isinstance(data, dict) else None
+
+
+def intact(folder: Path, meta: dict[str, Any]) -> bool:
+    """Every file ``meta`` records is present with its recorded size and hash (no other check:
+    a folder written before files were recorded has an empty record and is not intact)."""
+    files = meta.get("files")
+    if not isinstance(files, dict) or not files:
+        return False
+    for name, record in files.items():
+        path = folder / name
+        try:
+            if path.stat().st_size != record.get("bytes") or file_record(path) != record:
+                return False
+        except (OSError, AttributeError):
+            return False
+    return True
+
+
+def finished_fingerprint(folder: Path, verify: bool = False) -> str | None:
+    """The fingerprint of a complete episode folder, else None. ``verify`` also re-hashes every
+    table against ``meta.json["files"]`` (resume does; readers trust a folder that resume kept)."""
+    meta = read_meta(folder)
+    if meta is None or meta.get("status") != "complete":
+        return None
+    if verify and not intact(folder, meta):
+        return None
+    return meta.get("fingerprint")
 
 
 def prepare(root: Path, planned: list[PlannedEpisode]) -> list[PlannedEpisode]:
@@ -94,7 +127,7 @@ def prepare(root: Path, planned: list[PlannedEpisode]) -> list[PlannedEpisode]:
             shutil.rmtree(child, ignore_errors=True)
             continue
         plan = wanted.get(child.name)
-        if plan is None or finished_fingerprint(child) != plan.fingerprint:
+        if plan is None or finished_fingerprint(child, verify=True) != plan.fingerprint:
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     return [p for p in planned if not (root / p.episode_id).exists()]
 
@@ -112,8 +145,11 @@ def write_episode(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
+    files = {}
     for name, df in sorted(tables.items()):
-        write_table(df, tmp / f"{name}.parquet")
+        path = tmp / f"{name}.parquet"
+        write_table(df, path)
+        files[path.name] = file_record(path)
     full_meta = {
         **meta,
         "episode_id": plan.episode_id,
@@ -121,6 +157,7 @@ def write_episode(
         "seed": plan.seed,
         "fingerprint": plan.fingerprint,
         "status": "complete",
+        "files": files,
         "run": {**run_info, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
     }
     (tmp / META).write_text(json.dumps(full_meta, indent=2, sort_keys=True, default=str) + "\n")

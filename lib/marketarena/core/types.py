@@ -27,6 +27,11 @@ class RunAborted(Exception):
     re-raises it; episodes already written are kept."""
 
 
+class InputError(RunAborted):
+    """An input file of the simulation (personas, embeddings, a reference table) is missing or
+    cannot be loaded; raised before any episode on disk is touched."""
+
+
 @dataclass
 class Decision:
     """Who must act now, what each of them sees, and what shape their answer has."""
