@@ -22,7 +22,7 @@ import yaml
 from marketarena.config import load_params, parse_params
 from marketarena.core.registry import get_plugin
 from marketarena.core.runner import run_episode
-from marketarena.core.simulate import episode_seed, simulate
+from marketarena.simulate import episode_seed, simulate
 from marketarena.pipeline import Paths, run_metrics, run_reference
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.runner import run_episode
-from marketarena.core.simulate import episode_seed
+from marketarena.simulate import episode_seed
 from marketarena.markets.double_auction import PLUGIN, rating_games
 from marketarena.pipeline import Paths, run_metrics, run_reference
 from marketarena.ratings import TrueSkillParams, multipass, pass_orders, rate_sequential

@@ -30,7 +30,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from marketarena.config import parse_params  # noqa: E402
-from marketarena.core.simulate import simulate  # noqa: E402
+from marketarena.simulate import simulate  # noqa: E402
 from marketarena.llm.fake import LoopbackEndpoint, Reply  # noqa: E402
 from marketarena.pipeline import Paths, run_embed, run_personas  # noqa: E402
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from marketarena.config import load_params
 from marketarena.core import logs
 from marketarena.core.runner import play_episode
-from marketarena.core.simulate import episode_seed
+from marketarena.simulate import episode_seed
 from marketarena.embeddings import Embedder
 from marketarena.markets.supply_chain import PLUGIN
 from marketarena.pipeline import Paths, run_embed, run_personas

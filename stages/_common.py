@@ -1,8 +1,10 @@
 """Shared by the stage wrappers: a typer app around one ``marketarena.pipeline`` function.
 
 Each stage file names its pipeline function; this builds the command line (``--params``, ``--root``
-and, for per-market stages, the market name), loads and validates params.yaml (exit code 2 with
-the message naming the bad key), and calls the function.
+and, for per-instance stages, the market instance name), loads and validates params.yaml (exit code
+2 with the message naming the bad key), and calls the function. A run that stops cleanly
+(``RunAborted``: an endpoint down, the budget spent, an input file missing or corrupt) exits 1 with
+its message; finished episodes are on disk and the next run resumes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def stage_app(fn: Callable, per_market: bool = False) -> typer.Typer:
     if per_market:
         @app.command()
         def run_market(
-            market: str = typer.Argument(..., help="market name, a key of params.markets"),
+            market: str = typer.Argument(..., help="market instance, a key of params.markets"),
             params_file: str = typer.Option("params.yaml", "--params"),
             root: str = typer.Option(".", "--root", help="project root holding data/ and reports/"),
         ) -> None:
@@ -51,6 +53,10 @@ def stage_app(fn: Callable, per_market: bool = False) -> typer.Typer:
             params_file: str = typer.Option("params.yaml", "--params"),
             root: str = typer.Option(".", "--root", help="project root holding data/ and reports/"),
         ) -> None:
-            fn(load(params_file), Paths(root))
+            try:
+                fn(load(params_file), Paths(root))
+            except RunAborted as exc:
+                print(f"error: run stopped: {exc}", file=sys.stderr)
+                raise SystemExit(1) from None
 
     return app

@@ -1,23 +1,46 @@
-"""Unit checks of pipeline helpers that need no episodes."""
+"""Unit checks of the ratings helpers that need no episodes: players' games and the overall board."""
 
 import pandas as pd
 import pytest
 
-from marketarena.pipeline import games_from_metrics, overall_board
+from marketarena.ratings import overall_board, player_games
 
 
-def test_overall_board_averages_percentiles_and_keeps_baselines_per_market():
-    a = pd.DataFrame({"rank": [1, 2, 3], "name": ["gpt", "nash", "rnd"], "kind": ["llm", "baseline", "baseline"]})
-    b = pd.DataFrame({"rank": [1, 2], "name": ["nash", "gpt"], "kind": ["baseline", "llm"]})
-    board = overall_board({"m1": a, "m2": b}).set_index("player")
-    assert board.loc["gpt", "mean_percentile"] == pytest.approx((1.0 + 0.0) / 2)
-    assert board.loc["gpt", "n_markets"] == 2
-    assert board.loc["m1/nash", "mean_percentile"] == pytest.approx(0.5)
-    assert board.loc["m2/nash", "mean_percentile"] == pytest.approx(1.0)
-    assert board.index[0] == "m2/nash" and len(board) == 4
+def board(names, kind):
+    return pd.DataFrame({"rank": range(1, len(names) + 1), "name": names, "kind": kind})
 
 
-def test_games_from_metrics_one_game_per_episode():
-    df = pd.DataFrame({"episode_id": ["e1", "e1", "e2", "e2"], "agent_id": ["R1", "R2", "R1", "R2"],
-                       "name": ["a", "b", "a", "b"], "Pi": [3.0, 1.0, 0.0, 5.0]})
-    assert games_from_metrics(df, "Pi") == [{"a": 3.0, "b": 1.0}, {"a": 0.0, "b": 5.0}]
+def test_overall_board_ranks_only_players_of_two_or_more_instances():
+    a = board(["gpt_a", "nash", "rnd"], ["llm", "baseline", "baseline"])
+    b = board(["nash", "gpt_b"], ["baseline", "llm"])
+    players = {"m1": {"gpt_a": "gpt-4o+plain", "nash": None, "rnd": None},
+               "m2": {"nash": None, "gpt_b": "gpt-4o+plain"}}
+    out, note = overall_board({"m1": a, "m2": b}, players)
+    assert note == "" and out["player"].tolist() == ["gpt-4o+plain"]
+    row = out.iloc[0]
+    assert row["mean_percentile"] == pytest.approx((1.0 + 0.0) / 2) and row["n_markets"] == 2
+
+
+def test_overall_board_with_no_shared_players_is_a_note_not_a_ranking():
+    out, note = overall_board({"m1": board(["nash", "rnd"], "baseline"),
+                               "m2": board(["nash"], "baseline")},
+                              {"m1": {"nash": None, "rnd": None}, "m2": {"nash": None}})
+    assert out.empty and "no cross-market ranking" in note
+
+
+def test_a_baseline_entered_deliberately_in_two_markets_is_ranked():
+    out, _ = overall_board({"m1": board(["x", "y"], "baseline"), "m2": board(["y2", "x2"], "baseline")},
+                           {"m1": {"x": "shared-x", "y": None}, "m2": {"x2": "shared-x", "y2": None}})
+    assert out["player"].tolist() == ["shared-x"]
+    assert out.iloc[0]["mean_percentile"] == pytest.approx(0.5)
+
+
+def test_player_games_one_game_per_episode_with_seats_summed():
+    agents = pd.DataFrame({"episode_id": ["e1", "e1", "e1", "e2", "e2"],
+                           "agent_id": ["S1", "S2", "B1", "S1", "B1"],
+                           "name": ["sybil", "sybil", "buyer", "sybil", "buyer"],
+                           "profit": [1.0, 2.0, 2.5, 0.0, 1.0]})
+    games = player_games(agents, "profit")
+    assert games == [{"buyer": 2.5, "sybil": 3.0}, {"buyer": 1.0, "sybil": 0.0}]
+    assert list(games[0]) == ["buyer", "sybil"]  # in seat order (B1 before S1)
+    assert player_games(agents, "profit", "mean")[0]["sybil"] == 1.5

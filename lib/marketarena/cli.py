@@ -4,6 +4,7 @@
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
+(market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
 """
 
@@ -45,15 +46,15 @@ def validate(params_file: str = ParamsOpt) -> None:
     """Validate params.yaml and summarise the experiment it describes."""
     params = _load(params_file)
     for name, mp in params.markets.items():
-        roster = getattr(mp, "roster", [])
-        kinds = pd.Series([e.kind for e in roster]).value_counts().to_dict()
-        typer.echo(f"{name}: {mp.runs} runs, {len(roster)} agents {kinds}")
+        kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()
+        kind = "" if mp.market == name else f" ({mp.market})"
+        typer.echo(f"{name}{kind}: {mp.runs} runs, {len(mp.roster)} agents {kinds}")
     typer.echo(f"{params_file}: ok")
 
 
 @app.command()
 def play(
-    market: str = typer.Argument(..., help="market name"),
+    market: str = typer.Argument(..., help="market instance (a key of params.markets)"),
     run: int = typer.Option(0, help="run index (its seed derives from the market seed)"),
     params_file: str = ParamsOpt,
     root: str = RootOpt,
@@ -62,30 +63,63 @@ def play(
 
     Uses the input files of ``data/`` when present (else builds the ones this market reads, e.g.
     personas and embeddings or reference solutions, in a temporary folder); nothing is written.
+    LLM seats play through their models as in ``simulate`` (their key variables must be set, or
+    their answers cached).
     """
-    from marketarena.core.registry import get_plugin
-    from marketarena.core.runner import play_episode
-    from marketarena.core.simulate import episode_seed
+    import asyncio
+
+    from marketarena.core.registry import plugin_for
+    from marketarena.core.runner import run_episode
+    from marketarena.core.types import RunAborted
     from marketarena.pipeline import run_embed, run_personas, run_reference
+    from marketarena.simulate import build, llm_aliases, load_inputs
 
     params = _load(params_file)
     _market(params, market)
-    plugin = get_plugin(market)
+    plugin, mp = plugin_for(params, market)
     paths = Paths(root)
-    with tempfile.TemporaryDirectory() as tmp:
-        inputs = plugin.input_files(paths.data)
-        if not all(p.exists() for p in inputs):  # build only what this market reads
-            tmp_paths = Paths(tmp)
-            tmp_paths.data.mkdir(parents=True)
-            if paths.personas in inputs:
-                run_personas(params, tmp_paths)
-                run_embed(params, tmp_paths)
-            if plugin.compute_reference is not None:
+    aliases = llm_aliases(params, market)
+    if run < 0 or run >= mp.runs:
+        typer.echo(f"error: --run {run}: markets.{market} plans runs 0..{mp.runs - 1}", err=True)
+        raise typer.Exit(2)
+
+    async def go(resources):
+        llm = None
+        if aliases:
+            from marketarena.agents.llm_agent import LLMRuntime
+
+            llm = LLMRuntime(params)
+            if not params.llm.cache_only:
+                llm.check_keys(aliases)
+        try:
+            mkt, agents, table, spec = build(market, params, run, resources=resources, llm=llm)
+            return await run_episode(mkt, agents, spec.seed), table
+        finally:
+            if llm is not None:
+                await llm.aclose()
+
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            inputs = plugin.input_files(mp, paths.data)
+            if not all(p.exists() for p in inputs):  # build only what this market reads
+                tmp_paths = Paths(tmp)
+                tmp_paths.data.mkdir(parents=True)
+                if paths.personas in inputs:
+                    run_personas(params, tmp_paths)
+                    run_embed(params, tmp_paths)
                 run_reference(market, params, tmp_paths)
-            paths = tmp_paths
-        resources = plugin.load_resources(params, paths.data)
-        mkt, agents, table = plugin.build_episode(params, resources, run)
-        result = play_episode(mkt, agents, episode_seed(params.markets[market].seed, run))
+                paths = tmp_paths
+            _, resources = load_inputs(market, params, paths.data)
+            box: list = []
+
+            async def main():
+                box.append(await go(resources))
+
+            asyncio.run(main())
+    except RunAborted as exc:
+        typer.echo(f"error: {market}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    result, table = box[0]
     summary = plugin.summarize(table, result)
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         typer.echo(summary.to_string(index=False))
@@ -95,11 +129,11 @@ def play(
 def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
              root: str = RootOpt) -> None:
     """Play every planned episode not yet finished (the `simulate` stage)."""
+    from marketarena.core.types import RunAborted
     from marketarena.pipeline import run_simulate
 
     params = _load(params_file)
     _market(params, market)
-    from marketarena.core.types import RunAborted
 
     try:
         typer.echo(run_simulate(market, params, Paths(root)))

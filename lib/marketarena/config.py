@@ -1,11 +1,18 @@
 """params.yaml: pydantic models, loading and validation with errors that name the key.
 
-The top level is market-independent (personas, embedding, models, llm, stats, ratings, figures);
-``markets`` maps a market name to that market's own params model, which lives beside the market
-(``markets/<name>/params.py``) and is found through the registry. Everything is validated before any
-episode runs: a typo, a wrong type or a contradiction (duplicate agent names, an LLM agent whose
+The top level is market-independent; every section but ``markets`` has defaults (README "Changing
+an experiment" lists them): ``personas``, ``embedding``, ``models``, ``llm``, ``stats``,
+``ratings``. ``markets`` maps an *instance name* to one market's params: ``market:`` names the kind
+(default: the instance name), so a kind may run several times under names of the user's choosing
+(``bertrand_a10: {market: bertrand, alpha: 10}``). Each kind's params model lives beside the market
+(``markets/<kind>/params.py``, extending ``core.params.MarketParams``) and is found through the
+registry.
+
+Everything is validated before any episode runs. A typo, a wrong type, NaN or infinity, a
+duplicate YAML key (which YAML would otherwise resolve silently, last one wins), a file that is not
+UTF-8, or a contradiction (duplicate agent names, an unknown strategy or harness, an LLM agent whose
 model alias is not declared, tribe weights that do not sum to one...) stops the run with a message
-such as::
+that names the file and key, such as::
 
     params.yaml: markets.supply_chain.steps: Input should be greater than 0 (got -1)
 """
@@ -16,18 +23,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, SerializeAsAny, ValidationError, model_validator
 
+from marketarena.core.params import (  # noqa: F401 (re-exported: params models import them here)
+    MarketParams,
+    RosterEntry,
+    Strict,
+    check_unique_names,
+)
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings
 
 
 class ParamsError(ValueError):
     """params.yaml is malformed or contradictory; the message names the key(s)."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class TribeSpec(Strict):
@@ -71,69 +80,24 @@ class EmbeddingParams(Strict):
                            description="relative to the working directory (the project root)")
 
 
-class RosterEntry(Strict):
-    """One seat-holder: a scripted baseline (``strategy`` + ``params``) or an LLM (``model`` alias)."""
-
-    name: str = Field(min_length=1)
-    kind: Literal["baseline", "llm"]
-    strategy: str | None = None
-    model: str | None = None
-    harness: str = "plain"
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _kind_fields(self):
-        if self.kind == "baseline" and not self.strategy:
-            raise ValueError(f"baseline agent {self.name!r} needs a 'strategy'")
-        if self.kind == "llm" and not self.model:
-            raise ValueError(f"llm agent {self.name!r} needs a 'model' alias from 'models'")
-        return self
-
-
-def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
-    seen: set[str] = set()
-    for entry in roster:
-        if entry.name in seen:
-            raise ValueError(f"agent name {entry.name!r} appears twice in the roster")
-        seen.add(entry.name)
-    return roster
-
-
-def validate_strategy(entry: RosterEntry, strategies: dict, market: str, where: str) -> BaseModel:
-    """Validate a baseline roster entry against a market's strategy table; return its params.
-
-    ``strategies`` maps strategy name -> class with a pydantic ``Params`` model. Errors name the
-    roster position and key, e.g. ``roster.3.params.markup: Input should be a valid number``.
-    """
-    cls = strategies.get(entry.strategy or "")
-    if cls is None:
-        raise ValueError(f"{where}.strategy: unknown {market} strategy {entry.strategy!r} "
-                         f"(known: {', '.join(sorted(strategies))})")
-    try:
-        return cls.Params.model_validate(entry.params)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ValueError(f"{where}.params.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-
-
 class StatsParams(Strict):
-    n_boot: int = Field(default=2000, ge=100)
-    n_perm: int = Field(default=2000, ge=100)
-    seed: int = 0
+    n_boot: int = Field(default=2000, ge=100, description="bootstrap resamples (intervals)")
+    n_perm: int = Field(default=2000, ge=100, description="permutations (Spearman p-values)")
+    seed: int = Field(default=0, ge=0)
 
 
 class TrueSkillSettings(Strict):
     mu: float = 25.0
-    sigma: float = 25.0 / 3
-    beta: float = 25.0 / 6
-    tau: float = 25.0 / 300
+    sigma: float = Field(default=25.0 / 3, gt=0)
+    beta: float = Field(default=25.0 / 6, gt=0)
+    tau: float = Field(default=25.0 / 300, ge=0)
     draw_probability: float = Field(default=0.0, ge=0, lt=1)
 
 
 class RatingsParams(Strict):
     trueskill: TrueSkillSettings = Field(default_factory=TrueSkillSettings)
     n_boot: int = Field(default=200, ge=10, description="bootstrap resamples of episodes")
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
 
 
 class Params(Strict):
@@ -141,22 +105,9 @@ class Params(Strict):
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
     models: dict[str, ModelSpec] = Field(default_factory=dict)
     llm: LLMSettings = Field(default_factory=LLMSettings)
-    markets: dict[str, Any]
+    markets: dict[str, SerializeAsAny[MarketParams]] = Field(min_length=1)
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
-
-    @model_validator(mode="after")
-    def _markets_and_models(self):
-        from marketarena.core.registry import market_params_model
-
-        if not self.markets:
-            raise ValueError("'markets' is empty: name at least one market")
-        parsed = {}
-        for name, raw in self.markets.items():
-            model = market_params_model(name)  # raises with the known names
-            parsed[name] = raw if isinstance(raw, model) else model.model_validate(raw or {})
-        self.markets = parsed
-        return self
 
 
 def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str:
@@ -170,25 +121,45 @@ def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str
     return "\n".join(lines)
 
 
+def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> MarketParams:
+    """One instance of ``markets``: its kind's params model, then the kind's roster checks."""
+    from marketarena.core.registry import get_plugin
+
+    where = f"{source}: markets.{instance}"
+    if raw is not None and not isinstance(raw, dict):
+        raise ParamsError(f"{where}: must be a mapping of the market's params")
+    raw = dict(raw or {})
+    kind = raw.get("market") or instance
+    if not isinstance(kind, str):
+        raise ParamsError(f"{where}.market: must be a market name (got {kind!r})")
+    try:
+        plugin = get_plugin(kind)
+    except KeyError as exc:
+        key = "market" if "market" in raw else ""
+        raise ParamsError(f"{where}{'.' + key if key else ''}: {exc.args[0]}") from None
+    try:
+        mp = plugin.params_model.model_validate({**raw, "market": kind}).named(instance)
+    except ValidationError as exc:
+        raise ParamsError(_format_errors(exc, source, ("markets", instance))) from None
+    try:
+        plugin.check_params(mp)
+    except ValueError as exc:
+        raise ParamsError(f"{where}.{exc}") from None
+    return mp
+
+
 def parse_params(data: dict, source: str = "params.yaml") -> Params:
     if not isinstance(data, dict):
         raise ParamsError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
-    markets = data.get("markets") or {}
-    if not isinstance(markets, dict):
-        raise ParamsError(f"{source}: markets: must be a mapping of market name to its params")
-    # Validate each market separately so errors carry the full key path markets.<name>.<key>.
-    from marketarena.core.registry import market_params_model
-
-    parsed_markets = {}
-    for name, raw in markets.items():
-        try:
-            model = market_params_model(name)
-        except KeyError as exc:
-            raise ParamsError(f"{source}: markets.{name}: {exc.args[0]}") from None
-        try:
-            parsed_markets[name] = model.model_validate(raw or {})
-        except ValidationError as exc:
-            raise ParamsError(_format_errors(exc, source, ("markets", name))) from None
+    markets = data.get("markets")
+    if not isinstance(markets, dict) or not markets:
+        raise ParamsError(f"{source}: markets: must be a non-empty mapping of market instance name "
+                          "to its params")
+    for section in ("models", "llm", "personas", "embedding", "stats", "ratings"):
+        if data.get(section) is not None and not isinstance(data[section], dict):
+            raise ParamsError(f"{source}: {section}: must be a mapping "
+                              f"(got {type(data[section]).__name__})")
+    parsed_markets = {name: parse_market(str(name), raw, source) for name, raw in markets.items()}
     try:  # the LLM layer validates its own sections; its messages name the key
         llm = {"models": parse_models(data.get("models") or {}), "llm": parse_settings(data.get("llm"))}
     except LLMConfigError as exc:
@@ -198,7 +169,7 @@ def parse_params(data: dict, source: str = "params.yaml") -> Params:
     except ValidationError as exc:
         raise ParamsError(_format_errors(exc, source)) from None
     for name, market in params.markets.items():
-        for i, entry in enumerate(getattr(market, "roster", [])):
+        for i, entry in enumerate(market.roster):
             if entry.kind == "llm" and entry.model not in params.models:
                 known = ", ".join(sorted(params.models)) or "none declared"
                 raise ParamsError(
@@ -208,12 +179,33 @@ def parse_params(data: dict, source: str = "params.yaml") -> Params:
     return params
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, but a key given twice in one mapping is an error (YAML itself keeps the
+    last one silently: a second ``markets:`` block would replace the first)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping", node.start_mark,
+                    f"found duplicate key {key!r} (first at line {seen[key].line + 1})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep)
+
+
 def load_params(path: str | Path = "params.yaml") -> Params:
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: no such params file")
     try:
-        data = yaml.safe_load(path.read_text())
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParamsError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from None
     return parse_params(data or {}, source=str(path))

@@ -6,7 +6,8 @@ Each tribe (thrifty, ethical, hype, quality by default) has phrase banks in
 generator, so the table is a pure function of ``params.personas``. Tribes not in the template file
 (a user-defined tribe in params.yaml) are an error that names the tribe.
 
-Output columns: persona_id, tribe, text, lambda (the tribe's slogan sensitivity), rho (patience).
+Output columns: persona_id, tribe, text, lambda (the tribe's slogan sensitivity), rho (patience),
+weight (the tribe's share of buyers; metrics weight tribe similarities by it).
 """
 
 from __future__ import annotations
@@ -55,5 +56,5 @@ def generate_personas(params: PersonasParams) -> pd.DataFrame:
             )
             text = f"{opening} {bank['habit'][h]}. {bank['value'][v]}. {bank['aside'][s]}."
             rows.append({"persona_id": f"{tribe}-{n:03d}", "tribe": tribe, "text": text,
-                         "lambda": spec.lam, "rho": params.rho})
-    return pd.DataFrame(rows, columns=["persona_id", "tribe", "text", "lambda", "rho"])
+                         "lambda": spec.lam, "rho": params.rho, "weight": spec.weight})
+    return pd.DataFrame(rows, columns=["persona_id", "tribe", "text", "lambda", "rho", "weight"])

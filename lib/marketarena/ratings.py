@@ -386,3 +386,82 @@ def bootstrap_ratings(
     players, mu, sigma = rate_orders(prep, orders, params)
     lo, hi = np.nanpercentile(mu[1:], [2.5, 97.5], axis=0)
     return _frame(players, mu[0], sigma[0], lo, hi, prep.counts)
+
+
+# ------------------------------------------------------------------------------------------------
+# leaderboards (the ratings stage)
+
+
+def player_games(agents: pd.DataFrame, score: str, seat_score: str = "sum") -> list[dict[str, float]]:
+    """One free-for-all game per episode (in id order): player (roster name) -> score, a player's
+    seats combined by ``seat_score`` ("sum" or "mean"), so a player with several seats counts once;
+    players in the order of their first seat (agent id)."""
+    ordered = agents.sort_values(["episode_id", "agent_id"], kind="stable")
+    per_player = (ordered.groupby(["episode_id", "name"], sort=False)[score].agg(seat_score)
+                  .reset_index())  # players in seat order (ties keep it, as the package does)
+    return [dict(zip(g["name"], g[score].astype(float)))
+            for _, g in per_player.groupby("episode_id", sort=True)]
+
+
+def leaderboard(agents: pd.DataFrame, score: str, ratings, stats,
+                seat_score: str = "sum") -> pd.DataFrame:
+    """The generic board of a market instance: TrueSkill by player (one free-for-all per episode
+    ranked by ``score``; 95% interval of mu over bootstrap resamples of the episodes), the mean
+    score per episode with its bootstrap interval, seats and episodes played.
+
+    ``ratings`` / ``stats`` are the params sections of the same names."""
+    from marketarena.stats import bootstrap_mean_ci
+
+    ts = TrueSkillParams(**ratings.trueskill.model_dump())
+    board = bootstrap_ratings(player_games(agents, score, seat_score), ts, n_boot=ratings.n_boot,
+                              seed=ratings.seed).rename(columns={"player": "name"})
+    info = agents.groupby("name").agg(kind=("kind", "first"), strategy=("strategy", "first"),
+                                      model=("model", "first"), episodes=("episode_id", "nunique"),
+                                      seats=("agent_id", "size"))
+    per_episode = agents.groupby(["name", "episode_id"])[score].agg(seat_score).groupby("name")
+    ci = pd.DataFrame(
+        [(name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
+         for name, v in per_episode],
+        columns=["name", f"{score}_mean", f"{score}_lo", f"{score}_hi"])
+    board = board.merge(info.reset_index(), on="name").merge(ci, on="name")
+    board["conservative"] = board["mu"] - 3 * board["sigma"]
+    board = board.sort_values("mu", ascending=False, kind="stable").reset_index(drop=True)
+    board.insert(0, "rank", range(1, len(board) + 1))
+    return board
+
+
+def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapping[str, str | None]]
+                  ) -> tuple[pd.DataFrame, str]:
+    """Standing across market instances, for players that played at least two of them.
+
+    ``players[instance][name]`` is the cross-market identity of a board's row (an LLM model alias
+    and harness, or an explicit ``player`` id of the roster entry; None: this row exists in one
+    instance only: baselines of the same name follow different rules in different markets, and
+    players of different instances never meet). A player's standing is the mean of its percentile
+    ranks (1 = top of an instance's board, 0 = bottom) over the instances it played; ratings from
+    different instances are never pooled. Returns the board and a one-line note (empty when the
+    board has rows).
+    """
+    rows = []
+    for instance, board in boards.items():
+        n = len(board)
+        for _, r in board.iterrows():
+            player = players.get(instance, {}).get(r["name"])
+            if player is None:
+                continue
+            rows.append({"player": player, "kind": r.get("kind", ""), "market": instance,
+                         "name": r["name"], "rank": int(r["rank"]),
+                         "percentile": 1.0 - (r["rank"] - 1) / (n - 1) if n > 1 else 1.0})
+    columns = ["rank", "player", "kind", "markets", "n_markets", "mean_percentile"]
+    long = pd.DataFrame(rows, columns=["player", "kind", "market", "name", "rank", "percentile"])
+    out = long.groupby("player").agg(kind=("kind", "first"), markets=("market", lambda m: ",".join(m)),
+                                     n_markets=("market", "nunique"),
+                                     mean_percentile=("percentile", "mean")).reset_index()
+    out = out[out["n_markets"] >= 2]
+    if out.empty:
+        return pd.DataFrame(columns=columns), (
+            "No player played two or more market instances (LLM model aliases, or baselines given "
+            "the same `player` id), so there is no cross-market ranking; see the per-market boards.")
+    out = out.sort_values(["mean_percentile", "player"], ascending=[False, True])
+    out.insert(0, "rank", range(1, len(out) + 1))
+    return out[columns].reset_index(drop=True), ""

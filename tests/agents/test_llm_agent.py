@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from marketarena.core.simulate import simulate
+from marketarena.simulate import simulate
 from marketarena.core.types import RunAborted
 from marketarena.llm.client import UsageTotals
 from marketarena.llm.fake import FakeEndpoint, Reply, Status
-from tests.agents.conftest import assert_replayed, supply_chain_params, tables
+from tests.agents.conftest import assert_replayed, calls_with_costs, supply_chain_params, tables
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -57,7 +57,7 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     fake = FakeEndpoint(responder=responder)
     simulate("supply_chain", params, paths.data, tmp_path / "live", progress=False,
              openai_factory=fake.factory)
-    calls = tables(tmp_path / "live", "llm_calls")
+    calls = calls_with_costs(tmp_path / "live")
     # 2 LLM seats × (2 bidding rounds + 1 retail) × 2 steps × 2 episodes
     assert len(calls) == 24 and calls["valid"].all() and not calls["cached"].any()
     assert set(calls["agent_id"]) == {"R01", "R02"} and (calls["cost_usd"] > 0).all()
@@ -99,7 +99,7 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
                  openai_factory=fake.factory)
     finished = sorted(p.name for p in (tmp_path / "eps").glob("ep-*"))
     assert finished == ["ep-0000"]
-    spent = pd.read_parquet(tmp_path / "eps" / "ep-0000" / "llm_calls.parquet")["cost_usd"].sum()
+    spent = pd.read_parquet(tmp_path / "eps" / "ep-0000" / "llm_costs.parquet")["cost_usd"].sum()
     assert spent == pytest.approx(14 * 0.02)
 
 

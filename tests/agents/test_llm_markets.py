@@ -14,6 +14,7 @@ import pytest
 from marketarena.agents.llm_agent import LLMRuntime
 from marketarena.config import parse_params
 from marketarena.core.runner import run_episode
+from marketarena.simulate import build
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.markets import bertrand, cournot, double_auction
 from marketarena.markets.cournot.economics import reference_summary
@@ -33,7 +34,8 @@ def play(module, params, fake: FakeEndpoint, resources=None):
     async def go():
         runtime = LLMRuntime(params, openai_factory=fake.factory)
         try:
-            market, agents, table = module.build_episode(params, resources, 0, llm=runtime)
+            market, agents, table, _ = build(module.PLUGIN.kind, params, 0, resources=resources,
+                                             llm=runtime)
             return await run_episode(market, agents, 0), table
         finally:
             await runtime.aclose()
@@ -89,7 +91,7 @@ def test_llm_firm_in_cournot_keeps_its_notes(tmp_path):
         assert f"plan written after {t - 1} rounds" in text and "A sells dearer" in text
         assert len(re.findall(r"^Round \d+:", text, flags=re.MULTILINE)) == t
     states = result.tables["states"].query("agent_id == 'F1'")
-    planned = states.pivot(index="round", columns="product", values="planned")
+    planned = states.pivot(index="step", columns="product", values="planned")
     assert (planned["A"] == 20).all() and (planned["B"] == 10).all()
     # the decision log keeps the whole answer, notes included
     logged = json.loads(result.decisions.query("agent_id == 'F1'")["action"].iloc[-1])

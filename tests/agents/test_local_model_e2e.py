@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from marketarena.core.simulate import simulate
+from marketarena.simulate import simulate
 from marketarena.llm.local_server import MODEL_ALIAS, llama_cpp_available, start_server
-from tests.agents.conftest import assert_replayed, supply_chain_params, tables
+from tests.agents.conftest import assert_replayed, calls_with_costs, supply_chain_params, tables
 
 pytestmark = pytest.mark.slow
 
@@ -47,7 +47,7 @@ def test_llm_retailers_on_the_real_local_model_then_offline_replay(tmp_path, wor
         simulate("supply_chain", params, paths.data, tmp_path / "live", progress=False)
     assert server.process.poll() is not None  # stopped: only the cache can answer from here on
 
-    calls = tables(tmp_path / "live", "llm_calls")
+    calls = calls_with_costs(tmp_path / "live")
     # 2 LLM seats x (1 bidding round + 1 retail decision) x 1 step, each an HTTP call
     assert len(calls) == 4 and set(calls["agent_id"]) == {"R01", "R02"}
     assert not calls["cached"].any() and (calls["prompt_tokens"] > 100).all()

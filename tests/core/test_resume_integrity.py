@@ -12,7 +12,7 @@ import pytest
 
 from marketarena.config import parse_params
 from marketarena.core import logs
-from marketarena.core.simulate import simulate
+from marketarena.simulate import simulate
 from marketarena.core.types import InputError
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.pipeline import Paths, run_reference
@@ -110,7 +110,7 @@ def test_readers_see_every_kept_episode(tmp_path):
 
 
 def test_a_truncated_parquet_input_is_caught_before_any_episode(tmp_path):
-    from marketarena.core.simulate import check_input
+    from marketarena.simulate import check_input
 
     path = tmp_path / "persona_embeddings.parquet"
     pd.DataFrame({"persona_id": range(50), "vector": [[0.1] * 8] * 50}).to_parquet(path)

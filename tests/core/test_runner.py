@@ -6,6 +6,7 @@ import asyncio
 
 import numpy as np
 import pandas as pd
+import pytest
 from pydantic import BaseModel
 
 from marketarena.core.runner import run_episode
@@ -28,12 +29,12 @@ class CountingMarket:
     def _decision(self):
         return Decision("guess", self.t, 0, {a: {"t": self.t} for a in ("A", "B", "C")}, Guess)
 
-    def check(self, agent_id, action):
+    def check(self, agent_id, action, decision):
         if not 0 <= action.value <= 10:
             return Checked(None, f"value {action.value} out of range")
         return Checked(action, None, ["clipped"] if action.value == 10 else [])
 
-    def fallback(self, agent_id, phase):
+    def fallback(self, agent_id, decision):
         return Guess(value=0)
 
     def step(self, actions):
@@ -109,3 +110,125 @@ def test_agents_get_independent_generators_derived_from_the_episode_seed():
 
     a, b = draws(7), draws(7)
     assert a == b and len(set(a)) == 3 and draws(8) != a
+
+
+# ------------------------------------------------------------------ re-asks, schemas, retirement
+class Bid(BaseModel):
+    amount: int
+
+
+class Pass(BaseModel):
+    reason: str
+
+
+class AuctionMarket:
+    """One decision: a bid must be >= 10 (a rule), asked again up to 3 attempts; B answers a
+    different schema; C retires after the first decision and must never act again."""
+
+    name = "auction"
+
+    def __init__(self, attempts=3, ask_retired=False):
+        self.attempts, self.ask_retired = attempts, ask_retired
+
+    def reset(self, seed):
+        from marketarena.core.types import Event
+
+        self.t, self.applied, self.checks = 0, [], 0
+        self.events, self.retired = [], set()
+        self._event = Event
+        return self._decision()
+
+    def _decision(self):
+        acting = ["A", "B"] if (self.t > 0 and not self.ask_retired) else ["A", "B", "C"]
+        return Decision("bid", self.t, 0, {a: {"t": self.t} for a in acting},
+                        {"A": Bid, "B": Pass, "C": Bid}, max_attempts=self.attempts)
+
+    def check(self, agent_id, action, decision):
+        self.checks += 1
+        if isinstance(action, Bid) and action.amount < 10:
+            return Checked(None, f"bid {action.amount} below the minimum 10")
+        return Checked(action)
+
+    def fallback(self, agent_id, decision):
+        return None
+
+    def step(self, actions):
+        self.applied.append(dict(actions))
+        if self.t == 0:
+            self.retired.add("C")
+            self.events.append(self._event(0, 0, "C", "retired", "out of money"))
+        self.t += 1
+        return self._decision() if self.t < 2 else None
+
+    def tables(self):
+        return {}
+
+
+class Learner:
+    """Bids 5, then (told why) 5 + 10 x attempt; records the retries it was given."""
+
+    def __init__(self, agent_id, answers=None):
+        self.agent_id, self.retries, self.answers = agent_id, [], answers
+
+    def reset(self, rng):
+        pass
+
+    async def act(self, obs, decision, retry=None):
+        if self.answers is not None:
+            return self.answers
+        self.retries.append(retry)
+        return Bid(amount=5) if retry is None else Bid(amount=5 + 10 * (retry.attempt - 1))
+
+
+def test_a_rule_break_is_asked_again_with_the_reason_and_every_attempt_is_logged():
+    market = AuctionMarket(attempts=3)
+    a = Learner("A")
+    agents = {"A": a, "B": Learner("B", Pass(reason="no")), "C": Learner("C", Bid(amount=3))}
+    result = asyncio.run(run_episode(market, agents, seed=0))
+    d = result.decisions
+    first = d[(d["step"] == 0) & (d["agent_id"] == "A")]
+    assert first["attempt"].tolist() == [0, 1] and first["valid"].tolist() == [False, True]
+    assert first["error"].iloc[0] == "bid 5 below the minimum 10"
+    assert a.retries[1].attempt == 2 and a.retries[1].error == "bid 5 below the minimum 10"
+    assert a.retries[1].previous == Bid(amount=5)
+    assert market.applied[0]["A"] == Bid(amount=15)
+    # C never learns: three attempts, then the fallback (None)
+    c = d[(d["step"] == 0) & (d["agent_id"] == "C")]
+    assert c["attempt"].tolist() == [0, 1, 2] and not c["valid"].any()
+    assert market.applied[0]["C"] is None
+    # B answers its own schema; a Bid-shaped answer from B would be a schema error
+    assert d[(d["agent_id"] == "B")]["valid"].all()
+
+
+def test_one_attempt_means_no_reask():
+    market = AuctionMarket(attempts=1)
+    result = asyncio.run(run_episode(market, {"A": Learner("A"), "B": Learner("B", Pass(reason="x")),
+                                              "C": Learner("C", Bid(amount=30))}, seed=0))
+    assert (result.decisions["attempt"] == 0).all()
+    assert market.applied[0]["A"] is None
+
+
+def test_retired_seats_are_logged_and_never_act_again():
+    agents = {"A": Learner("A", Bid(amount=20)), "B": Learner("B", Pass(reason="x")),
+              "C": Learner("C", Bid(amount=20))}
+    result = asyncio.run(run_episode(AuctionMarket(), agents, seed=0))
+    assert result.events.to_dict("records") == [
+        {"step": 0, "round": 0, "agent_id": "C", "event": "retired", "detail": "out of money"}]
+    assert set(result.decisions.query("step == 1")["agent_id"]) == {"A", "B"}
+    with pytest.raises(RuntimeError, match="retired seats"):
+        asyncio.run(run_episode(AuctionMarket(ask_retired=True), agents, seed=0))
+
+
+def test_llm_calls_split_what_was_asked_from_how_it_was_obtained():
+    call = {"model": "m", "request_hash": "h", "prompt_tokens": 3, "completion_tokens": 4,
+            "attempts": 1, "valid": True, "cost_usd": 0.5, "latency_s": 0.2, "cached": False,
+            "retries": 2, "purpose": "review"}
+    agents = {"A": Agent("A", Reply(action=Guess(value=1), calls=[call])),
+              "B": Agent("B", Guess(value=2)), "C": Agent("C", Guess(value=3))}
+    result = asyncio.run(run_episode(CountingMarket(), agents, seed=1))
+    calls, costs = result.llm_calls, result.llm_costs
+    assert len(calls) == len(costs) == 2
+    assert "latency_s" not in calls and "cached" not in calls and "cost_usd" not in calls
+    assert costs[["cost_usd", "latency_s", "cached", "retries"]].iloc[0].tolist() == [0.5, 0.2, False, 2]
+    assert calls["purpose"].tolist() == ["review", "review"]
+    assert (calls[["step", "agent_id", "attempt"]] == costs[["step", "agent_id", "attempt"]]).all().all()

@@ -1,10 +1,11 @@
 """The generic LLM agent: any market, any OpenAI-compatible model (DESIGN.md sections 3 and 5).
 
-An :class:`LLMAgent` renders its observation with the market's template files
-(``PLUGIN.render_messages``), asks its model for an answer matching the decision's pydantic action
-schema (``LLMClient.complete``: structured output, validation, bounded re-asks quoting the error,
-cache, retries, cost guard) and hands the answer and the call record to the runner, which logs the
-call in ``llm_calls.parquet`` and applies the market's fallback if no valid answer came.
+An :class:`LLMAgent` answers each decision through its harness (``agents/harnesses``; ``plain``
+renders the market's templates and asks once): the harness builds the messages, and
+:meth:`LLMAgent.ask` asks the model for an answer matching the decision's pydantic action schema
+(``LLMClient.complete``: structured output, validation, bounded re-asks quoting the error, cache,
+retries, cost guard) and returns the call's log row, which the runner writes to ``llm_calls`` /
+``llm_costs``. When no valid answer came, the market's fallback applies.
 
 :class:`LLMRuntime` is made once per run: one client (connection pools, response cache, cost guard
 shared by every episode) and the model specs of ``params.models``. An LLM seat's sample index is
@@ -14,44 +15,67 @@ of episode r finds exactly the answers episode r received.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from marketarena.config import Params, RosterEntry
-from marketarena.core.types import Decision, Reply
-from marketarena.llm.client import LLMClient
+from pydantic import BaseModel
+
+from marketarena.agents.harnesses import Harness, harness_class
+from marketarena.core.params import RosterEntry
+from marketarena.core.types import Decision, Reply, Retry
+from marketarena.llm.client import LLMClient, LLMResult
 from marketarena.llm.spec import ModelSpec, resolve
+
+if TYPE_CHECKING:  # pragma: no cover
+    from marketarena.core.plugin import MarketPlugin
+
+#: columns of a call row the runner already knows from the decision
+CONTEXT_KEYS = ("agent_id", "step", "round", "phase")
 
 
 class LLMAgent:
-    def __init__(self, agent_id: str, spec: ModelSpec, client: LLMClient,
-                 render: Callable[[Any], list[dict]], sample: int):
+    def __init__(self, agent_id: str, spec: ModelSpec, client: LLMClient, plugin: "MarketPlugin",
+                 sample: int, harness: Harness):
         self.agent_id, self.spec, self.client = agent_id, spec, client
-        self.render, self.sample = render, sample
+        self.plugin, self.sample, self.harness = plugin, sample, harness
 
     def reset(self, rng) -> None:  # sampling randomness is the endpoint's (seeded by the cache)
-        pass
+        self.harness.reset()
 
-    async def act(self, observation: Any, decision: Decision) -> Reply:
+    def render(self, observation: Any, **extras: Any) -> list[dict[str, str]]:
+        """The market's chat messages for ``observation`` (with a harness's template variables)."""
+        return self.plugin.render_messages(observation, **extras)
+
+    def signals(self, observation: Any) -> dict[str, float]:
+        return self.plugin.harness_signals(observation)
+
+    async def ask(self, messages: list[dict[str, str]], schema: type[BaseModel], decision: Decision,
+                  purpose: str = "act") -> tuple[LLMResult, dict[str, Any]]:
+        """One validated call; returns the result and its log row (``purpose`` says which of a
+        harness's calls it was)."""
         context = {"agent_id": self.agent_id, "step": decision.step, "round": decision.round,
                    "phase": decision.phase}
-        result = await self.client.complete(self.spec, self.render(observation),
-                                            decision.action_schema, sample=self.sample,
+        result = await self.client.complete(self.spec, messages, schema, sample=self.sample,
                                             context=context)
-        row = {k: v for k, v in result.record.as_row().items() if k not in context}
-        error = None if result.action is not None else f"llm: {result.error or 'no valid answer'}"
-        return Reply(action=result.action, calls=[row], error=error)
+        row = {k: v for k, v in result.record.as_row().items() if k not in CONTEXT_KEYS}
+        row["purpose"] = purpose
+        return result, row
+
+    async def act(self, observation: Any, decision: Decision, retry: Retry | None = None) -> Reply:
+        return await self.harness.respond(self, observation, decision, retry)
 
 
 class LLMRuntime:
     """What LLM seats share during one run; ``openai_factory`` lets tests plug in a fake endpoint."""
 
-    def __init__(self, params: Params, openai_factory=None):
+    def __init__(self, params, openai_factory=None):
         self.models = params.models
         self.client = LLMClient(params.llm, openai_factory=openai_factory)
 
-    def agent(self, agent_id: str, entry: RosterEntry, run: int,
-              render: Callable[[Any], list[dict]]) -> LLMAgent:
-        return LLMAgent(agent_id, resolve(self.models, entry.model), self.client, render, run)
+    def agent(self, agent_id: str, entry: RosterEntry, run: int, plugin: "MarketPlugin",
+              market: str) -> LLMAgent:
+        harness = harness_class(plugin.harness_of(entry))(entry.params, market)
+        return LLMAgent(agent_id, resolve(self.models, entry.model), self.client, plugin, run,
+                        harness)
 
     def check_keys(self, aliases: set[str]) -> None:
         """Fail before any episode if a model's API key variable is not set (names the variable)."""
@@ -68,9 +92,9 @@ class LLMRuntime:
 
 
 def llm_seat(runtime: LLMRuntime | None, agent_id: str, entry: RosterEntry, run: int,
-             render: Callable[[Any], list[dict]], market: str) -> LLMAgent:
-    """The agent for a roster entry of kind ``llm`` (what every market's build_episode calls)."""
+             plugin: "MarketPlugin", market: str) -> LLMAgent:
+    """The agent for a roster entry of kind ``llm`` (``MarketPlugin.build_episode`` calls this)."""
     if runtime is None:
-        raise RuntimeError(f"markets.{market}.roster: {entry.name!r} is an LLM agent, but this "
-                           "episode was built without an LLM runtime (use core.simulate)")
-    return runtime.agent(agent_id, entry, run, render)
+        raise RuntimeError(f"{market}: {entry.name!r} is an LLM agent, but this episode was built "
+                           "without an LLM runtime")
+    return runtime.agent(agent_id, entry, run, plugin, market)

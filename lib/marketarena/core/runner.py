@@ -4,13 +4,24 @@ At each decision point all acting agents are asked concurrently (``asyncio.gathe
 then processed in the order of ``decision.observations`` so the outcome never depends on which
 answer arrived first. Every answer goes through two checks:
 
-1. the decision's pydantic ``action_schema`` (shape and types), then
-2. the market's own rules (``Market.check``: budget, known items, ...).
+1. the agent's pydantic action schema (``decision.schema_for``: shape and types), then
+2. the market's own rules (``Market.check``, pure: budget, known items, minimum increments...).
+   A broken rule is an error; ``Checked.action`` may then name the market's own response to it
+   (e.g. a void bid set flagged as overspent), else the fallback applies.
 
-An answer failing either is replaced by ``Market.fallback`` and logged with ``valid=False`` and the
-reason. A raised exception inside an agent is treated the same way (logged, fallback applied), so
-that one broken agent cannot end an episode for the others; except :class:`RunAborted` (endpoint
-down, budget spent, replay cache miss), which ends the run and loses only the episode in flight.
+An answer that breaks a market rule is asked again, with the reason, while the decision allows more
+attempts (``Decision.max_attempts``); the other agents' answers wait. Every attempt is a row of
+``decisions`` (``attempt`` 0, 1, ...). What is still invalid after the last attempt (or fails the
+schema: an LLM's schema errors are already re-asked by its client) is replaced by
+``Market.fallback`` and logged with ``valid=False`` and the reason. A scripted agent that raises is
+treated the same way (logged, fallback applied), so one broken strategy cannot end an episode for
+the others; a :class:`RunAborted` (endpoint down, budget spent, replay cache miss, an LLM-layer
+fault) ends the run and loses only the episode in flight.
+
+Seats that retire (``EventLog.retire``) must never act again: the runner raises if a market asks
+one. Log tables of the runner: ``decisions``, ``llm_calls`` (what was asked and answered: identical
+in a live run and its replay), ``llm_costs`` (how each answer was obtained: cost, latency, cache,
+HTTP retries; row for row beside ``llm_calls``) and ``events``.
 """
 
 from __future__ import annotations
@@ -24,22 +35,31 @@ import pandas as pd
 from pydantic import BaseModel, ValidationError
 
 from marketarena.core.seeding import agent_generators
-from marketarena.core.types import Agent, AgentId, Decision, Market, Reply, RunAborted
+from marketarena.core.types import Agent, AgentId, Decision, Market, Reply, Retry, RunAborted
 
 
 @dataclass(repr=False)  # a repr would render every log table (asyncio formats results)
 class EpisodeResult:
     decisions: pd.DataFrame
     llm_calls: pd.DataFrame
+    llm_costs: pd.DataFrame
+    events: pd.DataFrame
     tables: dict[str, pd.DataFrame]
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def log_tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the episode folder the runner and the market produced."""
+        return {"decisions": self.decisions, "llm_calls": self.llm_calls,
+                "llm_costs": self.llm_costs, "events": self.events, **self.tables}
 
-DECISION_COLUMNS = ["step", "round", "phase", "agent_id", "action", "valid", "error", "notes"]
-LLM_CALL_COLUMNS = [
-    "step", "round", "phase", "agent_id", "model", "request_hash", "prompt_tokens",
-    "completion_tokens", "cost_usd", "latency_s", "cached", "attempts", "retries", "valid",
-]
+
+DECISION_COLUMNS = ["step", "round", "phase", "agent_id", "attempt", "action", "valid", "error",
+                    "notes"]
+CALL_KEYS = ["step", "round", "phase", "agent_id", "attempt"]
+LLM_CALL_COLUMNS = CALL_KEYS + ["purpose", "model", "request_hash", "prompt_tokens",
+                                "completion_tokens", "attempts", "valid"]
+LLM_COST_COLUMNS = CALL_KEYS + ["purpose", "cost_usd", "latency_s", "cached", "retries"]
+EVENT_COLUMNS = ["step", "round", "agent_id", "event", "detail"]
 
 
 def _as_reply(raw: Any) -> Reply:
@@ -54,25 +74,32 @@ def _dump(action: Any) -> str:
     return json.dumps(action, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def validate(market: Market, decision: Decision, agent_id: AgentId, reply: Reply):
-    """Return (action to apply, valid, error, notes) for one agent's reply."""
+@dataclass
+class Verdict:
+    action: Any  # what the market applies (or None when a re-ask may still come)
+    valid: bool
+    error: str | None
+    notes: list[str]
+    rule_broken: bool = False  # schema-valid but against a market rule: may be asked again
+    answer: BaseModel | None = None
+
+
+def judge(market: Market, decision: Decision, agent_id: AgentId, reply: Reply) -> Verdict:
+    """Schema, then the market's rules; the fallback for anything invalid."""
     if reply.action is None:
-        return market.fallback(agent_id, decision.phase), False, reply.error or "no action", []
+        return Verdict(market.fallback(agent_id, decision), False, reply.error or "no action", [])
+    schema = decision.schema_for(agent_id)
     try:
-        action = (
-            reply.action
-            if isinstance(reply.action, decision.action_schema)
-            else decision.action_schema.model_validate(
-                reply.action.model_dump() if isinstance(reply.action, BaseModel) else reply.action
-            )
-        )
+        action = reply.action if isinstance(reply.action, schema) else schema.model_validate(
+            reply.action.model_dump() if isinstance(reply.action, BaseModel) else reply.action)
     except ValidationError as exc:
         reason = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return market.fallback(agent_id, decision.phase), False, f"schema: {reason}", []
-    checked = market.check(agent_id, action)
-    if checked.error is not None:
-        return market.fallback(agent_id, decision.phase), False, checked.error, checked.notes
-    return checked.action, True, None, checked.notes
+        return Verdict(market.fallback(agent_id, decision), False, f"schema: {reason}", [])
+    checked = market.check(agent_id, action, decision)
+    if checked.error is not None:  # the market's own response to the break, else its fallback
+        applied = checked.action if checked.action is not None else market.fallback(agent_id, decision)
+        return Verdict(applied, False, checked.error, checked.notes, rule_broken=True, answer=action)
+    return Verdict(checked.action, True, None, checked.notes, answer=action)
 
 
 def play_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> EpisodeResult:
@@ -80,8 +107,7 @@ def play_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> Epi
 
     The result is handed out through a closure, not as the return value of ``asyncio.run``: on
     CPython 3.11, ``asyncio.run`` ends by formatting an error message that contains the repr of its
-    main task, result included, and pandas would render every log table of the episode into it
-    (0.4 s per episode for supply_chain).
+    main task, result included, and pandas would render every log table of the episode into it.
     """
     box: list[EpisodeResult] = []
 
@@ -92,44 +118,80 @@ def play_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> Epi
     return box[0]
 
 
+async def _ask(agent: Agent, observation: Any, decision: Decision, retry: Retry | None) -> Any:
+    return await (agent.act(observation, decision) if retry is None
+                  else agent.act(observation, decision, retry))
+
+
 async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> EpisodeResult:
-    """Play one episode to the end and return its decision log, LLM calls and market tables."""
+    """Play one episode to the end and return its logs. ``agents`` maps each acting agent id (a
+    seat's actor) to its agent, in seat order (that order fixes each agent's seeded generator)."""
     decision = market.reset(seed)
     for agent, rng in zip(agents.values(), agent_generators(seed, len(agents))):
         agent.reset(rng)
-    decision_rows: list[dict] = []
-    call_rows: list[dict] = []
+    log = _Log()
     while decision is not None:
-        acting = list(decision.observations)
-        raw = await asyncio.gather(
-            *(agents[a].act(decision.observations[a], decision) for a in acting),
-            return_exceptions=True,
-        )
-        actions: dict[AgentId, BaseModel] = {}
-        for agent_id, answer in zip(acting, raw):
-            if isinstance(answer, BaseException):
-                if isinstance(answer, RunAborted) or not isinstance(answer, Exception):
-                    raise answer  # run-level failure, KeyboardInterrupt, CancelledError, ...
-                reply = Reply(action=None, error=f"agent raised {type(answer).__name__}: {answer}")
-            else:
-                reply = _as_reply(answer)
-            action, valid, error, notes = validate(market, decision, agent_id, reply)
-            actions[agent_id] = action
-            decision_rows.append(
-                {
-                    "step": decision.step, "round": decision.round, "phase": decision.phase,
-                    "agent_id": agent_id, "action": _dump(reply.action), "valid": valid,
-                    "error": error or "", "notes": "; ".join(notes),
-                }
-            )
-            for call in reply.calls:
-                call_rows.append(
-                    {"step": decision.step, "round": decision.round, "phase": decision.phase,
-                     "agent_id": agent_id, **call}
-                )
-        decision = market.step(actions)
-    return EpisodeResult(
-        decisions=pd.DataFrame(decision_rows, columns=DECISION_COLUMNS),
-        llm_calls=pd.DataFrame(call_rows, columns=LLM_CALL_COLUMNS),
-        tables=market.tables(),
-    )
+        retired = getattr(market, "retired", ())
+        gone = [a for a in decision.observations if a in retired]
+        if gone:
+            raise RuntimeError(f"{market.name}: retired seats {gone} asked to act at step "
+                               f"{decision.step}")
+        actions: dict[AgentId, Any] = {}
+        pending: dict[AgentId, Retry | None] = dict.fromkeys(decision.observations)
+        for attempt in range(max(1, decision.max_attempts)):
+            acting = list(pending)
+            raw = await asyncio.gather(
+                *(_ask(agents[a], decision.observations[a], decision, pending[a]) for a in acting),
+                return_exceptions=True)
+            last = attempt == max(1, decision.max_attempts) - 1
+            pending = {}
+            for agent_id, answer in zip(acting, raw):
+                if isinstance(answer, BaseException):
+                    if isinstance(answer, RunAborted) or not isinstance(answer, Exception):
+                        raise answer  # run-level failure, KeyboardInterrupt, CancelledError, ...
+                    reply = Reply(action=None, error=f"agent raised {type(answer).__name__}: {answer}")
+                else:
+                    reply = _as_reply(answer)
+                verdict = judge(market, decision, agent_id, reply)
+                log.decision(decision, agent_id, attempt, reply, verdict)
+                if verdict.rule_broken and not last:
+                    pending[agent_id] = Retry(attempt + 2, verdict.answer, verdict.error or "")
+                else:
+                    actions[agent_id] = verdict.action
+            if not pending:
+                break
+        decision = market.step({a: actions[a] for a in decision.observations})
+    return EpisodeResult(decisions=log.frame("decisions"), llm_calls=log.frame("llm_calls"),
+                         llm_costs=log.frame("llm_costs"),
+                         events=_events(getattr(market, "events", [])), tables=market.tables())
+
+
+def _events(events: list) -> pd.DataFrame:
+    return pd.DataFrame([(e.step, e.round, e.agent_id, e.event, e.detail) for e in events],
+                        columns=EVENT_COLUMNS)
+
+
+class _Log:
+    """Rows of the runner's own tables, built as the episode goes."""
+
+    COLUMNS = {"decisions": DECISION_COLUMNS, "llm_calls": LLM_CALL_COLUMNS,
+               "llm_costs": LLM_COST_COLUMNS}
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict]] = {name: [] for name in self.COLUMNS}
+
+    def decision(self, decision: Decision, agent_id: AgentId, attempt: int, reply: Reply,
+                 verdict: Verdict) -> None:
+        keys = {"step": decision.step, "round": decision.round, "phase": decision.phase,
+                "agent_id": agent_id, "attempt": attempt}
+        self.rows["decisions"].append({**keys, "action": _dump(reply.action), "valid": verdict.valid,
+                                       "error": verdict.error or "", "notes": "; ".join(verdict.notes)})
+        for call in reply.calls:
+            row = {**keys, "purpose": "act", **call}
+            self.rows["llm_calls"].append(row)
+            self.rows["llm_costs"].append(row)
+
+    def frame(self, name: str) -> pd.DataFrame:
+        columns = self.COLUMNS[name]
+        return pd.DataFrame([{c: r.get(c) for c in columns} for r in self.rows[name]],
+                            columns=columns)

@@ -1,9 +1,15 @@
 """The shapes every market and agent share (DESIGN.md section 3).
 
 A market is a sequence of *decision points*. At each, a set of agents act simultaneously: the
-market hands out one observation per acting agent and names the pydantic model their answer must
-validate against. The runner (``core.runner``) gathers the answers, validates them, applies the
-market's fallback to invalid ones and feeds the result back through ``Market.step``.
+market hands out one observation per acting agent and names the pydantic model each answer must
+validate against (one model for all, or one per agent: buyers and sellers, a principal and its
+buyers). The runner (``core.runner``) gathers the answers, validates them, re-asks an agent whose
+answer broke a market rule (when the decision allows it), applies the market's fallback to what is
+still invalid and feeds the result back through ``Market.step``.
+
+Time in every market's logs: ``step`` is the index of the market's own time unit (a day, a step, a
+round of a repeated game, an item of an auction), ``round`` the index of a sub-round inside it
+(bidding rounds; 0 where a market has none). Both are 0-based in every table; prompts count from 1.
 
 Agents are asynchronous so that LLM calls of one decision point run concurrently; scripted agents
 implement the same protocol and simply return at once.
@@ -12,6 +18,7 @@ implement the same protocol and simply return at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -34,13 +41,34 @@ class InputError(RunAborted):
 
 @dataclass
 class Decision:
-    """Who must act now, what each of them sees, and what shape their answer has."""
+    """Who must act now, what each of them sees, and what shape their answer has.
+
+    ``action_schema`` is one pydantic model for every acting agent, or a mapping agent -> model.
+    ``max_attempts`` > 1 lets the runner re-ask an agent whose schema-valid answer broke a market
+    rule (``Market.check``), telling it why, up to that many attempts in all; each attempt is logged
+    and the fallback applies after the last one.
+    """
 
     phase: str
     step: int
     round: int
     observations: dict[AgentId, Any]
-    action_schema: type[BaseModel]
+    action_schema: type[BaseModel] | Mapping[AgentId, type[BaseModel]]
+    max_attempts: int = 1
+
+    def schema_for(self, agent_id: AgentId) -> type[BaseModel]:
+        schema = self.action_schema
+        return schema if isinstance(schema, type) else schema[agent_id]
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Why an agent is asked again within one decision point: its previous (schema-valid) answer
+    broke a market rule. ``attempt`` is the number of the attempt being asked for (2, 3, ...)."""
+
+    attempt: int
+    previous: Any
+    error: str
 
 
 @dataclass
@@ -61,7 +89,8 @@ class Checked:
     """A market's verdict on one validated action: the action to apply, or an error.
 
     ``notes`` are non-fatal adjustments (a dropped bid, a truncated slogan) that are logged but
-    leave the decision valid.
+    leave the decision valid. With an ``error``, ``action`` may name what the market applies for
+    that particular break (default: its ``fallback``).
     """
 
     action: BaseModel | None
@@ -76,8 +105,10 @@ class Agent(Protocol):
     def reset(self, rng: np.random.Generator) -> None:
         """Called once at the start of each episode with the agent's own seeded generator."""
 
-    async def act(self, observation: Any, decision: Decision) -> Reply | BaseModel | dict | None:
-        """Answer one decision point."""
+    async def act(self, observation: Any, decision: Decision,
+                  retry: Retry | None = None) -> Reply | BaseModel | dict | None:
+        """Answer one decision point (again, with ``retry`` saying why the last answer was
+        rejected)."""
 
 
 @runtime_checkable
@@ -87,14 +118,50 @@ class Market(Protocol):
     def reset(self, seed: int) -> Decision:
         """Start an episode; returns the first decision point."""
 
-    def check(self, agent_id: AgentId, action: BaseModel) -> Checked:
-        """Apply the market's rules to a schema-valid action."""
+    def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
+        """Judge a schema-valid action by the market's rules. Pure: it may be called several
+        times per agent and decision point and must not change the market's state; what
+        ``step`` needs from it travels in ``Checked.action``."""
 
-    def fallback(self, agent_id: AgentId, phase: str) -> BaseModel:
-        """The documented action applied when an agent's answer is invalid or missing."""
+    def fallback(self, agent_id: AgentId, decision: Decision) -> Any:
+        """The documented action applied when an agent's answer is invalid or missing (the same
+        type ``check`` returns in ``Checked.action``)."""
 
-    def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
+    def step(self, actions: dict[AgentId, Any]) -> Decision | None:
         """Apply the actions of the current decision point; ``None`` when the episode ends."""
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The market-specific log tables of the finished episode (states, trades, ...)."""
+
+
+@dataclass
+class Event:
+    """Something that happened to a seat mid-episode (``retired``, ``joined``), logged in the
+    episode's ``events`` table."""
+
+    step: int
+    round: int
+    agent_id: AgentId
+    event: str
+    detail: str = ""
+
+
+class EventLog:
+    """Mixin for markets whose seats come and go: ``self.log_event(...)`` records an event and
+    ``retire(agent_id)`` marks a seat as gone for good; the runner checks that a retired seat never
+    acts again and writes ``events.parquet``. A market declares every seat it may ever use up
+    front (its agents table), including identities that only join later."""
+
+    events: list[Event]
+    retired: set[AgentId]
+
+    def start_events(self) -> None:
+        self.events, self.retired = [], set()
+
+    def log_event(self, step: int, round: int, agent_id: AgentId, event: str, detail: str = "") -> None:
+        self.events.append(Event(step, round, agent_id, event, detail))
+
+    def retire(self, step: int, round: int, agent_id: AgentId, detail: str = "") -> None:
+        if agent_id not in self.retired:
+            self.retired.add(agent_id)
+            self.log_event(step, round, agent_id, "retired", detail)

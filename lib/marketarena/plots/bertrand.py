@@ -43,14 +43,14 @@ def figure_prices(product_rounds: pd.DataFrame, path: str | Path) -> Path:
         for c, prod in enumerate(products):
             ax = axes[r, c]
             dp = d[d["product"] == prod]
-            ref = dp.groupby("round")[["nash_price", "monopoly_price"]].mean().reset_index()
-            ax.fill_between(ref["round"], ref["nash_price"], ref["monopoly_price"], color="0.92", lw=0)
-            ax.plot(ref["round"], ref["nash_price"], color="0.35", ls="--", lw=1)
-            ax.plot(ref["round"], ref["monopoly_price"], color="0.35", ls=":", lw=1.6)
+            ref = dp.groupby("step")[["nash_price", "monopoly_price"]].mean().reset_index()
+            ax.fill_between(ref["step"], ref["nash_price"], ref["monopoly_price"], color="0.92", lw=0)
+            ax.plot(ref["step"], ref["nash_price"], color="0.35", ls="--", lw=1)
+            ax.plot(ref["step"], ref["monopoly_price"], color="0.35", ls=":", lw=1.6)
             handles = []
             for _, g in dp.groupby("agent_id", sort=True):
                 colour = palette[g["name"].iloc[0]]
-                _line_with_band(ax, _per_episode(g, ["round"], "price"), "round", "price", colour,
+                _line_with_band(ax, _per_episode(g, ["step"], "price"), "step", "price", colour,
                                 _seat_label(g))
                 handles.append(Line2D([], [], color=colour, label=_seat_label(g)))
             ax.set_title(f"{lineup} — product {prod}" if c == 0 else f"product {prod}", fontsize=9)
@@ -60,7 +60,7 @@ def figure_prices(product_rounds: pd.DataFrame, path: str | Path) -> Path:
                     Patch(color="0.92", label="Nash–monopoly band")]
         axes[r, -1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
     for ax in axes[-1]:
-        ax.set_xlabel("round")
+        ax.set_xlabel("period (step)")
     fig.suptitle(f"Prices by lineup (mean over {_episodes(product_rounds)}, 95% CI)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
     return save(fig, path)
@@ -74,16 +74,16 @@ def figure_collusion(market_rounds: pd.DataFrame, window: int, path: str | Path,
         return save(fig, path)
     lineups = _lineups(market_rounds)
     palette = agent_palette(lineups)
-    per_round = market_rounds.groupby(["episode_id", "lineup", "round"])["collusion_index"].mean().reset_index()
+    per_round = market_rounds.groupby(["episode_id", "lineup", "step"])["collusion_index"].mean().reset_index()
     per_round["collusion_index"] = per_round.groupby("episode_id")["collusion_index"].transform(
         lambda s: s.rolling(smooth, min_periods=1).mean())
     for lineup in lineups:
-        _line_with_band(ax, per_round[per_round["lineup"] == lineup], "round", "collusion_index",
+        _line_with_band(ax, per_round[per_round["lineup"] == lineup], "step", "collusion_index",
                         palette[lineup], lineup)
-    last = market_rounds["round"].max()
+    last = market_rounds["step"].max()
     ax.axvspan(last - window + 0.5, last + 0.5, color="0.9", zorder=0, label=f"last {window} periods")
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel("round")
+    ax.set_xlabel("period (step)")
     ax.set_ylabel("collusion index (0 Nash, 1 monopoly)")
     ax.set_title(f"Collusion index of the mean price ({smooth}-period moving average; mean over "
                  f"{_episodes(market_rounds)}, 95% CI)", fontsize=10)

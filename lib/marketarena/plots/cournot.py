@@ -74,7 +74,7 @@ def figure_quantities(product_rounds: pd.DataFrame, path: str | Path) -> Path:
             ax = axes[r, c]
             for _, g in d[d["product"] == prod].groupby("agent_id", sort=True):
                 colour = palette[g["name"].iloc[0]]
-                _line_with_band(ax, _per_episode(g, ["round"], "quantity"), "round", "quantity", colour,
+                _line_with_band(ax, _per_episode(g, ["step"], "quantity"), "step", "quantity", colour,
                                 _seat_label(g))
                 ax.axhline(g["nash_quantity"].iloc[0], color=colour, ls="--", lw=1.1)
                 ax.axhline(g["monopoly_quantity"].iloc[0], color=colour, ls=":", lw=2)
@@ -84,7 +84,7 @@ def figure_quantities(product_rounds: pd.DataFrame, path: str | Path) -> Path:
         _reference_legend(axes[r, -1], {_seat_label(g): palette[g["name"].iloc[0]]
                                          for _, g in d.groupby("agent_id", sort=True)})
     for ax in axes[-1]:
-        ax.set_xlabel("round")
+        ax.set_xlabel("round (step)")
     fig.suptitle(f"Quantities per product by lineup (mean over {_episodes(product_rounds)}, 95% CI; "
                  "dashed = Nash, dotted = monopoly)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
@@ -110,12 +110,12 @@ def figure_cv(agent_rounds: pd.DataFrame, path: str | Path, max_cols: int = 3) -
         for _, g in d.groupby("agent_id", sort=True):
             colour = palette[g["name"].iloc[0]]
             seats[_seat_label(g)] = colour
-            _line_with_band(ax, _per_episode(g, ["round"], "cv"), "round", "cv", colour, _seat_label(g))
+            _line_with_band(ax, _per_episode(g, ["step"], "cv"), "step", "cv", colour, _seat_label(g))
             ax.axhline(g["nash_cv"].iloc[0], color=colour, ls="--", lw=1.1)
             ax.axhline(g["monopoly_cv"].iloc[0], color=colour, ls=":", lw=2)
         ax.set_title(lineup, fontsize=9)
         ax.set_ylim(-0.03, 1.05)
-        ax.set_xlabel("round")
+        ax.set_xlabel("round (step)")
         ax.set_ylabel("CV across products" if k % cols == 0 else "")
         ax.legend(handles=[Line2D([], [], color=c, label=s) for s, c in seats.items()], fontsize=7,
                   loc="lower right")

@@ -152,11 +152,11 @@ def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
     nrow = max(1, int(np.ceil(len(order) / ncol)))
     fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
                              sharey=True, squeeze=False)
-    med = rounds.groupby(["name", "role", "round"])["offset"].median().reset_index()
+    med = rounds.groupby(["name", "role", "step"])["offset"].median().reset_index()
     lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
     for ax, name in zip(axes.flat, order):
         for role, g in med[med["name"] == name].groupby("role"):
-            ax.plot(g["round"], g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
+            ax.plot(g["step"] + 1, g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
         ax.axhline(0, color="0.5", lw=0.6, ls="--")
         ax.set_title(name, fontsize=8)
         ax.tick_params(labelsize=7)

@@ -13,8 +13,9 @@ from marketarena.config import ParamsError, parse_params
 from marketarena.core import logs
 from marketarena.core.registry import get_plugin
 from marketarena.core.runner import run_episode
-from marketarena.core.simulate import simulate
-from marketarena.markets.bertrand import build_episode, compute_reference, rules
+from marketarena.simulate import simulate
+from marketarena.markets.bertrand import PLUGIN, rules
+from marketarena.simulate import build
 from marketarena.markets.bertrand.economics import (
     BertrandConfig,
     best_response,
@@ -37,13 +38,13 @@ def bertrand_params(roster, **overrides):
 
 
 def play(params, run=0, seed=0):
-    market, agents, table = build_episode(params, None, run)
+    market, agents, table, _ = build("bertrand", params, run)
     return asyncio.run(run_episode(market, agents, seed)), agents
 
 
 def prices_of(result, agent_id):
     s = result.tables["states"]
-    s = s[s["agent_id"] == agent_id].sort_values(["round", "product"])
+    s = s[s["agent_id"] == agent_id].sort_values(["step", "product"])
     n_products = s["product"].nunique()
     return s["price"].to_numpy().reshape(-1, n_products)
 
@@ -122,15 +123,15 @@ def test_investment_is_paid_and_lowers_cost_at_once():
     result, agents = run_scripted(params, f1, f2, funds=20_000)
     d = result.decisions.query("agent_id == 'F1'").set_index("step")
     assert d["valid"].all() and "not offered" in d.loc[0, "notes"]
-    firms = result.tables["firms"].query("agent_id == 'F1'").set_index("round")
+    firms = result.tables["firms"].query("agent_id == 'F1'").set_index("step")
     assert firms.loc[0, "investment"] == "" and firms.loc[1, "investment"] == "B"
     assert firms.loc[1, "investment_cost"] == 10_000
-    states = result.tables["states"].query("agent_id == 'F1'").set_index(["round", "product"])
+    states = result.tables["states"].query("agent_id == 'F1'").set_index(["step", "product"])
     assert states.loc[(0, "A"), "cost"] == 100 and states.loc[(1, "A"), "cost"] == 80
     assert states.loc[(1, "A"), "level"] == 1 and states.loc[(1, "B"), "cost"] == 100
     # price 70 < new cost 80 sells nothing; funds = 8,500 + profits - 10,000
     assert states.loc[(1, "A"), "quantity"] == 0
-    profit = result.tables["states"].query("agent_id == 'F1' and round <= 1")["profit"].sum()
+    profit = result.tables["states"].query("agent_id == 'F1' and step <= 1")["profit"].sum()
     assert firms.loc[1, "funds"] == pytest.approx(20_000 + profit - 10_000)
     assert [o.letter for o in agents["F1"].seen[1].options] == ["A", "B", "C", "D"]
     assert agents["F1"].seen[2].costs == {"A": 80.0, "B": 100.0}
@@ -143,13 +144,12 @@ def test_preset_funds_cannot_pay_an_investment():
     assert (result.tables["firms"]["investment"] == "").all()
 
 
-def test_fallback_keeps_last_prices_and_notes():
+def test_fallback_keeps_last_prices():
     params = bertrand_params([entry("a", "nash"), entry("b", "nash")], rounds=3)
     f1 = [answer(1.7, plans="hold 1.7"), {"chosen_prices": {"Product_A": -1}}, answer(1.6)]
     result, agents = run_scripted(params, f1, [answer(1.8)] * 3)
     np.testing.assert_allclose(prices_of(result, "F1")[:, 0], [1.7, 1.7, 1.6])
     assert list(result.decisions.query("agent_id == 'F1'")["valid"]) == [True, False, True]
-    assert agents["F1"].seen[2].plans == "hold 1.7"
 
 
 def test_observation_and_prompts():
@@ -198,7 +198,7 @@ def test_nash_collude_myopic_and_tit_for_tat():
     np.testing.assert_allclose(prices_of(result, "F1")[1:], np.tile(br, (5, 1)))
     # tit for tat against a rival that undercuts once (round 3): Nash for 2 rounds, then monopoly
     params = bertrand_params([entry("t", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=7)
-    market, agents, _ = build_episode(params, None, 0)
+    market, agents, _, _ = build("bertrand", params, 0)
     agents["F2"] = Scripted("F2", [answer(P_MONO)] * 2 + [answer(1.5)] + [answer(P_MONO)] * 4)
     result = asyncio.run(run_episode(market, agents, 0))
     expected = [P_MONO] * 3 + [P_NASH] * 2 + [P_MONO] * 2
@@ -207,7 +207,7 @@ def test_nash_collude_myopic_and_tit_for_tat():
 
 def test_qlearning_grid_initial_values_and_one_update():
     params = bertrand_params([entry("q", "qlearning", decay=0.0), entry("f", "fixed", prices=[1.7])], rounds=3)
-    market, agents, _ = build_episode(params, None, 0)
+    market, agents, _, _ = build("bertrand", params, 0)
     q = agents["F1"]
     cfg = BertrandConfig.calvano(1.0)
     nash, mono = bertrand_nash(cfg)[0, 0], monopoly_prices(cfg)[0, 0]
@@ -240,15 +240,16 @@ def test_qlearning_is_seeded():
 
 def test_reference_hook(tmp_path):
     params = bertrand_params([entry("a", "nash"), entry("b", "nash")], alpha=3.2)
-    ref = compute_reference(params, tmp_path)
+    ref = PLUGIN.compute_reference(params.markets["bertrand"], tmp_path)
     np.testing.assert_allclose(ref["nash"]["prices"], [[3.2 * P_NASH]] * 2, atol=1e-3)
     np.testing.assert_allclose(ref["monopoly"]["prices"], [[3.2 * P_MONO]] * 2, atol=1e-3)
-    ref = compute_reference(bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup"), tmp_path)
+    ref = PLUGIN.compute_reference(bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets["bertrand"], tmp_path)
     assert set(ref["by_level"]) == {"0", "1", "2"} and ref["products"] == ["A", "B"]
     assert ref["by_level"]["2"]["nash"]["prices"][0][0] < ref["by_level"]["0"]["nash"]["prices"][0][0]
     plugin = get_plugin("bertrand")
-    assert plugin.rank_by == "profit" and plugin.input_files(tmp_path)[0].name == "summary.json"
-    assert len(plugin.input_files(tmp_path)) == 1  # shared code is fingerprinted by core.simulate
+    mp = bertrand_params([entry("a", "nash"), entry("b", "nash")]).markets["bertrand"]
+    assert plugin.rank_by == "profit"
+    assert plugin.input_files(mp, tmp_path) == [tmp_path / "references" / "bertrand" / "summary.json"]
 
 
 def _pipeline(root, params):
@@ -279,13 +280,14 @@ def test_figures_and_table(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from marketarena.markets.bertrand import draw_figures
+    from marketarena.markets.bertrand import PLUGIN
 
     params = bertrand_params([entry("n", "nash"), entry("c", "collude")], runs=2, rounds=12,
                              collusion_window=5, preset="startup")
     paths = _pipeline(tmp_path, params)
     run_metrics("bertrand", params, paths)
-    out = draw_figures(paths.metrics("bertrand"), tmp_path / "fig", tmp_path / "tab", params)
+    out = PLUGIN.draw_figures(paths.metrics("bertrand"), tmp_path / "fig", tmp_path / "tab",
+                              params.markets["bertrand"], "bertrand")
     assert [p.name for p in out] == ["fig_prices.png", "fig_collusion_index.png", "bertrand_collusion.md",
                                      "bertrand_collusion.tex"]
     assert "| n vs c | 2 |" in (tmp_path / "tab" / "bertrand_collusion.md").read_text()

@@ -8,7 +8,7 @@ import pytest
 
 from marketarena.config import parse_params
 from marketarena.core.runner import run_episode
-from marketarena.markets.cournot import build_episode
+from marketarena.simulate import build
 from marketarena.markets.cournot.economics import reference_summary
 from marketarena.markets.cournot.params import CournotParams
 
@@ -26,7 +26,7 @@ def cournot_params(roster, **overrides):
 def play(params, run=0, seed=0):
     mp: CournotParams = params.markets["cournot"]
     ref = reference_summary(mp.config())
-    market, agents, table = build_episode(params, ref, run)
+    market, agents, table, _ = build("cournot", params, run, resources=ref)
     return asyncio.run(run_episode(market, agents, seed)), table, market
 
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from marketarena.core import logs
-from marketarena.core.simulate import simulate
-from marketarena.markets.cournot import compute_reference
+from marketarena.simulate import simulate
+from marketarena.markets.cournot import PLUGIN
 from marketarena.markets.cournot import metrics as cm
 from marketarena.markets.cournot.economics import CournotConfig, best_response, specialisation_cv
 from marketarena.markets.cournot.specialisation_test import (
@@ -28,13 +28,13 @@ MONO = np.array([[60.0, 0.0], [0.0, 60.0]])  # each firm alone on its cheap prod
 
 def quantities(result, agent_id):
     s = result.tables["states"]
-    s = s[s["agent_id"] == agent_id].sort_values(["round", "product"])
+    s = s[s["agent_id"] == agent_id].sort_values(["step", "product"])
     return s["quantity"].to_numpy().reshape(-1, 2)
 
 
 def test_compute_reference_hook_matches_closed_form(tmp_path):
     params = cournot_params([entry("a", "nash"), entry("b", "nash")])
-    summary = compute_reference(params, tmp_path)
+    summary = PLUGIN.compute_reference(params.markets["cournot"], tmp_path)
     np.testing.assert_allclose(summary["nash"]["quantities"], NASH, atol=1e-6)
     np.testing.assert_allclose(summary["nash"]["prices"], [100 - (220 / 3) / 2] * 2, atol=1e-6)
     np.testing.assert_allclose(summary["nash"]["cv"], [3 / 11] * 2, atol=1e-8)
@@ -47,11 +47,11 @@ def test_compute_reference_hook_matches_closed_form(tmp_path):
 def test_reference_with_binding_capacity_and_unconverged_error(tmp_path):
     # capacity 50 binds at Nash (73.3 wanted): the firm keeps its mix where the marginal profits equal
     params = cournot_params([entry("a", "nash"), entry("b", "nash")], capacity=50)
-    q = np.asarray(compute_reference(params, tmp_path)["nash"]["quantities"])
+    q = np.asarray(PLUGIN.compute_reference(params.markets["cournot"], tmp_path)["nash"]["quantities"])
     np.testing.assert_allclose(q.sum(axis=1), [50, 50], atol=1e-6)
     params = cournot_params([entry("a", "nash"), entry("b", "nash")], nash_max_iter=1, nash_tol=1e-15)
     with pytest.raises(RuntimeError, match="did not converge"):
-        compute_reference(params, tmp_path)
+        PLUGIN.compute_reference(params.markets["cournot"], tmp_path)
 
 
 def test_nash_and_collude_play_their_references(pair):
@@ -92,11 +92,11 @@ def test_tit_for_tat_colludes_punishes_a_deviation_then_forgives():
     import asyncio
 
     from marketarena.core.runner import run_episode
-    from marketarena.markets.cournot import build_episode
+    from marketarena.simulate import build
     from marketarena.markets.cournot.economics import reference_summary
 
     params = cournot_params([entry("tft", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=8)
-    market, agents, _ = build_episode(params, reference_summary(CournotConfig()), 0)
+    market, agents, _, _ = build("cournot", params, 0, resources=reference_summary(CournotConfig()))
     agents["F2"] = Deviator()
     result = asyncio.run(run_episode(market, agents, 0))
     q = quantities(result, "F1")
@@ -185,12 +185,12 @@ def test_figures_and_table(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from marketarena.markets.cournot import draw_figures
 
     params = cournot_params([entry("m", "myopic"), entry("c", "collude")], runs=2, rounds=8)
     paths = _pipeline(tmp_path, params)
     run_metrics("cournot", params, paths)
-    out = draw_figures(paths.metrics("cournot"), tmp_path / "fig", tmp_path / "tab", params)
+    out = PLUGIN.draw_figures(paths.metrics("cournot"), tmp_path / "fig", tmp_path / "tab",
+                              params.markets["cournot"], "cournot")
     assert [p.name for p in out] == ["fig2_quantities.png", "fig3_cv.png", "cournot_specialisation.md",
                                      "cournot_specialisation.tex"]
     assert all(p.stat().st_size > 0 for p in out)

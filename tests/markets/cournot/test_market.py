@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from marketarena.agents.harnesses.notes import Notes
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.registry import get_plugin
 from marketarena.core.runner import run_episode
@@ -96,11 +97,11 @@ def test_settlement_by_hand():
 
 def test_round_settles_and_logs_by_hand():
     result, _ = run_scripted([answer(30, 20)] * 2, [answer(10, 40)] * 2)
-    s = result.tables["states"].query("round == 0").set_index(["agent_id", "product"])
+    s = result.tables["states"].query("step == 0").set_index(["agent_id", "product"])
     assert s.loc[("F1", "A"), "price"] == 80 and s.loc[("F2", "B"), "price"] == 70
     assert s.loc[("F1", "A"), "profit"] == 1200 and s.loc[("F2", "B"), "profit"] == 1200
     assert s.loc[("F1", "B"), "share"] == pytest.approx(1 / 3)
-    f = result.tables["firms"].query("round == 0").set_index("agent_id")
+    f = result.tables["firms"].query("step == 0").set_index("agent_id")
     assert f.loc["F1", "profit"] == 1600 and f.loc["F2", "profit"] == 1500
     assert f.loc["F1", "cv"] == pytest.approx(10 / 50)  # |30 - 20| / (30 + 20)
     assert result.decisions["valid"].all()
@@ -109,10 +110,10 @@ def test_round_settles_and_logs_by_hand():
 def test_over_capacity_plan_is_scaled_flagged_and_shown():
     result, agents = run_scripted([answer(150, 50), answer(10, 10)], [answer(10, 10), answer(10, 10)])
     s = result.tables["states"]
-    first = s[(s["round"] == 0) & (s["agent_id"] == "F1")].set_index("product")
+    first = s[(s["step"] == 0) & (s["agent_id"] == "F1")].set_index("product")
     np.testing.assert_allclose(first["quantity"], [75, 25])
     np.testing.assert_allclose(first["planned"], [150, 50])
-    assert result.tables["firms"].query("round == 0 and agent_id == 'F1'")["scaled"].item()
+    assert result.tables["firms"].query("step == 0 and agent_id == 'F1'")["scaled"].item()
     d = result.decisions.query("step == 0 and agent_id == 'F1'").iloc[0]
     assert d["valid"] and "scaled by 0.5" in d["notes"]
     obs = agents["F1"].seen[1]
@@ -121,7 +122,7 @@ def test_over_capacity_plan_is_scaled_flagged_and_shown():
     assert agents["F2"].seen[1].note is None
 
 
-def test_invalid_answers_fall_back_to_zero_and_keep_notes():
+def test_invalid_answers_fall_back_to_zero():
     result, agents = run_scripted(
         [answer(10, 10, plans="P1", insights="I1"), answer(-5, 10), {"chosen_quantities": {"Product_A": 1}},
          None, answer(1, 1)],
@@ -129,19 +130,17 @@ def test_invalid_answers_fall_back_to_zero_and_keep_notes():
     d = result.decisions[result.decisions["agent_id"] == "F1"].set_index("step")
     assert list(d["valid"]) == [True, False, False, False, True]
     assert "schema" in d.loc[1, "error"] and d.loc[3, "error"] == "silent"
-    s = result.tables["states"].query("agent_id == 'F1' and round in (1, 2, 3)")
+    s = result.tables["states"].query("agent_id == 'F1' and step in (1, 2, 3)")
     assert (s["quantity"] == 0).all()
-    for obs in agents["F1"].seen[1:]:  # notes of round 1 survive the invalid rounds
-        assert (obs.plans, obs.insights) == ("P1", "I1")
 
 
-def test_notes_are_carried_into_the_next_observation():
-    _, agents = run_scripted([answer(1, 1, plans="try 60/0", insights="A is cheap"), answer(1, 1)],
-                             [answer(1, 1)] * 2)
+def test_notes_given_to_the_templates_are_shown():
+    _, agents = run_scripted([answer(1, 1), answer(1, 1)], [answer(1, 1)] * 2)
     obs = agents["F1"].seen[1]
-    assert obs.plans == "try 60/0" and obs.insights == "A is cheap"
-    user = render_messages(obs)[1]["content"]
+    user = render_messages(obs, notes=Notes("try 60/0", "A is cheap"))[1]["content"]
     assert "try 60/0" in user and "A is cheap" in user
+    empty = render_messages(obs)[1]["content"]
+    assert "PLANS.txt\n+++++++++++++++++++++\n(empty)" in empty
 
 
 def test_observation_shows_own_window_and_never_the_number_of_rounds():
@@ -198,8 +197,9 @@ def test_llm_firms_raise_a_clear_error():
 
 def test_plugin_is_registered_with_every_hook(tmp_path):
     plugin = get_plugin("cournot")
-    assert plugin.rank_by == "profit" and plugin.compute_reference is not None
-    assert plugin.input_files(tmp_path) == [tmp_path / "references" / "cournot" / "summary.json"]
+    assert plugin.rank_by == "profit"
+    mp = cournot_params([entry("a", "nash"), entry("b", "nash")]).markets["cournot"]
+    assert plugin.input_files(mp, tmp_path) == [tmp_path / "references" / "cournot" / "summary.json"]
     obs = CournotObservation(agent_id="F1", round=1, products=["A", "B"], costs={"A": 1, "B": 2},
                              capacity=10, history_window=30)
     assert [m["role"] for m in plugin.render_messages(obs)] == ["system", "user"]

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from marketarena.config import RosterEntry
+from marketarena.core.params import RosterEntry
 from marketarena.core.runner import run_episode
-from marketarena.markets.double_auction.baselines import STRATEGIES, make_baseline
+from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.observations import QuoteObservation, RoundRecord, Trade
 from marketarena.markets.double_auction.params import DoubleAuctionParams
@@ -68,7 +68,7 @@ def play(params, agents, seed=1, distribution="uniform", values=None):
 
 def baseline_lineup(names, params):
     ids = [f"B{i + 1}" for i in range(params.n_buyers)] + [f"S{i + 1}" for i in range(params.n_sellers)]
-    return {a: make_baseline(a, RosterEntry(name=n, kind="baseline", strategy=n))
+    return {a: STRATEGIES.make(a, RosterEntry(name=n, kind="baseline", strategy=n))
             for a, n in zip(ids, names)}
 
 

@@ -7,14 +7,14 @@ import asyncio
 import numpy as np
 import pytest
 
-from marketarena.config import RosterEntry
-from marketarena.markets.double_auction.baselines import STRATEGIES, make_baseline, validate_baseline
+from marketarena.core.params import RosterEntry
+from marketarena.markets.double_auction.baselines import STRATEGIES
 
 from .conftest import baseline_lineup, mirror_record, obs, play, record, small_params
 
 
 def make(strategy, agent_id="B1", seed=0, **params):
-    agent = make_baseline(agent_id, RosterEntry(name="x", kind="baseline", strategy=strategy,
+    agent = STRATEGIES.make(agent_id, RosterEntry(name="x", kind="baseline", strategy=strategy,
                                                 params=params))
     agent.reset(np.random.default_rng(seed))
     return agent
@@ -164,13 +164,13 @@ def test_no_baseline_quotes_through_its_value(dist):
 
 def test_validate_baseline_names_the_key():
     with pytest.raises(ValueError, match=r"roster.3.params.delta"):
-        validate_baseline(RosterEntry(name="s", kind="baseline", strategy="shade",
-                                      params={"delta": -1}), "roster.3")
+        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="shade",
+                                        params={"delta": -1}), "roster.3")
     with pytest.raises(ValueError, match="unknown double_auction strategy"):
-        validate_baseline(RosterEntry(name="s", kind="baseline", strategy="nope"), "roster.0")
+        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="nope"), "roster.0")
     with pytest.raises(ValueError, match="inner"):
-        validate_baseline(RosterEntry(name="s", kind="baseline", strategy="signal_jammer",
-                                      params={"inner": "nope"}), "roster.0")
+        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="signal_jammer",
+                                        params={"inner": "nope"}), "roster.0")
 
 
 def priced(prices, bid=90, ask=10):

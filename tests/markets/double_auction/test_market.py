@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN, agents_table, lineup
+from marketarena.markets.double_auction import PLUGIN, lineup
+from marketarena.simulate import build
 from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.observations import render_messages
 
@@ -34,10 +35,10 @@ def test_payoffs_sum_to_realised_surplus(params, seed):
     res, market = play(params, {a: ScriptAgent(a, q) for a, q in plan.items()}, seed=seed)
     st, tr = res.tables["states"], res.tables["trades"]
     assert st["payoff"].sum() == (tr["buyer_value"] - tr["seller_value"]).sum()
-    final = st[st["round"] == st["round"].max()].set_index("agent_id")["surplus"]
+    final = st[st["step"] == st["step"].max()].set_index("agent_id")["surplus"]
     assert (final == st.groupby("agent_id")["payoff"].sum()).all()
     # one unit per seat and round; a trade's quotes cross and its price lies between them
-    assert not tr.duplicated(["round", "buyer"]).any() and not tr.duplicated(["round", "seller"]).any()
+    assert not tr.duplicated(["step", "buyer"]).any() and not tr.duplicated(["step", "seller"]).any()
     assert (tr["bid"] >= tr["ask"]).all()
     assert ((tr["price"] >= tr["ask"]) & (tr["price"] <= tr["bid"])).all()
     assert st["traded"].sum() == 2 * len(tr)
@@ -60,11 +61,11 @@ def test_fallback_sits_out_and_is_logged(params):
     d = res.decisions
     bad = d[d["agent_id"].isin(["B1", "S1"])]
     assert (~bad[bad["agent_id"] == "S1"]["valid"]).all()
-    b1 = bad[bad["agent_id"] == "B1"].sort_values("round")
+    b1 = bad[bad["agent_id"] == "B1"].sort_values("step")
     assert b1["valid"].tolist()[:3] == [False, False, False] and b1["valid"].iloc[3]
     st = res.tables["states"]
     assert (st[st["agent_id"] == "S1"]["quote"] == -1).all()
-    assert (st[(st["agent_id"] == "B1") & (st["round"] == 1)]["quote"] == -1).all()
+    assert (st[(st["agent_id"] == "B1") & (st["step"] == 0)]["quote"] == -1).all()
 
 
 def test_observation_and_prompt(params):
@@ -97,7 +98,7 @@ def test_lineup_distinct_and_reproducible(params):
     for run in range(20):
         seats = lineup(params, run)
         assert len(set(seats)) == 8 and seats == lineup(params, run)
-    t = agents_table(params, 0)
+    t = PLUGIN.agents_table(PLUGIN.seats(params, 0))
     assert t["role"].tolist() == ["buyer"] * 4 + ["seller"] * 4
     assert t["agent_id"].tolist() == ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]
 
@@ -108,4 +109,4 @@ def test_llm_traders_not_wired_yet():
         "markets": {"double_auction": {"roster": [{"name": "gpt", "kind": "llm", "model": "m"}] + [
             {"name": n, "kind": "baseline", "strategy": n} for n in sorted(STRATEGIES)[:7]]}}})
     with pytest.raises(RuntimeError, match="without an LLM runtime"):
-        PLUGIN.build_episode(params, None, 0)
+        build("double_auction", params, 0)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN, rating_games
+from marketarena.markets.double_auction import PLUGIN
+from marketarena.ratings import player_games
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 from marketarena.ratings import TrueSkillParams, pass_orders, rate_orders, rate_sequential
 
@@ -33,12 +35,12 @@ def tiny(tmp_path_factory):
 
 def test_episodes_are_byte_identical(tiny, tmp_path):
     params, paths, _ = tiny
-    from marketarena.core.simulate import simulate
+    from marketarena.simulate import simulate
 
     simulate("double_auction", params, paths.data, tmp_path / "b", progress=False)
     a_root = paths.episodes("double_auction")
     files = sorted(p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file())
-    assert len(files) == 12 * 8  # 12 games x (meta + 7 tables)
+    assert len(files) == 12 * 10  # 12 games x (meta + 9 tables)
     for rel in files:
         a, b = (a_root / rel).read_bytes(), (tmp_path / "b" / rel).read_bytes()
         if rel.name == "meta.json":
@@ -69,7 +71,7 @@ def test_metrics_from_logs(tiny):
 
 def test_multipass_equals_the_package_pass_by_pass(tiny):
     params, _, frames = tiny
-    games = rating_games(frames["agents"])
+    games = player_games(frames["agents"], "csa")
     ts = TrueSkillParams(**params.ratings.trueskill.model_dump())
     orders = pass_orders(len(games), 4, params.ratings.seed)
     players, mu, sigma = rate_orders(games, orders, ts)
@@ -78,7 +80,8 @@ def test_multipass_equals_the_package_pass_by_pass(tiny):
         for j, name in enumerate(players):
             assert mu[lane, j] == pytest.approx(oracle[name][0], abs=1e-9)
             assert sigma[lane, j] == pytest.approx(oracle[name][1], abs=1e-9)
-    board = PLUGIN.leaderboard(frames["agents"], params).set_index("name")
+    board = PLUGIN.leaderboard(frames["agents"], params.markets["double_auction"], params.ratings,
+                               params.stats).set_index("name")
     for j, name in enumerate(players):
         assert board.loc[name, "mu"] == pytest.approx(np.median(mu[:, j]))
         assert board.loc[name, "sigma"] == pytest.approx(np.median(sigma[:, j]))
@@ -89,8 +92,12 @@ def test_multipass_equals_the_package_pass_by_pass(tiny):
 
 def test_figures_render(tiny, tmp_path):
     params, paths, _ = tiny
+    board = PLUGIN.leaderboard(pd.read_parquet(paths.metrics("double_auction") / "agents.parquet"),
+                               params.markets["double_auction"], params.ratings, params.stats)
+    (tmp_path / "leaderboards").mkdir()
+    board.to_csv(tmp_path / "leaderboards" / "double_auction.csv", index=False)
     out = PLUGIN.draw_figures(paths.metrics("double_auction"), tmp_path / "fig",
-                              tmp_path / "tables", params)
+                              tmp_path / "tables", params.markets["double_auction"], "double_auction")
     pngs = [p for p in out if p.suffix == ".png"]
     assert len(pngs) == 7 and all(p.stat().st_size > 5000 for p in pngs)
     assert "| rank |" in (tmp_path / "tables" / "double_auction_leaderboard.md").read_text()

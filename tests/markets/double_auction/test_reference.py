@@ -14,11 +14,6 @@ from marketarena.markets.double_auction.reference import (
 from .conftest import small_params
 
 
-class P:  # the slice of Params the reference reads
-    def __init__(self, mp):
-        self.markets = {"double_auction": mp}
-
-
 def test_tabulate_by_hand_and_pooling():
     mp = small_params(reference={"games_per_distribution": 10, "min_count": 3})
     seats = pd.DataFrame({"role": "buyer", "value": [52, 53, 54, 50, 57, 99, 0],
@@ -59,7 +54,7 @@ def test_csa_from_a_small_known_table():
 
 def test_reference_stage_outputs(tmp_path):
     mp = small_params(reference={"games_per_distribution": 300, "min_count": 20})
-    summary = compute_reference(P(mp), tmp_path)
+    summary = compute_reference(mp, tmp_path)
     table = pd.read_parquet(tmp_path / TABLE)
     info = json.loads((tmp_path / INFO).read_text())
     assert len(table) == 4 * 2 * 20 and (table["n"] >= 20).all()
@@ -69,5 +64,5 @@ def test_reference_stage_outputs(tmp_path):
         assert s["truthful_efficiency"] == pytest.approx(1.0)
         assert s["mean_seat_surplus"]["buyer"] == pytest.approx(s["mean_seat_surplus"]["seller"], rel=0.05)
     again = tmp_path / "again"
-    compute_reference(P(mp), again)
+    compute_reference(mp, again)
     assert (again / TABLE).read_bytes() == (tmp_path / TABLE).read_bytes()

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from marketarena.core.runner import play_episode
-from marketarena.markets.supply_chain.baselines import make_baseline
+from marketarena.markets.supply_chain.baselines import STRATEGIES
 from marketarena.markets.supply_chain.observations import (
     Bid, ProcurementAction, ProcurementObservation, RetailAction)
 
@@ -49,7 +49,7 @@ def play(params, agents, seed, buyers=None):
 
 
 def baseline_agents(params):
-    return {f"R{i + 1:02d}": make_baseline(f"R{i + 1:02d}", e) for i, e in enumerate(params.roster)}
+    return {f"R{i + 1:02d}": STRATEGIES.make(f"R{i + 1:02d}", e) for i, e in enumerate(params.roster)}
 
 
 def assert_conserved(result, params):
@@ -159,8 +159,9 @@ def test_schema_invalid_answer_gets_fallback_and_is_logged():
 def test_slogan_truncated_and_prices_for_unheld_items_dropped(market):
     market.reset(0)
     market.inv[0] = [3, 0]
+    retail = market._retail_decision()
     checked = market.check("R01", RetailAction(prices={"a": 20, "b": 300},
-                                               slogan=" ".join(["word"] * 30)))
+                                               slogan=" ".join(["word"] * 30)), retail)
     assert checked.error is None
     assert checked.action.prices == {"a": 20}
     assert len(checked.action.slogan.split()) == 25

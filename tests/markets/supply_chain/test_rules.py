@@ -55,22 +55,23 @@ def test_items_settle_independently():
 def test_overspent_bid_set_is_invalid_and_flagged(market):
     from marketarena.markets.supply_chain.observations import Bid, ProcurementAction
 
-    market.reset(1)
+    decision = market.reset(1)
     funds = market.funds[0]
     over = ProcurementAction(bids={"a": Bid(qty=int(funds // 10) + 1, price=10)})
-    checked = market.check("R01", over)
+    checked = market.check("R01", over, decision)
     assert checked.error.startswith("overspent")
     exact = ProcurementAction(bids={"a": Bid(qty=int(funds // 10), price=10)})
-    assert market.check("R02", exact).error is None  # spending exactly the funds is allowed
+    assert market.check("R02", exact, decision).error is None  # spending exactly the funds is allowed
+    assert market.check("R01", over, decision) == checked  # check is pure: asking twice changes nothing
 
 
 def test_unknown_items_and_below_base_bids_are_dropped_not_fatal(market):
     from marketarena.markets.supply_chain.observations import Bid, ProcurementAction
 
-    market.reset(1)
+    decision = market.reset(1)
     action = ProcurementAction(bids={"zzz": Bid(qty=1, price=5), "a": Bid(qty=2, price=9),
                                      "b": Bid(qty=1, price=100)})
-    checked = market.check("R01", action)
+    checked = market.check("R01", action, decision)
     assert checked.error is None
     assert list(checked.action.bids) == ["b"]
     assert len(checked.notes) == 2
@@ -84,8 +85,8 @@ def test_overspent_flag_shown_next_round_and_zero_allocation(market):
     actions = {}
     for a in ids:
         act = ProcurementAction(bids={"a": Bid(qty=10**6, price=10)}) if a == "R01" else ProcurementAction()
-        checked = market.check(a, act)
-        actions[a] = checked.action if checked.error is None else market.fallback(a, "procurement")
+        checked = market.check(a, act, decision)
+        actions[a] = checked.action if checked.action is not None else market.fallback(a, decision)
     nxt = market.step(actions)
     assert nxt.observations["R01"].overspent is True
     assert nxt.observations["R02"].overspent is False

@@ -9,11 +9,11 @@ with one strict JSON object::
      "chosen_quantities" | "chosen_prices": {"Product_A": <number>, "Product_B": <number>},
      ...}
 
-The notes it writes are carried verbatim into its next observation (an invalid answer keeps the old
-notes). This module holds that common part: the notes model, the per-config action models (one
-``Product_<name>`` key per product, built once per product list so the class is stable), the
-template environment and the agents table. Both packages import it from here,
-so there is one copy.
+The notes it writes are shown in its next prompt by the ``notes`` harness (``agents/harnesses/notes.py``;
+an invalid answer keeps the old notes). This module holds the common part: the notes model, the
+per-config action models (one ``Product_<name>`` key per product, built once per product list so the
+class is stable), the template environment, the round-robin lineups, the seats and the scripted
+firms' base class. Both packages import it from here, so there is one copy.
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from marketarena.config import RosterEntry
+from marketarena.agents.harnesses.notes import NOTE_MAX_CHARS
+from marketarena.core.params import RosterEntry
+from marketarena.core.plugin import MarketPlugin, Seat
 from marketarena.core.prompts import chat_messages, template_env
-
-NOTE_MAX_CHARS = 4000
-"""Notes longer than this are cut (and the cut is logged as a note) so prompts stay bounded."""
 
 
 class NewContent(BaseModel):
@@ -98,9 +96,12 @@ def clip_notes(content: NewContent) -> tuple[NewContent, list[str]]:
     return NewContent(**out), notes
 
 
-def render(package: str, obs: BaseModel, system: str, user: str) -> list[dict[str, str]]:
-    """Chat messages from the market's templates, with the shared ones (the ``_notes.j2`` macro)."""
-    return chat_messages(template_env(package, "marketarena.markets._shared"), system, user, obs=obs)
+def render(package: str, obs: BaseModel, system: str, user: str, notes=None,
+           **extras: Any) -> list[dict[str, str]]:
+    """Chat messages from the market's templates, with the shared ones (the ``_notes.j2`` macro);
+    ``notes`` come from the ``notes`` harness (None: the files are shown empty)."""
+    return chat_messages(template_env(package, "marketarena.markets._shared"), system, user, obs=obs,
+                         notes=notes, **extras)
 
 
 def lineups(n_roster: int, seats: int) -> list[tuple[int, ...]]:
@@ -116,9 +117,18 @@ def lineup(roster: list[RosterEntry], seats: int, run: int) -> list[RosterEntry]
     return [roster[j] for j in combos[run % len(combos)]]
 
 
-def agents_table(roster: list[RosterEntry]) -> pd.DataFrame:
-    """Seats ``F1, F2, ...`` in roster order (firm i has row i of the cost table)."""
-    return pd.DataFrame([
-        {"agent_id": f"F{i + 1}", "name": e.name, "kind": e.kind, "model": e.model or "",
-         "strategy": e.strategy or e.harness, "role": "firm"}
-        for i, e in enumerate(roster)])
+def firm_seats(roster: list[RosterEntry], seats: int, run: int) -> list[Seat]:
+    """Seats ``F1, F2, ...`` of episode ``run``'s lineup, in roster order (firm i has row i of the
+    cost table)."""
+    return [Seat(f"F{i + 1}", e, "firm") for i, e in enumerate(lineup(roster, seats, run))]
+
+
+class OligopolyPlugin(MarketPlugin):
+    """What the cournot and bertrand plugins share: round-robin firm seats, the notes harness."""
+
+    harnesses = ("notes", "plain")
+    default_harness = "notes"
+    rank_by = "profit"
+
+    def seats(self, mp, run: int) -> list[Seat]:
+        return firm_seats(mp.roster, mp.seats, run)

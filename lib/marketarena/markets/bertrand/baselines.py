@@ -38,7 +38,8 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from marketarena.config import RosterEntry, Strict
+from marketarena.core.params import Strict
+from marketarena.core.scripted import ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
 from marketarena.markets.bertrand import economics
 from marketarena.markets.bertrand.economics import BertrandConfig
@@ -58,21 +59,17 @@ class BaseParams(Strict):
     invest: bool = Field(default=True, description="start-up preset: take the first upgrade offered")
 
 
-class ScriptedFirm:
-    strategy: ClassVar[str] = ""
+class ScriptedFirm(ScriptedAgent):
+    """A scripted firm; its ``context`` is the :class:`Game` of its seat."""
+
     Params: ClassVar[type[Strict]] = BaseParams
     plan_text: ClassVar[str] = ""
 
-    def __init__(self, agent_id: str, params: dict, game: Game):
-        self.agent_id = agent_id
-        self.params = self.Params.model_validate(params)
-        self.game = game
-        self.schema = action_schema(game.products, game.invest)
+    def setup(self) -> None:
+        self.game: Game = self.context
+        self.schema = action_schema(self.game.products, self.game.invest)
 
-    def reset(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-
-    async def act(self, obs: BertrandObservation, decision: Decision):
+    def decide(self, obs: BertrandObservation, decision: Decision):
         extra = {}
         if self.game.invest:
             letters = [o.letter for o in obs.options]
@@ -244,10 +241,5 @@ class QLearning(ScriptedFirm):
         return np.array(out)
 
 
-STRATEGIES: dict[str, type[ScriptedFirm]] = {
-    cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, QLearning, Fixed)
-}
-
-
-def make_baseline(agent_id: str, entry: RosterEntry, game: Game) -> ScriptedFirm:
-    return STRATEGIES[entry.strategy](agent_id, entry.params, game)
+STRATEGIES = StrategyTable("bertrand", {
+    cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, QLearning, Fixed)})

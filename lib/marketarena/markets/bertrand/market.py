@@ -6,12 +6,13 @@ start-up preset). ``check`` cuts over-long notes and drops an investment letter 
 follow (``rules``), and funds grow by the profit.
 
 Documented fallback (invalid or missing answer): the firm keeps last period's prices (its marginal
-costs in the first period: no profit), invests nothing and keeps its notes.
+costs in the first period: no profit) and invests nothing. (Its PLANS / INSIGHTS notes are kept by
+the ``notes`` harness, not by the market.)
 
-Log tables:
-  states   round, agent_id, product, level, cost, price, quantity, share, profit, nash_price,
+Log tables (``step`` = the period, 0-based):
+  states   step, agent_id, product, level, cost, price, quantity, share, profit, nash_price,
            monopoly_price   (the references of the period's cost configuration, all firms' costs)
-  firms    round, agent_id, profit, total_profit, funds, investment (letter, "" = none),
+  firms    step, agent_id, profit, total_profit, funds, investment (letter, "" = none),
            investment_cost
 """
 
@@ -34,7 +35,7 @@ from marketarena.markets.bertrand.observations import (
     action_schema,
 )
 from marketarena.markets.bertrand.params import BertrandParams
-from marketarena.markets._shared.oligopoly import EMPTY_NOTES, choice_vector, clip_notes, make_action
+from marketarena.markets._shared.oligopoly import choice_vector, clip_notes, make_action
 
 PHASE = "price"
 
@@ -49,6 +50,7 @@ class BertrandMarket:
     name = "bertrand"
 
     def __init__(self, params: BertrandParams, agent_ids: list[AgentId]):
+        """``agent_ids``: the firms in seat order (firm i has row i of the cost table)."""
         self.p = params
         self.base = params.config()
         self.ids = list(agent_ids)
@@ -64,7 +66,6 @@ class BertrandMarket:
         self.funds = np.full(n, float(self.base.initial_funds or 0.0))
         self.total_profit = np.zeros(n)
         self.last_prices = self.base.cost_matrix.copy()
-        self.notes = [EMPTY_NOTES] * n
         self.history: list[list[RoundRecord]] = [[] for _ in range(n)]
         self.options: dict[AgentId, list] = {}
         self.rows: dict[str, list] = {"states": [], "firms": []}
@@ -91,11 +92,10 @@ class BertrandMarket:
                 levels={p: int(self.levels[i, k]) for k, p in enumerate(self.products)},
                 history_window=self.p.history_window, funds=float(self.funds[i]),
                 initial_funds=self.base.initial_funds, options=opts,
-                history=self.history[i][-self.p.history_window:],
-                plans=self.notes[i].plans, insights=self.notes[i].insights)
+                history=self.history[i][-self.p.history_window:])
         return Decision(PHASE, self.t, 0, obs, self.schema)
 
-    def check(self, agent_id: AgentId, action: BaseModel) -> Checked:
+    def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         content, notes = clip_notes(action.new_content)
         extra = {}
         if self.invest:
@@ -111,11 +111,10 @@ class BertrandMarket:
                                    insights=content.insights,
                                    thoughts=action.observations_and_thoughts, **extra), None, notes)
 
-    def fallback(self, agent_id: AgentId, phase: str) -> BaseModel:
+    def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
         i = self.index[agent_id]
         extra = {"investment_option": "A"} if self.invest else {}
-        return make_action(self.schema, FIELD, self.products, self.last_prices[i],
-                           plans=self.notes[i].plans, insights=self.notes[i].insights, **extra)
+        return make_action(self.schema, FIELD, self.products, self.last_prices[i], **extra)
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
         n = len(self.ids)
@@ -124,7 +123,6 @@ class BertrandMarket:
         for a, act in actions.items():
             i = self.index[a]
             prices[i] = choice_vector(act, FIELD, self.products)
-            self.notes[i] = act.new_content
             if self.invest and act.investment_option != "A":
                 opt = next(o for o in self.options[a] if o.letter == act.investment_option)
                 for prod, level in opt.upgrades.items():
@@ -159,9 +157,9 @@ class BertrandMarket:
         return None if self.t >= self.p.rounds else self._decision()
 
     TABLE_COLUMNS = {
-        "states": ["round", "agent_id", "product", "level", "cost", "price", "quantity", "share",
+        "states": ["step", "agent_id", "product", "level", "cost", "price", "quantity", "share",
                    "profit", "nash_price", "monopoly_price"],
-        "firms": ["round", "agent_id", "profit", "total_profit", "funds", "investment",
+        "firms": ["step", "agent_id", "profit", "total_profit", "funds", "investment",
                   "investment_cost"],
     }
 

@@ -10,8 +10,8 @@ mean_price (own price over the window, mean over products), collusion_index (own
 references, per product, mean over products), invalid_rate.
 Per episode (``market``): lineup, collusion_index of the mean price over firms and products
 (the DESIGN formula), mean_price, nash_price, monopoly_price.
-Per agent, product and round (``product_rounds``): price, quantity, share, profit, cost, references.
-Per round and product (``market_rounds``): mean price over firms, references, the period's index.
+Per agent, product and period (``product_rounds``, ``step`` 0-based): price, quantity, share, profit, cost, references.
+Per period and product (``market_rounds``): mean price over firms, references, the period's index.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from marketarena.core import logs
+from marketarena.core.reader import EpisodeReader
 from marketarena.markets.bertrand.economics import collusion_index
 
 AGENT_METRICS = ("profit", "collusion_index", "mean_price", "final_funds", "investments",
@@ -36,14 +36,14 @@ def _index(p_bar, p_n, p_m) -> float:
 def episode_metrics(tables: dict[str, pd.DataFrame], window: int) -> dict[str, pd.DataFrame]:
     agents, states, firms, dec = (tables[k] for k in ("agents", "states", "firms", "decisions"))
     lineup = " vs ".join(agents.sort_values("agent_id")["name"])
-    last = states[states["round"] > states["round"].max() - window]
-    rounds = firms["round"].nunique()
+    last = states[states["step"] > states["step"].max() - window]
+    rounds = firms["step"].nunique()
     rows = []
     for agent_id in agents["agent_id"]:
-        f = firms[firms["agent_id"] == agent_id].sort_values("round")
+        f = firms[firms["agent_id"] == agent_id].sort_values("step")
         s = last[last["agent_id"] == agent_id]
         per_product = s.groupby("product")[["price", "nash_price", "monopoly_price"]].mean()
-        final_levels = states[(states["agent_id"] == agent_id) & (states["round"] == states["round"].max())]
+        final_levels = states[(states["agent_id"] == agent_id) & (states["step"] == states["step"].max())]
         d = dec[dec["agent_id"] == agent_id]
         rows.append({
             "agent_id": agent_id, "lineup": lineup, "profit": f["profit"].sum(),
@@ -56,7 +56,7 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int) -> dict[str, p
     agent_rows = agents.merge(pd.DataFrame(rows), on="agent_id")
     product_rounds = agents[["agent_id", "name"]].merge(states, on="agent_id")
     product_rounds.insert(2, "lineup", lineup)
-    mr = states.groupby(["round", "product"])[["price", "nash_price", "monopoly_price"]].mean().reset_index()
+    mr = states.groupby(["step", "product"])[["price", "nash_price", "monopoly_price"]].mean().reset_index()
     mr["collusion_index"] = [_index(r.price, r.nash_price, r.monopoly_price) for r in mr.itertuples()]
     mr.insert(0, "lineup", lineup)
     w = last[["price", "nash_price", "monopoly_price"]].mean()
@@ -66,13 +66,10 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int) -> dict[str, p
     return {"agents": agent_rows, "product_rounds": product_rounds, "market_rounds": mr, "market": market}
 
 
-def compute(episodes_dir, window: int) -> dict[str, pd.DataFrame]:
+def compute(reader: EpisodeReader, window: int) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {}
-    for folder in logs.episode_folders(episodes_dir):
-        tables = {name: pd.read_parquet(folder / f"{name}.parquet") for name in TABLES}
+    for episode_id, tables in reader.require().episodes(*TABLES):
         for name, frame in episode_metrics(tables, window).items():
-            frame.insert(0, "episode_id", folder.name)
+            frame.insert(0, "episode_id", episode_id)
             out.setdefault(name, []).append(frame)
-    if not out:
-        raise FileNotFoundError(f"{episodes_dir}: no finished episodes; run the simulate stage")
     return {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}

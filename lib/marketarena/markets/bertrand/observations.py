@@ -2,7 +2,7 @@
 
 :class:`BertrandObservation`: the firm's marginal cost per product, its last ``history_window``
 rounds (per product: marginal cost, own price, the competitors' prices, market share, quantity sold,
-profit, investment level; per round: profit, total profit, funds), its PLANS / INSIGHTS notes and,
+profit, investment level; per round: profit, total profit, funds) and,
 in the start-up preset, the investment options it can take now (letters; only affordable upgrades
 are offered, A is always "no investment"). Competitors' prices are shown (seed C.2); their
 quantities, costs and investments are not; nor is the number of rounds.
@@ -65,13 +65,12 @@ class BertrandObservation(BaseModel):
     initial_funds: float | None = None
     options: list[InvestmentOption] = Field(default_factory=list)
     history: list[RoundRecord] = Field(default_factory=list)
-    plans: str = ""
-    insights: str = ""
 
     @property
     def keys(self) -> list[str]:
         return [product_key(p) for p in self.products]
 
 
-def render_messages(obs: BertrandObservation) -> list[dict[str, str]]:
-    return render("marketarena.markets.bertrand", obs, f"{obs.preset}_system.j2", "bertrand_user.j2")
+def render_messages(obs: BertrandObservation, **extras) -> list[dict[str, str]]:
+    return render("marketarena.markets.bertrand", obs, f"{obs.preset}_system.j2", "bertrand_user.j2",
+                  **extras)

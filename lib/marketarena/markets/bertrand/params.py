@@ -17,15 +17,13 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from marketarena.config import RosterEntry, Strict, check_unique_names
+from marketarena.core.params import MarketParams, RosterEntry
 from marketarena.markets.bertrand.economics import BertrandConfig
 
 PRESET_PRODUCTS = {"calvano": ["A"], "startup": ["A", "B"]}
 
 
-class BertrandParams(Strict):
-    runs: int = Field(default=10, ge=1, description="independent episodes")
-    seed: int = Field(default=0, description="base seed; episode r uses SeedSequence([seed, r])")
+class BertrandParams(MarketParams):
     preset: Literal["calvano", "startup"] = "calvano"
     alpha: float = Field(default=1.0, gt=0, description="calvano price scale (Fish et al.: 1, 3.2, 10)")
     rounds: int = Field(default=300, ge=2, description="periods per episode (not told to the firms)")
@@ -34,19 +32,12 @@ class BertrandParams(Strict):
     collusion_window: int = Field(default=50, ge=1, description="last periods of the collusion index")
     below_cost_sells_nothing: bool | None = Field(
         default=None, description="a price below marginal cost sells nothing (null: startup only)")
-    roster: list[RosterEntry] = Field(min_length=1)
+    post_keys = frozenset({"collusion_window"})
 
     @model_validator(mode="after")
     def _consistent(self):
-        check_unique_names(self.roster)
         if self.seats > len(self.roster):
             raise ValueError(f"seats ({self.seats}) exceeds the roster ({len(self.roster)} firms)")
-        from marketarena.markets.bertrand.baselines import STRATEGIES
-        from marketarena.config import validate_strategy
-
-        for i, entry in enumerate(self.roster):
-            if entry.kind == "baseline":
-                validate_strategy(entry, STRATEGIES, "bertrand", f"roster.{i}")
         return self
 
     @property

@@ -24,7 +24,8 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field
 
-from marketarena.config import RosterEntry, Strict
+from marketarena.core.params import Strict
+from marketarena.core.scripted import NoParams, ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
 from marketarena.markets.cournot import economics
 from marketarena.markets._shared.oligopoly import make_action
@@ -43,25 +44,17 @@ class Game:
     monopoly: np.ndarray  # (n, M)
 
 
-class NoParams(Strict):
-    pass
+class ScriptedFirm(ScriptedAgent):
+    """A scripted firm; its ``context`` is the :class:`Game` of its seat."""
 
-
-class ScriptedFirm:
-    strategy: ClassVar[str] = ""
     Params: ClassVar[type[Strict]] = NoParams
     plan_text: ClassVar[str] = ""
 
-    def __init__(self, agent_id: str, params: dict, game: Game):
-        self.agent_id = agent_id
-        self.params = self.Params.model_validate(params)
-        self.game = game
-        self.schema = action_schema(game.products)
+    def setup(self) -> None:
+        self.game: Game = self.context
+        self.schema = action_schema(self.game.products)
 
-    def reset(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-
-    async def act(self, observation: CournotObservation, decision: Decision):
+    def decide(self, observation: CournotObservation, decision: Decision):
         return make_action(self.schema, FIELD, self.game.products, self.quantities(observation),
                            plans=self.plan_text)
 
@@ -179,10 +172,6 @@ class Fixed(ScriptedFirm):
         return q
 
 
-STRATEGIES: dict[str, type[ScriptedFirm]] = {
+STRATEGIES = StrategyTable("cournot", {
     cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, Fixed)
-}
-
-
-def make_baseline(agent_id: str, entry: RosterEntry, game: Game) -> ScriptedFirm:
-    return STRATEGIES[entry.strategy](agent_id, entry.params, game)
+})

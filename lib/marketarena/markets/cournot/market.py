@@ -1,16 +1,17 @@
 """The cournot market: N firms x M products, one simultaneous quantity decision per round.
 
-Round t (0-based in the logs, 1-based in prompts): every firm answers one JSON action (notes +
-quantities per product). ``check`` enforces the capacity (an over-capacity plan is scaled down
-proportionally and flagged, see ``rules``) and cuts over-long notes; then the round settles: prices
-from the product totals, profits, shares. The number of rounds is never shown to the firms.
+Round t (``step`` t, 0-based in the logs, 1-based in prompts): every firm answers one JSON action
+(notes + quantities per product). ``check`` (pure) enforces the capacity (an over-capacity plan is
+scaled down proportionally and flagged, see ``rules``) and notes over-long notes; then the round
+settles: prices from the product totals, profits, shares. The number of rounds is never shown to
+the firms. An LLM firm's PLANS / INSIGHTS notes are kept by the ``notes`` harness.
 
 Documented fallback (an answer that is missing, not valid JSON for the schema, or negative): the
-firm produces nothing this round and keeps its previous PLANS / INSIGHTS notes.
+firm produces nothing this round.
 
 Log tables (besides the generic ones):
-  states     round, agent_id, product, cost, planned, quantity, price, share, profit
-  firms      round, agent_id, quantity (total), profit, total_profit, scaled, cv
+  states     step, agent_id, product, cost, planned, quantity, price, share, profit
+  firms      step, agent_id, quantity (total), profit, total_profit, scaled, cv
   reference  agent_id, product, nash_quantity, monopoly_quantity, nash_price, monopoly_price,
              nash_profit, monopoly_profit, nash_cv, monopoly_cv, capacity
              (copied from data/references/cournot/summary.json, so every metric is auditable
@@ -19,13 +20,15 @@ Log tables (besides the generic ones):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
 from marketarena.core.types import AgentId, Checked, Decision
 from marketarena.markets.cournot import rules
-from marketarena.markets._shared.oligopoly import EMPTY_NOTES, choice_vector, clip_notes, make_action
+from marketarena.markets._shared.oligopoly import choice_vector, clip_notes
 from marketarena.markets.cournot.economics import specialisation_cv
 from marketarena.markets.cournot.observations import (
     FIELD,
@@ -37,6 +40,15 @@ from marketarena.markets.cournot.observations import (
 from marketarena.markets.cournot.params import CournotParams
 
 PHASE = "quantity"
+
+
+@dataclass(frozen=True)
+class Production:
+    """What ``check`` hands ``step`` for one firm: the plan it answered and what it produces."""
+
+    planned: np.ndarray
+    quantities: np.ndarray
+    scaled: bool
 
 
 class CournotMarket:
@@ -57,11 +69,8 @@ class CournotMarket:
     def reset(self, seed: int) -> Decision:  # noqa: ARG002 - the market itself draws nothing
         n = len(self.ids)
         self.t = 0
-        self.notes = [EMPTY_NOTES] * n
         self.history: list[list[RoundRecord]] = [[] for _ in range(n)]
         self.total_profit = np.zeros(n)
-        self._scaled: dict[AgentId, bool] = {}
-        self._planned: dict[AgentId, np.ndarray] = {}
         self.rows: dict[str, list] = {"states": [], "firms": []}
         return self._decision()
 
@@ -74,46 +83,35 @@ class CournotMarket:
                 costs={p: float(self.costs[i, m]) for m, p in enumerate(self.products)},
                 capacity=float(self.capacity[i]), history_window=self.p.history_window,
                 history=self.history[i][-self.p.history_window:],
-                plans=self.notes[i].plans, insights=self.notes[i].insights,
                 note=("your planned quantities last round exceeded your capacity and were scaled "
                       "down proportionally" if last is not None and last.scaled else None),
             )
         return Decision(PHASE, self.t, 0, obs, self.schema)
 
     # ------------------------------------------------------------------ validation
-    def check(self, agent_id: AgentId, action: BaseModel) -> Checked:
+    def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         i = self.index[agent_id]
         plan = np.array(choice_vector(action, FIELD, self.products))
         q, scaled = rules.enforce_capacity(plan, float(self.capacity[i]))
-        content, notes = clip_notes(action.new_content)
+        _, notes = clip_notes(action.new_content)
         if scaled:
             notes.append(f"plan total {plan.sum():g} > capacity {self.capacity[i]:g}: scaled by "
                          f"{self.capacity[i] / plan.sum():.6g}")
-        self._scaled[agent_id], self._planned[agent_id] = scaled, plan
-        return Checked(make_action(self.schema, FIELD, self.products, q, plans=content.plans,
-                                   insights=content.insights,
-                                   thoughts=action.observations_and_thoughts), None, notes)
+        return Checked(Production(plan, np.asarray(q, dtype=float), bool(scaled)), None, notes)
 
-    def fallback(self, agent_id: AgentId, phase: str) -> BaseModel:
-        i = self.index[agent_id]
-        self._scaled.pop(agent_id, None)
-        self._planned.pop(agent_id, None)
-        return make_action(self.schema, FIELD, self.products, [0.0] * len(self.products),
-                           plans=self.notes[i].plans, insights=self.notes[i].insights)
+    def fallback(self, agent_id: AgentId, decision: Decision) -> Production:
+        zero = np.zeros(len(self.products))
+        return Production(zero, zero, False)
 
     # ------------------------------------------------------------------ settlement
-    def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
+    def step(self, actions: dict[AgentId, Production]) -> Decision | None:
         n, m = len(self.ids), len(self.products)
         q = np.zeros((n, m))
         planned = np.zeros((n, m))
         scaled = np.zeros(n, dtype=bool)
-        for a, act in actions.items():
+        for a, production in actions.items():
             i = self.index[a]
-            q[i] = choice_vector(act, FIELD, self.products)
-            planned[i] = self._planned.get(a, q[i])
-            scaled[i] = self._scaled.get(a, False)
-            self.notes[i] = act.new_content
-        self._scaled, self._planned = {}, {}
+            q[i], planned[i], scaled[i] = production.quantities, production.planned, production.scaled
         prices, profits, shares = rules.settle(q, self.config)
         self.total_profit += profits.sum(axis=1)
         cvs = np.atleast_1d(specialisation_cv(q))
@@ -138,9 +136,9 @@ class CournotMarket:
 
     # ------------------------------------------------------------------ logs
     TABLE_COLUMNS = {
-        "states": ["round", "agent_id", "product", "cost", "planned", "quantity", "price", "share",
+        "states": ["step", "agent_id", "product", "cost", "planned", "quantity", "price", "share",
                    "profit"],
-        "firms": ["round", "agent_id", "quantity", "profit", "total_profit", "scaled", "cv"],
+        "firms": ["step", "agent_id", "quantity", "profit", "total_profit", "scaled", "cv"],
     }
 
     def reference_table(self) -> pd.DataFrame:

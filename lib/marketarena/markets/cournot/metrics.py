@@ -16,7 +16,7 @@ Per agent and episode (``agents``):
   invalid_rate  share of rounds whose answer was invalid (fallback applied)
 
 Every per-agent frame carries ``lineup`` ("F1 name vs F2 name ...", seats in order).
-Per agent and round (``agent_rounds``): cv, quantity, profit, total_profit, scaled, nash_cv,
+Per agent and round (``agent_rounds``, ``step`` = the round, 0-based): cv, quantity, profit, total_profit, scaled, nash_cv,
 monopoly_cv.
 Per agent, product and round (``product_rounds``): quantity, share, price, profit, with the firm's
 Nash and monopoly quantity. Per round and product (``market``): total quantity, price, HHI of the
@@ -29,12 +29,10 @@ resampled independently).
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
-from marketarena.core import logs
+from marketarena.core.reader import EpisodeReader
 from marketarena.markets.cournot.specialisation_test import (
     block_bootstrap_test,
     pooled_block_bootstrap_test,
@@ -54,10 +52,10 @@ def _test_seed(seed: int, run: int, firm: int) -> np.random.Generator:
 def episode_metrics(tables: dict[str, pd.DataFrame], boot, run: int) -> dict[str, pd.DataFrame]:
     agents, states, firms = tables["agents"], tables["states"], tables["firms"]
     ref, dec = tables["reference"], tables["decisions"]
-    rounds = firms["round"].nunique()
+    rounds = firms["step"].nunique()
     rows, tests = [], []
     for i, agent_id in enumerate(agents["agent_id"]):
-        f = firms[firms["agent_id"] == agent_id].sort_values("round")
+        f = firms[firms["agent_id"] == agent_id].sort_values("step")
         s = states[states["agent_id"] == agent_id]
         r = ref[ref["agent_id"] == agent_id]
         nash_pi, mono_pi = r["nash_profit"].sum(), r["monopoly_profit"].sum()
@@ -82,17 +80,17 @@ def episode_metrics(tables: dict[str, pd.DataFrame], boot, run: int) -> dict[str
         tests.append({"scope": "run", "agent_id": agent_id, **test})
     agent_rows = agents.merge(pd.DataFrame(rows), on="agent_id")
     agent_rounds = agents[["agent_id", "name"]].merge(
-        firms[["round", "agent_id", "cv", "quantity", "profit", "total_profit", "scaled"]], on="agent_id"
+        firms[["step", "agent_id", "cv", "quantity", "profit", "total_profit", "scaled"]], on="agent_id"
     ).merge(ref.groupby("agent_id")[["nash_cv", "monopoly_cv"]].first().reset_index(), on="agent_id")
     product_rounds = agents[["agent_id", "name"]].merge(
-        states[["round", "agent_id", "product", "cost", "quantity", "share", "price", "profit"]],
+        states[["step", "agent_id", "product", "cost", "quantity", "share", "price", "profit"]],
         on="agent_id").merge(ref[["agent_id", "product", "nash_quantity", "monopoly_quantity"]],
                              on=["agent_id", "product"])
     market = []
     ref_prices = ref.groupby("product")[["nash_price", "monopoly_price"]].first()
-    for (t, prod), g in states.groupby(["round", "product"], sort=True):
+    for (t, prod), g in states.groupby(["step", "product"], sort=True):
         q = g["quantity"].to_numpy()
-        market.append({"round": t, "product": prod, "total_quantity": q.sum(),
+        market.append({"step": t, "product": prod, "total_quantity": q.sum(),
                        "price": g["price"].iloc[0], "hhi": indices.hhi(q),
                        "nash_price": ref_prices.loc[prod, "nash_price"],
                        "monopoly_price": ref_prices.loc[prod, "monopoly_price"]})
@@ -105,23 +103,19 @@ def episode_metrics(tables: dict[str, pd.DataFrame], boot, run: int) -> dict[str
             "reference": agents[["agent_id", "name"]].merge(ref, on="agent_id")}
 
 
-def compute(episodes_dir, boot) -> dict[str, pd.DataFrame]:
+def compute(reader: EpisodeReader, boot) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {}
     series: dict[str, list] = {}
-    for run, folder in enumerate(logs.episode_folders(episodes_dir)):
-        tables = {name: pd.read_parquet(folder / f"{name}.parquet") for name in TABLES}
-        run_index = json.loads((folder / logs.META).read_text()).get("run_index", run)
-        frames = episode_metrics(tables, boot, run_index)
+    for episode_id, tables in reader.require().episodes(*TABLES):
+        frames = episode_metrics(tables, boot, reader.meta(episode_id)["run_index"])
         for name, frame in frames.items():
-            frame.insert(0, "episode_id", folder.name)
+            frame.insert(0, "episode_id", episode_id)
             out.setdefault(name, []).append(frame)
         firms = tables["firms"].merge(tables["agents"][["agent_id", "name"]], on="agent_id")
         nash_cv = tables["reference"].groupby("agent_id")["nash_cv"].first()
-        for name, g in firms.sort_values("round").groupby("name", sort=True):
+        for name, g in firms.sort_values("step").groupby("name", sort=True):
             excess = g["cv"].to_numpy() - nash_cv[g["agent_id"].iloc[0]]
             series.setdefault(name, []).append((excess, nash_cv[g["agent_id"].iloc[0]]))
-    if not out:
-        raise FileNotFoundError(f"{episodes_dir}: no finished episodes; run the simulate stage")
     result = {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
     spec = result["specialisation"]
     pooled = []

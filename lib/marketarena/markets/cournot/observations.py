@@ -2,7 +2,8 @@
 
 :class:`CournotObservation` holds the firm's own data only: its marginal costs and capacity, its
 last ``history_window`` rounds (per product: cost, quantity, market share, market price, profit;
-per round: profit and total profit so far), and the PLANS / INSIGHTS notes it wrote last round.
+per round: profit and total profit so far); the PLANS / INSIGHTS notes it wrote last round come
+from the ``notes`` harness.
 Never shown: the number of rounds, the number or identity of competitors, their costs or quantities,
 and the demand function (the seed's prompts are "intentionally vague"). A firm whose plan exceeded
 its capacity sees a note saying it was scaled down.
@@ -52,8 +53,6 @@ class CournotObservation(BaseModel):
     capacity: float
     history_window: int
     history: list[RoundRecord] = Field(default_factory=list)
-    plans: str = ""
-    insights: str = ""
     note: str | None = None
 
     @property
@@ -61,6 +60,7 @@ class CournotObservation(BaseModel):
         return [product_key(p) for p in self.products]
 
 
-def render_messages(obs: CournotObservation) -> list[dict[str, str]]:
-    """System + user chat messages for one observation."""
-    return render("marketarena.markets.cournot", obs, "cournot_system.j2", "cournot_user.j2")
+def render_messages(obs: CournotObservation, **extras) -> list[dict[str, str]]:
+    """System + user chat messages for one observation (``notes`` from the notes harness)."""
+    return render("marketarena.markets.cournot", obs, "cournot_system.j2", "cournot_user.j2",
+                  **extras)

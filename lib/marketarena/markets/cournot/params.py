@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from marketarena.config import RosterEntry, Strict, check_unique_names
+from marketarena.core.params import MarketParams, RosterEntry, Strict
 from marketarena.markets.cournot.economics import CournotConfig
 
 
@@ -22,14 +22,12 @@ class BootstrapParams(Strict):
 
     block: int = Field(default=7, ge=1)
     n_resamples: int = Field(default=10_000, ge=100)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     level: float = Field(default=0.95, gt=0, lt=1)
     alpha: float = Field(default=0.05, gt=0, lt=1, description="significance level of the table")
 
 
-class CournotParams(Strict):
-    runs: int = Field(default=10, ge=1, description="independent episodes")
-    seed: int = Field(default=0, description="base seed; episode r uses SeedSequence([seed, r])")
+class CournotParams(MarketParams):
     rounds: int = Field(default=50, ge=2, description="rounds per episode (not told to the firms)")
     products: list[str] = Field(default_factory=lambda: ["A", "B"], min_length=1,
                                 description="product names; the JSON keys are Product_<name>")
@@ -42,11 +40,11 @@ class CournotParams(Strict):
     nash_tol: float = Field(default=1e-8, gt=0, description="iterative best response: max change")
     nash_max_iter: int = Field(default=1000, ge=1)
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
-    roster: list[RosterEntry] = Field(min_length=1)
+
+    post_keys = frozenset({"bootstrap"})
 
     @model_validator(mode="after")
     def _consistent(self):
-        check_unique_names(self.roster)
         if len(set(self.products)) != len(self.products):
             raise ValueError(f"products must be unique, got {self.products}")
         if len(self.costs) > len(self.roster):
@@ -55,12 +53,6 @@ class CournotParams(Strict):
         if any(len(row) != len(self.products) for row in self.costs):
             raise ValueError(f"every row of costs needs one cost per product ({len(self.products)})")
         self.config()  # shapes and signs of a, b, capacity
-        from marketarena.markets.cournot.baselines import STRATEGIES
-        from marketarena.config import validate_strategy
-
-        for i, entry in enumerate(self.roster):
-            if entry.kind == "baseline":
-                validate_strategy(entry, STRATEGIES, "cournot", f"roster.{i}")
         return self
 
     @property

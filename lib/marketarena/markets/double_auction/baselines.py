@@ -53,9 +53,10 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationError
 
-from marketarena.config import RosterEntry, Strict, validate_strategy
+from marketarena.core.params import Strict
+from marketarena.core.scripted import ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
 from marketarena.markets.double_auction.observations import QuoteAction, QuoteObservation, RoundRecord
 
@@ -129,13 +130,10 @@ class TraderParams(Strict):
     pass
 
 
-class Baseline:
-    strategy: ClassVar[str] = ""
+class Baseline(ScriptedAgent):
     Params: ClassVar[type[TraderParams]] = TraderParams
 
-    def __init__(self, agent_id: str, params: dict | None = None):
-        self.agent_id = agent_id
-        self.params = self.Params.model_validate(params or {})
+    def setup(self) -> None:
         self.reset(np.random.default_rng(0))
 
     def reset(self, rng: np.random.Generator) -> None:
@@ -167,7 +165,7 @@ class Baseline:
         b = int(min(max(0, math.floor(b + 0.5)), view.M))
         return view.x(b)
 
-    async def act(self, observation: QuoteObservation, decision: Decision) -> QuoteAction:
+    def decide(self, observation: QuoteObservation, decision: Decision) -> QuoteAction:
         return QuoteAction(quote=self.quote(observation))
 
 
@@ -818,6 +816,16 @@ class SignalJammer(Baseline):
 
     strategy, Params = "signal_jammer", JammerParams
 
+    @classmethod
+    def check_params(cls, params: JammerParams, table: StrategyTable) -> None:
+        if params.inner not in table or params.inner == "signal_jammer":
+            raise ValueError(f"inner: unknown or nested strategy {params.inner!r}")
+        try:
+            table[params.inner].Params.model_validate(params.inner_params)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ValueError(f"inner_params.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
     def start(self):
         cls = STRATEGIES[self.params.inner]
         self.inner = cls(self.agent_id, self.params.inner_params)
@@ -834,24 +842,9 @@ class SignalJammer(Baseline):
         return view.cap(b + int(self.rng.integers(-n, n + 1)))
 
 
-STRATEGIES: dict[str, type[Baseline]] = {
+STRATEGIES = StrategyTable("double_auction", {
     cls.strategy: cls
     for cls in (Truthful, Shade, RandomTrader, ZIC, ZIP, GD, GDX, AA, Sniper, Momentum, Contrarian,
                 MeanReversion, Regression, FictitiousPlay, Bayesian, RiskAware, QLearning,
                 RothErev, Bandit, PennyJumper, Exploiter, SignalJammer, RegimeSwitcher,
-                TitForTat, Adaptive)
-}
-
-
-def validate_baseline(entry: RosterEntry, where: str) -> None:
-    """Raise ValueError naming the roster position and key if a baseline entry is unusable."""
-    params = validate_strategy(entry, STRATEGIES, "double_auction", where)
-    if STRATEGIES[entry.strategy] is SignalJammer:
-        if params.inner not in STRATEGIES or params.inner == "signal_jammer":
-            raise ValueError(f"{where}.params.inner: unknown or nested strategy {params.inner!r}")
-        validate_baseline(RosterEntry(name="inner", kind="baseline", strategy=params.inner,
-                                      params=params.inner_params), f"{where}.params.inner_params")
-
-
-def make_baseline(agent_id: str, entry: RosterEntry) -> Baseline:
-    return STRATEGIES[entry.strategy](agent_id, entry.params)
+                TitForTat, Adaptive)})

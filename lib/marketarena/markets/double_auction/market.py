@@ -11,11 +11,11 @@ round). Agents have their own generators (``core.seeding``).
 
 Fallback (invalid or missing answer): ``{"quote": null}``, the seat sits the round out.
 
-Log tables (every metric is computed from these alone):
+Log tables (every metric is computed from these alone; ``step`` = the round, 0-based):
   seats   agent_id, role, value, distribution
-  states  step, round, agent_id, role, value, quote (-1 = sat out), traded, price (-1), payoff, surplus
+  states  step, agent_id, role, value, quote (-1 = sat out), traded, price (-1), payoff, surplus
           (one row per seat and round; surplus is cumulative)
-  trades  step, round, rank, buyer, seller, bid, ask, price, buyer_value, seller_value,
+  trades  step, rank, buyer, seller, bid, ask, price, buyer_value, seller_value,
           buyer_payoff, seller_payoff
   game    distribution, rounds, ce_surplus_round, ce_surplus
 """
@@ -75,10 +75,10 @@ class DoubleAuctionMarket:
         self.trade_rows: list[tuple] = []
         return self._decision()
 
-    def check(self, agent_id: AgentId, action: BaseModel) -> Checked:
+    def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         return Checked(action)  # the schema already bounds the quote
 
-    def fallback(self, agent_id: AgentId, phase: str) -> BaseModel:
+    def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
         return QuoteAction(quote=None)
 
     def _decision(self) -> Decision:
@@ -88,7 +88,7 @@ class DoubleAuctionMarket:
             n_buyers=p.n_buyers, n_sellers=p.n_sellers, max_quote=p.max_quote,
             surplus=self.surplus[a], history=hist, history_shown=p.prompt_history_rounds)
             for a in self.ids}
-        return Decision("quote", self.t, self.t, obs, QuoteAction)
+        return Decision("quote", self.t, 0, obs, QuoteAction)
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
         quote = {a: (actions[a].quote if a in actions else None) for a in self.ids}
@@ -103,12 +103,12 @@ class DoubleAuctionMarket:
             b, s, pr = self.buyers[c.buyer[k]], self.sellers[c.seller[k]], int(c.price[k])
             price[b] = price[s] = pr
             trades.append(Trade(buyer=b, seller=s, price=pr))
-            self.trade_rows.append((self.t, self.t + 1, int(k), b, s, quote[b], quote[s], pr,
+            self.trade_rows.append((self.t, int(k), b, s, quote[b], quote[s], pr,
                                     self.value[b], self.value[s], payoff[b], payoff[s]))
         for a in self.ids:
             self.surplus[a] += payoff[a]
             q = quote[a]
-            self.state_rows.append((self.t, self.t + 1, a, self.role[a], self.value[a],
+            self.state_rows.append((self.t, a, self.role[a], self.value[a],
                                     rules.NO_QUOTE if q is None else int(q),
                                     price[a] != rules.NO_QUOTE, price[a], payoff[a],
                                     self.surplus[a]))
@@ -120,9 +120,9 @@ class DoubleAuctionMarket:
 
     # ------------------------------------------------------------------ logs
     TABLE_COLUMNS = {
-        "states": ["step", "round", "agent_id", "role", "value", "quote", "traded", "price",
+        "states": ["step", "agent_id", "role", "value", "quote", "traded", "price",
                    "payoff", "surplus"],
-        "trades": ["step", "round", "rank", "buyer", "seller", "bid", "ask", "price",
+        "trades": ["step", "rank", "buyer", "seller", "bid", "ask", "price",
                    "buyer_value", "seller_value", "buyer_payoff", "seller_payoff"],
     }
 

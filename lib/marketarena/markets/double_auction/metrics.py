@@ -11,7 +11,7 @@ Per seat (frame ``agents``, one row per seat and game):
                    positive = quoting through its value); NaN if it never quoted
   game_efficiency  the efficiency of the game the seat played in (per trader: its mean)
   ce_surplus       the game's competitive-equilibrium surplus
-Per seat and round (``agent_rounds``): quote, offset (NaN when sat out), traded, price, margin
+Per seat and round (``agent_rounds``, ``step`` = the round, 0-based): quote, offset (NaN when sat out), traded, price, margin
   (payoff of the trade: v - p buyer, p - c seller; NaN without a trade).
 Per game (``market``): distribution, ce_surplus = rounds × Σ_k max(b_k - s_k, 0) over sorted values,
   realised_surplus = Σ payoffs (= Σ over trades of buyer value - seller value), efficiency =
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from marketarena.core import logs
+from marketarena.core.reader import EpisodeReader
 from marketarena.markets.double_auction.reference import TABLE, load_reference, seat_csa
 
 # game_efficiency is constant within a game, so a within-game rank statistic on it is void: it
@@ -34,8 +34,8 @@ AGENT_METRICS = ("csa", "surplus", "trade_freq", "mean_offset")
 TABLES = ("agents", "seats", "states", "game")
 
 
-def reference_path(data_dir: Path) -> Path:
-    return Path(data_dir) / "references" / "double_auction" / TABLE
+def reference_path(data_dir: Path, instance: str) -> Path:
+    return Path(data_dir) / "references" / instance / TABLE
 
 
 def frames(tables: dict[str, pd.DataFrame]):
@@ -71,17 +71,14 @@ def frames(tables: dict[str, pd.DataFrame]):
     seats["game_efficiency"] = seats["episode_id"].map(m["efficiency"])
     seats["ce_surplus"] = seats["episode_id"].map(m["ce_surplus"])
     rounds_frame = tables["agents"][key + ["name", "kind", "strategy"]].merge(
-        st[key + ["round", "role", "value", "quote", "offset", "traded", "price", "margin"]],
+        st[key + ["step", "role", "value", "quote", "offset", "traded", "price", "margin"]],
         on=key)
     rounds_frame["distribution"] = rounds_frame["episode_id"].map(m["distribution"])
     return seats, rounds_frame, market
 
 
-def compute(episodes_dir: Path, data_dir: Path, params) -> dict[str, pd.DataFrame]:
-    mp = params.markets["double_auction"]
-    reference = load_reference(reference_path(data_dir))
-    tables = {name: logs.read_tables(Path(episodes_dir), name) for name in TABLES}
-    if tables["agents"].empty:
-        raise FileNotFoundError(f"{episodes_dir}: no finished episodes; run the simulate stage")
+def compute(reader: EpisodeReader, mp, data_dir: Path) -> dict[str, pd.DataFrame]:
+    reference = load_reference(reference_path(data_dir, mp.instance))
+    tables = {name: reader.require().table(name) for name in TABLES}
     seats, rounds, market = frames(tables)
     return {"agents": seat_csa(seats, reference, mp), "agent_rounds": rounds, "market": market}

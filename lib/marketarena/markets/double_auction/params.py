@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, model_validator
 
-from marketarena.config import RosterEntry, Strict, check_unique_names
+from marketarena.core.params import MAX_RUNS, MarketParams, RosterEntry, Strict
 
 Distribution = Literal["uniform", "correlated", "semi_bimodal", "heavy_tailed"]
 DISTRIBUTIONS: tuple[str, ...] = ("uniform", "correlated", "semi_bimodal", "heavy_tailed")
@@ -37,6 +37,14 @@ class ValueParams(Strict):
         default=25.0, ge=0, description="per-seat noise N(0, sd) around the centre (N(0,25) read as sd 25)")
     bimodal_low: tuple[int, int] = Field(default=(0, 20), description="low band, integers inclusive")
     bimodal_high: tuple[int, int] = Field(default=(80, 100), description="high band")
+
+    @model_validator(mode="after")
+    def _ranges(self):
+        for key in ("correlated_centre", "bimodal_low", "bimodal_high"):
+            lo, hi = getattr(self, key)
+            if lo > hi:
+                raise ValueError(f"{key}: the range [{lo}, {hi}] is reversed")
+        return self
     heavy_centre: float = 50.0
     heavy_scale: float = Field(default=15.0, gt=0)
     heavy_df: float = Field(default=3.0, gt=0, description="Student-t degrees of freedom")
@@ -45,16 +53,16 @@ class ValueParams(Strict):
 class ReferenceParams(Strict):
     """The truthful self-play table behind CSα (the `reference` stage)."""
 
-    games_per_distribution: int = Field(default=20000, ge=10)
-    seed: int = 0
+    games_per_distribution: int = Field(default=20000, ge=10, le=MAX_RUNS)
+    seed: int = Field(default=0, ge=0)
     bucket_width: int = Field(default=5, ge=1, description="value bucket = min(value // width, last)")
     min_count: int = Field(default=50, ge=2, description="buckets with fewer seats borrow neighbours")
     sd_floor: float = Field(default=1.0, gt=0, description="σ_ref used is max(sd, sd_floor)")
 
 
-class DoubleAuctionParams(Strict):
-    runs: int = Field(default=400, ge=1, description="games in total (see games_per_distribution)")
-    seed: int = Field(default=0, description="base seed; game r uses SeedSequence([seed, r])")
+class DoubleAuctionParams(MarketParams):
+    runs: StrictInt = Field(default=400, ge=1, le=MAX_RUNS,
+                            description="games in total (see games_per_distribution)")
     rounds: int = Field(default=30, ge=1)
     n_buyers: int = Field(default=4, ge=1)
     n_sellers: int = Field(default=4, ge=1)
@@ -69,6 +77,8 @@ class DoubleAuctionParams(Strict):
     rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
     roster: list[RosterEntry] = Field(min_length=2)
 
+    post_keys = frozenset({"csa_clip", "rating_passes", "reference"})
+
     @model_validator(mode="before")
     @classmethod
     def _games_per_distribution(cls, data):
@@ -77,7 +87,7 @@ class DoubleAuctionParams(Strict):
             gpd = data.pop("games_per_distribution")
             if "runs" in data:
                 raise ValueError("give either runs or games_per_distribution, not both")
-            if not isinstance(gpd, int) or gpd < 1:
+            if not isinstance(gpd, int) or isinstance(gpd, bool) or gpd < 1:
                 raise ValueError(f"games_per_distribution must be a positive integer (got {gpd!r})")
             n = len(data.get("distributions") or DISTRIBUTIONS)
             data["runs"] = gpd * n
@@ -85,18 +95,12 @@ class DoubleAuctionParams(Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        check_unique_names(self.roster)
         seats = self.n_buyers + self.n_sellers
         if len(self.roster) < seats:
             raise ValueError(f"roster: {len(self.roster)} traders cannot fill {seats} seats "
                              "(a trader holds at most one seat per game)")
         if len(set(self.distributions)) != len(self.distributions):
             raise ValueError(f"distributions: listed twice in {self.distributions}")
-        from marketarena.markets.double_auction.baselines import validate_baseline
-
-        for i, entry in enumerate(self.roster):
-            if entry.kind == "baseline":
-                validate_baseline(entry, where=f"roster.{i}")
         return self
 
     @property

@@ -80,9 +80,8 @@ def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) ->
     return pd.DataFrame(rows)
 
 
-def compute_reference(params, out_dir: Path) -> dict:
-    """The `reference@double_auction` stage: writes the table and its info, returns the headline."""
-    mp: DoubleAuctionParams = params.markets["double_auction"]
+def compute_reference(mp: DoubleAuctionParams, out_dir: Path) -> dict:
+    """The `reference@<instance>` stage: writes the table and its info, returns the headline."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tables, summary = [], {}

@@ -33,7 +33,8 @@ import numpy as np
 import yaml
 from pydantic import Field
 
-from marketarena.config import RosterEntry, Strict, validate_strategy
+from marketarena.core.params import Strict
+from marketarena.core.scripted import ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
 from marketarena.markets.supply_chain.observations import (
     Bid,
@@ -51,6 +52,8 @@ def slogan_bank() -> dict[str, list[str]]:
 
 
 class RetailerParams(Strict):
+    """Shared by every scripted retailer; ``tribe`` must name a bank of ``slogans.yaml``."""
+
     shade: float = Field(default=0.05, ge=0, description="bid price = ceil(base × (1 + shade))")
     share: float = Field(default=1.0, gt=0, description="units bid = share × supply / retailers")
     budget: float = Field(default=0.9, gt=0, le=1, description="max share of funds bid per step")
@@ -59,19 +62,17 @@ class RetailerParams(Strict):
     tribe: str = Field(default="generic", description="slogan bank in slogans.yaml")
 
 
-class ScriptedRetailer:
+class ScriptedRetailer(ScriptedAgent):
     strategy: ClassVar[str] = "cost_plus"
     Params: ClassVar[type[RetailerParams]] = RetailerParams
 
-    def __init__(self, agent_id: str, params: dict):
-        self.agent_id = agent_id
-        self.params = self.Params.model_validate(params)
-        self.rng = np.random.default_rng(0)
+    @classmethod
+    def check_params(cls, params: RetailerParams, table) -> None:
+        if params.tribe not in slogan_bank():
+            raise ValueError(f"tribe: no slogan bank {params.tribe!r} "
+                             f"(known: {', '.join(sorted(slogan_bank()))})")
 
-    def reset(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-
-    async def act(self, observation, decision: Decision):
+    def decide(self, observation, decision: Decision):
         if isinstance(observation, ProcurementObservation):
             return self.bid(observation)
         return self.retail(observation)
@@ -235,19 +236,6 @@ class RandomRetailer(ScriptedRetailer):
         return banks[int(self.rng.integers(len(banks)))]
 
 
-STRATEGIES: dict[str, type[ScriptedRetailer]] = {
+STRATEGIES = StrategyTable("supply_chain", {
     cls.strategy: cls
-    for cls in (CostPlus, Reserve, Volume, Pacer, Targeter, Follower, RandomRetailer)
-}
-
-
-def validate_baseline(entry: RosterEntry, where: str) -> None:
-    """Raise ValueError naming the roster position and key if a baseline entry is unusable."""
-    params = validate_strategy(entry, STRATEGIES, "supply_chain", where)
-    if params.tribe not in slogan_bank():
-        raise ValueError(f"{where}.params.tribe: no slogan bank {params.tribe!r} "
-                         f"(known: {', '.join(sorted(slogan_bank()))})")
-
-
-def make_baseline(agent_id: str, entry: RosterEntry) -> ScriptedRetailer:
-    return STRATEGIES[entry.strategy](agent_id, entry.params)
+    for cls in (CostPlus, Reserve, Volume, Pacer, Targeter, Follower, RandomRetailer)})

@@ -14,8 +14,9 @@ A retailer whose funds are negative after holding costs is bankrupt: inactive fo
 episode (no decisions, invisible to buyers), its stock frozen. Unsold stock carries over.
 
 Documented fallbacks (applied by the runner to an invalid answer): procurement → no bids (zero
-allocation; an over-budget set also raises the ``overspent`` flag shown next round); retail → no
-prices and an empty slogan (nothing sold; an empty slogan has similarity 0 to every persona).
+allocation); an over-budget set is invalid too, and the market's response to it (``Overspent``)
+also raises the ``overspent`` flag shown next round; retail → no prices and an empty slogan
+(nothing sold; an empty slogan has similarity 0 to every persona).
 Non-fatal adjustments, logged as notes: bids on unknown items, below base price or with qty 0 are
 dropped; prices for items not held are dropped; slogans longer than the word limit are truncated.
 """
@@ -44,6 +45,13 @@ from marketarena.markets.supply_chain.observations import (
     retail_action,
 )
 from marketarena.markets.supply_chain.params import SupplyChainParams, consideration_size
+
+
+@dataclass(frozen=True)
+class Overspent:
+    """What an over-budget bid set becomes: no bids this round, and the ``overspent`` flag."""
+
+    requested: ProcurementAction
 
 
 @dataclass
@@ -95,7 +103,6 @@ class SupplyChainMarket:
         self.history: list[StepSummary] = []
         self._indicative: np.ndarray | None = None
         self._bids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._invalid_this_round: set[AgentId] = set()
         self.frames: dict[str, list[pd.DataFrame]] = {k: [] for k in self.TABLE_COLUMNS}
         return self._procurement_decision()
 
@@ -105,7 +112,7 @@ class SupplyChainMarket:
         return self._after_retail(actions)
 
     # ------------------------------------------------------------------ validation
-    def check(self, agent_id: AgentId, action: BaseModel) -> Checked:
+    def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         i = self.index[agent_id]
         if isinstance(action, ProcurementAction):
             notes, kept = [], {}
@@ -121,8 +128,8 @@ class SupplyChainMarket:
                     kept[item] = bid
             total = sum(b.qty * b.price for b in kept.values())
             if total > self.funds[i]:
-                self._invalid_this_round.add(agent_id)
-                return Checked(None, f"overspent: bids total {total} > funds {self.funds[i]:.2f}", notes)
+                return Checked(Overspent(action), f"overspent: bids total {total} > funds "
+                               f"{self.funds[i]:.2f}", notes)
             return Checked(ProcurementAction(bids=kept), None, notes)
         notes, prices = [], {}
         for item, price in action.prices.items():
@@ -138,8 +145,8 @@ class SupplyChainMarket:
             notes.append(f"slogan truncated from {len(words)} to {self.p.slogan_max_words} words")
         return Checked(RetailAction(prices=prices, slogan=slogan), None, notes)
 
-    def fallback(self, agent_id: AgentId, phase: str) -> BaseModel:
-        return ProcurementAction() if phase == "procurement" else RetailAction()
+    def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
+        return ProcurementAction() if decision.phase == "procurement" else RetailAction()
 
     # ------------------------------------------------------------------ procurement
     def _acting(self) -> list[AgentId]:
@@ -182,16 +189,12 @@ class SupplyChainMarket:
         valid = np.zeros(m, dtype=bool)
         for a, act in actions.items():
             i = self.index[a]
-            valid[i] = a not in self._invalid_this_round
-            for item, bid in act.bids.items():
+            overspent = isinstance(act, Overspent)
+            valid[i] = not overspent
+            self.overspent[i] = overspent
+            for item, bid in ({} if overspent else act.bids).items():
                 qty[i, self.item_index[item]] = bid.qty
                 price[i, self.item_index[item]] = bid.price
-        for a in self._invalid_this_round:
-            self.overspent[self.index[a]] = True
-        for a in actions:
-            if a not in self._invalid_this_round:
-                self.overspent[self.index[a]] = False
-        self._invalid_this_round = set()
         return qty, price, valid
 
     def _after_procurement(self, actions: dict[AgentId, BaseModel]) -> Decision:

@@ -12,14 +12,14 @@ import math
 
 from pydantic import Field, model_validator
 
-from marketarena.config import RosterEntry, Strict, check_unique_names
+from marketarena.core.params import MarketParams, RosterEntry, Strict
 
 
 class ItemSpec(Strict):
     id: str = Field(min_length=1)
     category: str
-    qty: int = Field(gt=0, description="units offered by the supplier each step")
-    base_price: int = Field(gt=0, description="reserve price of the procurement auction")
+    qty: int = Field(gt=0, le=10**7, description="units offered by the supplier each step")
+    base_price: int = Field(gt=0, le=10**9, description="reserve price of the procurement auction")
 
 
 DEFAULT_ITEMS = [
@@ -34,9 +34,7 @@ DEFAULT_ITEMS = [
 ]
 
 
-class SupplyChainParams(Strict):
-    runs: int = Field(default=10, ge=1, description="independent episodes")
-    seed: int = Field(default=0, description="base seed; episode r uses SeedSequence([seed, r])")
+class SupplyChainParams(MarketParams):
     steps: int = Field(default=6, ge=1, description="T")
     rounds: int = Field(default=2, ge=1, description="bidding rounds per step; the last settles")
     beta: int = Field(default=10, ge=1, description="buyers per step = beta × retailers")
@@ -52,15 +50,9 @@ class SupplyChainParams(Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        check_unique_names(self.roster)
         ids = [item.id for item in self.items]
         if len(set(ids)) != len(ids):
             raise ValueError(f"items: item ids must be unique, got {ids}")
-        from marketarena.markets.supply_chain.baselines import validate_baseline
-
-        for i, entry in enumerate(self.roster):
-            if entry.kind == "baseline":
-                validate_baseline(entry, where=f"roster.{i}")
         return self
 
     @property

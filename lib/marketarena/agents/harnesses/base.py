@@ -1,0 +1,107 @@
+"""The harness base class and the ``plain`` harness (see the package docstring).
+
+A harness answers for an :class:`~marketarena.agents.llm_agent.LLMAgent` through two helpers of
+the agent: ``agent.render(observation, **extras)`` (the market's chat messages) and
+``await agent.ask(messages, schema, purpose=...)`` (one validated, cached, budgeted call, which
+returns the result and its log row). A harness builds its blocks from its own templates
+(``agents/templates/``) and, when the market has one, from ``harness_<name>.j2`` in the market's
+templates (market-specific instructions such as the Stabilizing Firm's rules), appended to the
+system message.
+
+A rejected answer (a market rule broke, ``retry``) is asked again in the same conversation: the
+model's previous answer and the market's reason are appended, as the seed's auction re-prompts do.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from jinja2 import TemplateNotFound
+from pydantic import BaseModel
+
+from marketarena.core.params import Strict
+from marketarena.core.prompts import template_env
+from marketarena.core.types import Decision, Reply, Retry
+
+if TYPE_CHECKING:  # pragma: no cover
+    from marketarena.agents.llm_agent import LLMAgent
+
+TEMPLATES = "marketarena.agents"
+
+
+class NoParams(Strict):
+    pass
+
+
+def dump(action: Any) -> str:
+    if isinstance(action, BaseModel):
+        action = action.model_dump(mode="json", by_alias=True)
+    return json.dumps(action, sort_keys=True, ensure_ascii=False)
+
+
+class Harness:
+    name: ClassVar[str] = ""
+    Params: ClassVar[type[BaseModel]] = NoParams
+
+    def __init__(self, params: dict | BaseModel | None, market: str):
+        self.params = self.Params.model_validate({} if params is None else params)
+        self.market = market
+
+    def reset(self) -> None:
+        """Start of an episode: forget everything."""
+
+    # -- what the model is shown ------------------------------------------------------------------
+    def extras(self, agent: "LLMAgent", observation: Any, decision: Decision) -> dict[str, Any]:
+        """Template variables for this call (blocks the harness adds)."""
+        return {}
+
+    def messages(self, agent: "LLMAgent", observation: Any, decision: Decision,
+                 retry: Retry | None) -> list[dict[str, str]]:
+        extras = self.extras(agent, observation, decision)
+        messages = [dict(m) for m in agent.render(observation, **extras)]
+        own = self.market_text(observation=observation, decision=decision, **extras)
+        if own:
+            messages[0]["content"] = f"{messages[0]['content']}\n\n{own}"
+        for block in self.blocks(observation, decision, extras):
+            messages[-1]["content"] = f"{messages[-1]['content']}\n\n{block}"
+        if retry is not None:
+            messages += retry_messages(retry)
+        return messages
+
+    def blocks(self, observation: Any, decision: Decision, extras: dict[str, Any]) -> list[str]:
+        """Text blocks appended to the user message (rendered from the harness's templates)."""
+        return []
+
+    def market_text(self, **context: Any) -> str | None:
+        """The market's ``harness_<name>.j2`` rendered, or None when the market has none."""
+        try:
+            template = template_env(f"marketarena.markets.{self.market}").get_template(
+                f"harness_{self.name}.j2")
+        except (TemplateNotFound, ModuleNotFoundError, ValueError):
+            return None
+        return template.render(**context).strip() or None
+
+    # -- what happens after ------------------------------------------------------------------------
+    def remember(self, observation: Any, decision: Decision, action: BaseModel | None) -> None:
+        """After the answer of a decision (None: no valid answer)."""
+
+    async def respond(self, agent: "LLMAgent", observation: Any, decision: Decision,
+                      retry: Retry | None = None) -> Reply:
+        schema = decision.schema_for(agent.agent_id)
+        result, row = await agent.ask(self.messages(agent, observation, decision, retry), schema,
+                                      decision, purpose="act")
+        self.remember(observation, decision, result.action)
+        error = None if result.action is not None else f"llm: {result.error or 'no valid answer'}"
+        return Reply(action=result.action, calls=[row], error=error)
+
+
+def retry_messages(retry: Retry) -> list[dict[str, str]]:
+    text = template_env(TEMPLATES).get_template("retry.j2").render(retry=retry)
+    return [{"role": "assistant", "content": dump(retry.previous)}, {"role": "user", "content": text}]
+
+
+class Plain(Harness):
+    """The market's prompt, one call per decision."""
+
+    name = "plain"

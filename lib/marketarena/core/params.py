@@ -1,0 +1,108 @@
+"""What every market instance's params share: the strict base model, roster entries, runs and seed.
+
+``params.yaml`` ``markets`` maps an *instance name* of the user's choosing to one market's params;
+``market:`` names the kind (a folder of ``marketarena/markets``) and defaults to the instance name,
+so ``markets: {bertrand: {...}}`` and ``markets: {bertrand_a10: {market: bertrand, alpha: 10}}``
+both work. Every market's params model extends :class:`MarketParams` (``market``, ``runs``,
+``seed``, ``roster``) and adds its own keys.
+
+Strictness, for every model of the params file: unknown keys are errors (a typo must not fall back
+to a default silently), NaN and infinities are refused wherever a number is expected, and integers
+are integers (``runs: true`` or ``runs: 2.5`` are errors, not 1 and 2).
+
+A roster entry is one *player*: a scripted baseline (``strategy`` + ``params``) or an LLM (``model``
+alias, a ``harness``, its ``params``). A player may hold several seats of an episode (a deceptive
+principal's identities); its seats share its ``name``, which is what leaderboards rank. Across
+market instances, an LLM player is identified by its model alias (and harness), a baseline only by
+an explicit ``player`` id (the same strategy name means different rules in different markets).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, model_validator
+
+#: upper bound of ``runs``: planning is linear in it; BAZAAR's scale is ~90,000
+MAX_RUNS = 1_000_000
+
+
+class Strict(BaseModel):
+    """Base of every params model: unknown keys, NaN and infinities are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+
+class RosterEntry(Strict):
+    """One player: a scripted baseline (``strategy`` + ``params``) or an LLM (``model`` alias)."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+\-]+$",
+                      description="unique in the roster; letters, digits and _ . + -")
+    kind: Literal["baseline", "llm"]
+    strategy: str | None = Field(default=None, description="baseline: the market's strategy name")
+    model: str | None = Field(default=None, description="llm: a model alias of params.models")
+    harness: str | None = Field(default=None, description="llm: harness (null: the market's default)")
+    params: dict[str, Any] = Field(default_factory=dict,
+                                   description="baseline: strategy params; llm: harness params")
+    player: str | None = Field(default=None, description="cross-market identity (overall board); "
+                               "default: the model alias for LLMs, none for baselines")
+
+    @model_validator(mode="after")
+    def _kind_fields(self):
+        if self.kind == "baseline" and not self.strategy:
+            raise ValueError(f"baseline agent {self.name!r} needs a 'strategy'")
+        if self.kind == "baseline" and self.harness is not None:
+            raise ValueError(f"baseline agent {self.name!r}: 'harness' is for LLM agents")
+        if self.kind == "llm" and not self.model:
+            raise ValueError(f"llm agent {self.name!r} needs a 'model' alias from 'models'")
+        if self.kind == "llm" and self.strategy:
+            raise ValueError(f"llm agent {self.name!r}: 'strategy' is for baselines")
+        return self
+
+    def global_player(self, harness: str) -> str | None:
+        """Identity across market instances (None: this player exists in one instance only)."""
+        if self.player:
+            return self.player
+        return f"{self.model}+{harness}" if self.kind == "llm" else None
+
+
+def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
+    seen: set[str] = set()
+    for entry in roster:
+        if entry.name in seen:
+            raise ValueError(f"agent name {entry.name!r} appears twice in the roster")
+        seen.add(entry.name)
+    return roster
+
+
+class MarketParams(Strict):
+    """The keys every market instance has; markets extend it with their own."""
+
+    market: str = Field(default="", description="the market kind (default: the instance name)")
+    runs: StrictInt = Field(default=10, ge=1, le=MAX_RUNS, description="episodes to play")
+    seed: StrictInt = Field(default=0, ge=0, description="base seed; episode r derives from (seed, r)")
+    roster: list[RosterEntry] = Field(min_length=1)
+
+    #: keys read only after the episodes are played (metrics, ratings, figures); they are left out
+    #: of the episode fingerprint, so changing them never replays an episode
+    post_keys: ClassVar[frozenset[str]] = frozenset()
+    _instance: str = PrivateAttr(default="")
+
+    @property
+    def instance(self) -> str:
+        """The instance name (the key under ``markets``); the kind when not set."""
+        return self._instance or self.market
+
+    def named(self, instance: str) -> "MarketParams":
+        self._instance = instance
+        return self
+
+    @model_validator(mode="after")
+    def _unique_roster(self):
+        check_unique_names(self.roster)
+        return self
+
+    def episode_params(self) -> dict[str, Any]:
+        """The params an episode depends on, as JSON: all but ``runs``, ``roster`` (each episode
+        is fingerprinted over the entries it seats) and the post-processing keys."""
+        return self.model_dump(mode="json", exclude={"runs", "roster", *self.post_keys})

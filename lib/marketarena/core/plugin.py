@@ -1,0 +1,205 @@
+"""The market plugin: everything a market folder tells the generic pipeline, with defaults.
+
+Each market package (``marketarena/markets/<kind>/__init__.py``) defines ``PLUGIN``, an instance of
+a :class:`MarketPlugin` subclass. The core does the wiring every market shares:
+
+- **planning** (:meth:`MarketPlugin.plan`): the episodes of an instance, each an
+  :class:`EpisodeSpec` (id, run index, seed and its :class:`Seat` s). By default episode ``r`` of
+  ``runs`` is ``ep-<r:04d>`` with seed ``SeedSequence([seed, r])`` and the seats of
+  :meth:`MarketPlugin.seats`; a market with a tournament schedule overrides ``plan``.
+- **seats and players**: a seat is one agent id of an episode, held by a roster entry (a player)
+  in a role. A player may hold several seats (a principal's identities); a seat's ``actor`` is the
+  agent that decides for it (itself by default), so one agent may decide for several seats in one
+  answer. The agents table (``agents.parquet``) lists every seat an episode may ever use, including
+  ones that join later.
+- **agents**: scripted seats come from the market's :class:`~marketarena.core.scripted.StrategyTable`
+  (``strategies``), LLM seats from the generic LLM agent with the harness the entry names (one of
+  the market's ``harnesses``; ``default_harness`` when unset).
+- **ratings**: by default one TrueSkill free-for-all per episode between players, each player's
+  seats combined into one score (``seat_score``), ranked by ``rank_by``.
+
+Hooks receive their own instance's params (``mp``), never the whole params file; a market whose
+episodes depend on global sections (personas, the embedding model) names them in ``uses`` and gets
+them in ``load_resources``; they are part of its episodes' fingerprint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from marketarena.core.params import MarketParams, RosterEntry
+from marketarena.core.scripted import StrategyTable
+from marketarena.core.types import Market
+
+if TYPE_CHECKING:  # pragma: no cover
+    from marketarena.core.reader import EpisodeReader
+    from marketarena.core.runner import EpisodeResult
+
+AGENT_COLUMNS = ["agent_id", "name", "kind", "model", "strategy", "harness", "role", "actor"]
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One agent id of an episode, held by a roster entry in a role; ``actor`` decides for it."""
+
+    agent_id: str
+    entry: RosterEntry
+    role: str
+    actor: str = ""
+
+    @property
+    def actor_id(self) -> str:
+        return self.actor or self.agent_id
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One planned episode: everything that tells it apart from its siblings."""
+
+    episode_id: str
+    run: int  # the run index: seeds and the LLM sample index derive from it
+    seed: int
+    seats: tuple[Seat, ...]
+    setting: tuple[tuple[str, Any], ...] = ()  # per-episode settings the plan fixes
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict(self.setting).get(key, default)
+
+
+def episode_seed(base_seed: int, run: int) -> int:
+    return int(np.random.SeedSequence([base_seed, run]).generate_state(1)[0])
+
+
+class MarketPlugin:
+    """Base class of every market's plugin; subclasses set the class attributes and override the
+    hooks marked *required*."""
+
+    kind: ClassVar[str]
+    params_model: ClassVar[type[MarketParams]]
+    strategies: ClassVar[StrategyTable]
+    #: LLM harnesses this market supports (``roster[].harness``), and the default one
+    harnesses: ClassVar[tuple[str, ...]] = ("plain",)
+    default_harness: ClassVar[str] = "plain"
+    #: dotted keys of global params sections its episodes depend on (fingerprinted)
+    uses: ClassVar[tuple[str, ...]] = ()
+    #: per-agent metric that ranks players within an episode, and every metric column
+    rank_by: ClassVar[str]
+    metric_columns: ClassVar[tuple[str, ...]]
+    #: how a player's seats combine into its score in one episode ("sum" or "mean")
+    seat_score: ClassVar[str] = "sum"
+
+    # ------------------------------------------------------------------ params
+    def check_params(self, mp: MarketParams) -> None:
+        """Roster checks that need the market's tables: baseline strategies and their params,
+        LLM harnesses. Raises ``ValueError`` naming ``roster.<i>.<key>``."""
+        for i, entry in enumerate(mp.roster):
+            where = f"roster.{i}"
+            if entry.kind == "baseline":
+                self.strategies.validate(entry, where)
+            elif self.harness_of(entry) not in self.harnesses:
+                raise ValueError(f"{where}.harness: {self.kind} offers the harnesses "
+                                 f"{', '.join(self.harnesses)} (got {entry.harness!r})")
+            else:
+                from marketarena.agents.harnesses import validate_harness
+
+                validate_harness(self.harness_of(entry), entry.params, where)
+
+    def harness_of(self, entry: RosterEntry) -> str:
+        return "" if entry.kind != "llm" else (entry.harness or self.default_harness)
+
+    # ------------------------------------------------------------------ planning
+    def seats(self, mp: MarketParams, run: int) -> list[Seat]:
+        """*Required* unless ``plan`` is overridden: the seats of episode ``run``."""
+        raise NotImplementedError
+
+    def episode(self, mp: MarketParams, run: int) -> EpisodeSpec:
+        """Episode ``run`` of the default plan: ``ep-<run:04d>``, seed from (seed, run), its seats."""
+        return EpisodeSpec(f"ep-{run:04d}", run, episode_seed(mp.seed, run), tuple(self.seats(mp, run)))
+
+    def plan(self, mp: MarketParams) -> list[EpisodeSpec]:
+        return [self.episode(mp, run) for run in range(mp.runs)]
+
+    def agents_table(self, seats: tuple[Seat, ...] | list[Seat]) -> pd.DataFrame:
+        rows = [{"agent_id": s.agent_id, "name": s.entry.name, "kind": s.entry.kind,
+                 "model": s.entry.model or "", "strategy": s.entry.strategy or self.harness_of(s.entry),
+                 "harness": self.harness_of(s.entry), "role": s.role, "actor": s.actor_id}
+                for s in seats]
+        return pd.DataFrame(rows, columns=AGENT_COLUMNS)
+
+    def build_episode(self, mp: MarketParams, resources: Any, episode: EpisodeSpec, llm=None):
+        """The market, its agents (one per actor, in seat order) and the agents table of one
+        episode. Not a hook: every market is wired the same way."""
+        agents: dict[str, Any] = {}
+        for seat in episode.seats:
+            if seat.actor_id in agents:
+                continue
+            if seat.entry.kind == "llm":
+                from marketarena.agents.llm_agent import llm_seat
+
+                agents[seat.actor_id] = llm_seat(llm, seat.actor_id, seat.entry, episode.run, self,
+                                                 mp.market)
+            else:
+                context = self.scripted_context(seat, mp, resources, episode)
+                agents[seat.actor_id] = self.strategies.make(seat.actor_id, seat.entry, context)
+        return self.build_market(mp, resources, episode), agents, self.agents_table(episode.seats)
+
+    # ------------------------------------------------------------------ inputs
+    def input_files(self, mp: MarketParams, data_dir: Path) -> list[Path]:
+        """Files the simulation reads (fingerprinted; checked before any episode is touched)."""
+        return []
+
+    def load_resources(self, mp: MarketParams, data_dir: Path, shared: dict[str, BaseModel]) -> Any:
+        """Loaded once per run (embeddings, a reference solution...); ``shared`` holds the global
+        sections named in ``uses``."""
+        return None
+
+    # ------------------------------------------------------------------ one episode
+    def build_market(self, mp: MarketParams, resources: Any, episode: EpisodeSpec) -> Market:
+        """*Required*: the market object for one episode."""
+        raise NotImplementedError
+
+    def scripted_context(self, seat: Seat, mp: MarketParams, resources: Any,
+                         episode: EpisodeSpec) -> Any:
+        """What a scripted seat's strategy gets at build time (its cost row, the references...)."""
+        return None
+
+    def render_messages(self, observation: Any, **extras: Any) -> list[dict[str, str]]:
+        """*Required for LLM seats*: chat messages from the market's templates. ``extras`` are
+        blocks a harness adds (notes, reflections, a review), passed to the templates."""
+        raise NotImplementedError
+
+    def harness_signals(self, observation: Any) -> dict[str, float]:
+        """Numbers a reflecting harness scores past steps by (e.g. profit, market health),
+        read from the observation of the step after."""
+        return {}
+
+    # ------------------------------------------------------------------ after the episodes
+    def compute_reference(self, mp: MarketParams, out_dir: Path) -> dict | None:
+        """Reference data for metrics (equilibria, a truthful-play table); None: none."""
+        return None
+
+    def compute_metrics(self, reader: "EpisodeReader", mp: MarketParams,
+                        data_dir: Path) -> dict[str, pd.DataFrame]:
+        """*Required*: metric frames from the logs alone; must include ``agents`` (one row per
+        seat and episode with ``episode_id``, ``agent_id``, ``name`` and the metric columns)."""
+        raise NotImplementedError
+
+    def leaderboard(self, agents: pd.DataFrame, mp: MarketParams, ratings, stats) -> pd.DataFrame:
+        """The instance's leaderboard; by default TrueSkill by player (``ratings.leaderboard``)."""
+        from marketarena.ratings import leaderboard
+
+        return leaderboard(agents, self.rank_by, ratings, stats, seat_score=self.seat_score)
+
+    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
+                     mp: MarketParams, instance: str) -> list[Path]:
+        return []
+
+    def summarize(self, table: pd.DataFrame, result: "EpisodeResult") -> pd.DataFrame:
+        """*Required*: per-seat totals of one played episode (``marketarena play``)."""
+        raise NotImplementedError

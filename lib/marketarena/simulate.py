@@ -1,0 +1,247 @@
+"""Play a market instance's planned episodes into ``data/episodes/<instance>/``, resuming.
+
+Planning (``MarketPlugin.plan``): each episode has an id, a run index, a seed and its seats. By
+default episode ``r`` is ``ep-<r:04d>`` with seed ``SeedSequence([seed, r]).generate_state(1)[0]``,
+so adding runs never changes earlier ones.
+
+Fingerprint: a finished episode is reused only if it would be reproduced exactly. Its fingerprint
+hashes the instance's params (all but ``runs``, ``roster`` and the post-processing keys: see
+``MarketParams.episode_params``), the global sections the market ``uses``, the simulator's code, the
+content of every input file, and, per episode, its id, run, seed, the roster entries it seats and
+the resolved model specs behind its LLM seats (everything that changes an answer or its logged
+cost: model name, endpoint, sampling, schema mode, re-asks, prices; not timeouts, concurrency or
+retries). So raising ``runs`` only adds episodes, editing a roster entry replays only the episodes
+it sits in, and changing the model behind an alias replays that alias's episodes.
+
+Order of work: every input file is read whole and the market's resources are loaded first (a
+truncated embeddings file fails there), and only then is the episodes folder touched, under a lock
+(``.<instance>.lock`` beside it) that keeps a second concurrent run of the same instance out. Each
+episode is written the moment it finishes, so an interruption loses at most the episode in flight.
+Episodes run one after another in one event loop, so an LLM client and its connections live for
+the whole run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import sys
+import time
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from marketarena.config import Params
+from marketarena.core import logs
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin, episode_seed  # noqa: F401 (re-export)
+from marketarena.core.registry import plugin_for
+from marketarena.core.runner import run_episode
+from marketarena.core.types import InputError, RunAborted
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+#: the code every episode depends on besides its market's folder: change it and episodes replay
+SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "personas.py",
+                  "simulate.py", "markets/_shared")
+#: model-spec fields that cannot change an answer or what is logged about it
+NON_ANSWER_FIELDS = frozenset({"alias", "timeout_s", "max_concurrency", "max_retries", "api_key_env"})
+
+
+def package_version() -> str:
+    try:
+        return version("marketarena")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def code_paths(kind: str) -> list[Path]:
+    paths = [PACKAGE_ROOT / p for p in SIMULATOR_CODE] + [PACKAGE_ROOT / "markets" / kind]
+    return [p for p in paths if p.exists()]
+
+
+def code_hash(kind: str) -> str:
+    return logs.hash_files(code_paths(kind))
+
+
+def shared_sections(plugin: MarketPlugin, params: Params) -> dict:
+    """The global params (dotted keys of ``plugin.uses``) as JSON, for the fingerprint."""
+    out = {}
+    for key in plugin.uses:
+        value = params
+        for part in key.split("."):
+            value = getattr(value, part)
+        out[key] = value.model_dump(mode="json", by_alias=True) if hasattr(value, "model_dump") else value
+    return out
+
+
+def model_fingerprint(params: Params, alias: str) -> dict:
+    spec = params.models[alias].model_dump(mode="json")
+    return {k: v for k, v in spec.items() if k not in NON_ANSWER_FIELDS}
+
+
+def plan(instance: str, params: Params, inputs: list[Path]) -> list[tuple[EpisodeSpec, logs.PlannedEpisode]]:
+    """Every planned episode of ``instance`` with its fingerprint."""
+    plugin, mp = plugin_for(params, instance)
+    common = logs.sha256_text(logs.canonical_json({
+        "market": mp.market, "params": mp.episode_params(),
+        "shared": shared_sections(plugin, params), "code": code_hash(mp.market),
+        "inputs": logs.hash_files(inputs) if inputs else "",
+    }))
+    planned = []
+    for spec in plugin.plan(mp):
+        seats = [{"agent_id": s.agent_id, "role": s.role, "actor": s.actor_id,
+                  "harness": plugin.harness_of(s.entry),
+                  "entry": s.entry.model_dump(mode="json", exclude={"player"})} for s in spec.seats]
+        aliases = sorted({s.entry.model for s in spec.seats if s.entry.kind == "llm"})
+        fp = logs.sha256_text(logs.canonical_json({
+            "common": common, "episode": spec.episode_id, "run": spec.run, "seed": spec.seed,
+            "seats": seats, "setting": [list(kv) for kv in spec.setting],
+            "models": {a: model_fingerprint(params, a) for a in aliases}}))
+        planned.append((spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp)))
+    return planned
+
+
+def build(instance: str, params: Params, run: int = 0, resources=None, llm=None):
+    """Episode ``run`` of ``instance`` built exactly as :func:`simulate` builds it: (market,
+    agents, agents table, its ``EpisodeSpec``). ``resources``: what ``load_resources`` returns
+    (tests and ``marketarena play`` pass their own)."""
+    plugin, mp = plugin_for(params, instance)
+    spec = plugin.episode(mp, run)
+    market, agents, table = plugin.build_episode(mp, resources, spec, llm=llm)
+    return market, agents, table, spec
+
+
+def llm_aliases(params: Params, instance: str) -> set[str]:
+    return {e.model for e in params.markets[instance].roster if e.kind == "llm"}
+
+
+def check_input(path: Path) -> None:
+    """Read an input file whole, so a truncated or corrupt one fails here (Parquet, JSON)."""
+    if path.suffix == ".parquet":
+        pq.read_table(path)
+    elif path.suffix == ".json":
+        json.loads(path.read_text(encoding="utf-8"))
+    else:
+        path.read_bytes()
+
+
+def load_inputs(instance: str, params: Params, data_dir: Path):
+    """Check and load what the instance's episodes read; ``InputError`` before anything is touched."""
+    plugin, mp = plugin_for(params, instance)
+    inputs = plugin.input_files(mp, data_dir)
+    missing = [str(p) for p in inputs if not p.exists()]
+    if missing:
+        raise InputError(f"{instance}: missing input files {missing}; run the stages that write "
+                         "them first (dvc repro)")
+    shared = {key.split(".")[0]: getattr(params, key.split(".")[0]) for key in plugin.uses}
+    try:
+        for path in inputs:
+            check_input(path)
+        resources = plugin.load_resources(mp, data_dir, shared)
+    except Exception as exc:
+        raise InputError(f"{instance}: cannot load its input files "
+                         f"({', '.join(map(str, inputs)) or 'none'}): {type(exc).__name__}: {exc}; "
+                         "no episode was touched") from exc
+    return inputs, resources
+
+
+@contextmanager
+def episodes_lock(out_dir: Path):
+    """An exclusive lock on an episodes folder (a file beside it); a second run fails fast."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    path = out_dir.parent / f".{out_dir.name}.lock"
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunAborted(f"{out_dir} is in use by another simulate run (lock {path}); wait for "
+                             "it to finish") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None = None,
+             progress: bool = True, openai_factory=None) -> dict:
+    """Run every planned episode of ``instance`` not already finished; returns a small summary.
+
+    With LLM seats, one :class:`~marketarena.agents.llm_agent.LLMRuntime` serves the whole run
+    (``openai_factory`` plugs in a fake endpoint for tests). A :class:`RunAborted` (endpoint
+    unreachable, budget spent, replay cache miss) ends the run after closing the client; every
+    episode finished before it is on disk and the next run resumes from there.
+    """
+    data_dir = Path(data_dir)
+    out_dir = Path(out_dir or data_dir / "episodes" / instance)
+    inputs, resources = load_inputs(instance, params, data_dir)
+    planned = plan(instance, params, inputs)
+    with episodes_lock(out_dir):
+        todo_ids = {p.episode_id for p in logs.prepare(out_dir, [p for _, p in planned])}
+        todo = [(spec, p) for spec, p in planned if p.episode_id in todo_ids]
+        summary = {"market": instance, "planned": len(planned), "skipped": len(planned) - len(todo),
+                   "played": 0, "wall_time_s": 0.0}
+        if not todo:
+            return summary
+        llm = None
+        aliases = llm_aliases(params, instance)
+        if aliases:
+            from marketarena.agents.llm_agent import LLMRuntime
+
+            llm = LLMRuntime(params, openai_factory=openai_factory)
+            if not params.llm.cache_only:
+                llm.check_keys(aliases)  # a missing key variable stops before any episode
+        started = time.perf_counter()
+        asyncio.run(_play_all(instance, params, resources, out_dir, len(planned), todo, summary,
+                              progress, llm))
+        summary["wall_time_s"] = round(time.perf_counter() - started, 3)
+        return summary
+
+
+def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str, dict[str, float | int]]:
+    """An episode's LLM usage summed per model alias (``meta.json["run"]["llm"]``), in the fields
+    of the client's run totals (``UsageTotals``)."""
+    calls = pd.concat([llm_calls, llm_costs[["cost_usd", "latency_s", "cached", "retries"]]], axis=1)
+    out: dict[str, dict[str, float | int]] = {}
+    for model, g in calls.groupby("model", sort=True):
+        out[str(model)] = {"calls": int(len(g)), "cached_calls": int(g["cached"].sum()),
+                           "invalid_calls": int((~g["valid"].astype(bool)).sum()),
+                           "attempts": int(g["attempts"].sum()), "retries": int(g["retries"].sum()),
+                           "prompt_tokens": int(g["prompt_tokens"].sum()),
+                           "completion_tokens": int(g["completion_tokens"].sum()),
+                           "cost_usd": float(g["cost_usd"].sum())}
+    return out
+
+
+async def _play_all(instance, params, resources, out_dir, n_planned, todo, summary, progress,
+                    llm) -> None:
+    try:
+        await _play_episodes(instance, params, resources, out_dir, n_planned, todo, summary,
+                             progress, llm)
+    finally:
+        if llm is not None:
+            await llm.aclose()
+
+
+async def _play_episodes(instance, params, resources, out_dir, n_planned, todo, summary, progress,
+                         llm) -> None:
+    plugin, mp = plugin_for(params, instance)
+    for k, (spec, ep) in enumerate(todo):
+        t0 = time.perf_counter()
+        market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
+        result = await run_episode(market_obj, agents, ep.seed)
+        tables = {"agents": agents_table, **result.log_tables()}
+        wall = time.perf_counter() - t0
+        meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
+                "package_version": package_version()}
+        run_info = {"wall_time_s": round(wall, 3),
+                    "cost_usd": float(result.llm_costs["cost_usd"].sum()),
+                    "llm": usage_by_model(result.llm_calls, result.llm_costs)}
+        logs.write_episode(out_dir, ep, tables, meta, run_info)
+        summary["played"] += 1
+        if progress:
+            usage = f"; LLM {llm.progress()}" if llm is not None else ""
+            print(f"[{instance}] episode {ep.episode_id} done in {wall:.2f}s "
+                  f"({summary['skipped'] + k + 1}/{n_planned}){usage}", file=sys.stderr, flush=True)
