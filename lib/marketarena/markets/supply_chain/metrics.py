@@ -67,7 +67,7 @@ def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         v = visits[visits["agent_id"] == agent_id]
         b = final[final["agent_id"] == agent_id]
         q_win, q_bid = b["allocated"].sum(), b["qty"].sum()
-        v_base = (b["allocated"] * b["item"].map(base)).sum()
+        v_base = (b["allocated"] * b["item"].map(base).astype(float)).sum()
         c_win = (b["allocated"] * b["price"]).sum()
         sims = attention.loc[attention["agent_id"] == agent_id, "sim"]
         rows.append({
