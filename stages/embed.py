@@ -3,7 +3,7 @@
 from marketarena.pipeline import run_embed
 from stages._common import stage_app
 
-app = stage_app(run_embed)
+app = stage_app(run_embed, markets=False)
 
 if __name__ == "__main__":
     app()

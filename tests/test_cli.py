@@ -54,3 +54,27 @@ def test_unknown_market_and_missing_leaderboard(tmp_path):
     assert res.exit_code == 2 and "'bazaar' is not in params.markets" in res.output
     res = runner.invoke(app, ["leaderboard", "supply_chain", "--root", str(tmp_path)])
     assert res.exit_code == 1 and "run `dvc repro`" in res.output
+
+
+def test_play_with_an_llm_seat_over_http_and_says_why_when_it_cannot(tmp_path, monkeypatch):
+    from marketarena.llm.fake import LoopbackEndpoint, Reply
+
+    answer = {"observations_and_thoughts": "", "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
+              "chosen_quantities": {"Product_A": 30, "Product_B": 10}}
+    with LoopbackEndpoint(lambda body: Reply(answer)) as server:
+        params = {"models": {"loop": {"model": "loopback", "base_url": server.base_url,
+                                      "api_key_env": "MARKETARENA_PLAY_KEY"}},
+                  "llm": {"cache_dir": str(tmp_path / "llm")},
+                  "markets": {"cournot": {"runs": 1, "rounds": 3, "roster": [
+                      {"name": "gpt", "kind": "llm", "model": "loop"},
+                      {"name": "nash", "kind": "baseline", "strategy": "nash"}]}}}
+        path = write(tmp_path, params)
+        monkeypatch.delenv("MARKETARENA_PLAY_KEY", raising=False)
+        res = runner.invoke(app, ["play", "cournot", "--params", path, "--root", str(tmp_path)])
+        assert res.exit_code == 1 and "MARKETARENA_PLAY_KEY" in res.output
+        monkeypatch.setenv("MARKETARENA_PLAY_KEY", "sk-local-test-key-000000000000")
+        res = runner.invoke(app, ["play", "cournot", "--params", path, "--root", str(tmp_path)])
+        assert res.exit_code == 0, res.output
+        assert server.n_calls == 3
+    row = next(line.split() for line in res.output.splitlines() if line.split()[:1] == ["F1"])
+    assert row[1] == "gpt" and "sk-local" not in res.output

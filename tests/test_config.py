@@ -78,3 +78,78 @@ def test_repository_params_yaml_is_valid():
     params = load_params(Path(__file__).resolve().parents[1] / "params.yaml")
     assert len(params.markets["supply_chain"].roster) == 20
     assert len({e.strategy for e in params.markets["supply_chain"].roster}) >= 5
+
+
+# ------------------------------------------------------------------ issue 16 / 14: what validate must catch
+BERTRAND = {"roster": [{"name": "n", "kind": "baseline", "strategy": "nash"},
+                       {"name": "c", "kind": "baseline", "strategy": "collude"}]}
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda d: d["markets"]["supply_chain"].update(seed=-1), "markets.supply_chain.seed"),
+    (lambda d: d["markets"]["supply_chain"].update(runs=True), "markets.supply_chain.runs"),
+    (lambda d: d["markets"]["supply_chain"].update(runs=2.5), "markets.supply_chain.runs"),
+    (lambda d: d["markets"]["supply_chain"].update(runs=10**9), "markets.supply_chain.runs"),
+    (lambda d: d["markets"]["supply_chain"].update(runs="1e9"), "markets.supply_chain.runs"),
+    (lambda d: d["markets"]["supply_chain"].update(tau=float("inf")), "markets.supply_chain.tau"),
+    (lambda d: d["markets"]["supply_chain"].update(alpha=float("nan")), "markets.supply_chain.alpha"),
+    (lambda d: d["markets"]["supply_chain"].update(items=[
+        {"id": "a", "category": "c", "qty": 1, "base_price": 10**20}]), "items.0.base_price"),
+    (lambda d: d["markets"].update(bertrand={**BERTRAND, "alpha": float("inf")}),
+     "markets.bertrand.alpha"),
+    (lambda d: d["markets"].update(double_auction={"values": {"bimodal_low": [20, 0]}, "roster": [
+        {"name": f"t{i}", "kind": "baseline", "strategy": "truthful"} for i in range(8)]}),
+     "bimodal_low: the range [20, 0] is reversed"),
+    (lambda d: d.update(ratings={"trueskill": {"sigma": -1}}), "ratings.trueskill.sigma"),
+    (lambda d: d.update(ratings={"trueskill": {"mu": float("inf")}}), "ratings.trueskill.mu"),
+    (lambda d: d.update(models=["gpt-4o"]), "models: must be a mapping"),
+    (lambda d: d.update(llm=["x"]), "llm: must be a mapping"),
+    (lambda d: d.update(personas={"rho": float("nan")}), "personas.rho"),
+    (lambda d: d["markets"]["supply_chain"]["roster"][0].update(harness="reflection"),
+     "'harness' is for LLM agents"),
+    (lambda d: d["markets"]["supply_chain"].update(market="nonsense"),
+     "markets.supply_chain.market: unknown market 'nonsense'"),
+])
+def test_validate_catches_what_a_later_stage_would_crash_on(mutate, expected):
+    assert expected in bad(mutate)
+
+
+def test_an_unknown_or_unsupported_harness_is_named():
+    models = {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}}
+
+    def with_llm(harness):
+        data = copy.deepcopy(BASE)
+        data["models"] = models
+        data["markets"]["supply_chain"]["roster"].append(
+            {"name": "g", "kind": "llm", "model": "m", "harness": harness})
+        return data
+
+    with pytest.raises(ParamsError, match=r"roster.2.harness: supply_chain offers the harnesses plain"):
+        parse_params(with_llm("notes"))
+    assert parse_params(with_llm("plain")).markets["supply_chain"].roster[2].harness == "plain"
+
+
+def test_market_instances_of_one_kind():
+    params = parse_params({"markets": {
+        "bertrand_a1": {"market": "bertrand", "alpha": 1, **BERTRAND},
+        "bertrand_a10": {"market": "bertrand", "alpha": 10, **BERTRAND},
+        "bertrand": BERTRAND}})
+    kinds = {name: (mp.market, mp.instance, mp.alpha) for name, mp in params.markets.items()}
+    assert kinds == {"bertrand_a1": ("bertrand", "bertrand_a1", 1.0),
+                     "bertrand_a10": ("bertrand", "bertrand_a10", 10.0),
+                     "bertrand": ("bertrand", "bertrand", 1.0)}
+
+
+def test_params_files_that_yaml_would_silently_accept(tmp_path):
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(yaml.safe_dump(BASE) + "markets:\n  cournot: {}\n")
+    with pytest.raises(ParamsError, match="duplicate key 'markets'"):
+        load_params(twice)
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(yaml.safe_dump(BASE).encode() + "# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ParamsError, match="not UTF-8"):
+        load_params(latin1)
+    inner = tmp_path / "inner.yaml"
+    inner.write_text("markets:\n  supply_chain:\n    runs: 2\n    runs: 3\n    roster: []\n")
+    with pytest.raises(ParamsError, match="duplicate key 'runs'"):
+        load_params(inner)

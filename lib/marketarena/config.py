@@ -20,6 +20,7 @@ that names the file and key, such as::
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import yaml
@@ -105,7 +106,7 @@ class Params(Strict):
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
     models: dict[str, ModelSpec] = Field(default_factory=dict)
     llm: LLMSettings = Field(default_factory=LLMSettings)
-    markets: dict[str, SerializeAsAny[MarketParams]] = Field(min_length=1)
+    markets: dict[str, SerializeAsAny[MarketParams]] = Field(default_factory=dict)
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
 
@@ -148,13 +149,23 @@ def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> Market
     return mp
 
 
-def parse_params(data: dict, source: str = "params.yaml") -> Params:
+def parse_params(data: dict, source: str = "params.yaml",
+                 instances: Iterable[str] | None = None) -> Params:
+    """Validate a params mapping. ``instances`` limits ``markets`` to those instances (a pipeline
+    stage validates only what it reads; ``None``: every instance, as ``marketarena validate`` does)."""
     if not isinstance(data, dict):
         raise ParamsError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
     markets = data.get("markets")
     if not isinstance(markets, dict) or not markets:
         raise ParamsError(f"{source}: markets: must be a non-empty mapping of market instance name "
                           "to its params")
+    if instances is not None:
+        wanted = list(instances)
+        unknown = [i for i in wanted if i not in markets]
+        if unknown:
+            raise ParamsError(f"{source}: markets: no instance {unknown[0]!r} "
+                              f"(instances: {', '.join(map(str, markets))})")
+        markets = {name: markets[name] for name in wanted}
     for section in ("models", "llm", "personas", "embedding", "stats", "ratings"):
         if data.get(section) is not None and not isinstance(data[section], dict):
             raise ParamsError(f"{source}: {section}: must be a mapping "
@@ -196,7 +207,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def load_params(path: str | Path = "params.yaml") -> Params:
+def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | None = None) -> Params:
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: no such params file")
@@ -208,4 +219,4 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from None
-    return parse_params(data or {}, source=str(path))
+    return parse_params(data or {}, source=str(path), instances=instances)

@@ -9,9 +9,10 @@ the project root (``root``):
     reference  -> data/references/<instance>/ (summary.json + whatever the market needs)
     simulate   -> data/episodes/<instance>/
     metrics    -> data/metrics/<instance>/*.parquet, reports/metrics/<instance>.json
-    stats      -> reports/stats.json, reports/stats/<instance>_spearman.{md,tex}
-    ratings    -> reports/leaderboards/<instance>.csv, reports/leaderboards/overall.csv (+ .md note)
-    figures    -> reports/figures/<instance>/*.png, reports/tables/<instance>_*.{md,tex}
+    stats      -> reports/stats/<instance>.json, reports/stats/<instance>/<instance>_spearman.{md,tex}
+    ratings    -> reports/leaderboards/<instance>.csv
+    figures    -> reports/figures/<instance>/*.png, reports/tables/<instance>/<instance>_*.{md,tex}
+    overall    -> reports/overall/overall.csv (+ overall.md: what it is, or why it is empty)
 """
 
 from __future__ import annotations
@@ -52,10 +53,12 @@ def _write_json(obj, path: Path) -> None:
     path.write_text(json.dumps(obj, indent=2, sort_keys=True, allow_nan=True, default=float) + "\n")
 
 
-#: the code the per-instance stages (reference, simulate, metrics) import besides their market's
-#: own folder; ``data/instances/<instance>.json`` hashes it (tests/test_dvc_deps.py checks the list)
-INSTANCE_CODE = ("core", "agents", "llm", "metrics", "markets/_shared", "config.py", "embeddings.py",
-                 "personas.py", "simulate.py", "pipeline.py", "stats.py", "__init__.py")
+#: the code the per-instance stages (reference, simulate, metrics, stats, ratings, figures) import
+#: besides their market's own folder; ``data/instances/<instance>.json`` hashes it (the end-to-end
+#: test checks, from what each stage really imported, that nothing is missing)
+INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
+                 "__init__.py", "config.py", "embeddings.py", "personas.py", "simulate.py",
+                 "pipeline.py", "stats.py", "ratings.py", "_trueskill_kernel.py")
 
 
 def run_instance(instance: str, params: Params, paths: Paths) -> dict:
@@ -128,52 +131,62 @@ def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.Dat
     return frames
 
 
-def run_stats(params: Params, paths: Paths) -> dict:
+def run_stats(instance: str, params: Params, paths: Paths) -> dict:
+    """Spearman of the instance's ranking score with each of its metrics (cluster bootstrap over
+    episodes, within-episode permutation p-values)."""
     from marketarena.plots.tables import latex_table, markdown_table, write_tables
     from marketarena.stats import spearman_table
 
-    result = {}
-    for instance in params.markets:
-        plugin, _ = plugin_for(params, instance)
-        agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
-        others = [m for m in plugin.metric_columns if m != plugin.rank_by]
-        table = spearman_table(agents, plugin.rank_by, others, cluster="episode_id",
-                               n_boot=params.stats.n_boot, seed=params.stats.seed,
-                               n_perm=params.stats.n_perm)
-        result[instance] = {"target": plugin.rank_by,
-                            "n_episodes": int(agents["episode_id"].nunique()),
-                            "spearman": table.to_dict(orient="records")}
-        out = paths.reports / "stats"
-        write_tables(out / f"{instance}_spearman.md", markdown_table(table) + "\n",
-                     out / f"{instance}_spearman.tex", latex_table(table) + "\n")
-    _write_json(result, paths.reports / "stats.json")
+    plugin, mp = plugin_for(params, instance)
+    agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
+    others = [m for m in plugin.metric_columns if m != plugin.rank_by]
+    table = spearman_table(agents, plugin.rank_by, others, cluster="episode_id",
+                           n_boot=params.stats.n_boot, seed=params.stats.seed,
+                           n_perm=params.stats.n_perm)
+    result = {"market": mp.market, "target": plugin.rank_by,
+              "n_episodes": int(agents["episode_id"].nunique()),
+              "spearman": table.to_dict(orient="records")}
+    out = paths.reports / "stats"
+    write_tables(out / instance / f"{instance}_spearman.md", markdown_table(table) + "\n",
+                 out / instance / f"{instance}_spearman.tex", latex_table(table) + "\n")
+    _write_json(result, out / f"{instance}.json")
     return result
 
 
-def run_ratings(params: Params, paths: Paths) -> dict[str, pd.DataFrame]:
-    from marketarena.ratings import overall_board
-
+def run_ratings(instance: str, params: Params, paths: Paths) -> pd.DataFrame:
+    """The instance's leaderboard: ``reports/leaderboards/<instance>.csv``."""
+    plugin, mp = plugin_for(params, instance)
+    agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
+    board = plugin.leaderboard(agents, mp, params.ratings, params.stats)
     out = paths.reports / "leaderboards"
     out.mkdir(parents=True, exist_ok=True)
+    board.to_csv(out / f"{instance}.csv", index=False, float_format="%.6g")
+    return board
+
+
+def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
+    """The instance's figures and tables: ``reports/figures/<instance>/``,
+    ``reports/tables/<instance>/``."""
+    plugin, mp = plugin_for(params, instance)
+    return plugin.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
+                               paths.reports / "tables" / instance, mp, instance)
+
+
+def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
+    """The standing across market instances (``ratings.overall_board``):
+    ``reports/overall/overall.csv`` and a one-line ``overall.md``."""
+    from marketarena.ratings import overall_board
+
     boards, players = {}, {}
     for instance in params.markets:
         plugin, mp = plugin_for(params, instance)
-        agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
-        boards[instance] = plugin.leaderboard(agents, mp, params.ratings, params.stats)
-        boards[instance].to_csv(out / f"{instance}.csv", index=False, float_format="%.6g")
+        boards[instance] = pd.read_csv(paths.reports / "leaderboards" / f"{instance}.csv")
         players[instance] = {e.name: e.global_player(plugin.harness_of(e)) for e in mp.roster}
     overall, note = overall_board(boards, players)
+    out = paths.reports / "overall"
+    out.mkdir(parents=True, exist_ok=True)
     overall.to_csv(out / "overall.csv", index=False, float_format="%.6g")
     (out / "overall.md").write_text(
         (note or "Cross-market standing: mean percentile rank over the market instances each "
          "player played (players in two or more instances only).") + "\n", encoding="utf-8")
-    return {**boards, "overall": overall}
-
-
-def run_figures(params: Params, paths: Paths) -> list[Path]:
-    written = []
-    for instance in params.markets:
-        plugin, mp = plugin_for(params, instance)
-        written += plugin.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
-                                       paths.reports / "tables", mp, instance)
-    return written
+    return overall

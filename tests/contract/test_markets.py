@@ -219,13 +219,13 @@ def test_figures_from_the_metrics(kind, persona_world, tmp_path):
     params, paths, res = world(kind, persona_world, tmp_path)
     plugin, mp = get_plugin(kind), params.markets[kind]
     from marketarena.simulate import simulate
-    from marketarena.pipeline import run_metrics, run_ratings
+    from marketarena.pipeline import run_figures, run_metrics, run_ratings, run_stats
 
     simulate(kind, params, paths.data, progress=False)
     run_metrics(kind, params, paths)
-    run_ratings(params, paths)
-    out = plugin.draw_figures(paths.metrics(kind), paths.reports / "figures" / kind,
-                              paths.reports / "tables", mp, kind)
+    run_stats(kind, params, paths)
+    run_ratings(kind, params, paths)
+    out = run_figures(kind, params, paths)
     assert out and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in out)
     pngs = [p for p in out if str(p).endswith(".png")]
     assert pngs, f"{kind} draws no figure"

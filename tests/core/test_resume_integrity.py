@@ -118,3 +118,19 @@ def test_a_truncated_parquet_input_is_caught_before_any_episode(tmp_path):
     path.write_bytes(path.read_bytes()[:-200])
     with pytest.raises(Exception):
         check_input(path)
+
+
+def test_a_second_concurrent_run_of_an_instance_is_refused(tmp_path):
+    from marketarena.core.types import RunAborted
+    from marketarena.simulate import episodes_lock
+
+    params = params_for(tmp_path, llm_seat=False)
+    run(tmp_path, params)
+    root = Paths(tmp_path).episodes("bertrand")
+    before = sorted(p.name for p in root.iterdir())
+    with episodes_lock(root):  # another run holds the folder
+        with pytest.raises(RunAborted, match="in use by another simulate run"):
+            run(tmp_path, params_for(tmp_path, llm_seat=False, model="changed"))
+    assert sorted(p.name for p in root.iterdir()) == before
+    summary, _ = run(tmp_path, params)  # the lock is released afterwards
+    assert summary["skipped"] == 2

@@ -1,6 +1,8 @@
 """End to end: `dvc repro` on a tiny params file in a scratch copy of the project, with the real
-embedding model. Checks every output, that a second repro does nothing, that adding runs replays
-only the new episodes, and that a run killed mid-simulate resumes without redoing finished ones."""
+embedding model. Checks every output (two instances of bertrand, alpha 1 and 10, with their own
+figures and leaderboards), that dvc.yaml lists every module each stage imports, that a second repro
+does nothing, that adding runs replays only the new episodes, and that a run killed mid-simulate
+resumes without redoing finished ones."""
 
 from __future__ import annotations
 
@@ -35,6 +37,10 @@ def tiny_params() -> dict:
     for market in ("cournot", "bertrand"):
         if market in params["markets"]:
             params["markets"][market]["runs"] = 2
+    if "bertrand" in params["markets"]:  # a second instance of the same kind
+        params["markets"]["bertrand"].update(rounds=30, collusion_window=10)
+        params["markets"]["bertrand_a10"] = {**params["markets"]["bertrand"], "market": "bertrand",
+                                             "alpha": 10.0}
     params["stats"].update(n_boot=200, n_perm=200)
     params["ratings"]["n_boot"] = 20
     return params
@@ -57,7 +63,8 @@ def env(project: Path):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(project / "lib")
     e["PATH"] = f"{BIN}{os.pathsep}{e['PATH']}"
-    e.update(DVC_NO_ANALYTICS="1", HF_HUB_OFFLINE="1", MPLBACKEND="Agg")
+    e.update(DVC_NO_ANALYTICS="1", HF_HUB_OFFLINE="1", MPLBACKEND="Agg",
+             MARKETARENA_RECORD_IMPORTS=str(project / "imports.jsonl"))
     return e
 
 
@@ -107,16 +114,17 @@ def test_repro_produces_every_output(project):
                 "fig6_slogan_similarity", "fig7_slogan_map"):
         png = reports / "figures" / "supply_chain" / f"{fig}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    table = (reports / "tables" / "supply_chain_table2.md").read_text()
+    table = (reports / "tables" / "supply_chain" / "supply_chain_table2.md").read_text()
     for name in ("cost_plus_m50", "volume", "target_hype", "random"):
         assert name in table
-    assert "\\begin{tabular}" in (reports / "tables" / "supply_chain_table2.tex").read_text()
+    assert "\\begin{tabular}" in (reports / "tables" / "supply_chain" / "supply_chain_table2.tex").read_text()
     board = pd.read_csv(reports / "leaderboards" / "supply_chain.csv")
     assert sorted(board["name"]) == sorted(e["name"] for e in TINY_MARKET["roster"])
     assert (board["mu_lo"] <= board["mu_hi"]).all() and (board["episodes"] == 2).all()
-    assert (reports / "leaderboards" / "overall.csv").is_file()
-    stats = json.loads((reports / "stats.json").read_text())
-    assert {r["metric"] for r in stats["supply_chain"]["spearman"]} >= {"fill_rate", "MMS", "NPM"}
+    assert (reports / "overall" / "overall.csv").is_file()
+    assert "no cross-market ranking" in (reports / "overall" / "overall.md").read_text()
+    stats = json.loads((reports / "stats" / "supply_chain.json").read_text())
+    assert {r["metric"] for r in stats["spearman"]} >= {"fill_rate", "MMS", "NPM"}
     agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
     assert len(agents) == 2 * 4 and agents["episode_id"].nunique() == 2
     assert len(episode_meta(project)) == 2
@@ -125,6 +133,56 @@ def test_repro_produces_every_output(project):
         assert len(da) == 10 and da["games"].sum() == 8 * 8
         assert (project / "data" / "references" / "double_auction" / "summary.json").is_file()
         assert len(list((reports / "figures" / "double_auction").glob("*.png"))) >= 7
+
+
+def test_two_instances_of_one_kind_have_their_own_outputs(project):
+    reports = project / "reports"
+    boards = {name: pd.read_csv(reports / "leaderboards" / f"{name}.csv")
+              for name in ("bertrand", "bertrand_a10")}
+    assert set(boards["bertrand"]["name"]) == set(boards["bertrand_a10"]["name"])
+    refs = {name: json.loads((project / "data" / "references" / name / "summary.json").read_text())
+            for name in boards}
+    nash = {name: ref["reference"]["nash"]["prices"][0][0] for name, ref in refs.items()}
+    assert nash["bertrand_a10"] == pytest.approx(10 * nash["bertrand"], rel=1e-6)  # alpha scales p
+    for name in boards:
+        assert (reports / "figures" / name / "fig_prices.png").stat().st_size > 10_000
+        assert (reports / "tables" / name / f"{name}_collusion.md").is_file()
+        meta = json.loads(next((project / "data" / "episodes" / name).glob("ep-*/meta.json")).read_text())
+        assert (meta["instance"], meta["market"]) == (name, "bertrand")
+
+
+def test_every_stage_lists_the_modules_it_imports(project):
+    """Each stage run recorded the marketarena files it loaded (MARKETARENA_RECORD_IMPORTS): each
+    must be a dependency of that stage in dvc.yaml, or, for per-instance stages, part of the code
+    hashed into data/instances/<instance>.json (pipeline.INSTANCE_CODE + the market's folder)."""
+    sys.path.insert(0, str(project / "lib"))
+    from marketarena.pipeline import INSTANCE_CODE
+
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    lib = project / "lib" / "marketarena"
+    checked = set()
+    for line in (project / "imports.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        stage = Path(record["argv"][0]).stem
+        name = {"instances": "instance"}.get(stage, stage)
+        spec = stages[name]
+        key = record["argv"][1] if "foreach" in spec else None
+        deps = spec["do"]["deps"] if key else spec["deps"]
+        covered = [project / d.replace("${key}", key or "") for d in deps]
+        if key and name != "instance":
+            kind = params["markets"][key].get("market", key)
+            covered += [lib / c for c in INSTANCE_CODE] + [lib / "markets" / kind]
+        for f in record["files"]:
+            path = Path(f)
+            if not path.is_relative_to(project):
+                continue
+            assert any(path == c or path.is_relative_to(c) for c in covered), \
+                f"stage {name}{'@' + key if key else ''} imports {path.relative_to(project)}, " \
+                "which dvc.yaml does not list"
+        checked.add(name)
+    assert checked >= {"instance", "personas", "embed", "reference", "simulate", "metrics", "stats",
+                       "ratings", "figures"}
 
 
 def test_second_repro_is_a_no_op(project):

@@ -11,7 +11,8 @@ import yaml
 
 from marketarena.config import parse_params
 from marketarena.simulate import simulate
-from marketarena.pipeline import Paths, run_figures, run_metrics, run_ratings, run_reference, run_stats
+from marketarena.pipeline import (Paths, run_figures, run_metrics, run_overall, run_ratings,
+                                  run_reference, run_stats)
 
 matplotlib.use("Agg")
 MARKETS = Path(__file__).resolve().parents[3] / "lib" / "marketarena" / "markets"
@@ -38,13 +39,13 @@ def test_both_markets_through_every_stage(tmp_path):
         assert summary["played"] == 3
         assert simulate(market, params, paths.data, paths.episodes(market), progress=False)["played"] == 0
         run_metrics(market, params, paths)
-    stats = run_stats(params, paths)
+    stats = {m: run_stats(m, params, paths) for m in ("cournot", "bertrand")}
     assert stats["cournot"]["target"] == "profit" and stats["bertrand"]["n_episodes"] == 3
-    boards = run_ratings(params, paths)
+    boards = {m: run_ratings(m, params, paths) for m in ("cournot", "bertrand")}
     assert len(boards["cournot"]) == 3 and len(boards["bertrand"]) == 3
-    assert boards["overall"].empty  # baselines of different markets are never ranked together
-    assert "no cross-market ranking" in (paths.reports / "leaderboards" / "overall.md").read_text()
-    written = run_figures(params, paths)
+    assert run_overall(params, paths).empty  # baselines of different markets never meet
+    assert "no cross-market ranking" in (paths.reports / "overall" / "overall.md").read_text()
+    written = [p for m in ("cournot", "bertrand") for p in run_figures(m, params, paths)]
     assert {p.name for p in written} >= {"fig2_quantities.png", "fig3_cv.png", "fig_prices.png",
                                          "fig_collusion_index.png", "cournot_specialisation.md",
                                          "bertrand_collusion.tex"}

@@ -97,7 +97,8 @@ def test_figures_render(tiny, tmp_path):
     (tmp_path / "leaderboards").mkdir()
     board.to_csv(tmp_path / "leaderboards" / "double_auction.csv", index=False)
     out = PLUGIN.draw_figures(paths.metrics("double_auction"), tmp_path / "fig",
-                              tmp_path / "tables", params.markets["double_auction"], "double_auction")
+                              tmp_path / "tables" / "double_auction", params.markets["double_auction"],
+                              "double_auction")
     pngs = [p for p in out if p.suffix == ".png"]
     assert len(pngs) == 7 and all(p.stat().st_size > 5000 for p in pngs)
-    assert "| rank |" in (tmp_path / "tables" / "double_auction_leaderboard.md").read_text()
+    assert "| rank |" in (tmp_path / "tables" / "double_auction" / "double_auction_leaderboard.md").read_text()

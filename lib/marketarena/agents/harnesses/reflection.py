@@ -6,7 +6,7 @@ and market health, each on a comparable scale). A step's score is the weighted s
 (``weights``; empty = every signal with weight 1). Each prompt then shows the ``k`` best steps so
 far (score, then the earlier step, first), with the answer given and the signals it earned, as a
 "what worked" block (template ``agents/templates/reflection.j2``). Seed 001's Stabilizing Firm is
-this harness plus the crash market's own instructions (``harness_reflection.j2`` there).
+this harness plus the crash market's own instructions (its ``templates/harness_<name>.j2``).
 """
 
 from __future__ import annotations

@@ -98,7 +98,8 @@ class DoubleAuctionPlugin(MarketPlugin):
 
         agents = pd.read_parquet(Path(metrics_dir) / "agents.parquet")
         rounds = pd.read_parquet(Path(metrics_dir) / "agent_rounds.parquet")
-        board = pd.read_csv(Path(tables_dir).parent / "leaderboards" / f"{instance}.csv")
+        # the instance's leaderboard (ratings stage): reports/leaderboards/<instance>.csv
+        board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         out = plots.draw_all(board, agents, rounds, Path(figures_dir))
         cols = ["rank", "name", "mu", "sigma", "games", "csa_mean", "trade_freq", "mean_offset",
                 "game_efficiency"]
