@@ -114,6 +114,11 @@ def build(instance: str, params: Params, run: int = 0, resources=None, llm=None)
     return market, agents, table, spec
 
 
+def spend_ledger_path(data_dir: Path, instance: str) -> Path:
+    """Where an instance's LLM spend is summed over every run (``llm.max_cost_usd`` caps it)."""
+    return Path(data_dir) / "llm_spend" / f"{instance}.json"
+
+
 def llm_aliases(params: Params, instance: str) -> set[str]:
     return {e.model for e in params.markets[instance].roster if e.kind == "llm"}
 
@@ -190,7 +195,8 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         if aliases:
             from marketarena.agents.llm_agent import LLMRuntime
 
-            llm = LLMRuntime(params, openai_factory=openai_factory)
+            llm = LLMRuntime(params, openai_factory=openai_factory,
+                             ledger_path=spend_ledger_path(data_dir, instance))
             if not params.llm.cache_only:
                 llm.check_keys(aliases)  # a missing key variable stops before any episode
         started = time.perf_counter()

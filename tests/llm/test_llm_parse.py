@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from marketarena.llm import parse_action, response_format_for
-from marketarena.llm.client import strict_json_schema
+from marketarena.llm.schema import strict_json_schema
 
 
 class Bid(BaseModel):

@@ -21,8 +21,10 @@ from pydantic import BaseModel
 
 from marketarena.agents.harnesses import Harness, harness_class
 from marketarena.core.params import RosterEntry
-from marketarena.core.types import Decision, Reply, Retry
+from marketarena.core.types import Decision, Reply, Retry, RunAborted
+from marketarena.llm.budget import CostGuard, SpendLedger
 from marketarena.llm.client import LLMClient, LLMResult
+from marketarena.llm.errors import LLMLayerError
 from marketarena.llm.spec import ModelSpec, resolve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,15 +63,29 @@ class LLMAgent:
         return result, row
 
     async def act(self, observation: Any, decision: Decision, retry: Retry | None = None) -> Reply:
-        return await self.harness.respond(self, observation, decision, retry)
+        """The harness's answer. Only the model's own answer may become an invalid decision: any
+        other failure (a template bug, a cache that cannot be read or written, a transport error
+        nobody classified) ends the run with ``LLMLayerError`` naming the cause."""
+        try:
+            return await self.harness.respond(self, observation, decision, retry)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            raise LLMLayerError(
+                f"LLM seat {self.agent_id} ({self.spec.alias}, harness {self.harness.name}) at step "
+                f"{decision.step}, {decision.phase}: {type(exc).__name__}: {exc}") from exc
 
 
 class LLMRuntime:
-    """What LLM seats share during one run; ``openai_factory`` lets tests plug in a fake endpoint."""
+    """What LLM seats share during one run; ``openai_factory`` lets tests plug in a fake endpoint.
+    With ``ledger_path`` the budget is a :class:`~marketarena.llm.budget.SpendLedger` there (shared by
+    processes, kept across resumed runs); without it, an in-memory guard for this run."""
 
-    def __init__(self, params, openai_factory=None):
+    def __init__(self, params, openai_factory=None, ledger_path=None):
         self.models = params.models
-        self.client = LLMClient(params.llm, openai_factory=openai_factory)
+        ledger = SpendLedger(ledger_path) if ledger_path is not None else None
+        self.client = LLMClient(params.llm, openai_factory=openai_factory,
+                                cost_guard=CostGuard(params.llm.max_cost_usd, ledger))
 
     def agent(self, agent_id: str, entry: RosterEntry, run: int, plugin: "MarketPlugin",
               market: str) -> LLMAgent:
@@ -78,8 +94,10 @@ class LLMRuntime:
                         harness)
 
     def check_keys(self, aliases: set[str]) -> None:
-        """Fail before any episode if a model's API key variable is not set (names the variable)."""
+        """Fail before any episode if a model's API key variable is unset or cannot hold a key
+        (names the variable), or if the response cache cannot be written (names llm.cache_dir)."""
         self.client.check_keys({a: self.models[a] for a in aliases})
+        self.client.check_cache_writable()
 
     def progress(self) -> str:
         totals = self.client.usage()

@@ -2,12 +2,17 @@
 
 Public API (see each module's docstring for the why):
 
-- ``spec``: ``ModelSpec``, ``LLMSettings``, ``parse_models``, ``parse_settings``, ``resolve``
+- ``spec``: ``ModelSpec``, ``MockSpec``, ``LLMSettings``, ``parse_models``, ``parse_settings``, ``resolve``
 - ``client``: ``LLMClient`` (``await client.complete(spec, messages, Schema, sample=, context=)``),
-  ``LLMResult``, ``CallRecord``, ``CostGuard``, ``UsageTotals``, ``parse_action``, ``response_format_for``
+  ``LLMResult``, ``CallRecord``, ``UsageTotals``
+- ``transport``: keys, retries, concurrency, the endpoint (or the mock) behind a request
+- ``schema``: ``parse_action``, ``response_format_for``, ``strict_json_schema``, re-ask messages
+- ``budget``: ``CostGuard``, ``SpendLedger``, request bounds and charges
+- ``mock``: the offline ``provider: mock`` (random schema-valid or scripted answers)
 - ``cache``: ``ResponseCache``, ``request_key``, ``canonical_json``
 - ``errors``: ``LLMError``, ``LLMConfigError``, ``UnknownModelAlias``, ``MissingAPIKey``,
-  ``LLMEndpointError``, ``BudgetExceeded``, ``CacheMiss``
+  ``InvalidAPIKey``, ``LLMEndpointError``, ``BudgetExceeded``, ``CacheMiss``, ``CacheError``,
+  ``LLMLayerError``
 - ``fake``: ``FakeEndpoint`` and its behaviours, for unit tests
 - ``local_server`` (optional extra): ``serve`` (foreground, for ``marketarena serve-local``),
   ``start_server`` -> ``LocalServer`` (``.base_url``, ``.spec()``, ``.stop()``), ``wait_until_ready``,
@@ -16,30 +21,39 @@ Public API (see each module's docstring for the why):
 Importing this package does not import ``openai``; the client imports it on first use.
 """
 
+from marketarena.llm.budget import CostGuard, SpendLedger
 from marketarena.llm.cache import ResponseCache, canonical_json, request_key
-from marketarena.llm.client import (
-    CallRecord,
-    CostGuard,
-    LLMClient,
-    LLMResult,
-    UsageTotals,
-    parse_action,
-    response_format_for,
-)
+from marketarena.llm.client import CallRecord, LLMClient, LLMResult, UsageTotals
 from marketarena.llm.errors import (
     BudgetExceeded,
+    CacheError,
     CacheMiss,
+    InvalidAPIKey,
     LLMConfigError,
     LLMEndpointError,
     LLMError,
+    LLMLayerError,
     MissingAPIKey,
     UnknownModelAlias,
 )
-from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings, resolve
+from marketarena.llm.schema import parse_action, response_format_for
+from marketarena.llm.spec import (
+    LLMSettings,
+    MockSpec,
+    ModelSpec,
+    parse_models,
+    parse_settings,
+    resolve,
+)
 
 __all__ = [
     "BudgetExceeded",
+    "CacheError",
     "CacheMiss",
+    "InvalidAPIKey",
+    "LLMLayerError",
+    "MockSpec",
+    "SpendLedger",
     "CallRecord",
     "CostGuard",
     "LLMClient",

@@ -16,11 +16,15 @@ Choices:
 - Values are plain JSON (no pickle: nothing executable is ever loaded from the cache folder). Each file
   holds ``{"key", "request", "response"}``; the request is kept for audit and a key collision or a
   hand-edited file is detected (the stored request must equal the asked one).
-- Writes are atomic: a temporary file in the same folder, then ``os.replace``. Concurrent writers of the
-  same key both write the same bytes and the last rename wins; an interrupted run leaves at most a
-  stray ``.tmp`` file, never a half entry. No fsync: a killed process loses nothing that was renamed,
-  and an entry that a power cut left empty reads as a miss (unreadable entries count as ``corrupt``
-  and are simply re-fetched and overwritten).
+- Writes are atomic: a temporary file in the same folder, then ``os.replace``. An interrupted run
+  leaves at most a stray ``.tmp`` file, never a half entry. A good entry is never overwritten (a
+  second writer of the same key keeps the first answer). No fsync: a killed process loses nothing
+  that was renamed.
+- Every read or decode problem (missing is a miss; not UTF-8, not JSON, the wrong shape, a
+  directory or an unreadable file where the entry should be) counts as ``corrupt``: a warning names
+  the path once, the answer is fetched again and stored in its place (a directory in the way is left
+  alone and the answer is not stored). A cache that cannot be written at all raises ``OSError``,
+  which the client turns into a run-ending ``CacheError`` naming ``llm.cache_dir``.
 - File I/O is synchronous: entries are a few KB and local, far below an LLM call's latency
   (see ``benchmarks/bench_llm_overhead.py``).
 """
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from dataclasses import dataclass
@@ -38,6 +43,7 @@ from typing import Any
 from marketarena.core import logs
 
 CACHE_FORMAT_VERSION = 1
+log = logging.getLogger("marketarena.llm")
 
 
 def canonical_json(obj: Any) -> str:
@@ -66,6 +72,25 @@ class ResponseCache:
         self.cache_dir = Path(cache_dir)
         self.enabled = enabled
         self.stats = CacheStats()
+        self._warned: set[Path] = set()
+
+    def _corrupt(self, path: Path, why: str) -> None:
+        self.stats.corrupt += 1
+        self.stats.misses += 1
+        self._warn(path, why)
+
+    def _warn(self, path: Path, why: str) -> None:
+        if path not in self._warned:
+            self._warned.add(path)
+            log.warning("LLM cache entry %s is unusable (%s); the answer is fetched again", path, why)
+
+    def _read(self, path: Path, key: str) -> dict[str, Any]:
+        """The stored entry, or ValueError / OSError saying why it is unusable."""
+        entry = json.loads(path.read_bytes().decode("utf-8"))
+        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(
+                entry.get("response"), dict):
+            raise ValueError("not an entry for this key")
+        return entry
 
     def path_for(self, key: str) -> Path:
         return self.cache_dir / key[:2] / f"{key}.json"
@@ -77,30 +102,32 @@ class ResponseCache:
             self.stats.misses += 1
             return None
         path = self.path_for(key)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not path.exists() and not path.is_symlink():
             self.stats.misses += 1
             return None
         try:
-            entry = json.loads(text)
-            response = entry["response"]
-            if entry.get("key") != key or not isinstance(response, dict):
-                raise ValueError("mismatched entry")
+            entry = self._read(path, key)
             if request is not None and entry.get("request") != json.loads(canonical_json(request)):
-                raise ValueError("stored request differs")
-        except (ValueError, KeyError, TypeError):
-            self.stats.corrupt += 1
-            self.stats.misses += 1
+                raise ValueError("the stored request differs")
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            self._corrupt(path, f"{type(exc).__name__}: {exc}")
             return None
         self.stats.hits += 1
-        return response
+        return entry["response"]
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> Path | None:
         """Store ``response`` under ``key`` atomically; returns the entry's path."""
         if not self.enabled:
             return None
         path = self.path_for(key)
+        if path.is_dir():
+            self._warn(path, "a directory stands where the entry belongs; the answer is not stored")
+            return None
+        try:
+            if self._read(path, key).get("request") == json.loads(canonical_json(request)):
+                return path  # a good entry is never overwritten
+        except (OSError, ValueError):
+            pass
         path.parent.mkdir(parents=True, exist_ok=True)
         text = canonical_json(
             {"format": CACHE_FORMAT_VERSION, "key": key, "request": request, "response": response}

@@ -13,17 +13,31 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from marketarena.core.types import RunAborted
 
 _KEYISH = re.compile(r"\b(sk|sk_proj|sk-proj|gsk|xai|hf|pplx|or)[-_][A-Za-z0-9_\-\*\.]{6,}")
+_BEARER = re.compile(r"(?i)(bearer\s+)[^\s'\"\\]+")
+
+
+def _forms(secret: str) -> set[str]:
+    """The ways a secret can appear in a message: as is, escaped as Python prints it (``repr``,
+    bytes), URL-encoded, and each line of it when it holds a line break."""
+    forms = {secret, repr(secret)[1:-1], quote(secret, safe=""), quote_plus(secret)}
+    forms.add(repr(secret.encode("utf-8", "backslashreplace"))[2:-1])
+    forms.update(part for part in re.split(r"[\r\n]+", secret) if len(part) >= 8)
+    return {f for f in forms if len(f) >= 4}
 
 
 def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with every given secret, and anything shaped like an API key, replaced by ``***``."""
+    """``text`` with every given secret (in any of its printed forms), any ``Bearer`` token, and
+    anything shaped like an API key, replaced by ``***``."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
+        if secret:
+            for form in sorted(_forms(secret), key=len, reverse=True):
+                text = text.replace(form, "***")
+    text = _BEARER.sub(r"\1***", text)
     return _KEYISH.sub("***", text)
 
 
@@ -42,6 +56,21 @@ class UnknownModelAlias(LLMConfigError):
 class MissingAPIKey(LLMConfigError):
     """The environment variable that a model entry names is unset or empty (the message names the
     variable, never a value)."""
+
+
+class InvalidAPIKey(LLMConfigError):
+    """The environment variable holds something that cannot be an API key (non-ASCII, whitespace or
+    control characters inside); the message names the variable, never the value."""
+
+
+class LLMLayerError(LLMError):
+    """A fault of the LLM machinery, not of the model's answer: an unwritable cache, a bug in a
+    template, a transport error nobody classified. It ends the run (only the model's own answer
+    may ever become an invalid decision)."""
+
+
+class CacheError(LLMError):
+    """The response cache cannot be written (an unwritable ``llm.cache_dir``); names the path."""
 
 
 class LLMEndpointError(LLMError):

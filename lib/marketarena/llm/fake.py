@@ -19,13 +19,22 @@ Scenario helpers build the usual scripts: ``valid``, ``invalid_then_valid``, ``a
 threaded server on 127.0.0.1 (a free port) that answers every chat completion with
 ``responder(body)`` after a fixed delay, so wall times can be compared with (decision points) x
 (latency).
+
+``ChaosEndpoint(responder, fault_rate, seed, slow_s)`` is a loopback endpoint that misbehaves on a
+seeded schedule: a request (identified by the hash of its body, so the schedule does not depend on
+arrival order) gets 0 to 3 faults before its answer, each one of 429 with ``Retry-After``, a 5xx,
+a connection reset, an answer slower than the client's timeout, a truncated body, or a 200 with no
+``choices``. ``injected`` counts the faults served.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import json
+import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -253,6 +262,75 @@ class LoopbackEndpoint:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+FAULTS = ("429", "5xx", "reset", "slow", "truncated", "empty")
+
+
+class ChaosEndpoint(LoopbackEndpoint):
+    """A loopback endpoint with seeded faults before each answer (see the module docstring)."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], Reply], fault_rate: float = 0.4,
+                 seed: int = 0, slow_s: float = 1.5):
+        self.fault_rate, self.seed, self.slow_s = fault_rate, seed, slow_s
+        self.injected: dict[str, int] = dict.fromkeys(FAULTS, 0)
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+        super().__init__(responder)
+        chaos = self
+
+        class Handler(self._server.RequestHandlerClass):  # type: ignore[name-defined]
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+                body = json.loads(raw)
+                fault = chaos._next_fault(hashlib.sha256(raw).hexdigest())
+                if fault is None:
+                    chaos.n_calls += 1
+                    self._send(completion_json(body.get("model", "chaos"), responder(body)))
+                    return
+                if fault in ("429", "5xx"):
+                    data = json.dumps({"error": {"message": f"chaos {fault}"}}).encode()
+                    self.send_response(429 if fault == "429" else 503)
+                    if fault == "429":
+                        self.send_header("retry-after", "0")
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                elif fault == "reset":  # RST instead of an answer
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    self.connection.close()
+                elif fault == "slow":
+                    time.sleep(chaos.slow_s)
+                    self.close_connection = True
+                elif fault == "truncated":
+                    data = json.dumps(completion_json("chaos", responder(body))).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                else:  # a 200 that is not a chat completion
+                    self._send({"id": "chaos", "object": "chat.completion", "choices": []})
+
+        self._server.RequestHandlerClass = Handler
+
+    def _next_fault(self, request_hash: str) -> str | None:
+        """The fault for this attempt of this request: a request's faults are fixed by its hash."""
+        with self._lock:
+            attempt = self._seen.get(request_hash, 0)
+            self._seen[request_hash] = attempt + 1
+        digest = hashlib.sha256(f"{self.seed}:{request_hash}".encode()).digest()
+        n_faults = 0 if digest[0] / 255 >= self.fault_rate else 1 + digest[1] % 3
+        if attempt >= n_faults:
+            return None
+        fault = FAULTS[digest[2 + attempt] % len(FAULTS)]
+        with self._lock:
+            self.injected[fault] += 1
+        return fault
 
 
 # ---- scenario helpers -----------------------------------------------------------------------------

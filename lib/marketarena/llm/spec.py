@@ -2,7 +2,7 @@
 
 What: ``ModelSpec`` is one entry of ``params.models`` (an alias for a model behind an OpenAI-compatible
 endpoint, its sampling parameters, limits and prices); ``LLMSettings`` is ``params.llm`` (where the
-response cache lives, the dollar budget, how many samples per prompt). ``parse_models`` and
+response cache lives, the dollar budget, retry back-off). ``parse_models`` and
 ``parse_settings`` turn the raw params dicts into these, raising ``LLMConfigError`` whose message names
 the offending key (``models.gpt-4o.temperature: ...``); ``resolve`` looks an alias up and lists the known
 ones when it is not there.
@@ -16,6 +16,13 @@ Choices:
   key, so that ``OPENAI_API_KEY`` from the environment is never sent to a third-party or local server.
 - ``hide_input_in_errors``: a user who pastes the key itself into ``api_key_env`` (or ``base_url``) must
   not see it echoed in a validation error or a CI log. Errors name the field and the rule, not the value.
+- ``base_url`` may not carry credentials (``https://user:pass@host``, ``?api_key=...``, ``?token=...``):
+  params values are written to ``dvc.lock`` and fingerprints, so a key there would leak; the key goes
+  in the environment variable ``api_key_env`` names.
+- ``provider: mock`` (no endpoint, no key) answers from ``llm/mock.py``: a random schema-valid answer
+  seeded by the request, or scripted answers (``mock``: ``policy``, ``seed``, ``answers``); the whole
+  client path (cache, re-asks, usage, cost, records) still runs, so ``dvc repro`` can play LLM seats
+  offline and deterministically.
 - ``base_url=None`` is the OpenAI default (the openai package also honours ``OPENAI_BASE_URL`` then).
 - Prices are US dollars per million tokens; 0 (the default) is right for local models.
 - ``structured_output``: ``json_schema`` is OpenAI's ``response_format`` (OpenAI, vLLM, Ollama, the C++
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -35,6 +43,26 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from marketarena.llm.errors import LLMConfigError, UnknownModelAlias
 
 StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "none"]
+_CREDENTIAL_QUERY = re.compile(r"(?i)(^|[?&;])(api[-_]?key|key|token|access[-_]?token|secret|password|"
+                               r"passwd|auth|sig|signature)=")
+
+
+class MockSpec(BaseModel):
+    """How a ``provider: mock`` model answers (``llm/mock.py``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    policy: Literal["random_valid", "scripted"] = Field(
+        default="random_valid", description="random schema-valid answers, or the scripted answers")
+    seed: int = Field(default=0, ge=0, description="mixed into each request's own random stream")
+    answers: tuple[Any, ...] = Field(
+        default=(), description="scripted: answers (JSON objects or text) given in turn per phase")
+
+    @model_validator(mode="after")
+    def _scripted_needs_answers(self):
+        if self.policy == "scripted" and not self.answers:
+            raise ValueError("policy scripted needs at least one entry in answers")
+        return self
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEY_PREFIXES = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "pplx-", "or-")
@@ -49,10 +77,14 @@ def _looks_like_a_key(value: str) -> bool:
 class ModelSpec(BaseModel):
     """One model alias: which model at which endpoint, with which sampling, limits and prices."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True,
+                              allow_inf_nan=False)
 
     alias: str = Field(min_length=1, description="the name roster entries use for this model")
     model: str = Field(min_length=1, description="the model name the endpoint knows")
+    provider: Literal["openai", "mock"] = Field(
+        default="openai", description="openai: any OpenAI-compatible endpoint; mock: offline answers")
+    mock: MockSpec | None = Field(default=None, description="provider mock: how it answers")
     base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1; None = OpenAI"
     )
@@ -76,9 +108,32 @@ class ModelSpec(BaseModel):
     def _default_openai_key_env(cls, data: Any) -> Any:
         # OpenAI itself always needs a key: an entry without base_url and without api_key_env means
         # OPENAI_API_KEY. A local endpoint without api_key_env gets a dummy key, never the user's key.
-        if isinstance(data, Mapping) and data.get("base_url") is None and "api_key_env" not in data:
+        if (isinstance(data, Mapping) and data.get("base_url") is None and "api_key_env" not in data
+                and data.get("provider", "openai") == "openai"):
             data = {**data, "api_key_env": "OPENAI_API_KEY"}
         return data
+
+    @model_validator(mode="after")
+    def _mock_settings(self):
+        if self.provider == "mock":
+            if self.base_url is not None or self.api_key_env is not None:
+                raise ValueError("provider mock takes no base_url and no api_key_env")
+            if self.structured_output in ("json_object", "none") and (
+                    self.mock is None or self.mock.policy == "random_valid"):
+                raise ValueError("provider mock with policy random_valid needs the answer's schema: "
+                                 "structured_output json_schema or json_object_schema")
+            if self.mock is None:
+                object.__setattr__(self, "mock", MockSpec())
+        elif self.mock is not None:
+            raise ValueError("mock settings need provider: mock")
+        return self
+
+    @property
+    def completion_cap_field(self) -> str:
+        """The request field that caps the answer: OpenAI's newer models take only
+        ``max_completion_tokens`` (it bounds reasoning tokens too); llama.cpp, vLLM, Ollama take
+        ``max_tokens``."""
+        return "max_completion_tokens" if self.base_url is None and self.provider == "openai" else "max_tokens"
 
     @field_validator("base_url")
     @classmethod
@@ -88,6 +143,13 @@ class ModelSpec(BaseModel):
         value = value.strip()
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https:// (e.g. http://127.0.0.1:8080/v1)")
+        parts = urlsplit(value)
+        if parts.username or parts.password or "@" in parts.netloc:
+            raise ValueError("must not carry credentials before the host (user info and @); put the "
+                             "key in the environment variable that api_key_env names")
+        if _CREDENTIAL_QUERY.search(parts.query) or _CREDENTIAL_QUERY.search(parts.fragment):
+            raise ValueError("must not carry a key or token in its query; put the key in the "
+                             "environment variable that api_key_env names")
         return value.rstrip("/")
 
     @field_validator("api_key_env")
@@ -112,14 +174,17 @@ class ModelSpec(BaseModel):
 class LLMSettings(BaseModel):
     """Run-wide LLM settings (``params.llm``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     cache_dir: Path = Field(default=Path(".cache/llm"), description="response cache, outside DVC outputs")
-    max_cost_usd: float | None = Field(default=None, ge=0.0, description="stop before spending more")
-    samples: int = Field(default=1, ge=1, description="independent samples per prompt (sample index)")
+    max_cost_usd: float | None = Field(
+        default=None, ge=0.0, description="stop before spending more, summed over every run of a "
+        "market instance (data/llm_spend/<instance>.json)")
     cache_only: bool = Field(
         default=False, description="replay only: a cache miss is an error instead of a network call"
     )
+    backoff_base_s: float = Field(default=1.0, ge=0.0, description="first retry waits ~this long")
+    backoff_max_s: float = Field(default=30.0, ge=0.0, description="longest wait between retries")
 
 
 def _format_validation_error(prefix: str, err: ValidationError) -> str:
@@ -131,12 +196,15 @@ def _format_validation_error(prefix: str, err: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def parse_models(raw: Mapping[str, Any], *, where: str = "models") -> dict[str, ModelSpec]:
+def parse_models(raw: Any, *, where: str = "models") -> dict[str, ModelSpec]:
     """``params.models`` (alias -> dict) to ``{alias: ModelSpec}``; the alias defaults to the key.
 
     Raises ``LLMConfigError`` naming the bad key, e.g. ``models.gpt-4o.temperature: Input should be
     less than or equal to 2``.
     """
+    if not isinstance(raw, Mapping):
+        raise LLMConfigError(f"{where}: must be a mapping of model alias to its settings "
+                             f"(got {type(raw).__name__})")
     specs: dict[str, ModelSpec] = {}
     problems: list[str] = []
     for alias, entry in raw.items():
@@ -162,6 +230,8 @@ def parse_models(raw: Mapping[str, Any], *, where: str = "models") -> dict[str, 
 
 def parse_settings(raw: Mapping[str, Any] | None, *, where: str = "llm") -> LLMSettings:
     """``params.llm`` to ``LLMSettings``; errors name the key (``llm.max_cost_usd: ...``)."""
+    if raw is not None and not isinstance(raw, Mapping):
+        raise LLMConfigError(f"{where}: must be a mapping (got {type(raw).__name__})")
     try:
         return LLMSettings.model_validate(dict(raw or {}))
     except ValidationError as err:

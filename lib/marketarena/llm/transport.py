@@ -1,0 +1,282 @@
+"""The wire: one request to an OpenAI-compatible endpoint, with keys, concurrency, retries and money.
+
+- Clients: one ``openai.AsyncOpenAI`` per (base_url, key variable), created on the first request
+  that must really be sent, so a replay from the cache needs neither a key nor a server. The openai
+  package's own retries are off (ours are counted and logged). ``provider: mock`` models get the
+  offline mock (``llm/mock.py``) instead; tests plug in ``llm.fake.FakeEndpoint.factory``.
+- Keys come from the environment variable the spec names, are checked (set, ASCII, no whitespace or
+  control characters: ``InvalidAPIKey`` names the variable, never the value), passed to the openai
+  client and used for nothing else but redacting messages.
+- Concurrency: an ``asyncio.Semaphore`` per endpoint (base_url), sized by the first spec that uses
+  it, held only during a request, not during back-off sleeps.
+- Retries: 408 / 409 / 429 / 5xx, timeouts, connection errors (a reset, a truncated body) and 200s
+  that are not a chat completion (garbage, empty ``choices``) are retried up to ``spec.max_retries``
+  times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
+  once. Then ``LLMEndpointError`` names the alias, the base_url and the last status.
+- Money: every attempt reserves its upper bound with the run's ``CostGuard`` (``llm/budget.py``)
+  and settles the charge of the usage it reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from marketarena.llm.budget import Bound, Charge, CostGuard, charge_for
+from marketarena.llm.cache import canonical_json
+from marketarena.llm.errors import BudgetExceeded, InvalidAPIKey, LLMEndpointError, MissingAPIKey, redact
+from marketarena.llm.spec import ModelSpec
+
+log = logging.getLogger("marketarena.llm")
+
+OpenAIFactory = Callable[[str | None, str], Any]
+DUMMY_API_KEY = "no-key-needed"  # sent to endpoints whose spec has api_key_env=None
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+@dataclass
+class Failure:
+    retryable: bool
+    status: int | str
+    detail: str
+    retry_after_s: float | None = None
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """What kind of endpoint failure ``exc`` is, or None if it is not one (then it propagates)."""
+    import openai
+
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, openai.APITimeoutError)):
+        return Failure(True, "timeout", "the request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+        return Failure(True, "connection", f"connection error ({detail})")
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        retryable = code in (408, 409, 429) or code >= 500
+        if code in (401, 403):
+            detail = "authentication failed (the server's text is not shown, it may quote the key)"
+        else:
+            detail = str(getattr(exc, "message", "") or exc)
+        retry_after = None
+        try:
+            header = exc.response.headers.get("retry-after")
+            retry_after = float(header) if header is not None else None
+        except (AttributeError, TypeError, ValueError):
+            retry_after = None
+        return Failure(retryable, code, detail, retry_after)
+    if isinstance(exc, openai.APIError):
+        return Failure(False, "error", str(exc))
+    return None
+
+
+class BadResponse(Exception):
+    """HTTP 200 whose body is not a chat completion."""
+
+
+def completion_dict(response: Any) -> dict[str, Any]:
+    if isinstance(response, dict):
+        data = response
+    elif hasattr(response, "model_dump"):
+        data = response.model_dump(mode="json", exclude_unset=True)
+    else:
+        raise BadResponse(f"the endpoint answered with {type(response).__name__}: {str(response)[:200]!r}")
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise BadResponse(f"the endpoint's answer is not a chat completion: {canonical_json(data)[:200]}")
+    return data
+
+
+def answer_text(data: dict[str, Any]) -> tuple[str, str | None]:
+    choice = data["choices"][0]
+    message = choice.get("message") or {}
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return (content if isinstance(content, str) else ""), choice.get("finish_reason")
+
+
+def default_openai_factory(base_url: str | None, api_key: str) -> Any:
+    import openai
+
+    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+
+def check_api_key(variable: str, value: str) -> str:
+    """The key, or ``InvalidAPIKey`` naming the variable (never the value) when it could not be a
+    key: non-ASCII, or with whitespace or control characters inside (a pasted newline once put a
+    key in full into error messages, escaped where redaction could not find it)."""
+    if not value.isascii():
+        raise InvalidAPIKey(f"the environment variable {variable} holds non-ASCII characters; an "
+                            "API key is ASCII (check for a pasted quote or a look-alike character)")
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise InvalidAPIKey(f"the environment variable {variable} holds whitespace or control "
+                            "characters inside the key (a pasted newline?)")
+    return value
+
+
+@dataclass
+class Endpoint:
+    client: Any = field(repr=False)
+    api_key: str = field(repr=False)  # kept only to redact it from endpoint messages
+
+
+@dataclass
+class Attempts:
+    """What the retry loop tells the caller about one request."""
+
+    retries: int = 0
+    latency_s: float = 0.0
+    charge: Charge | None = None
+
+
+class Transport:
+    """Sends requests; one per ``LLMClient`` (it holds the connection pools and semaphores of one
+    event loop, rebuilt when the client is used from a new loop)."""
+
+    def __init__(self, factory: OpenAIFactory | None, environ: Mapping[str, str] | None,
+                 backoff_base_s: float, backoff_max_s: float, rng: random.Random | None = None):
+        self._factory = factory or default_openai_factory
+        self._environ = environ if environ is not None else os.environ
+        self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
+        self._rng = rng or random.Random()  # jitter only: never affects answers or logs
+        self._clients: dict[tuple[str, str | None, str | None], Endpoint] = {}
+        self._semaphores: dict[str | None, tuple[asyncio.Semaphore, int]] = {}
+        self._warned: set[str] = set()
+
+    def new_loop(self) -> None:
+        self._clients, self._semaphores = {}, {}
+
+    def api_key(self, spec: ModelSpec) -> str:
+        if spec.api_key_env is None or spec.provider == "mock":
+            return DUMMY_API_KEY
+        value = self._environ.get(spec.api_key_env)
+        if not value or not value.strip():
+            raise MissingAPIKey(
+                f"model {spec.alias!r}: the environment variable {spec.api_key_env} is not set or empty; "
+                f"it must hold the API key for {spec.base_url or OPENAI_DEFAULT_URL} "
+                "(or set api_key_env: null for an endpoint that needs no key)")
+        return check_api_key(spec.api_key_env, value.strip())
+
+    def _endpoint(self, spec: ModelSpec) -> tuple[Endpoint, asyncio.Semaphore]:
+        key = ((spec.provider, spec.alias, None) if spec.provider == "mock"
+               else (spec.provider, spec.base_url, spec.api_key_env))
+        endpoint = self._clients.get(key)
+        if endpoint is None:
+            api_key = self.api_key(spec)
+            if spec.provider == "mock":
+                from marketarena.llm.mock import MockOpenAI
+
+                client = MockOpenAI(spec)
+            else:
+                client = self._factory(spec.base_url, api_key)
+            endpoint = self._clients[key] = Endpoint(client, api_key)
+        sem_key = f"mock:{spec.alias}" if spec.provider == "mock" else spec.base_url
+        entry = self._semaphores.get(sem_key)
+        if entry is None:
+            entry = self._semaphores[sem_key] = (asyncio.Semaphore(spec.max_concurrency),
+                                                 spec.max_concurrency)
+        elif entry[1] != spec.max_concurrency and spec.alias not in self._warned:
+            self._warned.add(spec.alias)
+            log.warning("model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
+                        spec.alias, spec.max_concurrency, spec.base_url or OPENAI_DEFAULT_URL,
+                        entry[1], entry[1])
+        return endpoint, entry[0]
+
+    @staticmethod
+    def body(spec: ModelSpec, conversation: list[dict], response_format: dict | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": spec.model, "messages": list(conversation),
+                                "temperature": spec.temperature}
+        body[spec.completion_cap_field] = spec.max_tokens
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
+    def _backoff(self, retry: int, failure: Failure) -> float:
+        cap = min(self.backoff_max_s, self.backoff_base_s * (2**retry))
+        delay = cap / 2 + self._rng.uniform(0, cap / 2)
+        if failure.retry_after_s is not None:
+            delay = max(delay, min(failure.retry_after_s, self.backoff_max_s))
+        return delay
+
+    async def send(self, spec: ModelSpec, conversation: list[dict], response_format: dict | None,
+                   guard: CostGuard, where: str, attempts: Attempts) -> dict[str, Any]:
+        """The completion for one request, retried as the module docstring says; the budget is
+        reserved per attempt and settled with the reported usage. ``attempts`` is filled in as it
+        goes (retries and latency count even when the request finally fails)."""
+        endpoint, semaphore = self._endpoint(spec)
+        body = self.body(spec, conversation, response_format)
+        bound = Bound.of(spec, conversation, response_format)
+        url = spec.base_url or ("mock" if spec.provider == "mock" else OPENAI_DEFAULT_URL)
+        failure: Failure | None = None
+        tried = 0
+        for retry in range(spec.max_retries + 1):
+            tried += 1
+            async with semaphore:
+                try:
+                    reservation = guard.reserve(bound.usd, spec.alias)
+                except BudgetExceeded as err:
+                    err.args = (err.args[0] + where,)
+                    raise
+                started = time.perf_counter()
+                try:
+                    response = await asyncio.wait_for(
+                        endpoint.client.chat.completions.create(**body, timeout=spec.timeout_s),
+                        timeout=spec.timeout_s)
+                    data = completion_dict(response)
+                except BadResponse as err:
+                    guard.release(reservation)
+                    failure = Failure(True, "bad response", str(err))
+                except Exception as err:  # noqa: BLE001 - classified below, unknown ones re-raised
+                    guard.release(reservation)
+                    failure = classify(err)
+                    if failure is None:
+                        raise
+                    if failure.status == "timeout":
+                        failure.detail += f" (timeout_s={spec.timeout_s:g})"
+                except BaseException:  # cancelled (e.g. the run is stopping): free the reservation
+                    guard.release(reservation)
+                    raise
+                else:
+                    attempts.latency_s += time.perf_counter() - started
+                    attempts.charge = charge_for(spec, data.get("usage"), bound)
+                    guard.settle(reservation, attempts.charge)
+                    if not attempts.charge.trusted:
+                        log.warning("model %r at %s reported no usable usage (%r); charged the "
+                                    "request's upper bound", spec.alias, url, data.get("usage"))
+                    elif attempts.charge.overrun_usd > 0:
+                        log.warning("model %r at %s reported more tokens than the request's bound; "
+                                    "charged as reported and stopping before the next call",
+                                    spec.alias, url)
+                    return data
+                attempts.latency_s += time.perf_counter() - started
+            detail = redact(failure.detail, endpoint.api_key)
+            if not failure.retryable or retry == spec.max_retries:
+                break
+            delay = self._backoff(retry, failure)
+            attempts.retries += 1
+            log.warning("model %r at %s: %s (status %s); retry %d/%d in %.1fs", spec.alias, url,
+                        detail[:200], failure.status, retry + 1, spec.max_retries, delay)
+            await asyncio.sleep(delay)
+        assert failure is not None
+        raise LLMEndpointError(
+            f"model {spec.alias!r} at {url}: last status {failure.status} after {tried} "
+            f"request{'s' if tried != 1 else ''}" + ("" if failure.retryable else " (not retryable)")
+            + f": {redact(failure.detail, endpoint.api_key)[:500]}" + where,
+            alias=spec.alias, base_url=url, status=failure.status)
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for endpoint in clients:
+            close = getattr(endpoint.client, "close", None)
+            if close is not None:
+                try:
+                    await close()
+                except RuntimeError:  # its event loop is gone
+                    pass
