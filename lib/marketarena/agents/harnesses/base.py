@@ -60,7 +60,7 @@ class Harness:
                  retry: Retry | None) -> list[dict[str, str]]:
         extras = self.extras(agent, observation, decision)
         messages = [dict(m) for m in agent.render(observation, **extras)]
-        own = self.market_text(observation=observation, decision=decision, **extras)
+        own = self.market_text(obs=observation, decision=decision, **extras)
         if own:
             messages[0]["content"] = f"{messages[0]['content']}\n\n{own}"
         for block in self.blocks(observation, decision, extras):
@@ -74,7 +74,8 @@ class Harness:
         return []
 
     def market_text(self, **context: Any) -> str | None:
-        """The market's ``harness_<name>.j2`` rendered, or None when the market has none."""
+        """The market's ``harness_<name>.j2`` rendered (with ``obs``, ``decision`` and the
+        harness's template variables), or None when the market has none."""
         try:
             template = template_env(f"marketarena.markets.{self.market}").get_template(
                 f"harness_{self.name}.j2")

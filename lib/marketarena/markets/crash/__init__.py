@@ -1,0 +1,116 @@
+"""crash: Agent Bazaar's B2C market, "The Crash" (seed 001, section 3.1; DESIGN.md 7.4).
+
+Firms set a price and buy supply each day; consumers buy from the cheapest firm they see; firms that
+undercut each other below cost go bankrupt, and a market with Stabilizing Firms can hold. The rules:
+``rules.py`` (consumers, visibility, choice, fills) and ``market.py`` (the day, costs, bankruptcy);
+what firms see and answer: ``observations.py`` + ``templates/``; params and the settings grid:
+``params.py``; scripted firms: ``baselines.py``; metrics and the Economic Alignment Score:
+``metrics.py`` (``metrics/eas.py``); figures: ``plots/crash.py``.
+
+LLM firms play through the generic agent; the ``stabilizing`` harness (``agents/harnesses/
+stabilizing.py``) is the seed's Stabilizing Firm: reflection on its best past days, scored by the
+profit and market health this plugin reports, plus the instructions of ``templates/
+harness_stabilizing.j2``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
+from marketarena.core.summary import per_agent_summary
+from marketarena.markets.crash import metrics as crash_metrics
+from marketarena.markets.crash.baselines import STRATEGIES
+from marketarena.markets.crash.market import CrashMarket
+from marketarena.markets.crash.observations import FirmObservation, render_messages
+from marketarena.markets.crash.params import CrashParams
+
+
+class CrashPlugin(MarketPlugin):
+    kind = "crash"
+    params_model = CrashParams
+    strategies = STRATEGIES
+    harnesses = ("plain", "stabilizing")
+    rank_by = "profit"
+    metric_columns = crash_metrics.AGENT_METRICS
+    seat_score = "mean"  # a firm kind holding several seats is ranked by its mean profit per seat
+
+    def seats(self, mp: CrashParams, run: int) -> list[Seat]:
+        """``F1..Fn``: the first ``stabilizing`` seats of the run's cell held by the stabilizer,
+        the others by the competitors in turn."""
+        _, stabilizing = mp.cell_of(run)
+        by_name = {e.name: e for e in mp.roster}
+        rivals = mp.competitor_names()
+        out = []
+        for i in range(mp.firms):
+            if i < stabilizing:
+                out.append(Seat(f"F{i + 1}", by_name[mp.stabilizer], "stabilizing"))
+            else:
+                out.append(Seat(f"F{i + 1}", by_name[rivals[(i - stabilizing) % len(rivals)]],
+                                "competitor"))
+        return out
+
+    def episode(self, mp: CrashParams, run: int) -> EpisodeSpec:
+        e = super().episode(mp, run)
+        d, s = mp.cell_of(run)
+        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
+                           (("discovery_limit", d), ("stabilizing", s)))
+
+    def build_market(self, mp: CrashParams, resources, episode: EpisodeSpec) -> CrashMarket:
+        personas = list(mp.personas.values())
+        texts, k = [], 0
+        for seat in episode.seats:
+            if seat.role == "competitor":
+                texts.append(personas[k % len(personas)])
+                k += 1
+            else:
+                texts.append("")
+        return CrashMarket(mp, [s.agent_id for s in episode.seats], [s.role for s in episode.seats],
+                           texts, episode.get("discovery_limit"))
+
+    def render_messages(self, observation: FirmObservation, **extras):
+        return render_messages(observation, **extras)
+
+    def harness_signals(self, observation: FirmObservation) -> dict[str, float]:
+        """Yesterday's profit (dollars) and the market's health in [0, 1] (``market.market_health``)."""
+        return {"profit": observation.last_profit, "market_health": observation.health}
+
+    def compute_metrics(self, reader, mp: CrashParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+        return crash_metrics.compute(reader, mp.eas)
+
+    def leaderboard(self, agents: pd.DataFrame, mp: CrashParams, ratings, stats) -> pd.DataFrame:
+        """TrueSkill by firm kind (mean profit per seat in each episode), with the kind's mean EAS
+        (fixed anchors, 95% bootstrap interval over its episodes) and the seed's relative EAS."""
+        from marketarena.metrics.eas import relative_scores
+        from marketarena.ratings import leaderboard
+        from marketarena.stats import bootstrap_mean_ci
+
+        board = leaderboard(agents, self.rank_by, ratings, stats, seat_score=self.seat_score)
+        per_episode = agents.groupby(["name", "episode_id"])["eas"].first().groupby("name")
+        ci = pd.DataFrame([(n, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
+                           for n, v in per_episode],
+                          columns=["name", "eas_mean", "eas_lo", "eas_hi"])
+        rel = relative_scores(agents.drop_duplicates(["name", "episode_id"]), mp.eas, by="name")
+        return board.merge(ci, on="name").merge(rel[["name", "eas_relative"]], on="name")
+
+    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
+                     mp: CrashParams, instance: str) -> list[Path]:
+        from marketarena.plots import crash as plots
+
+        frames = {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet")
+                  for n in ("market", "days", "survival", "agents")}
+        board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
+        return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
+
+    def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
+        states = result.tables["states"]
+        totals = states.groupby("agent_id").agg(
+            profit=("profit", "sum"), final_cash=("cash_end", "last"), days=("step", "count"),
+            mean_price=("price", "mean"), units_sold=("units_sold", "sum"),
+            bankrupt=("bankrupt", "max"))
+        return per_agent_summary(table, totals, result.decisions, sort_by="profit", digits=3)
+
+
+PLUGIN = CrashPlugin()

@@ -1,0 +1,222 @@
+"""The crash market: firms post a price and buy supply each day; consumers buy from the cheapest
+firm they see; firms whose cash falls below zero go bankrupt for good (seed 001, section 3.1).
+
+A day ``t`` (``step`` t, 0-based; prompts count days from 1) is one decision point at which every
+active firm answers ``{"price", "supply"}``. Then, in this order:
+
+1. supply: a firm buys ``supply`` units at the unit cost, at most what its cash pays for (a larger
+   order is scaled down and noted; the decision stays valid); with ``unsold: perish`` (default)
+   yesterday's leftovers are gone, with ``carry`` they are still in stock;
+2. sales (``rules``): today's shoppers each see ``discovery_limit`` firms with stock, order their
+   demand from the cheapest, and are filled in their drawn order up to the firm's stock; revenue =
+   price x units filled, consumer surplus per order as ``rules.consumer_surplus``;
+3. costs: overhead; the holding cost of carried stock; then tax (and the optional platform fee) as
+   shares of the cash left, if positive;
+4. bankruptcy: a firm with cash below zero (exactly zero survives) is bankrupt: retired (an event),
+   it never acts or sells again. The episode ends after ``days`` days or when no firm is left.
+
+Money: consumers' spending equals firms' revenue; supply, overhead, holding, tax and fee leave the
+firms to outside sinks; so each day sum(cash change) = revenue - every expense, which the tests
+check. Units: bought = sold + perished (or carried).
+
+Fallback (invalid or missing answer): yesterday's price (``2 x`` unit cost on day 1) and no supply.
+
+Randomness: ``SeedSequence([seed, 0]).spawn(4)``: consumers' budgets, shoppers, what each shopper
+sees, the firm-side sample of competitor prices.
+
+Log tables (``step`` = the day, 0-based):
+  states    step, agent_id, cash_start, price, supply_asked, supply, cost, units_sold, revenue,
+            unsold, overhead, holding, tax, fee, profit, cash_end, bankrupt
+  orders    step, order, consumer, firm (agent id, "" for none), seen, price, wanted, filled,
+            spend, surplus
+  days      step, active, shoppers, mean_price, filled, wanted, spend, surplus, health
+  consumers consumer, income
+  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from marketarena.core.types import AgentId, Checked, Decision, EventLog
+from marketarena.markets.crash import rules
+from marketarena.markets.crash.observations import DayRecord, FirmAction, FirmObservation
+from marketarena.markets.crash.params import CrashParams
+
+PHASE = "firm"
+
+
+def market_health(active: int, firms: int, mean_price: float, unit_cost: float) -> float:
+    """The authors' per-day market health: mean of the survivors' share and price closeness to
+    cost, ``(alive / firms + max(0, 1 - |mean price / c - 1|)) / 2``."""
+    closeness = 0.0 if not np.isfinite(mean_price) else max(0.0, 1.0 - abs(mean_price / unit_cost - 1.0))
+    return (active / firms + closeness) / 2.0
+
+
+class CrashMarket(EventLog):
+    name = "crash"
+
+    def __init__(self, params: CrashParams, agent_ids: list[AgentId], roles: list[str],
+                 personas: list[str], discovery_limit: int):
+        self.p = params
+        self.ids = list(agent_ids)
+        self.index = {a: i for i, a in enumerate(self.ids)}
+        self.roles, self.personas = list(roles), list(personas)
+        self.discovery_limit = discovery_limit
+
+    # ------------------------------------------------------------------ lifecycle
+    def reset(self, seed: int) -> Decision:
+        p = self.p
+        streams = np.random.SeedSequence([seed, 0]).spawn(4)
+        income_rng, self.shop_rng, self.see_rng, self.peer_rng = map(np.random.default_rng, streams)
+        c = p.consumer
+        self.consumers = rules.draw_consumers(income_rng, p.consumers, c.income_lo, c.income_hi,
+                                              c.labour_hours, c.skill_lo, c.skill_hi)
+        n = len(self.ids)
+        self.t = 0
+        self.cash = np.full(n, float(p.initial_cash))
+        self.stock = np.zeros(n)
+        self.active = np.ones(n, dtype=bool)
+        self.last_price = np.full(n, 2.0 * p.unit_cost)
+        self.last_profit = np.zeros(n)
+        self.health = 1.0
+        self.history: list[list[DayRecord]] = [[] for _ in range(n)]
+        self.rows: dict[str, list] = {"states": [], "orders": [], "days": []}
+        self.start_events()
+        return self._decision()
+
+    def _decision(self) -> Decision:
+        p = self.p
+        alive = np.flatnonzero(self.active)
+        obs = {}
+        for i in alive:
+            rivals = alive[alive != i]
+            if p.firm_discovery_limit is not None and len(rivals) > p.firm_discovery_limit:
+                rivals = np.sort(self.peer_rng.choice(rivals, p.firm_discovery_limit, replace=False))
+            prices = [float(self.last_price[j]) for j in rivals] if self.t > 0 else []
+            a = self.ids[i]
+            obs[a] = FirmObservation.model_construct(
+                agent_id=a, day=self.t + 1, persona=self.personas[i],
+                stabilizing=self.roles[i] == "stabilizing", cash=float(self.cash[i]),
+                stock=float(self.stock[i]), unit_cost=p.unit_cost, overhead=p.overhead,
+                tax_rate=p.tax_rate, history=self.history[i][-p.history:] if p.history else [],
+                competitor_prices=prices, active_firms=int(self.active.sum()),
+                health=self.health, last_profit=float(self.last_profit[i]))
+        return Decision(PHASE, self.t, 0, obs, FirmAction)
+
+    def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
+        i = self.index[agent_id]
+        afford = self.cash[i] / self.p.unit_cost
+        if action.supply > afford:
+            return Checked(action, None, [f"supply {action.supply:g} scaled down to {afford:g} "
+                                          f"units, what cash {self.cash[i]:.2f} pays for"])
+        return Checked(action)
+
+    def fallback(self, agent_id: AgentId, decision: Decision) -> FirmAction:
+        return FirmAction(price=float(self.last_price[self.index[agent_id]]), supply=0.0)
+
+    # ------------------------------------------------------------------ a day
+    def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
+        p, n, t = self.p, len(self.ids), self.t
+        price = np.where(self.active, self.last_price, np.nan)
+        asked = np.zeros(n)
+        for a, act in actions.items():
+            i = self.index[a]
+            price[i], asked[i] = act.price, act.supply
+        cash_start = self.cash.copy()
+        supply = np.where(self.active, np.minimum(asked, np.maximum(self.cash, 0) / p.unit_cost), 0.0)
+        cost = supply * p.unit_cost
+        self.cash -= cost
+        self.stock += supply
+
+        # -- sales
+        who = rules.shoppers(self.shop_rng, p.consumers, p.consumer.arrival_rate)
+        offering = self.active & (self.stock > 0)
+        seen = rules.visible_firms(self.see_rng, who.size, offering, self.discovery_limit)
+        firm = rules.choose_cheapest(seen, np.nan_to_num(price, nan=np.inf))
+        order_price = np.where(firm >= 0, price[np.maximum(firm, 0)], np.nan)
+        income = self.consumers.income[who]
+        wanted = rules.demand(income, order_price, p.max_price)
+        firm = np.where(wanted > 0, firm, -1)
+        filled = rules.fill_orders(firm, wanted, self.stock)
+        spend = np.where(filled > 0, filled * np.nan_to_num(order_price), 0.0)
+        surplus = rules.consumer_surplus(income, wanted, filled, order_price, p.max_price)
+        units = np.bincount(firm[firm >= 0], weights=filled[firm >= 0], minlength=n)
+        revenue = np.bincount(firm[firm >= 0], weights=spend[firm >= 0], minlength=n)
+        self.stock -= units
+        self.cash += revenue
+
+        # -- costs and bankruptcy
+        unsold = self.stock.copy()
+        holding = np.zeros(n)
+        if p.unsold == "perish":
+            self.stock[:] = 0.0
+        else:
+            holding = unsold * p.holding_cost
+        overhead = np.where(self.active, p.overhead, 0.0)
+        self.cash -= overhead + holding
+        positive = np.maximum(self.cash, 0.0) * self.active
+        tax, fee = positive * p.tax_rate, positive * p.platform_fee
+        self.cash -= tax + fee
+        profit = revenue - cost - overhead - holding - tax - fee
+        bankrupt = self.active & (self.cash < 0)
+
+        # -- logs
+        sellers = self.active.copy()
+        posted = price[sellers]
+        mean_price = float(posted.mean()) if posted.size else float("nan")
+        for i in np.flatnonzero(sellers):
+            self.rows["states"].append((
+                t, self.ids[i], cash_start[i], price[i], asked[i], supply[i], cost[i], units[i],
+                revenue[i], unsold[i], overhead[i], holding[i], tax[i], fee[i], profit[i],
+                self.cash[i], bool(bankrupt[i])))
+            self.history[i].append(DayRecord.model_construct(
+                day=t + 1, price=float(price[i]), supply=float(supply[i]), units_sold=float(units[i]),
+                revenue=float(revenue[i]), expenses=float(cost[i] + overhead[i] + holding[i] + tax[i]
+                                                         + fee[i]), profit=float(profit[i])))
+        ids = np.array(self.ids + [""], dtype=object)
+        self.rows["orders"].append(pd.DataFrame({
+            "step": t, "order": np.arange(who.size), "consumer": who,
+            "firm": ids[np.where(firm >= 0, firm, n)], "seen": (seen >= 0).sum(axis=1),
+            "price": order_price, "wanted": wanted, "filled": filled, "spend": spend,
+            "surplus": surplus}))
+        for i in np.flatnonzero(bankrupt):
+            self.retire(t, 0, self.ids[i], f"cash {self.cash[i]:.4f} < 0")
+        self.active &= ~bankrupt
+        self.last_price = np.where(sellers, price, self.last_price)
+        self.last_profit = profit
+        self.health = market_health(int(self.active.sum()), n, mean_price, p.unit_cost)
+        self.rows["days"].append((t, int(sellers.sum()), int(who.size), mean_price,
+                                  float(filled.sum()), float(wanted.sum()), float(spend.sum()),
+                                  float(surplus.sum()), self.health))
+        self.t += 1
+        if self.t >= p.days or not self.active.any():
+            return None
+        return self._decision()
+
+    # ------------------------------------------------------------------ logs
+    COLUMNS = {
+        "states": ["step", "agent_id", "cash_start", "price", "supply_asked", "supply", "cost",
+                   "units_sold", "revenue", "unsold", "overhead", "holding", "tax", "fee", "profit",
+                   "cash_end", "bankrupt"],
+        "days": ["step", "active", "shoppers", "mean_price", "filled", "wanted", "spend", "surplus",
+                 "health"],
+    }
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        p = self.p
+        out = {name: pd.DataFrame(self.rows[name], columns=cols) for name, cols in self.COLUMNS.items()}
+        orders = self.rows["orders"]
+        out["orders"] = (pd.concat(orders, ignore_index=True) if orders else
+                         pd.DataFrame(columns=["step", "order", "consumer", "firm", "seen", "price",
+                                               "wanted", "filled", "spend", "surplus"]))
+        out["consumers"] = pd.DataFrame({"consumer": np.arange(p.consumers),
+                                         "income": self.consumers.income})
+        out["setting"] = pd.DataFrame([{
+            "discovery_limit": self.discovery_limit,
+            "stabilizing": sum(r == "stabilizing" for r in self.roles), "firms": len(self.ids),
+            "consumers": p.consumers, "days": p.days, "unit_cost": p.unit_cost,
+            "max_price": p.max_price}])
+        return out

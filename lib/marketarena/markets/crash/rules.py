@@ -1,0 +1,107 @@
+"""The crash market's rules as pure numpy functions (seed 001 section 3.1, appendix F; notes D.2).
+
+Consumers (drawn once per episode): consumer j has a daily budget
+``I_j = (U(income_lo, income_hi) + labour_hours * v_j) / 365`` with skill ``v_j ~ U(skill_lo,
+skill_hi)`` (the authors' code: U(50, 200) plus 40 hours x U(1.24, 159.1), per year). With one good,
+the CES demand of the seed (sigma = 5) reduces to spending the whole budget on it: the price index
+is the good's own price, so ``d_j(p) = I_j / p`` units, for any sigma. The authors' consumers buy at
+any price, which makes a monopolist's best price infinite; here a consumer does not buy at or above
+the choke price ``max_price``, which gives the post-collapse gouging a ceiling and consumer surplus
+a meaning: buying a fraction f of its demand at price p earns ``f * I_j * ln(max_price / p)``, the
+area under d_j between p and the choke price.
+
+A day (functions below, in this order):
+
+1. ``shoppers``: ``k = min(Poisson(arrival_rate * M), M)`` consumers shop, a uniformly random subset
+   in a uniformly random order (the order in which they are served);
+2. ``visible_firms``: each shopper sees ``discovery_limit`` firms drawn uniformly without replacement
+   among the firms that offer the good today (active, with stock); fewer when fewer offer;
+3. ``choose_cheapest``: it orders its demand from the cheapest firm it sees (ties: the one drawn
+   first, i.e. at random); no order when that price is at or above ``max_price``;
+4. ``fill_orders``: orders are filled in shopper order, each at most the firm's remaining stock
+   (partial fills; an order to a firm already sold out fills 0). Deterministic for a seed: shoppers
+   are served in their drawn order, never in thread order (the authors' code filled in thread
+   completion order, a source of nondeterminism).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Consumers:
+    income: np.ndarray  # (M,) daily budget
+
+
+def draw_consumers(rng: np.random.Generator, m: int, income_lo: float, income_hi: float,
+                   labour_hours: float, skill_lo: float, skill_hi: float) -> Consumers:
+    base = rng.uniform(income_lo, income_hi, size=m)
+    skill = rng.uniform(skill_lo, skill_hi, size=m)
+    return Consumers(income=(base + labour_hours * skill) / 365.0)
+
+
+def shoppers(rng: np.random.Generator, m: int, arrival_rate: float) -> np.ndarray:
+    """Indices of today's shoppers, in the order they are served."""
+    k = min(int(rng.poisson(arrival_rate * m)), m)
+    return rng.permutation(m)[:k]
+
+
+def visible_firms(rng: np.random.Generator, n_shoppers: int, offering: np.ndarray,
+                  discovery_limit: int) -> np.ndarray:
+    """(k, L) firm indices each shopper sees, in the (random) order drawn; -1 pads rows when fewer
+    than ``discovery_limit`` firms offer. ``offering`` is a bool mask over firms."""
+    n = offering.size
+    keys = rng.random((n_shoppers, n))
+    keys[:, ~offering] = np.inf
+    limit = min(discovery_limit, n)
+    order = np.argsort(keys, axis=1, kind="stable")[:, :limit]
+    seen = np.take_along_axis(keys, order, axis=1)
+    return np.where(np.isfinite(seen), order, -1)
+
+
+def choose_cheapest(visible: np.ndarray, prices: np.ndarray) -> np.ndarray:
+    """(k,) the cheapest firm each shopper sees (the first drawn among equal prices); -1 for a
+    shopper who sees no firm."""
+    if visible.shape[1] == 0:
+        return np.full(visible.shape[0], -1)
+    p = np.where(visible >= 0, prices[np.maximum(visible, 0)], np.inf)
+    pick = np.argmin(p, axis=1)  # first minimum = first drawn
+    chosen = visible[np.arange(visible.shape[0]), pick]
+    return np.where(np.isfinite(p.min(axis=1)), chosen, -1)
+
+
+def demand(income: np.ndarray, price: np.ndarray, max_price: float) -> np.ndarray:
+    """Units each shopper orders at ``price``: its budget over the price (one good, CES), none at or
+    above the choke price (or from nobody: NaN price)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.where((price > 0) & (price < max_price), income / price, 0.0)
+    return np.nan_to_num(d)
+
+
+def fill_orders(firm: np.ndarray, wanted: np.ndarray, stock: np.ndarray) -> np.ndarray:
+    """Units filled for each order, served in array order: an order gets what is left of its firm's
+    stock after the earlier orders to the same firm (vectorised per firm: cumulative sums)."""
+    filled = np.zeros_like(wanted, dtype=float)
+    ok = firm >= 0
+    if not ok.any():
+        return filled
+    idx = np.flatnonzero(ok)
+    order = idx[np.argsort(firm[idx], kind="stable")]  # grouped by firm, shopper order kept
+    f, w = firm[order], wanted[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(f)) + 1]
+    cum = np.cumsum(w)
+    before = cum - w - np.repeat(np.r_[0.0, cum[starts[1:] - 1]], np.diff(np.r_[starts, len(f)]))
+    filled[order] = np.clip(stock[f] - before, 0.0, w)
+    return filled
+
+
+def consumer_surplus(income: np.ndarray, wanted: np.ndarray, filled: np.ndarray,
+                     price: np.ndarray, max_price: float) -> np.ndarray:
+    """``(filled / wanted) * I * ln(max_price / p)`` per order (0 for an order of nothing)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(wanted > 0, filled / wanted, 0.0)
+        gain = np.where(wanted > 0, income * np.log(max_price / price), 0.0)
+    return np.nan_to_num(share * gain)
