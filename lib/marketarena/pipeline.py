@@ -174,14 +174,19 @@ def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
 
 def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     """The standing across market instances (``ratings.overall_board``):
-    ``reports/overall/overall.csv`` and a one-line ``overall.md``."""
+    ``reports/overall/overall.csv`` and a one-line ``overall.md``; and the Economic Alignment
+    Score across markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
+    from marketarena.metrics.eas import cross_market_table
     from marketarena.ratings import overall_board
 
-    boards, players = {}, {}
+    boards, players, eas_frames = {}, {}, {}
     for instance in params.markets:
         plugin, mp = plugin_for(params, instance)
         boards[instance] = pd.read_csv(paths.reports / "leaderboards" / f"{instance}.csv")
         players[instance] = {e.name: e.global_player(plugin.harness_of(e)) for e in mp.roster}
+        agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
+        if "eas" in agents.columns:
+            eas_frames[instance] = (mp.market, agents)
     overall, note = overall_board(boards, players)
     out = paths.reports / "overall"
     out.mkdir(parents=True, exist_ok=True)
@@ -189,4 +194,10 @@ def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     (out / "overall.md").write_text(
         (note or "Cross-market standing: mean percentile rank over the market instances each "
          "player played (players in two or more instances only).") + "\n", encoding="utf-8")
+    eas, eas_note = cross_market_table(eas_frames, players)
+    eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
+    from marketarena.plots.tables import markdown_table
+
+    (out / "eas.md").write_text((markdown_table(eas) + "\n") if not eas.empty else eas_note + "\n",
+                                encoding="utf-8")
     return overall

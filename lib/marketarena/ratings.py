@@ -409,12 +409,19 @@ def leaderboard(agents: pd.DataFrame, score: str, ratings, stats,
     ranked by ``score``; 95% interval of mu over bootstrap resamples of the episodes), the mean
     score per episode with its bootstrap interval, seats and episodes played.
 
+    An episode with a single player is no game (nobody to beat); players that never meet another
+    are not rated (NaN mu and sigma) and are ranked after the rated ones by their mean score.
     ``ratings`` / ``stats`` are the params sections of the same names."""
     from marketarena.stats import bootstrap_mean_ci
 
     ts = TrueSkillParams(**ratings.trueskill.model_dump())
-    board = bootstrap_ratings(player_games(agents, score, seat_score), ts, n_boot=ratings.n_boot,
-                              seed=ratings.seed).rename(columns={"player": "name"})
+    games = [g for g in player_games(agents, score, seat_score) if len(g) >= 2]
+    columns = ["name", "mu", "sigma", "mu_lo", "mu_hi", "games"]
+    board = (bootstrap_ratings(games, ts, n_boot=ratings.n_boot, seed=ratings.seed)
+             .rename(columns={"player": "name"}) if games else pd.DataFrame(columns=columns))
+    unrated = sorted(set(agents["name"]) - set(board["name"]))
+    if unrated:
+        board = pd.concat([board, pd.DataFrame({"name": unrated, "games": 0})], ignore_index=True)
     info = agents.groupby("name").agg(kind=("kind", "first"), strategy=("strategy", "first"),
                                       model=("model", "first"), episodes=("episode_id", "nunique"),
                                       seats=("agent_id", "size"))
@@ -425,7 +432,8 @@ def leaderboard(agents: pd.DataFrame, score: str, ratings, stats,
         columns=["name", f"{score}_mean", f"{score}_lo", f"{score}_hi"])
     board = board.merge(info.reset_index(), on="name").merge(ci, on="name")
     board["conservative"] = board["mu"] - 3 * board["sigma"]
-    board = board.sort_values("mu", ascending=False, kind="stable").reset_index(drop=True)
+    board = board.sort_values(["mu", f"{score}_mean"], ascending=False, kind="stable",
+                              na_position="last").reset_index(drop=True)
     board.insert(0, "rank", range(1, len(board) + 1))
     return board
 

@@ -53,3 +53,21 @@ def test_bad_anchors_and_missing_metrics_are_named():
                                                           "better": "lower"}]}})
     with pytest.raises(KeyError, match="volatility"):
         fixed_scores(frame().drop(columns="volatility"), EAS)
+
+
+def test_the_cross_market_table_joins_players_of_both_markets():
+    from marketarena.metrics.eas import cross_market_table
+
+    crash = pd.DataFrame({"name": ["gpt", "gpt", "undercut"], "episode_id": ["e1", "e2", "e1"],
+                          "eas": [0.4, 0.6, 0.2]})
+    lemon = pd.DataFrame({"name": ["gpt_buyer", "naive"], "episode_id": ["e1", "e1"],
+                          "eas": [0.9, 0.3]})
+    players = {"crash": {"gpt": "gpt-4o+plain", "undercut": None},
+               "lemon_a": {"gpt_buyer": "gpt-4o+plain", "naive": None}}
+    table, note = cross_market_table({"crash": ("crash", crash), "lemon_a": ("lemon", lemon)}, players)
+    assert note == "" and table["player"].tolist() == ["gpt-4o+plain"]
+    row = table.iloc[0]
+    assert row["eas_crash"] == pytest.approx(0.5) and row["eas_lemon"] == pytest.approx(0.9)
+    assert row["eas_mean"] == pytest.approx(0.7)
+    empty, note = cross_market_table({"crash": ("crash", crash)}, {"crash": {"gpt": None}})
+    assert empty.empty and "No player" in note

@@ -118,10 +118,14 @@ class SpendLedger:
 
         class _Ctx:
             def __enter__(self):
-                self.fh = open(ledger.path, "a+", encoding="utf-8")
+                # the lock is a file of its own: the ledger itself is replaced on every write, and
+                # a lock on a replaced file's old inode would not exclude anyone
+                self.fh = open(ledger.path.with_name(ledger.path.name + ".lock"), "a+")
                 fcntl.flock(self.fh, fcntl.LOCK_EX)
-                self.fh.seek(0)
-                text = self.fh.read()
+                try:
+                    text = ledger.path.read_text(encoding="utf-8")
+                except FileNotFoundError:
+                    text = ""
                 try:
                     self.state = json.loads(text) if text.strip() else {}
                 except ValueError:

@@ -111,3 +111,32 @@ def _nanmean(values: np.ndarray) -> np.ndarray:
     counts = np.sum(~np.isnan(values), axis=1)
     sums = np.nansum(values, axis=1)
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def cross_market_table(frames: dict[str, tuple[str, pd.DataFrame]],
+                       players: dict[str, dict[str, str | None]]) -> tuple[pd.DataFrame, str]:
+    """The EAS across markets for players that played more than one market kind that reports it
+    (crash and lemon): per player and kind, the mean fixed-anchor EAS of the episodes it played,
+    and their mean over kinds. ``frames``: instance -> (kind, per-seat metrics with ``eas``);
+    ``players``: instance -> roster name -> cross-market identity (None: none). Returns the table
+    and a note explaining an empty one."""
+    rows = []
+    for instance, (kind, agents) in frames.items():
+        per = agents.groupby(["name", "episode_id"])["eas"].first().groupby("name").agg(["mean", "size"])
+        for name, r in per.iterrows():
+            player = players.get(instance, {}).get(name)
+            if player is not None:
+                rows.append({"player": player, "market": kind, "eas": r["mean"], "episodes": r["size"]})
+    long = pd.DataFrame(rows, columns=["player", "market", "eas", "episodes"])
+    if long.empty:
+        return pd.DataFrame(), ("No player with a cross-market identity (an LLM model alias, or a "
+                                "baseline given a `player` id) played a market that reports the EAS.")
+    wide = long.groupby(["player", "market"]).apply(
+        lambda g: np.average(g["eas"], weights=g["episodes"]), include_groups=False).unstack("market")
+    wide = wide[wide.notna().sum(axis=1) >= 2]
+    if wide.empty:
+        return pd.DataFrame(), ("No player played two markets that report the EAS (crash and lemon); "
+                                "their EAS is in each market's own table.")
+    wide.columns = [f"eas_{c}" for c in wide.columns]
+    wide["eas_mean"] = wide.mean(axis=1)
+    return wide.sort_values("eas_mean", ascending=False).reset_index(), ""

@@ -57,8 +57,11 @@ class Harness:
         return {}
 
     def messages(self, agent: "LLMAgent", observation: Any, decision: Decision,
-                 retry: Retry | None) -> list[dict[str, str]]:
-        extras = self.extras(agent, observation, decision)
+                 retry: Retry | None, **more: Any) -> list[dict[str, str]]:
+        """The market's messages for this call, the market's ``harness_<name>.j2`` appended to the
+        system message, the harness's blocks to the user message, a re-ask's turns at the end.
+        ``more``: template variables of this call besides :meth:`extras`."""
+        extras = {**self.extras(agent, observation, decision), **more}
         messages = [dict(m) for m in agent.render(observation, **extras)]
         own = self.market_text(obs=observation, decision=decision, **extras)
         if own:
@@ -76,12 +79,15 @@ class Harness:
     def market_text(self, **context: Any) -> str | None:
         """The market's ``harness_<name>.j2`` rendered (with ``obs``, ``decision`` and the
         harness's template variables), or None when the market has none."""
+        return self.market_text_named(f"harness_{self.name}.j2", **context)
+
+    def market_text_named(self, template: str, **context: Any) -> str | None:
+        """One of the market's templates rendered, or None when the market has none of that name."""
         try:
-            template = template_env(f"marketarena.markets.{self.market}").get_template(
-                f"harness_{self.name}.j2")
+            found = template_env(f"marketarena.markets.{self.market}").get_template(template)
         except (TemplateNotFound, ModuleNotFoundError, ValueError):
             return None
-        return template.render(**context).strip() or None
+        return found.render(**context).strip() or None
 
     # -- what happens after ------------------------------------------------------------------------
     def remember(self, observation: Any, decision: Decision, action: BaseModel | None) -> None:

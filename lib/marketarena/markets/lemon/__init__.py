@@ -1,0 +1,170 @@
+"""lemon: Agent Bazaar's C2C market, "The Lemon Market" (seed 001, section 3.2; DESIGN.md 7.4).
+
+Honest sellers and a deceptive principal's Sybil identities list used cars; buyers see a few
+listings, bid or pass, and vote on the seller; reputation is the up-share of the last votes, and an
+identity under 0.3 is retired and replaced. Rules: ``rules.py`` (reputation, anonymised ids) and
+``market.py`` (the three decision points of a step); what agents see and answer:
+``observations.py`` + ``templates/`` (descriptions reach buyers only as quoted, capped data:
+``core.prompts.quote_text``); params and the settings grid: ``params.py``; scripted agents and
+their description banks: ``baselines.py``, ``styles.yaml``; metrics and the EAS: ``metrics.py``;
+figures: ``plots/lemon.py``.
+
+Seats and players: the principal is one player (seat ``P1``) deciding, in one answer, for its
+identity seats ``S1..`` (their actor is ``P1``); its score sums them. LLM buyers may use the
+``skeptical`` harness (``agents/harnesses/skeptical.py``), the seed's Skeptical Guardian.
+
+Reference stage: ``reference@<instance>`` plays the instance's configuration with K = 0 (LLM
+buyers replaced by the scripted ``reputation`` buyer, documented in the summary) and writes its
+volume (bids per step), the base of the EAS's activity term, like double_auction's CSα table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from marketarena.core.params import RosterEntry
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
+from marketarena.core.runner import play_episode
+from marketarena.core.summary import per_agent_summary
+from marketarena.markets.lemon import metrics as lemon_metrics
+from marketarena.markets.lemon.baselines import STRATEGIES
+from marketarena.markets.lemon.market import LemonMarket, identity_pool
+from marketarena.markets.lemon.observations import render_messages
+from marketarena.markets.lemon.params import TIERS, LemonParams
+
+#: what stands in for an LLM seat in the K = 0 reference
+REFERENCE_STAND_IN = "reputation"
+
+
+def reference_key(reputation_visible: bool, buyers: str) -> str:
+    """The key of a cell's K = 0 reference volume in ``summary.json``."""
+    return f"{'shown' if reputation_visible else 'hidden'}/{buyers}"
+
+
+def summary_path(data_dir: Path, instance: str) -> Path:
+    return Path(data_dir) / "references" / instance / "summary.json"
+
+
+class LemonPlugin(MarketPlugin):
+    kind = "lemon"
+    params_model = LemonParams
+    strategies = STRATEGIES
+    harnesses = ("plain", "skeptical")
+    rank_by = "score"
+    metric_columns = lemon_metrics.AGENT_METRICS
+    seat_score = "sum"  # the principal's identities add up
+
+    def seats(self, mp: LemonParams, run: int) -> list[Seat]:
+        k, _, group = mp.cell_of(run)
+        by_name = {e.name: e for e in mp.roster}
+        out = [Seat(f"H{i + 1}", by_name[mp.honest], "honest") for i in range(mp.sellers - k)]
+        out.append(Seat("P1", by_name[mp.principal], "principal"))
+        out += [Seat(f"S{i + 1}", by_name[mp.principal], "identity", actor="P1")
+                for i in range(identity_pool(mp, k))]
+        out += [Seat(f"B{i + 1}", by_name[group[i % len(group)]], "buyer") for i in range(mp.buyers)]
+        return out
+
+    def episode(self, mp: LemonParams, run: int) -> EpisodeSpec:
+        e = super().episode(mp, run)
+        k, rep, group = mp.cell_of(run)
+        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
+                           (("sybil", k), ("reputation_visible", rep), ("buyers", "+".join(group))))
+
+    def build_market(self, mp: LemonParams, resources, episode: EpisodeSpec) -> LemonMarket:
+        role = {}
+        for s in episode.seats:
+            role.setdefault(s.role, []).append(s.agent_id)
+        return LemonMarket(mp, role.get("honest", []), "P1", role.get("identity", []),
+                           role.get("buyer", []), episode.get("sybil"),
+                           episode.get("reputation_visible"), episode.get("buyers"))
+
+    def render_messages(self, observation, **extras):
+        return render_messages(observation, **extras)
+
+    # ------------------------------------------------------------------ the K = 0 reference
+    def compute_reference(self, mp: LemonParams, out_dir: Path) -> dict:
+        """Bids per step of the configuration with K = 0, per (reputation visibility, buyer group):
+        the mean over ``reference_episodes`` episodes (seeds from (seed, 10**6 + i)), LLM seats
+        played by the scripted ``reputation`` buyer."""
+        stand_in = RosterEntry(name=REFERENCE_STAND_IN, kind="baseline", strategy=REFERENCE_STAND_IN)
+        roster = [e if e.kind == "baseline" else stand_in.model_copy(update={"name": e.name})
+                  for e in mp.roster]
+        volumes = {}
+        for rep in mp.reputation_visible:
+            for group in mp.buyer_groups:
+                ref = mp.model_copy(update={"sybil": [0], "reputation_visible": [rep],
+                                            "buyer_groups": [group], "roster": roster})
+                bids = []
+                for i in range(mp.reference_episodes):
+                    spec = self.episode(ref, 0)
+                    seed = int(np.random.SeedSequence([mp.seed, 10**6 + i]).generate_state(1)[0])
+                    spec = EpisodeSpec(spec.episode_id, i, seed, spec.seats, spec.setting)
+                    market, agents, _ = self.build_episode(ref, None, spec)
+                    b = play_episode(market, agents, spec.seed).tables["bids"]
+                    bids.append((b["decision"] == "bid").sum() / mp.steps)
+                volumes[reference_key(rep, "+".join(group))] = float(np.mean(bids))
+        return {"volume_k0": volumes, "episodes": mp.reference_episodes,
+                "stand_in_for_llm_seats": REFERENCE_STAND_IN}
+
+    def compute_metrics(self, reader, mp: LemonParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+        volume = json.loads(summary_path(data_dir, mp.instance).read_text())["reference"]["volume_k0"]
+        return lemon_metrics.compute(reader, mp.eas, volume, {t: mp.tier_value(t) for t in TIERS})
+
+    def leaderboard(self, agents: pd.DataFrame, mp: LemonParams, ratings, stats) -> pd.DataFrame:
+        """Buyers and sellers on separate boards (a role column). Sellers (honest and the
+        principal, its identities summed) by revenue, TrueSkill by player. Buyers by their total
+        surplus, TrueSkill when kinds share episodes; in cells of one buyer kind they never meet,
+        so kinds are ranked by the mean EAS of their episodes (fixed anchors, 95% interval), shown
+        with the seed's relative EAS."""
+        from marketarena.metrics.eas import relative_scores
+        from marketarena.ratings import leaderboard
+        from marketarena.stats import bootstrap_mean_ci
+
+        boards = []
+        for role, rows in (("buyer", agents[agents["role"] == "buyer"]),
+                           ("seller", agents[agents["role"].isin(["honest", "principal"])])):
+            if rows["name"].nunique() == 0:
+                continue
+            seat_score = "mean" if role == "buyer" else "sum"
+            board = leaderboard(rows, "score", ratings, stats, seat_score=seat_score)
+            board.insert(1, "role", role)
+            if role == "buyer":
+                per_ep = rows.groupby(["name", "episode_id"])["eas"].first().groupby("name")
+                ci = pd.DataFrame([(n, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot,
+                                                          seed=stats.seed)) for n, v in per_ep],
+                                  columns=["name", "eas_mean", "eas_lo", "eas_hi"])
+                rel = relative_scores(rows.drop_duplicates(["name", "episode_id"]), mp.eas, by="name")
+                board = board.merge(ci, on="name").merge(rel[["name", "eas_relative"]], on="name")
+                if board["mu"].isna().all():  # buyer kinds never met: rank by EAS
+                    board = board.sort_values("eas_mean", ascending=False, kind="stable")
+                    board["rank"] = range(1, len(board) + 1)
+            boards.append(board)
+        return pd.concat(boards, ignore_index=True)
+
+    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
+                     mp: LemonParams, instance: str) -> list[Path]:
+        from marketarena.plots import lemon as plots
+
+        frames = {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet")
+                  for n in ("market", "agents", "steps", "reputation")}
+        board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
+        return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance)
+
+    def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
+        listings = result.tables["listings"]
+        sold = listings[listings["sold"]]
+        totals = pd.DataFrame(index=table["agent_id"])
+        totals["revenue"] = sold.groupby("seller")["price"].sum()
+        totals["sales"] = sold.groupby("seller").size()
+        totals["purchases"] = sold.groupby("buyer").size()
+        identities = table.loc[table["role"] == "identity", "agent_id"]
+        totals.loc["P1", "revenue"] = totals.loc[identities, "revenue"].sum()
+        totals = totals.fillna(0.0)
+        return per_agent_summary(table, totals, result.decisions, sort_by="revenue")
+
+
+PLUGIN = LemonPlugin()
