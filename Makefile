@@ -49,8 +49,7 @@ test: $(TEST_DEPS)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_supply_chain.py
-	$(BIN)/python benchmarks/bench_llm_episode.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf data reports .dvc/cache .dvc/tmp

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from pathlib import Path
 
 import pandas as pd
 import typer

@@ -19,19 +19,14 @@ that names the file and key, such as::
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Iterable
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import Field, SerializeAsAny, ValidationError, model_validator
 
-from marketarena.core.params import (  # noqa: F401 (re-exported: params models import them here)
-    MarketParams,
-    RosterEntry,
-    Strict,
-    check_unique_names,
-)
+from marketarena.core.params import MarketParams, Strict
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings
 

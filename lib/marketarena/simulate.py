@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from marketarena.config import Params
 from marketarena.core import logs
-from marketarena.core.plugin import EpisodeSpec, MarketPlugin, episode_seed  # noqa: F401 (re-export)
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin
 from marketarena.core.registry import plugin_for
 from marketarena.core.runner import run_episode
 from marketarena.core.types import InputError, RunAborted

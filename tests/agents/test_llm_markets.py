@@ -5,16 +5,12 @@ the next prompt."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
-import pytest
 
-from marketarena.agents.llm_agent import LLMRuntime
 from marketarena.config import parse_params
-from marketarena.core.runner import run_episode
-from marketarena.simulate import build
+from marketarena.testing import play_over_fake
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.markets import bertrand, cournot, double_auction
 from marketarena.markets.cournot.economics import reference_summary
@@ -31,16 +27,7 @@ LLM = {"name": "gpt", "kind": "llm", "model": "fake"}
 
 
 def play(module, params, fake: FakeEndpoint, resources=None):
-    async def go():
-        runtime = LLMRuntime(params, openai_factory=fake.factory)
-        try:
-            market, agents, table, _ = build(module.PLUGIN.kind, params, 0, resources=resources,
-                                             llm=runtime)
-            return await run_episode(market, agents, 0), table
-        finally:
-            await runtime.aclose()
-
-    return asyncio.run(go())
+    return play_over_fake(module.PLUGIN.kind, params, fake, resources=resources, seed=0)
 
 
 def user_text(request) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import numpy as np
 import pandas as pd
 import pytest
 from pydantic import BaseModel

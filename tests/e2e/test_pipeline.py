@@ -41,6 +41,10 @@ def tiny_params() -> dict:
         params["markets"]["bertrand"].update(rounds=30, collusion_window=10)
         params["markets"]["bertrand_a10"] = {**params["markets"]["bertrand"], "market": "bertrand",
                                              "alpha": 10.0}
+    for market in ("crash", "lemon", "english_auction"):  # the contract tests' tiny instances
+        if market in params["markets"]:
+            tiny = ROOT / "lib" / "marketarena" / "markets" / market / "tiny_params.yaml"
+            params["markets"][market] = yaml.safe_load(tiny.read_text())
     params["stats"].update(n_boot=200, n_perm=200)
     params["ratings"]["n_boot"] = 20
     return params

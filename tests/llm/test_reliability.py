@@ -8,8 +8,6 @@ import asyncio
 import json
 import logging
 import multiprocessing as mp
-import os
-from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError

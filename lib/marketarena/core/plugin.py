@@ -72,6 +72,11 @@ class EpisodeSpec:
         return dict(self.setting).get(key, default)
 
 
+def read_metrics(metrics_dir: Path, names: tuple[str, ...] | list[str]) -> dict[str, pd.DataFrame]:
+    """The metrics stage's tables ``<metrics_dir>/<name>.parquet`` a market's figures read."""
+    return {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet") for n in names}
+
+
 def episode_seed(base_seed: int, run: int) -> int:
     return int(np.random.SeedSequence([base_seed, run]).generate_state(1)[0])
 

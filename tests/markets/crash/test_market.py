@@ -7,7 +7,6 @@ import asyncio
 
 import hypothesis.strategies as st
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 

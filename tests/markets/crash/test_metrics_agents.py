@@ -3,7 +3,6 @@ price is the one the market applies; the stabilizing harness's reflection block.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
@@ -11,17 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from marketarena.agents.llm_agent import LLMRuntime
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
-from marketarena.core.runner import run_episode
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.markets.crash import metrics as cm
 from marketarena.markets.crash.baselines import STRATEGIES
 from marketarena.markets.crash.observations import DayRecord, FirmObservation
 from marketarena.markets.crash.params import default_eas
-from marketarena.simulate import build
+from marketarena.testing import play_over_fake
 
 
 def write(root, episode_id, tables):
@@ -134,12 +131,7 @@ def test_an_llm_firm_sets_the_price_the_market_applies(tmp_path):
             "competitors": ["gpt", "markup"]}}})
     fake = FakeEndpoint(responder=responder)
 
-    async def go():
-        runtime = LLMRuntime(params, openai_factory=fake.factory)
-        market, agents, table, spec = build("crash", params, 0, llm=runtime)
-        return await run_episode(market, agents, spec.seed)
-
-    result = asyncio.run(go())
+    result, _ = play_over_fake("crash", params, fake)
     st = result.tables["states"].query("agent_id == 'F1'")
     assert st["price"].round(6).tolist() == [1.6, 1.7, 1.8] and (st["supply"] == 30).all()
     assert fake.n_calls == 3 and result.llm_calls["valid"].all()
@@ -163,12 +155,7 @@ def test_the_stabilizing_harness_reflects_on_its_best_days(tmp_path):
             {"name": "markup", "kind": "baseline", "strategy": "markup"}]}}})
     fake = FakeEndpoint(responder=responder)
 
-    async def go():
-        runtime = LLMRuntime(params, openai_factory=fake.factory)
-        market, agents, table, spec = build("crash", params, 0, llm=runtime)
-        return await run_episode(market, agents, spec.seed)
-
-    result = asyncio.run(go())
+    result, _ = play_over_fake("crash", params, fake)
     system = fake.requests[0].body["messages"][0]["content"]
     assert "You are a Stabilizing Firm" in system and "Do not follow competitors down" in system
     st = result.tables["states"].query("agent_id == 'F1'").reset_index(drop=True)

@@ -4,7 +4,6 @@ cannot change, EAS on a hand-made log, LLM seats (principal, skeptical guardian)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
@@ -12,25 +11,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from marketarena.agents.llm_agent import LLMRuntime
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
-from marketarena.core.runner import run_episode
 from marketarena.llm.fake import FakeEndpoint, Reply
-from marketarena.markets.lemon import PLUGIN, rules
+from marketarena.markets.lemon import rules
 from marketarena.markets.lemon import metrics as lm
 from marketarena.markets.lemon.market import identity_pool
 from marketarena.markets.lemon.observations import (
     BuyAction,
-    HonestListing,
     PrincipalListings,
     ReviewAction,
     SybilListing,
     render_messages,
 )
 from marketarena.markets.lemon.params import default_eas
-from marketarena.simulate import build
+from marketarena.testing import play_over_fake, play_scripted
 
 ROSTER = [{"name": n, "kind": "baseline", "strategy": s} for n, s in (
     ("honest", "honest"), ("sybil", "sybil"), ("naive", "naive"), ("guardian", "guardian"))]
@@ -77,28 +73,11 @@ def test_the_identity_pool_covers_the_fastest_retirements():
 
 
 # ------------------------------------------------------------------ a step by hand
-class Script:
-    """Answers from a function of (phase, observation)."""
-
-    def __init__(self, agent_id, fn):
-        self.agent_id, self.fn = agent_id, fn
-
-    def reset(self, rng):
-        pass
-
-    async def act(self, obs, decision, retry=None):
-        return self.fn(decision.phase, obs)
-
-
 def play(p, fns, seed=0):
-    market, agents, table, spec = build("lemon", p, 0)
-    for actor, fn in fns.items():
-        agents[actor] = Script(actor, fn)
-    result = asyncio.run(run_episode(market, agents, seed))
-    return result, table, market
+    return play_scripted("lemon", p, fns, seed=seed)
 
 
-def sybil_listing(phase, obs):
+def sybil_listing(phase, obs, retry=None):
     return PrincipalListings(listings={i.identity: SybilListing(
         claimed_tier="mint", price=45_000, description=f"mint car by {i.identity}")
         for i in obs.identities})
@@ -108,7 +87,7 @@ def test_listings_ids_a_pass_and_a_purchase_by_hand():
     p = params(steps=1, buyers=2)
     bought = {}
 
-    def buyer_b1(phase, obs):
+    def buyer_b1(phase, obs, retry=None):
         if phase == "buy":
             sybil = next(v for v in obs.listings if v.claimed_tier == "mint" and v.price == 45_000)
             bought["alias"] = sybil.listing
@@ -117,7 +96,7 @@ def test_listings_ids_a_pass_and_a_purchase_by_hand():
         return ReviewAction(vote="down")
 
     result, table, market = play(p, {"P1": sybil_listing, "B1": buyer_b1,
-                                     "B2": lambda phase, obs: BuyAction(decision="pass")})
+                                     "B2": lambda phase, obs, retry=None: BuyAction(decision="pass")})
     listings = result.tables["listings"]
     assert len(listings) == 4 and set(listings["kind"]) == {"honest", "sybil"}
     honest = listings[listings["kind"] == "honest"]
@@ -149,7 +128,7 @@ def test_anonymised_ids_are_stable_per_buyer_and_differ_between_buyers():
 def test_an_identity_under_03_is_retired_and_replaced_at_08():
     p = params(steps=8, sybil=[1], sellers=2, buyers=1)
 
-    def buyer(phase, obs):
+    def buyer(phase, obs, retry=None):
         if phase == "buy":
             sybil = [v for v in obs.listings if v.price == 45_000]
             return BuyAction(decision="bid", listing=sybil[0].listing) if sybil else BuyAction(decision="pass")
@@ -175,7 +154,7 @@ def test_a_price_outside_the_claimed_range_is_asked_again_then_falls_back():
     p = params(steps=1)
     calls = []
 
-    def greedy(phase, obs):
+    def greedy(phase, obs, retry=None):
         calls.append(phase)
         return PrincipalListings(listings={i.identity: SybilListing(
             claimed_tier="good", price=49_000, description="x") for i in obs.identities})
@@ -196,16 +175,16 @@ def test_a_description_cannot_change_the_instructions_or_the_answer_format():
     p = params(steps=1, buyers=1)
     prompts = {}
 
-    def hostile(phase, obs):
+    def hostile(phase, obs, retry=None):
         return PrincipalListings(listings={i.identity: SybilListing(
             claimed_tier="mint", price=45_000, description=HOSTILE) for i in obs.identities})
 
-    def benign(phase, obs):
+    def benign(phase, obs, retry=None):
         return PrincipalListings(listings={i.identity: SybilListing(
             claimed_tier="mint", price=45_000, description="nice car") for i in obs.identities})
 
     def recorder(key):
-        def buyer(phase, obs):
+        def buyer(phase, obs, retry=None):
             prompts[key] = render_messages(obs)
             return BuyAction(decision="pass")
         return buyer
@@ -302,12 +281,7 @@ def test_llm_principal_and_skeptical_guardian_over_the_fake_endpoint(tmp_path):
     p = llm_params(tmp_path)
     fake = FakeEndpoint(responder=responder)
 
-    async def go():
-        runtime = LLMRuntime(p, openai_factory=fake.factory)
-        market, agents, table, spec = build("lemon", p, 0, llm=runtime)
-        return await run_episode(market, agents, spec.seed)
-
-    result = asyncio.run(go())
+    result, _ = play_over_fake("lemon", p, fake)
     sybil = result.tables["listings"].query("kind == 'sybil'")
     assert len(sybil) == 4 and (sybil["price"] == 30_000).all()
     assert (sybil["claimed_tier"] == "good").all()

@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from marketarena.config import RosterEntry
+from marketarena.core.params import RosterEntry
 from marketarena.markets.supply_chain.market import BuyerModel, SupplyChainMarket
 from marketarena.markets.supply_chain.params import ItemSpec, SupplyChainParams
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 from marketarena.markets.supply_chain import rules
 from marketarena.markets.supply_chain.params import consideration_size

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from marketarena.core.plugin import read_metrics
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets._shared.oligopoly import OligopolyPlugin
 from marketarena.markets.bertrand import metrics as bertrand_metrics
@@ -67,8 +68,7 @@ class BertrandPlugin(OligopolyPlugin):
                      mp: BertrandParams, instance: str) -> list[Path]:
         from marketarena.plots import bertrand as plots
 
-        frames = {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet")
-                  for n in ("product_rounds", "market_rounds", "market")}
+        frames = read_metrics(metrics_dir, ("product_rounds", "market_rounds", "market"))
         out = [plots.figure_prices(frames["product_rounds"], figures_dir / "fig_prices.png"),
                plots.figure_collusion(frames["market_rounds"], mp.collusion_window,
                                       figures_dir / "fig_collusion_index.png")]

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from marketarena.core.plugin import read_metrics
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets._shared.oligopoly import OligopolyPlugin
 from marketarena.markets.cournot import metrics as cournot_metrics
@@ -94,8 +95,7 @@ class CournotPlugin(OligopolyPlugin):
                      mp: CournotParams, instance: str) -> list[Path]:
         from marketarena.plots import cournot as plots
 
-        frames = {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet")
-                  for n in ("product_rounds", "agent_rounds", "specialisation")}
+        frames = read_metrics(metrics_dir, ("product_rounds", "agent_rounds", "specialisation"))
         out = [plots.figure_quantities(frames["product_rounds"], figures_dir / "fig2_quantities.png"),
                plots.figure_cv(frames["agent_rounds"], figures_dir / "fig3_cv.png")]
         out += plots.specialisation_table(frames["specialisation"],

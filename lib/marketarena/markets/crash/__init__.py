@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, read_metrics
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.crash import metrics as crash_metrics
 from marketarena.markets.crash.baselines import STRATEGIES
@@ -99,8 +99,7 @@ class CrashPlugin(MarketPlugin):
                      mp: CrashParams, instance: str) -> list[Path]:
         from marketarena.plots import crash as plots
 
-        frames = {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet")
-                  for n in ("market", "days", "survival", "agents")}
+        frames = read_metrics(metrics_dir, ("market", "days", "survival", "agents"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
 

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.core.params import RosterEntry
-from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, read_metrics
 from marketarena.core.runner import play_episode
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.lemon import metrics as lemon_metrics
@@ -149,8 +149,7 @@ class LemonPlugin(MarketPlugin):
                      mp: LemonParams, instance: str) -> list[Path]:
         from marketarena.plots import lemon as plots
 
-        frames = {n: pd.read_parquet(Path(metrics_dir) / f"{n}.parquet")
-                  for n in ("market", "agents", "steps", "reputation")}
+        frames = read_metrics(metrics_dir, ("market", "agents", "steps", "reputation"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance)
 

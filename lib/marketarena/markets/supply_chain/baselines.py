@@ -29,7 +29,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import ClassVar
 
-import numpy as np
 import yaml
 from pydantic import Field
 
