@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -135,6 +136,12 @@ def test_investment_is_paid_and_lowers_cost_at_once():
     assert firms.loc[1, "funds"] == pytest.approx(20_000 + profit - 10_000)
     assert [o.letter for o in agents["F1"].seen[1].options] == ["A", "B", "C", "D"]
     assert agents["F1"].seen[2].costs == {"A": 80.0, "B": 100.0}
+    # the next prompt's "Total profit so far" is those funds (the prompt says investments come out
+    # of it), not the sum of profits
+    user = render_messages(agents["F1"].seen[2])[1]["content"]
+    totals = re.findall(r"Total profit so far: ([\d.-]+)", user)
+    assert float(totals[-1]) == pytest.approx(firms.loc[1, "funds"])
+    assert float(totals[-1]) != pytest.approx(firms.loc[1, "total_profit"])
 
 
 def test_preset_funds_cannot_pay_an_investment():
@@ -166,6 +173,12 @@ def test_observation_and_prompts():
     system, user = (m["content"] for m in render_messages(agents["F1"].seen[-1]))
     assert "$8,500 in initial funds" in system and '"investment_option"' in user
     assert "power ups purchased: 0" in user and '"Product_B"' in user
+    # two products: the seed's own wording (C, Figure 10)
+    for phrase in ("For BOTH Product A and B", "NOT reduce costs for Product B",
+                   "(i.e. If you invested in Product A, you can aggressively decrease the price for "
+                   "ONLY Product A.", "YOU DO NOT NEED TO SELL BOTH PRODUCTS",
+                   "THE OTHER PRODUCT for the time being (if Product A is doing poorly, focus on Product B"):
+        assert phrase in system, phrase
 
 
 def test_params_validation():

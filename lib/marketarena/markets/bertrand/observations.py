@@ -10,6 +10,12 @@ quantities, costs and investments are not; nor is the number of rounds.
 The answer: ``{"observations_and_thoughts", "new_content": {PLANS.txt, INSIGHTS.txt},
 "chosen_prices": {"Product_<name>": number >= 0}}`` plus, in the start-up preset,
 ``"investment_option": "<letter>"``.
+
+Wording: the start-up preset's system prompt is the seed's (C, Figure 10) word for word when there
+are two products ("For BOTH Product A and B", its parenthesised examples); with more products the
+same text is generalised ("For EACH product"). In the start-up preset the history's "Total profit
+so far" is the firm's running funds (initial funds + profits - investments), because the prompt
+says investment costs are taken from it; in the Calvano preset it is the sum of profits.
 """
 
 from __future__ import annotations

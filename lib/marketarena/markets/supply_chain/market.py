@@ -18,7 +18,8 @@ allocation); an over-budget set is invalid too, and the market's response to it 
 also raises the ``overspent`` flag shown next round; retail → no prices and an empty slogan
 (nothing sold; an empty slogan has similarity 0 to every persona).
 Non-fatal adjustments, logged as notes: bids on unknown items, below base price or with qty 0 are
-dropped; prices for items not held are dropped; slogans longer than the word limit are truncated.
+dropped; prices for items not held are dropped; a slogan is cleaned and capped in words and
+characters (``core.prompts.quote_text``) and reaches rivals' prompts only as a quoted string.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from marketarena.core.prompts import quote_text
 from marketarena.core.types import AgentId, Checked, Decision
 from marketarena.markets.supply_chain import rules
 from marketarena.markets.supply_chain.observations import (
@@ -138,12 +140,11 @@ class SupplyChainMarket:
                 notes.append(f"dropped price for {item!r} (not held)")
             else:
                 prices[item] = price
-        words = action.slogan.split()
-        slogan = " ".join(words)
-        if len(words) > self.p.slogan_max_words:
-            slogan = " ".join(words[: self.p.slogan_max_words])
-            notes.append(f"slogan truncated from {len(words)} to {self.p.slogan_max_words} words")
-        return Checked(RetailAction(prices=prices, slogan=slogan), None, notes)
+        slogan = quote_text(action.slogan, self.p.slogan_max_chars, self.p.slogan_max_words)
+        if slogan.truncated:
+            notes.append(f"slogan cut to {self.p.slogan_max_words} words / "
+                         f"{self.p.slogan_max_chars} characters")
+        return Checked(RetailAction(prices=prices, slogan=slogan.text), None, notes)
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
         return ProcurementAction() if decision.phase == "procurement" else RetailAction()
@@ -174,6 +175,7 @@ class SupplyChainMarket:
                 n_retailers=len(self.ids), funds=round(float(self.funds[i]), 2),
                 overspent=bool(self.overspent[i]), offers=self.offers, inventory=self._inventory(i),
                 indicative=indicative, indicative_clearing=clearing, history=hist,
+                prompts=self.p.prompts,
             )
         return Decision("procurement", self.t, self.r, obs, procurement_action(tuple(self.items)))
 
@@ -237,7 +239,7 @@ class SupplyChainMarket:
                 funds=round(float(self.funds[i]), 2), offers=self.offers,
                 inventory=self._inventory(i),
                 avg_cost={x: round(float(avg[j]), 4) for j, x in enumerate(self.items) if held[j]},
-                max_slogan_words=self.p.slogan_max_words, history=hist,
+                max_slogan_words=self.p.slogan_max_words, history=hist, prompts=self.p.prompts,
             )
         return Decision("retail", self.t, 0, obs, retail_action(tuple(self.items)))
 
@@ -341,7 +343,8 @@ class SupplyChainMarket:
                 clearing_price=self._clearing_price(self._step_alloc[:, j], self._step_price[:, j]),
                 units_sold=units, avg_sale_price=round(rev / units, 2) if units else None))
         sellers = [SellerSummary(
-            agent_id=a, units_sold=int(sold[i].sum()), slogan=slogans[i],
+            agent_id=a, units_sold=int(sold[i].sum()),
+            slogan=quote_text(slogans[i], self.p.slogan_max_chars).literal,
             prices={x: int(prices[i, j]) for j, x in enumerate(items) if not np.isnan(prices[i, j])})
             for i, a in enumerate(ids) if self.active[i] or sold[i].sum() > 0]
         self.history.append(StepSummary(step=t, items=summary_items, sellers=sellers))

@@ -8,8 +8,21 @@ Information structure: own funds, inventory (with average unit cost) and the ove
 the supplier's offers; during procurement, the allocation the previous (indicative) round would
 have produced (own units and prices, and each item's indicative clearing price); and a public history
 of the last ``history_window`` steps: per item the supply, units won, clearing price, units sold and
-average sale price, and per retailer its posted prices, slogan and units sold. Buyer personas are
-never shown. The number of steps is shown ("Step: 2 of 6"), so budget pacing is possible.
+average sale price, and per retailer its posted prices, slogan (quoted) and units sold. Buyer
+personas are never shown.
+
+Prompt styles (``params.prompts``):
+
+- ``appendix_b`` (default): the system prompts of the seed's Appendix B word for word; the user
+  message has the input lines of its examples (Step, Round, Funds, Overspent, offers as
+  ``item_id,qty,base_price``, inventory, historical sales). Our additions, needed to play at all:
+  the retailer's own id (to find its row in the history), the market history itself (the seed
+  names ``market_history`` but gives no format), the indicative round's result, and "of N" after
+  the step. Steps are shown 1-based ("Step: 6 of 6" on the last; the seed's example reads
+  "Step: 0" without a total, and "Historical sales: (empty at step 0)" reads "step 1" here).
+- ``extended``: plus hints that change what an LLM does: the pay-as-bid and void-set rules, "price
+  only items you hold", "buyers mostly see retailers whose slogan matches them", item categories,
+  average unit cost and base prices at retail, the number of competitors.
 """
 
 from __future__ import annotations
@@ -100,7 +113,7 @@ class ItemSummary(BaseModel):
 class SellerSummary(BaseModel):
     agent_id: str
     prices: dict[str, int]
-    slogan: str
+    slogan: str  # quoted: a JSON string literal (core.prompts.quote_text), written by that retailer
     units_sold: int
 
 
@@ -116,6 +129,7 @@ class ProcurementObservation(BaseModel):
     steps: int
     round: int  # 1-based, as in the paper's prompt ("Round: 1 of 2")
     rounds: int
+    prompts: str = "appendix_b"  # params.prompts
     n_retailers: int
     funds: float
     overspent: bool
@@ -136,6 +150,7 @@ class RetailObservation(BaseModel):
     inventory: dict[str, int]
     avg_cost: dict[str, float]
     max_slogan_words: int
+    prompts: str = "appendix_b"  # params.prompts
     history: list[StepSummary] = Field(default_factory=list)
 
 

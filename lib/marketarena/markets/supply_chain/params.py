@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MarketParams, RosterEntry, Strict
@@ -44,7 +46,13 @@ class SupplyChainParams(MarketParams):
     k_max: int = Field(default=20, ge=1, description="upper bound on a buyer's consideration set")
     tau: float = Field(default=1.0, gt=0, description="semantic temperature τ")
     slogan_max_words: int = Field(default=25, ge=1)
+    slogan_max_chars: int = Field(default=200, ge=1, le=10_000,
+                                  description="a slogan is cut to this many characters as well")
     history_window: int = Field(default=2, ge=0, description="past steps shown in observations")
+    prompts: Literal["appendix_b", "extended"] = Field(
+        default="appendix_b", description="appendix_b: the seed's Appendix B system prompts verbatim; "
+        "extended: plus our hints (pay-as-bid and void-set rules, slogan matching, item categories, "
+        "average unit cost, competitor count)")
     items: list[ItemSpec] = Field(default_factory=lambda: list(DEFAULT_ITEMS), min_length=1)
     roster: list[RosterEntry] = Field(min_length=2)
 
