@@ -35,10 +35,14 @@ def tables():
         (1, 2, "R01", "x", 2, 0, 0, 12.0),  # stockout
         (1, 3, "R02", "y", 1, 2, 1, 200.0),
     ], columns=["step", "buyer", "agent_id", "item", "wanted", "stock_before", "bought", "price"])
-    attention = pd.DataFrame({"step": [0, 1], "buyer": [0, 1], "agent_id": ["R01", "R01"],
-                              "sim": [0.2, 0.4]})
+    # consideration sets: R01 is in buyers 0-3's; buyer 3 wants y, which R01 never offers
+    attention = pd.DataFrame({"step": [0, 1, 1, 1], "buyer": [0, 1, 2, 3], "agent_id": "R01",
+                              "sim": [0.2, 0.4, 0.3, 0.3]})
+    buyers = pd.DataFrame({"step": [0, 1, 1, 1], "buyer": [0, 1, 2, 3], "item": ["x", "x", "x", "y"]})
+    posts = pd.DataFrame({"step": [0, 1, 1], "agent_id": ["R01", "R01", "R02"], "item": ["x", "x", "y"],
+                          "price": [10.0, 12.0, 200.0]})
     return {"agents": agents, "items": items, "states": states, "bids": bids, "visits": visits,
-            "attention": attention}
+            "attention": attention, "buyers": buyers, "posts": posts}
 
 
 def test_agent_metrics_by_hand():
@@ -48,12 +52,16 @@ def test_agent_metrics_by_hand():
     assert a["NPM"] == pytest.approx(50 / 150) and b["NPM"] == pytest.approx(40 / 200)
     assert a["RAR"] == pytest.approx(25 / 15) and b["RAR"] == pytest.approx(20 / 20)  # pop. SD
     assert a["IEI"] == pytest.approx(10 / (10 + 2)) and b["IEI"] == pytest.approx(1 / 1.5)
-    assert a["stockout_rate"] == pytest.approx(1 / 3) and b["stockout_rate"] == 0
+    # attempts: R01's 4 (buyer, wanted item) pairs, y not on offer -> 1 of 4; R02 was in no set
+    assert a["stockout_rate"] == pytest.approx(1 / 4) and b["stockout_rate"] == 0
+    assert a["stockout_rate_visits"] == pytest.approx(1 / 3)  # the variant: 1 of 3 visits empty
     # final valid bids only: a 10/12 × (10·10)/(10·10); b 2/4 × (2·100)/(2·150)
     assert a["bid_efficiency"] == pytest.approx(10 / 12)
     assert b["bid_efficiency"] == pytest.approx(0.5 * 200 / 300)
-    # OSI: a won [10, 0] CV 1, sold [6, 4] CV 0.2 -> 1/1.8; b won [0, 2], sold [0, 1]: CV 1 both
-    assert a["OSI"] == pytest.approx(1 / 1.8) and b["OSI"] == pytest.approx(1.0)
+    # OSI: a ordered [12, 0] CV 1, sold [6, 4] CV 0.2 -> 1/1.8; b ordered [3 (void), 4] CV 1/7,
+    # sold [0, 1] CV 1 -> 1 / (1 + 6/7); OSI_won: b won [0, 2], sold [0, 1]: CV 1 both
+    assert a["OSI"] == pytest.approx(1 / 1.8) and b["OSI"] == pytest.approx(7 / 13)
+    assert a["OSI_won"] == pytest.approx(1 / 1.8) and b["OSI_won"] == pytest.approx(1.0)
     assert a["fill_rate"] == pytest.approx(10 / 12) and b["fill_rate"] == pytest.approx(1.0)
     assert a["MMS"] == pytest.approx(0.3) and np.isnan(b["MMS"])
 
@@ -102,3 +110,27 @@ def test_tribe_similarity_of_slogan_vectors():
     assert out.loc["R01", "sim_t2"] == pytest.approx(0.0)
     assert out.loc["R01", "sim_weighted"] == pytest.approx(0.75 * 0.8)
     assert np.isnan(out.loc["R02", "sim_t1"])  # an empty slogan has no similarity
+
+
+def test_a_seat_that_never_holds_stock_scores_the_papers_table_2_row():
+    """Market-Bench Table 2: stockout 1.000, OSI 0.796, RAR 0.000 for a retailer that never
+    holds stock: it orders (below the reserve: nothing won), is in buyers' consideration sets,
+    never has anything on offer and never profits."""
+    t = tables()
+    t["agents"] = pd.concat([t["agents"], pd.DataFrame({
+        "agent_id": ["R03"], "name": ["c"], "kind": "baseline", "model": "", "strategy": "x",
+        "role": "retailer"})], ignore_index=True)
+    t["states"] = pd.concat([t["states"], pd.DataFrame([
+        (step, "R03", 500.0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, True) for step in (0, 1)],
+        columns=t["states"].columns)], ignore_index=True)
+    t["bids"] = pd.concat([t["bids"], pd.DataFrame([  # orders 628 then 372: CV = 256 / 1000
+        (0, 1, "R03", "x", 628, 1, True, 0, True), (1, 1, "R03", "x", 372, 1, True, 0, True)],
+        columns=t["bids"].columns)], ignore_index=True)
+    t["attention"] = pd.concat([t["attention"], pd.DataFrame(
+        {"step": [0, 1, 1], "buyer": [0, 1, 3], "agent_id": "R03", "sim": 0.1})], ignore_index=True)
+    c = M.episode_agent_metrics(t).set_index("agent_id").loc["R03"]
+    assert c["stockout_rate"] == pytest.approx(1.0, abs=1e-6)
+    assert round(c["OSI"], 3) == 0.796
+    assert c["RAR"] == 0.0 and c["Pi"] == 0.0
+    # the earlier definitions gave the opposite picture: no visits -> stockout 0, OSI_won 1
+    assert c["stockout_rate_visits"] == 0.0 and c["OSI_won"] == 1.0

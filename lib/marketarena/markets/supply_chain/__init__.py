@@ -37,7 +37,7 @@ class Resources:
     embedder: Embedder
 
 
-TABLES = ("agents", "items", "states", "bids", "visits", "attention", "slogans")
+TABLES = ("agents", "items", "states", "bids", "visits", "attention", "slogans", "buyers", "posts")
 
 
 class SupplyChainPlugin(MarketPlugin):

@@ -194,7 +194,8 @@ class SupplyChainMarket:
             overspent = isinstance(act, Overspent)
             valid[i] = not overspent
             self.overspent[i] = overspent
-            for item, bid in ({} if overspent else act.bids).items():
+            # a void (over-budget) set is logged as requested, valid_set False, allocated 0
+            for item, bid in (act.requested if overspent else act).bids.items():
                 qty[i, self.item_index[item]] = bid.qty
                 price[i, self.item_index[item]] = bid.price
         return qty, price, valid

@@ -3,14 +3,23 @@
 Per agent and episode (ε = 1e-9 guards every ratio, as in the paper):
   NPM = Σ_t Π(t) / (Σ_t R(t) + ε)                      states: profit, revenue
   Pi  = Σ_t Π(t)
-  RAR = mean_t Π(t) / (SD_t Π(t) + ε)                   population SD over steps; NaN when the
-        per-step profit is constant (SD within 1e-9 of zero, relative): the paper's ε would turn
-        "no variability" into ratios of 10^12 (scripted retailers that sell out identically every
-        step do this), the very instability appendix D replaced ITR and the bullwhip ratio for
+  RAR = mean_t Π(t) / (SD_t Π(t) + ε)                   population SD over steps; 0 for an
+        all-zero profit series (the paper's Table 2 row of a seat that never holds stock); NaN
+        when the per-step profit is another constant (SD within 1e-9 of zero, relative): the
+        paper's ε would turn "no variability" into ratios of 10^12 (scripted retailers that sell
+        out identically every step do this), the very instability appendix D replaced ITR and the
+        bullwhip ratio for
   IEI = U_sold / (U_sold + Ī + ε)                       Ī = mean end-of-step inventory units
-  stockout_rate = stockouts / (directed attempts + ε)   visits: stock_before == 0 / all visits
+  stockout_rate = stockouts / (directed attempts + ε)   an attempt: every (buyer, seller in its
+        consideration set, the item it wants) of a step (``attention`` x ``buyers``); a stockout:
+        that seller has none of the item on offer (no posted price for it: ``posts``). A seat
+        that never holds stock scores 1, as in the paper's Table 2.
+  stockout_rate_visits                                  the earlier variant: visits with
+        stock_before == 0 / all visits (only sellers a buyer actually walked to)
   bid_efficiency = Q_win/(Q_bid+ε) × V_base/(C_win+ε)    final settling round, valid bid sets only
-  OSI = 1 / (1 + |CV(units won per step) − CV(units sold per step)|)   population CVs
+  OSI = 1 / (1 + |CV(units ordered per step) − CV(units sold per step)|)   population CVs; orders
+        are the requested quantities of the final round's bids, void (over-budget) sets included
+  OSI_won                                               the earlier variant: orders = units won
   fill_rate = units sold / (directed demand + ε)        directed demand = Σ units wanted on visits
   MMS = mean sim over the (buyer, agent) pairs where the buyer's consideration set held the agent
         (NaN if no buyer ever saw the agent)
@@ -33,7 +42,7 @@ from marketarena.metrics import indices
 
 EPS = 1e-9
 AGENT_METRICS = ("NPM", "Pi", "RAR", "IEI", "stockout_rate", "bid_efficiency", "OSI", "fill_rate",
-                 "MMS")
+                 "MMS", "stockout_rate_visits", "OSI_won")
 
 
 def _pop_cv(x: np.ndarray) -> float:
@@ -43,6 +52,8 @@ def _pop_cv(x: np.ndarray) -> float:
 
 def _rar(profit: np.ndarray) -> float:
     sd = profit.std()
+    if not profit.any():
+        return 0.0
     if sd <= 1e-9 * max(1.0, abs(profit.mean())):
         return np.nan
     return float(profit.mean() / (sd + EPS))
@@ -52,6 +63,24 @@ def _osi(won: np.ndarray, sold: np.ndarray) -> float:
     return 1.0 / (1.0 + abs(_pop_cv(won) - _pop_cv(sold)))
 
 
+def _orders(ordered: pd.DataFrame, agent_id: str, steps: int) -> np.ndarray:
+    """Units an agent requested per step (final round); zeros for a seat that never bid."""
+    if agent_id in ordered.index:
+        return ordered.loc[agent_id].to_numpy(dtype=float)
+    return np.zeros(steps)
+
+
+def _attempts(tables: dict[str, pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
+    """Per agent: directed attempts (buyer, seller in its consideration set, wanted item) and
+    the stockouts among them (the seller has none of that item on offer)."""
+    att = tables["attention"][["step", "buyer", "agent_id"]].merge(
+        tables["buyers"][["step", "buyer", "item"]], on=["step", "buyer"])
+    offered = tables["posts"][["step", "agent_id", "item"]].drop_duplicates().assign(offered=True)
+    att = att.merge(offered, on=["step", "agent_id", "item"], how="left")
+    missing = att["offered"].isna()
+    return att.groupby("agent_id").size(), missing.groupby(att["agent_id"]).sum()
+
+
 def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per agent of one episode; ``tables`` are that episode's log tables."""
     agents, states = tables["agents"], tables["states"].sort_values(["agent_id", "step"])
@@ -59,6 +88,10 @@ def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     visits, attention = tables["visits"], tables["attention"]
     bids = tables["bids"]
     final = bids[bids["final"] & bids["valid_set"]]
+    steps = np.sort(states["step"].unique())
+    ordered = (bids[bids["final"]].groupby(["agent_id", "step"])["qty"].sum()
+               .unstack(fill_value=0).reindex(columns=steps, fill_value=0))
+    attempts, stockouts = _attempts(tables)
     rows = []
     for agent_id in agents["agent_id"]:
         s = states[states["agent_id"] == agent_id]
@@ -76,11 +109,13 @@ def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             "Pi": profit.sum(),
             "RAR": _rar(profit),
             "IEI": sold_units.sum() / (sold_units.sum() + s["inventory_units"].mean() + EPS),
-            "stockout_rate": (v["stock_before"] == 0).sum() / (len(v) + EPS),
+            "stockout_rate": stockouts.get(agent_id, 0) / (attempts.get(agent_id, 0) + EPS),
             "bid_efficiency": q_win / (q_bid + EPS) * v_base / (c_win + EPS),
-            "OSI": _osi(s["units_won"].to_numpy().astype(float), sold_units),
+            "OSI": _osi(_orders(ordered, agent_id, len(sold_units)), sold_units),
             "fill_rate": v["bought"].sum() / (v["wanted"].sum() + EPS),
             "MMS": sims.mean() if len(sims) else np.nan,
+            "stockout_rate_visits": (v["stock_before"] == 0).sum() / (len(v) + EPS),
+            "OSI_won": _osi(s["units_won"].to_numpy().astype(float), sold_units),
         })
     return agents.merge(pd.DataFrame(rows), on="agent_id")
 
@@ -109,10 +144,14 @@ def episode_agent_steps(tables: dict[str, pd.DataFrame], tribe_sims: pd.DataFram
     states = tables["states"].sort_values(["agent_id", "step"]).copy()
     g = states.groupby("agent_id")
     states["npm"] = g["profit"].cumsum() / (g["revenue"].cumsum() + EPS)
+    bids = tables["bids"]
+    ordered = bids[bids["final"]].groupby(["agent_id", "step"])["qty"].sum().rename("ordered")
+    ordered = states[["agent_id", "step"]].join(ordered, on=["agent_id", "step"])["ordered"].fillna(0)
+    states["ordered"] = ordered.to_numpy(float)
     osi = []
-    for _, s in g:
-        won, sold = s["units_won"].to_numpy(float), s["units_sold"].to_numpy(float)
-        osi.extend(_osi(won[: t + 1], sold[: t + 1]) for t in range(len(s)))
+    for _, s in states.groupby("agent_id"):
+        orders, sold = s["ordered"].to_numpy(float), s["units_sold"].to_numpy(float)
+        osi.extend(_osi(orders[: t + 1], sold[: t + 1]) for t in range(len(s)))
     states["osi"] = osi
     final = tables["bids"]
     final = final[final["final"] & final["valid_set"]].copy()
