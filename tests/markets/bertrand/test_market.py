@@ -302,5 +302,40 @@ def test_figures_and_table(tmp_path):
     out = PLUGIN.draw_figures(paths.metrics("bertrand"), tmp_path / "fig", tmp_path / "tab",
                               params.markets["bertrand"], "bertrand")
     assert [p.name for p in out] == ["fig_prices.png", "fig_collusion_index.png", "bertrand_collusion.md",
-                                     "bertrand_collusion.tex"]
+                                     "bertrand_collusion.tex", "bertrand_outcomes.md", "bertrand_outcomes.tex"]
     assert "| n vs c | 2 |" in (tmp_path / "tab" / "bertrand_collusion.md").read_text()
+    outcomes = (tmp_path / "tab" / "bertrand_outcomes.md").read_text()
+    assert "| domination |" in outcomes and "unreliable for this preset" in outcomes
+    agents = pd.read_parquet(paths.metrics("bertrand") / "agents.parquet")
+    assert {"share_A", "share_B", "investment_pattern"} <= set(agents.columns)
+
+
+# ------------------------------------------------------------------------------- start-up outcomes
+def _states(shares, prices, nash=120.0, steps=4):
+    """A hand-made start-up log: per (firm, product) a constant share and price."""
+    rows = []
+    for step in range(steps):
+        for (agent, product), share in shares.items():
+            rows.append({"step": step, "agent_id": agent, "product": product, "share": share,
+                         "price": prices[(agent, product)], "nash_price": nash, "level": 0})
+    return pd.DataFrame(rows)
+
+
+def test_startup_outcome_categories_on_hand_made_episodes():
+    from marketarena.markets.bertrand.outcomes import investment_pattern, outcome
+
+    p = {(a, x): 150.0 for a in ("F1", "F2") for x in "AB"}
+    dom = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.95, ("F2", "B"): 0.05}, p), 3)
+    assert dom["outcome"] == "domination" and dom["leader_A"] == dom["leader_B"] == "F1"
+    assert dom["hhi_A"] == pytest.approx(0.82)
+    spec = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.1, ("F2", "B"): 0.9}, p), 3)
+    assert spec["outcome"] == "specialisation" and (spec["leader_A"], spec["leader_B"]) == ("F1", "F2")
+    even = {(a, x): 0.5 for a in ("F1", "F2") for x in "AB"}
+    assert outcome(_states(even, p), 3)["outcome"] == "collusion"  # same price, 25% over Nash
+    assert outcome(_states(even, p, nash=149.0), 3)["outcome"] == "competition"  # not above Nash
+    apart = {**p, ("F2", "B"): 170.0}
+    assert outcome(_states(even, apart), 3)["outcome"] == "competition"  # prices 13% apart
+    s = _states(even, p)
+    s.loc[(s["agent_id"] == "F1") & (s["product"] == "A") & (s["step"] >= 1), "level"] = 1
+    s.loc[(s["agent_id"] == "F1") & (s["product"] == "A") & (s["step"] >= 3), "level"] = 2
+    assert investment_pattern(s, "F1") == "1:A1 3:A2" and investment_pattern(s, "F2") == ""

@@ -62,7 +62,7 @@ class BertrandPlugin(OligopolyPlugin):
         return render_messages(observation, **extras)
 
     def compute_metrics(self, reader, mp: BertrandParams, data_dir: Path) -> dict[str, pd.DataFrame]:
-        return bertrand_metrics.compute(reader, mp.collusion_window)
+        return bertrand_metrics.compute(reader, mp.collusion_window, startup=mp.invest)
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: BertrandParams, instance: str) -> list[Path]:
@@ -76,6 +76,9 @@ class BertrandPlugin(OligopolyPlugin):
         out += plots.collusion_table(frames["market"], tables_dir / f"{instance}_collusion.md",
                                      tables_dir / f"{instance}_collusion.tex", mp.collusion_window,
                                      n_boot=2000, seed=mp.seed)
+        if mp.invest:  # the start-up preset: the seed's outcome categories (outcomes.py)
+            out += plots.outcome_table(frames["market"], tables_dir / f"{instance}_outcomes.md",
+                                       tables_dir / f"{instance}_outcomes.tex", mp.collusion_window)
         return out
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:

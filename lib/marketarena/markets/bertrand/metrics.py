@@ -10,6 +10,9 @@ mean_price (own price over the window, mean over products), collusion_index (own
 references, per product, mean over products), invalid_rate.
 Per episode (``market``): lineup, collusion_index of the mean price over firms and products
 (the DESIGN formula), mean_price, nash_price, monopoly_price.
+Start-up preset (``outcomes.py``): per agent its mean share of each product over the window
+(``share_<product>``) and its ``investment_pattern``; per episode the ``outcome`` category
+(domination, specialisation, collusion, competition), ``hhi_<product>`` and ``leader_<product>``.
 Per agent, product and period (``product_rounds``, ``step`` 0-based): price, quantity, share, profit, cost, references.
 Per period and product (``market_rounds``): mean price over firms, references, the period's index.
 """
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.core.reader import EpisodeReader
+from marketarena.markets.bertrand import outcomes
 from marketarena.markets.bertrand.economics import collusion_index
 
 AGENT_METRICS = ("profit", "collusion_index", "mean_price", "final_funds", "investments",
@@ -33,7 +37,7 @@ def _index(p_bar, p_n, p_m) -> float:
     return float(collusion_index(p_bar, p_n, p_m))
 
 
-def episode_metrics(tables: dict[str, pd.DataFrame], window: int) -> dict[str, pd.DataFrame]:
+def episode_metrics(tables: dict[str, pd.DataFrame], window: int, startup: bool = False) -> dict[str, pd.DataFrame]:
     agents, states, firms, dec = (tables[k] for k in ("agents", "states", "firms", "decisions"))
     lineup = " vs ".join(agents.sort_values("agent_id")["name"])
     last = states[states["step"] > states["step"].max() - window]
@@ -54,6 +58,10 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int) -> dict[str, p
             "invalid_rate": (~d["valid"].astype(bool)).sum() / max(rounds, 1),
         })
     agent_rows = agents.merge(pd.DataFrame(rows), on="agent_id")
+    if startup:
+        agent_rows = agent_rows.merge(outcomes.firm_shares(states, window), on="agent_id", how="left")
+        agent_rows["investment_pattern"] = [outcomes.investment_pattern(states, a)
+                                            for a in agent_rows["agent_id"]]
     product_rounds = agents[["agent_id", "name"]].merge(states, on="agent_id")
     product_rounds.insert(2, "lineup", lineup)
     mr = states.groupby(["step", "product"])[["price", "nash_price", "monopoly_price"]].mean().reset_index()
@@ -62,14 +70,15 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int) -> dict[str, p
     w = last[["price", "nash_price", "monopoly_price"]].mean()
     market = pd.DataFrame([{"lineup": lineup, "mean_price": w["price"], "nash_price": w["nash_price"],
                             "monopoly_price": w["monopoly_price"],
-                            "collusion_index": _index(w["price"], w["nash_price"], w["monopoly_price"])}])
+                            "collusion_index": _index(w["price"], w["nash_price"], w["monopoly_price"]),
+                            **(outcomes.outcome(states, window) if startup else {})}])
     return {"agents": agent_rows, "product_rounds": product_rounds, "market_rounds": mr, "market": market}
 
 
-def compute(reader: EpisodeReader, window: int) -> dict[str, pd.DataFrame]:
+def compute(reader: EpisodeReader, window: int, startup: bool = False) -> dict[str, pd.DataFrame]:
     out: dict[str, list[pd.DataFrame]] = {}
     for episode_id, tables in reader.require().episodes(*TABLES):
-        for name, frame in episode_metrics(tables, window).items():
+        for name, frame in episode_metrics(tables, window, startup).items():
             frame.insert(0, "episode_id", episode_id)
             out.setdefault(name, []).append(frame)
     return {name: pd.concat(frames, ignore_index=True) for name, frames in out.items()}
