@@ -19,12 +19,13 @@ that names the file and key, such as::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SerializeAsAny, ValidationError, model_validator
+from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 from marketarena.core.params import MarketParams, Strict
 from marketarena.llm.errors import LLMConfigError
@@ -96,6 +97,24 @@ class RatingsParams(Strict):
     seed: int = Field(default=0, ge=0)
 
 
+class ExecutionParams(Strict):
+    """How ``simulate`` runs episodes; changes no result (and is no stage's DVC param)."""
+
+    workers: int | Literal["auto"] = Field(
+        default="auto", description="worker processes for episodes (auto: one per CPU core); "
+        "logs are byte-identical to one worker's")
+
+    @field_validator("workers")
+    @classmethod
+    def _positive(cls, v):
+        if v != "auto" and v < 1:
+            raise ValueError("must be 'auto' or at least 1")
+        return v
+
+    def resolve(self) -> int:
+        return max(1, os.cpu_count() or 1) if self.workers == "auto" else int(self.workers)
+
+
 class Params(Strict):
     personas: PersonasParams = Field(default_factory=PersonasParams)
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
@@ -104,6 +123,7 @@ class Params(Strict):
     markets: dict[str, SerializeAsAny[MarketParams]] = Field(default_factory=dict)
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
+    execution: ExecutionParams = Field(default_factory=ExecutionParams)
 
 
 def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str:

@@ -17,8 +17,14 @@ Order of work: every input file is read whole and the market's resources are loa
 truncated embeddings file fails there), and only then is the episodes folder touched, under a lock
 (``.<instance>.lock`` beside it) that keeps a second concurrent run of the same instance out. Each
 episode is written the moment it finishes, so an interruption loses at most the episode in flight.
-Episodes run one after another in one event loop, so an LLM client and its connections live for
-the whole run.
+Workers (``execution.workers``, default one per core): the episodes to play are dealt round-robin
+to worker processes (``spawn``); each loads the inputs itself, plays its episodes one after another
+in one event loop (one LLM client per worker) and writes each episode the moment it finishes, so
+logs are byte-identical to a one-worker run (only ``meta.json["run"]``, wall time and usage, is not).
+For LLM instances the run as a whole keeps each endpoint's ``max_concurrency``: no more workers
+than the smallest of them, each worker gets its share; the spend ledger (``llm/budget.py``) is a
+locked file all workers charge, so ``llm.max_cost_usd`` holds for the run. With an in-process fake
+endpoint (tests' ``openai_factory``) the run stays in one process.
 """
 
 from __future__ import annotations
@@ -200,10 +206,75 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
             if not params.llm.cache_only:
                 llm.check_keys(aliases)  # a missing key variable stops before any episode
         started = time.perf_counter()
-        asyncio.run(_play_all(instance, params, resources, out_dir, len(planned), todo, summary,
-                              progress, llm))
+        workers = worker_count(params, instance, len(todo))
+        if workers > 1 and openai_factory is None:
+            if llm is not None:  # the parent only checked the keys; each worker has its client
+                asyncio.run(llm.aclose())
+            summary["played"] = _play_in_workers(instance, params, data_dir, out_dir, len(planned),
+                                                 todo, summary["skipped"], progress, workers)
+        else:
+            asyncio.run(_play_all(instance, params, resources, out_dir, len(planned), todo, summary,
+                                  progress, llm))
+        summary["workers"] = workers if openai_factory is None else 1
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
         return summary
+
+
+def worker_count(params: Params, instance: str, episodes: int) -> int:
+    """Worker processes for ``episodes`` episodes: ``execution.workers``, at most one per episode
+    and, with LLM seats, at most the smallest ``max_concurrency`` of the instance's endpoints."""
+    n = min(params.execution.resolve(), max(episodes, 1))
+    for alias in llm_aliases(params, instance):
+        n = min(n, params.models[alias].max_concurrency)
+    return max(n, 1)
+
+
+def _worker_params(params: Params, instance: str, workers: int) -> Params:
+    """Each worker's share of every endpoint's ``max_concurrency`` (their sum stays within it)."""
+    models = {alias: (spec.model_copy(update={"max_concurrency": max(1, spec.max_concurrency // workers)})
+                      if alias in llm_aliases(params, instance) else spec)
+              for alias, spec in params.models.items()}
+    return params.model_copy(update={"models": models})
+
+
+def _play_in_workers(instance, params, data_dir, out_dir, n_planned, todo, skipped, progress,
+                     workers) -> int:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    shares = [[(k, ep.episode_id) for k, (_, ep) in enumerate(todo)][w::workers] for w in range(workers)]
+    wparams = _worker_params(params, instance, workers)
+    played, error = 0, None
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_worker, instance, wparams, data_dir, out_dir, n_planned, share,
+                               skipped, progress) for share in shares]
+        for future in futures:
+            try:
+                played += future.result()
+            except BaseException as exc:  # the others finish their episodes; the first error wins
+                error = error or exc
+    if error is not None:
+        raise error
+    return played
+
+
+def _worker(instance, params, data_dir, out_dir, n_planned, share, skipped, progress) -> int:
+    """One worker process: play the episodes ``share`` names ([(index in the run, id)])."""
+    inputs, resources = load_inputs(instance, params, data_dir)
+    wanted = dict((episode_id, k) for k, episode_id in share)
+    todo = [(spec, ep) for spec, ep in plan(instance, params, inputs) if ep.episode_id in wanted]
+    summary = {"played": 0, "skipped": skipped}
+    llm = None
+    if llm_aliases(params, instance):
+        from marketarena.agents.llm_agent import LLMRuntime
+
+        llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance))
+    try:
+        asyncio.run(_play_all(instance, params, resources, out_dir, n_planned, todo, summary,
+                              progress, llm, [k for k, _ in share]))
+    except RunAborted as exc:  # crosses the process boundary as a plain RunAborted with its text
+        raise RunAborted(f"{type(exc).__name__}: {exc}") from None
+    return summary["played"]
 
 
 def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str, dict[str, float | int]]:
@@ -222,19 +293,21 @@ def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str
 
 
 async def _play_all(instance, params, resources, out_dir, n_planned, todo, summary, progress,
-                    llm) -> None:
+                    llm, positions=None) -> None:
     try:
         await _play_episodes(instance, params, resources, out_dir, n_planned, todo, summary,
-                             progress, llm)
+                             progress, llm, positions)
     finally:
         if llm is not None:
             await llm.aclose()
 
 
 async def _play_episodes(instance, params, resources, out_dir, n_planned, todo, summary, progress,
-                         llm) -> None:
+                         llm, positions=None) -> None:
+    """``positions``: each episode's index in the whole run (for progress lines of a worker)."""
     plugin, mp = plugin_for(params, instance)
-    for k, (spec, ep) in enumerate(todo):
+    for n, (spec, ep) in enumerate(todo):
+        k = positions[n] if positions is not None else n
         t0 = time.perf_counter()
         market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
         result = await run_episode(market_obj, agents, ep.seed)

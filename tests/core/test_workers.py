@@ -1,0 +1,90 @@
+"""Episodes in worker processes (issue 13): logs byte-identical to a one-worker run, resume
+after an interruption, and one budget for all workers of an LLM run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from marketarena.config import parse_params
+from marketarena.core.types import RunAborted
+from marketarena.simulate import simulate, spend_ledger_path, worker_count
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tiny(kind: str, **execution) -> dict:
+    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    return {"markets": {kind: block}, "execution": execution}
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file under ``root``; meta.json without its ``run`` part (wall time, usage)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            data = path.read_bytes()
+            if path.name == "meta.json":
+                meta = json.loads(data)
+                meta.pop("run", None)
+                data = json.dumps(meta, sort_keys=True).encode()
+            out[str(path.relative_to(root))] = data
+    return out
+
+
+@pytest.mark.parametrize("kind", ["english_auction", "crash"])
+def test_two_workers_write_the_same_logs_as_one(tmp_path, kind):
+    one = parse_params(tiny(kind, workers=1))
+    two = parse_params(tiny(kind, workers=2))
+    s1 = simulate(kind, one, tmp_path / "a", progress=False)
+    s2 = simulate(kind, two, tmp_path / "b", progress=False)
+    assert s1["workers"] == 1 and s2["workers"] == 2 and s1["played"] == s2["played"] >= 2
+    a, b = files(tmp_path / "a" / "episodes" / kind), files(tmp_path / "b" / "episodes" / kind)
+    assert a.keys() == b.keys() and len(a) > 0
+    assert [k for k in a if a[k] != b[k]] == []
+
+
+def test_a_run_interrupted_in_workers_resumes_and_keeps_finished_episodes(tmp_path):
+    params = parse_params(tiny("english_auction", workers=2))
+    simulate("english_auction", params, tmp_path, progress=False)
+    out = tmp_path / "episodes" / "english_auction"
+    episodes = sorted(p for p in out.iterdir() if p.is_dir())
+    before = {p.name: (p / "meta.json").stat().st_mtime_ns for p in episodes}
+    shutil.rmtree(episodes[1])  # as if the run had stopped before this one was written
+    summary = simulate("english_auction", params, tmp_path, progress=False)
+    assert summary["played"] == 1 and summary["skipped"] == len(episodes) - 1
+    after = {p.name: (p / "meta.json").stat().st_mtime_ns for p in sorted(out.iterdir()) if p.is_dir()}
+    assert {k: v for k, v in after.items() if k != episodes[1].name} == \
+        {k: v for k, v in before.items() if k != episodes[1].name}
+
+
+def llm_params(tmp_path, workers, limit):
+    p = tiny("english_auction", workers=workers)
+    p["models"] = {"mock": {"model": "mock", "provider": "mock", "max_concurrency": 4,
+                            "price_in_per_mtok": 20.0, "price_out_per_mtok": 20.0, "max_tokens": 100,
+                            "mock": {"policy": "scripted",
+                                     "answers": [{"reasoning": "", "bid": None}]}}}
+    p["llm"] = {"cache_dir": str(tmp_path / "cache"), "max_cost_usd": limit}
+    p["markets"]["english_auction"]["roster"].append({"name": "m", "kind": "llm", "model": "mock"})
+    return parse_params(p)
+
+
+def test_the_budget_holds_for_all_workers_together(tmp_path):
+    params = llm_params(tmp_path, workers=2, limit=0.5)
+    assert worker_count(params, "english_auction", 4) == 2
+    with pytest.raises(RunAborted, match="BudgetExceeded|budget"):
+        simulate("english_auction", params, tmp_path, progress=False)
+    ledger = json.loads(spend_ledger_path(tmp_path, "english_auction").read_text())
+    assert 0 < ledger["spent_usd"] <= 0.5 and ledger["reserved"] == {}
+
+
+def test_workers_never_exceed_an_endpoints_concurrency(tmp_path):
+    params = llm_params(tmp_path, workers=8, limit=None)
+    one = params.model_copy(update={"models": {"mock": params.models["mock"].model_copy(
+        update={"max_concurrency": 1})}})
+    assert worker_count(params, "english_auction", 10) == 4
+    assert worker_count(one, "english_auction", 10) == 1
