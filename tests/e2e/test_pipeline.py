@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,8 @@ def env(project: Path):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(project / "lib")
     e["PATH"] = f"{BIN}{os.pathsep}{e['PATH']}"
+    e.update(GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@example.invalid",  # dvc exp commits
+             GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e2e@example.invalid")
     e.update(DVC_NO_ANALYTICS="1", HF_HUB_OFFLINE="1", MPLBACKEND="Agg",
              MARKETARENA_RECORD_IMPORTS=str(project / "imports.jsonl"))
     return e
@@ -241,3 +244,18 @@ def test_killed_run_resumes_without_redoing_finished_episodes(project):
     assert len(final) == 12
     for ep, meta in kept.items():
         assert final[ep]["run"]["finished_at"] == meta["run"]["finished_at"], ep
+
+
+def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
+    """README "Sweeps with dvc exp": `dvc exp run -S` re-runs the stages of the instance whose
+    params changed (and `overall`), nothing else, and `dvc exp show` lists the experiment."""
+    git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid"]
+    subprocess.run([*git, "add", "-A"], cwd=project, check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "baseline"], cwd=project, check=True, capture_output=True)
+    out = dvc(project, "exp", "run", "-n", "bertrand-seed5", "-S", "markets.bertrand.seed=5").stdout
+    ran = set(re.findall(r"Running stage '([^']+)'", out))
+    assert {"simulate@bertrand", "metrics@bertrand", "ratings@bertrand"} <= ran, out
+    stages = ("instance", "reference", "simulate", "metrics", "stats", "ratings", "figures")
+    assert ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, ran
+    shown = dvc(project, "exp", "show", "--json").stdout
+    assert "bertrand-seed5" in shown

@@ -17,11 +17,13 @@ BAZAAR's scale (about 90,000 games) is a params change.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
 from marketarena.core.params import MAX_RUNS, MarketParams, RosterEntry, Strict
+
+MAX_QUOTE = 100
 
 Distribution = Literal["uniform", "correlated", "semi_bimodal", "heavy_tailed"]
 DISTRIBUTIONS: tuple[str, ...] = ("uniform", "correlated", "semi_bimodal", "heavy_tailed")
@@ -66,13 +68,16 @@ class DoubleAuctionParams(MarketParams):
     rounds: int = Field(default=30, ge=1)
     n_buyers: int = Field(default=4, ge=1)
     n_sellers: int = Field(default=4, ge=1)
-    max_quote: int = Field(default=100, ge=2, description="quotes are integers 0..max_quote")
     distributions: list[Distribution] = Field(default_factory=lambda: list(DISTRIBUTIONS),
                                               min_length=1)
     values: ValueParams = Field(default_factory=ValueParams)
     prompt_history_rounds: int = Field(default=30, ge=0,
                                        description="past rounds printed in an LLM prompt")
     reference: ReferenceParams = Field(default_factory=ReferenceParams)
+
+    #: quotes and values are integers 0..100, as in BAZAAR; fixed (the value draws, the answer
+    #: schema and the CSα buckets all assume it), so not a param
+    max_quote: ClassVar[int] = MAX_QUOTE
     csa_clip: float = Field(default=5.0, gt=0, description="CSα = clip((S - μ)/σ, -clip, clip)")
     rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
     roster: list[RosterEntry] = Field(min_length=2)
