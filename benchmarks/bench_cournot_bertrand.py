@@ -20,10 +20,9 @@ from pathlib import Path
 import yaml
 
 from marketarena.config import load_params, parse_params
-from marketarena.core.registry import get_plugin
 from marketarena.core.runner import run_episode
-from marketarena.simulate import episode_seed, simulate
 from marketarena.pipeline import Paths, run_metrics, run_reference
+from marketarena.simulate import build, load_inputs, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,11 +33,10 @@ def params_for(market: str, path: str | None, preset: str | None):
     block = yaml.safe_load((ROOT / "lib/marketarena/markets" / market / "default_params.yaml").read_text())
     if preset:
         block[market]["preset"] = preset
-    return parse_params({"markets": block})
+    return parse_params({"markets": block, "execution": {"workers": 1}})  # comparable to before
 
 
 def bench(market: str, params, profile: bool) -> None:
-    plugin = get_plugin(market)
     mp = params.markets[market]
     label = f"{market}" + (f" ({mp.preset})" if hasattr(mp, "preset") else "")
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,15 +44,15 @@ def bench(market: str, params, profile: bool) -> None:
         t0 = time.perf_counter()
         run_reference(market, params, paths)
         t_ref = time.perf_counter() - t0
-        resources = plugin.load_resources(params, paths.data)
+        _, resources = load_inputs(market, params, paths.data)
         prof = cProfile.Profile() if profile else None
         total_rounds, total_time, per_lineup = 0, 0.0, []
         for run in range(mp.runs):
-            market_obj, agents, table = plugin.build_episode(params, resources, run)
+            market_obj, agents, table, spec = build(market, params, run, resources=resources)
             t0 = time.perf_counter()
             if prof:
                 prof.enable()
-            asyncio.run(run_episode(market_obj, agents, episode_seed(mp.seed, run)))
+            asyncio.run(run_episode(market_obj, agents, spec.seed))
             if prof:
                 prof.disable()
             dt = time.perf_counter() - t0

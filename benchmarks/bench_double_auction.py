@@ -25,10 +25,10 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.runner import run_episode
-from marketarena.simulate import episode_seed
-from marketarena.markets.double_auction import PLUGIN, rating_games
+from marketarena.markets.double_auction import PLUGIN
 from marketarena.pipeline import Paths, run_metrics, run_reference
-from marketarena.ratings import TrueSkillParams, multipass, pass_orders, rate_sequential
+from marketarena.ratings import TrueSkillParams, multipass, pass_orders, player_games, rate_sequential
+from marketarena.simulate import build
 
 DEFAULT = Path(__file__).resolve().parents[1] / "lib/marketarena/markets/double_auction/default_params.yaml"
 
@@ -51,20 +51,19 @@ def main() -> None:
         ref = time.perf_counter() - t0
         play = write = 0.0
         for run in range(n):
-            market, agents, table = PLUGIN.build_episode(params, None, run)
+            market, agents, table, spec = build("double_auction", params, run)
             t0 = time.perf_counter()
-            result = asyncio.run(run_episode(market, agents, episode_seed(mp.seed, run)))
+            result = asyncio.run(run_episode(market, agents, spec.seed))
             t1 = time.perf_counter()
             plan = logs.PlannedEpisode(f"ep-{run:04d}", run, 0, "bench")
             logs.write_episode(paths.episodes("double_auction"), plan,
-                               {"agents": table, "decisions": result.decisions,
-                                "llm_calls": result.llm_calls, **result.tables}, {}, {})
+                               {"agents": table, **result.log_tables()}, {}, {})
             play += t1 - t0
             write += time.perf_counter() - t1
         t0 = time.perf_counter()
         frames = run_metrics("double_auction", params, paths)
         met = time.perf_counter() - t0
-    games = rating_games(frames["agents"])
+    games = player_games(frames["agents"], PLUGIN.rank_by, PLUGIN.seat_score)
     ts = TrueSkillParams(**params.ratings.trueskill.model_dump())
     t0 = time.perf_counter()
     multipass(games, ts, passes=mp.rating_passes, seed=0)

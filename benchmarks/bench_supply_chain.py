@@ -20,10 +20,9 @@ from pathlib import Path
 from marketarena.config import load_params
 from marketarena.core import logs
 from marketarena.core.runner import play_episode
-from marketarena.simulate import episode_seed
 from marketarena.embeddings import Embedder
-from marketarena.markets.supply_chain import PLUGIN
 from marketarena.pipeline import Paths, run_embed, run_personas
+from marketarena.simulate import build, load_inputs
 
 
 def main() -> None:
@@ -47,23 +46,22 @@ def main() -> None:
         t0 = time.perf_counter()
         run_embed(params, paths)
         embed = time.perf_counter() - t0
-        resources = PLUGIN.load_resources(params, paths.data)
+        _, resources = load_inputs("supply_chain", params, paths.data)
         _ = resources.embedder.model  # load before timing the simulation
         prof = cProfile.Profile() if args.profile else None
         sim = write = 0.0
         for run in range(runs):
-            market, agents, table = PLUGIN.build_episode(params, resources, run)
+            market, agents, table, spec = build("supply_chain", params, run, resources=resources)
             t0 = time.perf_counter()
             if prof:
                 prof.enable()
-            result = play_episode(market, agents, episode_seed(mp.seed, run))
+            result = play_episode(market, agents, spec.seed)
             if prof:
                 prof.disable()
             t1 = time.perf_counter()
             plan = logs.PlannedEpisode(f"ep-{run:04d}", run, 0, "bench")
             logs.write_episode(paths.episodes("supply_chain"), plan,
-                               {"agents": table, "decisions": result.decisions,
-                                "llm_calls": result.llm_calls, **result.tables}, {}, {})
+                               {"agents": table, **result.log_tables()}, {}, {})
             sim += t1 - t0
             write += time.perf_counter() - t1
         print(f"embedding model load         {load:7.2f} s")

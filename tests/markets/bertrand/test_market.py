@@ -96,8 +96,23 @@ def test_investment_options_by_hand():
     assert [(o.letter, o.upgrades, o.cost) for o in opts] == [
         ("A", {}, 0), ("B", {"A": 1}, 10_000), ("C", {"B": 1}, 10_000)]
     assert "from $100 to $80" in opts[1].text and "ONLY" in opts[1].text
+    # the seed's options A-G (appendix C), in its order and words, re-lettered as shown
+    seed = {"A": "No investments for either product at this time.",
+            "B": "Invest in Phase I Product A Production ONLY to decrease MC from $100 to $80.",
+            "C": "Invest in Phase I Product B Production ONLY to decrease MC from $100 to $80.",
+            "D": "Invest in BOTH Phase I Product A and Product B Production ONLY to decrease MCs to $80.",
+            "E": "Invest in Phase II Product A Production ONLY to decrease MC from $80 to $50.",
+            "F": "Invest in Phase II Product B Production ONLY to decrease MC from $80 to $50.",
+            "G": "Invest in BOTH Phase II Product A and Product B Production to decrease MCs from $80 to $50."}
+    first = rules.investment_options([0, 0], 1e9, ["A", "B"], ladder, costs)
+    second = rules.investment_options([1, 1], 1e9, ["A", "B"], ladder, costs)
+    assert [o.text for o in first] == [seed[k] for k in "ABCD"]
+    assert [o.text for o in second] == [seed[k] for k in "AEFG"] and [o.letter for o in second] == list("ABCD")
+    # products at different phases: no mixed bundle unless asked for
     opts = rules.investment_options([1, 0], 25_000, ["A", "B"], ladder, costs)
-    assert [o.upgrades for o in opts] == [{}, {"A": 2}, {"B": 1}, {"A": 2, "B": 1}]
+    assert [o.upgrades for o in opts] == [{}, {"B": 1}, {"A": 2}]
+    mixed = rules.investment_options([1, 0], 25_000, ["A", "B"], ladder, costs, mixed_bundles=True)
+    assert [o.upgrades for o in mixed] == [{}, {"B": 1}, {"A": 2}, {"A": 2, "B": 1}]
     assert [o.upgrades for o in rules.investment_options([2, 1], 1e9, ["A", "B"], ladder, costs)] == [{}, {"B": 2}]
 
 

@@ -84,7 +84,8 @@ class BertrandMarket:
         for a, i in self.index.items():
             opts = (rules.investment_options(self.levels[i].tolist(), float(self.funds[i]),
                                              list(self.products), self.base.cost_ladder,
-                                             self.base.investment_costs) if self.invest else [])
+                                             self.base.investment_costs, self.p.mixed_bundles)
+                    if self.invest else [])
             self.options[a] = opts
             obs[a] = BertrandObservation(
                 agent_id=a, round=self.t + 1, preset=self.p.preset, products=list(self.products),

@@ -30,6 +30,9 @@ class BertrandParams(MarketParams):
     seats: int = Field(default=2, ge=1, description="firms per episode")
     history_window: int = Field(default=10, ge=1, description="past rounds of own data shown")
     collusion_window: int = Field(default=50, ge=1, description="last periods of the collusion index")
+    mixed_bundles: bool = Field(
+        default=False, description="start-up: also offer upgrades of products at different phases "
+        "together (the seed offers only its options A-G: one product, or both at the same phase)")
     below_cost_sells_nothing: bool | None = Field(
         default=None, description="a price below marginal cost sells nothing (null: startup only)")
     post_keys = frozenset({"collusion_window"})

@@ -25,23 +25,53 @@ from marketarena.markets.bertrand.observations import InvestmentOption
 ROMAN = ("I", "II", "III", "IV", "V")
 
 
-def investment_options(levels: list[int], funds: float, products: list[str], ladder, costs) -> list[InvestmentOption]:
+def investment_options(levels: list[int], funds: float, products: list[str], ladder, costs,
+                       mixed_bundles: bool = False) -> list[InvestmentOption]:
+    """The affordable options, lettered A, B, ... in the seed's order (appendix C, Figure 9):
+    none; then per phase, each product's upgrade to that phase alone, and one upgrade of every
+    product together when all of them are at that phase ("BOTH"). The seed's wording; its letters
+    change with the options shown, as in the seed. ``mixed_bundles`` adds every other combination
+    (products at different phases together), which the seed never offered."""
+    both = "either" if len(products) == 2 else "any"
     out = [InvestmentOption(letter="A", upgrades={}, cost=0.0,
-                            text="No investments for any product at this time.")]
+                            text=f"No investments for {both} product at this time.")]
     up = [k for k, lvl in enumerate(levels) if lvl < len(ladder) - 1]
-    for size in range(1, len(up) + 1):
-        for subset in combinations(up, size):
-            cost = float(sum(costs[levels[k]] for k in subset))
-            if cost > funds + 1e-9:
-                continue
-            parts = [f"Phase {ROMAN[levels[k]]} Product {products[k]}" for k in subset]
-            mcs = ", ".join(f"Product {products[k]} from ${ladder[levels[k]]:g} to ${ladder[levels[k] + 1]:g}"
-                            for k in subset)
-            only = " ONLY" if size == 1 else ""
-            out.append(InvestmentOption(
-                letter=ascii_uppercase[len(out)], upgrades={products[k]: levels[k] + 1 for k in subset},
-                cost=cost, text=f"Invest in {' and '.join(parts)} Production{only} to decrease MC: {mcs}."))
+    singles = [(k,) for k in up]
+    together = tuple(up) if len(up) == len(levels) > 1 and len(set(levels)) == 1 else None
+    candidates = sorted(singles, key=lambda sub: (levels[sub[0]], sub[0]))
+    if together is not None:  # after the singles of its phase
+        at = max(i for i, sub in enumerate(candidates) if levels[sub[0]] == levels[together[0]]) + 1
+        candidates.insert(at, together)
+    if mixed_bundles:
+        candidates += [sub for size in range(2, len(up) + 1) for sub in combinations(up, size)
+                       if sub != together]
+    for subset in candidates:
+        cost = float(sum(costs[levels[k]] for k in subset))
+        if cost > funds + 1e-9:
+            continue
+        out.append(InvestmentOption(letter=ascii_uppercase[len(out)],
+                                    upgrades={products[k]: levels[k] + 1 for k in subset},
+                                    cost=cost, text=_option_text(subset, levels, products, ladder,
+                                                                 subset == together)))
     return out
+
+
+def _option_text(subset, levels, products, ladder, together: bool) -> str:
+    k = subset[0]
+    phase, lo, hi = ROMAN[levels[k]], ladder[levels[k]], ladder[levels[k] + 1]
+    if len(subset) == 1:
+        return (f"Invest in Phase {phase} Product {products[k]} Production ONLY to decrease MC from "
+                f"${lo:g} to ${hi:g}.")
+    names = " and ".join(f"Product {products[j]}" for j in subset)
+    if together:
+        lead = "BOTH" if len(subset) == 2 else "ALL of"
+        if levels[k] == 0:  # the seed's D: "... Production ONLY to decrease MCs to $80."
+            return f"Invest in {lead} Phase {phase} {names} Production ONLY to decrease MCs to ${hi:g}."
+        return f"Invest in {lead} Phase {phase} {names} Production to decrease MCs from ${lo:g} to ${hi:g}."
+    parts = " and ".join(f"Phase {ROMAN[levels[j]]} Product {products[j]}" for j in subset)
+    mcs = ", ".join(f"Product {products[j]} from ${ladder[levels[j]]:g} to ${ladder[levels[j] + 1]:g}"
+                    for j in subset)
+    return f"Invest in {parts} Production to decrease MC: {mcs}."
 
 
 def settle(prices: np.ndarray, config: BertrandConfig, sells_nothing_below_cost: bool):
