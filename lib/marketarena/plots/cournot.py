@@ -2,7 +2,7 @@
 
 Conventions (as in ``plots.supply_chain``): the figures are faceted by *lineup* (the firms that met,
 seats in order; a round-robin roster has several), one line per seat, the mean across that lineup's
-episodes per round with a Student-t 95% band (:func:`marketarena.plots.style.mean_ci`; none with
+episodes per round with a Student-t band at ``plots.style.CONFIDENCE`` (95%) (:func:`marketarena.plots.style.mean_ci`; none with
 one episode), colours from :func:`agent_palette` over all names. Reference lines use the seat's
 colour: dashed = its Cournot-Nash value, dotted = its monopoly (joint-profit) value.
 
@@ -17,10 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from marketarena.plots.style import agent_palette, apply_theme, mean_ci, no_data, save
+from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, mean_ci, no_data, save
 from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
 
 
@@ -43,6 +44,9 @@ def _reference_legend(ax, palette: dict) -> None:
 
 def _lineups(df: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(df.sort_values("episode_id")["lineup"])) if len(df) else []
+
+
+BAND = f"{CONFIDENCE:.0%}"
 
 
 def _seat_label(g: pd.DataFrame) -> str:
@@ -78,15 +82,16 @@ def figure_quantities(product_rounds: pd.DataFrame, path: str | Path) -> Path:
                                 _seat_label(g))
                 ax.axhline(g["nash_quantity"].iloc[0], color=colour, ls="--", lw=1.1)
                 ax.axhline(g["monopoly_quantity"].iloc[0], color=colour, ls=":", lw=2)
-            ax.set_title(f"{lineup} — product {prod}" if c == 0 else f"product {prod}", fontsize=9)
+            ax.set_title(f"{lineup} ({_episodes(d)}) — product {prod}" if c == 0 else f"product {prod}",
+                         fontsize=9)
             ax.set_ylabel("quantity (units)" if c == 0 else "")
             ax.set_ylim(bottom=0)
         _reference_legend(axes[r, -1], {_seat_label(g): palette[g["name"].iloc[0]]
                                          for _, g in d.groupby("agent_id", sort=True)})
     for ax in axes[-1]:
         ax.set_xlabel("round (step)")
-    fig.suptitle(f"Quantities per product by lineup (mean over {_episodes(product_rounds)}, 95% CI; "
-                 "dashed = Nash, dotted = monopoly)", fontsize=11)
+    fig.suptitle(f"Quantities per product by lineup (mean over each lineup's episodes, {BAND} "
+                 "band where it has two or more; dashed = Nash, dotted = monopoly)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
     return save(fig, path)
 
@@ -113,16 +118,18 @@ def figure_cv(agent_rounds: pd.DataFrame, path: str | Path, max_cols: int = 3) -
             _line_with_band(ax, _per_episode(g, ["step"], "cv"), "step", "cv", colour, _seat_label(g))
             ax.axhline(g["nash_cv"].iloc[0], color=colour, ls="--", lw=1.1)
             ax.axhline(g["monopoly_cv"].iloc[0], color=colour, ls=":", lw=2)
-        ax.set_title(lineup, fontsize=9)
-        ax.set_ylim(-0.03, 1.05)
+        ax.set_title(f"{lineup} ({_episodes(d)})", fontsize=9)
+        # the CV of M quantities is at most sqrt(M - 1): 1 for two products, more for more
+        top = max(1.0, float(np.nanmax(d[["cv", "nash_cv", "monopoly_cv"]].to_numpy(float))))
+        ax.set_ylim(-0.03, top * 1.05)
         ax.set_xlabel("round (step)")
         ax.set_ylabel("CV across products" if k % cols == 0 else "")
         ax.legend(handles=[Line2D([], [], color=c, label=s) for s, c in seats.items()], fontsize=7,
                   loc="lower right")
     for k in range(len(lineups), rows * cols):
         axes[k // cols, k % cols].set_visible(False)
-    fig.suptitle(f"Specialisation CV per round (mean over {_episodes(agent_rounds)}, 95% CI; "
-                 "dashed = Nash CV, dotted = monopoly CV)", fontsize=11)
+    fig.suptitle(f"Specialisation CV per round (mean over each lineup's episodes, {BAND} band where "
+                 "it has two or more; dashed = Nash CV, dotted = monopoly CV)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
     return save(fig, path)
 
@@ -141,8 +148,9 @@ def specialisation_frame(spec: pd.DataFrame) -> pd.DataFrame:
 
 
 def specialisation_table(spec: pd.DataFrame, path_md: str | Path, path_tex: str | Path,
-                         alpha: float = 0.05) -> list[Path]:
-    """The one-sided block bootstrap test of mean CV > Nash CV, per run and pooled (md + tex)."""
+                         alpha: float = 0.05, level: float = CONFIDENCE) -> list[Path]:
+    """The one-sided block bootstrap test of mean CV > Nash CV, per run and pooled (md + tex);
+    ``level``: the interval's level (params ``bootstrap.level``)."""
     frame = specialisation_frame(spec)
     shown = frame.rename(columns={"scope": "Scope", "episode_id": "Episode", "name": "Firm",
                                   "mean": "Mean CV", "nash_cv": "Nash CV", "ci_lo": "CI low",
@@ -153,13 +161,13 @@ def specialisation_table(spec: pd.DataFrame, path_md: str | Path, path_tex: str 
     n = int(spec["n_resamples"].iloc[0]) if len(spec) else 0
     block = int(spec["block"].iloc[0]) if len(spec) else 0
     what = (f"circular block bootstrap (block {block}, {n:,} resamples) of the mean per-round CV, "
-            f"one-sided against the firm's Nash CV; 95% percentile interval; significant at "
+            f"one-sided against the firm's Nash CV; {level:.0%} percentile interval; significant at "
             f"p < {alpha:g}. Pooled: runs resampled independently.")
     md = markdown_table(shown, formats=fmt, align={"Scope": "l", "Episode": "l", "Firm": "l",
                                                    "Significant": "c"},
                         caption=f"**Specialisation test.** {what}")
     tex_what = (f"circular block bootstrap (block {block}, {n:,} resamples) of the mean per-round CV, "
-                f"one-sided against the firm's Nash CV; 95\\% percentile interval; significant at "
+                f"one-sided against the firm's Nash CV; {100 * level:.0f}\\% percentile interval; significant at "
                 f"$p < {alpha:g}$. Pooled: runs resampled independently.")
     tex = latex_table(shown, formats=fmt, align={"Scope": "l", "Episode": "l", "Firm": "l",
                                                  "Significant": "c"},

@@ -24,7 +24,7 @@ def small_defaults():
         blocks.update(yaml.safe_load((MARKETS / name / "default_params.yaml").read_text()))
     blocks["cournot"].update(rounds=10, runs=3, roster=blocks["cournot"]["roster"][:3])
     blocks["bertrand"].update(runs=3, roster=[blocks["bertrand"]["roster"][k] for k in (0, 3, 4)])
-    blocks["cournot"]["bootstrap"]["n_resamples"] = 500
+    blocks["cournot"]["bootstrap"].update(n_resamples=500, level=0.9)
     blocks["bertrand"].update(rounds=20, collusion_window=5)
     return parse_params({"markets": blocks, "stats": {"n_boot": 100, "n_perm": 100},
                          "ratings": {"n_boot": 10}})
@@ -50,3 +50,6 @@ def test_both_markets_through_every_stage(tmp_path):
                                          "fig_collusion_index.png", "cournot_specialisation.md",
                                          "bertrand_collusion.tex"}
     assert (paths.data / "references" / "cournot" / "reference.md").is_file()
+    # captions say what is plotted: the configured level, never a smallest p of 0
+    table = (paths.reports / "tables" / "cournot" / "cournot_specialisation.md").read_text()
+    assert "90% percentile interval" in table and "95%" not in table

@@ -101,7 +101,7 @@ class CournotPlugin(OligopolyPlugin):
         out += plots.specialisation_table(frames["specialisation"],
                                           tables_dir / f"{instance}_specialisation.md",
                                           tables_dir / f"{instance}_specialisation.tex",
-                                          mp.bootstrap.alpha)
+                                          mp.bootstrap.alpha, mp.bootstrap.level)
         return out
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
