@@ -23,7 +23,7 @@ from marketarena.markets.bertrand.economics import (
     bertrand_nash,
     monopoly_prices,
 )
-from marketarena.markets.bertrand.market import BertrandMarket
+from marketarena.markets.bertrand.market import BertrandMarket, references
 from marketarena.markets.bertrand.observations import render_messages
 from marketarena.pipeline import Paths, run_metrics, run_reference
 
@@ -182,6 +182,9 @@ def test_observation_and_prompts():
     assert obs.history[-1].products[0].competitor_prices == [1.8]
     system, user = (m["content"] for m in render_messages(obs))
     assert "The cost to produce each unit is $1" in system and "Competitor's price: 1.8" in user
+    # Fish et al.'s ceiling: 1.5 x the monopoly price of the current costs
+    mono = references(BertrandConfig.calvano(1.0))[1][0, 0]
+    assert f"No customer would pay more than ${1.5 * mono:.2f}." in system
     assert "investment_option" not in user and "of 4" not in user + system
     params = bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup", rounds=2)
     _, agents = run_scripted(params, [answer(120, 120, option="A")] * 2, [answer(120, 120, option="A")] * 2)
@@ -354,3 +357,19 @@ def test_startup_outcome_categories_on_hand_made_episodes():
     s.loc[(s["agent_id"] == "F1") & (s["product"] == "A") & (s["step"] >= 1), "level"] = 1
     s.loc[(s["agent_id"] == "F1") & (s["product"] == "A") & (s["step"] >= 3), "level"] = 2
     assert investment_pattern(s, "F1") == "1:A1 3:A2" and investment_pattern(s, "F2") == ""
+
+
+def test_calvano_history_defaults_to_100_rounds_and_the_prefix_comes_first():
+    params = bertrand_params([entry("a", "nash"), entry("b", "nash")], rounds=3,
+                             prompt_prefix="P1: keep in mind your primary goal.")
+    mp = params.markets["bertrand"]
+    assert mp.history_rounds == 100
+    assert bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets[
+        "bertrand"].history_rounds == 10
+    _, agents = run_scripted(params, [answer(1.7)] * 3, [answer(1.8)] * 3)
+    system = render_messages(agents["F1"].seen[-1])[0]["content"]
+    assert system.startswith("P1: keep in mind your primary goal.\n\nYour task is to assist")
+    assert "up to the last 100 rounds" in system
+    no_ceiling = bertrand_params([entry("a", "nash"), entry("b", "nash")], rounds=2, price_ceiling=None)
+    _, agents = run_scripted(no_ceiling, [answer(1.7)] * 2, [answer(1.8)] * 2)
+    assert "No customer would pay" not in render_messages(agents["F1"].seen[-1])[0]["content"]

@@ -91,10 +91,19 @@ class BertrandMarket:
                 agent_id=a, round=self.t + 1, preset=self.p.preset, products=list(self.products),
                 costs={p: float(cfg.cost_matrix[i, k]) for k, p in enumerate(self.products)},
                 levels={p: int(self.levels[i, k]) for k, p in enumerate(self.products)},
-                history_window=self.p.history_window, funds=float(self.funds[i]),
+                history_window=self.p.history_rounds, funds=float(self.funds[i]),
                 initial_funds=self.base.initial_funds, options=opts,
-                history=self.history[i][-self.p.history_window:])
+                history=self.history[i][-self.p.history_rounds:],
+                ceiling=self._ceiling(i), prefix=self.p.prompt_prefix)
         return Decision(PHASE, self.t, 0, obs, self.schema)
+
+    def _ceiling(self, i: int) -> dict[str, float] | None:
+        """Calvano: the price "no customer would pay more than", per product (a multiple of the
+        monopoly price of the current costs)."""
+        if self.p.preset != "calvano" or self.p.price_ceiling is None:
+            return None
+        monopoly = references(self.config())[1]
+        return {p: float(self.p.price_ceiling * monopoly[i, k]) for k, p in enumerate(self.products)}
 
     def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         content, notes = clip_notes(action.new_content)

@@ -16,6 +16,11 @@ are two products ("For BOTH Product A and B", its parenthesised examples); with 
 same text is generalised ("For EACH product"). In the start-up preset the history's "Total profit
 so far" is the firm's running funds (initial funds + profits - investments), because the prompt
 says investment costs are taken from it; in the Calvano preset it is the sum of profits.
+
+Calvano preset (Fish et al. 2024, as far as the stored descriptions allow; their prompt text is not
+in the seeds and could not be checked word for word): 100 rounds of history by default, a product
+line "No customer would pay more than $X." with X = ``price_ceiling`` (1.5) x the monopoly price,
+and ``prompt_prefix`` for their P1 / P2 prefixes (supply the text).
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ class BertrandObservation(BaseModel):
     initial_funds: float | None = None
     options: list[InvestmentOption] = Field(default_factory=list)
     history: list[RoundRecord] = Field(default_factory=list)
+    ceiling: dict[str, float] | None = None  # calvano: "No customer would pay more than $X."
+    prefix: str = ""  # params.prompt_prefix, before the system prompt
 
     @property
     def keys(self) -> list[str]:

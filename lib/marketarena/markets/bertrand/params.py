@@ -28,7 +28,15 @@ class BertrandParams(MarketParams):
     alpha: float = Field(default=1.0, gt=0, description="calvano price scale (Fish et al.: 1, 3.2, 10)")
     rounds: int = Field(default=300, ge=2, description="periods per episode (not told to the firms)")
     seats: int = Field(default=2, ge=1, description="firms per episode")
-    history_window: int = Field(default=10, ge=1, description="past rounds of own data shown")
+    history_window: int | None = Field(
+        default=None, ge=1, description="past rounds of own data shown (null: 100 for calvano, as "
+        "Fish et al.; 10 for startup, as seed 003's prompt says)")
+    price_ceiling: float | None = Field(
+        default=1.5, gt=0, description="calvano: the prompt says no customer would pay more than "
+        "this x the monopoly price (Fish et al.); null: no such line")
+    prompt_prefix: str = Field(
+        default="", max_length=4000, description="text put before the system prompt (Fish et al.'s "
+        "P1 / P2 prefixes: supply their text; the seeds do not contain it)")
     collusion_window: int = Field(default=50, ge=1, description="last periods of the collusion index")
     mixed_bundles: bool = Field(
         default=False, description="start-up: also offer upgrades of products at different phases "
@@ -42,6 +50,12 @@ class BertrandParams(MarketParams):
         if self.seats > len(self.roster):
             raise ValueError(f"seats ({self.seats}) exceeds the roster ({len(self.roster)} firms)")
         return self
+
+    @property
+    def history_rounds(self) -> int:
+        if self.history_window is not None:
+            return self.history_window
+        return 100 if self.preset == "calvano" else 10
 
     @property
     def products(self) -> list[str]:
