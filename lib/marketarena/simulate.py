@@ -25,6 +25,10 @@ For LLM instances the run as a whole keeps each endpoint's ``max_concurrency``: 
 than the smallest of them, each worker gets its share; the spend ledger (``llm/budget.py``) is a
 locked file all workers charge, so ``llm.max_cost_usd`` holds for the run. With an in-process fake
 endpoint (tests' ``openai_factory``) the run stays in one process.
+
+Ray (``execution.ray_address``): the same workers run as Ray tasks on an existing cluster (one CPU
+each; ``workers: auto`` = the cluster's CPUs), writing the same logs into the same folder, which
+must therefore be on a file system every node shares. Ray is an extra: ``marketarena[ray]``.
 """
 
 from __future__ import annotations
@@ -206,24 +210,30 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
             if not params.llm.cache_only:
                 llm.check_keys(aliases)  # a missing key variable stops before any episode
         started = time.perf_counter()
-        workers = worker_count(params, instance, len(todo))
-        if workers > 1 and openai_factory is None:
+        ray_address = params.execution.ray_address if openai_factory is None else None
+        workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
+        if ray_address is not None or workers > 1:
             if llm is not None:  # the parent only checked the keys; each worker has its client
                 asyncio.run(llm.aclose())
-            summary["played"] = _play_in_workers(instance, params, data_dir, out_dir, len(planned),
-                                                 todo, summary["skipped"], progress, workers)
+            play = _play_on_ray if ray_address is not None else _play_in_workers
+            summary["played"], workers = play(instance, params, data_dir.resolve(), out_dir.resolve(),
+                                              len(planned), todo, summary["skipped"], progress,
+                                              workers)
         else:
             asyncio.run(_play_all(instance, params, resources, out_dir, len(planned), todo, summary,
                                   progress, llm))
-        summary["workers"] = workers if openai_factory is None else 1
+        summary["workers"] = workers
+        summary["backend"] = "ray" if ray_address is not None else "local"
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
         return summary
 
 
-def worker_count(params: Params, instance: str, episodes: int) -> int:
-    """Worker processes for ``episodes`` episodes: ``execution.workers``, at most one per episode
-    and, with LLM seats, at most the smallest ``max_concurrency`` of the instance's endpoints."""
-    n = min(params.execution.resolve(), max(episodes, 1))
+def worker_count(params: Params, instance: str, episodes: int, cores: int | None = None) -> int:
+    """Worker processes for ``episodes`` episodes: ``execution.workers`` (``auto``: ``cores``, by
+    default this machine's), at most one per episode and, with LLM seats, at most the smallest
+    ``max_concurrency`` of the instance's endpoints."""
+    wanted = params.execution.resolve() if cores is None or params.execution.workers != "auto" else cores
+    n = min(wanted, max(episodes, 1))
     for alias in llm_aliases(params, instance):
         n = min(n, params.models[alias].max_concurrency)
     return max(n, 1)
@@ -237,17 +247,21 @@ def _worker_params(params: Params, instance: str, workers: int) -> Params:
     return params.model_copy(update={"models": models})
 
 
+def _shares(todo, workers: int) -> list[list[tuple[int, str]]]:
+    """The episodes dealt round-robin: per worker [(index in the run, episode id)]."""
+    return [[(k, ep.episode_id) for k, (_, ep) in enumerate(todo)][w::workers] for w in range(workers)]
+
+
 def _play_in_workers(instance, params, data_dir, out_dir, n_planned, todo, skipped, progress,
-                     workers) -> int:
+                     workers) -> tuple[int, int]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    shares = [[(k, ep.episode_id) for k, (_, ep) in enumerate(todo)][w::workers] for w in range(workers)]
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_worker, instance, wparams, data_dir, out_dir, n_planned, share,
-                               skipped, progress) for share in shares]
+                               skipped, progress) for share in _shares(todo, workers)]
         for future in futures:
             try:
                 played += future.result()
@@ -255,7 +269,60 @@ def _play_in_workers(instance, params, data_dir, out_dir, n_planned, todo, skipp
                 error = error or exc
     if error is not None:
         raise error
-    return played
+    return played, workers
+
+
+def _play_on_ray(instance, params, data_dir, out_dir, n_planned, todo, skipped, progress,
+                 workers) -> tuple[int, int]:
+    """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
+    ``workers: auto`` = the cluster's CPUs). Every task writes its episodes into ``out_dir``, which
+    must be on a file system the nodes share."""
+    try:
+        import ray
+    except ImportError:
+        raise RunAborted("execution.ray_address is set but Ray is not installed: "
+                         "pip install 'marketarena[ray]' (or set ray_address: null)") from None
+    address = params.execution.ray_address
+    _check_reachable(address)  # ray.init itself retries an absent head for minutes
+    try:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=progress)
+    except Exception as exc:  # no head at that address, version mismatch, ...
+        raise RunAborted(f"execution.ray_address: cannot join the Ray cluster at {address!r}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    try:
+        cores = int(ray.cluster_resources().get("CPU", 1))
+        workers = worker_count(params, instance, len(todo), cores=cores)
+        task = ray.remote(num_cpus=1, max_retries=0)(_worker)
+        wparams = _worker_params(params, instance, workers)
+        refs = [task.remote(instance, wparams, data_dir, out_dir, n_planned, share, skipped, progress)
+                for share in _shares(todo, workers)]
+        played, error = 0, None
+        for ref in refs:
+            try:
+                played += ray.get(ref)
+            except Exception as exc:  # a task's RunAborted arrives wrapped: keep its message
+                error = error or RunAborted(f"a Ray task failed: {getattr(exc, 'cause', None) or exc}")
+        if error is not None:
+            raise error
+        return played, workers
+    finally:
+        ray.shutdown()
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """A ``host:port`` Ray address must accept a connection (``auto`` and ``ray://`` are Ray's)."""
+    import socket
+
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
+            pass
+    except (OSError, ValueError) as exc:
+        raise RunAborted(f"execution.ray_address: no Ray head answers at {address!r} "
+                         f"({type(exc).__name__}: {exc}); start one with `ray start --head` or "
+                         "set ray_address: null") from None
 
 
 def _worker(instance, params, data_dir, out_dir, n_planned, share, skipped, progress) -> int:
