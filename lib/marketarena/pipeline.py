@@ -134,7 +134,7 @@ def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.Dat
 def run_stats(instance: str, params: Params, paths: Paths) -> dict:
     """Spearman of the instance's ranking score with each of its metrics (cluster bootstrap over
     episodes, within-episode permutation p-values)."""
-    from marketarena.plots.tables import latex_table, markdown_table, write_tables
+    from marketarena.plots.tables import write_frame
     from marketarena.stats import spearman_table
 
     plugin, mp = plugin_for(params, instance)
@@ -147,8 +147,7 @@ def run_stats(instance: str, params: Params, paths: Paths) -> dict:
               "n_episodes": int(agents["episode_id"].nunique()),
               "spearman": table.to_dict(orient="records")}
     out = paths.reports / "stats"
-    write_tables(out / instance / f"{instance}_spearman.md", markdown_table(table) + "\n",
-                 out / instance / f"{instance}_spearman.tex", latex_table(table) + "\n")
+    write_frame(table, out / instance / f"{instance}_spearman")
     _write_json(result, out / f"{instance}.json")
     return result
 

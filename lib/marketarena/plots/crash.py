@@ -23,8 +23,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from marketarena.plots.style import CONFIDENCE, apply_theme, mean_ci, no_data, save
-from marketarena.plots.tables import latex_table, markdown_table, write_tables
+from marketarena.plots.style import CONFIDENCE, apply_theme, mean_ci, mean_errorbar, no_data, save
+from marketarena.plots.tables import write_frame
 
 BAND = f"{CONFIDENCE:.0%}"
 
@@ -110,9 +110,7 @@ def appendix_c(market: pd.DataFrame, path: Path) -> Path:
     fig, axes = plt.subplots(1, len(panels), figsize=(11, 3.3))
     for ax, (col, label) in zip(axes, panels):
         for d, sub in market.groupby("discovery_limit"):
-            m = mean_ci(sub, ["stabilizing"], col)
-            ax.errorbar(m["stabilizing"], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
-                        marker="o", capsize=3, lw=1.2, label=f"dlc {d}")
+            mean_errorbar(ax, sub, "stabilizing", col, f"dlc {d}")
         ax.set_xlabel("stabilizing firms")
         ax.set_ylabel(label)
     axes[0].legend(fontsize=8)
@@ -127,17 +125,13 @@ def tables(market: pd.DataFrame, board: pd.DataFrame, tables_dir: Path, instance
     grid = market.groupby(["discovery_limit", "stabilizing"])[cols].mean().reset_index()
     grid.insert(2, "episodes", market.groupby(["discovery_limit", "stabilizing"]).size().to_numpy())
     caption = "Per (discovery limit, stabilizing firms) cell: means over its seeds."
-    out = list(write_tables(tables_dir / f"{instance}_grid.md",
-                            markdown_table(grid, caption=caption) + "\n",
-                            tables_dir / f"{instance}_grid.tex",
-                            latex_table(grid, caption=caption) + "\n"))
+    out = list(write_frame(grid, tables_dir / f"{instance}_grid", caption))
     eas = board[["rank", "name", "mu", "sigma", "episodes", "seats", "profit_mean", "eas_mean",
                  "eas_lo", "eas_hi", "eas_relative"]]
     caption = ("Per firm kind: TrueSkill (mean profit per seat ranks a kind in each episode), mean "
                "profit, EAS on fixed anchors (95% bootstrap interval over episodes) and the seed's "
                "relative EAS (divided by the best kind's; changes when kinds are added).")
-    out += write_tables(tables_dir / f"{instance}_eas.md", markdown_table(eas, caption=caption) + "\n",
-                        tables_dir / f"{instance}_eas.tex", latex_table(eas, caption=caption) + "\n")
+    out += write_frame(eas, tables_dir / f"{instance}_eas", caption)
     return out
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, mean_ci, no_data, save
-from marketarena.plots.tables import latex_table, markdown_table, write_tables
+from marketarena.plots.tables import write_frame
 
 
 def trueskill_by_cell(agents: pd.DataFrame, path: Path) -> Path:
@@ -162,13 +162,11 @@ def tables(spearman: pd.DataFrame, board: pd.DataFrame, tables_dir: Path, instan
     caption = ("Table 1: Spearman correlation of an item's priority (initial plan, and the plan in "
                "force before the item) with the bidder's engagement (bids) and winning, pooled over "
                "auctions, 95% cluster bootstrap intervals.")
-    out = list(write_tables(tables_dir / f"{instance}_table1.md", markdown_table(table, caption=caption) + "\n",
-                            tables_dir / f"{instance}_table1.tex", latex_table(table, caption=caption) + "\n"))
+    out = list(write_frame(table, tables_dir / f"{instance}_table1", caption))
     cols = ["rank", "name", "mu_multipass", "sigma_multipass", "mu_lo", "mu_hi", "episodes",
             "profit_mean", "items_won", "failed_bid_rate", "cfr", "mean_bip"]
     shown = board[[c for c in cols if c in board.columns]]
-    out += write_tables(tables_dir / f"{instance}_board.md", markdown_table(shown) + "\n",
-                        tables_dir / f"{instance}_board.tex", latex_table(shown) + "\n")
+    out += write_frame(shown, tables_dir / f"{instance}_board")
     return out
 
 

@@ -19,16 +19,18 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, mean_ci, no_data, save
-from marketarena.plots.tables import latex_table, markdown_table, write_tables
+from marketarena.plots.style import (
+    CONFIDENCE,
+    agent_palette,
+    apply_theme,
+    mean_ci,
+    mean_errorbar,
+    no_data,
+    save,
+)
+from marketarena.plots.tables import write_frame
 
 BAND = f"{CONFIDENCE:.0%}"
-
-
-def _errorbar(ax, frame, x, y, label, colour=None):
-    m = mean_ci(frame, [x], y)
-    ax.errorbar(m[x], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]], marker="o",
-                capsize=3, lw=1.2, label=label, color=colour)
 
 
 def sybil_share_volume(market: pd.DataFrame, path: Path) -> Path:
@@ -39,9 +41,7 @@ def sybil_share_volume(market: pd.DataFrame, path: Path) -> Path:
         label = f"{group} buyers" + ("" if rep else " (reputation hidden)")
         style = "-" if rep else "--"
         for ax, col in zip(axes, ("sybil_revenue_share", "volume")):
-            m = mean_ci(sub, ["sybil"], col)
-            ax.errorbar(m["sybil"], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
-                        marker="o", capsize=3, lw=1.2, ls=style, label=label, color=palette[group])
+            mean_errorbar(ax, sub, "sybil", col, label, palette[group], ls=style)
     axes[0].set_ylabel("Sybil revenue share")
     axes[1].set_ylabel("bids per step")
     for ax in axes:
@@ -92,8 +92,8 @@ def buyers(agents: pd.DataFrame, path: Path) -> Path:
     per["surplus_per_purchase"] = per["surplus"] / per["purchases"].where(per["purchases"] > 0)
     palette = agent_palette(per["name"])
     for name, sub in per.groupby("name"):
-        _errorbar(axes[0], sub, "sybil", "deceptive_share", name, palette[name])
-        _errorbar(axes[1], sub, "sybil", "surplus_per_purchase", name, palette[name])
+        mean_errorbar(axes[0], sub, "sybil", "deceptive_share", name, palette[name])
+        mean_errorbar(axes[1], sub, "sybil", "surplus_per_purchase", name, palette[name])
     axes[0].set_ylabel("Sybil share of its purchases")
     axes[1].set_ylabel("surplus per purchase ($)")
     for ax in axes:
@@ -112,18 +112,14 @@ def tables(market: pd.DataFrame, board: pd.DataFrame, tables_dir: Path, instance
     cells = market.groupby(keys)[cols].mean().reset_index()
     cells.insert(3, "episodes", market.groupby(keys).size().to_numpy())
     caption = "Per (buyer group, K, reputation shown) cell: means over its seeds."
-    out = list(write_tables(tables_dir / f"{instance}_cells.md",
-                            markdown_table(cells, caption=caption) + "\n",
-                            tables_dir / f"{instance}_cells.tex",
-                            latex_table(cells, caption=caption) + "\n"))
+    out = list(write_frame(cells, tables_dir / f"{instance}_cells", caption))
     buyers_board = board[board["role"] == "buyer"]
     eas = buyers_board[["rank", "name", "mu", "sigma", "episodes", "score_mean", "eas_mean",
                         "eas_lo", "eas_hi", "eas_relative"]]
     caption = ("Per buyer kind: TrueSkill (total surplus ranks buyers in each episode), mean surplus, "
                "EAS on fixed anchors (95% bootstrap interval over its episodes) and the seed's "
                "relative EAS (divided by the best kind's; changes when kinds are added).")
-    out += write_tables(tables_dir / f"{instance}_eas.md", markdown_table(eas, caption=caption) + "\n",
-                        tables_dir / f"{instance}_eas.tex", latex_table(eas, caption=caption) + "\n")
+    out += write_frame(eas, tables_dir / f"{instance}_eas", caption)
     return out
 
 

@@ -141,6 +141,14 @@ def mean_ci(
     return out[cols]
 
 
+def mean_errorbar(ax: Axes, df: pd.DataFrame, x: str, value: str, label: str | None = None,
+                  colour=None, ls: str = "-") -> None:
+    """Markers at the mean of ``value`` per ``x`` with its :func:`mean_ci` interval as error bars."""
+    m = mean_ci(df, [x], value)
+    ax.errorbar(m[x], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]], marker="o",
+                capsize=3, lw=1.2, ls=ls, label=label, color=colour)
+
+
 def save(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` (parents created), close it, return the path."""
     path = Path(path)
@@ -160,6 +168,7 @@ __all__ = [
     "apply_theme",
     "integer_steps",
     "mean_ci",
+    "mean_errorbar",
     "no_data",
     "save",
     "sorted_names",

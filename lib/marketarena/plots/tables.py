@@ -412,6 +412,13 @@ def write_tables(path_md: str | Path, md: str, path_tex: str | Path, tex: str) -
     return paths[0], paths[1]
 
 
+def write_frame(frame: pd.DataFrame, stem: str | Path, caption: str | None = None) -> tuple[Path, Path]:
+    """``frame`` as ``<stem>.md`` and ``<stem>.tex``, default formatting, one caption for both."""
+    stem = Path(stem)
+    return write_tables(stem.parent / f"{stem.name}.md", markdown_table(frame, caption=caption) + "\n",
+                        stem.parent / f"{stem.name}.tex", latex_table(frame, caption=caption) + "\n")
+
+
 __all__ = [
     "KIND_LABELS",
     "TABLE2_DIRECTIONS",
@@ -425,5 +432,6 @@ __all__ = [
     "markdown_table",
     "table2",
     "table2_frame",
+    "write_frame",
     "write_tables",
 ]

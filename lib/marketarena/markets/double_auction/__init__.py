@@ -94,7 +94,7 @@ class DoubleAuctionPlugin(MarketPlugin):
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: DoubleAuctionParams, instance: str) -> list[Path]:
         from marketarena.plots import double_auction as plots
-        from marketarena.plots.tables import latex_table, markdown_table, write_tables
+        from marketarena.plots.tables import write_frame
 
         agents = pd.read_parquet(Path(metrics_dir) / "agents.parquet")
         rounds = pd.read_parquet(Path(metrics_dir) / "agent_rounds.parquet")
@@ -105,10 +105,7 @@ class DoubleAuctionPlugin(MarketPlugin):
                 "game_efficiency"]
         shown = board[cols].copy()
         shown["name"] = shown["name"] + np.where(board["baseline"], " (baseline)", "")
-        tables_dir = Path(tables_dir)
-        return out + list(write_tables(
-            tables_dir / f"{instance}_leaderboard.md", markdown_table(shown) + "\n",
-            tables_dir / f"{instance}_leaderboard.tex", latex_table(shown) + "\n"))
+        return out + list(write_frame(shown, Path(tables_dir) / f"{instance}_leaderboard"))
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         """Per-seat totals of one played game, highest surplus first (``marketarena play``)."""
