@@ -343,16 +343,16 @@ def test_startup_outcome_categories_on_hand_made_episodes():
     from marketarena.markets.bertrand.outcomes import investment_pattern, outcome
 
     p = {(a, x): 150.0 for a in ("F1", "F2") for x in "AB"}
-    dom = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.95, ("F2", "B"): 0.05}, p), 3)
+    dom = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.95, ("F2", "B"): 0.05}, p))
     assert dom["outcome"] == "domination" and dom["leader_A"] == dom["leader_B"] == "F1"
     assert dom["hhi_A"] == pytest.approx(0.82)
-    spec = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.1, ("F2", "B"): 0.9}, p), 3)
+    spec = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.1, ("F2", "B"): 0.9}, p))
     assert spec["outcome"] == "specialisation" and (spec["leader_A"], spec["leader_B"]) == ("F1", "F2")
     even = {(a, x): 0.5 for a in ("F1", "F2") for x in "AB"}
-    assert outcome(_states(even, p), 3)["outcome"] == "collusion"  # same price, 25% over Nash
-    assert outcome(_states(even, p, nash=149.0), 3)["outcome"] == "competition"  # not above Nash
+    assert outcome(_states(even, p))["outcome"] == "collusion"  # same price, 25% over Nash
+    assert outcome(_states(even, p, nash=149.0))["outcome"] == "competition"  # not above Nash
     apart = {**p, ("F2", "B"): 170.0}
-    assert outcome(_states(even, apart), 3)["outcome"] == "competition"  # prices 13% apart
+    assert outcome(_states(even, apart))["outcome"] == "competition"  # prices 13% apart
     s = _states(even, p)
     s.loc[(s["agent_id"] == "F1") & (s["product"] == "A") & (s["step"] >= 1), "level"] = 1
     s.loc[(s["agent_id"] == "F1") & (s["product"] == "A") & (s["step"] >= 3), "level"] = 2

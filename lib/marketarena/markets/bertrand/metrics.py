@@ -59,7 +59,7 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int, startup: bool 
         })
     agent_rows = agents.merge(pd.DataFrame(rows), on="agent_id")
     if startup:
-        agent_rows = agent_rows.merge(outcomes.firm_shares(states, window), on="agent_id", how="left")
+        agent_rows = agent_rows.merge(outcomes.firm_shares(last), on="agent_id", how="left")
         agent_rows["investment_pattern"] = [outcomes.investment_pattern(states, a)
                                             for a in agent_rows["agent_id"]]
     product_rounds = agents[["agent_id", "name"]].merge(states, on="agent_id")
@@ -71,7 +71,7 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int, startup: bool 
     market = pd.DataFrame([{"lineup": lineup, "mean_price": w["price"], "nash_price": w["nash_price"],
                             "monopoly_price": w["monopoly_price"],
                             "collusion_index": _index(w["price"], w["nash_price"], w["monopoly_price"]),
-                            **(outcomes.outcome(states, window) if startup else {})}])
+                            **(outcomes.outcome(last) if startup else {})}])
     return {"agents": agent_rows, "product_rounds": product_rounds, "market_rounds": mr, "market": market}
 
 

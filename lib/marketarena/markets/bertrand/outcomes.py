@@ -40,10 +40,10 @@ def investment_pattern(states: pd.DataFrame, agent_id: str) -> str:
     return " ".join(out)
 
 
-def outcome(states: pd.DataFrame, window: int, lead: float = LEAD, price_gap: float = PRICE_GAP,
+def outcome(last: pd.DataFrame, lead: float = LEAD, price_gap: float = PRICE_GAP,
             premium: float = PREMIUM) -> dict:
-    """The episode's category and per-product shares / HHI (see the module docstring)."""
-    last = states[states["step"] > states["step"].max() - window]
+    """The episode's category and per-product HHI and leader, from ``last``: the ``states`` rows
+    of the window's periods (see the module docstring)."""
     shares = last.groupby(["product", "agent_id"])["share"].mean().unstack(fill_value=0.0)
     prices = last.groupby(["product", "agent_id"])["price"].mean().unstack()
     nash = last.groupby("product")["nash_price"].mean()
@@ -67,9 +67,9 @@ def outcome(states: pd.DataFrame, window: int, lead: float = LEAD, price_gap: fl
     return row
 
 
-def firm_shares(states: pd.DataFrame, window: int) -> pd.DataFrame:
-    """Per firm: its mean share of each product over the window (``share_<product>``)."""
-    last = states[states["step"] > states["step"].max() - window]
+def firm_shares(last: pd.DataFrame) -> pd.DataFrame:
+    """Per firm: its mean share of each product over the window's rows ``last``
+    (``share_<product>``)."""
     wide = last.groupby(["agent_id", "product"])["share"].mean().unstack()
     wide.columns = [f"share_{p}" for p in wide.columns]
     return wide.reset_index()

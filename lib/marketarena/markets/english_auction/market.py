@@ -140,10 +140,9 @@ class EnglishAuctionMarket:
                 if act is not None:
                     self.plan[a] = {**{k: v for k, v in self.plan[a].items()
                                        if k in act.priorities}, **act.priorities}
-                for item, prio in self.plan[a].items():
-                    if any(v.name == item for v in self.views[self.j:]):
-                        self.rows["plans"].append((self.j, a, item, prio,
-                                                   source if act is not None else "kept"))
+                for item, prio in self._plan_in_force(a).items():
+                    self.rows["plans"].append((self.j, a, item, prio,
+                                               source if act is not None else "kept"))
             return self._start_item()
         if self.phase == "bid":
             return self._after_round(actions)
@@ -154,32 +153,32 @@ class EnglishAuctionMarket:
             return self._replan()
         raise RuntimeError(f"unexpected phase {self.phase}")
 
+    def _plan_in_force(self, a: AgentId) -> dict[str, int]:
+        """``a``'s priorities for the items not yet presented (this one included)."""
+        remaining = {v.name for v in self.views[self.j:]}
+        return {k: v for k, v in self.plan[a].items() if k in remaining}
+
     def _start_item(self) -> Decision | None:
         self.highest: float | None = None
         self.leader: AgentId | None = None
         self.out: set[AgentId] = set()
         self.history: list[RoundView] = []
         self.k = 0
+        self.n_bids = 0  # valid bids on this item
         return self._bid_decision()
 
-    def _acting(self) -> list[AgentId]:
-        item = self.items[self.j]
-        floor = rules.min_bid(item.start_price, self.highest, self.p.min_increment)
-        return [a for a in self.ids if a != self.leader and a not in self.out and self.left[a] >= floor]
-
     def _bid_decision(self) -> Decision | None:
-        acting = self._acting()
+        floor = rules.min_bid(self.items[self.j].start_price, self.highest, self.p.min_increment)
+        acting = [a for a in self.ids
+                  if a != self.leader and a not in self.out and self.left[a] >= floor]
         if not acting or self.k >= self.p.max_rounds:
             return self._close_item()
         self.phase = "bid"
-        item = self.items[self.j]
-        floor = rules.min_bid(item.start_price, self.highest, self.p.min_increment)
         obs = {a: BidObservation(
             agent_id=a, me=self.names[a], item=self.views[self.j], round=self.k + 1,
             remaining=self.views[self.j:], history=list(self.history), highest=self.highest,
             highest_bidder=self.names[self.leader] if self.leader else None, min_bid=floor,
-            budget_left=self.left[a], status=self.status_of(a),
-            plan={k: v for k, v in self.plan[a].items() if any(x.name == k for x in self.views[self.j:])})
+            budget_left=self.left[a], status=self.status_of(a), plan=self._plan_in_force(a))
             for a in acting}
         return Decision("bid", self.j, self.k, obs, BidAction, max_attempts=self.p.bid_attempts)
 
@@ -193,6 +192,7 @@ class EnglishAuctionMarket:
         if new:
             self.leader = rules.leader(new, self.tie_rng)
             self.highest = new[self.leader]
+            self.n_bids += len(new)
         for a, act in actions.items():
             self.rows["bids"].append((self.j, self.k, a, np.nan if act.bid is None else float(act.bid),
                                       self.leader or ""))
@@ -210,9 +210,9 @@ class EnglishAuctionMarket:
             self.left[winner] -= self.highest
             self.profit[winner] += value - self.highest
             self.won[winner][item.name] = self.highest
-        n_bids = sum(1 for r in self.rows["bids"] if r[0] == self.j and not np.isnan(r[3]))
         self.rows["items"].append((self.j, item.name, item.start_price, value, p.estimate(item),
-                                   winner or "", self.highest if winner else np.nan, self.k, n_bids))
+                                   winner or "", self.highest if winner else np.nan, self.k,
+                                   self.n_bids))
         for a in self.ids:
             self.rows["states"].append((self.j, a, self.left[a], self.profit[a], len(self.won[a])))
         self.phase = "belief"
@@ -238,8 +238,7 @@ class EnglishAuctionMarket:
         self.phase = "replan"
         obs = {a: PlanObservation(agent_id=a, me=self.names[a], budget=self.left[a],
                                   items=self.views[self.j:], replan=True, status=self.status_of(a),
-                                  plan={k: v for k, v in self.plan[a].items()
-                                        if any(x.name == k for x in self.views[self.j:])})
+                                  plan=self._plan_in_force(a))
                for a in self.ids}
         return Decision("replan", self.j, 0, obs, PlanAction, max_attempts=self.p.plan_attempts)
 

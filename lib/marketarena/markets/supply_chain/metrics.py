@@ -63,6 +63,12 @@ def _osi(won: np.ndarray, sold: np.ndarray) -> float:
     return 1.0 / (1.0 + abs(_pop_cv(won) - _pop_cv(sold)))
 
 
+def _ordered(bids: pd.DataFrame) -> pd.Series:
+    """Units requested per (agent_id, step) in the final round, void (over-budget) sets included:
+    OSI's orders."""
+    return bids[bids["final"]].groupby(["agent_id", "step"])["qty"].sum()
+
+
 def _orders(ordered: pd.DataFrame, agent_id: str, steps: int) -> np.ndarray:
     """Units an agent requested per step (final round); zeros for a seat that never bid."""
     if agent_id in ordered.index:
@@ -89,8 +95,7 @@ def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     bids = tables["bids"]
     final = bids[bids["final"] & bids["valid_set"]]
     steps = np.sort(states["step"].unique())
-    ordered = (bids[bids["final"]].groupby(["agent_id", "step"])["qty"].sum()
-               .unstack(fill_value=0).reindex(columns=steps, fill_value=0))
+    ordered = _ordered(bids).unstack(fill_value=0).reindex(columns=steps, fill_value=0)
     attempts, stockouts = _attempts(tables)
     rows = []
     for agent_id in agents["agent_id"]:
@@ -144,8 +149,7 @@ def episode_agent_steps(tables: dict[str, pd.DataFrame], tribe_sims: pd.DataFram
     states = tables["states"].sort_values(["agent_id", "step"]).copy()
     g = states.groupby("agent_id")
     states["npm"] = g["profit"].cumsum() / (g["revenue"].cumsum() + EPS)
-    bids = tables["bids"]
-    ordered = bids[bids["final"]].groupby(["agent_id", "step"])["qty"].sum().rename("ordered")
+    ordered = _ordered(tables["bids"]).rename("ordered")
     ordered = states[["agent_id", "step"]].join(ordered, on=["agent_id", "step"])["ordered"].fillna(0)
     states["ordered"] = ordered.to_numpy(float)
     osi = []
