@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from trueskill import backends
 
 from marketarena.ratings import (
+    _intervals,
+    bootstrap_intervals,
     TrueSkillParams,
     bootstrap_orders,
     bootstrap_ratings,
@@ -243,8 +245,10 @@ def test_lanes_are_the_same_whatever_the_number_of_threads():
 def test_bootstrap_ratings():
     games = champion_games(n_games=30)
     frame = bootstrap_ratings(games, n_boot=20, seed=2)
-    assert list(frame.columns) == ["player", "mu", "sigma", "mu_lo", "mu_hi", "games"]
+    assert list(frame.columns) == ["player", "mu", "sigma", "mu_lo", "mu_hi", "games", "rank_lo",
+                                   "rank_hi"]
     assert frame.loc[0, "player"] == "champ"
+    assert (frame.loc[0, "rank_lo"], frame.loc[0, "rank_hi"]) == (1, 1)  # wins every resample
     ref = rate_sequential(games)  # mu, sigma: one pass in the given order
     for row in frame.itertuples():
         assert abs(row.mu - ref[row.player][0]) <= TOL
@@ -258,3 +262,34 @@ def test_bootstrap_interval_ignores_resamples_without_the_player():
     frame = bootstrap_ratings(games, n_boot=30, seed=0).set_index("player")
     # 'rare' only ever loses, so every resample that has them rates them below the prior
     assert frame.loc["rare", "mu_hi"] < 25.0
+
+
+def skill_games(n_games: int, seed: int = 0) -> list[dict[str, float]]:
+    """Six players of fixed skill (p0 best) in four-player games; score = skill + noise."""
+    rng = np.random.default_rng(seed)
+    games = []
+    for _ in range(n_games):
+        seated = rng.choice(6, 4, replace=False)
+        games.append({f"p{i}": float(-i + rng.normal(0, 2.0)) for i in seated})
+    return games
+
+
+def test_bootstrap_interval_of_mu_shrinks_as_games_grow():
+    params = TrueSkillParams(tau=0.0)  # without dynamics σ keeps shrinking with the games
+    few = bootstrap_intervals(skill_games(60), params, n_boot=40, seed=1, passes=8)
+    many = bootstrap_intervals(skill_games(1200), params, n_boot=40, seed=1, passes=8)
+    few, many = few.set_index("player"), many.set_index("player")
+    width = lambda f: (f["mu_hi"] - f["mu_lo"]).mean()  # noqa: E731
+    assert width(many) < 0.6 * width(few)
+    # rank intervals narrow too, and with many games the best player is ranked first every time
+    assert (many["rank_hi"] - many["rank_lo"]).mean() < (few["rank_hi"] - few["rank_lo"]).mean()
+    assert (many.loc["p0", "rank_lo"], many.loc["p0", "rank_hi"]) == (1, 1)
+
+
+def test_rank_interval_by_hand():
+    # two lanes: a > b > c, then b > a (c absent): ranks a {1, 2}, b {2, 1}, c {3}
+    mu = np.array([[3.0, 2.0, 1.0], [1.0, 2.0, np.nan]])
+    out = _intervals(["a", "b", "c"], mu).set_index("player")
+    assert (out.loc["a", "rank_lo"], out.loc["a", "rank_hi"]) == (1, 2)
+    assert (out.loc["c", "rank_lo"], out.loc["c", "rank_hi"]) == (3, 3)
+    assert out.loc["c", "mu_lo"] == out.loc["c", "mu_hi"] == 1.0

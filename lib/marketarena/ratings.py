@@ -17,8 +17,10 @@ fields of ``config.TrueSkillSettings`` plus ``min_delta``: ``TrueSkillParams(**s
 - :func:`multipass` rates ``passes`` shuffled orders (rows of :func:`pass_orders`) and reports,
   per player, the median mu and sigma over passes and the 2.5 / 97.5 percentiles of mu (design
   7.2: 200 passes in shuffled order, median mu and sigma).
-- :func:`bootstrap_ratings` reports mu and sigma from one pass in the given order and a 95%
-  percentile interval of mu over bootstrap resamples of the games (:func:`bootstrap_orders`).
+- :func:`bootstrap_ratings` reports mu and sigma from one pass in the given order and 95%
+  percentile intervals of mu and of the rank over bootstrap resamples of the games
+  (:func:`bootstrap_orders`); :func:`bootstrap_intervals` gives those intervals alone (for boards
+  whose mu comes from :func:`multipass`).
 
 Equivalence with the package
 ----------------------------
@@ -93,6 +95,7 @@ __all__ = [
     "bootstrap_orders",
     "multipass",
     "bootstrap_ratings",
+    "bootstrap_intervals",
     "draw_margin",
 ]
 
@@ -372,10 +375,11 @@ def bootstrap_ratings(
     n_boot: int = 200,
     seed=0,
 ) -> pd.DataFrame:
-    """mu and sigma from one pass in the given order; 95% bootstrap percentile interval of mu.
+    """mu and sigma from one pass in the given order; 95% bootstrap percentile intervals of mu and
+    of the rank.
 
-    Columns: player, mu, sigma, mu_lo, mu_hi, games. The given-order pass runs as one more lane
-    beside the ``n_boot`` resamples. Deterministic in ``seed``.
+    Columns: player, mu, sigma, mu_lo, mu_hi, games, rank_lo, rank_hi. The given-order pass runs as
+    one more lane beside the ``n_boot`` resamples. Deterministic in ``seed``.
     """
     if n_boot < 1:
         raise ValueError("n_boot must be >= 1")
@@ -384,8 +388,55 @@ def bootstrap_ratings(
         [np.arange(prep.n_games, dtype=np.int32), bootstrap_orders(prep.n_games, n_boot, seed)]
     )
     players, mu, sigma = rate_orders(prep, orders, params)
-    lo, hi = np.nanpercentile(mu[1:], [2.5, 97.5], axis=0)
-    return _frame(players, mu[0], sigma[0], lo, hi, prep.counts)
+    board = pd.DataFrame({"player": players, "mu": mu[0], "sigma": sigma[0], "games": prep.counts})
+    board = board.merge(_intervals(players, mu[1:]), on="player")
+    board = board[["player", "mu", "sigma", "mu_lo", "mu_hi", "games", "rank_lo", "rank_hi"]]
+    return board.sort_values("mu", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def bootstrap_intervals(
+    games: Sequence[Game],
+    params: TrueSkillParams | None = None,
+    n_boot: int = 100,
+    seed=0,
+    passes: int = 10,
+) -> pd.DataFrame:
+    """95% bootstrap percentile intervals of the multi-pass mu and of the rank: each of ``n_boot``
+    resamples draws the games with replacement and is rated in ``passes`` shuffled orders, its mu
+    the median over them (as :func:`multipass` rates the data). Columns player, mu_lo, mu_hi,
+    rank_lo, rank_hi. Deterministic in ``seed``.
+
+    TrueSkill is an online filter, so a rating also depends on the order of the games; the median
+    over a resample's passes averages most of that out, and what is left (the order noise of a
+    ``passes``-pass median) sets a floor under the width: the intervals shrink as games are added
+    until they reach it (``tests/test_ratings.py`` measures both)."""
+    if n_boot < 1 or passes < 1:
+        raise ValueError("n_boot and passes must be >= 1")
+    prep = prepare_games(games)
+    rng = np.random.default_rng(seed)
+    medians = []
+    for start in range(0, n_boot, 16):  # 16 resamples at a time bound the memory of the orders
+        block = []
+        for _ in range(min(16, n_boot - start)):
+            resample = rng.integers(0, prep.n_games, size=prep.n_games, dtype=np.int32)
+            block.extend(rng.permutation(resample) for _ in range(passes))
+        players, mu, _ = rate_orders(prep, np.asarray(block, dtype=np.int32), params)
+        with np.errstate(all="ignore"):
+            medians.append(np.nanmedian(mu.reshape(-1, passes, mu.shape[1]), axis=1))
+    return _intervals(players, np.vstack(medians))
+
+
+def _intervals(players: list, mu: np.ndarray) -> pd.DataFrame:
+    """2.5 / 97.5 percentiles of each player's mu and rank (1 = highest mu) over the lanes of
+    ``mu`` (lanes x players; a player absent from a lane, NaN there, is left out of that lane)."""
+    filled = np.where(np.isnan(mu), -np.inf, mu)
+    rank = 1 + (filled[:, None, :] > filled[:, :, None]).sum(axis=2).astype(float)
+    rank[np.isnan(mu)] = np.nan
+    with np.errstate(all="ignore"):
+        mu_lo, mu_hi = np.nanpercentile(mu, [2.5, 97.5], axis=0)
+        rank_lo, rank_hi = np.nanpercentile(rank, [2.5, 97.5], axis=0)
+    return pd.DataFrame({"player": players, "mu_lo": mu_lo, "mu_hi": mu_hi,
+                         "rank_lo": np.floor(rank_lo), "rank_hi": np.ceil(rank_hi)})
 
 
 # ------------------------------------------------------------------------------------------------

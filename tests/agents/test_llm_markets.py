@@ -43,7 +43,8 @@ def test_llm_trader_in_the_call_market(tmp_path):
 
     roster = [LLM] + [baseline(n) for n in ("truthful", "zip", "gd", "sniper", "zic", "aa", "shade")]
     params = parse_params({"models": MODELS, "llm": {"cache_dir": str(tmp_path)},
-                           "markets": {"double_auction": {"rounds": 5, "roster": roster}}})
+                           "markets": {"double_auction": {"rounds": 5, "roster": roster,
+                                                          "pool": [e["name"] for e in roster]}}})
     fake = FakeEndpoint(responder=responder)
     result, table = play(double_auction, params, fake)
     me = table.loc[table["name"] == "gpt", "agent_id"].item()

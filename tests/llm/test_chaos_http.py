@@ -32,7 +32,8 @@ def params_for(tmp_path, base_url, name):
         "llm": {"cache_dir": str(tmp_path / f"cache-{name}"), "backoff_base_s": 0.01,
                 "backoff_max_s": 0.05},
         "markets": {"double_auction": {"runs": 2, "rounds": 3, "n_buyers": SEATS,
-                                       "n_sellers": SEATS, "roster": roster}}})
+                                       "n_sellers": SEATS, "roster": roster,
+                                       "pool": [e["name"] for e in roster]}}})
 
 
 def stable_tables(folder) -> dict[str, bytes]:

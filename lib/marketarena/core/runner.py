@@ -118,6 +118,27 @@ def play_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> Epi
     return box[0]
 
 
+def play_quietly(market: Market, agents: dict[AgentId, Any], seed: int) -> Market:
+    """Play one episode of scripted agents as :func:`run_episode` plays it (same seeding, same
+    order, same checks) but without building any log: for reference tables that need thousands of
+    games. Agents answer through their synchronous ``decide``; an answer ``run_episode`` would log
+    as invalid raises ``RuntimeError`` here. Returns the market, holding its own tables."""
+    decision = market.reset(seed)
+    for agent, rng in zip(agents.values(), agent_generators(seed, len(agents))):
+        agent.reset(rng)
+    while decision is not None:
+        actions: dict[AgentId, Any] = {}
+        for agent_id, observation in decision.observations.items():
+            verdict = judge(market, decision, agent_id,
+                            _as_reply(agents[agent_id].decide(observation, decision)))
+            if not verdict.valid:
+                raise RuntimeError(f"{market.name}: scripted seat {agent_id} answered invalidly at "
+                                   f"step {decision.step}: {verdict.error}")
+            actions[agent_id] = verdict.action
+        decision = market.step(actions)
+    return market
+
+
 async def _ask(agent: Agent, observation: Any, decision: Decision, retry: Retry | None) -> Any:
     return await (agent.act(observation, decision) if retry is None
                   else agent.act(observation, decision, retry))

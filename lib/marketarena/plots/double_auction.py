@@ -10,7 +10,8 @@ Offsets use one sign for both roles: bid - value for buyers, value - ask for sel
 shading, 0 = truthful). The trade margin is the surplus a trade brought its side: v - p for the
 buyer, p - c for the seller.
 
-1. ``leaderboard``: median TrueSkill μ over passes, error bar ± median σ.
+1. ``leaderboard``: median TrueSkill μ over passes, error bar the 95% bootstrap interval of μ
+   over games, labels with the games played and the 95% rank interval.
 2. ``csa_strip``: CSα of every seat (jittered), the trader's mean as a black bar.
 3. ``offset_by_trader``: mean quote offset per trader and role (over quoted rounds).
 4. ``offset_per_game``: per-game mean offset of each seat (strip).
@@ -55,6 +56,8 @@ def _subsample(df: pd.DataFrame, by: str, n: int = MAX_STRIP_POINTS) -> pd.DataF
 
 
 def leaderboard(board: pd.DataFrame, path: Path) -> Path:
+    """μ bars; error bars: the 95% bootstrap interval of μ over games (± σ when the board has no
+    interval); each bar is labelled with μ, the games played and the rank interval."""
     apply_theme()
     b = board.sort_values("mu", ascending=True)
     fig, ax = plt.subplots(figsize=(7.5, _height(len(b))))
@@ -62,15 +65,24 @@ def leaderboard(board: pd.DataFrame, path: Path) -> Path:
     colours = [pal[n] for n in b["name"]]
     hatches = ["//" if k == "baseline" and (board["kind"] != "baseline").any() else ""
                for k in b.get("kind", ["baseline"] * len(b))]
-    bars = ax.barh(_labels(b["name"], board), b["mu"], xerr=b["sigma"], color=colours,
+    boot = {"mu_lo", "mu_hi"} <= set(b.columns) and b["mu_lo"].notna().all()
+    lo_edge = b["mu_lo"] if boot else b["mu"] - b["sigma"]
+    hi_edge = b["mu_hi"] if boot else b["mu"] + b["sigma"]
+    xerr = np.vstack([b["mu"] - lo_edge, hi_edge - b["mu"]]).clip(min=0)
+    bars = ax.barh(_labels(b["name"], board), b["mu"], xerr=xerr, color=colours,
                    edgecolor="0.3", linewidth=0.5, error_kw={"elinewidth": 1, "capsize": 2})
     for bar, h in zip(bars, hatches):
         bar.set_hatch(h)
-    for y, (mu, games) in enumerate(zip(b["mu"], b["games"])):
-        ax.text(mu + b["sigma"].max() + 0.1, y, f"{mu:.2f}  (n={games})", va="center", fontsize=7)
-    lo = max(0.0, float((b["mu"] - b["sigma"]).min()) - 1.0)
-    ax.set_xlim(lo, float((b["mu"] + b["sigma"]).max()) + 1.6)
-    ax.set_xlabel("TrueSkill μ (median over passes), error bar ± σ")
+    right = float(hi_edge.max())
+    for y, (_, r) in enumerate(b.iterrows()):
+        ranks = (f", rank {int(r['rank_lo'])}-{int(r['rank_hi'])}"
+                 if "rank_lo" in b.columns and pd.notna(r["rank_lo"]) else "")
+        ax.text(right + 0.05 * max(right, 1), y, f"{r['mu']:.2f}  (n={r['games']}{ranks})",
+                va="center", fontsize=7)
+    span = right - float(lo_edge.min())
+    ax.set_xlim(max(0.0, float(lo_edge.min()) - 0.1 * span), right + 0.6 * span + 0.5)
+    what = "95% bootstrap interval over games" if boot else "± σ"
+    ax.set_xlabel(f"TrueSkill μ (median over passes), error bar: {what}")
     ax.set_title("double_auction: multi-pass TrueSkill by CSα")
     return save(fig, path)
 

@@ -107,6 +107,7 @@ def test_llm_traders_not_wired_yet():
     params = parse_params({
         "models": {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}},
         "markets": {"double_auction": {"roster": [{"name": "gpt", "kind": "llm", "model": "m"}] + [
-            {"name": n, "kind": "baseline", "strategy": n} for n in sorted(STRATEGIES)[:7]]}}})
+            {"name": n, "kind": "baseline", "strategy": n} for n in sorted(STRATEGIES)[:7]],
+            "pool": ["gpt"] + sorted(STRATEGIES)[:7]}}})
     with pytest.raises(RuntimeError, match="without an LLM runtime"):
         build("double_auction", params, 0)

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN
+from marketarena.markets.double_auction import PLUGIN, rating_env
 from marketarena.ratings import player_games
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
-from marketarena.ratings import TrueSkillParams, pass_orders, rate_orders, rate_sequential
+from marketarena.ratings import pass_orders, rate_orders, rate_sequential
 
 NAMES = ["truthful", "shade", "zic", "gd", "sniper", "penny_jumper", "bandit", "adaptive", "aa",
          "momentum"]
@@ -72,7 +72,9 @@ def test_metrics_from_logs(tiny):
 def test_multipass_equals_the_package_pass_by_pass(tiny):
     params, _, frames = tiny
     games = player_games(frames["agents"], "csa")
-    ts = TrueSkillParams(**params.ratings.trueskill.model_dump())
+    mp = params.markets["double_auction"]
+    ts = rating_env(mp, params.ratings)
+    assert ts.tau == 0 and ts.mu == params.ratings.trueskill.mu  # rating_tau 0, the default scale
     orders = pass_orders(len(games), 4, params.ratings.seed)
     players, mu, sigma = rate_orders(games, orders, ts)
     for lane, order in enumerate(orders):
@@ -88,6 +90,19 @@ def test_multipass_equals_the_package_pass_by_pass(tiny):
     assert board["baseline"].all()
     assert (board["games"] == frames["agents"].groupby("name").size().reindex(board.index)).all()
     assert {"csa_mean", "csa_lo", "csa_hi", "game_efficiency", "trade_freq"} <= set(board.columns)
+    # bootstrap intervals over games: μ inside its interval, ranks inside 1..players
+    assert (board["mu_lo"] <= board["mu_hi"]).all()
+    assert ((board["rank_lo"] >= 1) & (board["rank_hi"] <= len(board))
+            & (board["rank_lo"] <= board["rank_hi"])).all()
+
+
+def test_bazaar_scale_and_tau():
+    params = parse_params({"markets": {"double_auction": {
+        "rating_scale": "bazaar", "rating_tau": None,
+        "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in NAMES]}}})
+    env = rating_env(params.markets["double_auction"], params.ratings)
+    assert (env.mu, env.sigma, env.beta) == pytest.approx((5.0, 5 / 3, 5 / 6))
+    assert env.tau == pytest.approx(params.ratings.trueskill.tau / 5)
 
 
 def test_figures_render(tiny, tmp_path):

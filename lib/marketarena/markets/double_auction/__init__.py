@@ -5,15 +5,20 @@ Rules: ``market.py`` (state machine) and ``rules.py`` (pure functions); what tra
 ``reference.py``; metrics: ``metrics.py``; figures: ``marketarena.plots.double_auction``. This
 module wires them into the generic pipeline (:class:`~marketarena.core.registry.MarketPlugin`).
 
-Tournament: episode ``r`` is one game of ``distributions[r mod D]``; its 8 seats are drawn from the
-roster without replacement with ``default_rng(SeedSequence([seed, r, 7]))``, the first ``n_buyers``
-drawn buy (``B1..``), the others sell (``S1..``). The CSα reference table is read by the metrics
-only, so it is not an input of the simulation.
+Tournament (``params.py``): pool game ``r`` (``ep-<r>``) is one game of ``distributions[r mod D]``;
+its 8 seats are drawn from the pool without replacement with
+``default_rng(SeedSequence([seed, r, 7]))``, the first ``n_buyers`` drawn buy (``B1..``), the others
+sell (``S1..``). Entrant ``X``'s game ``k`` (``x-<X>-<k>``) is a game of ``distributions[k mod D]``
+with ``X`` in a drawn seat and the pool in the others (``schedule.py``). The CSα reference
+table is read by the metrics only, so it is not an input of the simulation.
 
 Leaderboard (:func:`leaderboard`): one free-for-all TrueSkill game per episode, seats ranked by CSα
 (equal CSα = tie), ``rating_passes`` (200) passes in shuffled order (``ratings.multipass``, seed
-``ratings.seed``), median μ and σ per trader, with games played, mean CSα (95% bootstrap interval
-over games), mean surplus, trade frequency, offset and game efficiency, baselines marked.
+``ratings.seed``), median μ and σ per trader in the environment of :func:`rating_env` (τ =
+``rating_tau``, 0 by default, so σ reflects the games played); 95% bootstrap intervals over games
+of μ and of the rank (``rating_boot`` resamples, each rated in ``rating_boot_passes`` shuffled
+passes: ``ratings.bootstrap_intervals``), games played, mean CSα (95% bootstrap interval over seats), mean
+surplus, trade frequency, offset and game efficiency, baselines marked.
 """
 
 from __future__ import annotations
@@ -27,16 +32,30 @@ from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.double_auction import metrics as da_metrics
 from marketarena.markets.double_auction.baselines import STRATEGIES
-from marketarena.markets.double_auction.market import DoubleAuctionMarket, seat_ids
+from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.observations import render_messages
 from marketarena.markets.double_auction.params import DoubleAuctionParams
 from marketarena.markets.double_auction.reference import compute_reference
+from marketarena.markets.double_auction.schedule import (
+    entrant_episode_id,
+    entrant_lineup,
+    entrant_seed,
+    lineup,
+    seats_of,
+)
 
 
-def lineup(mp: DoubleAuctionParams, run: int) -> list[int]:
-    """Roster indices seated in game ``run`` (buyers first), a pure function of (seed, run)."""
-    rng = np.random.default_rng(np.random.SeedSequence([mp.seed, run, 7]))
-    return [int(i) for i in rng.permutation(len(mp.roster))[: mp.seats]]
+def rating_env(mp: DoubleAuctionParams, ratings):
+    """The TrueSkill environment of the board: the ratings section's, on BAZAAR's scale when
+    ``rating_scale: bazaar`` (μ0, σ0, β and τ times 5/25), with τ = ``rating_tau`` when set."""
+    from marketarena.ratings import TrueSkillParams
+
+    env = ratings.trueskill.model_dump()
+    if mp.rating_scale == "bazaar":
+        env.update({k: env[k] * 5.0 / 25.0 for k in ("mu", "sigma", "beta", "tau")})
+    if mp.rating_tau is not None:
+        env["tau"] = mp.rating_tau
+    return TrueSkillParams(**env)
 
 
 class DoubleAuctionPlugin(MarketPlugin):
@@ -47,14 +66,26 @@ class DoubleAuctionPlugin(MarketPlugin):
     metric_columns = da_metrics.AGENT_METRICS
 
     def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
-        ids = seat_ids(mp.n_buyers, mp.n_sellers)
-        return [Seat(agent_id, mp.roster[i], "buyer" if k < mp.n_buyers else "seller")
-                for k, (agent_id, i) in enumerate(zip(ids, lineup(mp, run)))]
+        return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))
 
     def episode(self, mp: DoubleAuctionParams, run: int) -> EpisodeSpec:
+        """Pool game ``run``."""
         e = super().episode(mp, run)
         return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
                            (("distribution", mp.distribution_of(run)),))
+
+    def entrant_episode(self, mp: DoubleAuctionParams, entrant: int, k: int) -> EpisodeSpec:
+        """Game ``k`` of the entrant at roster index ``entrant``; ``run`` = k (the LLM sample)."""
+        name = mp.roster[entrant].name
+        seated = entrant_lineup(mp.seats, mp.pool_indices(), entrant, name, mp.seed, k)
+        seats = seats_of(mp, [mp.roster[i] for i in seated])
+        return EpisodeSpec(entrant_episode_id(name, k), k, entrant_seed(mp.seed, name, k), seats,
+                           (("distribution", mp.distribution_of(k)),))
+
+    def plan(self, mp: DoubleAuctionParams) -> list[EpisodeSpec]:
+        """The pool games, then each entrant's games (roster order)."""
+        return super().plan(mp) + [self.entrant_episode(mp, i, k) for i in mp.entrant_indices()
+                                   for k in range(mp.entrant_games)]
 
     def build_market(self, mp: DoubleAuctionParams, resources, episode) -> DoubleAuctionMarket:
         return DoubleAuctionMarket(mp, episode.get("distribution"))
@@ -69,12 +100,17 @@ class DoubleAuctionPlugin(MarketPlugin):
         return da_metrics.compute(reader, mp, data_dir)
 
     def leaderboard(self, agents: pd.DataFrame, mp: DoubleAuctionParams, ratings, stats) -> pd.DataFrame:
-        """Multi-pass TrueSkill by CSα (see module docstring)."""
-        from marketarena.ratings import TrueSkillParams, multipass, player_games
+        """Multi-pass TrueSkill by CSα with bootstrap intervals (see module docstring)."""
+        from marketarena.ratings import bootstrap_intervals, multipass, player_games
         from marketarena.stats import bootstrap_mean_ci
 
-        ts = TrueSkillParams(**ratings.trueskill.model_dump())
-        board = multipass(player_games(agents, "csa"), ts, passes=mp.rating_passes, seed=ratings.seed)
+        ts = rating_env(mp, ratings)
+        games = player_games(agents, "csa")
+        board = multipass(games, ts, passes=mp.rating_passes, seed=ratings.seed)
+        board = board.drop(columns=["mu_lo", "mu_hi"])  # the spread over passes: order, not sampling
+        if mp.rating_boot:
+            board = board.merge(bootstrap_intervals(games, ts, mp.rating_boot, ratings.seed,
+                                                    mp.rating_boot_passes), on="player")
         board = board.rename(columns={"player": "name"})
         info = agents.groupby("name").agg(
             kind=("kind", "first"), strategy=("strategy", "first"), model=("model", "first"),
@@ -101,9 +137,9 @@ class DoubleAuctionPlugin(MarketPlugin):
         # the instance's leaderboard (ratings stage): reports/leaderboards/<instance>.csv
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         out = plots.draw_all(board, agents, rounds, Path(figures_dir))
-        cols = ["rank", "name", "mu", "sigma", "games", "csa_mean", "trade_freq", "mean_offset",
-                "game_efficiency"]
-        shown = board[cols].copy()
+        cols = ["rank", "name", "mu", "sigma", "mu_lo", "mu_hi", "rank_lo", "rank_hi", "games",
+                "csa_mean", "trade_freq", "mean_offset", "game_efficiency"]
+        shown = board[[c for c in cols if c in board.columns]].copy()
         shown["name"] = shown["name"] + np.where(board["baseline"], " (baseline)", "")
         return out + list(write_frame(shown, Path(tables_dir) / f"{instance}_leaderboard"))
 

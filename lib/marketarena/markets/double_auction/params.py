@@ -4,15 +4,26 @@ One *game* (= one episode) seats ``n_buyers`` buyers and ``n_sellers`` sellers f
 of a call market (defaults 4 + 4 seats, 30 rounds, integer quotes 0..100). Private values are drawn
 per game from one distribution of ``distributions``; game ``r`` plays ``distributions[r mod D]``.
 
-Tournament: ``roster`` is the pool of traders. Each game draws ``n_buyers + n_sellers`` distinct
-traders from the pool (uniformly, without replacement: a trader holds at most one seat per game);
-the first ``n_buyers`` drawn are the buyers. The draw uses ``SeedSequence([seed, run, 7])``, so game
-``r``'s lineup never depends on other games.
+Tournament: a *pool* and its *entrants*, as BAZAAR ran LLM games beside a large baseline pool.
 
-Size: write either ``runs`` (games in total) or ``games_per_distribution`` (converted to
+- ``pool`` names the roster entries of the pool (default: every baseline entry). Pool game ``r``
+  draws ``n_buyers + n_sellers`` distinct traders from the pool (uniformly, without replacement: a
+  trader holds at most one seat per game); the first ``n_buyers`` drawn are the buyers. The draw
+  uses ``SeedSequence([seed, r, 7])``, so game ``r``'s lineup never depends on other games.
+- Every other roster entry is an *entrant* (an LLM by default): it plays ``entrant_games`` games of
+  its own, each with the entrant in one seat (drawn) and the other seats drawn from the pool without
+  replacement, from ``SeedSequence([seed, 8, key(name), k])`` for its game ``k`` (``key`` = the
+  first 8 bytes of the name's SHA-256; the game's seed from ``SeedSequence([seed, 9, key, k])``). Entrants never meet each other, and an entrant's games
+  depend on its own entry and the pool only: adding an entrant plays its games and nothing else,
+  removing one drops its games; changing the pool changes every game.
+
+Size: write either ``runs`` (pool games) or ``games_per_distribution`` (converted to
 ``runs = games_per_distribution × len(distributions)`` on load). Only ``runs`` is stored, and the
-episode fingerprint leaves ``runs`` out, so raising the size plays new games and keeps the old ones.
-BAZAAR's scale (about 90,000 games) is a params change.
+episode fingerprint leaves ``runs`` and ``entrant_games`` out, so raising either plays new games and
+keeps the old ones. BAZAAR's scale (about 90,000 games) is a params change.
+
+Post-processing keys (``csa_clip``, ``reference``, the ``rating_*`` keys) are read after the games
+are played: changing them never replays a game.
 """
 
 from __future__ import annotations
@@ -53,18 +64,23 @@ class ValueParams(Strict):
 
 
 class ReferenceParams(Strict):
-    """The truthful self-play table behind CSα (the `reference` stage)."""
+    """The table of truthful play against the pool behind CSα (the `reference` stage)."""
 
-    games_per_distribution: int = Field(default=20000, ge=10, le=MAX_RUNS)
+    games_per_distribution: int = Field(default=2000, ge=10, le=MAX_RUNS,
+                                        description="games with one truthful seat against the pool")
     seed: int = Field(default=0, ge=0)
-    bucket_width: int = Field(default=5, ge=1, description="value bucket = min(value // width, last)")
+    bucket_width: int = Field(default=5, ge=1, description="buckets centred on multiples of width")
     min_count: int = Field(default=50, ge=2, description="buckets with fewer seats borrow neighbours")
     sd_floor: float = Field(default=1.0, gt=0, description="σ_ref used is max(sd, sd_floor)")
 
 
 class DoubleAuctionParams(MarketParams):
     runs: StrictInt = Field(default=400, ge=1, le=MAX_RUNS,
-                            description="games in total (see games_per_distribution)")
+                            description="pool games (see games_per_distribution)")
+    pool: list[str] | None = Field(default=None, description="roster names of the pool (default: "
+                                   "every baseline); the other entries are entrants")
+    entrant_games: StrictInt = Field(default=100, ge=1, le=MAX_RUNS,
+                                     description="games per entrant, against the pool")
     rounds: int = Field(default=30, ge=1)
     n_buyers: int = Field(default=4, ge=1)
     n_sellers: int = Field(default=4, ge=1)
@@ -80,9 +96,20 @@ class DoubleAuctionParams(MarketParams):
     max_quote: ClassVar[int] = MAX_QUOTE
     csa_clip: float = Field(default=5.0, gt=0, description="CSα = clip((S - μ)/σ, -clip, clip)")
     rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
+    rating_tau: float | None = Field(
+        default=0.0, ge=0, description="TrueSkill τ of this market (null: ratings.trueskill.tau); "
+        "0 lets σ shrink with the games played, as the seed's σ ≈ 0.03 after 24k games implies")
+    rating_scale: Literal["trueskill", "bazaar"] = Field(
+        default="trueskill", description="trueskill: the ratings section's μ0, σ0, β; bazaar: "
+        "μ0 5, σ0 5/3, β 5/6, the scale of the seed's table (μ about 2-7.4)")
+    rating_boot: int = Field(default=100, ge=0, le=10_000, description="bootstrap resamples of the "
+                             "games behind the μ and rank intervals (0: none)")
+    rating_boot_passes: int = Field(default=10, ge=1, le=1000,
+                                    description="shuffled passes per resample (its μ: their median)")
     roster: list[RosterEntry] = Field(min_length=2)
 
-    post_keys = frozenset({"csa_clip", "rating_passes", "reference"})
+    post_keys = frozenset({"csa_clip", "reference", "rating_passes", "rating_tau", "rating_scale",
+                           "rating_boot", "rating_boot_passes"})
 
     @model_validator(mode="before")
     @classmethod
@@ -101,12 +128,39 @@ class DoubleAuctionParams(MarketParams):
     @model_validator(mode="after")
     def _consistent(self):
         seats = self.n_buyers + self.n_sellers
-        if len(self.roster) < seats:
-            raise ValueError(f"roster: {len(self.roster)} traders cannot fill {seats} seats "
-                             "(a trader holds at most one seat per game)")
+        names = [e.name for e in self.roster]
+        if self.pool is not None:
+            unknown = [n for n in self.pool if n not in names]
+            if unknown:
+                raise ValueError(f"pool: {unknown} are not roster names")
+            if len(set(self.pool)) != len(self.pool):
+                raise ValueError(f"pool: a name is listed twice in {self.pool}")
+        pool = self.pool_indices()
+        if len(pool) < seats:
+            what = "pool" if self.pool is not None else "pool (every baseline of the roster)"
+            raise ValueError(f"{what}: {len(pool)} traders cannot fill {seats} seats (a trader "
+                             "holds at most one seat per game); add baselines or list the pool")
         if len(set(self.distributions)) != len(self.distributions):
             raise ValueError(f"distributions: listed twice in {self.distributions}")
         return self
+
+    def episode_params(self) -> dict:
+        out = super().episode_params()
+        out.pop("entrant_games", None)  # more games per entrant only adds games
+        out["pool"] = [self.roster[i].name for i in self.pool_indices()]  # as resolved
+        return out
+
+    def pool_indices(self) -> list[int]:
+        """Roster indices of the pool, in roster order."""
+        if self.pool is None:
+            return [i for i, e in enumerate(self.roster) if e.kind == "baseline"]
+        wanted = set(self.pool)
+        return [i for i, e in enumerate(self.roster) if e.name in wanted]
+
+    def entrant_indices(self) -> list[int]:
+        """Roster indices of the entrants (everyone outside the pool), in roster order."""
+        pool = set(self.pool_indices())
+        return [i for i in range(len(self.roster)) if i not in pool]
 
     @property
     def seats(self) -> int:

@@ -1,21 +1,33 @@
-"""The CSα reference: truthful self-play, tabulated by (distribution, role, value bucket).
+"""The CSα reference: a truthful trader against the pool, tabulated by (distribution, role, bucket).
 
-For each distribution of ``markets.double_auction.distributions``, ``reference.games_per_distribution``
-games are played with every seat truthful (every seat quotes its value every round), all at once with
-:func:`rules.truthful_surplus` (the market's own :func:`rules.match`, batched). Values come from the
-market's :func:`rules.draw_values` with the same shape parameters; generator:
-``default_rng(SeedSequence([reference.seed, index of the distribution in DISTRIBUTIONS]))``.
+BAZAAR compares a seat's surplus "to the mean and standard deviation of truthful baselines under
+identical conditions (round number, value distribution and spread)" (seed 002). Identical
+conditions here: the same market (rounds, seats, value distributions) and the same opponents. The
+reference stage plays ``reference.games_per_distribution`` games per distribution in which a
+truthful trader (it quotes its value every round) holds one seat drawn at random and the other
+seats are drawn from the pool exactly as an entrant's games draw them (``entrant_lineup``), so the
+table is the distribution of what truthful play earns in this tournament. Opponents: the pool's
+scripted entries except truthful ones (a truthful pool member never meets itself, so its own pool
+games have the reference's conditions and its mean CSα lands near 0); drawn with replacement when
+fewer than the seats to fill, and all truthful (self-play) when the pool has no other scripted
+entry. "Round number": every game of an instance, and of its reference, has ``rounds`` rounds;
+CSα is per seat and game. "Spread": the seat's private value, bucketed.
 
-Table ``truthful_reference.parquet``, one row per (distribution, role, bucket) for every bucket of
-width ``bucket_width`` (value // width, the top value folded into the last bucket):
-  n_raw, mean_raw, sd_raw  the seats whose value fell in the bucket (sd with ddof = 1)
+Game ``k`` of the reference plays ``distributions[k mod D]`` and is drawn as entrant game ``k`` of
+the entry ``truthful-reference`` with base seed ``reference.seed``. The games are played without
+logs (``core.runner.play_quietly``: the same seeding and checks as a logged episode).
+
+Table ``truthful_reference.parquet``, one row per (distribution, role, bucket); buckets are centred
+on multiples of ``bucket_width`` w (bucket k holds the values nearest k·w: ``(2v + w) // 2w``; width
+5: 0-2 -> 0, 3-7 -> 1, ..., 98-100 -> 20):
+  n_raw, mean_raw, sd_raw  the truthful seats whose value fell in the bucket (sd with ddof = 1)
   n, mean, sd              the statistics CSα uses: if n_raw < min_count, the bucket borrows the
                            seats of its neighbours, one bucket further on each side at a time,
                            until it has min_count seats (pooled_lo..pooled_hi name the buckets used)
   sd_used                  max(sd, sd_floor): a bucket where truthful play always earns the same
-                           (e.g. buyers valuing at 1-4 who never trade) gets a finite σ
+                           (e.g. buyers valuing at 0-2 who never trade) gets a finite σ
 CSα of a seat with game surplus S = clip((S - mean) / sd_used, -clip, clip).
-``reference_info.json`` records how the table was built (params, games, seats, seeds).
+``reference_info.json`` records how the table was built (params, opponents, games, seeds).
 """
 
 from __future__ import annotations
@@ -26,38 +38,64 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from marketarena.core.params import RosterEntry
+from marketarena.core.plugin import EpisodeSpec
+from marketarena.core.runner import play_quietly
 from marketarena.markets.double_auction import rules
-from marketarena.markets.double_auction.params import DISTRIBUTIONS, DoubleAuctionParams
+from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.market import DoubleAuctionMarket
+from marketarena.markets.double_auction.params import DoubleAuctionParams
+from marketarena.markets.double_auction.schedule import entrant_lineup, entrant_seed, seats_of
 
 TABLE = "truthful_reference.parquet"
 INFO = "reference_info.json"
 KEYS = ["distribution", "role", "bucket"]
+REFERENCE_ENTRY = RosterEntry(name="truthful-reference", kind="baseline", strategy="truthful")
 
 
-def truthful_seats(mp: DoubleAuctionParams, distribution: str) -> pd.DataFrame:
-    """Seat-level truthful self-play results: role, value, surplus (one row per seat and game)."""
-    rp = mp.reference
-    ss = np.random.SeedSequence([rp.seed, DISTRIBUTIONS.index(distribution)])
-    rng = np.random.default_rng(ss)
-    g = rp.games_per_distribution
-    bv, sv = rules.draw_values(distribution, mp.n_buyers, mp.n_sellers, rng, mp.values, games=g)
-    sb, s_s = rules.truthful_surplus(bv, sv, mp.rounds, rng)
-    ce = rules.ce_surplus(bv, sv) * mp.rounds
-    frames = [pd.DataFrame({"role": role, "value": v.ravel(), "surplus": s.ravel(),
-                            "game": np.repeat(np.arange(g), v.shape[1])})
-              for role, v, s in (("buyer", bv, sb), ("seller", sv, s_s))]
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs["ce_surplus"] = ce
-    return out
+def reference_opponents(mp: DoubleAuctionParams) -> list[RosterEntry]:
+    """The pool's scripted entries other than truthful ones (see module docstring)."""
+    return [mp.roster[i] for i in mp.pool_indices()
+            if mp.roster[i].kind == "baseline" and mp.roster[i].strategy != "truthful"]
+
+
+def reference_episode(mp: DoubleAuctionParams, k: int) -> EpisodeSpec:
+    """Reference game ``k``: truthful in a drawn seat, the opponents in the others."""
+    entries = reference_opponents(mp) + [REFERENCE_ENTRY]
+    me = len(entries) - 1
+    pool = list(range(me)) or [me]
+    seed = mp.reference.seed
+    seated = entrant_lineup(mp.seats, pool, me, REFERENCE_ENTRY.name, seed, k)
+    seats = seats_of(mp, [entries[i] for i in seated])
+    return EpisodeSpec(f"ref-{k:06d}", k, entrant_seed(seed, REFERENCE_ENTRY.name, k), seats, (("distribution", mp.distribution_of(k)),))
+
+
+def play_reference_game(mp: DoubleAuctionParams, k: int) -> dict:
+    """One reference game: the truthful seat's role, value and game surplus, and the game's CE."""
+    spec = reference_episode(mp, k)
+    market = DoubleAuctionMarket(mp, spec.get("distribution"))
+    agents = {s.agent_id: STRATEGIES.make(s.agent_id, s.entry) for s in spec.seats}
+    play_quietly(market, agents, spec.seed)
+    me = next(s.agent_id for s in spec.seats if s.entry is REFERENCE_ENTRY)
+    return {"game": k, "distribution": spec.get("distribution"), "role": market.role[me],
+            "value": market.value[me], "surplus": market.surplus[me],
+            "ce_surplus": int(rules.ce_surplus(market.bv, market.sv)) * mp.rounds}
+
+
+def truthful_seats(mp: DoubleAuctionParams) -> pd.DataFrame:
+    """Every reference game's truthful seat: game, distribution, role, value, surplus, ce_surplus."""
+    n = mp.reference.games_per_distribution * len(mp.distributions)
+    return pd.DataFrame([play_reference_game(mp, k) for k in range(n)])
 
 
 def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) -> pd.DataFrame:
     """The reference rows of one distribution from seat-level results (see module docstring)."""
     rp = mp.reference
-    n_buckets = int(rules.value_bucket(mp.max_quote, rp.bucket_width, mp.max_quote)) + 1
+    w = rp.bucket_width
+    n_buckets = int(rules.value_bucket(mp.max_quote, w)) + 1
     rows = []
     for role, g in seats.groupby("role", sort=True):
-        bucket = rules.value_bucket(g["value"].to_numpy(), rp.bucket_width, mp.max_quote)
+        bucket = rules.value_bucket(g["value"].to_numpy(), w)
         values = [g["surplus"].to_numpy()[bucket == k].astype(float) for k in range(n_buckets)]
         for k in range(n_buckets):
             raw = values[k]
@@ -69,8 +107,8 @@ def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) ->
             sd = float(pooled.std(ddof=1)) if len(pooled) > 1 else np.nan
             rows.append({
                 "distribution": distribution, "role": role, "bucket": k,
-                "value_lo": k * rp.bucket_width,
-                "value_hi": mp.max_quote if k == n_buckets - 1 else (k + 1) * rp.bucket_width - 1,
+                "value_lo": max(0, -(-(2 * k - 1) * w // 2)),
+                "value_hi": min(mp.max_quote, -(-(2 * k + 1) * w // 2) - 1),
                 "n_raw": len(raw), "mean_raw": float(raw.mean()) if len(raw) else np.nan,
                 "sd_raw": float(raw.std(ddof=1)) if len(raw) > 1 else np.nan,
                 "n": len(pooled), "mean": float(pooled.mean()) if len(pooled) else np.nan,
@@ -84,26 +122,27 @@ def compute_reference(mp: DoubleAuctionParams, out_dir: Path) -> dict:
     """The `reference@<instance>` stage: writes the table and its info, returns the headline."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    seats = truthful_seats(mp)
     tables, summary = [], {}
     for dist in mp.distributions:
-        seats = truthful_seats(mp, dist)
-        tables.append(tabulate(seats, dist, mp))
+        mine = seats[seats["distribution"] == dist]
+        tables.append(tabulate(mine, dist, mp))
         summary[dist] = {
-            "games": mp.reference.games_per_distribution,
-            "mean_ce_surplus": float(np.mean(seats.attrs["ce_surplus"])),
-            "mean_seat_surplus": {r: float(g["surplus"].mean()) for r, g in seats.groupby("role")},
-            "truthful_efficiency": float(seats["surplus"].sum() / max(seats.attrs["ce_surplus"].sum(), 1)),
+            "games": int(len(mine)), "mean_ce_surplus": float(mine["ce_surplus"].mean()),
+            "mean_truthful_surplus": {r: float(g["surplus"].mean()) for r, g in mine.groupby("role")},
         }
     table = pd.concat(tables, ignore_index=True)
     table.to_parquet(out_dir / TABLE, index=False)
     info = {
-        "what": "truthful self-play seat surplus by (distribution, role, value bucket); see "
-                "marketarena.markets.double_auction.reference",
+        "what": "surplus of a truthful seat against the pool, by (distribution, role, value "
+                "bucket); see marketarena.markets.double_auction.reference",
+        "opponents": [e.model_dump(mode="json", exclude_defaults=True)
+                      for e in reference_opponents(mp)] or "truthful self-play (no scripted pool)",
         "params": mp.model_dump(mode="json", include={
             "rounds", "n_buyers", "n_sellers", "max_quote", "distributions", "values",
             "reference"}),
         "rows": len(table),
-        "seed_rule": "default_rng(SeedSequence([reference.seed, DISTRIBUTIONS.index(d)]))",
+        "seed_rule": "game k = entrant game k of 'truthful-reference' with seed reference.seed",
     }
     (out_dir / INFO).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
     return {"table": TABLE, "distributions": summary}
@@ -119,8 +158,7 @@ def load_reference(path: Path) -> pd.DataFrame:
 def seat_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp: DoubleAuctionParams) -> pd.DataFrame:
     """Add bucket, ref_mu, ref_sd and csa to ``seats`` (columns distribution, role, value, surplus)."""
     out = seats.copy()
-    out["bucket"] = rules.value_bucket(out["value"].to_numpy(), mp.reference.bucket_width,
-                                       mp.max_quote)
+    out["bucket"] = rules.value_bucket(out["value"].to_numpy(), mp.reference.bucket_width)
     ref = reference[KEYS + ["mean", "sd_used"]].rename(columns={"mean": "ref_mu",
                                                                  "sd_used": "ref_sd"})
     out = out.merge(ref, on=KEYS, how="left")

@@ -3,8 +3,7 @@
 Every function takes arrays (and, where randomness is involved, either a
 ``numpy.random.Generator`` or the uniforms drawn from it) and returns arrays, so each rule can be
 checked by hand. Functions work on a trailing seat axis and broadcast over any leading batch axes:
-the market clears one round at a time (batch of one), the truthful reference clears thousands of
-games at once, through the same :func:`match`.
+the market clears one round at a time (a batch of one); tests clear many at once.
 
 - :func:`match`: the call-market clearing. Bids sorted high to low, asks low to high, equal quotes
   ordered by a uniform tie-break key (lower key first); rank k pairs with rank k while
@@ -17,7 +16,6 @@ games at once, through the same :func:`match`.
 - :func:`ce_surplus`: competitive-equilibrium surplus of one round (sum b_k - s_k over the sorted
   values while positive).
 - :func:`value_bucket`, :func:`csa`: CSα's keying and formula.
-- :func:`truthful_surplus`: many truthful self-play games at once (the CSα reference).
 """
 
 from __future__ import annotations
@@ -122,11 +120,11 @@ def ce_surplus(buyer_values, seller_values) -> np.ndarray:
     return np.clip(b[..., :k] - s[..., :k], 0, None).sum(axis=-1)
 
 
-def value_bucket(value, width: int = 5, max_quote: int = 100):
-    """Bucket of a private value: value // width, the top value folded into the last bucket
-    (width 5: 0-4 -> 0, ..., 95-100 -> 19)."""
-    last = max(max_quote // width - 1, 0)
-    return np.minimum(np.asarray(value) // width, last)
+def value_bucket(value, width: int = 5):
+    """Bucket of a private value, buckets centred on multiples of ``width``: the k with k·width
+    nearest the value, a value halfway between two centres going up: ``(2 v + w) // 2 w``
+    (width 5: 0-2 -> 0, 3-7 -> 1, ..., 93-97 -> 19, 98-100 -> 20)."""
+    return (2 * np.asarray(value) + width) // (2 * width)
 
 
 def csa(surplus, mu, sd, clip: float = 5.0):
@@ -140,30 +138,7 @@ def payoffs(clearing: Clearing, buyer_values, seller_values):
     pay_b = np.zeros(bv.shape, dtype=np.int64)
     pay_s = np.zeros(sv.shape, dtype=np.int64)
     t = clearing.traded
-    if t.ndim == 1:
-        bi, si, p = clearing.buyer[t], clearing.seller[t], clearing.price[t]
-        pay_b[bi] = bv[bi] - p
-        pay_s[si] = p - sv[si]
-        return pay_b, pay_s
-    rows = np.nonzero(t)[0]
     bi, si, p = clearing.buyer[t], clearing.seller[t], clearing.price[t]
-    pay_b[rows, bi] = bv[rows, bi] - p
-    pay_s[rows, si] = p - sv[rows, si]
+    pay_b[bi] = bv[bi] - p
+    pay_s[si] = p - sv[si]
     return pay_b, pay_s
-
-
-def truthful_surplus(buyer_values, seller_values, rounds: int, rng: np.random.Generator):
-    """Seat surplus of truthful self-play for a batch of games: every seat quotes its value every
-    round. ``buyer_values`` (G, nb), ``seller_values`` (G, ns) -> game surplus per seat, same shapes.
-    """
-    bv, sv = np.asarray(buyer_values), np.asarray(seller_values)
-    g, nb = bv.shape
-    ns = sv.shape[1]
-    tot_b = np.zeros((g, nb), dtype=np.int64)
-    tot_s = np.zeros((g, ns), dtype=np.int64)
-    for _ in range(rounds):
-        c = match(bv, sv, rng.random((g, nb)), rng.random((g, ns)), rng.random((g, min(nb, ns))))
-        pb, ps = payoffs(c, bv, sv)
-        tot_b += pb
-        tot_s += ps
-    return tot_b, tot_s
