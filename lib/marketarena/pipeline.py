@@ -99,7 +99,7 @@ def run_reference(instance: str, params: Params, paths: Paths) -> dict:
     plugin, mp = plugin_for(params, instance)
     out = paths.references(instance)
     out.mkdir(parents=True, exist_ok=True)
-    summary = plugin.compute_reference(mp, out)
+    summary = plugin.compute_reference(mp, out, workers=params.execution.resolve())
     _write_json({"market": mp.market, "instance": instance, "reference": summary},
                 out / "summary.json")
     return summary

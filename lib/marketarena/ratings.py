@@ -78,6 +78,7 @@ Choices
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -421,7 +422,8 @@ def bootstrap_intervals(
             resample = rng.integers(0, prep.n_games, size=prep.n_games, dtype=np.int32)
             block.extend(rng.permutation(resample) for _ in range(passes))
         players, mu, _ = rate_orders(prep, np.asarray(block, dtype=np.int32), params)
-        with np.errstate(all="ignore"):
+        with warnings.catch_warnings():  # a player absent from a resample: NaN, left out below
+            warnings.simplefilter("ignore", RuntimeWarning)
             medians.append(np.nanmedian(mu.reshape(-1, passes, mu.shape[1]), axis=1))
     return _intervals(players, np.vstack(medians))
 
@@ -432,7 +434,8 @@ def _intervals(players: list, mu: np.ndarray) -> pd.DataFrame:
     filled = np.where(np.isnan(mu), -np.inf, mu)
     rank = 1 + (filled[:, None, :] > filled[:, :, None]).sum(axis=2).astype(float)
     rank[np.isnan(mu)] = np.nan
-    with np.errstate(all="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         mu_lo, mu_hi = np.nanpercentile(mu, [2.5, 97.5], axis=0)
         rank_lo, rank_hi = np.nanpercentile(rank, [2.5, 97.5], axis=0)
     return pd.DataFrame({"player": players, "mu_lo": mu_lo, "mu_hi": mu_hi,

@@ -185,8 +185,10 @@ class MarketPlugin:
         return {}
 
     # ------------------------------------------------------------------ after the episodes
-    def compute_reference(self, mp: MarketParams, out_dir: Path) -> dict | None:
-        """Reference data for metrics (equilibria, a truthful-play table); None: none."""
+    def compute_reference(self, mp: MarketParams, out_dir: Path, workers: int = 1) -> dict | None:
+        """Reference data for metrics (equilibria, a truthful-play table); None: none. A reference
+        that plays games may spread them over ``workers`` processes (``execution.workers``); its
+        result must not depend on how many."""
         return None
 
     def compute_metrics(self, reader: "EpisodeReader", mp: MarketParams,

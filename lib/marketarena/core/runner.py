@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
+from marketarena.core.scripted import ScriptedAgent
 from marketarena.core.seeding import agent_generators
 from marketarena.core.types import Agent, AgentId, Decision, Market, Reply, Retry, RunAborted
 
@@ -139,6 +140,16 @@ def play_quietly(market: Market, agents: dict[AgentId, Any], seed: int) -> Marke
     return market
 
 
+def _ask_now(agent: ScriptedAgent, observation: Any, decision: Decision, retry: Retry | None) -> Any:
+    """A scripted agent's answer, called directly (what awaiting its ``act`` returns); an exception
+    is returned as ``asyncio.gather(return_exceptions=True)`` would return it."""
+    try:
+        return (agent.decide(observation, decision) if retry is None
+                else agent.revise(observation, decision, retry))
+    except Exception as exc:  # noqa: BLE001 - logged as the seat's invalid answer, as with gather
+        return exc
+
+
 async def _ask(agent: Agent, observation: Any, decision: Decision, retry: Retry | None) -> Any:
     return await (agent.act(observation, decision) if retry is None
                   else agent.act(observation, decision, retry))
@@ -161,9 +172,13 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -
         pending: dict[AgentId, Retry | None] = dict.fromkeys(decision.observations)
         for attempt in range(max(1, decision.max_attempts)):
             acting = list(pending)
-            raw = await asyncio.gather(
-                *(_ask(agents[a], decision.observations[a], decision, pending[a]) for a in acting),
-                return_exceptions=True)
+            if all(type(agents[a]).act is ScriptedAgent.act for a in acting):
+                raw = [_ask_now(agents[a], decision.observations[a], decision, pending[a])
+                       for a in acting]  # scripted seats only: no coroutines, the same answers
+            else:
+                raw = await asyncio.gather(
+                    *(_ask(agents[a], decision.observations[a], decision, pending[a])
+                      for a in acting), return_exceptions=True)
             last = attempt == max(1, decision.max_attempts) - 1
             pending = {}
             for agent_id, answer in zip(acting, raw):

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from marketarena.core.params import RosterEntry
-from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.baselines import (
+    STRATEGIES,
+    aa_aggressiveness,
+    aa_target,
+    gd_belief,
+)
 
 from .conftest import baseline_lineup, mirror_record, obs, play, record, small_params
 
@@ -49,12 +54,12 @@ def test_random_and_zic_stay_within_value():
 
 
 def test_sniper_parks_then_strikes():
-    s = make("sniper")  # park_shade 40, strike in the last 3 rounds at v - 1
+    s = make("sniper")  # park_shade 40 for 25 rounds, strike in the last 5 at v - 1
     qs = [quote(s, obs("B1", 80, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
-    assert qs[:27] == [40] * 27 and qs[27:] == [79, 79, 79]
+    assert qs[:25] == [40] * 25 and qs[25:] == [79] * 5
     s = make("sniper", "S1")
     qs = [quote(s, obs("S1", 20, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
-    assert qs[:27] == [60] * 27 and qs[27:] == [21, 21, 21]
+    assert qs[:25] == [60] * 25 and qs[25:] == [21] * 5
 
 
 def test_sniper_takes_a_bargain():
@@ -200,13 +205,120 @@ def test_risk_aversion_bids_higher_for_a_surer_trade():
     assert scared >= calm and scared > 0
 
 
-def test_aa_grows_aggressive_without_trades():
-    a = make("aa")
-    h = priced([50, 50])  # B2 (us) never trades
+def test_aa_target_and_its_inverse():
+    v, p_star, theta = 90.0, 50.0, -5.0
+    assert aa_target(-1, v, p_star, theta) == pytest.approx(0.0)
+    assert aa_target(0, v, p_star, theta) == pytest.approx(50.0)
+    assert aa_target(1, v, p_star, theta) == pytest.approx(90.0)
+    assert aa_target(0.5, 40.0, p_star, theta) == 40.0  # extra-marginal: never above its limit
+    for r in (-0.7, -0.2, 0.3, 0.9):
+        assert aa_aggressiveness(aa_target(r, v, p_star, theta), v, p_star, theta) == pytest.approx(r, abs=1e-6)
+
+
+def test_aa_aggressiveness_update():
+    """Vytelingum's short-term learning on hand-made rounds: a rival bid above its target with no
+    trade makes it more aggressive; a trade below its target makes it less aggressive."""
+    a = make("aa")  # r0 = 0: target = p* once prices are seen
+    h = priced([50, 50])  # B1 and S1 trade at 50; we are B2, valuing at 90
     q1 = quote(a, obs("B2", 90, rnd=3, history=h))
-    h += [record(r, {"B2": q1}, {"S1": 95}) for r in range(3, 9)]
-    q2 = quote(a, obs("B2", 90, rnd=9, history=h))
-    assert q2 > q1 and q2 <= 90
+    r1 = a.r  # near 0: one step down (a trade at its target), one back up (a trade above it)
+    assert abs(r1) < 0.1 and 48 <= q1 <= 52
+    h.append(record(3, {"B1": 70, "B2": q1}, {"S1": 95}))  # no trade; a rival bid 70 >= target
+    q2 = quote(a, obs("B2", 90, rnd=4, history=h))
+    assert a.r > r1 + 0.2 and q1 < q2 <= 90
+    r_before = a.r
+    h.append(record(4, {"B1": 90, "B2": q2}, {"S1": 10}, [("B1", "S1", 30)]))  # traded at 30 < τ
+    quote(a, obs("B2", 90, rnd=5, history=h))
+    assert a.r < r_before
+    # mirrored for a seller
+    hs = [mirror_record(r) for r in priced([50, 50])] + [mirror_record(record(3, {"B1": 95}, {"S1": 70, "S2": 50}))]
+    s = make("aa", "S2")
+    quote(s, obs("S2", 10, rnd=3, history=hs[:2]))
+    quote(s, obs("S2", 10, rnd=4, history=hs))
+    assert s.r > 0
+
+
+def test_followers_concede_after_a_miss_and_hold_after_a_trade():
+    h = priced([50, 50, 50])  # the market clears at 50; B2 quotes 45 and never trades
+    m = make("momentum")  # shade 5, concede 2
+    assert quote(m, obs("B2", 90, rnd=4, history=h)) == 45
+    for r in range(4, 8):
+        h.append(record(r, {"B1": 90, "B2": 45 + 2 * (r - 4)}, {"S1": 10}, [("B1", "S1", 50)]))
+    assert quote(m, obs("B2", 90, rnd=8, history=h)) == 53  # four misses: 45 + 4 x 2
+    h.append(record(8, {"B1": 60, "B2": 53}, {"S1": 10}, [("B2", "S1", 50)]))
+    assert quote(m, obs("B2", 90, rnd=9, history=h)) == 51  # a trade takes one step back
+    assert quote(make("momentum"), obs("B2", 48, rnd=8, history=h[:7])) == 48  # never past v
+    for name in ("contrarian", "regression", "mean_reversion", "regime_switcher", "signal_jammer"):
+        f = make(name)
+        base = quote(f, obs("B2", 90, rnd=4, history=h[:3]))
+        misses = h[:3] + [record(r, {"B1": 90, "B2": 0}, {"S1": 10}, [("B1", "S1", 50)])
+                          for r in range(4, 12)]
+        assert quote(f, obs("B2", 90, rnd=12, history=misses)) > base + 8, name
+
+
+def test_gd_belief_from_taken_and_rejected_bids():
+    # remembered: bids 40 (taken), 20 (rejected), 60 (taken); asks 30, 50
+    bids, taken, asks = np.array([40.0, 20.0, 60.0]), np.array([True, False, True]), np.array([30.0, 50.0])
+    q = gd_belief(100, bids, taken, asks)
+    # at 20: TBL 0, AL 0, RBG(>=20) 1 -> 0; at 30: AL 1, RBG 0 -> 1 ... at 40: TBL 1 + AL 1 -> 1
+    assert q[0] == 0 and q[20] == 0 and q[30] == 1 and q[100] == 1
+    assert q[25] == pytest.approx(0.5)  # linear between the quoted prices 20 and 30
+    # a rejected bid above the asks lowers the belief there
+    q2 = gd_belief(100, np.array([40.0, 45.0]), np.array([False, False]), np.array([30.0]))
+    # at 30 and 40: AL 1, RBG(>=) 2 -> 1/3; at 45: RBG 1 -> 1/2; the top anchor: 1
+    assert q2[30] == pytest.approx(1 / 3) and q2[40] == pytest.approx(1 / 3)
+    assert q2[45] == pytest.approx(0.5) and q2[100] == 1
+    assert np.all(np.diff(q2) >= 0)
+
+
+def test_gd_bids_with_the_midpoint_price():
+    # asks 30 and 60, bids rejected at 25: the belief jumps at 30 and 60
+    h = [record(r, {"B1": 25}, {"S1": 30, "S2": 60}) for r in range(1, 4)]
+    assert quote(make("gd"), obs("B2", 80, rnd=4, history=h)) == 30
+
+
+def test_fictitious_play_knows_trades_clear_at_the_midpoint():
+    h = [record(r, {"B1": 10}, {"S1": 30, "S2": 60}) for r in range(1, 5)]
+    # F(30) = 1/2: 1/2 x (80 - 30) = 25; F(60) = 1: 80 - (60 + 45)/2 = 27.5 -> bid 60
+    assert quote(make("fictitious_play"), obs("B2", 80, rnd=5, history=h)) == 60
+
+
+def test_q_learning_breaks_ties_at_random():
+    q = make("q_learning", epsilon=0.0)  # a fresh table: every arm ties
+    arms = {q.choose(None) for _ in range(60)}
+    assert len(arms) == len(q.params.deltas)
+
+
+def test_linear_equilibrium_bids_and_asks():
+    assert quote(make("linear_eq"), obs("B1", 60)) == 48  # 2/3 x 60 + 100/12
+    assert quote(make("linear_eq", "S1"), obs("S1", 30)) == 45  # 2/3 x 30 + 100/4
+    assert quote(make("linear_eq"), obs("B1", 12)) == 12  # capped at the value
+
+
+def test_zic_plus_stays_between_the_last_price_and_its_value():
+    z = make("zic_plus", seed=3)
+    qs = [quote(z, obs("B2", 80, rnd=3, history=priced([60, 60]))) for _ in range(50)]
+    assert min(qs) >= 60 and max(qs) <= 80 and len(set(qs)) > 5
+
+
+def test_collusive_holds_the_best_price_then_gives_way():
+    c = make("collusive")  # patience 3, step 3
+    h = priced([50, 44, 47])  # its side's best price so far: 44
+    assert quote(c, obs("B2", 90, rnd=3, history=h[:2])) == 44  # two idle rounds: within patience
+    assert quote(c, obs("B2", 90, rnd=4, history=h)) == 44 + 3  # the third: gives way once
+    h += [record(r, {"B1": 90, "B2": 44}, {"S1": 60}) for r in range(4, 9)]  # five more idle rounds
+    assert quote(c, obs("B2", 90, rnd=9, history=h)) == 44 + 3 * 6
+    h.append(record(9, {"B2": 62}, {"S1": 40}, [("B2", "S1", 51)]))  # a trade: back to the line
+    assert quote(c, obs("B2", 90, rnd=10, history=h)) == 44
+
+
+def test_aa_cliff_climbs_towards_a_better_offset():
+    a = make("aa_cliff", seed=1, sigma=0.0)  # offset 10, step 2
+    h = []
+    for r in range(1, 9):
+        b = quote(a, obs("B2", 80, rnd=r, history=h))
+        h.append(record(r, {"B2": b}, {"S1": 75}, [("B2", "S1", (b + 75) // 2)] if b >= 75 else []))
+    assert 0 <= a.offset <= 80 and 0.25 <= a.gamma <= 20
 
 
 def test_zip_raises_its_bid_after_losing_trades():

@@ -39,7 +39,7 @@ class BertrandPlugin(OligopolyPlugin):
     def input_files(self, mp: BertrandParams, data_dir: Path) -> list[Path]:
         return [Path(data_dir) / "references" / mp.instance / "summary.json"]
 
-    def compute_reference(self, mp: BertrandParams, out_dir: Path) -> dict:
+    def compute_reference(self, mp: BertrandParams, out_dir: Path, workers: int = 1) -> dict:
         cfg = mp.config()
         summary = reference_summary(cfg)
         summary["preset"] = mp.preset

@@ -45,7 +45,7 @@ class CournotPlugin(OligopolyPlugin):
     def input_files(self, mp: CournotParams, data_dir: Path) -> list[Path]:
         return [reference_path(data_dir, mp.instance)]
 
-    def compute_reference(self, mp: CournotParams, out_dir: Path) -> dict:
+    def compute_reference(self, mp: CournotParams, out_dir: Path, workers: int = 1) -> dict:
         """Nash (iterative best response, SLSQP; RuntimeError if not converged) and monopoly."""
         summary = reference_summary(mp.config(), tol=mp.nash_tol, max_iter=mp.nash_max_iter)
         summary["products"] = list(mp.products)

@@ -32,6 +32,7 @@ from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.double_auction import metrics as da_metrics
 from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.calibration import calibration
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.observations import render_messages
 from marketarena.markets.double_auction.params import DoubleAuctionParams
@@ -93,8 +94,8 @@ class DoubleAuctionPlugin(MarketPlugin):
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)
 
-    def compute_reference(self, mp: DoubleAuctionParams, out_dir: Path) -> dict:
-        return compute_reference(mp, out_dir)
+    def compute_reference(self, mp: DoubleAuctionParams, out_dir: Path, workers: int = 1) -> dict:
+        return compute_reference(mp, out_dir, workers)
 
     def compute_metrics(self, reader, mp: DoubleAuctionParams, data_dir: Path) -> dict[str, pd.DataFrame]:
         return da_metrics.compute(reader, mp, data_dir)
@@ -106,11 +107,17 @@ class DoubleAuctionPlugin(MarketPlugin):
 
         ts = rating_env(mp, ratings)
         games = player_games(agents, "csa")
-        board = multipass(games, ts, passes=mp.rating_passes, seed=ratings.seed)
-        board = board.drop(columns=["mu_lo", "mu_hi"])  # the spread over passes: order, not sampling
-        if mp.rating_boot:
-            board = board.merge(bootstrap_intervals(games, ts, mp.rating_boot, ratings.seed,
-                                                    mp.rating_boot_passes), on="player")
+        try:
+            board = multipass(games, ts, passes=mp.rating_passes, seed=ratings.seed)
+            board = board.drop(columns=["mu_lo", "mu_hi"])  # spread over passes: order, not sampling
+            if mp.rating_boot:
+                board = board.merge(bootstrap_intervals(games, ts, mp.rating_boot, ratings.seed,
+                                                        mp.rating_boot_passes), on="player")
+        except FloatingPointError as exc:
+            raise FloatingPointError(
+                f"markets.{mp.instance}.rating_tau = {ts.tau}: {exc}. With τ at or near 0, σ "
+                "collapses over many games until one upset breaks the update; raise rating_tau "
+                "(0.001 keeps σ reflecting the games)") from None
         board = board.rename(columns={"player": "name"})
         info = agents.groupby("name").agg(
             kind=("kind", "first"), strategy=("strategy", "first"), model=("model", "first"),
@@ -141,7 +148,13 @@ class DoubleAuctionPlugin(MarketPlugin):
                 "csa_mean", "trade_freq", "mean_offset", "game_efficiency"]
         shown = board[[c for c in cols if c in board.columns]].copy()
         shown["name"] = shown["name"] + np.where(board["baseline"], " (baseline)", "")
-        return out + list(write_frame(shown, Path(tables_dir) / f"{instance}_leaderboard"))
+        out += list(write_frame(shown, Path(tables_dir) / f"{instance}_leaderboard"))
+        summary, side = calibration(board)
+        caption = ("Calibration against BAZAAR's table (seed 002): Spearman ρ of the matched "
+                   "baselines' μ and mean CSα with the seed's, 95% bootstrap interval over baselines")
+        out += list(write_frame(summary, Path(tables_dir) / f"{instance}_calibration", caption))
+        return out + list(write_frame(side, Path(tables_dir) / f"{instance}_calibration_baselines",
+                                      "Matched baselines, ours beside the seed's (rank among them)"))
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         """Per-seat totals of one played game, highest surplus first (``marketarena play``)."""

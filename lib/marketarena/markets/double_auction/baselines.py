@@ -18,33 +18,40 @@ otherwise it never bids above its value (so it cannot lose money).
 
 Every strategy has a pydantic params model (roster entry ``params``; unknown keys are errors).
 
-| strategy | rule (buyer terms) |
+| strategy | rule (buyer terms); source in each class docstring |
 |---|---|
 | truthful | bid v |
 | shade | bid v - delta (BAZAAR's "+5", "+10") |
 | random | bid U{0..v} |
-| zic | ZI-C in a window: U{m - w .. m + w} ∩ [0, v] around the last round's mean price m (U{0..v} before any trade) |
-| zip | Cliff's ZIP: profit margin μ, bid v(1 - μ), Widrow-Hoff with momentum towards a perturbed target (last price when it would have traded / lost, best ask when nothing traded) |
-| gd | Gjerstad-Dickhaut: belief p(b) = share of the asks of the last ``window`` rounds <= b; bid argmax p(b)·(v - (b + mean accepted ask)/2) |
-| gdx | a population of GD traders (window, extra shade) evolved by a genetic algorithm on counterfactual payoffs against each round's asks; bids as the fittest |
-| aa | Adaptive Aggressive (simplified Vytelingum): equilibrium estimate p* = EMA of prices, aggressiveness r in [-1, 1] raised after a round without a trade, lowered after a trade; target between p* and v (r > 0) or below p* (r < 0) |
-| sniper | Kaplan: parks at v - park_shade; takes a bargain (last best ask <= v - bargain) at that ask; in the last ``strike_rounds`` rounds strikes at v - strike_shade |
-| momentum | EMA of prices plus k × its last change, minus shade |
-| contrarian | last price minus k × its last change, minus shade |
-| mean_reversion | slow EMA of prices (the long-run mean) minus shade |
-| regression | OLS line through the last ``window`` rounds' mean prices, next-round forecast minus shade |
-| fictitious_play | empirical CDF F of all past asks; bid argmax F(b)·(v - b) |
-| bayesian | normal prior on the clearing price, normal updates with each price, observation noise grown by recent volatility; bid posterior mean - z × posterior sd |
+| zic | "ZIC Pure": U{m - w .. m + w} ∩ [0, v] around the last round's mean price m (U{0..v} before any trade) |
+| zic_plus | "ZIC+" (our reading): U{m .. v}, never under the last mean price |
+| linear_eq | Chatterjee-Samuelson linear equilibrium: 2/3 v + M/12 (a seller: 2/3 c + M/4), at most v |
+| collusive | (our reading) holds its side's best price so far, gives way after ``patience`` idle rounds |
+| zip | Cliff's ZIP: profit margin μ, bid v(1 - μ), Widrow-Hoff with momentum towards a perturbed target |
+| gd | Gjerstad-Dickhaut: belief q(b) from taken / rejected bids and asks, interpolated; bid argmax q(b)·(v - midpoint price) |
+| gdx | a population of GD traders (memory, extra shade) evolved by a genetic algorithm on counterfactual payoffs |
+| aa | Vytelingum's Adaptive Aggressive: p* (EMA), θ from volatility, aggressiveness r by short-term learning, quote τ(r) |
+| aa_cliff | "AA-Cliff" (our reading): hill-climbs an offset v - o with step γ and noise σ adapted by profitability |
+| sniper | Kaplan: parks at v - park_shade for 25 of 30 rounds, takes bargains, strikes at v - strike_shade in the last 5 |
+| momentum | (conceding follower) EMA of prices plus k × its last change, minus shade |
+| contrarian | (conceding follower) last price minus k × its last change, minus shade |
+| mean_reversion | (conceding follower) slow EMA of prices (the long-run mean) minus shade |
+| regression | (conceding follower) OLS line through the last ``window`` rounds' mean prices, forecast minus shade |
+| fictitious_play | empirical CDF F of all past asks; bid argmax F(b)·(v - midpoint price) |
+| bayesian | "Enhanced Bayesian": normal belief on the clearing price, volatility-weighted updates; bid mean - z × sd |
 | risk_aware | CARA: certainty equivalent -ln(p e^{-απ} + 1 - p)/α of each bid, p and π from recent asks |
-| q_learning | tabular Q-learning over shading deltas; state = (traded last round, price trend sign) |
+| q_learning | tabular Q-learning over shading deltas, random tie-breaks; state = (traded last round, price trend sign) |
 | roth_erev | Roth-Erev reinforcement over shading deltas (forgetting φ, experimentation ε) |
 | bandit | stochastic shading bandit: softmax over each delta's mean payoff |
 | penny_jumper | one tick above the best rival bid of the last round (at most v) |
-| exploiter | adversarial exploiter: finds the most predictable opposing trader (smallest SD of its recent quotes) and bids its predicted ask + margin (at most v) |
+| exploiter | finds the most predictable opposing trader (smallest SD of its recent quotes), bids its predicted ask + margin |
 | signal_jammer | wraps another strategy (``inner``) and adds U{-noise..noise} |
 | regime_switcher | momentum while recent price volatility <= threshold, mean reversion above |
-| tit_for_tat | moves its bid by the change of the best opposing quote: concedes when they concede, toughens when they toughen |
-| adaptive | shade s: after a trade s += up (greedier), after a round without one s *= down (more aggressive) |
+| tit_for_tat | "Threat Tit-for-Tat": moves its bid by the change of the best opposing quote |
+| adaptive | shade s: after a trade s += up (more conservative), after a round without one s *= down (more aggressive) |
+
+A *conceding follower* adds a concession to its forecast-based bid: +``concede`` after each round
+it quoted without trading, -``concede`` (not below 0) after a trade (:class:`Follower`).
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ class View:
         self.t = 0  # 0-based index of the round to quote now
         self.own: list[int | None] = []
         self.same: list[list[int]] = []
+        self.same_taken: list[list[bool]] = []  # aligned with same[t]: that bid traded
         self.opp: list[list[int]] = []
         self.opp_by: dict[str, list[int | None]] = {}
         self.prices: list[list[int]] = []
@@ -86,8 +94,11 @@ class View:
 
     def update(self, rec: RoundRecord) -> None:
         mine, theirs = (rec.bids, rec.asks) if self.buyer else (rec.asks, rec.bids)
+        traded = {tr.buyer for tr in rec.trades} | {tr.seller for tr in rec.trades}
         self.own.append(self.x(mine.get(self.me)))
-        self.same.append([self.x(q) for a, q in mine.items() if a != self.me and q is not None])
+        rivals = [(self.x(q), a in traded) for a, q in mine.items() if a != self.me and q is not None]
+        self.same.append([q for q, _ in rivals])
+        self.same_taken.append([t for _, t in rivals])
         self.opp.append([self.x(q) for q in theirs.values() if q is not None])
         for a, q in theirs.items():
             self.opp_by.setdefault(a, []).append(self.x(q))
@@ -171,7 +182,7 @@ class Baseline(ScriptedAgent):
 
 # ---------------------------------------------------------------------------------- simple
 class Truthful(Baseline):
-    """Bids its value (the CSα reference)."""
+    """The seed's Truthful: bids its exact value every round (the CSα reference)."""
 
     strategy = "truthful"
 
@@ -184,7 +195,7 @@ class ShadeParams(TraderParams):
 
 
 class Shade(Baseline):
-    """Fixed shading: bids ``delta`` below its value."""
+    """The seed's Fixed Shading (+5, +10): bids ``delta`` below its value, never adapting."""
 
     strategy, Params = "shade", ShadeParams
 
@@ -193,7 +204,8 @@ class Shade(Baseline):
 
 
 class RandomTrader(Baseline):
-    """Uniform random bid between 0 and its value."""
+    """The seed's Random: a uniform bid between the minimum (0) and its value (Gode & Sunder's
+    ZI-C)."""
 
     strategy = "random"
 
@@ -206,7 +218,10 @@ class ZICParams(TraderParams):
 
 
 class ZIC(Baseline):
-    """Zero intelligence, constrained, around the market: U{m - w .. m + w} ∩ [0, v]."""
+    """The seed's "ZIC Pure (Biased Activity)": "selects a price within a window relative to the
+    market midpoint". Call-market adaptation: the book's midpoint is never shown, so the window is
+    centred on the last round's mean trade price m: U{m - w .. m + w} ∩ [0, v] (U{0..v} before any
+    trade). The seed calls the choice deterministic but gives no rule; ours draws uniformly."""
 
     strategy, Params = "zic", ZICParams
 
@@ -219,6 +234,65 @@ class ZIC(Baseline):
         return int(self.rng.integers(lo, hi + 1))
 
 
+class ZICPlus(Baseline):
+    """The seed's "ZIC+", listed in its table and not described. Our reading: Gode & Sunder's ZI-C
+    (uniform between 0 and its value) made market-aware, uniform between the last round's mean
+    trade price (or 0 before any trade) and its value, so it never bids under where the market
+    last cleared."""
+
+    strategy = "zic_plus"
+
+    def bid(self, view):
+        m = view.last_price
+        lo = 0 if m is None else min(view.v, int(math.floor(m)))
+        return int(self.rng.integers(max(0, lo), view.v + 1))
+
+
+class LinearEqParams(TraderParams):
+    slope: float = Field(default=2 / 3, ge=0, le=1, description="bid = slope × v + intercept × M")
+    intercept: float = Field(default=1 / 12, ge=0, le=1)
+
+
+class LinearEq(Baseline):
+    """The seed's "LinearEq": the linear Bayes-Nash equilibrium strategy of Chatterjee & Samuelson
+    (1983) for the k = 1/2 double auction with values uniform on [0, M]: a buyer bids 2/3 v + M/12,
+    a seller asks 2/3 c + M/4 (the same rule mirrored). It assumes one uniform opponent, not this
+    market; capped at the value (a buyer valuing under M/4 would bid above it)."""
+
+    strategy, Params = "linear_eq", LinearEqParams
+
+    def bid(self, view):
+        return view.cap(self.params.slope * view.v + self.params.intercept * view.M)
+
+
+class CollusiveParams(TraderParams):
+    patience: int = Field(default=3, ge=1, description="rounds without a trade before it gives way")
+    step: float = Field(default=3.0, ge=0, description="given way per impatient round")
+    open_shade: int = Field(default=20, ge=0, description="bid v - open_shade before any trade")
+
+
+class Collusive(Baseline):
+    """The seed's "Collusive", listed in its table and not described (chat is off, so there is no
+    agreement to keep). Our reading, tacit collusion on its side: it bids the best price its side
+    has obtained so far (the lowest trade price, for a buyer), holding the line the way a cartel
+    holds a price, and gives way by ``step`` for each round beyond ``patience`` rounds without a
+    trade of its own; never above its value."""
+
+    strategy, Params = "collusive", CollusiveParams
+
+    def start(self):
+        self.idle = 0
+
+    def observe(self, view):
+        self.idle = 0 if view.traded_last() else self.idle + 1
+
+    def bid(self, view):
+        p = self.params
+        seen = [x for prices in view.prices for x in prices]
+        anchor = min(seen) if seen else view.v - p.open_shade
+        return view.cap(anchor + p.step * max(0, self.idle - p.patience + 1))
+
+
 class ZIPParams(TraderParams):
     margin: float = Field(default=0.3, ge=0, le=1, description="initial profit margin μ")
     beta: float = Field(default=0.3, gt=0, le=1, description="learning rate")
@@ -228,7 +302,10 @@ class ZIPParams(TraderParams):
 
 
 class ZIP(Baseline):
-    """Cliff's ZIP: bid v(1 - μ), μ learned by Widrow-Hoff with momentum."""
+    """Cliff's ZIP (1997; the seed's "ZIP+", described but not in its table): bid v(1 - μ), the
+    margin μ learned by Widrow-Hoff with momentum towards a perturbed target. Call-market
+    adaptation: the target comes from the last round's mean price (or its best ask when nothing
+    traded), not from each shout."""
 
     strategy, Params = "zip", ZIPParams
 
@@ -268,30 +345,80 @@ class ZIP(Baseline):
 
 # ---------------------------------------------------------------------------------- beliefs
 class GDParams(TraderParams):
-    window: int = Field(default=5, ge=1, description="rounds of asks in the belief")
-    prior_shade: int = Field(default=10, ge=0, description="bid v - prior_shade before any ask")
+    window: int = Field(default=5, ge=1, description="rounds of quotes in the belief (GD's memory)")
+    prior_shade: int = Field(default=10, ge=0, description="bid v - prior_shade before any quote")
 
 
-def gd_bid(v: int, asks: np.ndarray, extra_shade: float = 0.0) -> int | None:
-    """argmax_b p(b)·(v - (b + mean ask <= b)/2), p(b) = share of ``asks`` <= b; None: no data."""
-    if asks.size == 0 or v <= 0:
+def gd_belief(v: int, bids: np.ndarray, taken: np.ndarray, asks: np.ndarray,
+              top: int = 100) -> np.ndarray | None:
+    """Gjerstad-Dickhaut's belief that a bid b is accepted, for b = 0..v (buyer frame):
+
+        q(b) = (TBL(b) + AL(b)) / (TBL(b) + AL(b) + RBG(b))
+
+    TBL = bids <= b that traded, AL = asks <= b, RBG = bids >= b that did not trade, over the
+    quotes remembered (``bids`` with their ``taken`` flags: the buyer side's, one's own included;
+    ``asks``). q is computed at every quoted price, anchored at q(0) = 0 and q(top) = 1, and
+    interpolated linearly in between (GD use cubic splines; linear keeps q monotone on our integer
+    grid). None when nothing is remembered."""
+    if bids.size + asks.size == 0:
         return None
+    taken_bids, rejected = bids[taken], bids[~taken]
+    levels = np.unique(np.concatenate([bids, asks, [0, top]]))
+    tbl = (taken_bids[None, :] <= levels[:, None]).sum(axis=1)
+    al = (asks[None, :] <= levels[:, None]).sum(axis=1)
+    rbg = (rejected[None, :] >= levels[:, None]).sum(axis=1)
+    den = tbl + al + rbg
+    keep = den > 0
+    q = np.where(keep, (tbl + al) / np.maximum(den, 1), 0.0)
+    x, y = levels[keep], np.maximum.accumulate(q[keep])  # monotone, as a belief in b must be
+    x, y = np.concatenate([[0], x, [top]]), np.concatenate([[0.0], y, [1.0]])
+    x, idx = np.unique(x, return_index=True)
+    return np.interp(np.arange(v + 1), x, np.maximum.accumulate(y[idx]))
+
+
+def midpoint_surplus(v: int, asks: np.ndarray) -> np.ndarray:
+    """For b = 0..v: v minus the expected price of a trade at bid b in this call market, the
+    midpoint of b and the ask it crosses, taken as the mean remembered ask <= b (b itself if none)."""
     b = np.arange(v + 1)
+    if asks.size == 0:
+        return (v - b).astype(float)
     below = asks[None, :] <= b[:, None]
     n = below.sum(axis=1)
-    mean_ask = np.where(n > 0, (below * asks[None, :]).sum(axis=1) / np.maximum(n, 1), 0.0)
-    ev = n / asks.size * (v - (b + mean_ask) / 2)
-    best = int(b[np.argmax(ev)])
-    return max(0, int(round(best - extra_shade)))
+    mean_ask = np.where(n > 0, (below * asks[None, :]).sum(axis=1) / np.maximum(n, 1), b)
+    return v - (b + mean_ask) / 2
+
+
+def gd_bid(v: int, bids: np.ndarray, taken: np.ndarray, asks: np.ndarray) -> int | None:
+    """argmax_b q(b)·(v - E[price | b]) (see :func:`gd_belief`, :func:`midpoint_surplus`); None
+    when nothing is remembered or v = 0."""
+    q = gd_belief(v, bids, taken, asks) if v > 0 else None
+    return None if q is None else int(np.argmax(q * midpoint_surplus(v, asks)))
+
+
+def remembered(view: "View", window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The buyer side's bids (one's own included) with their taken flags, and the asks, of the
+    last ``window`` rounds."""
+    bids, taken = [], []
+    for t in range(max(0, len(view.own) - window), len(view.own)):
+        bids += view.same[t]
+        taken += view.same_taken[t]
+        if view.own[t] is not None:
+            bids.append(view.own[t])
+            taken.append(view.my_price[t] is not None)
+    return (np.array(bids, dtype=float), np.array(taken, dtype=bool),
+            view.recent_asks(window))
 
 
 class GD(Baseline):
-    """Gjerstad-Dickhaut: expected-surplus-maximising bid against recent asks."""
+    """Gjerstad & Dickhaut (1998), "Price formation in double auctions": the bid that maximises
+    expected surplus under a belief built from taken and rejected bids and from asks
+    (:func:`gd_belief`). Call-market adaptations: memory counts rounds, not trades; the surplus of a
+    trade is v minus the midpoint price; before any quote it bids v - prior_shade."""
 
     strategy, Params = "gd", GDParams
 
     def bid(self, view):
-        b = gd_bid(view.v, view.recent_asks(self.params.window))
+        b = gd_bid(view.v, *remembered(view, self.params.window))
         return view.cap(view.v - self.params.prior_shade) if b is None else b
 
 
@@ -304,7 +431,9 @@ class GDXParams(TraderParams):
 
 
 class GDX(Baseline):
-    """GD traders (window, extra shade) evolved by a GA; fitness = counterfactual payoff of each
+    """The seed's GDX, "a genetic algorithm that evolves a population of Gjerstad-Dickhaut agents"
+    (not Tesauro & Bredin's dynamic-programming GDX): GD traders (memory, extra shade) evolved by a
+    GA; fitness = counterfactual payoff of each
     candidate's bid against each round's lowest ask (trade iff bid >= it, at the midpoint)."""
 
     strategy, Params = "gdx", GDXParams
@@ -317,10 +446,13 @@ class GDX(Baseline):
         self._last_bids: np.ndarray | None = None
 
     def _bids(self, view) -> np.ndarray:
+        best: dict[int, int | None] = {}  # GD's bid per memory length, shared by the genes
         out = []
         for w, s in self.genes:
-            b = gd_bid(view.v, view.recent_asks(int(w)), float(s))
-            out.append(view.v - self.params.prior_shade if b is None else b)
+            if int(w) not in best:
+                best[int(w)] = gd_bid(view.v, *remembered(view, int(w)))
+            b = best[int(w)]
+            out.append(view.v - self.params.prior_shade if b is None else max(0, round(b - s)))
         return np.clip(np.array(out, dtype=float), 0, view.v)
 
     def observe(self, view):
@@ -351,7 +483,9 @@ class FictitiousPlayParams(TraderParams):
 
 
 class FictitiousPlay(Baseline):
-    """Best response F(b)·(v - b) to the empirical distribution of every past ask."""
+    """Fictitious play (Brown 1951): opponents are taken to draw asks from a fixed distribution,
+    estimated by every ask seen so far (F); best response argmax_b F(b)·(v - E[price | b]), where a
+    trade clears at the midpoint of the bid and the ask it crosses (:func:`midpoint_surplus`)."""
 
     strategy, Params = "fictitious_play", FictitiousPlayParams
 
@@ -361,7 +495,7 @@ class FictitiousPlay(Baseline):
             return view.cap(view.v - self.params.prior_shade)
         b = np.arange(view.v + 1)
         cdf = (asks[None, :] <= b[:, None]).mean(axis=1)
-        return int(b[np.argmax(cdf * (view.v - b))])
+        return int(np.argmax(cdf * midpoint_surplus(view.v, asks)))
 
 
 class BayesianParams(TraderParams):
@@ -373,7 +507,9 @@ class BayesianParams(TraderParams):
 
 
 class Bayesian(Baseline):
-    """Normal belief about the clearing price, updated with every trade price; observations are
+    """The seed's Enhanced Bayesian (roster name ``enhanced_bayesian``): "starts with a prior belief
+    about the market price and updates it using Bayesian inference, weighted by market volatility":
+    a normal belief about the clearing price, updated with every trade price; observations are
     trusted less when recent round prices are volatile."""
 
     strategy, Params = "bayesian", BayesianParams
@@ -406,7 +542,8 @@ class RiskAwareParams(TraderParams):
 
 
 class RiskAware(Baseline):
-    """Maximises the CARA certainty equivalent of the lottery (trade w.p. p(b) for π(b), else 0)."""
+    """The seed's Risk-Aware: maximises the CARA certainty equivalent of the lottery "trade with
+    probability p(b) for π(b), else 0", p and π (midpoint price) from the asks of recent rounds."""
 
     strategy, Params = "risk_aware", RiskAwareParams
 
@@ -426,15 +563,48 @@ class RiskAware(Baseline):
 
 
 # ---------------------------------------------------------------------------------- market-following
-class TrendParams(TraderParams):
-    alpha: float = Field(default=0.3, gt=0, le=1, description="EMA weight of the newest price")
-    k: float = Field(default=1.0, description="weight of the last change")
+class FollowerParams(TraderParams):
     shade: float = Field(default=5.0, description="subtracted from the forecast")
     open_shade: int = Field(default=10, ge=0, description="bid v - open_shade before any trade")
+    concede: float = Field(default=2.0, ge=0, description="added to the bid after each round it "
+                           "quoted without trading (towards its value); taken back after a trade")
 
 
-class Momentum(Baseline):
-    """Trend follower: EMA of prices plus k × the EMA's last change, minus shade."""
+class Follower(Baseline):
+    """A market follower: bids a price forecast minus ``shade`` plus its *concession*, which grows
+    by ``concede`` after every round in which it quoted and did not trade and shrinks by as much
+    (not below 0) after a trade. The seed's one-line descriptions give only the forecast; a follower
+    that never concedes quotes under the market it follows and stops trading once prices settle
+    below its value less the shade, which no trend follower would do (issue 15)."""
+
+    Params = FollowerParams
+
+    def reset(self, rng):
+        self.concession = 0.0
+        super().reset(rng)
+
+    def observe(self, view):
+        if view.own[-1] is None:
+            return
+        step = self.params.concede
+        self.concession = (max(0.0, self.concession - step) if view.traded_last()
+                           else self.concession + step)
+
+    def follow(self, view, forecast: float | None):
+        """The bid for a forecast (None: no trade seen yet, bid v - open_shade)."""
+        if forecast is None:
+            return view.cap(view.v - self.params.open_shade + self.concession)
+        return view.cap(forecast - self.params.shade + self.concession)
+
+
+class TrendParams(FollowerParams):
+    alpha: float = Field(default=0.3, gt=0, le=1, description="EMA weight of the newest price")
+    k: float = Field(default=1.0, description="weight of the last change")
+
+
+class Momentum(Follower):
+    """Trend follower: EMA of prices plus k × the EMA's last change, minus shade (a conceding
+    :class:`Follower`)."""
 
     strategy, Params = "momentum", TrendParams
 
@@ -442,6 +612,7 @@ class Momentum(Baseline):
         self.ema = self.prev = None
 
     def observe(self, view):
+        super().observe(view)
         if view.prices[-1]:
             price = sum(view.prices[-1]) / len(view.prices[-1])
             self.prev = self.ema
@@ -450,22 +621,23 @@ class Momentum(Baseline):
 
     def bid(self, view):
         if self.ema is None:
-            return view.cap(view.v - self.params.open_shade)
+            return self.follow(view, None)
         trend = 0.0 if self.prev is None else self.ema - self.prev
-        return view.cap(self.ema + self.params.k * trend - self.params.shade)
+        return self.follow(view, self.ema + self.params.k * trend)
 
 
-class Contrarian(Baseline):
-    """Bets against the last move: last price - k × (last price - the one before), minus shade."""
+class Contrarian(Follower):
+    """Bets against the last move: last price - k × (last price - the one before), minus shade (a
+    conceding :class:`Follower`)."""
 
     strategy, Params = "contrarian", TrendParams
 
     def bid(self, view):
         rp = view.round_prices
         if not rp:
-            return view.cap(view.v - self.params.open_shade)
+            return self.follow(view, None)
         change = rp[-1] - rp[-2] if len(rp) >= 2 else 0.0
-        return view.cap(rp[-1] - self.params.k * change - self.params.shade)
+        return self.follow(view, rp[-1] - self.params.k * change)
 
 
 class MeanReversionParams(TrendParams):
@@ -474,36 +646,35 @@ class MeanReversionParams(TrendParams):
 
 
 class MeanReversion(Momentum):
-    """Bids towards the long-run mean: a slow EMA of prices, minus shade (no trend term)."""
+    """Bids towards the long-run mean: a slow EMA of prices, minus shade, no trend term (a
+    conceding :class:`Follower`)."""
 
     strategy, Params = "mean_reversion", MeanReversionParams
 
     def bid(self, view):
-        if self.ema is None:
-            return view.cap(view.v - self.params.open_shade)
-        return view.cap(self.ema - self.params.shade)
+        return self.follow(view, self.ema)
 
 
-class RegressionParams(TraderParams):
+class RegressionParams(FollowerParams):
     window: int = Field(default=10, ge=2)
     shade: float = 3.0
-    open_shade: int = Field(default=10, ge=0)
 
 
-class Regression(Baseline):
-    """OLS line through the last ``window`` round mean prices; bids the forecast minus shade."""
+class Regression(Follower):
+    """OLS line through the last ``window`` round mean prices; bids the next-round forecast minus
+    shade (a conceding :class:`Follower`)."""
 
     strategy, Params = "regression", RegressionParams
 
     def bid(self, view):
         pts = [(t, sum(p) / len(p)) for t, p in enumerate(view.prices) if p][-self.params.window:]
         if not pts:
-            return view.cap(view.v - self.params.open_shade)
+            return self.follow(view, None)
         if len(pts) == 1:
-            return view.cap(pts[0][1] - self.params.shade)
+            return self.follow(view, pts[0][1])
         t, y = np.array(pts).T
         slope, icpt = np.polyfit(t, y, 1)
-        return view.cap(icpt + slope * view.t - self.params.shade)
+        return self.follow(view, icpt + slope * view.t)
 
 
 class RegimeSwitcherParams(TraderParams):
@@ -514,7 +685,8 @@ class RegimeSwitcherParams(TraderParams):
 
 
 class RegimeSwitcher(Baseline):
-    """Holds a momentum and a mean-reversion trader; follows momentum while the SD of recent round
+    """The seed's Regime Switcher: holds a momentum and a mean-reversion trader (both conceding
+    followers); follows momentum while the SD of recent round
     prices is at most ``threshold``, mean reversion above it."""
 
     strategy, Params = "regime_switcher", RegimeSwitcherParams
@@ -573,7 +745,9 @@ class QLearningParams(ArmsParams):
 
 
 class QLearning(ShadingLearner):
-    """Tabular Q-learning; state = (traded last round, sign of the last price change)."""
+    """Tabular Q-learning (Watkins 1989) over shading arms, ε-greedy with ties between the best
+    arms broken at random (a fresh table is all ties); state = (traded last round, sign of the last
+    price change); reward = the round's payoff."""
 
     strategy, Params = "q_learning", QLearningParams
 
@@ -597,7 +771,8 @@ class QLearning(ShadingLearner):
     def choose(self, view):
         if self.rng.random() < self.params.epsilon:
             return int(self.rng.integers(len(self.params.deltas)))
-        return int(np.argmax(self.q[self.state]))
+        q = self.q[self.state]
+        return int(self.rng.choice(np.flatnonzero(q == q.max())))  # ties broken at random
 
 
 class RothErevParams(ArmsParams):
@@ -607,7 +782,9 @@ class RothErevParams(ArmsParams):
 
 
 class RothErev(ShadingLearner):
-    """Roth-Erev: arm chosen ∝ propensity; propensities forget (φ) and reinforce with payoff."""
+    """Roth & Erev (1995) reinforcement, as the seed describes: an arm (shading delta) chosen with
+    probability ∝ its propensity; propensities forget (φ) and are reinforced by the payoff, a share
+    ε spread over the other arms (experimentation)."""
 
     strategy, Params = "roth_erev", RothErevParams
 
@@ -632,7 +809,8 @@ class BanditParams(ArmsParams):
 
 
 class Bandit(ShadingLearner):
-    """Stochastic shading bandit: softmax over each arm's mean payoff (optimistic start)."""
+    """The seed's Stochastic Shading Bandit: each arm a shading delta; softmax over each arm's
+    mean payoff (optimistic start)."""
 
     strategy, Params = "bandit", BanditParams
 
@@ -658,7 +836,12 @@ class AdaptiveParams(TraderParams):
 
 
 class Adaptive(Baseline):
-    """Greedier after a trade (shade += up), more aggressive after none (shade *= down)."""
+    """The seed's Adaptive: "adjusts its bidding aggressiveness (sigma) based on success ... more
+    aggressive after failing to trade and more conservative after a successful trade". Our reading:
+    the aggressiveness is a shade below its value, raised by ``up`` after a trade (more
+    conservative), multiplied by ``down`` after a round without one (more aggressive). The seed
+    rates it next to Random; its one line does not say what makes it that weak, so we do not tune
+    it to be."""
 
     strategy, Params = "adaptive", AdaptiveParams
 
@@ -673,50 +856,169 @@ class Adaptive(Baseline):
 
 
 class AAParams(TraderParams):
-    lam: float = Field(default=0.1, gt=0, le=1, description="aggressiveness learning rate")
-    ema: float = Field(default=0.3, gt=0, le=1, description="weight of the newest price in p*")
+    theta: float = Field(default=-5.0, description="initial long-term learning parameter θ")
+    theta_min: float = -8.0
+    theta_max: float = 2.0
+    gamma: float = Field(default=2.0, gt=0, description="shape of θ*(α̂)")
+    beta1: float = Field(default=0.5, gt=0, le=1, description="learning rate of the aggressiveness r")
+    beta2: float = Field(default=0.5, gt=0, le=1, description="learning rate of θ")
+    lambda_r: float = Field(default=0.05, ge=0, description="relative step of the desired target")
+    lambda_a: float = Field(default=1.0, ge=0, description="absolute step (ticks)")
+    n_trades: int = Field(default=5, ge=1, description="prices in p* (EMA weight 2/(n+1)) and in α")
     r0: float = Field(default=0.0, ge=-1, le=1, description="initial aggressiveness")
-    open_shade: int = Field(default=10, ge=0)
+    eta: float = Field(default=3.0, ge=1, description="opening rule: b* + (min(v, a*) - b*)/η")
+    open_shade: int = Field(default=10, ge=0, description="bid v - open_shade in the first round")
+
+
+def aa_target(r: float, v: float, p_star: float, theta: float) -> float:
+    """Vytelingum's target price τ(r) of a buyer with limit v, equilibrium estimate p*, θ:
+    intra-marginal (v > p*): p*(1 - (e^{-rθ} - 1)/(e^θ - 1)) for r <= 0, p* + (v - p*)(e^{rθ} -
+    1)/(e^θ - 1) for r > 0; extra-marginal: v(1 - (e^{-rθ} - 1)/(e^θ - 1)) for r <= 0, v for r > 0.
+    τ(-1) = 0, τ(0) = min(v, p*), τ(1) = v; increasing in r."""
+    den = math.expm1(theta) if theta != 0 else 1e-12
+    if v > p_star:
+        if r <= 0:
+            return p_star * (1 - math.expm1(-r * theta) / den)
+        return p_star + (v - p_star) * math.expm1(r * theta) / den
+    return v * (1 - math.expm1(-r * theta) / den) if r <= 0 else v
+
+
+def aa_aggressiveness(target: float, v: float, p_star: float, theta: float) -> float:
+    """The r in [-1, 1] whose :func:`aa_target` is ``target`` (clipped), by bisection."""
+    lo, hi = -1.0, 1.0
+    if target <= aa_target(lo, v, p_star, theta):
+        return lo
+    if target >= aa_target(hi, v, p_star, theta):
+        return hi
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if aa_target(mid, v, p_star, theta) < target else (lo, mid)
+    return (lo + hi) / 2
 
 
 class AA(Baseline):
-    """Adaptive Aggressive (simplified): target = p* + r(v - p*) for r >= 0, p*(1 + r/2) for r < 0
-    (p* capped at v); r rises after rounds without a trade and falls after trades."""
+    """Adaptive Aggressive (Vytelingum, Cliff & Jennings 2008), with the constants of Cliff's BSE.
+
+    - p*: an EMA (weight 2/(n+1)) of trade prices; volatility α = RMS deviation of the last n
+      prices from p*, over p*, normalised by the α range seen so far (α̂); long-term learning
+      θ <- θ + β2(θ*(α̂) - θ), θ* = (θmax - θmin)(1 - α̂ e^{γ(α̂ - 1)}) + θmin.
+    - short-term learning of the aggressiveness r: after each round, a desired target δ: if the
+      round traded at (mean) price p, δ = (1 - λr)p - λa when its target would have traded (τ >= p:
+      be less aggressive), else (1 + λr)p + λa; if nothing traded and its target is at most the
+      best rival bid b*, δ = (1 + λr)b* + λa. Then r <- r + β1(r(δ) - r) (:func:`aa_aggressiveness`).
+    - quote: the target τ(r) (:func:`aa_target`), at most v.
+    Call-market adaptations: "the last trade" is the round's mean price; before any trade it bids
+    b* + (min(v, a*) - b*)/η from the last round's best rival bid b* and best ask a* (Vytelingum's
+    opening rule), v - open_shade in the first round. The seed's "Adaptive Aggressive".
+    """
 
     strategy, Params = "aa", AAParams
 
     def start(self):
-        self.r, self.p_star = self.params.r0, None
+        p = self.params
+        self.r, self.theta, self.p_star = p.r0, p.theta, None
+        self.alpha_lo = self.alpha_hi = None
+
+    def target(self, view) -> float:
+        return aa_target(self.r, view.v, self.p_star, self.theta)
 
     def observe(self, view):
         p = self.params
-        if view.prices[-1]:
-            q = sum(view.prices[-1]) / len(view.prices[-1])
-            self.p_star = q if self.p_star is None else p.ema * q + (1 - p.ema) * self.p_star
-        if view.traded_last():
-            self.r -= p.lam * (1 + self.r)
+        prices = view.prices[-1]
+        if prices:
+            q = sum(prices) / len(prices)
+            w = 2.0 / (p.n_trades + 1)
+            self.p_star = q if self.p_star is None else w * q + (1 - w) * self.p_star
+            self._learn_theta(view)
+        if self.p_star is None:
+            return
+        tau = self.target(view)
+        rival = view.best_rival_bid_last()
+        if prices:
+            q = sum(prices) / len(prices)
+            delta = (1 - p.lambda_r) * q - p.lambda_a if tau >= q else (1 + p.lambda_r) * q + p.lambda_a
+        elif rival is not None and tau <= rival:
+            delta = (1 + p.lambda_r) * rival + p.lambda_a
         else:
-            self.r += p.lam * (1 - self.r)
+            return
+        desired = aa_aggressiveness(delta, view.v, self.p_star, self.theta)
+        self.r += p.beta1 * (desired - self.r)
+
+    def _learn_theta(self, view):
+        p = self.params
+        recent = view.round_prices[-p.n_trades:]
+        if self.p_star <= 0:
+            return
+        alpha = math.sqrt(sum((x - self.p_star) ** 2 for x in recent) / len(recent)) / self.p_star
+        self.alpha_lo = alpha if self.alpha_lo is None else min(self.alpha_lo, alpha)
+        self.alpha_hi = alpha if self.alpha_hi is None else max(self.alpha_hi, alpha)
+        span = self.alpha_hi - self.alpha_lo
+        a_hat = (alpha - self.alpha_lo) / span if span > 0 else 0.5
+        theta_star = (p.theta_max - p.theta_min) * (1 - a_hat * math.exp(p.gamma * (a_hat - 1))) + p.theta_min
+        self.theta += p.beta2 * (theta_star - self.theta)
 
     def bid(self, view):
-        if self.p_star is None:
+        if self.p_star is not None:
+            return view.cap(self.target(view))
+        if not view.own:
             return view.cap(view.v - self.params.open_shade)
-        anchor = min(self.p_star, view.v)
-        target = anchor + self.r * (view.v - anchor) if self.r >= 0 else anchor * (1 + self.r / 2)
-        return view.cap(target)
+        rival, ask = view.best_rival_bid_last(), view.best_ask_last()
+        lo = 0 if rival is None else rival
+        hi = view.v if ask is None else min(view.v, ask)
+        return view.cap(lo + (hi - lo) / self.params.eta) if hi > lo else view.cap(hi)
+
+
+class AACliffParams(TraderParams):
+    offset: float = Field(default=10.0, ge=0, description="initial offset below the value")
+    gamma: float = Field(default=2.0, gt=0, description="initial step of the offset")
+    sigma: float = Field(default=2.0, ge=0, description="initial search dispersion (SD of the noise)")
+    adapt: float = Field(default=1.2, gt=1, description="factor by which γ and σ grow or shrink")
+    ema: float = Field(default=0.3, gt=0, le=1, description="weight of the newest payoff in the baseline")
+
+
+class AACliff(Baseline):
+    """The seed's "Adaptive Aggressive Cliff": "learns an offset from its private value and
+    dynamically adjusts its aggressiveness (gamma) and search dispersion (sigma) based on
+    profitability". The seed says no more, so this is our reading, a hill climber on the offset:
+    bid v - offset + N(0, σ); after each round its payoff is compared with an EMA of past payoffs:
+    at least as good -> keep the direction of the offset's moves, γ × adapt, σ / adapt; worse ->
+    reverse the direction, γ / adapt, σ × adapt; then offset += direction × γ (offset in [0, v],
+    γ and σ in [0.25, 20])."""
+
+    strategy, Params = "aa_cliff", AACliffParams
+
+    def start(self):
+        p = self.params
+        self.offset, self.gamma, self.sigma = p.offset, p.gamma, p.sigma
+        self.direction, self.baseline = 1.0, None
+
+    def observe(self, view):
+        p, reward = self.params, float(view.payoff[-1])
+        if self.baseline is not None:
+            better = reward >= self.baseline
+            self.direction = self.direction if better else -self.direction
+            self.gamma = min(20.0, max(0.25, self.gamma * (p.adapt if better else 1 / p.adapt)))
+            self.sigma = min(20.0, max(0.25, self.sigma * (1 / p.adapt if better else p.adapt)))
+            self.offset = min(max(0.0, self.offset + self.direction * self.gamma), view.v)
+        self.baseline = reward if self.baseline is None else p.ema * reward + (1 - p.ema) * self.baseline
+
+    def bid(self, view):
+        return view.cap(view.v - self.offset + self.rng.normal(0.0, self.sigma))
 
 
 # ---------------------------------------------------------------------------------- special
 class SniperParams(TraderParams):
     park_shade: int = Field(default=40, ge=0, description="parked bid v - park_shade")
-    strike_rounds: int = Field(default=3, ge=1, description="strike in the last this many rounds")
+    strike_rounds: int = Field(default=5, ge=1, description="strike in the last this many rounds")
     strike_shade: int = Field(default=1, ge=0, description="strike bid v - strike_shade")
     bargain: int | None = Field(default=20, ge=0,
                                 description="take a last best ask <= v - bargain while parked (None: never)")
 
 
 class Sniper(Baseline):
-    """Kaplan's sniper: parks with a non-competitive bid, takes only bargains, strikes at the end."""
+    """Kaplan's sniper (Rust, Miller & Palmer 1993): parks with a non-competitive bid (the first 25
+    of 30 rounds by default), takes only bargains (a last best ask <= v - bargain), and strikes
+    near its value in the last ``strike_rounds`` rounds (5), as the seed describes."""
 
     strategy, Params = "sniper", SniperParams
 
@@ -736,8 +1038,9 @@ class PennyParams(TraderParams):
 
 
 class PennyJumper(Baseline):
-    """One tick inside the best rival quote of the last round (for a buyer: above the best rival
-    bid), never above its value."""
+    """The seed's Penny Jumper: "one tick inside the current best bid or ask". Call-market
+    adaptation: the book is sealed, so it jumps the best rival quote of the last round (for a
+    buyer: one tick above the best rival bid), never past its value."""
 
     strategy, Params = "penny_jumper", PennyParams
 
@@ -756,7 +1059,8 @@ class ExploiterParams(TraderParams):
 
 
 class Exploiter(Baseline):
-    """Adversarial exploiter: among opposing traders whose last ``window`` quotes have SD <=
+    """The seed's Adversarial Exploiter, "tracking their price history and undercutting them by a
+    small margin": among opposing traders whose last ``window`` quotes have SD <=
     ``max_sd`` and whose predicted (mean) ask is below v, targets the cheapest and bids just that
     ask + margin (the lowest bid that still crosses it, so the midpoint favours the exploiter);
     otherwise bids v - open_shade."""
@@ -783,7 +1087,7 @@ class TitForTatParams(TraderParams):
 
 
 class TitForTat(Baseline):
-    """Mirrors the other side: moves its bid by the change in the best opposing quote (an ask that
+    """The seed's Threat Tit-for-Tat, our reading: it mirrors the other side, moving its bid by the change in the best opposing quote (an ask that
     fell by d is answered by a bid raised by d, an ask that rose by a bid lowered), clipped to
     ±max_step and to [0, v]."""
 
@@ -812,7 +1116,8 @@ class JammerParams(TraderParams):
 
 
 class SignalJammer(Baseline):
-    """Wraps another strategy and adds integer noise to its bid (clipped to [0, v])."""
+    """The seed's Signal Jammer: wraps another baseline (``inner``, momentum by default) and adds
+    integer noise U{-noise..noise} to its bid (clipped to [0, v])."""
 
     strategy, Params = "signal_jammer", JammerParams
 
@@ -844,7 +1149,7 @@ class SignalJammer(Baseline):
 
 STRATEGIES = StrategyTable("double_auction", {
     cls.strategy: cls
-    for cls in (Truthful, Shade, RandomTrader, ZIC, ZIP, GD, GDX, AA, Sniper, Momentum, Contrarian,
-                MeanReversion, Regression, FictitiousPlay, Bayesian, RiskAware, QLearning,
-                RothErev, Bandit, PennyJumper, Exploiter, SignalJammer, RegimeSwitcher,
-                TitForTat, Adaptive)})
+    for cls in (Truthful, Shade, RandomTrader, ZIC, ZICPlus, LinearEq, Collusive, ZIP, GD, GDX,
+                AA, AACliff, Sniper, Momentum, Contrarian, MeanReversion, Regression,
+                FictitiousPlay, Bayesian, RiskAware, QLearning, RothErev, Bandit, PennyJumper,
+                Exploiter, SignalJammer, RegimeSwitcher, TitForTat, Adaptive)})

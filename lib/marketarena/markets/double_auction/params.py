@@ -97,8 +97,9 @@ class DoubleAuctionParams(MarketParams):
     csa_clip: float = Field(default=5.0, gt=0, description="CSα = clip((S - μ)/σ, -clip, clip)")
     rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
     rating_tau: float | None = Field(
-        default=0.0, ge=0, description="TrueSkill τ of this market (null: ratings.trueskill.tau); "
-        "0 lets σ shrink with the games played, as the seed's σ ≈ 0.03 after 24k games implies")
+        default=0.001, ge=0, description="TrueSkill τ of this market (null: ratings.trueskill.tau); "
+        "near 0 lets σ shrink with the games played, as the seed's σ ≈ 0.03 after 24k games "
+        "implies (exactly 0 lets σ collapse until one upset breaks the update)")
     rating_scale: Literal["trueskill", "bazaar"] = Field(
         default="trueskill", description="trueskill: the ratings section's μ0, σ0, β; bazaar: "
         "μ0 5, σ0 5/3, β 5/6, the scale of the seed's table (μ about 2-7.4)")

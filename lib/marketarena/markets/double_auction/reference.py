@@ -82,10 +82,26 @@ def play_reference_game(mp: DoubleAuctionParams, k: int) -> dict:
             "ce_surplus": int(rules.ce_surplus(market.bv, market.sv)) * mp.rounds}
 
 
-def truthful_seats(mp: DoubleAuctionParams) -> pd.DataFrame:
-    """Every reference game's truthful seat: game, distribution, role, value, surplus, ce_surplus."""
+def play_reference_games(mp: DoubleAuctionParams, games: range) -> list[dict]:
+    return [play_reference_game(mp, k) for k in games]
+
+
+def truthful_seats(mp: DoubleAuctionParams, workers: int = 1) -> pd.DataFrame:
+    """Every reference game's truthful seat: game, distribution, role, value, surplus, ce_surplus.
+    With ``workers`` > 1 the games are split into that many contiguous ranges played by spawned
+    processes; the rows are the same, in game order."""
     n = mp.reference.games_per_distribution * len(mp.distributions)
-    return pd.DataFrame([play_reference_game(mp, k) for k in range(n)])
+    workers = max(1, min(workers, n // 200))  # a process is worth starting for 200 games or more
+    if workers == 1:
+        return pd.DataFrame(play_reference_games(mp, range(n)))
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    cuts = np.linspace(0, n, workers + 1).astype(int)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = pool.map(play_reference_games, [mp] * workers,
+                         [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
+        return pd.DataFrame([row for part in parts for row in part])
 
 
 def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) -> pd.DataFrame:
@@ -118,11 +134,11 @@ def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) ->
     return pd.DataFrame(rows)
 
 
-def compute_reference(mp: DoubleAuctionParams, out_dir: Path) -> dict:
+def compute_reference(mp: DoubleAuctionParams, out_dir: Path, workers: int = 1) -> dict:
     """The `reference@<instance>` stage: writes the table and its info, returns the headline."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    seats = truthful_seats(mp)
+    seats = truthful_seats(mp, workers)
     tables, summary = [], {}
     for dist in mp.distributions:
         mine = seats[seats["distribution"] == dist]

@@ -86,7 +86,7 @@ class LemonPlugin(MarketPlugin):
         return render_messages(observation, **extras)
 
     # ------------------------------------------------------------------ the K = 0 reference
-    def compute_reference(self, mp: LemonParams, out_dir: Path) -> dict:
+    def compute_reference(self, mp: LemonParams, out_dir: Path, workers: int = 1) -> dict:
         """Bids per step of the configuration with K = 0, per (reputation visibility, buyer group):
         the mean over ``reference_episodes`` episodes (seeds from (seed, 10**6 + i)), LLM seats
         played by the scripted ``reputation`` buyer."""
