@@ -4,7 +4,7 @@ Measures, on a params file's ``markets.double_auction`` block (default: the prop
 ``lib/marketarena/markets/double_auction/default_params.yaml``):
   - baseline-only games per second: play only (runner + market + traders), and play + writing the
     episode logs (what the simulate stage does);
-  - the reference stage (truthful self-play table);
+  - the reference stage (a truthful seat against the pool, on ``execution.workers``);
   - the metrics of the played games;
   - multi-pass TrueSkill (``rating_passes`` passes) on the played games, and the ``trueskill``
     package on pass 0's first ``--sample`` games, extrapolated to all passes (the ratio).
@@ -25,9 +25,9 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.runner import run_episode
-from marketarena.markets.double_auction import PLUGIN
+from marketarena.markets.double_auction import PLUGIN, rating_env
 from marketarena.pipeline import Paths, run_metrics, run_reference
-from marketarena.ratings import TrueSkillParams, multipass, pass_orders, player_games, rate_sequential
+from marketarena.ratings import multipass, pass_orders, player_games, rate_sequential
 from marketarena.simulate import build
 
 DEFAULT = Path(__file__).resolve().parents[1] / "lib/marketarena/markets/double_auction/default_params.yaml"
@@ -64,7 +64,7 @@ def main() -> None:
         frames = run_metrics("double_auction", params, paths)
         met = time.perf_counter() - t0
     games = player_games(frames["agents"], PLUGIN.rank_by, PLUGIN.seat_score)
-    ts = TrueSkillParams(**params.ratings.trueskill.model_dump())
+    ts = rating_env(mp, params.ratings)  # the board's environment
     t0 = time.perf_counter()
     multipass(games, ts, passes=mp.rating_passes, seed=0)
     mpt = time.perf_counter() - t0
@@ -74,7 +74,8 @@ def main() -> None:
     rate_sequential(games, ts, order)
     pkg = (time.perf_counter() - t0) / k * len(games) * mp.rating_passes
     print(f"traders in the pool            {len(mp.roster)}")
-    print(f"reference ({mp.reference.games_per_distribution} games x {len(mp.distributions)} distributions) {ref:7.2f} s")
+    print(f"reference ({mp.reference.games_per_distribution} games x {len(mp.distributions)} distributions, "
+          f"{params.execution.resolve()} workers) {ref:7.2f} s")
     print(f"play {n} games (baselines)     {play:7.2f} s  ({n / play:.1f} games/s)")
     print(f"play + write logs              {play + write:7.2f} s  ({n / (play + write):.1f} games/s)")
     print(f"metrics of {n} games           {met:7.2f} s")

@@ -100,7 +100,7 @@ def csa_strip(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
                zorder=5, label="mean")
     ax.axvline(0, color="0.4", lw=0.8, ls="--")
     ax.set_yticks(range(len(order)), _labels(order, board))
-    ax.set_xlabel("CSα per seat (truthful reference = 0, clipped to ±5)")
+    ax.set_xlabel("CSα per seat (0 = a truthful trader against the same pool; clipped to ±5)")
     ax.set_ylabel("")
     ax.legend(loc="lower right", fontsize=7)
     ax.set_title("Conditional surplus alpha, every seat of every game")

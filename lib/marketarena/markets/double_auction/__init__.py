@@ -15,10 +15,11 @@ table is read by the metrics only, so it is not an input of the simulation.
 Leaderboard (:func:`leaderboard`): one free-for-all TrueSkill game per episode, seats ranked by CSα
 (equal CSα = tie), ``rating_passes`` (200) passes in shuffled order (``ratings.multipass``, seed
 ``ratings.seed``), median μ and σ per trader in the environment of :func:`rating_env` (τ =
-``rating_tau``, 0 by default, so σ reflects the games played); 95% bootstrap intervals over games
-of μ and of the rank (``rating_boot`` resamples, each rated in ``rating_boot_passes`` shuffled
-passes: ``ratings.bootstrap_intervals``), games played, mean CSα (95% bootstrap interval over seats), mean
-surplus, trade frequency, offset and game efficiency, baselines marked.
+``rating_tau``, 0.001 by default, so σ reflects the games played); 95% bootstrap intervals over
+games of μ and of the rank (``rating_boot`` resamples, each rated in ``rating_boot_passes``
+shuffled passes: ``ratings.bootstrap_intervals``), games played, mean CSα (95% bootstrap interval
+over seats), mean surplus, trade frequency, offset and game efficiency, baselines marked. The
+figures stage adds the calibration against the seed's table (``calibration.py``).
 """
 
 from __future__ import annotations
