@@ -15,12 +15,17 @@ it sits in, and changing the model behind an alias replays that alias's episodes
 
 Order of work: every input file is read whole and the market's resources are loaded first (a
 truncated embeddings file fails there), and only then is the episodes folder touched, under a lock
-(``.<instance>.lock`` beside it) that keeps a second concurrent run of the same instance out. Each
-episode is written the moment it finishes, so an interruption loses at most the episode in flight.
-Workers (``execution.workers``, default one per core): the episodes to play are dealt round-robin
-to worker processes (``spawn``); each loads the inputs itself, plays its episodes one after another
-in one event loop (one LLM client per worker) and writes each episode the moment it finishes, so
-logs are byte-identical to a one-worker run (only ``meta.json["run"]``, wall time and usage, is not).
+(``.<instance>.lock`` beside it) that keeps a second concurrent run of the same instance out.
+
+Units (``core.logs``): with ``shard_episodes: null`` each episode is a unit, written the moment it
+finishes, so an interruption loses at most the episode in flight; with ``shard_episodes: n`` a
+unit is a shard of up to n episodes, written when its last episode ends, so an interruption loses
+at most the shard in flight (LLM answers already given come back from the response cache).
+Workers (``execution.workers``, default one per core): the units to play, with their episode
+specs, are dealt round-robin to worker processes (``spawn``); each loads the inputs itself, plays
+its units one after another in one event loop (one LLM client per worker) and writes each unit the
+moment it finishes, so logs are byte-identical to a one-worker run (only ``meta.json["run"]``, wall
+time and usage, is not).
 For LLM instances the run as a whole keeps each endpoint's ``max_concurrency``: no more workers
 than the smallest of them, each worker gets its share; the spend ledger (``llm/budget.py``) is a
 locked file all workers charge, so ``llm.max_cost_usd`` holds for the run. With an in-process fake
@@ -193,10 +198,13 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
     inputs, resources = load_inputs(instance, params, data_dir)
     planned = plan(instance, params, inputs)
+    units = logs.plan_units([p for _, p in planned], params.markets[instance].shard_episodes)
     with episodes_lock(out_dir):
-        todo_ids = {p.episode_id for p in logs.prepare(out_dir, [p for _, p in planned])}
-        todo = [(spec, p) for spec, p in planned if p.episode_id in todo_ids]
-        summary = {"market": instance, "planned": len(planned), "skipped": len(planned) - len(todo),
+        specs = {p.episode_id: spec for spec, p in planned}
+        todo = [(u, [specs[e.episode_id] for e in u.episodes])
+                for u in logs.prepare_units(out_dir, units)]
+        to_play = sum(len(u.episodes) for u, _ in todo)
+        summary = {"market": instance, "planned": len(planned), "skipped": len(planned) - to_play,
                    "played": 0, "wall_time_s": 0.0}
         if not todo:
             return summary
@@ -217,10 +225,9 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
                 asyncio.run(llm.aclose())
             play = _play_on_ray if ray_address is not None else _play_in_workers
             summary["played"], workers = play(instance, params, data_dir.resolve(), out_dir.resolve(),
-                                              len(planned), todo, summary["skipped"], progress,
-                                              workers)
+                                              len(todo), todo, progress, workers)
         else:
-            asyncio.run(_play_all(instance, params, resources, out_dir, len(planned), todo, summary,
+            asyncio.run(_play_all(instance, params, resources, out_dir, len(todo), todo, summary,
                                   progress, llm))
         summary["workers"] = workers
         summary["backend"] = "ray" if ray_address is not None else "local"
@@ -228,12 +235,12 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         return summary
 
 
-def worker_count(params: Params, instance: str, episodes: int, cores: int | None = None) -> int:
-    """Worker processes for ``episodes`` episodes: ``execution.workers`` (``auto``: ``cores``, by
-    default this machine's), at most one per episode and, with LLM seats, at most the smallest
-    ``max_concurrency`` of the instance's endpoints."""
+def worker_count(params: Params, instance: str, units: int, cores: int | None = None) -> int:
+    """Worker processes for ``units`` units to play (episodes, or shards): ``execution.workers``
+    (``auto``: ``cores``, by default this machine's), at most one per unit and, with LLM seats, at
+    most the smallest ``max_concurrency`` of the instance's endpoints."""
     wanted = params.execution.resolve() if cores is None or params.execution.workers != "auto" else cores
-    n = min(wanted, max(episodes, 1))
+    n = min(wanted, max(units, 1))
     for alias in llm_aliases(params, instance):
         n = min(n, params.models[alias].max_concurrency)
     return max(n, 1)
@@ -247,12 +254,14 @@ def _worker_params(params: Params, instance: str, workers: int) -> Params:
     return params.model_copy(update={"models": models})
 
 
-def _shares(todo, workers: int) -> list[list[tuple[int, str]]]:
-    """The episodes dealt round-robin: per worker [(index in the run, episode id)]."""
-    return [[(k, ep.episode_id) for k, (_, ep) in enumerate(todo)][w::workers] for w in range(workers)]
+def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeSpec]]]]:
+    """The units to play dealt round-robin: per worker [(index among the units to play, unit,
+    its episode specs)]; a worker needs no plan of its own."""
+    return [[(k, unit, specs) for k, (unit, specs) in enumerate(todo)][w::workers]
+            for w in range(workers)]
 
 
-def _play_in_workers(instance, params, data_dir, out_dir, n_planned, todo, skipped, progress,
+def _play_in_workers(instance, params, data_dir, out_dir, n_units, todo, progress,
                      workers) -> tuple[int, int]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -260,8 +269,8 @@ def _play_in_workers(instance, params, data_dir, out_dir, n_planned, todo, skipp
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_worker, instance, wparams, data_dir, out_dir, n_planned, share,
-                               skipped, progress) for share in _shares(todo, workers)]
+        futures = [pool.submit(_worker, instance, wparams, data_dir, out_dir, n_units, share,
+                               progress) for share in _shares(todo, workers)]
         for future in futures:
             try:
                 played += future.result()
@@ -272,7 +281,7 @@ def _play_in_workers(instance, params, data_dir, out_dir, n_planned, todo, skipp
     return played, workers
 
 
-def _play_on_ray(instance, params, data_dir, out_dir, n_planned, todo, skipped, progress,
+def _play_on_ray(instance, params, data_dir, out_dir, n_units, todo, progress,
                  workers) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
     ``workers: auto`` = the cluster's CPUs). Every task writes its episodes into ``out_dir``, which
@@ -294,7 +303,7 @@ def _play_on_ray(instance, params, data_dir, out_dir, n_planned, todo, skipped, 
         workers = worker_count(params, instance, len(todo), cores=cores)
         task = ray.remote(num_cpus=1, max_retries=0)(_worker)
         wparams = _worker_params(params, instance, workers)
-        refs = [task.remote(instance, wparams, data_dir, out_dir, n_planned, share, skipped, progress)
+        refs = [task.remote(instance, wparams, data_dir, out_dir, n_units, share, progress)
                 for share in _shares(todo, workers)]
         played, error = 0, None
         for ref in refs:
@@ -325,20 +334,19 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
                          "set ray_address: null") from None
 
 
-def _worker(instance, params, data_dir, out_dir, n_planned, share, skipped, progress) -> int:
-    """One worker process: play the episodes ``share`` names ([(index in the run, id)])."""
-    inputs, resources = load_inputs(instance, params, data_dir)
-    wanted = dict((episode_id, k) for k, episode_id in share)
-    todo = [(spec, ep) for spec, ep in plan(instance, params, inputs) if ep.episode_id in wanted]
-    summary = {"played": 0, "skipped": skipped}
+def _worker(instance, params, data_dir, out_dir, n_units, share, progress) -> int:
+    """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)])."""
+    _, resources = load_inputs(instance, params, data_dir)
+    summary = {"played": 0}
     llm = None
     if llm_aliases(params, instance):
         from marketarena.agents.llm_agent import LLMRuntime
 
         llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance))
     try:
-        asyncio.run(_play_all(instance, params, resources, out_dir, n_planned, todo, summary,
-                              progress, llm, [k for k, _ in share]))
+        asyncio.run(_play_all(instance, params, resources, out_dir, n_units,
+                              [(unit, specs) for _, unit, specs in share], summary, progress, llm,
+                              [k for k, _, _ in share]))
     except RunAborted as exc:  # crosses the process boundary as a plain RunAborted with its text
         raise RunAborted(f"{type(exc).__name__}: {exc}") from None
     return summary["played"]
@@ -359,35 +367,50 @@ def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str
     return out
 
 
-async def _play_all(instance, params, resources, out_dir, n_planned, todo, summary, progress,
+async def _play_all(instance, params, resources, out_dir, n_units, todo, summary, progress,
                     llm, positions=None) -> None:
     try:
-        await _play_episodes(instance, params, resources, out_dir, n_planned, todo, summary,
-                             progress, llm, positions)
+        await _play_units(instance, params, resources, out_dir, n_units, todo, summary, progress,
+                          llm, positions)
     finally:
         if llm is not None:
             await llm.aclose()
 
 
-async def _play_episodes(instance, params, resources, out_dir, n_planned, todo, summary, progress,
-                         llm, positions=None) -> None:
-    """``positions``: each episode's index in the whole run (for progress lines of a worker)."""
+async def _play_units(instance, params, resources, out_dir, n_units, todo, summary, progress,
+                      llm, positions=None) -> None:
+    """Play ``todo`` ([(unit, its specs)]) one unit after the other, writing each unit the moment
+    its last episode ends. ``positions``: each unit's index among the run's units (progress lines
+    of a worker)."""
     plugin, mp = plugin_for(params, instance)
-    for n, (spec, ep) in enumerate(todo):
+    for n, (unit, specs) in enumerate(todo):
         k = positions[n] if positions is not None else n
         t0 = time.perf_counter()
-        market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
-        result = await run_episode(market_obj, agents, ep.seed)
-        tables = {"agents": agents_table, **result.log_tables()}
+        played = [await _play_one(plugin, mp, instance, resources, spec, ep.seed, llm)
+                  for spec, ep in zip(specs, unit.episodes)]
         wall = time.perf_counter() - t0
-        meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
-                "package_version": package_version()}
-        run_info = {"wall_time_s": round(wall, 3),
-                    "cost_usd": float(result.llm_costs["cost_usd"].sum()),
-                    "llm": usage_by_model(result.llm_calls, result.llm_costs)}
-        logs.write_episode(out_dir, ep, tables, meta, run_info)
-        summary["played"] += 1
+        if unit.shard:
+            logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)})
+        else:
+            logs.write_episode(out_dir, unit.episodes[0], *played[0])
+        summary["played"] += len(unit.episodes)
         if progress:
             usage = f"; LLM {llm.progress()}" if llm is not None else ""
-            print(f"[{instance}] episode {ep.episode_id} done in {wall:.2f}s "
-                  f"({summary['skipped'] + k + 1}/{n_planned}){usage}", file=sys.stderr, flush=True)
+            what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard
+                    else f"episode {unit.name}")
+            print(f"[{instance}] {what} done in {wall:.2f}s ({k + 1}/{n_units} to play){usage}",
+                  file=sys.stderr, flush=True)
+
+
+async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
+    """One episode: (its tables, its meta, its run info), as ``logs`` writes them."""
+    t0 = time.perf_counter()
+    market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
+    result = await run_episode(market_obj, agents, seed)
+    tables = {"agents": agents_table, **result.log_tables()}
+    meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
+            "package_version": package_version()}
+    run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
+                "cost_usd": float(result.llm_costs["cost_usd"].sum()),
+                "llm": usage_by_model(result.llm_calls, result.llm_costs)}
+    return tables, meta, run_info

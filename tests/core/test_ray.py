@@ -60,3 +60,13 @@ def test_a_wrong_address_says_which_param(tmp_path):
     params = parse_params(tiny("english_auction", ray_address=f"127.0.0.1:{free_port()}"))
     with pytest.raises(RunAborted, match="execution.ray_address"):
         simulate("english_auction", params, tmp_path, progress=False)
+
+
+def test_shards_played_on_a_ray_head_are_the_local_shards(tmp_path, ray_head):
+    from .test_shards import da, play
+
+    _, local = play(tmp_path / "local", da(2))
+    summary, remote = play(tmp_path / "ray", da(2, workers="auto", ray_address=ray_head))
+    assert summary["backend"] == "ray" and summary["workers"] == 2 and summary["played"] == 7
+    a, b = files(local), files(remote)
+    assert len(a) == 4 * 10 and a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []

@@ -23,7 +23,7 @@ def tiny(kind: str, **execution) -> dict:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    """Every file under ``root``; meta.json without its ``run`` part (wall time, usage)."""
+    """Every file under ``root``; meta.json without its ``run`` parts (wall time, usage)."""
     out = {}
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.name.startswith("."):
@@ -31,6 +31,8 @@ def files(root: Path) -> dict[str, bytes]:
             if path.name == "meta.json":
                 meta = json.loads(data)
                 meta.pop("run", None)
+                for episode in meta.get("episodes", []):  # a shard's episodes
+                    episode.pop("run", None)
                 data = json.dumps(meta, sort_keys=True).encode()
             out[str(path.relative_to(root))] = data
     return out

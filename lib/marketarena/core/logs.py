@@ -1,7 +1,16 @@
-"""Episode logs on disk (DESIGN.md section 4): atomic per-episode folders and resume.
+"""Episode logs on disk (DESIGN.md section 4): atomic per-episode folders or shards, and resume.
 
-Layout: ``<root>/<episode_id>/`` holding ``meta.json``, ``agents.parquet``, ``decisions.parquet``,
-``llm_calls.parquet`` and the market's own tables (``states.parquet``, ``trades.parquet``, ...).
+Two layouts, chosen per market instance by ``shard_episodes`` (``MarketParams``):
+
+- a folder per episode (``null``, the default): ``<root>/<episode_id>/`` holding ``meta.json``,
+  ``agents.parquet``, ``decisions.parquet``, ``llm_calls.parquet`` and the market's own tables
+  (``states.parquet``, ``trades.parquet``, ...);
+- shards (``n``): ``<root>/<first id>..<last id>/`` holds the same tables for up to ``n``
+  consecutive planned episodes of one series (ids that differ only in their trailing number), each
+  table with ``episode_id`` as its first column, and one ``meta.json`` listing every episode's
+  meta. 90,000 games in shards of 600 make 150 folders of 10 files instead of 90,000 folders.
+
+Both are written and resumed as *units* (:class:`Unit`): an episode folder, or a shard.
 
 Atomicity: an episode is written into a hidden temporary folder beside its final place and renamed
 when every file is on disk, so a killed run leaves either a whole episode or nothing (the
@@ -12,7 +21,9 @@ its LLM seats, the run index and seed, the code of the simulator and every input
 in ``meta.json["files"]``, the size and sha256 of every table it wrote. A finished folder is kept
 and skipped only if its fingerprint is the expected one *and* every recorded file is present with
 its recorded size and hash; anything else in the folder (stale fingerprint, a truncated or missing
-table, episodes no longer planned, temporaries) is removed before new episodes are played.
+table, episodes no longer planned, temporaries) is removed before new episodes are played. A shard
+is kept only if it holds exactly the planned (episode id, fingerprint) list of its unit, so one
+stale episode, or an interrupted shard, replays that shard and no other.
 
 Determinism: everything except ``meta.json["run"]`` (wall time, timestamps, cost) is a pure function
 of the inputs, so two runs with the same seed give byte-identical tables.
@@ -72,6 +83,43 @@ class PlannedEpisode:
     fingerprint: str
 
 
+@dataclass(frozen=True)
+class Unit:
+    """What is written, kept and replayed as one: an episode folder, or a shard of episodes."""
+
+    name: str
+    episodes: tuple[PlannedEpisode, ...]
+    shard: bool
+
+    def record(self) -> list[list[str]]:
+        """(episode id, fingerprint) of every episode, as a shard's ``meta.json`` lists them."""
+        return [[e.episode_id, e.fingerprint] for e in self.episodes]
+
+
+def series(episode_id: str) -> str:
+    """The series an episode id belongs to: the id without its trailing number (``ep-0012`` ->
+    ``ep-``, ``x-gpt-4o-0003`` -> ``x-gpt-4o-``). A shard never mixes series, so adding a series
+    (a new entrant's games) or episodes at the end of one leaves the other shards as they were."""
+    return episode_id.rstrip("0123456789")
+
+
+def plan_units(planned: list[PlannedEpisode], shard_episodes: int | None) -> list[Unit]:
+    """The planned episodes as units: one per episode (``None``), else consecutive episodes of one
+    series, at most ``shard_episodes`` per shard, in plan order."""
+    if shard_episodes is None:
+        return [Unit(p.episode_id, (p,), False) for p in planned]
+    out: list[Unit] = []
+    chunk: list[PlannedEpisode] = []
+    for p in [*planned, None]:
+        if chunk and (p is None or len(chunk) == shard_episodes
+                      or series(p.episode_id) != series(chunk[0].episode_id)):
+            out.append(Unit(f"{chunk[0].episode_id}..{chunk[-1].episode_id}", tuple(chunk), True))
+            chunk = []
+        if p is not None:
+            chunk.append(p)
+    return out
+
+
 def write_table(df: pd.DataFrame, path: Path) -> None:
     df.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
 
@@ -118,18 +166,36 @@ def finished_fingerprint(folder: Path, verify: bool = False) -> str | None:
     return meta.get("fingerprint")
 
 
-def prepare(root: Path, planned: list[PlannedEpisode]) -> list[PlannedEpisode]:
-    """Sweep stale or partial episodes from ``root`` and return the planned ones still to play."""
+def finished(folder: Path, unit: Unit) -> bool:
+    """``folder`` holds ``unit`` complete, intact and exactly as planned."""
+    meta = read_meta(folder)
+    if meta is None or meta.get("status") != "complete" or not intact(folder, meta):
+        return False
+    if unit.shard:
+        listed = [[e.get("episode_id"), e.get("fingerprint")] for e in meta.get("episodes", [])]
+        return meta.get("layout") == "shard" and listed == unit.record()
+    return meta.get("layout", "episode") == "episode" and \
+        meta.get("fingerprint") == unit.episodes[0].fingerprint
+
+
+def prepare_units(root: Path, units: list[Unit]) -> list[Unit]:
+    """Sweep stale or partial units (and anything unplanned) from ``root``; return the planned
+    units still to play."""
     root.mkdir(parents=True, exist_ok=True)
-    wanted = {p.episode_id: p for p in planned}
+    wanted = {u.name: u for u in units}
     for child in root.iterdir():
         if child.name.startswith(TMP_PREFIX):
             shutil.rmtree(child, ignore_errors=True)
             continue
-        plan = wanted.get(child.name)
-        if plan is None or finished_fingerprint(child, verify=True) != plan.fingerprint:
+        unit = wanted.get(child.name)
+        if unit is None or not child.is_dir() or not finished(child, unit):
             shutil.rmtree(child) if child.is_dir() else child.unlink()
-    return [p for p in planned if not (root / p.episode_id).exists()]
+    return [u for u in units if not (root / u.name).exists()]
+
+
+def prepare(root: Path, planned: list[PlannedEpisode]) -> list[PlannedEpisode]:
+    """:func:`prepare_units` for the folder-per-episode layout: the planned episodes to play."""
+    return [u.episodes[0] for u in prepare_units(root, plan_units(planned, None))]
 
 
 def write_episode(
@@ -158,28 +224,76 @@ def write_episode(
         "fingerprint": plan.fingerprint,
         "status": "complete",
         "files": files,
-        "run": {**run_info, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+        "run": _stamp(run_info),
     }
     (tmp / META).write_text(json.dumps(full_meta, indent=2, sort_keys=True, default=str) + "\n")
     os.replace(tmp, final)
     return final
 
 
-def episode_folders(root: Path) -> list[Path]:
-    """Finished episode folders under ``root``, sorted by name."""
+def _stamp(run_info: dict[str, Any]) -> dict[str, Any]:
+    return {**run_info, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def write_shard(root: Path, unit: Unit,
+                episodes: list[tuple[dict[str, pd.DataFrame], dict[str, Any], dict[str, Any]]],
+                run_info: dict[str, Any]) -> Path:
+    """Write one shard: ``episodes`` holds (tables, meta, run info) of each of ``unit``'s episodes
+    in unit order. Each table is the episodes' frames one after another with ``episode_id`` first
+    (an episode without rows adds none; dtypes are the non-empty frames'), written to a temporary
+    folder renamed into place when complete, like an episode folder."""
+    if len(episodes) != len(unit.episodes):
+        raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
+    final = root / unit.name
+    tmp = root / f"{TMP_PREFIX}{unit.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    names = sorted({name for tables, _, _ in episodes for name in tables})
+    files = {}
+    for name in names:
+        frames = []
+        for plan, (tables, _, _) in zip(unit.episodes, episodes):
+            df = tables.get(name)
+            if df is not None:
+                df = df.reset_index(drop=True)
+                df.insert(0, "episode_id", plan.episode_id)
+                frames.append(df)
+        rows = [f for f in frames if len(f)]
+        path = tmp / f"{name}.parquet"
+        write_table(pd.concat(rows, ignore_index=True) if rows else frames[0], path)
+        files[path.name] = file_record(path)
+    listed = [{**meta, "episode_id": plan.episode_id, "run_index": plan.run, "seed": plan.seed,
+               "fingerprint": plan.fingerprint, "run": info}
+              for plan, (_, meta, info) in zip(unit.episodes, episodes)]
+    full_meta = {"layout": "shard", "shard": unit.name, "status": "complete", "files": files,
+                 "episodes": listed, "run": _stamp(run_info)}
+    (tmp / META).write_text(json.dumps(full_meta, indent=1, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, final)
+    return final
+
+
+def finished_units(root: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """(folder, meta) of every finished episode folder or shard under ``root``, sorted by name."""
     if not root.is_dir():
         return []
-    return sorted(
-        p for p in root.iterdir()
-        if p.is_dir() and not p.name.startswith(TMP_PREFIX) and finished_fingerprint(p) is not None
-    )
+    out = []
+    for p in sorted(root.iterdir()):
+        if p.is_dir() and not p.name.startswith(TMP_PREFIX):
+            meta = read_meta(p)
+            if meta is not None and meta.get("status") == "complete":
+                out.append((p, meta))
+    return out
+
+
+def episode_folders(root: Path) -> list[Path]:
+    """Finished episode folders (not shards) under ``root``, sorted by name."""
+    return [p for p, meta in finished_units(root) if meta.get("layout", "episode") == "episode"
+            and meta.get("fingerprint") is not None]
 
 
 def read_tables(root: Path, name: str) -> pd.DataFrame:
-    """Concatenate table ``name`` over every finished episode, with an ``episode_id`` column."""
-    frames = []
-    for folder in episode_folders(root):
-        df = pd.read_parquet(folder / f"{name}.parquet")
-        df.insert(0, "episode_id", folder.name)
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    """Table ``name`` over every finished episode, with an ``episode_id`` column (either layout)."""
+    from marketarena.core.reader import EpisodeReader
+
+    return EpisodeReader(root).table(name)

@@ -82,6 +82,9 @@ class MarketParams(Strict):
     runs: StrictInt = Field(default=10, ge=1, le=MAX_RUNS, description="episodes to play")
     seed: StrictInt = Field(default=0, ge=0, description="base seed; episode r derives from (seed, r)")
     roster: list[RosterEntry] = Field(min_length=1)
+    shard_episodes: StrictInt | None = Field(
+        default=None, ge=1, le=100_000, description="log layout: null writes a folder per episode; "
+        "n writes sharded Parquet, n episodes per shard (written and resumed as a unit)")
 
     #: keys read only after the episodes are played (metrics, ratings, figures); they are left out
     #: of the episode fingerprint, so changing them never replays an episode
@@ -104,5 +107,7 @@ class MarketParams(Strict):
 
     def episode_params(self) -> dict[str, Any]:
         """The params an episode depends on, as JSON: all but ``runs``, ``roster`` (each episode
-        is fingerprinted over the entries it seats) and the post-processing keys."""
-        return self.model_dump(mode="json", exclude={"runs", "roster", *self.post_keys})
+        is fingerprinted over the entries it seats), the log layout (a shard records the episodes it
+        holds) and the post-processing keys."""
+        return self.model_dump(mode="json",
+                               exclude={"runs", "roster", "shard_episodes", *self.post_keys})

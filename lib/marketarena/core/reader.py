@@ -1,15 +1,21 @@
 """One reader for a market instance's episode logs, whatever their layout on disk.
 
 Every metrics function reads episodes through :class:`EpisodeReader`, never by walking folders
-itself, so a new log layout (sharded datasets for markets with many short episodes) changes this
-module only. Today's layout is one folder per episode (``core.logs``); only finished episodes
-(``meta.json`` status complete) are read.
+itself. It serves both layouts of ``core.logs``, a folder per episode and shards of many episodes
+(Parquet tables with an ``episode_id`` column), and reads only finished units (``meta.json``
+status complete):
 
-- ``reader.table("states")``: one table over every episode, ``episode_id`` as its first column,
-  episodes in id order (an episode without the table contributes nothing);
-- ``reader.episodes("states", "trades")``: ``(episode_id, {name: frame})`` one episode at a time,
-  for metrics defined per episode;
-- ``reader.meta(episode_id)``: the episode's ``meta.json``.
+- ``reader.table("states")``: one table over every episode, ``episode_id`` as its first column;
+  folders in id order, shards in name order with their episodes in plan order (one Parquet read
+  per shard, so metrics over 90,000 games read a few hundred files). An episode without the table
+  contributes nothing;
+- ``reader.episodes("states", "trades")``: ``(episode_id, {name: frame})`` one episode at a time
+  (frames without the ``episode_id`` column, as an episode folder holds them), for metrics defined
+  per episode; a shard is read once and split;
+- ``reader.meta(episode_id)``: the episode's meta (its ``meta.json``, or its entry in the shard's).
+
+Both layouts give the same rows for the same episodes (tested), so metrics need not know which
+one a market uses.
 """
 
 from __future__ import annotations
@@ -26,45 +32,77 @@ from marketarena.core import logs
 class EpisodeReader:
     def __init__(self, root: str | Path):
         self.root = Path(root)
-        self._folders = {p.name: p for p in logs.episode_folders(self.root)}
+        self._folders: dict[str, Path] = {}  # episode id -> its folder (folder layout)
+        self._shards: list[tuple[Path, list[dict[str, Any]]]] = []  # (shard, episode metas)
+        self._shard_meta: dict[str, dict[str, Any]] = {}  # episode id -> its meta (shard layout)
+        for folder, meta in logs.finished_units(self.root):
+            if meta.get("layout") == "shard":
+                self._shards.append((folder, meta.get("episodes", [])))
+                self._shard_meta.update((e["episode_id"], e) for e in meta.get("episodes", []))
+            elif meta.get("fingerprint") is not None:
+                self._folders[folder.name] = folder
 
     def __len__(self) -> int:
-        return len(self._folders)
+        return len(self._folders) + len(self._shard_meta)
 
     def episode_ids(self) -> list[str]:
-        return sorted(self._folders)
+        return sorted([*self._folders, *self._shard_meta])
 
     def meta(self, episode_id: str) -> dict[str, Any]:
+        if episode_id in self._shard_meta:
+            return self._shard_meta[episode_id]
         meta = logs.read_meta(self._folders[episode_id])
         if meta is None:
             raise FileNotFoundError(f"{self._folders[episode_id]}: meta.json is unreadable")
         return meta
 
-    def _read(self, episode_id: str, name: str, columns: list[str] | None) -> pd.DataFrame | None:
-        path = self._folders[episode_id] / f"{name}.parquet"
+    @staticmethod
+    def _read(path: Path, columns: list[str] | None) -> pd.DataFrame | None:
         return pd.read_parquet(path, columns=columns) if path.is_file() else None
 
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
         frames = []
-        for episode_id in self.episode_ids():
-            df = self._read(episode_id, name, columns)
+        for episode_id in sorted(self._folders):
+            df = self._read(self._folders[episode_id] / f"{name}.parquet", columns)
             if df is not None:
                 df.insert(0, "episode_id", episode_id)
                 frames.append(df)
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        wanted = None if columns is None else ["episode_id", *columns]
+        for folder, _ in self._shards:
+            df = self._read(folder / f"{name}.parquet", wanted)
+            if df is not None:
+                frames.append(df)
+        rows = [f for f in frames if len(f)]  # empty frames would turn typed columns to object
+        if rows:
+            return pd.concat(rows, ignore_index=True)
+        return frames[0] if frames else pd.DataFrame()
 
     def episodes(self, *names: str) -> Iterator[tuple[str, dict[str, pd.DataFrame]]]:
-        for episode_id in self.episode_ids():
+        for episode_id in sorted(self._folders):
             tables = {}
             for name in names:
-                df = self._read(episode_id, name, None)
+                df = self._read(self._folders[episode_id] / f"{name}.parquet", None)
                 if df is None:
                     raise FileNotFoundError(f"{self._folders[episode_id]}: no {name}.parquet")
                 tables[name] = df
             yield episode_id, tables
+        for folder, listed in self._shards:
+            split = {}
+            for name in names:
+                df = self._read(folder / f"{name}.parquet", None)
+                if df is None:
+                    raise FileNotFoundError(f"{folder}: no {name}.parquet")
+                empty = df.iloc[:0].drop(columns="episode_id")
+                groups = {k: g.drop(columns="episode_id").reset_index(drop=True)
+                          for k, g in df.groupby("episode_id", sort=False)}
+                split[name] = (groups, empty)
+            for entry in listed:
+                episode_id = entry["episode_id"]
+                yield episode_id, {name: groups.get(episode_id, empty)
+                                   for name, (groups, empty) in split.items()}
 
     def require(self) -> "EpisodeReader":
         """Self, or ``FileNotFoundError`` when there is no finished episode to read."""
-        if not self._folders:
+        if not len(self):
             raise FileNotFoundError(f"{self.root}: no finished episodes; run the simulate stage")
         return self

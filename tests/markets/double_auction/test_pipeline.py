@@ -23,7 +23,7 @@ NAMES = ["truthful", "shade", "zic", "gd", "sniper", "penny_jumper", "bandit", "
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("da")
     params = parse_params({"markets": {"double_auction": {
-        "games_per_distribution": 3, "rounds": 12, "rating_passes": 4,
+        "games_per_distribution": 3, "rounds": 12, "rating_passes": 4, "shard_episodes": 5,
         "reference": {"games_per_distribution": 400, "min_count": 20},
         "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in NAMES]}}})
     paths = Paths(root)
@@ -40,12 +40,18 @@ def test_episodes_are_byte_identical(tiny, tmp_path):
     simulate("double_auction", params, paths.data, tmp_path / "b", progress=False)
     a_root = paths.episodes("double_auction")
     files = sorted(p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file())
-    assert len(files) == 12 * 10  # 12 games x (meta + 9 tables)
+    # 12 games in shards of 5, 5 and 2, each of meta.json + 9 tables
+    assert sorted({f.parent.name for f in files}) == ["ep-0000..ep-0004", "ep-0005..ep-0009",
+                                                      "ep-0010..ep-0011"]
+    assert len(files) == 3 * 10
     for rel in files:
         a, b = (a_root / rel).read_bytes(), (tmp_path / "b" / rel).read_bytes()
         if rel.name == "meta.json":
             ma, mb = json.loads(a), json.loads(b)
-            ma.pop("run"), mb.pop("run")
+            for m in (ma, mb):
+                m.pop("run")
+                for episode in m["episodes"]:
+                    episode.pop("run")
             assert ma == mb
         else:
             assert a == b, rel

@@ -45,22 +45,27 @@ def test_the_plan_is_pool_games_then_each_entrants_games():
         lineup(params_with().markets["double_auction"], r) for r in range(8)]
 
 
-def test_adding_an_entrant_plays_only_its_games(tmp_path):
+@pytest.mark.parametrize("shard", [None, 600], ids=["folders", "shards"])
+def test_adding_an_entrant_plays_only_its_games(tmp_path, shard):
     data, out = tmp_path / "data", tmp_path / "episodes"
-    first = simulate("double_auction", params_with(), data, out, progress=False)
+    first = simulate("double_auction", params_with(shard_episodes=shard), data, out, progress=False)
     assert first["played"] == 8
     before = snapshot(out)
     newcomer = {"name": "zip_new", "kind": "baseline", "strategy": "zip"}
-    second = simulate("double_auction", params_with([newcomer], pool=POOL), data, out, progress=False)
+    second = simulate("double_auction", params_with([newcomer], pool=POOL, shard_episodes=shard),
+                      data, out, progress=False)
     assert (second["played"], second["skipped"]) == (3, 8)
     after = snapshot(out)
     assert {k: v for k, v in after.items() if k in before} == before  # untouched, byte for byte
-    assert {k.split("/")[0] for k in set(after) - set(before)} == {
-        f"x-zip_new-{k:04d}" for k in range(3)}
-    # more games per entrant add games; fewer keeps the rest on disk and out of the plan
-    third = simulate("double_auction", params_with([newcomer], pool=POOL, entrant_games=4), data,
-                     out, progress=False)
-    assert (third["played"], third["skipped"]) == (1, 11)
+    # with shards, the newcomer's 3 games are a shard of their own (a shard never mixes series)
+    assert {k.split("/")[0] for k in set(after) - set(before)} == (
+        {f"x-zip_new-{k:04d}" for k in range(3)} if shard is None
+        else {"x-zip_new-0000..x-zip_new-0002"})
+    # more games per entrant add games (a shard replays as a unit), and never touch the pool's
+    third = simulate("double_auction", params_with([newcomer], pool=POOL, entrant_games=4,
+                                                   shard_episodes=shard), data, out, progress=False)
+    assert (third["played"], third["skipped"]) == ((1, 11) if shard is None else (4, 8))
+    assert {k: v for k, v in snapshot(out).items() if k in before} == before
 
 
 def test_post_processing_keys_leave_episodes_untouched(tmp_path):

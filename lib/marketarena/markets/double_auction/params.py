@@ -108,6 +108,9 @@ class DoubleAuctionParams(MarketParams):
     rating_boot_passes: int = Field(default=10, ge=1, le=1000,
                                     description="shuffled passes per resample (its μ: their median)")
     roster: list[RosterEntry] = Field(min_length=2)
+    shard_episodes: StrictInt | None = Field(
+        default=600, ge=1, le=100_000, description="games per log shard (sharded Parquet: 90,000 "
+        "games make 150 shards of 10 files); null writes a folder per game")
 
     post_keys = frozenset({"csa_clip", "reference", "rating_passes", "rating_tau", "rating_scale",
                            "rating_boot", "rating_boot_passes"})
