@@ -452,9 +452,13 @@ def player_games(agents: pd.DataFrame, score: str, seat_score: str = "sum") -> l
     players in the order of their first seat (agent id)."""
     ordered = agents.sort_values(["episode_id", "agent_id"], kind="stable")
     per_player = (ordered.groupby(["episode_id", "name"], sort=False)[score].agg(seat_score)
-                  .reset_index())  # players in seat order (ties keep it, as the package does)
-    return [dict(zip(g["name"], g[score].astype(float)))
-            for _, g in per_player.groupby("episode_id", sort=True)]
+                  .reset_index())  # episodes in id order, players in seat order (ties keep it)
+    episodes = per_player["episode_id"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, episodes[1:] != episodes[:-1]]) if len(episodes) else []
+    names = per_player["name"].tolist()
+    scores = per_player[score].astype(float).tolist()
+    ends = [*starts[1:], len(names)]
+    return [dict(zip(names[a:b], scores[a:b])) for a, b in zip(starts, ends)]
 
 
 def leaderboard(agents: pd.DataFrame, score: str, ratings, stats,

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
+import gc
 import json
 import sys
 import time
@@ -65,6 +67,7 @@ SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "person
 NON_ANSWER_FIELDS = frozenset({"alias", "timeout_s", "max_concurrency", "max_retries", "api_key_env"})
 
 
+@functools.cache  # a metadata lookup: once per process, not once per episode
 def package_version() -> str:
     try:
         return version("marketarena")
@@ -386,8 +389,9 @@ async def _play_units(instance, params, resources, out_dir, n_units, todo, summa
     for n, (unit, specs) in enumerate(todo):
         k = positions[n] if positions is not None else n
         t0 = time.perf_counter()
-        played = [await _play_one(plugin, mp, instance, resources, spec, ep.seed, llm)
-                  for spec, ep in zip(specs, unit.episodes)]
+        with collector_paused(unit.shard and llm is None):
+            played = [await _play_one(plugin, mp, instance, resources, spec, ep.seed, llm)
+                      for spec, ep in zip(specs, unit.episodes)]
         wall = time.perf_counter() - t0
         if unit.shard:
             logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)})
@@ -402,15 +406,32 @@ async def _play_units(instance, params, resources, out_dir, n_units, todo, summa
                   file=sys.stderr, flush=True)
 
 
+@contextmanager
+def collector_paused(pause: bool = True):
+    """Python's cyclic garbage collector paused while a shard of scripted games plays: the shard
+    keeps its games' log rows (millions of small objects) alive until it is written, and every
+    full collection walks them all (a fifth of a tournament's time). The games themselves leave
+    almost no cyclic garbage (553 objects in 1,200 games), collected after the shard."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
     """One episode: (its tables, its meta, its run info), as ``logs`` writes them."""
     t0 = time.perf_counter()
     market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
     result = await run_episode(market_obj, agents, seed)
-    tables = {"agents": agents_table, **result.log_tables()}
+    tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
     meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
             "package_version": package_version()}
+    called = len(result.raw["llm_calls"]) > 0
     run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
-                "cost_usd": float(result.llm_costs["cost_usd"].sum()),
-                "llm": usage_by_model(result.llm_calls, result.llm_costs)}
+                "cost_usd": float(result.llm_costs["cost_usd"].sum()) if called else 0.0,
+                "llm": usage_by_model(result.llm_calls, result.llm_costs) if called else {}}
     return tables, meta, run_info

@@ -40,7 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+import numpy as np
 import pandas as pd
+
+from marketarena.core.types import Rows, as_frame
 
 META = "meta.json"
 TMP_PREFIX = ".tmp-"
@@ -201,7 +204,7 @@ def prepare(root: Path, planned: list[PlannedEpisode]) -> list[PlannedEpisode]:
 def write_episode(
     root: Path,
     plan: PlannedEpisode,
-    tables: dict[str, pd.DataFrame],
+    tables: dict[str, pd.DataFrame | Rows],
     meta: dict[str, Any],
     run_info: dict[str, Any],
 ) -> Path:
@@ -214,7 +217,7 @@ def write_episode(
     files = {}
     for name, df in sorted(tables.items()):
         path = tmp / f"{name}.parquet"
-        write_table(df, path)
+        write_table(as_frame(df), path)
         files[path.name] = file_record(path)
     full_meta = {
         **meta,
@@ -236,12 +239,13 @@ def _stamp(run_info: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_shard(root: Path, unit: Unit,
-                episodes: list[tuple[dict[str, pd.DataFrame], dict[str, Any], dict[str, Any]]],
+                episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any], dict[str, Any]]],
                 run_info: dict[str, Any]) -> Path:
     """Write one shard: ``episodes`` holds (tables, meta, run info) of each of ``unit``'s episodes
-    in unit order. Each table is the episodes' frames one after another with ``episode_id`` first
-    (an episode without rows adds none; dtypes are the non-empty frames'), written to a temporary
-    folder renamed into place when complete, like an episode folder."""
+    in unit order. Each table is the episodes' rows one after another with ``episode_id`` first
+    (an episode without rows adds none): one frame built from all the rows when every episode
+    gave :class:`Rows`, else the non-empty frames concatenated. Written to a temporary folder
+    renamed into place when complete, like an episode folder."""
     if len(episodes) != len(unit.episodes):
         raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
     final = root / unit.name
@@ -252,16 +256,21 @@ def write_shard(root: Path, unit: Unit,
     names = sorted({name for tables, _, _ in episodes for name in tables})
     files = {}
     for name in names:
-        frames = []
-        for plan, (tables, _, _) in zip(unit.episodes, episodes):
-            df = tables.get(name)
-            if df is not None:
-                df = df.reset_index(drop=True)
-                df.insert(0, "episode_id", plan.episode_id)
-                frames.append(df)
-        rows = [f for f in frames if len(f)]
+        held = [(plan.episode_id, tables[name]) for plan, (tables, _, _) in zip(unit.episodes, episodes)
+                if name in tables]
+        rows = [(i, t) for i, t in held if len(t)]
+        ids = np.repeat(np.array([i for i, _ in rows], dtype=object), [len(t) for _, t in rows])
+        first = held[0][1]
+        if isinstance(first, Rows) and all(isinstance(t, Rows) and t.columns == first.columns
+                                           for _, t in held):  # one frame from all the rows
+            table = first.build([row for _, t in rows for row in t.rows])
+        elif rows:
+            table = pd.concat([as_frame(t) for _, t in rows], ignore_index=True)
+        else:
+            table = as_frame(first).reset_index(drop=True)
+        table.insert(0, "episode_id", pd.array(ids, dtype="str"))
         path = tmp / f"{name}.parquet"
-        write_table(pd.concat(rows, ignore_index=True) if rows else frames[0], path)
+        write_table(table, path)
         files[path.name] = file_record(path)
     listed = [{**meta, "episode_id": plan.episode_id, "run_index": plan.run, "seed": plan.seed,
                "fingerprint": plan.fingerprint, "run": info}

@@ -131,10 +131,9 @@ class MarketPlugin:
         return [self.episode(mp, run) for run in range(mp.runs)]
 
     def agents_table(self, seats: tuple[Seat, ...] | list[Seat]) -> pd.DataFrame:
-        rows = [{"agent_id": s.agent_id, "name": s.entry.name, "kind": s.entry.kind,
-                 "model": s.entry.model or "", "strategy": s.entry.strategy or self.harness_of(s.entry),
-                 "harness": self.harness_of(s.entry), "role": s.role, "actor": s.actor_id}
-                for s in seats]
+        rows = [(s.agent_id, s.entry.name, s.entry.kind, s.entry.model or "",
+                 s.entry.strategy or self.harness_of(s.entry), self.harness_of(s.entry), s.role,
+                 s.actor_id) for s in seats]  # in AGENT_COLUMNS order
         return pd.DataFrame(rows, columns=AGENT_COLUMNS)
 
     def build_episode(self, mp: MarketParams, resources: Any, episode: EpisodeSpec, llm=None):

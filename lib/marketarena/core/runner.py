@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -36,22 +36,44 @@ from pydantic import BaseModel, ValidationError
 
 from marketarena.core.scripted import ScriptedAgent
 from marketarena.core.seeding import agent_generators
-from marketarena.core.types import Agent, AgentId, Decision, Market, Reply, Retry, RunAborted
+from marketarena.core.types import (Agent, AgentId, Decision, Market, Reply, Retry, Rows,
+                                    RunAborted, as_frame)
 
 
-@dataclass(repr=False)  # a repr would render every log table (asyncio formats results)
 class EpisodeResult:
-    decisions: pd.DataFrame
-    llm_calls: pd.DataFrame
-    llm_costs: pd.DataFrame
-    events: pd.DataFrame
-    tables: dict[str, pd.DataFrame]
-    extra: dict[str, Any] = field(default_factory=dict)
+    """The logs of one played episode: the runner's tables (``decisions``, ``llm_calls``,
+    ``llm_costs``, ``events``) and the market's (``tables``), as DataFrames when read. ``raw``
+    holds them as produced (DataFrames or :class:`Rows`), for the log writer. No repr: asyncio
+    formats results, and it would render every table."""
+
+    def __init__(self, runner: dict[str, pd.DataFrame | Rows], market: dict[str, pd.DataFrame | Rows],
+                 extra: dict[str, Any] | None = None):
+        self.raw: dict[str, pd.DataFrame | Rows] = {**runner, **market}
+        self.market_names = list(market)
+        self.extra = extra or {}
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    def __repr__(self) -> str:
+        return f"EpisodeResult(tables={list(self.raw)})"
+
+    def frame(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            self._frames[name] = as_frame(self.raw[name])
+        return self._frames[name]
+
+    decisions = property(lambda self: self.frame("decisions"))
+    llm_calls = property(lambda self: self.frame("llm_calls"))
+    llm_costs = property(lambda self: self.frame("llm_costs"))
+    events = property(lambda self: self.frame("events"))
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The market's own tables."""
+        return {name: self.frame(name) for name in self.market_names}
 
     def log_tables(self) -> dict[str, pd.DataFrame]:
         """Every table of the episode folder the runner and the market produced."""
-        return {"decisions": self.decisions, "llm_calls": self.llm_calls,
-                "llm_costs": self.llm_costs, "events": self.events, **self.tables}
+        return {name: self.frame(name) for name in self.raw}
 
 
 DECISION_COLUMNS = ["step", "round", "phase", "agent_id", "attempt", "action", "valid", "error",
@@ -69,10 +91,25 @@ def _as_reply(raw: Any) -> Reply:
 
 def _dump(action: Any) -> str:
     """The action as logged: JSON in the answer's own wire format (field aliases such as
-    ``PLANS.txt``), keys sorted."""
-    if isinstance(action, BaseModel):
-        action = action.model_dump(mode="json", by_alias=True)
-    return json.dumps(action, sort_keys=True, ensure_ascii=False, default=str)
+    ``PLANS.txt``), keys sorted. A model whose fields are hashable is rendered once per distinct
+    (model, field types and values) and remembered: scripted seats repeat a few hundred answers
+    over a tournament's millions of decisions."""
+    if not isinstance(action, BaseModel):
+        return json.dumps(action, sort_keys=True, ensure_ascii=False, default=str)
+    try:
+        key = (type(action), tuple((k, type(v), v) for k, v in action.__dict__.items()))
+        text = _DUMPED.get(key)
+    except TypeError:  # an unhashable field (a list, a dict): rendered every time
+        key, text = None, None
+    if text is None:
+        text = json.dumps(action.model_dump(mode="json", by_alias=True), sort_keys=True,
+                          ensure_ascii=False, default=str)
+        if key is not None and len(_DUMPED) < 100_000:
+            _DUMPED[key] = text
+    return text
+
+
+_DUMPED: dict[tuple, str] = {}
 
 
 @dataclass
@@ -197,14 +234,13 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -
             if not pending:
                 break
         decision = market.step({a: actions[a] for a in decision.observations})
-    return EpisodeResult(decisions=log.frame("decisions"), llm_calls=log.frame("llm_calls"),
-                         llm_costs=log.frame("llm_costs"),
-                         events=_events(getattr(market, "events", [])), tables=market.tables())
+    return EpisodeResult({"decisions": log.rows("decisions"), "llm_calls": log.rows("llm_calls"),
+                          "llm_costs": log.rows("llm_costs"),
+                          "events": _events(getattr(market, "events", []))}, market.tables())
 
 
-def _events(events: list) -> pd.DataFrame:
-    return pd.DataFrame([(e.step, e.round, e.agent_id, e.event, e.detail) for e in events],
-                        columns=EVENT_COLUMNS)
+def _events(events: list) -> Rows:
+    return Rows(EVENT_COLUMNS, [(e.step, e.round, e.agent_id, e.event, e.detail) for e in events])
 
 
 class _Log:
@@ -214,20 +250,21 @@ class _Log:
                "llm_costs": LLM_COST_COLUMNS}
 
     def __init__(self) -> None:
-        self.rows: dict[str, list[dict]] = {name: [] for name in self.COLUMNS}
+        self.decisions: list[tuple] = []  # in DECISION_COLUMNS order
+        self.calls: list[dict] = []  # one per LLM call, the keys of llm_calls and llm_costs
 
     def decision(self, decision: Decision, agent_id: AgentId, attempt: int, reply: Reply,
                  verdict: Verdict) -> None:
-        keys = {"step": decision.step, "round": decision.round, "phase": decision.phase,
-                "agent_id": agent_id, "attempt": attempt}
-        self.rows["decisions"].append({**keys, "action": _dump(reply.action), "valid": verdict.valid,
-                                       "error": verdict.error or "", "notes": "; ".join(verdict.notes)})
+        self.decisions.append((decision.step, decision.round, decision.phase, agent_id, attempt,
+                               _dump(reply.action), verdict.valid, verdict.error or "",
+                               "; ".join(verdict.notes)))
         for call in reply.calls:
-            row = {**keys, "purpose": "act", **call}
-            self.rows["llm_calls"].append(row)
-            self.rows["llm_costs"].append(row)
+            self.calls.append({"step": decision.step, "round": decision.round,
+                               "phase": decision.phase, "agent_id": agent_id, "attempt": attempt,
+                               "purpose": "act", **call})
 
-    def frame(self, name: str) -> pd.DataFrame:
+    def rows(self, name: str) -> Rows:
         columns = self.COLUMNS[name]
-        return pd.DataFrame([{c: r.get(c) for c in columns} for r in self.rows[name]],
-                            columns=columns)
+        if name == "decisions":
+            return Rows(columns, self.decisions)
+        return Rows(columns, [tuple(r.get(c) for c in columns) for r in self.calls])

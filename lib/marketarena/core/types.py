@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
 AgentId = str
+M = TypeVar("M", bound=BaseModel)
 
 
 class RunAborted(Exception):
@@ -130,8 +131,9 @@ class Market(Protocol):
     def step(self, actions: dict[AgentId, Any]) -> Decision | None:
         """Apply the actions of the current decision point; ``None`` when the episode ends."""
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The market-specific log tables of the finished episode (states, trades, ...)."""
+    def tables(self) -> dict[str, "pd.DataFrame | Rows"]:
+        """The market-specific log tables of the finished episode (states, trades, ...), each a
+        DataFrame or, cheaper for short episodes, :class:`Rows`."""
 
 
 @dataclass
@@ -165,3 +167,49 @@ class EventLog:
         if agent_id not in self.retired:
             self.retired.add(agent_id)
             self.log_event(step, round, agent_id, "retired", detail)
+
+
+def trusted(cls: type[M], values: dict[str, Any]) -> M:
+    """An instance of the pydantic model ``cls`` holding ``values`` as they are: for objects a
+    market builds thousands of times per episode from values it has already checked (every field
+    given, right types). What ``model_construct`` does for complete values, without its per-field
+    default and alias lookups (about 8x faster). ``tests/core/test_types.py`` checks the result
+    equals the validated model on every pydantic release we install."""
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
+@dataclass(repr=False)
+class Rows:
+    """A log table as row tuples in ``columns`` order, made a DataFrame only when read.
+
+    A game of a large tournament is short; building its handful of DataFrames cost as much as
+    playing it. A shard of many episodes (``core.logs.write_shard``) joins its episodes' rows and
+    builds one frame per table instead; a folder per episode, or a reader of
+    ``EpisodeResult.tables``, gets :meth:`frame`. ``dtypes`` are casts applied to the built frame
+    (e.g. ``int64`` for a column an empty table would leave ``object``)."""
+
+    columns: list[str]
+    rows: list[tuple]
+    dtypes: dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def frame(self) -> pd.DataFrame:
+        return self.build(self.rows)
+
+    def build(self, rows: list[tuple]) -> pd.DataFrame:
+        """A DataFrame of ``rows`` (this table's or several episodes' joined) with the casts."""
+        df = pd.DataFrame(rows, columns=self.columns)
+        for column, dtype in self.dtypes.items():
+            df[column] = df[column].astype(dtype)
+        return df
+
+
+def as_frame(table: "pd.DataFrame | Rows") -> pd.DataFrame:
+    return table.frame() if isinstance(table, Rows) else table

@@ -13,6 +13,7 @@ from marketarena.markets.double_auction.baselines import (
     aa_aggressiveness,
     aa_target,
     gd_belief,
+    midpoint_surplus,
 )
 
 from .conftest import baseline_lineup, mirror_record, obs, play, record, small_params
@@ -335,3 +336,48 @@ def test_gdx_evolves_its_population():
     h = [record(r, {"B1": 10}, {"S1": 30 + r % 7, "S2": 60}) for r in range(1, 11)]
     q = quote(g, obs("B1", 80, rnd=11, history=h))
     assert 0 <= q <= 80 and not np.array_equal(genes0, g.genes)
+
+
+def test_the_compiled_gd_bid_is_the_numpy_definition():
+    """kernels.gd_bid gives argmax(gd_belief * midpoint_surplus) bit for bit, on random memories
+    with taken and rejected bids, ties, empty sides and quotes at 0 and 100."""
+    from marketarena.markets.double_auction import kernels
+
+    rng = np.random.default_rng(3)
+    for n in range(4000):
+        v = int(rng.integers(0, 101))
+        nb, na = int(rng.integers(0, 30)), int(rng.integers(0, 30))
+        lo, hi = (0, 100) if n % 3 else (40, 60)
+        bids = rng.integers(lo, hi + 1, nb).astype(float)
+        taken = rng.random(nb) < 0.4
+        asks = rng.integers(lo, hi + 1, na).astype(float)
+        q = gd_belief(v, bids, taken, asks) if v > 0 else None
+        expected = -1 if q is None else int(np.argmax(q * midpoint_surplus(v, asks)))
+        assert kernels.gd_bid(v, bids, taken, asks, 100) == expected, (v, bids, taken, asks)
+
+
+def test_the_compiled_fictitious_play_bid_and_sliced_memories_are_the_definitions():
+    from marketarena.markets.double_auction import kernels
+    from marketarena.markets.double_auction.baselines import View, remembered, remembered_windows
+
+    rng = np.random.default_rng(5)
+    for n in range(3000):
+        v = int(rng.integers(0, 101))
+        asks = rng.integers(0, 101, int(rng.integers(1, 40))).astype(float)
+        b = np.arange(v + 1)
+        cdf = (asks[None, :] <= b[:, None]).mean(axis=1)
+        assert kernels.fp_bid(v, asks) == int(np.argmax(cdf * midpoint_surplus(v, asks)))
+    # a view with T rounds of history: every window's slice equals remembered(view, w)
+    for T in (0, 1, 3, 12):
+        view = View(obs("B1", 70, rnd=T + 1))
+        for t in range(T):
+            view.own.append(None if t % 4 == 3 else int(rng.integers(0, 100)))
+            view.same.append([int(q) for q in rng.integers(0, 100, int(rng.integers(0, 4)))])
+            view.same_taken.append([bool(x) for x in rng.random(len(view.same[-1])) < 0.5])
+            view.opp.append([int(q) for q in rng.integers(0, 100, int(rng.integers(0, 5)))])
+            view.my_price.append(None if rng.random() < 0.5 else 40)
+        windows = [1, 2, 5, 10]
+        sliced = remembered_windows(view, windows)
+        for w in windows:
+            for got, want in zip(sliced[w], remembered(view, w)):
+                assert got.dtype == want.dtype and np.array_equal(got, want), (T, w)

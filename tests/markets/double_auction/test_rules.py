@@ -177,3 +177,20 @@ def test_clearing_invariants(bids, asks, seed):
     bv, sv = rng.integers(1, 101, len(bids)), rng.integers(0, 100, len(asks))
     pb, ps = rules.payoffs(c, bv, sv)
     assert pb.sum() + ps.sum() == sum(bv[b] - sv[s] for b, s, _ in t)
+
+
+def test_clear_round_is_clear_on_python_ints():
+    """The market's scalar clearing gives clear()'s trades and leaves the stream where clear()
+    leaves it, on random rounds with sit-outs, equal quotes and odd totals."""
+    pick = np.random.default_rng(7)
+    for n in range(3000):
+        nb, ns = int(pick.integers(1, 6)), int(pick.integers(1, 6))
+        lo, hi = (0, 100) if n % 2 else (45, 55)  # narrow ranges make ties and crossings common
+        bids = [int(q) if pick.random() > 0.2 else NO_QUOTE for q in pick.integers(lo, hi + 1, nb)]
+        asks = [int(q) if pick.random() > 0.2 else NO_QUOTE for q in pick.integers(lo, hi + 1, ns)]
+        a, b = np.random.default_rng(n), np.random.default_rng(n)
+        c = rules.clear(bids, asks, a)
+        expected = [(int(k), int(c.buyer[k]), int(c.seller[k]), int(c.price[k]))
+                    for k in np.flatnonzero(c.traded)]
+        assert rules.clear_round(bids, asks, b) == expected, (bids, asks)
+        assert a.random() == b.random()

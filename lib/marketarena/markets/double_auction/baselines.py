@@ -65,6 +65,7 @@ from pydantic import Field, ValidationError
 from marketarena.core.params import Strict
 from marketarena.core.scripted import ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
+from marketarena.markets.double_auction import kernels
 from marketarena.markets.double_auction.observations import QuoteAction, QuoteObservation, RoundRecord
 
 
@@ -93,19 +94,17 @@ class View:
         return q if q is None or self.buyer else self.M - q
 
     def update(self, rec: RoundRecord) -> None:
-        mine, theirs = (rec.bids, rec.asks) if self.buyer else (rec.asks, rec.bids)
-        traded = {tr.buyer for tr in rec.trades} | {tr.seller for tr in rec.trades}
-        self.own.append(self.x(mine.get(self.me)))
-        rivals = [(self.x(q), a in traded) for a, q in mine.items() if a != self.me and q is not None]
-        self.same.append([q for q, _ in rivals])
-        self.same_taken.append([t for _, t in rivals])
-        self.opp.append([self.x(q) for q in theirs.values() if q is not None])
-        for a, q in theirs.items():
-            self.opp_by.setdefault(a, []).append(self.x(q))
-        self.prices.append([self.x(tr.price) for tr in rec.trades])
-        mp = next((self.x(tr.price) for tr in rec.trades if self.me in (tr.buyer, tr.seller)), None)
-        self.my_price.append(mp)
-        self.payoff.append(0 if mp is None else self.v - mp)
+        d = _side_digest(rec, self.buyer, self.M)
+        own, same, same_taken, my_price = d.seat.get(self.me) or d.of(self.me)
+        self.own.append(own)
+        self.same.append(list(same))
+        self.same_taken.append(list(same_taken))
+        self.opp.append(list(d.opp))
+        for a, q in d.theirs:
+            self.opp_by.setdefault(a, []).append(q)
+        self.prices.append(list(d.prices))
+        self.my_price.append(my_price)
+        self.payoff.append(0 if my_price is None else self.v - my_price)
 
     # ---- summaries used by several strategies
     @property
@@ -134,6 +133,60 @@ class View:
     def cap(self, b: float) -> int:
         """Round and clip a bid to [0, v]."""
         return int(min(max(0, math.floor(b + 0.5)), self.v))
+
+
+class _Digest:
+    """One completed round in one side's buyer frame: what :meth:`View.update` reads, the same for
+    every seat of that side (quotes and prices reflected for sellers: x -> M - x)."""
+
+    __slots__ = ("seat", "theirs", "opp", "prices", "_mine", "_price_of")
+
+    def __init__(self, rec: RoundRecord, buyer: bool, M: int):
+        def x(q):
+            return q if q is None or buyer else M - q
+
+        mine, theirs = (rec.bids, rec.asks) if buyer else (rec.asks, rec.bids)
+        mine = [(a, x(q)) for a, q in mine.items()]
+        self.theirs = [(a, x(q)) for a, q in theirs.items()]
+        self.opp = [q for _, q in self.theirs if q is not None]
+        self.prices = [x(tr.price) for tr in rec.trades]
+        price_of: dict[str, int] = {}
+        for tr in reversed(rec.trades):  # a seat's first trade of the round (it trades once)
+            price_of[tr.buyer] = price_of[tr.seller] = x(tr.price)
+        self._mine, self._price_of = mine, price_of
+        #: per seat of this side: (own quote, rivals' quotes, whether each rival traded, own price)
+        self.seat: dict[str, tuple] = {}
+        quoted = [(a, q, a in price_of) for a, q in mine if q is not None]
+        for me, own in mine:
+            self.seat[me] = (own, [q for a, q, _ in quoted if a != me],
+                             [t for a, _, t in quoted if a != me], price_of.get(me))
+
+    def of(self, me: str) -> tuple:
+        """:attr:`seat` of ``me``, also for a seat missing from this side's record (own quote
+        None; hand-made histories in tests)."""
+        if me not in self.seat:
+            rivals = [(a, q) for a, q in self._mine if a != me and q is not None]
+            self.seat[me] = (None, [q for _, q in rivals],
+                             [a in self._price_of for a, _ in rivals], self._price_of.get(me))
+        return self.seat[me]
+
+
+_DIGESTS: dict[tuple[int, bool, int], tuple[RoundRecord, _Digest]] = {}
+
+
+def _side_digest(rec: RoundRecord, buyer: bool, M: int) -> _Digest:
+    """The :class:`_Digest` of ``rec`` for one side, computed once for the four seats that read
+    it. Keyed by the record's id and checked by identity (the entry holds the record, so its id
+    cannot be reused while it is cached); the cache is cleared when it passes 256 entries."""
+    key = (id(rec), buyer, M)
+    hit = _DIGESTS.get(key)
+    if hit is not None and hit[0] is rec:
+        return hit[1]
+    if len(_DIGESTS) >= 256:
+        _DIGESTS.clear()
+    digest = _Digest(rec, buyer, M)
+    _DIGESTS[key] = (rec, digest)
+    return digest
 
 
 # ---------------------------------------------------------------------------------- base class
@@ -177,7 +230,19 @@ class Baseline(ScriptedAgent):
         return view.x(b)
 
     def decide(self, observation: QuoteObservation, decision: Decision) -> QuoteAction:
-        return QuoteAction(quote=self.quote(observation))
+        return quote_action(self.quote(observation))
+
+
+_ACTIONS: dict[int | None, QuoteAction] = {}
+
+
+def quote_action(quote: int | None) -> QuoteAction:
+    """The (validated) answer ``{"quote": quote}``, one shared instance per quote: a tournament
+    asks for millions of them and there are 102 distinct ones."""
+    action = _ACTIONS.get(quote)
+    if action is None:
+        action = _ACTIONS[quote] = QuoteAction(quote=quote)
+    return action
 
 
 # ---------------------------------------------------------------------------------- simple
@@ -390,9 +455,10 @@ def midpoint_surplus(v: int, asks: np.ndarray) -> np.ndarray:
 
 def gd_bid(v: int, bids: np.ndarray, taken: np.ndarray, asks: np.ndarray) -> int | None:
     """argmax_b q(b)·(v - E[price | b]) (see :func:`gd_belief`, :func:`midpoint_surplus`); None
-    when nothing is remembered or v = 0."""
-    q = gd_belief(v, bids, taken, asks) if v > 0 else None
-    return None if q is None else int(np.argmax(q * midpoint_surplus(v, asks)))
+    when nothing is remembered or v = 0. Computed by the compiled :func:`kernels.gd_bid`, which
+    gives the same bid as ``np.argmax(gd_belief(...) * midpoint_surplus(...))`` (tested)."""
+    b = kernels.gd_bid(int(v), bids, taken, asks, 100)
+    return None if b < 0 else int(b)
 
 
 def remembered(view: "View", window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -407,6 +473,32 @@ def remembered(view: "View", window: int) -> tuple[np.ndarray, np.ndarray, np.nd
             taken.append(view.my_price[t] is not None)
     return (np.array(bids, dtype=float), np.array(taken, dtype=bool),
             view.recent_asks(window))
+
+
+def remembered_windows(view: "View", windows: list[int]
+                       ) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``remembered(view, w)`` for every ``w`` in ``windows``, built once for the longest memory
+    and sliced: a shorter memory's rounds are the last rounds of a longer one's."""
+    T = len(view.own)
+    start = max(0, T - max(windows))
+    bids, taken, asks = [], [], []
+    n_bids, n_asks = [0], [0]  # quotes before each round of the longest memory
+    for t in range(start, T):
+        bids += view.same[t]
+        taken += view.same_taken[t]
+        if view.own[t] is not None:
+            bids.append(view.own[t])
+            taken.append(view.my_price[t] is not None)
+        asks += view.opp[t]
+        n_bids.append(len(bids))
+        n_asks.append(len(asks))
+    bids_a, taken_a = np.array(bids, dtype=float), np.array(taken, dtype=bool)
+    asks_a = np.array(asks, dtype=float)
+    out = {}
+    for w in windows:
+        first = max(0, T - w) - start
+        out[w] = (bids_a[n_bids[first]:], taken_a[n_bids[first]:], asks_a[n_asks[first]:])
+    return out
 
 
 class GD(Baseline):
@@ -446,11 +538,11 @@ class GDX(Baseline):
         self._last_bids: np.ndarray | None = None
 
     def _bids(self, view) -> np.ndarray:
-        best: dict[int, int | None] = {}  # GD's bid per memory length, shared by the genes
+        windows = sorted({int(w) for w in self.genes[:, 0]})
+        memory = remembered_windows(view, windows)
+        best = {w: gd_bid(view.v, *memory[w]) for w in windows}  # GD's bid per memory length
         out = []
         for w, s in self.genes:
-            if int(w) not in best:
-                best[int(w)] = gd_bid(view.v, *remembered(view, int(w)))
             b = best[int(w)]
             out.append(view.v - self.params.prior_shade if b is None else max(0, round(b - s)))
         return np.clip(np.array(out, dtype=float), 0, view.v)
@@ -493,9 +585,8 @@ class FictitiousPlay(Baseline):
         asks = view.recent_asks(None)
         if asks.size == 0 or view.v <= 0:
             return view.cap(view.v - self.params.prior_shade)
-        b = np.arange(view.v + 1)
-        cdf = (asks[None, :] <= b[:, None]).mean(axis=1)
-        return int(np.argmax(cdf * midpoint_surplus(view.v, asks)))
+        # argmax_b F(b) * midpoint_surplus(v, asks)[b], compiled (the same bid: tested)
+        return int(kernels.fp_bid(int(view.v), asks))
 
 
 class BayesianParams(TraderParams):

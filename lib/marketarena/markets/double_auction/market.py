@@ -1,7 +1,7 @@
 """The double_auction market (BAZAAR): a repeated call market, one decision point per round.
 
 Each of ``rounds`` rounds is one ``quote`` decision at which every seat acts: buyers bid, sellers
-ask, an integer 0..100 or ``null`` (sits out). The round clears with :func:`rules.clear`; each pair
+ask, an integer 0..100 or ``null`` (sits out). The round clears with :func:`rules.clear_round`; each pair
 trades one unit; payoffs are buyer v - p and seller p - c (negative when a trader quotes through its
 value and trades). The quotes and trades of the round are then public history.
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from marketarena.core.types import AgentId, Checked, Decision
+from marketarena.core.types import AgentId, Checked, Decision, Rows, trusted
 from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.observations import (
     QuoteAction,
@@ -83,38 +83,39 @@ class DoubleAuctionMarket:
 
     def _decision(self) -> Decision:
         p, hist = self.p, list(self.history)
-        obs = {a: QuoteObservation.model_construct(
-            agent_id=a, role=self.role[a], value=self.value[a], round=self.t + 1, rounds=p.rounds,
-            n_buyers=p.n_buyers, n_sellers=p.n_sellers, max_quote=p.max_quote,
-            surplus=self.surplus[a], history=hist, history_shown=p.prompt_history_rounds)
-            for a in self.ids}
+        common = {"round": self.t + 1, "rounds": p.rounds, "n_buyers": p.n_buyers,
+                  "n_sellers": p.n_sellers, "max_quote": p.max_quote, "history": hist,
+                  "history_shown": p.prompt_history_rounds}
+        obs = {a: trusted(QuoteObservation, {"agent_id": a, "role": self.role[a],
+                                             "value": self.value[a], "surplus": self.surplus[a],
+                                             **common})
+               for a in self.ids}
         return Decision("quote", self.t, 0, obs, QuoteAction)
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
         quote = {a: (actions[a].quote if a in actions else None) for a in self.ids}
-        bids = np.array([rules.NO_QUOTE if quote[a] is None else quote[a] for a in self.buyers])
-        asks = np.array([rules.NO_QUOTE if quote[a] is None else quote[a] for a in self.sellers])
-        c = rules.clear(bids, asks, self.clear_rng)
-        pay_b, pay_s = rules.payoffs(c, self.bv, self.sv)
-        payoff = dict(zip(self.ids, [int(x) for x in (*pay_b, *pay_s)]))
+        bids = [rules.NO_QUOTE if quote[a] is None else quote[a] for a in self.buyers]
+        asks = [rules.NO_QUOTE if quote[a] is None else quote[a] for a in self.sellers]
+        payoff = dict.fromkeys(self.ids, 0)
         price = dict.fromkeys(self.ids, rules.NO_QUOTE)
         trades = []
-        for k in np.flatnonzero(c.traded):
-            b, s, pr = self.buyers[c.buyer[k]], self.sellers[c.seller[k]], int(c.price[k])
+        for k, i, j, pr in rules.clear_round(bids, asks, self.clear_rng):
+            b, s = self.buyers[i], self.sellers[j]
             price[b] = price[s] = pr
-            trades.append(Trade(buyer=b, seller=s, price=pr))
-            self.trade_rows.append((self.t, int(k), b, s, quote[b], quote[s], pr,
+            payoff[b], payoff[s] = self.value[b] - pr, pr - self.value[s]
+            trades.append(trusted(Trade, {"buyer": b, "seller": s, "price": pr}))
+            self.trade_rows.append((self.t, k, b, s, quote[b], quote[s], pr,
                                     self.value[b], self.value[s], payoff[b], payoff[s]))
         for a in self.ids:
             self.surplus[a] += payoff[a]
             q = quote[a]
             self.state_rows.append((self.t, a, self.role[a], self.value[a],
-                                    rules.NO_QUOTE if q is None else int(q),
+                                    rules.NO_QUOTE if q is None else q,
                                     price[a] != rules.NO_QUOTE, price[a], payoff[a],
                                     self.surplus[a]))
-        self.history.append(RoundRecord.model_construct(
-            round=self.t + 1, bids={a: quote[a] for a in self.buyers},
-            asks={a: quote[a] for a in self.sellers}, trades=trades))
+        self.history.append(trusted(RoundRecord, {
+            "round": self.t + 1, "bids": {a: quote[a] for a in self.buyers},
+            "asks": {a: quote[a] for a in self.sellers}, "trades": trades}))
         self.t += 1
         return None if self.t >= self.p.rounds else self._decision()
 
@@ -126,15 +127,15 @@ class DoubleAuctionMarket:
                    "buyer_value", "seller_value", "buyer_payoff", "seller_payoff"],
     }
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        out = {"states": pd.DataFrame(self.state_rows, columns=self.TABLE_COLUMNS["states"]),
-               "trades": pd.DataFrame(self.trade_rows, columns=self.TABLE_COLUMNS["trades"])}
-        for col in ("bid", "ask"):  # a trade always has both quotes
-            out["trades"][col] = out["trades"][col].astype("int64")
-        out["seats"] = pd.DataFrame({"agent_id": self.ids, "role": [self.role[a] for a in self.ids],
-                                     "value": [self.value[a] for a in self.ids],
-                                     "distribution": self.distribution})
+    def tables(self) -> dict[str, Rows]:
         ce = int(rules.ce_surplus(self.bv, self.sv))
-        out["game"] = pd.DataFrame([{"distribution": self.distribution, "rounds": self.p.rounds,
-                                     "ce_surplus_round": ce, "ce_surplus": ce * self.p.rounds}])
-        return out
+        return {
+            "states": Rows(self.TABLE_COLUMNS["states"], self.state_rows),
+            # a trade always has both quotes (an empty table would leave them object)
+            "trades": Rows(self.TABLE_COLUMNS["trades"], self.trade_rows,
+                           {"bid": "int64", "ask": "int64"}),
+            "seats": Rows(["agent_id", "role", "value", "distribution"],
+                          [(a, self.role[a], self.value[a], self.distribution) for a in self.ids]),
+            "game": Rows(["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
+                         [(self.distribution, self.p.rounds, ce, ce * self.p.rounds)]),
+        }
