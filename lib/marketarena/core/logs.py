@@ -158,17 +158,6 @@ def intact(folder: Path, meta: dict[str, Any]) -> bool:
     return True
 
 
-def finished_fingerprint(folder: Path, verify: bool = False) -> str | None:
-    """The fingerprint of a complete episode folder, else None. ``verify`` also re-hashes every
-    table against ``meta.json["files"]`` (resume does; readers trust a folder that resume kept)."""
-    meta = read_meta(folder)
-    if meta is None or meta.get("status") != "complete":
-        return None
-    if verify and not intact(folder, meta):
-        return None
-    return meta.get("fingerprint")
-
-
 def finished(folder: Path, unit: Unit) -> bool:
     """``folder`` holds ``unit`` complete, intact and exactly as planned."""
     meta = read_meta(folder)
@@ -209,27 +198,33 @@ def write_episode(
     run_info: dict[str, Any],
 ) -> Path:
     """Write all tables and meta.json to a temporary folder, then rename it into place."""
-    final = root / plan.episode_id
-    tmp = root / f"{TMP_PREFIX}{plan.episode_id}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    files = {}
-    for name, df in sorted(tables.items()):
-        path = tmp / f"{name}.parquet"
-        write_table(as_frame(df), path)
-        files[path.name] = file_record(path)
-    full_meta = {
+    return _write_folder(root, plan.episode_id, {n: as_frame(t) for n, t in tables.items()}, {
         **meta,
         "episode_id": plan.episode_id,
         "run_index": plan.run,
         "seed": plan.seed,
         "fingerprint": plan.fingerprint,
         "status": "complete",
-        "files": files,
         "run": _stamp(run_info),
-    }
-    (tmp / META).write_text(json.dumps(full_meta, indent=2, sort_keys=True, default=str) + "\n")
+    }, indent=2)
+
+
+def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: dict[str, Any],
+                  indent: int) -> Path:
+    """``frames`` as ``<name>.parquet`` files and ``meta`` (plus the files' sizes and hashes) as
+    meta.json, in a temporary folder renamed to ``root / name`` once everything is on disk."""
+    final = root / name
+    tmp = root / f"{TMP_PREFIX}{name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    files = {}
+    for table, df in sorted(frames.items()):
+        path = tmp / f"{table}.parquet"
+        write_table(df, path)
+        files[path.name] = file_record(path)
+    text = json.dumps({**meta, "files": files}, indent=indent, sort_keys=True, default=str)
+    (tmp / META).write_text(text + "\n")
     os.replace(tmp, final)
     return final
 
@@ -248,14 +243,8 @@ def write_shard(root: Path, unit: Unit,
     renamed into place when complete, like an episode folder."""
     if len(episodes) != len(unit.episodes):
         raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
-    final = root / unit.name
-    tmp = root / f"{TMP_PREFIX}{unit.name}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    names = sorted({name for tables, _, _ in episodes for name in tables})
-    files = {}
-    for name in names:
+    frames = {}
+    for name in sorted({name for tables, _, _ in episodes for name in tables}):
         held = [(plan.episode_id, tables[name]) for plan, (tables, _, _) in zip(unit.episodes, episodes)
                 if name in tables]
         rows = [(i, t) for i, t in held if len(t)]
@@ -269,17 +258,13 @@ def write_shard(root: Path, unit: Unit,
         else:
             table = as_frame(first).reset_index(drop=True)
         table.insert(0, "episode_id", pd.array(ids, dtype="str"))
-        path = tmp / f"{name}.parquet"
-        write_table(table, path)
-        files[path.name] = file_record(path)
+        frames[name] = table
     listed = [{**meta, "episode_id": plan.episode_id, "run_index": plan.run, "seed": plan.seed,
                "fingerprint": plan.fingerprint, "run": info}
               for plan, (_, meta, info) in zip(unit.episodes, episodes)]
-    full_meta = {"layout": "shard", "shard": unit.name, "status": "complete", "files": files,
-                 "episodes": listed, "run": _stamp(run_info)}
-    (tmp / META).write_text(json.dumps(full_meta, indent=1, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, final)
-    return final
+    return _write_folder(root, unit.name, frames, {
+        "layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed,
+        "run": _stamp(run_info)}, indent=1)
 
 
 def finished_units(root: Path) -> list[tuple[Path, dict[str, Any]]]:
