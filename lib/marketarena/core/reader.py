@@ -6,9 +6,9 @@ itself. It serves both layouts of ``core.logs``, a folder per episode and shards
 status complete):
 
 - ``reader.table("states")``: one table over every episode, ``episode_id`` as its first column;
-  folders in id order, shards in name order with their episodes in plan order (one Parquet read
-  per shard, so metrics over 90,000 games read a few hundred files). An episode without the table
-  contributes nothing;
+  folders in id order, shards in name order with their episodes in plan order (the shards' files
+  read as one pyarrow dataset, so metrics over 90,000 games read 150 files in one threaded pass).
+  An episode without the table contributes nothing;
 - ``reader.episodes("states", "trades")``: ``(episode_id, {name: frame})`` one episode at a time
   (frames without the ``episode_id`` column, as an episode folder holds them), for metrics defined
   per episode; a shard is read once and split;
@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from marketarena.core import logs
 
@@ -67,11 +70,14 @@ class EpisodeReader:
             if df is not None:
                 df.insert(0, "episode_id", episode_id)
                 frames.append(df)
-        wanted = None if columns is None else ["episode_id", *columns]
-        for folder, _ in self._shards:
-            df = self._read(folder / f"{name}.parquet", wanted)
-            if df is not None:
-                frames.append(df)
+        files = [str(f) for f in (folder / f"{name}.parquet" for folder, _ in self._shards)
+                 if f.is_file()]
+        if files:  # every shard's file as one pyarrow dataset, read in one (threaded) pass
+            schema = pa.unify_schemas([pq.read_schema(f) for f in files],
+                                      promote_options="permissive")  # an all-null column: null
+            wanted = None if columns is None else ["episode_id", *columns]
+            frames.append(ds.dataset(files, format="parquet", schema=schema)
+                          .to_table(columns=wanted).to_pandas())
         rows = [f for f in frames if len(f)]  # empty frames would turn typed columns to object
         if rows:
             return pd.concat(rows, ignore_index=True)
