@@ -33,7 +33,8 @@ def params_for(tmp_path, base_url, name):
                 "backoff_max_s": 0.05},
         "markets": {"double_auction": {"runs": 2, "rounds": 3, "n_buyers": SEATS,
                                        "n_sellers": SEATS, "roster": roster,
-                                       "pool": [e["name"] for e in roster]}}})
+                                       "pool": [e["name"] for e in roster],
+                                       "shard_episodes": None}}})  # a folder per game
 
 
 def stable_tables(folder) -> dict[str, bytes]:
