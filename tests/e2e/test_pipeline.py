@@ -247,8 +247,9 @@ def test_killed_run_resumes_without_redoing_finished_episodes(project):
 
 
 def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
-    """README "Sweeps with dvc exp": `dvc exp run -S` re-runs the stages of the instance whose
-    params changed (and `overall`), nothing else, and `dvc exp show` lists the experiment."""
+    """README "Sweeps with dvc exp": `dvc exp run -S` (in the workspace, or queued with `--queue`
+    and run with `--run-all`) re-runs the stages of the instance whose params changed (and
+    `overall`), nothing else, and `dvc exp show` lists the experiments."""
     git = ["git", "-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid"]
     subprocess.run([*git, "add", "-A"], cwd=project, check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "baseline"], cwd=project, check=True, capture_output=True)
@@ -259,3 +260,15 @@ def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
     assert ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, ran
     shown = dvc(project, "exp", "show", "--json").stdout
     assert "bertrand-seed5" in shown
+    # DVC's own queue: two variants queued, run by `--run-all` in DVC's temporary workspaces,
+    # each re-running only the bertrand instance's stages
+    for seed in (6, 7):
+        dvc(project, "exp", "run", "--queue", "-n", f"bertrand-seed{seed}",
+            "-S", f"markets.bertrand.seed={seed}")
+    dvc(project, "exp", "run", "--run-all", "--jobs", "1")
+    shown = dvc(project, "exp", "show", "--json").stdout
+    for seed in (6, 7):
+        assert f"bertrand-seed{seed}" in shown
+        log = dvc(project, "queue", "logs", f"bertrand-seed{seed}").stdout
+        ran = set(re.findall(r"Running stage '([^']+)'", log))
+        assert "simulate@bertrand" in ran and ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, log
