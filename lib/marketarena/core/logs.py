@@ -198,15 +198,16 @@ def write_episode(
     run_info: dict[str, Any],
 ) -> Path:
     """Write all tables and meta.json to a temporary folder, then rename it into place."""
-    return _write_folder(root, plan.episode_id, {n: as_frame(t) for n, t in tables.items()}, {
-        **meta,
-        "episode_id": plan.episode_id,
-        "run_index": plan.run,
-        "seed": plan.seed,
-        "fingerprint": plan.fingerprint,
-        "status": "complete",
-        "run": _stamp(run_info),
-    }, indent=2)
+    return _write_folder(root, plan.episode_id, {n: as_frame(t) for n, t in tables.items()},
+                         {**_episode_meta(plan, meta), "status": "complete",
+                          "run": _stamp(run_info)}, indent=2)
+
+
+def _episode_meta(plan: PlannedEpisode, meta: dict[str, Any]) -> dict[str, Any]:
+    """An episode's meta as logged: the market's ``meta`` plus its id, run index, seed and
+    fingerprint (an episode folder's meta.json, or its entry in a shard's)."""
+    return {**meta, "episode_id": plan.episode_id, "run_index": plan.run, "seed": plan.seed,
+            "fingerprint": plan.fingerprint}
 
 
 def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: dict[str, Any],
@@ -259,8 +260,7 @@ def write_shard(root: Path, unit: Unit,
             table = as_frame(first).reset_index(drop=True)
         table.insert(0, "episode_id", pd.array(ids, dtype="str"))
         frames[name] = table
-    listed = [{**meta, "episode_id": plan.episode_id, "run_index": plan.run, "seed": plan.seed,
-               "fingerprint": plan.fingerprint, "run": info}
+    listed = [{**_episode_meta(plan, meta), "run": info}
               for plan, (_, meta, info) in zip(unit.episodes, episodes)]
     return _write_folder(root, unit.name, frames, {
         "layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed,

@@ -40,8 +40,7 @@ from marketarena.markets.double_auction.params import DoubleAuctionParams
 from marketarena.markets.double_auction.reference import compute_reference
 from marketarena.markets.double_auction.schedule import (
     entrant_episode_id,
-    entrant_lineup,
-    entrant_seed,
+    entrant_game,
     lineup,
     seats_of,
 )
@@ -78,11 +77,8 @@ class DoubleAuctionPlugin(MarketPlugin):
 
     def entrant_episode(self, mp: DoubleAuctionParams, entrant: int, k: int) -> EpisodeSpec:
         """Game ``k`` of the entrant at roster index ``entrant``; ``run`` = k (the LLM sample)."""
-        name = mp.roster[entrant].name
-        seated = entrant_lineup(mp.seats, mp.pool_indices(), entrant, name, mp.seed, k)
-        seats = seats_of(mp, [mp.roster[i] for i in seated])
-        return EpisodeSpec(entrant_episode_id(name, k), k, entrant_seed(mp.seed, name, k), seats,
-                           (("distribution", mp.distribution_of(k)),))
+        return entrant_game(mp, mp.roster, mp.pool_indices(), entrant, mp.seed, k,
+                            entrant_episode_id(mp.roster[entrant].name, k))
 
     def plan(self, mp: DoubleAuctionParams) -> list[EpisodeSpec]:
         """The pool games, then each entrant's games (roster order)."""

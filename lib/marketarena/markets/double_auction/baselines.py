@@ -95,10 +95,10 @@ class View:
 
     def update(self, rec: RoundRecord) -> None:
         d = _side_digest(rec, self.buyer, self.M)
-        own, same, same_taken, my_price = d.seat.get(self.me) or d.of(self.me)
+        own, same, same_taken, my_price = d.of(self.me)
         self.own.append(own)
-        self.same.append(list(same))
-        self.same_taken.append(list(same_taken))
+        self.same.append(same)  # fresh lists per seat; the shared ones are copied
+        self.same_taken.append(same_taken)
         self.opp.append(list(d.opp))
         for a, q in d.theirs:
             self.opp_by.setdefault(a, []).append(q)
@@ -139,7 +139,7 @@ class _Digest:
     """One completed round in one side's buyer frame: what :meth:`View.update` reads, the same for
     every seat of that side (quotes and prices reflected for sellers: x -> M - x)."""
 
-    __slots__ = ("seat", "theirs", "opp", "prices", "_mine", "_price_of")
+    __slots__ = ("theirs", "opp", "prices", "_own", "_quoted", "_price_of")
 
     def __init__(self, rec: RoundRecord, buyer: bool, M: int):
         def x(q):
@@ -153,22 +153,15 @@ class _Digest:
         price_of: dict[str, int] = {}
         for tr in reversed(rec.trades):  # a seat's first trade of the round (it trades once)
             price_of[tr.buyer] = price_of[tr.seller] = x(tr.price)
-        self._mine, self._price_of = mine, price_of
-        #: per seat of this side: (own quote, rivals' quotes, whether each rival traded, own price)
-        self.seat: dict[str, tuple] = {}
-        quoted = [(a, q, a in price_of) for a, q in mine if q is not None]
-        for me, own in mine:
-            self.seat[me] = (own, [q for a, q, _ in quoted if a != me],
-                             [t for a, _, t in quoted if a != me], price_of.get(me))
+        self._own = dict(mine)
+        self._quoted = [(a, q, a in price_of) for a, q in mine if q is not None]
+        self._price_of = price_of
 
     def of(self, me: str) -> tuple:
-        """:attr:`seat` of ``me``, also for a seat missing from this side's record (own quote
-        None; hand-made histories in tests)."""
-        if me not in self.seat:
-            rivals = [(a, q) for a, q in self._mine if a != me and q is not None]
-            self.seat[me] = (None, [q for _, q in rivals],
-                             [a in self._price_of for a, _ in rivals], self._price_of.get(me))
-        return self.seat[me]
+        """(own quote, rivals' quotes, whether each rival traded, own price) of seat ``me`` (own
+        quote None when ``me`` is not on this side's record: hand-made histories in tests)."""
+        return (self._own.get(me), [q for a, q, _ in self._quoted if a != me],
+                [t for a, _, t in self._quoted if a != me], self._price_of.get(me))
 
 
 _DIGESTS: dict[tuple[int, bool, int], tuple[RoundRecord, _Digest]] = {}

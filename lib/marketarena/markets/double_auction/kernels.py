@@ -16,6 +16,19 @@ from numba import njit
 
 
 @njit(cache=True)
+def _midpoint_surplus(v: int, b: int, asks: np.ndarray) -> tuple[float, int]:
+    """(v minus the midpoint of b and the mean remembered ask <= b, b itself if none; how many
+    asks are <= b): one entry of :func:`baselines.midpoint_surplus`, the same operations."""
+    total, cnt = 0.0, 0
+    for i in range(asks.size):
+        if asks[i] <= b:
+            total += asks[i]
+            cnt += 1
+    mean_ask = total / cnt if cnt > 0 else float(b)
+    return v - (b + mean_ask) / 2, cnt
+
+
+@njit(cache=True)
 def gd_bid(v: int, bids: np.ndarray, taken: np.ndarray, asks: np.ndarray, top: int = 100) -> int:
     """argmax over b = 0..v of belief(b) * (v - midpoint price), or -1 when nothing is remembered
     or v = 0 (:func:`baselines.gd_bid` returns None there)."""
@@ -79,14 +92,8 @@ def gd_bid(v: int, bids: np.ndarray, taken: np.ndarray, asks: np.ndarray, top: i
             else:
                 slope = (uy[j + 1] - uy[j]) / (ux[j + 1] - ux[j])
                 belief = slope * (x - ux[j]) + uy[j]
-        # v minus the midpoint of b and the mean remembered ask <= b (b itself if none)
-        total, cnt = 0.0, 0
-        for i in range(na):
-            if asks[i] <= b:
-                total += asks[i]
-                cnt += 1
-        mean_ask = total / cnt if cnt > 0 else x
-        value = belief * (v - (b + mean_ask) / 2)
+        surplus, _ = _midpoint_surplus(v, b, asks)
+        value = belief * surplus
         if value > best:
             best_b, best = b, value
     return best_b
@@ -99,13 +106,8 @@ def fp_bid(v: int, asks: np.ndarray) -> int:
     n = asks.size
     best_b, best = 0, -np.inf
     for b in range(v + 1):
-        total, cnt = 0.0, 0
-        for i in range(n):
-            if asks[i] <= b:
-                total += asks[i]
-                cnt += 1
-        mean_ask = total / cnt if cnt > 0 else float(b)
-        value = (cnt / n) * (v - (b + mean_ask) / 2)
+        surplus, below = _midpoint_surplus(v, b, asks)
+        value = (below / n) * surplus
         if value > best:
             best_b, best = b, value
     return best_b

@@ -45,7 +45,7 @@ from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.params import DoubleAuctionParams
-from marketarena.markets.double_auction.schedule import entrant_lineup, entrant_seed, seats_of
+from marketarena.markets.double_auction.schedule import entrant_game
 
 TABLE = "truthful_reference.parquet"
 INFO = "reference_info.json"
@@ -63,11 +63,8 @@ def reference_episode(mp: DoubleAuctionParams, k: int) -> EpisodeSpec:
     """Reference game ``k``: truthful in a drawn seat, the opponents in the others."""
     entries = reference_opponents(mp) + [REFERENCE_ENTRY]
     me = len(entries) - 1
-    pool = list(range(me)) or [me]
-    seed = mp.reference.seed
-    seated = entrant_lineup(mp.seats, pool, me, REFERENCE_ENTRY.name, seed, k)
-    seats = seats_of(mp, [entries[i] for i in seated])
-    return EpisodeSpec(f"ref-{k:06d}", k, entrant_seed(seed, REFERENCE_ENTRY.name, k), seats, (("distribution", mp.distribution_of(k)),))
+    return entrant_game(mp, entries, list(range(me)) or [me], me, mp.reference.seed, k,
+                        f"ref-{k:06d}")
 
 
 def play_reference_game(mp: DoubleAuctionParams, k: int) -> dict:

@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 
 from marketarena.core.params import RosterEntry
-from marketarena.core.plugin import Seat
+from marketarena.core.plugin import EpisodeSpec, Seat
 from marketarena.markets.double_auction.market import seat_ids
 from marketarena.markets.double_auction.params import DoubleAuctionParams
 
@@ -59,3 +59,15 @@ def entrant_seed(seed: int, name: str, k: int) -> int:
 
 def entrant_episode_id(name: str, k: int) -> str:
     return f"x-{name}-{k:04d}"
+
+
+def entrant_game(mp: DoubleAuctionParams, entries: list[RosterEntry], pool: list[int],
+                 entrant: int, seed: int, k: int, episode_id: str) -> EpisodeSpec:
+    """Game ``k`` of ``entries[entrant]`` against ``pool`` (indices into ``entries``): its seats
+    (:func:`entrant_lineup`), seed (:func:`entrant_seed`, base ``seed``) and distribution
+    (``distributions[k mod D]``); ``run`` = k. An entrant's games and the CSα reference's."""
+    name = entries[entrant].name
+    seated = entrant_lineup(mp.seats, pool, entrant, name, seed, k)
+    return EpisodeSpec(episode_id, k, entrant_seed(seed, name, k),
+                       seats_of(mp, [entries[i] for i in seated]),
+                       (("distribution", mp.distribution_of(k)),))
