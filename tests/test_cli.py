@@ -29,7 +29,8 @@ def write(tmp_path, params):
 
 def test_validate_ok_and_bad(tmp_path):
     ok = runner.invoke(app, ["validate", "--params", write(tmp_path, PARAMS)])
-    assert ok.exit_code == 0 and "supply_chain: 1 runs, 3 agents" in ok.output
+    assert ok.exit_code == 0 and "supply_chain: 1 episodes (1 runs), 3 players" in ok.output
+    assert "  cp      retailer         1  vol 1, rnd 1" in ok.output.splitlines()
     bad = copy.deepcopy(PARAMS)
     bad["markets"]["supply_chain"]["rounds"] = 0
     res = runner.invoke(app, ["validate", "--params", write(tmp_path, bad)])

@@ -97,12 +97,22 @@ class RatingsParams(Strict):
     seed: int = Field(default=0, ge=0)
 
 
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, so a container's limit counts)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 class ExecutionParams(Strict):
     """How ``simulate`` runs episodes; changes no result (and is no stage's DVC param)."""
 
     workers: int | Literal["auto"] = Field(
         default="auto", description="worker processes (or Ray tasks) for episodes (auto: one per "
-        "CPU core of this machine, or of the Ray cluster); logs are byte-identical to one worker's")
+        "CPU core of this machine, or of the Ray cluster); never more than help: at most one per "
+        "unit to play, one per core (unless the seats wait on an LLM endpoint), and the endpoints' "
+        "max_concurrency; logs are byte-identical to one worker's")
     ray_address: str | None = Field(
         default=None, min_length=1, description="run episodes as tasks on the Ray cluster at this "
         "address (host:port of a running head, or 'auto'); null: local processes. The data folder "
@@ -115,8 +125,10 @@ class ExecutionParams(Strict):
             raise ValueError("must be 'auto' or at least 1")
         return v
 
-    def resolve(self) -> int:
-        return max(1, os.cpu_count() or 1) if self.workers == "auto" else int(self.workers)
+    def resolve(self, cores: int | None = None) -> int:
+        """Processes for CPU-bound work (a reference's games): ``workers``, at most the cores."""
+        cores = cores or available_cores()
+        return cores if self.workers == "auto" else min(int(self.workers), cores)
 
 
 class Params(Strict):

@@ -28,6 +28,12 @@ from marketarena.core.registry import plugin_for
 
 
 class Paths:
+    @classmethod
+    def of(cls, params_file: str | Path, root: str | Path | None = None) -> "Paths":
+        """The project root ``root``, by default the folder of the params file (so ``--params
+        <project>/params.yaml`` works on that project from any working directory)."""
+        return cls(root if root is not None else Path(params_file).parent)
+
     def __init__(self, root: str | Path = "."):
         self.root = Path(root)
         self.data = self.root / "data"

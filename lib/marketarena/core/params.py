@@ -6,9 +6,12 @@ so ``markets: {bertrand: {...}}`` and ``markets: {bertrand_a10: {market: bertran
 both work. Every market's params model extends :class:`MarketParams` (``market``, ``runs``,
 ``seed``, ``roster``) and adds its own keys.
 
-Strictness, for every model of the params file: unknown keys are errors (a typo must not fall back
-to a default silently), NaN and infinities are refused wherever a number is expected, and integers
-are integers (``runs: true`` or ``runs: 2.5`` are errors, not 1 and 2).
+Strictness, for every model of the params file (pydantic's strict mode): unknown keys are errors (a
+typo must not fall back to a default silently), NaN and infinities are refused wherever a number is
+expected, integers are integers (``runs: true``, ``runs: "2"`` or ``runs: 2.5`` are errors, not 1, 2
+and 2), booleans are booleans (``reputation_visible: ["yes"]`` or ``[1]`` are errors) and text is
+text. An integer is accepted where a float is expected (``initial_cash: 500``), and a YAML list where
+a fixed-length tuple is (``bimodal_low: [0, 20]``), its items still checked strictly.
 
 A roster entry is one *player*: a scripted baseline (``strategy`` + ``params``) or an LLM (``model``
 alias, a ``harness``, its ``params``). A player may hold several seats of an episode (a deceptive
@@ -19,7 +22,7 @@ an explicit ``player`` id (the same strategy name means different rules in diffe
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, model_validator
 
@@ -27,10 +30,36 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, model
 MAX_RUNS = 1_000_000
 
 
-class Strict(BaseModel):
-    """Base of every params model: unknown keys, NaN and infinities are errors."""
+def _is_tuple(annotation: Any) -> bool:
+    if get_origin(annotation) is tuple:
+        return True
+    return get_origin(annotation) is Union and any(_is_tuple(a) for a in get_args(annotation))
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+class Strict(BaseModel):
+    """Base of every params model: unknown keys, NaN, infinities and lax coercions are errors (see
+    the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False,
+                              strict=True)
+
+    #: keys (names and aliases) of the fields declared as tuples, per class
+    _tuple_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._tuple_keys = tuple({key for name, f in cls.model_fields.items() if _is_tuple(f.annotation)
+                                 for key in (name, f.alias or name)})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_as_tuples(cls, data: Any) -> Any:
+        """A YAML list where a tuple is declared (strict mode alone refuses it)."""
+        if cls._tuple_keys and isinstance(data, dict):
+            data = {k: tuple(v) if k in cls._tuple_keys and isinstance(v, list) else v
+                    for k, v in data.items()}
+        return data
 
 
 class RosterEntry(Strict):

@@ -7,7 +7,8 @@
   below marginal cost sells nothing (the authors' rule), investments are paid from funds.
 
 ``seats`` firms per episode; a roster with more firms plays a round robin of lineups (episode r
-seats lineup r mod L, see ``_shared.oligopoly.lineup``). The collusion index uses the last
+seats lineup r mod L, dealt so that any prefix is as balanced as possible: see
+``_shared.oligopoly.lineups``). The collusion index uses the last
 ``collusion_window`` periods.
 """
 

@@ -5,8 +5,10 @@ firms), inverse demand P = a - Q/b with a = 100, b = 2 per product, marginal cos
 firm 2 (50, 40), capacity 100 per firm and round, market data of the last 30 rounds shown.
 ``costs`` has one row per seat (firm) and one column per product: the number of rows is the number
 of firms in an episode. The roster may hold more firms than seats: episode ``r`` then seats lineup
-``r mod L`` of the ``L`` combinations of roster entries (``itertools.combinations`` in roster order,
-seat order = roster order), so ``runs = L`` plays every pairing once (a round robin).
+``r mod L`` of the ``L`` combinations of roster entries (seat order = roster order), dealt so that
+any prefix is as balanced as possible (``_shared.oligopoly.lineups``: rounds in which every firm
+plays once), so ``runs = L`` plays every pairing once (a round robin) and fewer runs still seat every
+firm about equally often. ``marketarena validate`` shows who meets whom.
 """
 
 from __future__ import annotations

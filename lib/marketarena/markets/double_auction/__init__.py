@@ -69,6 +69,11 @@ class DoubleAuctionPlugin(MarketPlugin):
     def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
         return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))
 
+    def seating_hint(self, mp: DoubleAuctionParams, entry) -> str:
+        return (f"raise markets.{mp.instance}.games_per_distribution (each pool game draws "
+                f"{mp.seats} of the {len(mp.pool_indices())} pool traders), or "
+                f"entrant_games for an entrant")
+
     def episode(self, mp: DoubleAuctionParams, run: int) -> EpisodeSpec:
         """Pool game ``run``."""
         e = super().episode(mp, run)
