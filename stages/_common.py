@@ -23,7 +23,7 @@ from typing import Callable
 
 import typer
 
-from marketarena.config import Params, ParamsError, load_params
+from marketarena.config import Params, load_params
 from marketarena.faults import one_line_errors
 from marketarena.pipeline import Paths
 
@@ -42,11 +42,8 @@ atexit.register(_record_imports)
 
 
 def load(path: str, instances: list[str] | None = None) -> Params:
-    try:
+    with one_line_errors():  # a params error: exit code 2, every key on the one line
         return load_params(path, instances)
-    except ParamsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
 
 
 def stage_app(fn: Callable, per_market: bool = False, markets: bool = True) -> typer.Typer:

@@ -21,7 +21,7 @@ import tempfile
 import pandas as pd
 import typer
 
-from marketarena.config import Params, ParamsError, load_params
+from marketarena.config import Params, load_params
 from marketarena.faults import one_line_errors
 from marketarena.pipeline import Paths
 
@@ -35,11 +35,8 @@ DebugOpt = typer.Option(False, "--debug", help="print the traceback of an error 
 
 
 def _load(path: str) -> Params:
-    try:
+    with one_line_errors():  # a params error: exit code 2, every key on the one line
         return load_params(path)
-    except ParamsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
 
 
 def _market(params: Params, market: str) -> None:
@@ -61,12 +58,11 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
     with one_line_errors(debug):
         for name, mp in params.markets.items():
             plugin, _ = plugin_for(params, name)
-            specs = plugin.plan(mp)
-            seated = check_seating(name, params, specs, params_file)
+            seated = check_seating(name, params, source=params_file)
             kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()
             kind = "" if mp.market == name else f" ({mp.market})"
-            typer.echo(f"{name}{kind}: {len(specs)} episodes ({mp.runs} runs), {len(mp.roster)} "
-                       f"players {kinds}")
+            typer.echo(f"{name}{kind}: {seated.n_episodes} episodes ({mp.runs} runs), "
+                       f"{len(mp.roster)} players {kinds}")
             for line in seating.describe(seated) + [
                     f"  note: {n}" for n in plugin.plan_notes(mp)]:
                 typer.echo(line)
@@ -120,7 +116,7 @@ def play(
                 await llm.aclose()
 
     with one_line_errors(debug, prefix=f"{market}: "):
-        check_seating(market, params, plugin.plan(mp), params_file)
+        check_seating(market, params, source=params_file)
         with tempfile.TemporaryDirectory() as tmp:
             inputs = plugin.input_files(mp, paths.data)
             if not all(p.exists() for p in inputs):  # build only what this market reads

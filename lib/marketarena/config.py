@@ -20,6 +20,7 @@ that names the file and key, such as::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -142,15 +143,25 @@ class Params(Strict):
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
 
 
+#: a part of an error location that names a member of a union type, not a key
+_UNION_TAG = re.compile(r"[\[\]\-']|^(int|float|str|bool|list|dict|tuple|none)$")
+
+
 def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str:
-    lines = []
+    """One line per key; where a value fails every member of a union (``int | 'auto'``, a number or
+    a list of numbers), one line naming the key with each member's complaint."""
+    by_key: dict[str, list[str]] = {}
     for err in exc.errors():
-        loc = ".".join(str(p) for p in (*prefix, *err["loc"]) if p not in ("__root__",))
+        parts = [p for p in (*prefix, *err["loc"]) if p not in ("__root__",)]
+        loc = ".".join(str(p) for p in parts if not _UNION_TAG.search(str(p)))
         got = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(
             err.get("input"), (dict, list)) else ""
         msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"{source}: {loc or '<top level>'}: {msg}{got}")
-    return "\n".join(lines)
+        by_key.setdefault(loc, [])
+        if msg + got not in by_key[loc]:
+            by_key[loc].append(msg + got)
+    return "\n".join(f"{source}: {loc or '<top level>'}: {', or: '.join(msgs)}"
+                      for loc, msgs in by_key.items())
 
 
 def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> MarketParams:

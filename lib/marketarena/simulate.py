@@ -132,16 +132,19 @@ def plan(instance: str, params: Params, inputs: list[Path]) -> list[tuple[Episod
     return planned
 
 
-def check_seating(instance: str, params: Params, specs: list[EpisodeSpec], source: str = ""):
+def check_seating(instance: str, params: Params, specs: list[EpisodeSpec] | None = None,
+                  source: str = ""):
     """Every roster entry seated, in roles it can play (``core/seating.py``), or ``ParamsError``
-    naming the key (after ``source``, the params file, when given); returns the
-    :class:`~marketarena.core.seating.Seating`."""
+    naming the key (after ``source``, the params file, when given). ``specs``: the planned episodes
+    when at hand (``simulate``), else the seating is computed from the plan
+    (``seating.of_plan``). Returns the :class:`~marketarena.core.seating.Seating`."""
     from marketarena.config import ParamsError
     from marketarena.core import seating
 
     plugin, mp = plugin_for(params, instance)
     try:
-        return seating.check(plugin, mp, specs)
+        found = seating.of_plan(plugin, mp) if specs is None else seating.seating(mp, specs)
+        return seating.check(plugin, mp, found)
     except ValueError as exc:
         raise ParamsError(f"{source + ': ' if source else ''}markets.{instance}.{exc}") from None
 

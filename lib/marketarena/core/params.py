@@ -13,6 +13,12 @@ and 2), booleans are booleans (``reputation_visible: ["yes"]`` or ``[1]`` are er
 text. An integer is accepted where a float is expected (``initial_cash: 500``), and a YAML list where
 a fixed-length tuple is (``bimodal_low: [0, 20]``), its items still checked strictly.
 
+Bounds: every numeric param says what the market can compute. Counts the work of an episode grows
+with are :func:`size` fields (bounded above); amounts are at most :data:`MAX_AMOUNT`; rates and
+shares are in their natural ranges. ``tests/contract`` pushes every numeric param of every market to
+the extremes its model allows and requires a refusal naming the key, or an episode that plays without
+overflowing.
+
 A roster entry is one *player*: a scripted baseline (``strategy`` + ``params``) or an LLM (``model``
 alias, a ``harness``, its ``params``). A player may hold several seats of an episode (a deceptive
 principal's identities); its seats share its ``name``, which is what leaderboards rank. Across
@@ -28,6 +34,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, model
 
 #: upper bound of ``runs``: planning is linear in it; BAZAAR's scale is ~90,000
 MAX_RUNS = 1_000_000
+#: upper bound of a money amount or a quantity in params (a price, a cost, a budget, cash): sums of
+#: millions of such amounts stay finite and exact to a cent in float64
+MAX_AMOUNT = 1e12
+
+
+def size(default: int, *, le: int, ge: int = 1, description: str = "") -> Any:
+    """A count the work of an episode grows with (days, rounds, consumers, attempts, a window):
+    strict, bounded above so that a typo cannot start a run that never ends or fills the memory.
+    ``tests/contract`` checks that every such field declares its bound (and plays it at its lower
+    end only); every other numeric field is played at the extremes its model allows."""
+    return Field(default, ge=ge, le=le, description=description, json_schema_extra={"size": True})
 
 
 def _is_tuple(annotation: Any) -> bool:

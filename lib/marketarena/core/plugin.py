@@ -139,6 +139,11 @@ class MarketPlugin:
         """What would seat ``entry`` when no planned episode does (``core/seating.py``)."""
         return f"raise markets.{mp.instance}.runs (now {mp.runs})"
 
+    def seating_period(self, mp: MarketParams) -> int | None:
+        """P when episode ``r`` is seated as episode ``r mod P`` (a grid's cells, a round robin's
+        lineups), so checking the seating needs P episodes, not the whole plan; None: no period."""
+        return None
+
     def plan_notes(self, mp: MarketParams) -> list[str]:
         """Remarks on the plan ``marketarena validate`` prints (an unbalanced schedule, ...)."""
         return []

@@ -72,11 +72,26 @@ def seating(mp: "MarketParams", specs: Sequence["EpisodeSpec"]) -> Seating:
     return Seating(names, np.diag(meetings).copy(), seats, roles, meetings, len(specs))
 
 
-def check(plugin: "MarketPlugin", mp: "MarketParams", specs: Sequence["EpisodeSpec"]) -> Seating:
-    """The seating of ``specs``, or ``ValueError("<key>: <problem>")`` (key relative to the
-    instance, as ``check_params`` raises) when an entry plays no episode, sits in a role it cannot
-    play, or holds roles that exclude each other."""
-    s = seating(mp, specs)
+def of_plan(plugin: "MarketPlugin", mp: "MarketParams") -> Seating:
+    """The seating of the instance's whole plan without planning every episode when the market
+    repeats its seating with a period (``MarketPlugin.seating_period``: the cells of a grid, the
+    lineups of a round robin): ``runs = q x period + r`` seats as q whole periods plus the first r
+    episodes. So ``validate`` stays fast at a million runs; a market without a period (random
+    draws) is planned in full."""
+    period = plugin.seating_period(mp)
+    if period is None or period >= mp.runs:
+        return seating(mp, plugin.plan(mp))
+    first = [plugin.episode(mp, run) for run in range(period)]
+    whole, rest = divmod(mp.runs, period)
+    one, part = seating(mp, first), seating(mp, first[:rest])
+    return Seating(one.names, whole * one.episodes + part.episodes, whole * one.seats + part.seats,
+                   one.roles, whole * one.meetings + part.meetings, mp.runs)
+
+
+def check(plugin: "MarketPlugin", mp: "MarketParams", s: Seating) -> Seating:
+    """``s`` when every entry is seated in roles it can play, else ``ValueError("<key>: <problem>")``
+    (key relative to the instance, as ``check_params`` raises) when an entry plays no episode, sits
+    in a role it cannot play, or holds roles that exclude each other."""
     for i, entry in enumerate(mp.roster):
         allowed = plugin.roles_of(entry)
         wrong = sorted(s.roles[i] - allowed) if allowed is not None else []

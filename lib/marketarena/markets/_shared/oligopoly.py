@@ -176,6 +176,9 @@ class OligopolyPlugin(MarketPlugin):
     def seats(self, mp, run: int) -> list[Seat]:
         return firm_seats(mp.roster, mp.seats, run)
 
+    def seating_period(self, mp) -> int:
+        return len(lineups(len(mp.roster), mp.seats))
+
     def seating_hint(self, mp, entry) -> str:
         combos = lineups(len(mp.roster), mp.seats)
         i = [e.name for e in mp.roster].index(entry.name)

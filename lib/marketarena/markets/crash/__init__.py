@@ -38,6 +38,9 @@ class CrashPlugin(MarketPlugin):
     seat_score = "mean"  # a firm kind holding several seats is ranked by its mean profit per seat
     role_keys = {"stabilizing": "stabilizer", "competitor": "competitors"}
 
+    def seating_period(self, mp: CrashParams) -> int:
+        return len(mp.cells)
+
     def seating_hint(self, mp: CrashParams, entry) -> str:
         seats = mp.firms - min(mp.stabilizing)
         return (f"name it in markets.{mp.instance}.competitors (or .stabilizer); competitors take "

@@ -63,6 +63,9 @@ class LemonPlugin(MarketPlugin):
     role_sides = {"honest": "the honest seller", "principal": "the deceptive principal",
                   "identity": "the deceptive principal", "buyer": "a buyer"}
 
+    def seating_period(self, mp: LemonParams) -> int:
+        return len(mp.cells)
+
     def seating_hint(self, mp: LemonParams, entry) -> str:
         return (f"name it in markets.{mp.instance}.honest, .principal or .buyer_groups (each of "
                 f"the {len(mp.cells)} cells needs a run: runs is {mp.runs})")
