@@ -421,7 +421,8 @@ def _play_on_ray(instance, params, data_dir, out_dir, n_units, todo, progress,
                  workers, live=None) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
     ``workers: auto`` = the cluster's CPUs). Every task writes its episodes into ``out_dir``, which
-    must be on a file system the nodes share."""
+    must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
+    (a lock on another node's file system is not reliable); Ray ends them with their driver."""
     try:
         import ray
     except ImportError:

@@ -163,3 +163,24 @@ def test_the_seating_of_a_periodic_plan_equals_the_whole_plans(kind, runs):
     for field in ("episodes", "seats", "meetings"):
         assert (getattr(fast, field) == getattr(full, field)).all(), field
     assert fast.roles == full.roles
+
+
+def test_double_auctions_seat_matrix_is_its_plan_with_entrants_and_many_games():
+    block = tiny("double_auction")
+    block["runs"], block["entrant_games"] = 600, 7
+    block["roster"].append({"name": "gpt", "kind": "llm", "model": "m"})
+    block["roster"][0] = {**block["roster"][0], "name": "outside"}
+    block["pool"] = [e["name"] for e in block["roster"][1:-1]]  # a baseline entrant too
+    mp = params_of("double_auction", block,
+                   models={"m": {"model": "mock", "provider": "mock"}}).markets["double_auction"]
+    plugin = get_plugin("double_auction")
+    matrix, roles = plugin.seat_matrix(mp)
+    plan = plugin.plan(mp)
+    assert matrix.shape == (600 + 2 * 7, mp.seats)
+    names = {e.name: i for i, e in enumerate(mp.roster)}
+    assert [[names[s.entry.name] for s in spec.seats] for spec in plan] == matrix.tolist()
+    assert [[s.role for s in spec.seats] for spec in plan] == [roles] * len(plan)
+    fast, full = seating.of_plan(plugin, mp), seating.seating(mp, plan)
+    for field in ("episodes", "seats", "meetings"):
+        assert (getattr(fast, field) == getattr(full, field)).all(), field
+    assert fast.roles == full.roles

@@ -139,6 +139,12 @@ class MarketPlugin:
         """What would seat ``entry`` when no planned episode does (``core/seating.py``)."""
         return f"raise markets.{mp.instance}.runs (now {mp.runs})"
 
+    def seat_matrix(self, mp: MarketParams) -> tuple[np.ndarray, list[str]] | None:
+        """The whole plan's seating as (episodes x seats array of roster indices, the role of each
+        seat position), when the market computes it faster than its plan (equal to it: tested);
+        None: the seating comes from the plan."""
+        return None
+
     def seating_period(self, mp: MarketParams) -> int | None:
         """P when episode ``r`` is seated as episode ``r mod P`` (a grid's cells, a round robin's
         lineups), so checking the seating needs P episodes, not the whole plan; None: no period."""

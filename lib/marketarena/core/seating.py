@@ -49,10 +49,7 @@ class Seating:
 
 def seating(mp: "MarketParams", specs: Sequence["EpisodeSpec"]) -> Seating:
     """The seating of the planned episodes ``specs`` of instance ``mp``."""
-    from scipy import sparse
-
-    names = [e.name for e in mp.roster]
-    index = {n: i for i, n in enumerate(names)}
+    index = {e.name: i for i, e in enumerate(mp.roster)}
     rows, cols, held = [], [], set()
     for k, spec in enumerate(specs):
         for seat in spec.seats:
@@ -60,24 +57,45 @@ def seating(mp: "MarketParams", specs: Sequence["EpisodeSpec"]) -> Seating:
             rows.append(k)
             cols.append(i)
             held.add((i, seat.role))
-    n = len(names)
+    return _summary(mp, len(specs), np.asarray(rows, dtype=np.int64),
+                    np.asarray(cols, dtype=np.int64), held)
+
+
+def from_matrix(mp: "MarketParams", matrix: np.ndarray, roles: Sequence[str]) -> Seating:
+    """The seating of episodes given as an (episodes x seats) array of roster indices, seat
+    position j holding role ``roles[j]`` in every episode (``MarketPlugin.seat_matrix``)."""
+    held = {(int(i), roles[j]) for j in range(matrix.shape[1]) for i in np.unique(matrix[:, j])}
+    rows = np.repeat(np.arange(matrix.shape[0]), matrix.shape[1])
+    return _summary(mp, matrix.shape[0], rows, matrix.ravel().astype(np.int64), held)
+
+
+def _summary(mp: "MarketParams", n_episodes: int, rows: np.ndarray, cols: np.ndarray,
+             held: set[tuple[int, str]]) -> Seating:
+    """Episodes, seats and meetings from the (episode, entry) pair of every seat."""
+    from scipy import sparse
+
+    names = [e.name for e in mp.roster]
     incidence = sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)),
-                                  shape=(len(specs), n))  # seats per (episode, entry)
+                                  shape=(n_episodes, len(names)))  # seats per (episode, entry)
     seats = np.asarray(incidence.sum(axis=0)).ravel()
     incidence.data[:] = 1  # plays in the episode or not
     meetings = np.asarray((incidence.T @ incidence).todense())
     roles: list[set[str]] = [set() for _ in names]
     for i, role in held:
         roles[i].add(role)
-    return Seating(names, np.diag(meetings).copy(), seats, roles, meetings, len(specs))
+    return Seating(names, np.diag(meetings).copy(), seats, roles, meetings, n_episodes)
 
 
 def of_plan(plugin: "MarketPlugin", mp: "MarketParams") -> Seating:
-    """The seating of the instance's whole plan without planning every episode when the market
-    repeats its seating with a period (``MarketPlugin.seating_period``: the cells of a grid, the
-    lineups of a round robin): ``runs = q x period + r`` seats as q whole periods plus the first r
-    episodes. So ``validate`` stays fast at a million runs; a market without a period (random
-    draws) is planned in full."""
+    """The seating of the instance's whole plan without planning every episode: from the market's
+    own seat matrix when it has one (``MarketPlugin.seat_matrix``: double_auction's random draws,
+    computed in bulk), or from one period when the market repeats its seating
+    (``MarketPlugin.seating_period``: the cells of a grid, the lineups of a round robin), ``runs =
+    q x period + r`` seating as q whole periods plus the first r episodes; otherwise the plan. So
+    ``validate`` stays fast at a million runs and at BAZAAR's 90,000 games."""
+    fast = plugin.seat_matrix(mp)
+    if fast is not None:
+        return from_matrix(mp, *fast)
     period = plugin.seating_period(mp)
     if period is None or period >= mp.runs:
         return seating(mp, plugin.plan(mp))
