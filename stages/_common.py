@@ -1,10 +1,12 @@
 """Shared by the stage wrappers: a typer app around one ``marketarena.pipeline`` function.
 
 Each stage file names its pipeline function; this builds the command line (``--params``, ``--root``
-and, for per-instance stages, the market instance name), loads and validates params.yaml (exit code
-2 with the message naming the bad key), and calls the function. A run that stops cleanly
-(``RunAborted``: an endpoint down, the budget spent, an input file missing or corrupt) exits 1 with
-its message; finished episodes are on disk and the next run resumes.
+(default: the params file's folder) and, for per-instance stages, the market instance name), loads
+and validates params.yaml (exit code 2 with the message naming the bad key), and calls the function.
+Whatever stops a stage (``RunAborted``: an endpoint down, the budget spent, an input file missing or
+corrupt; a full disk, a read-only folder, a killed worker, ...) ends in one ``error:`` line naming
+the cause and what to do, exit code non-zero (``marketarena.faults``; ``MARKETARENA_DEBUG=1`` adds
+the traceback); finished episodes are on disk and the next run resumes.
 
 ``MARKETARENA_RECORD_IMPORTS=<file>`` makes a stage append, when it ends, the source files of every
 ``marketarena`` module it loaded (one JSON line: the stage's arguments and the files); the end-to-end
@@ -21,8 +23,8 @@ from typing import Callable
 
 import typer
 
-from marketarena.config import Params, ParamsError, load_params
-from marketarena.core.types import RunAborted
+from marketarena.config import Params, load_params
+from marketarena.faults import one_line_errors
 from marketarena.pipeline import Paths
 
 
@@ -40,11 +42,8 @@ atexit.register(_record_imports)
 
 
 def load(path: str, instances: list[str] | None = None) -> Params:
-    try:
+    with one_line_errors():  # a params error: exit code 2, every key on the one line
         return load_params(path, instances)
-    except ParamsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
 
 
 def stage_app(fn: Callable, per_market: bool = False, markets: bool = True) -> typer.Typer:
@@ -57,24 +56,21 @@ def stage_app(fn: Callable, per_market: bool = False, markets: bool = True) -> t
         def run_market(
             market: str = typer.Argument(..., help="market instance, a key of params.markets"),
             params_file: str = typer.Option("params.yaml", "--params"),
-            root: str = typer.Option(".", "--root", help="project root holding data/ and reports/"),
+            root: str | None = typer.Option(None, "--root", help="project root holding data/ and "
+                                            "reports/ (default: the params file's folder)"),
         ) -> None:
             params = load(params_file, [market])
-            try:
-                fn(market, params, Paths(root))
-            except RunAborted as exc:  # finished episodes are on disk; the next run resumes
-                print(f"error: {market}: run stopped: {exc}", file=sys.stderr)
-                raise SystemExit(1) from None
+            with one_line_errors(prefix=f"{market}: "):  # finished episodes are on disk
+                fn(market, params, Paths.of(params_file, root))
     else:
         @app.command()
         def run(
             params_file: str = typer.Option("params.yaml", "--params"),
-            root: str = typer.Option(".", "--root", help="project root holding data/ and reports/"),
+            root: str | None = typer.Option(None, "--root", help="project root holding data/ and "
+                                            "reports/ (default: the params file's folder)"),
         ) -> None:
-            try:
-                fn(load(params_file, None if markets else []), Paths(root))
-            except RunAborted as exc:
-                print(f"error: run stopped: {exc}", file=sys.stderr)
-                raise SystemExit(1) from None
+            params = load(params_file, None if markets else [])
+            with one_line_errors():
+                fn(params, Paths.of(params_file, root))
 
     return app

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import errno
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -29,7 +31,8 @@ def write(tmp_path, params):
 
 def test_validate_ok_and_bad(tmp_path):
     ok = runner.invoke(app, ["validate", "--params", write(tmp_path, PARAMS)])
-    assert ok.exit_code == 0 and "supply_chain: 1 runs, 3 agents" in ok.output
+    assert ok.exit_code == 0 and "supply_chain: 1 episodes (1 runs), 3 players" in ok.output
+    assert "  cp      retailer         1  vol 1, rnd 1" in ok.output.splitlines()
     bad = copy.deepcopy(PARAMS)
     bad["markets"]["supply_chain"]["rounds"] = 0
     res = runner.invoke(app, ["validate", "--params", write(tmp_path, bad)])
@@ -78,3 +81,76 @@ def test_play_with_an_llm_seat_over_http_and_says_why_when_it_cannot(tmp_path, m
         assert server.n_calls == 3
     row = next(line.split() for line in res.output.splitlines() if line.split()[:1] == ["F1"])
     assert row[1] == "gpt" and "sk-local" not in res.output
+
+
+CRASH = {"markets": {"crash": {"runs": 2, "days": 5, "firms": 2, "roster": [
+    {"name": "undercut", "kind": "baseline", "strategy": "undercut"},
+    {"name": "myopic", "kind": "baseline", "strategy": "myopic"}]}}, "execution": {"workers": 1}}
+
+
+def test_params_without_root_plays_into_the_params_files_folder(tmp_path, monkeypatch):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    res = runner.invoke(app, ["simulate", "crash", "--params", write(project, CRASH)])
+    assert res.exit_code == 0, res.output
+    assert len(list((project / "data" / "episodes" / "crash").glob("ep-*"))) == 2
+    assert not any(elsewhere.iterdir())  # nothing in the shell's folder
+
+
+@pytest.mark.parametrize("error, expected", [
+    (OSError(errno.ENOSPC, "No space left on device", "/data/episodes/crash/.tmp-ep-0001"),
+     "no space left on the device (/data/episodes/crash/.tmp-ep-0001); finished episodes are kept"),
+    (OSError(errno.EROFS, "Read-only file system", "/data/episodes/crash"),
+     "read-only file system (/data/episodes/crash)"),
+    (PermissionError(errno.EACCES, "Permission denied", "/data/episodes/crash"),
+     "permission denied (/data/episodes/crash)"),
+    (OSError("[Errno 28] Error writing bytes to file"),  # how pyarrow reports a full disk
+     "no space left on the device; finished episodes are kept"),
+    (MemoryError(), "out of memory"),
+    (ValueError("something nobody foresaw"), "unexpected ValueError: something nobody foresaw"),
+])
+def test_every_fault_ends_in_one_error_line_and_debug_shows_the_traceback(tmp_path, monkeypatch,
+                                                                        error, expected):
+    from marketarena.core import logs
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(logs, "write_episode", fail)
+    path = write(tmp_path, CRASH)
+    res = runner.invoke(app, ["simulate", "crash", "--params", path])
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], res.output
+    res = runner.invoke(app, ["simulate", "crash", "--params", path, "--debug"])
+    assert res.exit_code == 1 and "Traceback" in res.output and "error: " in res.output
+    monkeypatch.setenv("MARKETARENA_DEBUG", "1")
+    res = runner.invoke(app, ["simulate", "crash", "--params", path])
+    assert "Traceback" in res.output
+
+
+def test_an_interrupt_exits_130_saying_the_run_resumes(tmp_path, monkeypatch):
+    from marketarena.core import logs
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(logs, "write_episode", interrupt)
+    res = runner.invoke(app, ["simulate", "crash", "--params", write(tmp_path, CRASH)])
+    assert res.exit_code == 130 and res.output.startswith("error: interrupted; finished episodes")
+
+
+def test_validate_shows_who_plays_whom_and_refuses_an_unseated_entry(tmp_path):
+    res = runner.invoke(app, ["validate", "--params", write(tmp_path, CRASH)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == "crash: 2 episodes (2 runs), 2 players {'baseline': 2}"
+    assert lines[2].split() == ["undercut", "competitor", "2", "myopic", "2"]
+    bad = copy.deepcopy(CRASH)
+    bad["markets"]["crash"]["competitors"] = ["undercut"]
+    res = runner.invoke(app, ["validate", "--params", write(tmp_path, bad)])
+    assert res.exit_code == 2
+    assert res.output.startswith(f"error: {tmp_path / 'params.yaml'}: markets.crash.roster.1: "
+                                 "'myopic' is seated in none of the 2 planned episodes")

@@ -1,11 +1,16 @@
 """The ``marketarena`` command: what a user does besides ``dvc repro``.
 
-    marketarena validate [--params params.yaml]       check params.yaml, print what would run
+    marketarena validate [--params params.yaml]       check params.yaml, print who plays whom
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
 (market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
+
+``--root`` (the folder holding ``data/`` and ``reports/``) defaults to the folder of the params
+file, so ``--params ../project/params.yaml`` works on that project from anywhere. A run that stops
+ends in one ``error:`` line naming the cause and what to do (``marketarena.faults``); ``--debug``
+or ``MARKETARENA_DEBUG=1`` adds the traceback.
 """
 
 from __future__ import annotations
@@ -16,21 +21,22 @@ import tempfile
 import pandas as pd
 import typer
 
-from marketarena.config import Params, ParamsError, load_params
+from marketarena.config import Params, load_params
+from marketarena.faults import one_line_errors
 from marketarena.pipeline import Paths
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
 ParamsOpt = typer.Option("params.yaml", "--params", help="params file")
-RootOpt = typer.Option(".", "--root", help="project root holding data/ and reports/")
+RootOpt = typer.Option(None, "--root", help="project root holding data/ and reports/ (default: "
+                       "the params file's folder)")
+DebugOpt = typer.Option(False, "--debug", help="print the traceback of an error too "
+                        "(or set MARKETARENA_DEBUG=1)")
 
 
 def _load(path: str) -> Params:
-    try:
+    with one_line_errors():  # a params error: exit code 2, every key on the one line
         return load_params(path)
-    except ParamsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
 
 
 def _market(params: Params, market: str) -> None:
@@ -41,13 +47,25 @@ def _market(params: Params, market: str) -> None:
 
 
 @app.command()
-def validate(params_file: str = ParamsOpt) -> None:
-    """Validate params.yaml and summarise the experiment it describes."""
+def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
+    """Validate params.yaml, check every instance's plan (each roster entry seated, in roles it
+    can play) and print per instance who plays how many episodes against whom."""
+    from marketarena.core import seating
+    from marketarena.core.registry import plugin_for
+    from marketarena.simulate import check_seating
+
     params = _load(params_file)
-    for name, mp in params.markets.items():
-        kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()
-        kind = "" if mp.market == name else f" ({mp.market})"
-        typer.echo(f"{name}{kind}: {mp.runs} runs, {len(mp.roster)} agents {kinds}")
+    with one_line_errors(debug):
+        for name, mp in params.markets.items():
+            plugin, _ = plugin_for(params, name)
+            seated = check_seating(name, params, source=params_file)
+            kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()
+            kind = "" if mp.market == name else f" ({mp.market})"
+            typer.echo(f"{name}{kind}: {seated.n_episodes} episodes ({mp.runs} runs), "
+                       f"{len(mp.roster)} players {kinds}")
+            for line in seating.describe(seated) + [
+                    f"  note: {n}" for n in plugin.plan_notes(mp)]:
+                typer.echo(line)
     typer.echo(f"{params_file}: ok")
 
 
@@ -56,7 +74,8 @@ def play(
     market: str = typer.Argument(..., help="market instance (a key of params.markets)"),
     run: int = typer.Option(0, help="run index (its seed derives from the market seed)"),
     params_file: str = ParamsOpt,
-    root: str = RootOpt,
+    root: str | None = RootOpt,
+    debug: bool = DebugOpt,
 ) -> None:
     """Play one episode with the roster of params.yaml and print a per-agent summary.
 
@@ -69,14 +88,13 @@ def play(
 
     from marketarena.core.registry import plugin_for
     from marketarena.core.runner import run_episode
-    from marketarena.core.types import RunAborted
     from marketarena.pipeline import run_embed, run_personas, run_reference
-    from marketarena.simulate import build, llm_aliases, load_inputs
+    from marketarena.simulate import build, check_seating, llm_aliases, load_inputs
 
     params = _load(params_file)
     _market(params, market)
     plugin, mp = plugin_for(params, market)
-    paths = Paths(root)
+    paths = Paths.of(params_file, root)
     aliases = llm_aliases(params, market)
     if run < 0 or run >= mp.runs:
         typer.echo(f"error: --run {run}: markets.{market} plans runs 0..{mp.runs - 1}", err=True)
@@ -97,7 +115,8 @@ def play(
             if llm is not None:
                 await llm.aclose()
 
-    try:
+    with one_line_errors(debug, prefix=f"{market}: "):
+        check_seating(market, params, source=params_file)
         with tempfile.TemporaryDirectory() as tmp:
             inputs = plugin.input_files(mp, paths.data)
             if not all(p.exists() for p in inputs):  # build only what this market reads
@@ -115,9 +134,6 @@ def play(
                 box.append(await go(resources))
 
             asyncio.run(main())
-    except RunAborted as exc:
-        typer.echo(f"error: {market}: {exc}", err=True)
-        raise typer.Exit(1) from None
     result, table = box[0]
     summary = plugin.summarize(table, result)
     with pd.option_context("display.width", 200, "display.max_rows", 200):
@@ -126,24 +142,20 @@ def play(
 
 @app.command()
 def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
-             root: str = RootOpt) -> None:
+             root: str | None = RootOpt, debug: bool = DebugOpt) -> None:
     """Play every planned episode not yet finished (the `simulate` stage)."""
-    from marketarena.core.types import RunAborted
     from marketarena.pipeline import run_simulate
 
     params = _load(params_file)
     _market(params, market)
-
-    try:
-        typer.echo(run_simulate(market, params, Paths(root)))
-    except RunAborted as exc:  # finished episodes are kept
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+    with one_line_errors(debug):
+        typer.echo(run_simulate(market, params, Paths.of(params_file, root)))
 
 
 @app.command()
 def leaderboard(market: str = typer.Argument("overall", help="market name or 'overall'"),
-                root: str = RootOpt) -> None:
+                root: str = typer.Option(".", "--root", help="project root holding reports/")
+                ) -> None:
     """Print a leaderboard produced by the ratings stage."""
     path = Paths(root).reports / "leaderboards" / f"{market}.csv"
     if not path.is_file():

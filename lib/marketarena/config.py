@@ -20,6 +20,7 @@ that names the file and key, such as::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -97,12 +98,22 @@ class RatingsParams(Strict):
     seed: int = Field(default=0, ge=0)
 
 
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, so a container's limit counts)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 class ExecutionParams(Strict):
     """How ``simulate`` runs episodes; changes no result (and is no stage's DVC param)."""
 
     workers: int | Literal["auto"] = Field(
         default="auto", description="worker processes (or Ray tasks) for episodes (auto: one per "
-        "CPU core of this machine, or of the Ray cluster); logs are byte-identical to one worker's")
+        "CPU core of this machine, or of the Ray cluster); never more than help: at most one per "
+        "unit to play, one per core (unless the seats wait on an LLM endpoint), and the endpoints' "
+        "max_concurrency; logs are byte-identical to one worker's")
     ray_address: str | None = Field(
         default=None, min_length=1, description="run episodes as tasks on the Ray cluster at this "
         "address (host:port of a running head, or 'auto'); null: local processes. The data folder "
@@ -115,8 +126,10 @@ class ExecutionParams(Strict):
             raise ValueError("must be 'auto' or at least 1")
         return v
 
-    def resolve(self) -> int:
-        return max(1, os.cpu_count() or 1) if self.workers == "auto" else int(self.workers)
+    def resolve(self, cores: int | None = None) -> int:
+        """Processes for CPU-bound work (a reference's games): ``workers``, at most the cores."""
+        cores = cores or available_cores()
+        return cores if self.workers == "auto" else min(int(self.workers), cores)
 
 
 class Params(Strict):
@@ -130,15 +143,25 @@ class Params(Strict):
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
 
 
+#: a part of an error location that names a member of a union type, not a key
+_UNION_TAG = re.compile(r"[\[\]\-']|^(int|float|str|bool|list|dict|tuple|none)$")
+
+
 def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str:
-    lines = []
+    """One line per key; where a value fails every member of a union (``int | 'auto'``, a number or
+    a list of numbers), one line naming the key with each member's complaint."""
+    by_key: dict[str, list[str]] = {}
     for err in exc.errors():
-        loc = ".".join(str(p) for p in (*prefix, *err["loc"]) if p not in ("__root__",))
+        parts = [p for p in (*prefix, *err["loc"]) if p not in ("__root__",)]
+        loc = ".".join(str(p) for p in parts if not _UNION_TAG.search(str(p)))
         got = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(
             err.get("input"), (dict, list)) else ""
         msg = err["msg"].removeprefix("Value error, ")
-        lines.append(f"{source}: {loc or '<top level>'}: {msg}{got}")
-    return "\n".join(lines)
+        by_key.setdefault(loc, [])
+        if msg + got not in by_key[loc]:
+            by_key[loc].append(msg + got)
+    return "\n".join(f"{source}: {loc or '<top level>'}: {', or: '.join(msgs)}"
+                      for loc, msgs in by_key.items())
 
 
 def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> MarketParams:

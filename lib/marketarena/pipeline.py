@@ -12,7 +12,7 @@ the project root (``root``):
     stats      -> reports/stats/<instance>.json, reports/stats/<instance>/<instance>_spearman.{md,tex}
     ratings    -> reports/leaderboards/<instance>.csv
     figures    -> reports/figures/<instance>/*.png, reports/tables/<instance>/<instance>_*.{md,tex}
-    overall    -> reports/overall/overall.csv (+ overall.md: what it is, or why it is empty)
+    overall    -> reports/overall/overall.csv (+ overall.md: the table with its caption, or why it is empty)
 """
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ from marketarena.core.registry import plugin_for
 
 
 class Paths:
+    @classmethod
+    def of(cls, params_file: str | Path, root: str | Path | None = None) -> "Paths":
+        """The project root ``root``, by default the folder of the params file (so ``--params
+        <project>/params.yaml`` works on that project from any working directory)."""
+        return cls(root if root is not None else Path(params_file).parent)
+
     def __init__(self, root: str | Path = "."):
         self.root = Path(root)
         self.data = self.root / "data"
@@ -173,7 +179,8 @@ def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
 
 def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     """The standing across market instances (``ratings.overall_board``):
-    ``reports/overall/overall.csv`` and a one-line ``overall.md``; and the Economic Alignment
+    ``reports/overall/overall.csv`` and ``overall.md`` (the same table under its caption, or one line
+    saying why it is empty); and the Economic Alignment
     Score across markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
     from marketarena.metrics.eas import cross_market_table
     from marketarena.ratings import overall_board
@@ -190,12 +197,14 @@ def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     out = paths.reports / "overall"
     out.mkdir(parents=True, exist_ok=True)
     overall.to_csv(out / "overall.csv", index=False, float_format="%.6g")
-    (out / "overall.md").write_text(
-        (note or "Cross-market standing: mean percentile rank over the market instances each "
-         "player played (players in two or more instances only).") + "\n", encoding="utf-8")
+    from marketarena.plots.tables import markdown_table
+
+    (out / "overall.md").write_text(note + "\n" if note else markdown_table(
+        overall, caption="Cross-market standing: mean percentile rank (1 = top of an instance's "
+        "board, 0 = bottom) over the market instances each player played (players in two or more "
+        "instances only)."), encoding="utf-8")
     eas, eas_note = cross_market_table(eas_frames, players)
     eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
-    from marketarena.plots.tables import markdown_table
 
     (out / "eas.md").write_text((markdown_table(eas) + "\n") if not eas.empty else eas_note + "\n",
                                 encoding="utf-8")

@@ -14,8 +14,9 @@ retries). So raising ``runs`` only adds episodes, editing a roster entry replays
 it sits in, and changing the model behind an alias replays that alias's episodes.
 
 Order of work: every input file is read whole and the market's resources are loaded first (a
-truncated embeddings file fails there), and only then is the episodes folder touched, under a lock
-(``.<instance>.lock`` beside it) that keeps a second concurrent run of the same instance out.
+truncated embeddings file fails there), the plan is checked (``core/seating.py``: every roster entry
+seated, in roles it can play), and only then is the episodes folder touched, under the locks of
+:func:`episodes_lock` that keep a second concurrent run of the same instance out.
 
 Units (``core.logs``): with ``shard_episodes: null`` each episode is a unit, written the moment it
 finishes, so an interruption loses at most the episode in flight; with ``shard_episodes: n`` a
@@ -25,11 +26,19 @@ Workers (``execution.workers``, default one per core): the units to play, with t
 specs, are dealt round-robin to worker processes (``spawn``); each loads the inputs itself, plays
 its units one after another in one event loop (one LLM client per worker) and writes each unit the
 moment it finishes, so logs are byte-identical to a one-worker run (only ``meta.json["run"]``, wall
-time and usage, is not).
-For LLM instances the run as a whole keeps each endpoint's ``max_concurrency``: no more workers
-than the smallest of them, each worker gets its share; the spend ledger (``llm/budget.py``) is a
-locked file all workers charge, so ``llm.max_cost_usd`` holds for the run. With an in-process fake
-endpoint (tests' ``openai_factory``) the run stays in one process.
+time and usage, is not). Never more workers than help (:func:`worker_count`): one per unit to
+play, one per core unless the seats wait on an LLM endpoint, and for LLM instances the run as a
+whole keeps each endpoint's ``max_concurrency`` (no more workers than the smallest of them, each
+worker gets its share); the spend ledger (``llm/budget.py``) is a locked file all workers charge,
+so ``llm.max_cost_usd`` holds for the run. With an in-process fake endpoint (tests'
+``openai_factory``) the run stays in one process.
+
+Workers end with their run, however it ends (:func:`episodes_lock`, :func:`_worker_init`): the
+kernel kills a worker when the main process dies (``PR_SET_PDEATHSIG``, even on kill -9), a worker
+also checks its parent between units, Ctrl-C or a bug in the main process kills the pool, and a
+worker's death (the OOM killer) stops the others and ends the run with one line. Every process of
+a run holds the instance's liveness lock, so a resume started while anything of an earlier run
+lives refuses, naming the pids.
 
 Ray (``execution.ray_address``): the same workers run as Ray tasks on an existing cluster (one CPU
 each; ``workers: auto`` = the cluster's CPUs), writing the same logs into the same folder, which
@@ -43,6 +52,7 @@ import fcntl
 import functools
 import gc
 import json
+import os
 import sys
 import time
 from contextlib import contextmanager
@@ -52,7 +62,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from marketarena.config import Params
+from marketarena.config import Params, available_cores
 from marketarena.core import logs
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin
 from marketarena.core.registry import plugin_for
@@ -122,6 +132,23 @@ def plan(instance: str, params: Params, inputs: list[Path]) -> list[tuple[Episod
     return planned
 
 
+def check_seating(instance: str, params: Params, specs: list[EpisodeSpec] | None = None,
+                  source: str = ""):
+    """Every roster entry seated, in roles it can play (``core/seating.py``), or ``ParamsError``
+    naming the key (after ``source``, the params file, when given). ``specs``: the planned episodes
+    when at hand (``simulate``), else the seating is computed from the plan
+    (``seating.of_plan``). Returns the :class:`~marketarena.core.seating.Seating`."""
+    from marketarena.config import ParamsError
+    from marketarena.core import seating
+
+    plugin, mp = plugin_for(params, instance)
+    try:
+        found = seating.of_plan(plugin, mp) if specs is None else seating.seating(mp, specs)
+        return seating.check(plugin, mp, found)
+    except ValueError as exc:
+        raise ParamsError(f"{source + ': ' if source else ''}markets.{instance}.{exc}") from None
+
+
 def build(instance: str, params: Params, run: int = 0, resources=None, llm=None):
     """Episode ``run`` of ``instance`` built exactly as :func:`simulate` builds it: (market,
     agents, agents table, its ``EpisodeSpec``). ``resources``: what ``load_resources`` returns
@@ -171,20 +198,59 @@ def load_inputs(instance: str, params: Params, data_dir: Path):
     return inputs, resources
 
 
+def lock_holders(path: Path) -> list[int]:
+    """Pids holding a ``flock`` on ``path`` (from ``/proc/locks``; empty where unavailable)."""
+    try:
+        inode = path.stat().st_ino
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return []
+    pids = []
+    for line in lines:
+        parts = line.split()
+        if "FLOCK" in parts and len(parts) >= 6:
+            i = parts.index("FLOCK")
+            if parts[i + 4].rsplit(":", 1)[-1] == str(inode) and parts[i + 3].isdigit():
+                pids.append(int(parts[i + 3]))
+    return sorted(set(pids))
+
+
+def _pids(path: Path) -> str:
+    pids = lock_holders(path)
+    return f" (pid {', '.join(map(str, pids))})" if pids else ""
+
+
 @contextmanager
 def episodes_lock(out_dir: Path):
-    """An exclusive lock on an episodes folder (a file beside it); a second run fails fast."""
+    """The locks of a run of one instance (files beside its episodes folder):
+
+    - ``.<instance>.lock``, held exclusively by the run's main process: a second run fails fast;
+    - ``.<instance>.live``, held shared by *every* process of the run (the main one and each
+      worker, :func:`_worker_init`). A new run must get it exclusively, so a resume started while
+      anything of an earlier run still lives (a worker whose parent was killed) refuses, naming
+      the pids, instead of writing beside it.
+
+    Yields the path of the liveness lock, which workers take."""
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     path = out_dir.parent / f".{out_dir.name}.lock"
-    with open(path, "a+") as fh:
+    live = out_dir.parent / f".{out_dir.name}.live"
+    with open(path, "a+") as fh, open(live, "a+") as lh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RunAborted(f"{out_dir} is in use by another simulate run (lock {path}); wait for "
-                             "it to finish") from None
+            raise RunAborted(f"{out_dir} is in use by another simulate run{_pids(path)} (lock "
+                             f"{path}); wait for it to finish") from None
         try:
-            yield
+            try:
+                fcntl.flock(lh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunAborted(f"{out_dir}: processes of an earlier simulate run are still alive"
+                                 f"{_pids(live)} (they hold {live}); wait for them to end or stop "
+                                 "them (kill <pid>), then run again") from None
+            fcntl.flock(lh, fcntl.LOCK_SH)  # from now on shared with this run's workers
+            yield live
         finally:
+            fcntl.flock(lh, fcntl.LOCK_UN)
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
@@ -201,8 +267,9 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
     inputs, resources = load_inputs(instance, params, data_dir)
     planned = plan(instance, params, inputs)
+    check_seating(instance, params, [spec for spec, _ in planned])  # before any episode
     units = logs.plan_units([p for _, p in planned], params.markets[instance].shard_episodes)
-    with episodes_lock(out_dir):
+    with episodes_lock(out_dir) as live:
         specs = {p.episode_id: spec for spec, p in planned}
         todo = [(u, [specs[e.episode_id] for e in u.episodes])
                 for u in logs.prepare_units(out_dir, units)]
@@ -216,8 +283,9 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         if aliases:
             from marketarena.agents.llm_agent import LLMRuntime
 
-            llm = LLMRuntime(params, openai_factory=openai_factory,
-                             ledger_path=spend_ledger_path(data_dir, instance))
+            llm = LLMRuntime(params, openai_factory=openai_factory,  # under the run lock: every
+                             ledger_path=spend_ledger_path(data_dir, instance),  # reservation
+                             exclusive_ledger=True)  # left is a dead run's, charged now
             if not params.llm.cache_only:
                 llm.check_keys(aliases)  # a missing key variable stops before any episode
         started = time.perf_counter()
@@ -228,7 +296,7 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
                 asyncio.run(llm.aclose())
             play = _play_on_ray if ray_address is not None else _play_in_workers
             summary["played"], workers = play(instance, params, data_dir.resolve(), out_dir.resolve(),
-                                              len(todo), todo, progress, workers)
+                                              len(todo), todo, progress, workers, live)
         else:
             asyncio.run(_play_all(instance, params, resources, out_dir, len(todo), todo, summary,
                                   progress, llm))
@@ -240,11 +308,17 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
 
 def worker_count(params: Params, instance: str, units: int, cores: int | None = None) -> int:
     """Worker processes for ``units`` units to play (episodes, or shards): ``execution.workers``
-    (``auto``: ``cores``, by default this machine's), at most one per unit and, with LLM seats, at
-    most the smallest ``max_concurrency`` of the instance's endpoints."""
-    wanted = params.execution.resolve() if cores is None or params.execution.workers != "auto" else cores
-    n = min(wanted, max(units, 1))
-    for alias in llm_aliases(params, instance):
+    (``auto``: ``cores``, by default this machine's), capped at what helps: one per unit, one per
+    core unless the instance's seats wait on an LLM endpoint (network-bound workers may outnumber
+    the cores; the mock provider computes, so it counts as CPU-bound), and with LLM seats the
+    smallest ``max_concurrency`` of the instance's endpoints."""
+    cores = cores or available_cores()
+    aliases = llm_aliases(params, instance)
+    n = cores if params.execution.workers == "auto" else params.execution.workers
+    if not any(params.models[a].provider != "mock" for a in aliases):
+        n = min(n, cores)
+    n = min(n, max(units, 1))
+    for alias in aliases:
         n = min(n, params.models[alias].max_concurrency)
     return max(n, 1)
 
@@ -265,30 +339,90 @@ def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeS
 
 
 def _play_in_workers(instance, params, data_dir, out_dir, n_units, todo, progress,
-                     workers) -> tuple[int, int]:
+                     workers, live) -> tuple[int, int]:
+    """The units dealt to ``workers`` spawned processes. They end with the run however it ends:
+    each holds the run's liveness lock ``live`` and dies with the main process (``_worker_init``);
+    on an interrupt or a worker's death the others are stopped at once; a worker's ``RunAborted``
+    lets the others finish their shares (the first error is raised)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init, initargs=(os.getpid(), str(live)))
+    try:
         futures = [pool.submit(_worker, instance, wparams, data_dir, out_dir, n_units, share,
                                progress) for share in _shares(todo, workers)]
         for future in futures:
             try:
                 played += future.result()
-            except BaseException as exc:  # the others finish their episodes; the first error wins
+            except RunAborted as exc:  # the others finish their units; the first error wins
                 error = error or exc
+    except BrokenProcessPool:
+        _stop(pool)
+        raise RunAborted("a worker process died (killed from outside: the out-of-memory killer, "
+                         "kill -9, ...); every finished unit is kept; run again to resume, with "
+                         "fewer execution.workers if memory is short") from None
+    except BaseException:  # Ctrl-C, a bug: no worker may outlive the run
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
     if error is not None:
         raise error
     return played, workers
 
 
+def _stop(pool) -> None:
+    """Stop a process pool now: queued work cancelled, every worker killed and reaped."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.join(10)
+
+
+#: the main process of the run a worker belongs to (None in the main process itself)
+_PARENT: int | None = None
+_LIVE_LOCK = None
+
+
+def _worker_init(parent: int, live: str) -> None:
+    """A worker's start: die with the run's main process (Linux ``PR_SET_PDEATHSIG``: the kernel
+    sends SIGKILL when it dies, however it dies; elsewhere :func:`_check_parent` between units) and
+    hold the run's liveness lock (shared) for as long as the worker lives."""
+    global _PARENT, _LIVE_LOCK
+    _PARENT = parent
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    _check_parent()  # the parent may have died before the line above took effect
+    _LIVE_LOCK = open(live, "a+")  # noqa: SIM115 - held until the process ends
+    try:
+        fcntl.flock(_LIVE_LOCK, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:  # a new run holds it exclusively: this run is over
+        os._exit(1)
+
+
+def _check_parent() -> None:
+    """In a worker: end at once if the run's main process is gone."""
+    if _PARENT is not None and os.getppid() != _PARENT:
+        os._exit(1)
+
+
 def _play_on_ray(instance, params, data_dir, out_dir, n_units, todo, progress,
-                 workers) -> tuple[int, int]:
+                 workers, live=None) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
     ``workers: auto`` = the cluster's CPUs). Every task writes its episodes into ``out_dir``, which
-    must be on a file system the nodes share."""
+    must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
+    (a lock on another node's file system is not reliable); Ray ends them with their driver."""
     try:
         import ray
     except ImportError:
@@ -387,6 +521,7 @@ async def _play_units(instance, params, resources, out_dir, n_units, todo, summa
     of a worker)."""
     plugin, mp = plugin_for(params, instance)
     for n, (unit, specs) in enumerate(todo):
+        _check_parent()
         k = positions[n] if positions is not None else n
         t0 = time.perf_counter()
         with collector_paused(unit.shard and llm is None):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from marketarena.config import parse_params
+from marketarena.config import ParamsError, parse_params
 from marketarena.core.types import RunAborted
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
 
@@ -88,5 +88,28 @@ def test_workers_never_exceed_an_endpoints_concurrency(tmp_path):
     params = llm_params(tmp_path, workers=8, limit=None)
     one = params.model_copy(update={"models": {"mock": params.models["mock"].model_copy(
         update={"max_concurrency": 1})}})
-    assert worker_count(params, "english_auction", 10) == 4
-    assert worker_count(one, "english_auction", 10) == 1
+    assert worker_count(params, "english_auction", 10, cores=16) == 4
+    assert worker_count(one, "english_auction", 10, cores=16) == 1
+
+
+def test_workers_are_capped_at_what_helps():
+    """The audit's ``workers: 1000000`` started one process per episode (8 on 2 cores, 26x slower)."""
+    scripted = parse_params(tiny("english_auction", workers=1_000_000))
+    assert worker_count(scripted, "english_auction", 8, cores=2) == 2  # the cores
+    assert worker_count(scripted, "english_auction", 1, cores=2) == 1  # the units
+    auto = parse_params(tiny("english_auction"))
+    assert worker_count(auto, "english_auction", 100, cores=3) == 3
+    # seats waiting on a real endpoint may outnumber the cores, up to its max_concurrency
+    p = tiny("english_auction", workers=1_000_000)
+    p["models"] = {"remote": {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
+                              "max_concurrency": 6}}
+    p["markets"]["english_auction"]["roster"].append({"name": "r", "kind": "llm", "model": "remote"})
+    remote = parse_params(p)
+    assert worker_count(remote, "english_auction", 100, cores=2) == 6
+    assert worker_count(remote, "english_auction", 4, cores=2) == 4
+
+
+@pytest.mark.parametrize("workers", [True, "2", 2.0, 0, -1, "two"])
+def test_workers_are_strict_integers(workers):
+    with pytest.raises(ParamsError, match="execution.workers"):
+        parse_params(tiny("english_auction", workers=workers))

@@ -20,6 +20,8 @@ from marketarena.llm import (
     MissingAPIKey,
     ModelSpec,
 )
+from marketarena.llm.budget import Bound
+from marketarena.llm.schema import response_format_for
 from marketarena.llm.fake import (
     ConnectFail,
     FakeEndpoint,
@@ -268,9 +270,12 @@ def test_cache_key_depends_on_sample_schema_and_sampling(spec, tmp_path):
         run(client.complete(make_spec(structured_output="json_object"), MESSAGES, Bids)).record.request_hash,
     }
     assert len(hashes) == 4 and fake.n_calls == 4
-    # the endpoint URL and alias are not part of the key: a replay on another port still hits
-    moved = make_spec(alias="other", base_url="http://127.0.0.1:10/v1")
-    assert run(client.complete(moved, MESSAGES, Bids)).record.cached and fake.n_calls == 4
+    # the alias is not part of the key, nor how the endpoint is spelled...
+    renamed = make_spec(alias="other", base_url=spec.base_url.replace("127.0.0.1", "LOCALHOST") + "/")
+    assert run(client.complete(renamed, MESSAGES, Bids)).record.cached and fake.n_calls == 4
+    # ...but the endpoint is: another server under the same model name is asked, not replayed
+    moved = make_spec(base_url="http://127.0.0.1:10/v1")
+    assert not run(client.complete(moved, MESSAGES, Bids)).record.cached and fake.n_calls == 5
 
 
 def test_cache_only_mode_refuses_a_miss(spec, tmp_path):
@@ -379,7 +384,7 @@ def test_records_reach_the_on_record_hook(spec, tmp_path):
     assert len(seen) == 1 and seen[0].context == {"step": 0}
 
 
-def test_cancelled_call_frees_its_budget_reservation(spec, tmp_path):
+def test_a_call_cancelled_in_flight_is_charged_its_bound(spec, tmp_path):
     guard = CostGuard(max_cost_usd=1.0)
     fake = FakeEndpoint([Hang(5.0)])
     client = make_client(fake, tmp_path, cost_guard=guard)
@@ -394,7 +399,9 @@ def test_cancelled_call_frees_its_budget_reservation(spec, tmp_path):
             await task
 
     run(cancel_midway())
-    assert guard.reserved_usd == 0 and guard.spent_usd == 0
+    # the request reached the endpoint, which may bill it: the bound is charged, nothing dropped
+    bound = Bound.of(spec, MESSAGES, response_format_for(Bids, spec.structured_output))
+    assert guard.reserved_usd == 0 and guard.spent_usd == pytest.approx(bound.usd)
 
 
 def test_identical_concurrent_requests_share_one_answer(tmp_path):

@@ -105,22 +105,48 @@ def test_unusable_usage_is_charged_the_bound_never_less(usage):
     assert not charge.trusted and charge.usd == bound.usd > 0
 
 
-def test_an_overrun_is_charged_recorded_and_stops_the_next_call(tmp_path):
+def test_an_overrun_is_charged_the_bound_recorded_and_stops_the_next_call(tmp_path):
     s = spec()
     bound = bound_of(s)
-    over = bound.prompt_tokens * 2  # more than the bound, less than absurd
+    over = bound.prompt_tokens * 3  # the audit's 3x: the claim costs more than the bound
     fake = FakeEndpoint(responder=lambda body: Reply({"price": 1.0}, prompt_tokens=over,
                                                      completion_tokens=50))
     ledger = SpendLedger(tmp_path / "spend.json")
     guard = CostGuard(max_cost_usd=100.0, ledger=ledger)
     c = client(fake, tmp_path, guard)
     result = run(c.complete(s, MESSAGES, Quote, sample=0))
-    assert result.record.prompt_tokens == over  # charged as reported
-    with pytest.raises(BudgetExceeded):
+    assert result.record.prompt_tokens == over  # the tokens as reported...
+    assert result.record.cost_usd == pytest.approx(bound.usd)  # ...but never charged beyond the bound
+    with pytest.raises(BudgetExceeded, match="more tokens than the request's upper bound"):
         run(c.complete(s, MESSAGES, Quote, sample=1))
     assert fake.n_calls == 1
     state = json.loads((tmp_path / "spend.json").read_text())
-    assert state["overruns"][0]["charged_usd"] > state["overruns"][0]["reserved_usd"]
+    assert state["spent_usd"] == pytest.approx(bound.usd)
+    overrun = state["overruns"][0]
+    assert overrun["charged_usd"] == pytest.approx(overrun["reserved_usd"])
+    assert overrun["claimed_usd"] > overrun["charged_usd"]
+
+
+@pytest.mark.parametrize("factor, in_flight", [(3, 1), (9, 3)])
+def test_over_reported_usage_never_carries_the_spend_past_the_limit(tmp_path, factor, in_flight):
+    """The audit's $5.81 against 3 (3x, one at a time) and $52.28 against 30 (9x, 3 in flight)."""
+    s = spec(max_concurrency=in_flight)
+    bound = bound_of(s)
+    fake = FakeEndpoint(responder=lambda body: Reply(
+        {"price": 1.0}, prompt_tokens=factor * bound.prompt_tokens, completion_tokens=50,
+        delay_s=0.01))
+    limit = 2.5 * bound.usd  # the old code charged the first claim alone 3 or 9 bounds
+    guard = CostGuard(max_cost_usd=limit, ledger=SpendLedger(tmp_path / "spend.json"))
+    c = client(fake, tmp_path, guard)
+
+    async def many():
+        return await asyncio.gather(*(c.complete(s, MESSAGES, Quote, sample=i) for i in range(40)),
+                                    return_exceptions=True)
+
+    results = run(many())
+    assert any(isinstance(r, BudgetExceeded) for r in results)
+    assert guard.spent_usd <= limit
+    assert 1 <= fake.n_calls <= in_flight  # the calls already sent when the first overrun came back
 
 
 def test_the_spend_persists_across_resumed_runs(tmp_path):

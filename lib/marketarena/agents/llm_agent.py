@@ -79,11 +79,14 @@ class LLMAgent:
 class LLMRuntime:
     """What LLM seats share during one run; ``openai_factory`` lets tests plug in a fake endpoint.
     With ``ledger_path`` the budget is a :class:`~marketarena.llm.budget.SpendLedger` there (shared by
-    processes, kept across resumed runs); without it, an in-memory guard for this run."""
+    processes, kept across resumed runs; ``exclusive_ledger``: the caller holds the instance's run
+    lock, so reservations left in the ledger are a dead run's and are charged now); without it, an
+    in-memory guard for this run."""
 
-    def __init__(self, params, openai_factory=None, ledger_path=None):
+    def __init__(self, params, openai_factory=None, ledger_path=None, exclusive_ledger=False):
         self.models = params.models
-        ledger = SpendLedger(ledger_path) if ledger_path is not None else None
+        ledger = (SpendLedger(ledger_path, exclusive=exclusive_ledger) if ledger_path is not None
+                  else None)
         self.client = LLMClient(params.llm, openai_factory=openai_factory,
                                 cost_guard=CostGuard(params.llm.max_cost_usd, ledger))
 

@@ -6,9 +6,18 @@ so ``markets: {bertrand: {...}}`` and ``markets: {bertrand_a10: {market: bertran
 both work. Every market's params model extends :class:`MarketParams` (``market``, ``runs``,
 ``seed``, ``roster``) and adds its own keys.
 
-Strictness, for every model of the params file: unknown keys are errors (a typo must not fall back
-to a default silently), NaN and infinities are refused wherever a number is expected, and integers
-are integers (``runs: true`` or ``runs: 2.5`` are errors, not 1 and 2).
+Strictness, for every model of the params file (pydantic's strict mode): unknown keys are errors (a
+typo must not fall back to a default silently), NaN and infinities are refused wherever a number is
+expected, integers are integers (``runs: true``, ``runs: "2"`` or ``runs: 2.5`` are errors, not 1, 2
+and 2), booleans are booleans (``reputation_visible: ["yes"]`` or ``[1]`` are errors) and text is
+text. An integer is accepted where a float is expected (``initial_cash: 500``), and a YAML list where
+a fixed-length tuple is (``bimodal_low: [0, 20]``), its items still checked strictly.
+
+Bounds: every numeric param says what the market can compute. Counts the work of an episode grows
+with are :func:`size` fields (bounded above); amounts are at most :data:`MAX_AMOUNT`; rates and
+shares are in their natural ranges. ``tests/contract`` pushes every numeric param of every market to
+the extremes its model allows and requires a refusal naming the key, or an episode that plays without
+overflowing.
 
 A roster entry is one *player*: a scripted baseline (``strategy`` + ``params``) or an LLM (``model``
 alias, a ``harness``, its ``params``). A player may hold several seats of an episode (a deceptive
@@ -19,18 +28,55 @@ an explicit ``player`` id (the same strategy name means different rules in diffe
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, model_validator
 
 #: upper bound of ``runs``: planning is linear in it; BAZAAR's scale is ~90,000
 MAX_RUNS = 1_000_000
+#: upper bound of a money amount or a quantity in params (a price, a cost, a budget, cash): sums of
+#: millions of such amounts stay finite and exact to a cent in float64
+MAX_AMOUNT = 1e12
+
+
+def size(default: int, *, le: int, ge: int = 1, description: str = "") -> Any:
+    """A count the work of an episode grows with (days, rounds, consumers, attempts, a window):
+    strict, bounded above so that a typo cannot start a run that never ends or fills the memory.
+    ``tests/contract`` checks that every such field declares its bound (and plays it at its lower
+    end only); every other numeric field is played at the extremes its model allows."""
+    return Field(default, ge=ge, le=le, description=description, json_schema_extra={"size": True})
+
+
+def _is_tuple(annotation: Any) -> bool:
+    if get_origin(annotation) is tuple:
+        return True
+    return get_origin(annotation) is Union and any(_is_tuple(a) for a in get_args(annotation))
 
 
 class Strict(BaseModel):
-    """Base of every params model: unknown keys, NaN and infinities are errors."""
+    """Base of every params model: unknown keys, NaN, infinities and lax coercions are errors (see
+    the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False,
+                              strict=True)
+
+    #: keys (names and aliases) of the fields declared as tuples, per class
+    _tuple_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._tuple_keys = tuple({key for name, f in cls.model_fields.items() if _is_tuple(f.annotation)
+                                 for key in (name, f.alias or name)})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_as_tuples(cls, data: Any) -> Any:
+        """A YAML list where a tuple is declared (strict mode alone refuses it)."""
+        if cls._tuple_keys and isinstance(data, dict):
+            data = {k: tuple(v) if k in cls._tuple_keys and isinstance(v, list) else v
+                    for k, v in data.items()}
+        return data
 
 
 class RosterEntry(Strict):

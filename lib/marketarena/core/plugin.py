@@ -17,6 +17,10 @@ a :class:`MarketPlugin` subclass. The core does the wiring every market shares:
   the market's ``harnesses``; ``default_harness`` when unset).
 - **ratings**: by default one TrueSkill free-for-all per episode between players, each player's
   seats combined into one score (``seat_score``), ranked by ``rank_by``.
+- **seating** (``core/seating.py``): before any episode, every roster entry must be seated in the
+  plan, in roles its strategy or harness can play (``roles_of``), on one side of the roles that
+  exclude each other (``role_sides``); errors name the key that seats the role (``role_keys``) or
+  would seat the entry (``seating_hint``).
 
 Hooks receive their own instance's params (``mp``), never the whole params file; a market whose
 episodes depend on global sections (personas, the embedding model) names them in ``uses`` and gets
@@ -98,6 +102,11 @@ class MarketPlugin:
     metric_columns: ClassVar[tuple[str, ...]]
     #: how a player's seats combine into its score in one episode ("sum" or "mean")
     seat_score: ClassVar[str] = "sum"
+    #: the params key that seats each role (for errors; default ``roster``)
+    role_keys: ClassVar[dict[str, str]] = {}
+    #: role -> side: one roster entry may hold roles of one side only (lemon: an entry cannot be
+    #: both an honest seller and the deceptive principal); roles not listed exclude nothing
+    role_sides: ClassVar[dict[str, str]] = {}
 
     # ------------------------------------------------------------------ params
     def check_params(self, mp: MarketParams) -> None:
@@ -117,6 +126,33 @@ class MarketPlugin:
 
     def harness_of(self, entry: RosterEntry) -> str:
         return "" if entry.kind != "llm" else (entry.harness or self.default_harness)
+
+    def roles_of(self, entry: RosterEntry) -> frozenset[str] | None:
+        """The roles an entry can play (None: any): its strategy's, or its harness's."""
+        if entry.kind == "baseline":
+            return self.strategies[entry.strategy].roles
+        from marketarena.agents.harnesses import harness_class
+
+        return harness_class(self.harness_of(entry)).roles
+
+    def seating_hint(self, mp: MarketParams, entry: RosterEntry) -> str:
+        """What would seat ``entry`` when no planned episode does (``core/seating.py``)."""
+        return f"raise markets.{mp.instance}.runs (now {mp.runs})"
+
+    def seat_matrix(self, mp: MarketParams) -> tuple[np.ndarray, list[str]] | None:
+        """The whole plan's seating as (episodes x seats array of roster indices, the role of each
+        seat position), when the market computes it faster than its plan (equal to it: tested);
+        None: the seating comes from the plan."""
+        return None
+
+    def seating_period(self, mp: MarketParams) -> int | None:
+        """P when episode ``r`` is seated as episode ``r mod P`` (a grid's cells, a round robin's
+        lineups), so checking the seating needs P episodes, not the whole plan; None: no period."""
+        return None
+
+    def plan_notes(self, mp: MarketParams) -> list[str]:
+        """Remarks on the plan ``marketarena validate`` prints (an unbalanced schedule, ...)."""
+        return []
 
     # ------------------------------------------------------------------ planning
     def seats(self, mp: MarketParams, run: int) -> list[Seat]:

@@ -1,7 +1,8 @@
 """Scripted agents: one base class and one strategy table for every market.
 
 A market's baselines subclass :class:`ScriptedAgent`, name themselves (``strategy``), declare a
-pydantic ``Params`` model (a roster entry's ``params``; unknown keys are errors) and implement
+pydantic ``Params`` model (a roster entry's ``params``; unknown keys are errors), the ``roles`` they
+can play when not every role (a seller strategy cannot buy), and implement
 :meth:`ScriptedAgent.decide`. ``context`` carries what the market gives a scripted seat at build
 time (its cost row, the reference solution, ...). Randomness comes only from the generator handed
 to :meth:`reset` at the start of every episode (``core.seeding``).
@@ -30,6 +31,9 @@ class NoParams(Strict):
 class ScriptedAgent:
     strategy: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
+    #: the seat roles this strategy can play (``Seat.role``); None: any. Checked against every
+    #: planned seat before a run (``core/seating.py``)
+    roles: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, agent_id: str, params: BaseModel | dict | None = None, context: Any = None):
         self.agent_id = agent_id

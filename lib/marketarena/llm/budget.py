@@ -1,30 +1,48 @@
 """Money: upper bounds of a request's cost, the budget guard, and a ledger that survives the run.
 
-What is guaranteed (``llm.max_cost_usd``, README "Cost, progress and faults"):
+What is guaranteed (``llm.max_cost_usd``; README "The budget"), in the ledger's own terms:
 
-- Before every uncached request the guard *reserves* an upper bound of its cost and refuses
-  (``BudgetExceeded``) if what is spent, plus what is reserved by requests in flight, plus this
-  bound would pass the limit. The bound: prompt tokens at most the UTF-8 bytes of the request's
-  messages and response format plus ``MESSAGE_OVERHEAD_TOKENS`` per message (every token of a
-  byte-level tokenizer covers at least one byte; the overhead covers the chat template's special
-  tokens), completion tokens at most the cap the request sends (``max_tokens``, or
-  ``max_completion_tokens`` for OpenAI, which also bounds reasoning tokens).
-- After the answer the reservation is replaced by the cost of the ``usage`` the endpoint reports.
-  Usage that is missing, negative, not an integer or absurd (above ``ABSURD_FACTOR`` times the bound)
-  is not trusted: the call is charged its reserved bound. Usage above the bound but not absurd is
-  charged as reported, recorded as an *overrun*, and the guard stops every later call: the budget
-  can then be passed by at most what the calls already in flight report beyond their bounds.
-- With a :class:`SpendLedger` (``data/llm_spend/<instance>.json``, written by ``simulate``) every
-  reservation and every settled cost go through one JSON file under an OS file lock, so worker
-  processes share one budget and a resumed run starts from what earlier runs spent, aborted
-  episodes included. Delete the file to start counting afresh.
+- **The ledger never passes the limit.** Before every request that is sent (uncached), the guard
+  *reserves* an upper bound of its cost and refuses (``BudgetExceeded``) if what is spent, plus what
+  is reserved by requests in flight, plus this bound would pass the limit. So at every moment
+  spent + reserved <= ``max_cost_usd``, and every way a reservation ends keeps it so: a reservation
+  is only ever replaced by a charge of at most its own amount.
+- **The bound.** Prompt tokens at most the UTF-8 bytes of the request's messages and response format
+  plus ``MESSAGE_OVERHEAD_TOKENS`` per message (every token of a byte-level tokenizer covers at least
+  one byte; the overhead covers the chat template's special tokens); completion tokens at most the
+  cap the request sends (``max_tokens``, or ``max_completion_tokens`` for OpenAI, which also bounds
+  reasoning tokens); priced at the model's prices.
+- **How a request is charged.** An answer is charged the cost of the ``usage`` the endpoint reports.
+  Usage that is missing, negative or not an integer is charged the bound. Usage that would cost
+  more than the bound is never charged beyond it: the call is charged the bound, recorded as an
+  *overrun* (in the ledger's ``overruns``, with what the endpoint claimed) and the guard *trips*:
+  with a limit set, every later request of the run is refused and the run stops. So an endpoint that over-reports cannot carry the ledger
+  past the limit; what it bills beyond the bound (if its tokenizer really exceeds the bound, or its
+  prices are not the configured ones) is outside the ledger, and the overrun record says how much it
+  claimed. A request that failed with an HTTP error status (429, 5xx, 4xx) was refused by the
+  endpoint and is not charged; one that may have been served but whose answer never came back (a
+  timeout, a connection lost after sending, a malformed answer, a call cancelled while in flight) is
+  charged its bound.
+- **Kills.** With a :class:`SpendLedger` (``data/llm_spend/<instance>.json``, written by
+  ``simulate``) every reservation and every charge go through one JSON file under an OS file lock,
+  so worker processes share one budget and a resumed run starts from what earlier runs spent,
+  aborted episodes included. A process killed with requests in flight (kill -9, the OOM killer, a CI
+  timeout) leaves its reservations in the file; they are *settled at their bound* when the ledger is
+  next opened: by any process once the owner is gone (the reservation names its host, boot and the
+  process's start time, so a reused pid is not mistaken for the owner), and all of them when the
+  opener holds the instance's run lock (``simulate`` does: no process of an earlier run can be
+  alive then). A settled reservation is counted in ``spent_usd`` and listed in
+  ``settled_in_flight``. So repeated kill-and-resume cycles never spend more than the limit in the
+  ledger, and in-flight calls are never forgotten. Delete the file to start counting afresh.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -32,12 +50,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from marketarena.llm.errors import BudgetExceeded
+from marketarena.llm.errors import BudgetExceeded, LedgerError
 from marketarena.llm.spec import ModelSpec
+
+log = logging.getLogger("marketarena.llm")
 
 MESSAGE_OVERHEAD_TOKENS = 8  # role and separator tokens a chat template adds per message
 REQUEST_OVERHEAD_TOKENS = 16  # the assistant prefix and the like, once per request
-ABSURD_FACTOR = 10  # reported usage above this multiple of the bound is not trusted
 
 
 def prompt_token_bound(messages: list[dict[str, Any]], response_format: Any = None) -> int:
@@ -65,14 +84,21 @@ class Bound:
 
 @dataclass(frozen=True)
 class Charge:
-    """What a settled call is charged: tokens, dollars, and whether the endpoint's usage was used
-    (``trusted``) and exceeded the bound (``overrun_usd`` > 0)."""
+    """What a settled call is charged: tokens and dollars, whether the endpoint's usage was used as
+    reported (``trusted``), and whether it claimed more tokens than the bound (``over_bound``: the
+    call is charged the bound, ``claimed_usd`` is what the claim would have cost, and the guard
+    trips)."""
 
     prompt_tokens: int
     completion_tokens: int
     usd: float
     trusted: bool
-    overrun_usd: float = 0.0
+    over_bound: bool = False
+    claimed_usd: float = 0.0
+
+    @classmethod
+    def bound(cls, bound: Bound) -> "Charge":
+        return cls(bound.prompt_tokens, bound.completion_tokens, bound.usd, trusted=False)
 
 
 def _count(value: Any) -> int | None:
@@ -80,15 +106,18 @@ def _count(value: Any) -> int | None:
 
 
 def charge_for(spec: ModelSpec, usage: Any, bound: Bound) -> Charge:
-    """The charge of a call whose endpoint reported ``usage`` (the response's ``usage`` field)."""
+    """The charge of a call whose endpoint reported ``usage`` (the response's ``usage`` field): its
+    cost as reported, at most the bound's (a claim above it is ``over_bound``); the bound when the
+    usage is missing or malformed. The tokens are the reported ones (the bound's when unusable)."""
     usage = usage if isinstance(usage, dict) else {}
     prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    absurd = (prompt is not None and prompt > ABSURD_FACTOR * bound.prompt_tokens) or (
-        completion is not None and completion > ABSURD_FACTOR * bound.completion_tokens)
-    if prompt is None or completion is None or absurd:
-        return Charge(bound.prompt_tokens, bound.completion_tokens, bound.usd, trusted=False)
-    usd = spec.cost_usd(prompt, completion)
-    return Charge(prompt, completion, usd, trusted=True, overrun_usd=max(0.0, usd - bound.usd))
+    if prompt is None or completion is None:
+        return Charge.bound(bound)
+    claimed = spec.cost_usd(prompt, completion)
+    if claimed > bound.usd:
+        return Charge(prompt, completion, bound.usd, trusted=False, over_bound=True,
+                      claimed_usd=claimed)
+    return Charge(prompt, completion, claimed, trusted=True)
 
 
 @dataclass
@@ -101,17 +130,36 @@ class Reservation:
 class SpendLedger:
     """The run's spend in a JSON file, shared by processes through ``fcntl.flock``.
 
-    Content: ``spent_usd`` (settled, over every run), ``reserved`` (id -> [amount, pid] of requests
-    in flight), ``overruns`` (calls that reported more than their bound) and ``tripped``.
-    Reservations of processes that no longer exist are dropped when the ledger is opened.
+    Content: ``spent_usd`` (charged, over every run), ``reserved`` (id -> [amount, owner] of
+    requests in flight; the owner is [host, boot id, pid, process start time]), ``overruns`` (calls
+    whose endpoint claimed more than their bound), ``settled_in_flight`` (calls and dollars of
+    reservations settled at their bound after their process died) and ``tripped`` (why the run
+    stopped, or false).
+
+    Opening the ledger settles the reservations of processes that are gone at their bound; with
+    ``exclusive=True`` (the caller holds the instance's run lock, so no process of an earlier run is
+    alive) it settles every reservation left and clears ``tripped`` (a new run may spend what the
+    limit still allows).
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | os.PathLike[str], exclusive: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._locked() as state:
-            state["reserved"] = {k: v for k, v in state["reserved"].items() if _alive(v[1])}
-            state["tripped"] = False  # a new run may spend what the limit still allows
+            orphans = {k: v for k, v in state["reserved"].items()
+                       if exclusive or _gone(v[1] if isinstance(v, list) else None)}
+            if orphans:
+                usd = sum(_amount(v) for v in orphans.values())
+                state["spent_usd"] += usd
+                done = state["settled_in_flight"]
+                done["calls"] += len(orphans)
+                done["usd"] += usd
+                state["reserved"] = {k: v for k, v in state["reserved"].items() if k not in orphans}
+                log.warning("%s: %d LLM request(s) were in flight when their run ended; charged at "
+                            "their bound, %.4f USD (spent now %.4f USD)", self.path, len(orphans),
+                            usd, state["spent_usd"])
+            if exclusive:
+                state["tripped"] = False
 
     def _locked(self):
         ledger = self
@@ -128,12 +176,17 @@ class SpendLedger:
                     text = ""
                 try:
                     self.state = json.loads(text) if text.strip() else {}
+                    if not isinstance(self.state, dict):
+                        raise ValueError
                 except ValueError:
-                    raise RuntimeError(f"{ledger.path}: the spend ledger is not valid JSON; "
-                                       "fix or delete it") from None
+                    fcntl.flock(self.fh, fcntl.LOCK_UN)
+                    self.fh.close()
+                    raise LedgerError(f"{ledger.path}: the spend ledger is not valid JSON; fix it, "
+                                      "or delete it to start counting afresh") from None
                 self.state.setdefault("spent_usd", 0.0)
                 self.state.setdefault("reserved", {})
                 self.state.setdefault("overruns", [])
+                self.state.setdefault("settled_in_flight", {"calls": 0, "usd": 0.0})
                 self.state.setdefault("tripped", False)
                 return self.state
 
@@ -153,12 +206,54 @@ class SpendLedger:
             return json.loads(json.dumps(state))
 
 
-def _alive(pid: int) -> bool:
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22), "" if
+    unknown: with the pid, it identifies a process even after its pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+_OWNER: tuple[int, list] = (0, [])
+
+
+def _owner() -> list:
+    """This process as a reservation's owner: [host, boot id, pid, start time] (cached per pid)."""
+    global _OWNER
+    pid = os.getpid()
+    if _OWNER[0] != pid:
+        _OWNER = (pid, [socket.gethostname(), _boot_id(), pid, _start_time(pid)])
+    return _OWNER[1]
+
+
+def _gone(owner: Any) -> bool:
+    """Whether the process that made a reservation certainly no longer exists (a process on
+    another host is assumed alive)."""
+    if isinstance(owner, int):  # a ledger written before owners were recorded: a bare pid
+        owner = [socket.gethostname(), "", owner, ""]
+    if not isinstance(owner, list) or len(owner) != 4:
+        return True
+    host, boot, pid, started = owner
+    if host != socket.gethostname():
+        return False
+    if boot and boot != _boot_id():
+        return True
     try:
         os.kill(int(pid), 0)
-    except (OSError, ValueError):
-        return False
-    return True
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError, OverflowError):
+        pass  # it exists (another user's) or the pid is nonsense
+    return bool(started) and _start_time(int(pid)) not in ("", started)
 
 
 class CostGuard:
@@ -166,17 +261,18 @@ class CostGuard:
     :class:`SpendLedger`). See the module docstring for what it guarantees.
 
     ``reserve`` refuses with ``BudgetExceeded`` when spent + reserved + the request's bound would
-    pass ``max_cost_usd``; once it refused, or once a call overran its bound, it refuses every later
-    uncached request (``tripped``), so that concurrent agents cannot slip past a stopping run.
-    ``settle`` replaces a reservation by the call's charge; ``release`` drops it (failed request).
+    pass ``max_cost_usd``; once it refused, or once a call claimed more than its bound, it refuses
+    every later uncached request (``tripped``), so that concurrent agents cannot slip past a
+    stopping run. ``settle`` replaces a reservation by the call's charge, never more than the
+    reservation; ``release`` drops it (a request the endpoint refused).
     """
 
     def __init__(self, max_cost_usd: float | None = None, ledger: SpendLedger | None = None) -> None:
         self.max_cost_usd = max_cost_usd
         self.ledger = ledger
         self._spent = 0.0
-        self._reserved: dict[str, float] = {}
-        self._tripped = False
+        self._reserved: dict[str, Any] = {}
+        self._tripped: str | bool = False
         self._lock = threading.Lock()
 
     # -- state, in memory or in the ledger --------------------------------------------------------
@@ -192,7 +288,7 @@ class CostGuard:
 
             def __exit__(self, *exc):
                 guard._spent = self.state["spent_usd"]
-                guard._reserved = {k: v for k, v in self.state["reserved"].items()}
+                guard._reserved = dict(self.state["reserved"])
                 guard._tripped = self.state["tripped"]
                 guard._lock.release()
 
@@ -222,6 +318,9 @@ class CostGuard:
         rid = uuid.uuid4().hex
         with self._state() as s:
             if self.max_cost_usd is not None:
+                if isinstance(s["tripped"], str):  # an overrun
+                    raise BudgetExceeded(f"the run is stopping: {s['tripped']}",
+                                         spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
                 reserved = sum(_amount(v) for v in s["reserved"].values())
                 projected = s["spent_usd"] + reserved + amount
                 if s["tripped"] or projected > self.max_cost_usd:
@@ -229,20 +328,26 @@ class CostGuard:
                     raise BudgetExceeded(
                         f"budget max_cost_usd={self.max_cost_usd:.4f} reached: spent "
                         f"{s['spent_usd']:.4f} USD, {reserved:.4f} in flight, and the next call "
-                        f"to {alias!r} may cost up to {amount:.4f}; stopping before exceeding it",
+                        f"to {alias!r} may cost up to {amount:.4f}; stopping before exceeding it "
+                        "(raise llm.max_cost_usd to go on)",
                         spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
-            s["reserved"][rid] = amount if self.ledger is None else [amount, os.getpid()]
+            s["reserved"][rid] = amount if self.ledger is None else [amount, _owner()]
         return Reservation(rid, amount, alias)
 
     def settle(self, reservation: Reservation, charge: Charge | float) -> None:
-        usd = charge.usd if isinstance(charge, Charge) else float(charge)
+        """Replace the reservation by the call's charge, at most the reserved amount."""
+        usd = min(charge.usd if isinstance(charge, Charge) else float(charge), reservation.amount)
         with self._state() as s:
             s["reserved"].pop(reservation.id, None)
             s["spent_usd"] += usd
-            if isinstance(charge, Charge) and charge.overrun_usd > 0:
-                s["tripped"] = True
+            if isinstance(charge, Charge) and charge.over_bound:
+                s["tripped"] = (f"model {reservation.alias!r} reported more tokens than the "
+                                f"request's upper bound (it claimed {charge.claimed_usd:.4f} USD, "
+                                f"the bound is {reservation.amount:.4f}); the call was charged the "
+                                "bound. Check the endpoint's usage and the model's prices")
                 s["overruns"].append({"alias": reservation.alias, "reserved_usd": reservation.amount,
-                                      "charged_usd": usd, "at": time.time()})
+                                      "charged_usd": usd, "claimed_usd": charge.claimed_usd,
+                                      "at": time.time()})
 
     def release(self, reservation: Reservation) -> None:
         with self._state() as s:

@@ -10,9 +10,11 @@ answer exactly, and DVC deletes stage outputs before a re-run, so the cache live
 
 Choices:
 - The request that is hashed is built by the client: model name, messages, sampling parameters, the
-  ``response_format`` actually sent (so the schema), and the sample index, plus a format version. It
-  leaves out the endpoint URL and the alias on purpose, so that a replay against another port, or with
-  no server at all, still hits; give different local models different model names.
+  ``response_format`` actually sent (so the schema), the sample index, a format version and, for a
+  model with a ``base_url``, the endpoint (normalised: ``client.endpoint_key``). So a different
+  server (another host or port), even one serving a model of the same name, is asked rather than
+  answered from another server's cache, while a replay with the same ``base_url`` and no server
+  at all (``cache_only``) still hits. The alias is left out: renaming an alias replays nothing.
 - Values are plain JSON (no pickle: nothing executable is ever loaded from the cache folder). Each file
   holds ``{"key", "request", "response"}``; the request is kept for audit and a key collision or a
   hand-edited file is detected (the stored request must equal the asked one).

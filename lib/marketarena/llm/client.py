@@ -15,7 +15,9 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
   identical to one already on the wire waits for it and shares its answer (counted as cached): a
   live run then gets what its replay will get, even at temperature > 0 (agents that must sample
   independently need distinct prompts or ``sample`` indices). The key is the sha256 of the canonical
-  request (model name, messages, sampling, response format, cap, sample index), not the URL.
+  request (model name, messages, sampling, response format, cap, sample index) and, for a model
+  with a ``base_url``, the endpoint it is sent to (:func:`endpoint_key`): another server, even
+  serving a model of the same name, is asked, not answered from the first one's cache.
 - Re-asks: an answer that is not valid JSON for ``schema`` is re-asked up to ``spec.max_reasks``
   times, quoting the error (and at most ``schema.REASK_ANSWER_CHARS`` of the answer); after that the
   result has ``action=None`` and the market applies its fallback. That is the only way a call can
@@ -33,6 +35,7 @@ import os
 import random
 import tempfile
 from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 from pydantic import BaseModel
@@ -49,6 +52,19 @@ A = TypeVar("A", bound=BaseModel)
 Message = dict[str, Any]
 
 REQUEST_FORMAT_VERSION = 2  # 2: the completion cap is keyed by the field the request sends
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+
+
+def endpoint_key(base_url: str) -> str:
+    """The endpoint as the cache key holds it: scheme, host and port, path, normalised so that
+    spellings of one server agree (case, default ports, a trailing slash, ``localhost`` /
+    ``127.0.0.1`` / ``::1``) and different servers or ports differ."""
+    parts = urlsplit(base_url.strip())
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    host = "localhost" if host in _LOOPBACK else host
+    port = parts.port if parts.port not in (None, {"http": 80, "https": 443}.get(scheme)) else None
+    return f"{scheme}://{host}{f':{port}' if port else ''}{parts.path.rstrip('/')}"
+
 
 
 @dataclass
@@ -164,7 +180,9 @@ class LLMClient:
             if data is None:
                 if self.settings.cache_only:
                     raise CacheMiss(f"model {spec.alias!r}: request {key[:12]}... is not in the cache "
-                                    f"{self.cache.cache_dir} and llm.cache_only is set" + self._where(record))
+                                    f"{self.cache.cache_dir} and llm.cache_only is set (the key "
+                                    "holds the model, the prompt, the sampling and the endpoint "
+                                    "base_url: a change of any misses)" + self._where(record))
                 record.cached = False
                 data = await self._fetch_once(key, spec, conversation, response_format, request, record)
             else:  # tokens of the stored answer; a cached answer costs nothing
@@ -226,9 +244,12 @@ class LLMClient:
     @staticmethod
     def _cache_request(spec: ModelSpec, conversation: list[Message],
                        response_format: dict[str, Any] | None, sample: int) -> dict[str, Any]:
-        return {"v": REQUEST_FORMAT_VERSION, "model": spec.model, "messages": list(conversation),
-                "temperature": spec.temperature, spec.completion_cap_field: spec.max_tokens,
-                "response_format": response_format, "sample": sample}
+        request = {"v": REQUEST_FORMAT_VERSION, "model": spec.model, "messages": list(conversation),
+                   "temperature": spec.temperature, spec.completion_cap_field: spec.max_tokens,
+                   "response_format": response_format, "sample": sample}
+        if spec.base_url is not None:  # OpenAI itself and the mock provider keep their old keys
+            request["endpoint"] = endpoint_key(spec.base_url)
+        return request
 
     def _account(self, record: CallRecord) -> None:
         self.totals.setdefault(record.model, UsageTotals()).add(record)
@@ -256,6 +277,7 @@ class LLMClient:
             finally:
                 record.retries += attempts.retries
                 record.latency_s += attempts.latency_s
+                record.cost_usd += attempts.unanswered_usd  # attempts charged their bound
             record.prompt_tokens += attempts.charge.prompt_tokens
             record.completion_tokens += attempts.charge.completion_tokens
             record.cost_usd += attempts.charge.usd

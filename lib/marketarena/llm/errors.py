@@ -100,5 +100,9 @@ class BudgetExceeded(LLMError):
         self.record = record
 
 
+class LedgerError(LLMError):
+    """The spend ledger (``data/llm_spend/<instance>.json``) cannot be read."""
+
+
 class CacheMiss(LLMError):
     """Replay-only mode (``LLMSettings.cache_only``) met a request that is not in the cache."""

@@ -29,6 +29,8 @@ Choices:
   llama-server); ``json_object_schema`` is llama-cpp-python's dialect (``{"type": "json_object",
   "schema": ...}``; its server rejects ``json_schema``); ``json_object`` asks for any JSON object;
   ``none`` sends no ``response_format`` (endpoints that support neither). Validation happens always.
+- Numbers and switches are strict (``Field(strict=True)``): ``max_tokens: "200"``, ``cache_only:
+  "yes"`` or ``max_concurrency: true`` are errors, not 200, True and 1.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class MockSpec(BaseModel):
 
     policy: Literal["random_valid", "scripted"] = Field(
         default="random_valid", description="random schema-valid answers, or the scripted answers")
-    seed: int = Field(default=0, ge=0, description="mixed into each request's own random stream")
+    seed: int = Field(default=0, ge=0, strict=True, description="mixed into each request's own random stream")
     answers: tuple[Any, ...] = Field(
         default=(), description="scripted: answers (JSON objects or text) given in turn per phase")
 
@@ -93,14 +95,14 @@ class ModelSpec(BaseModel):
         description="NAME of the environment variable that holds the key; None = no key needed "
         "(when base_url is also unset, i.e. OpenAI itself, an omitted api_key_env means OPENAI_API_KEY)",
     )
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=1024, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_concurrency: int = Field(default=8, ge=1, description="concurrent requests per endpoint")
-    max_retries: int = Field(default=5, ge=0, description="retries on 429 / 5xx / timeout / connection")
-    max_reasks: int = Field(default=2, ge=0, description="re-asks after an answer that fails validation")
-    price_in_per_mtok: float = Field(default=0.0, ge=0.0, description="USD per million prompt tokens")
-    price_out_per_mtok: float = Field(default=0.0, ge=0.0, description="USD per million completion tokens")
+    temperature: float = Field(strict=True, default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(strict=True, default=1024, ge=1)
+    timeout_s: float = Field(strict=True, default=60.0, gt=0)
+    max_concurrency: int = Field(strict=True, default=8, ge=1, description="concurrent requests per endpoint")
+    max_retries: int = Field(strict=True, default=5, ge=0, description="retries on 429 / 5xx / timeout / connection")
+    max_reasks: int = Field(strict=True, default=2, ge=0, description="re-asks after an answer that fails validation")
+    price_in_per_mtok: float = Field(strict=True, default=0.0, ge=0.0, description="USD per million prompt tokens")
+    price_out_per_mtok: float = Field(strict=True, default=0.0, ge=0.0, description="USD per million completion tokens")
     structured_output: StructuredOutput = "json_schema"
 
     @model_validator(mode="before")
@@ -177,14 +179,14 @@ class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     cache_dir: Path = Field(default=Path(".cache/llm"), description="response cache, outside DVC outputs")
-    max_cost_usd: float | None = Field(
+    max_cost_usd: float | None = Field(strict=True, 
         default=None, ge=0.0, description="stop before spending more, summed over every run of a "
         "market instance (data/llm_spend/<instance>.json)")
-    cache_only: bool = Field(
+    cache_only: bool = Field(strict=True, 
         default=False, description="replay only: a cache miss is an error instead of a network call"
     )
-    backoff_base_s: float = Field(default=1.0, ge=0.0, description="first retry waits ~this long")
-    backoff_max_s: float = Field(default=30.0, ge=0.0, description="longest wait between retries")
+    backoff_base_s: float = Field(strict=True, default=1.0, ge=0.0, description="first retry waits ~this long")
+    backoff_max_s: float = Field(strict=True, default=30.0, ge=0.0, description="longest wait between retries")
 
 
 def _format_validation_error(prefix: str, err: ValidationError) -> str:

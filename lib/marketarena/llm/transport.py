@@ -14,7 +14,10 @@
   times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
   once. Then ``LLMEndpointError`` names the alias, the base_url and the last status.
 - Money: every attempt reserves its upper bound with the run's ``CostGuard`` (``llm/budget.py``)
-  and settles the charge of the usage it reports.
+  and settles the charge of the usage it reports. An attempt the endpoint refused with an HTTP
+  status, or that never reached it (connection refused), releases its reservation; one that may
+  have been served without its answer reaching us (a timeout, a connection lost after sending, a
+  malformed answer, a cancellation while in flight) is charged its bound.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ class Failure:
     status: int | str
     detail: str
     retry_after_s: float | None = None
-
+    served: bool = True  # the endpoint may have served (and billed) the request
 
 def classify(exc: BaseException) -> Failure | None:
     """What kind of endpoint failure ``exc`` is, or None if it is not one (then it propagates)."""
@@ -56,7 +59,9 @@ def classify(exc: BaseException) -> Failure | None:
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-        return Failure(True, "connection", f"connection error ({detail})")
+        # httpx's (or httpx2's) ConnectError / ConnectTimeout: nothing reached the endpoint
+        unsent = type(cause).__name__ in ("ConnectError", "ConnectTimeout")
+        return Failure(True, "connection", f"connection error ({detail})", served=not unsent)
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         retryable = code in (408, 409, 429) or code >= 500
@@ -70,7 +75,7 @@ def classify(exc: BaseException) -> Failure | None:
             retry_after = float(header) if header is not None else None
         except (AttributeError, TypeError, ValueError):
             retry_after = None
-        return Failure(retryable, code, detail, retry_after)
+        return Failure(retryable, code, detail, retry_after, served=False)
     if isinstance(exc, openai.APIError):
         return Failure(False, "error", str(exc))
     return None
@@ -129,11 +134,18 @@ class Endpoint:
 
 @dataclass
 class Attempts:
-    """What the retry loop tells the caller about one request."""
+    """What the retry loop tells the caller about one request: retries, time in requests, the
+    answer's charge, and the bounds charged for attempts that went unanswered (``unanswered_usd``)."""
 
     retries: int = 0
     latency_s: float = 0.0
     charge: Charge | None = None
+    unanswered_usd: float = 0.0
+
+    def add_unanswered(self, guard: CostGuard, reservation: Any, bound: Bound) -> None:
+        """An attempt that may have been served but brought no answer: charged its bound."""
+        guard.settle(reservation, Charge.bound(bound))
+        self.unanswered_usd += bound.usd
 
 
 class Transport:
@@ -231,29 +243,32 @@ class Transport:
                         timeout=spec.timeout_s)
                     data = completion_dict(response)
                 except BadResponse as err:
-                    guard.release(reservation)
+                    attempts.add_unanswered(guard, reservation, bound)
                     failure = Failure(True, "bad response", str(err))
                 except Exception as err:  # noqa: BLE001 - classified below, unknown ones re-raised
-                    guard.release(reservation)
                     failure = classify(err)
+                    if failure is None or failure.served:
+                        attempts.add_unanswered(guard, reservation, bound)
+                    else:
+                        guard.release(reservation)
                     if failure is None:
                         raise
                     if failure.status == "timeout":
                         failure.detail += f" (timeout_s={spec.timeout_s:g})"
-                except BaseException:  # cancelled (e.g. the run is stopping): free the reservation
-                    guard.release(reservation)
+                except BaseException:  # cancelled (e.g. the run is stopping) while in flight
+                    attempts.add_unanswered(guard, reservation, bound)
                     raise
                 else:
                     attempts.latency_s += time.perf_counter() - started
                     attempts.charge = charge_for(spec, data.get("usage"), bound)
                     guard.settle(reservation, attempts.charge)
-                    if not attempts.charge.trusted:
+                    if attempts.charge.over_bound:
+                        log.warning("model %r at %s reported more tokens than the request's bound "
+                                    "(%r); charged the bound, and a run with llm.max_cost_usd "
+                                    "stops before the next call", spec.alias, url, data.get("usage"))
+                    elif not attempts.charge.trusted:
                         log.warning("model %r at %s reported no usable usage (%r); charged the "
                                     "request's upper bound", spec.alias, url, data.get("usage"))
-                    elif attempts.charge.overrun_usd > 0:
-                        log.warning("model %r at %s reported more tokens than the request's bound; "
-                                    "charged as reported and stopping before the next call",
-                                    spec.alias, url)
                     return data
                 attempts.latency_s += time.perf_counter() - started
             detail = redact(failure.detail, endpoint.api_key)

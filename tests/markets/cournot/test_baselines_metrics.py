@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from marketarena.config import ParamsError
+
 from marketarena.core import logs
 from marketarena.simulate import simulate
 from marketarena.markets.cournot import PLUGIN
@@ -49,8 +51,9 @@ def test_reference_with_binding_capacity_and_unconverged_error(tmp_path):
     params = cournot_params([entry("a", "nash"), entry("b", "nash")], capacity=50)
     q = np.asarray(PLUGIN.compute_reference(params.markets["cournot"], tmp_path)["nash"]["quantities"])
     np.testing.assert_allclose(q.sum(axis=1), [50, 50], atol=1e-6)
-    params = cournot_params([entry("a", "nash"), entry("b", "nash")], nash_max_iter=1, nash_tol=1e-15)
-    with pytest.raises(RuntimeError, match="did not converge"):
+    params = cournot_params([entry("a", "nash"), entry("b", "nash")], nash_max_iter=1, nash_tol=1e-12)
+    with pytest.raises(ParamsError, match="markets.cournot.nash_max_iter: cournot_nash did not "
+                                          "converge.*; raise nash_max_iter"):
         PLUGIN.compute_reference(params.markets["cournot"], tmp_path)
 
 

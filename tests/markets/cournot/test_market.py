@@ -177,7 +177,10 @@ def test_params_validation_and_round_robin_lineups():
     params = cournot_params(roster)
     mp = params.markets["cournot"]
     assert len(mp.lineups()) == 6
-    assert [e.name for e in mp.lineup(0)] == ["a", "b"] and [e.name for e in mp.lineup(7)] == ["a", "c"]
+    # the circle method: rounds of two lineups in which every firm plays once; seats in roster order
+    assert [[e.name for e in mp.lineup(r)] for r in range(6)] == [
+        ["a", "d"], ["b", "c"], ["a", "c"], ["b", "d"], ["a", "b"], ["c", "d"]]
+    assert [e.name for e in mp.lineup(7)] == ["b", "c"]  # run 7 plays lineup 7 mod 6
     with pytest.raises(ParamsError, match="unknown cournot strategy"):
         cournot_params([entry("a", "nash"), entry("b", "cheat")])
     with pytest.raises(ParamsError, match="costs"):

@@ -18,12 +18,17 @@ matplotlib.use("Agg")
 MARKETS = Path(__file__).resolve().parents[3] / "lib" / "marketarena" / "markets"
 
 
-def small_defaults():
+def small_defaults(nash_player: str | None = None):
+    """``nash_player``: the nash firms of both markets as one cross-market player."""
     blocks = {}
     for name in ("cournot", "bertrand"):
         blocks.update(yaml.safe_load((MARKETS / name / "default_params.yaml").read_text()))
     blocks["cournot"].update(rounds=10, runs=3, roster=blocks["cournot"]["roster"][:3])
     blocks["bertrand"].update(runs=3, roster=[blocks["bertrand"]["roster"][k] for k in (0, 3, 4)])
+    for block in blocks.values():
+        for entry in block["roster"]:
+            if nash_player and entry.get("strategy") == "nash":
+                entry["player"] = nash_player
     blocks["cournot"]["bootstrap"].update(n_resamples=500, level=0.9)
     blocks["bertrand"].update(rounds=20, collusion_window=5)
     return parse_params({"markets": blocks, "stats": {"n_boot": 100, "n_perm": 100},
@@ -45,6 +50,15 @@ def test_both_markets_through_every_stage(tmp_path):
     assert len(boards["cournot"]) == 3 and len(boards["bertrand"]) == 3
     assert run_overall(params, paths).empty  # baselines of different markets never meet
     assert "no cross-market ranking" in (paths.reports / "overall" / "overall.md").read_text()
+    # one player in both: overall.md holds the table its caption describes, as the CSV does
+    overall = run_overall(small_defaults(nash_player="nash_both"), paths)
+    assert list(overall["player"]) == ["nash_both"] and overall["n_markets"].tolist() == [2]
+    md = (paths.reports / "overall" / "overall.md").read_text().splitlines()
+    assert md[0].startswith("Cross-market standing: mean percentile rank")
+    assert md[2].split("|")[1:-1] == [" rank ", " player ", " kind ", " markets ", " n_markets ",
+                                      " mean_percentile "]
+    row = [c.strip() for c in md[4].split("|")[1:-1]]
+    assert row[:5] == ["1", "nash_both", "baseline", "cournot,bertrand", "2"]
     written = [p for m in ("cournot", "bertrand") for p in run_figures(m, params, paths)]
     assert {p.name for p in written} >= {"fig2_quantities.png", "fig3_cv.png", "fig_prices.png",
                                          "fig_collusion_index.png", "cournot_specialisation.md",

@@ -43,6 +43,8 @@ def dump(action: Any) -> str:
 class Harness:
     name: ClassVar[str] = ""
     Params: ClassVar[type[BaseModel]] = NoParams
+    #: the seat roles this harness suits (None: any); checked before a run (``core/seating.py``)
+    roles: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, params: dict | BaseModel | None, market: str):
         self.params = self.Params.model_validate({} if params is None else params)

@@ -43,6 +43,7 @@ class SkepticalParams(Strict):
 class Skeptical(Harness):
     name = "skeptical"
     Params = SkepticalParams
+    roles = frozenset({"buyer"})
 
     def reset(self) -> None:
         self.review: Review | None = None

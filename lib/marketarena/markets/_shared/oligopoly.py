@@ -104,15 +104,58 @@ def render(package: str, obs: BaseModel, system: str, user: str, notes=None,
                          notes=notes, **extras)
 
 
-def lineups(n_roster: int, seats: int) -> list[tuple[int, ...]]:
-    """Roster indices seated in each lineup: ``itertools.combinations`` in roster order."""
+@lru_cache(maxsize=64)
+def lineups(n_roster: int, seats: int) -> tuple[tuple[int, ...], ...]:
+    """One round robin: every combination of ``seats`` roster indices once (each in roster order,
+    so firm i has row i of the cost table), dealt so that every prefix is as balanced as possible:
+
+    - two seats: the circle method (Berger tables). Lineups come in rounds in which every entry
+      plays once (one sits out per round when the roster is odd); within a round the entries that
+      played least come first. So after any number of episodes the entries' episode counts differ by
+      at most one, and after every whole round they are equal (odd rosters: up to the byes);
+    - three or more seats: greedily, the next lineup is the unused one whose entries played least
+      (then met least), so counts stay within two of each other (tested up to 10 entries).
+
+    Over a whole round robin every pair of entries meets equally often (once with two seats,
+    C(n - 2, k - 2) times with k seats)."""
     from itertools import combinations
 
-    return list(combinations(range(n_roster), seats))
+    if seats == 2:
+        return _circle(n_roster)
+    combos = list(combinations(range(n_roster), seats))
+    counts, met = [0] * n_roster, {}
+    order, left = [], dict.fromkeys(range(len(combos)))
+    for _ in combos:
+        best = min(left, key=lambda i: (max(counts[j] for j in combos[i]),
+                                        sum(counts[j] for j in combos[i]),
+                                        sum(met.get(p, 0) for p in combinations(combos[i], 2)), i))
+        del left[best]
+        order.append(combos[best])
+        for j in combos[best]:
+            counts[j] += 1
+        for p in combinations(combos[best], 2):
+            met[p] = met.get(p, 0) + 1
+    return tuple(order)
+
+
+def _circle(n: int) -> tuple[tuple[int, int], ...]:
+    """Every pair of ``range(n)`` once, in rounds of the circle method (see :func:`lineups`)."""
+    m = n + n % 2  # an odd roster gets a bye (index n)
+    ring, counts, order = list(range(m)), [0] * m, []
+    for _ in range(m - 1):
+        pairs = [tuple(sorted((ring[i], ring[m - 1 - i]))) for i in range(m // 2)]
+        pairs = sorted((p for p in pairs if p[1] < n), key=lambda p: (counts[p[0]] + counts[p[1]], p))
+        for a, b in pairs:
+            counts[a] += 1
+            counts[b] += 1
+        order += pairs
+        ring = [ring[0], ring[-1], *ring[1:-1]]
+    return tuple(order)
 
 
 def lineup(roster: list[RosterEntry], seats: int, run: int) -> list[RosterEntry]:
-    """Episode ``run`` seats lineup ``run mod L`` (a round robin when ``runs = L``)."""
+    """Episode ``run`` seats lineup ``run mod L`` of :func:`lineups` (``runs = L`` is one whole
+    round robin)."""
     combos = lineups(len(roster), seats)
     return [roster[j] for j in combos[run % len(combos)]]
 
@@ -132,3 +175,20 @@ class OligopolyPlugin(MarketPlugin):
 
     def seats(self, mp, run: int) -> list[Seat]:
         return firm_seats(mp.roster, mp.seats, run)
+
+    def seating_period(self, mp) -> int:
+        return len(lineups(len(mp.roster), mp.seats))
+
+    def seating_hint(self, mp, entry) -> str:
+        combos = lineups(len(mp.roster), mp.seats)
+        i = [e.name for e in mp.roster].index(entry.name)
+        first = next(r for r, c in enumerate(combos) if i in c)
+        return (f"markets.{mp.instance}.runs: {first + 1} seats it once; {len(combos)} (one "
+                f"round robin of the {len(mp.roster)} firms) seats every pair equally often")
+
+    def plan_notes(self, mp) -> list[str]:
+        n = len(lineups(len(mp.roster), mp.seats))
+        if mp.runs % n == 0:
+            return []
+        return [f"runs {mp.runs} is not a whole number of round robins ({n} lineups each): pairs "
+                f"meet unequally often; runs {n * (mp.runs // n + 1)} would balance them"]

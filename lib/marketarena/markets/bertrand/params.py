@@ -7,7 +7,8 @@
   below marginal cost sells nothing (the authors' rule), investments are paid from funds.
 
 ``seats`` firms per episode; a roster with more firms plays a round robin of lineups (episode r
-seats lineup r mod L, see ``_shared.oligopoly.lineup``). The collusion index uses the last
+seats lineup r mod L, dealt so that any prefix is as balanced as possible: see
+``_shared.oligopoly.lineups``). The collusion index uses the last
 ``collusion_window`` periods.
 """
 
@@ -17,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from marketarena.core.params import MarketParams, RosterEntry
+from marketarena.core.params import MarketParams, RosterEntry, size
 from marketarena.markets.bertrand.economics import BertrandConfig
 
 PRESET_PRODUCTS = {"calvano": ["A"], "startup": ["A", "B"]}
@@ -26,10 +27,10 @@ PRESET_PRODUCTS = {"calvano": ["A"], "startup": ["A", "B"]}
 class BertrandParams(MarketParams):
     preset: Literal["calvano", "startup"] = "calvano"
     alpha: float = Field(default=1.0, gt=0, description="calvano price scale (Fish et al.: 1, 3.2, 10)")
-    rounds: int = Field(default=300, ge=2, description="periods per episode (not told to the firms)")
-    seats: int = Field(default=2, ge=1, description="firms per episode")
-    history_window: int | None = Field(
-        default=None, ge=1, description="past rounds of own data shown (null: 100 for calvano, as "
+    rounds: int = size(300, ge=2, le=100_000, description="periods per episode (not told to the firms)")
+    seats: int = size(2, le=20, description="firms per episode")
+    history_window: int | None = size(
+        None, le=10_000, description="past rounds of own data shown (null: 100 for calvano, as "
         "Fish et al.; 10 for startup, as seed 003's prompt says)")
     price_ceiling: float | None = Field(
         default=1.5, gt=0, description="calvano: the prompt says no customer would pay more than "

@@ -46,8 +46,15 @@ class CournotPlugin(OligopolyPlugin):
         return [reference_path(data_dir, mp.instance)]
 
     def compute_reference(self, mp: CournotParams, out_dir: Path, workers: int = 1) -> dict:
-        """Nash (iterative best response, SLSQP; RuntimeError if not converged) and monopoly."""
-        summary = reference_summary(mp.config(), tol=mp.nash_tol, max_iter=mp.nash_max_iter)
+        """Nash (iterative best response, SLSQP) and monopoly; a Nash that does not converge is a
+        params error naming ``nash_max_iter`` and ``nash_tol``."""
+        from marketarena.config import ParamsError
+
+        try:
+            summary = reference_summary(mp.config(), tol=mp.nash_tol, max_iter=mp.nash_max_iter)
+        except RuntimeError as exc:
+            raise ParamsError(f"markets.{mp.instance}.nash_max_iter: {exc}; raise nash_max_iter "
+                              "(or nash_tol)") from None
         summary["products"] = list(mp.products)
         from marketarena.plots.cournot import reference_table
 

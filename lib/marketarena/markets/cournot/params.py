@@ -5,16 +5,24 @@ firms), inverse demand P = a - Q/b with a = 100, b = 2 per product, marginal cos
 firm 2 (50, 40), capacity 100 per firm and round, market data of the last 30 rounds shown.
 ``costs`` has one row per seat (firm) and one column per product: the number of rows is the number
 of firms in an episode. The roster may hold more firms than seats: episode ``r`` then seats lineup
-``r mod L`` of the ``L`` combinations of roster entries (``itertools.combinations`` in roster order,
-seat order = roster order), so ``runs = L`` plays every pairing once (a round robin).
+``r mod L`` of the ``L`` combinations of roster entries (seat order = roster order), dealt so that
+any prefix is as balanced as possible (``_shared.oligopoly.lineups``: rounds in which every firm
+plays once), so ``runs = L`` plays every pairing once (a round robin) and fewer runs still seat every
+firm about equally often. ``marketarena validate`` shows who meets whom.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, model_validator
 
-from marketarena.core.params import MarketParams, RosterEntry, Strict
+from marketarena.core.params import MarketParams, RosterEntry, Strict, size
 from marketarena.markets.cournot.economics import CournotConfig
+
+
+#: demand levels, slopes and capacities: between 10^-6 and 10^6 (the Nash solver's range)
+Level = Annotated[float, Field(ge=1e-6, le=1e6)]
 
 
 class BootstrapParams(Strict):
@@ -28,17 +36,20 @@ class BootstrapParams(Strict):
 
 
 class CournotParams(MarketParams):
-    rounds: int = Field(default=50, ge=2, description="rounds per episode (not told to the firms)")
+    rounds: int = size(50, ge=2, le=100_000, description="rounds per episode (not told to the firms)")
     products: list[str] = Field(default_factory=lambda: ["A", "B"], min_length=1,
                                 description="product names; the JSON keys are Product_<name>")
-    a: float | list[float] = Field(default=100.0, description="demand intercept (or one per product)")
-    b: float | list[float] = Field(default=2.0, description="slope divisor: P = a - Q/b")
-    costs: list[list[float]] = Field(default_factory=lambda: [[40.0, 50.0], [50.0, 40.0]],
-                                     description="marginal cost per seat (row) and product (column)")
-    capacity: float | list[float] = Field(default=100.0, description="max total units per firm and round")
-    history_window: int = Field(default=30, ge=1, description="past rounds of own data shown")
-    nash_tol: float = Field(default=1e-8, gt=0, description="iterative best response: max change")
-    nash_max_iter: int = Field(default=1000, ge=1)
+    a: Level | list[Level] = Field(default=100.0, description="demand intercept (or one per product)")
+    b: Level | list[Level] = Field(default=2.0, description="slope divisor: P = a - Q/b")
+    costs: list[list[Annotated[float, Field(ge=0, le=1e6)]]] = Field(
+        default_factory=lambda: [[40.0, 50.0], [50.0, 40.0]],
+        description="marginal cost per seat (row) and product (column)")
+    capacity: Level | list[Level] = Field(default=100.0,
+                                          description="max total units per firm and round")
+    history_window: int = size(30, le=10_000, description="past rounds of own data shown")
+    nash_tol: float = Field(default=1e-8, ge=1e-12, le=1e-3,
+                            description="iterative best response: max change")
+    nash_max_iter: int = size(1000, le=1_000_000)
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
 
     post_keys = frozenset({"bootstrap"})

@@ -36,6 +36,16 @@ class CrashPlugin(MarketPlugin):
     rank_by = "profit"
     metric_columns = crash_metrics.AGENT_METRICS
     seat_score = "mean"  # a firm kind holding several seats is ranked by its mean profit per seat
+    role_keys = {"stabilizing": "stabilizer", "competitor": "competitors"}
+
+    def seating_period(self, mp: CrashParams) -> int:
+        return len(mp.cells)
+
+    def seating_hint(self, mp: CrashParams, entry) -> str:
+        seats = mp.firms - min(mp.stabilizing)
+        return (f"name it in markets.{mp.instance}.competitors (or .stabilizer); competitors take "
+                f"the non-stabilizing seats in turn, at most {seats} per episode, so list at most "
+                f"{seats} or raise firms")
 
     def seats(self, mp: CrashParams, run: int) -> list[Seat]:
         """``F1..Fn``: the first ``stabilizing`` seats of the run's cell held by the stabilizer,

@@ -23,11 +23,11 @@ of the day as in the code (``unsold: perish``), or carries over with a holding c
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from marketarena.core.params import MarketParams, Strict
+from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
 from marketarena.metrics.eas import EASParams, Term
 
 #: personas of non-stabilizing firms (the authors' code); seat i of the competitors is shown persona
@@ -43,12 +43,13 @@ DEFAULT_PERSONAS = {
 class ConsumerParams(Strict):
     """Daily budgets: (U(income_lo, income_hi) + labour_hours x U(skill_lo, skill_hi)) / 365."""
 
-    income_lo: float = Field(default=50.0, ge=0)
-    income_hi: float = Field(default=200.0, ge=0)
-    labour_hours: float = Field(default=40.0, ge=0)
-    skill_lo: float = Field(default=1.24, ge=0)
-    skill_hi: float = Field(default=159.1, ge=0)
-    arrival_rate: float = Field(default=0.6, gt=0, description="shoppers a day ~ Poisson(rate x M)")
+    income_lo: float = Field(default=50.0, ge=0, le=MAX_AMOUNT)
+    income_hi: float = Field(default=200.0, ge=0, le=MAX_AMOUNT)
+    labour_hours: float = Field(default=40.0, ge=0, le=8760, description="at most the hours of a year")
+    skill_lo: float = Field(default=1.24, ge=0, le=MAX_AMOUNT)
+    skill_hi: float = Field(default=159.1, ge=0, le=MAX_AMOUNT)
+    arrival_rate: float = Field(default=0.6, gt=0, le=10, description="shoppers a day ~ "
+                                "Poisson(rate x M), at most M (so a rate above a few changes nothing)")
 
     @model_validator(mode="after")
     def _ranges(self):
@@ -72,29 +73,32 @@ def default_eas() -> EASParams:
 
 
 class CrashParams(MarketParams):
-    firms: int = Field(default=5, ge=1, le=100, description="seats F1..Fn")
-    consumers: int = Field(default=50, ge=1, le=100_000)
-    days: int = Field(default=365, ge=1, le=100_000, description="T; an episode ends earlier when "
+    firms: int = size(5, le=100, description="seats F1..Fn")
+    consumers: int = size(50, le=100_000)
+    days: int = size(365, le=100_000, description="T; an episode ends earlier when "
                       "every firm is bankrupt")
-    discovery_limits: list[int] = Field(default_factory=lambda: [3], min_length=1,
-                                        description="consumer-side discovery limit per cell")
-    stabilizing: list[int] = Field(default_factory=lambda: [0], min_length=1,
-                                   description="stabilizing firms per cell")
+    discovery_limits: list[Annotated[int, Field(ge=1, le=100)]] = Field(
+        default_factory=lambda: [3], min_length=1, description="consumer-side discovery limit per cell")
+    stabilizing: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: [0], min_length=1, description="stabilizing firms per cell")
     stabilizer: str | None = Field(default=None, description="roster entry holding stabilizing seats")
     competitors: list[str] | None = Field(default=None,
                                           description="roster entries cycled over the other seats")
     firm_discovery_limit: int | None = Field(default=None, ge=0,
                                              description="competitor prices a firm sees (null: all)")
-    unit_cost: float = Field(default=1.0, gt=0)
-    initial_cash: float = Field(default=500.0, ge=0)
-    overhead: float = Field(default=2.0, ge=0, description="per firm and day")
+    unit_cost: float = Field(default=1.0, ge=1e-6, le=10_000, description="10^-6 to 10^4: a "
+                             "posted price is at most 10^6 (the answer's schema)")
+    initial_cash: float = Field(default=500.0, ge=0, le=MAX_AMOUNT)
+    overhead: float = Field(default=2.0, ge=0, le=MAX_AMOUNT, description="per firm and day")
     tax_rate: float = Field(default=0.05, ge=0, lt=1, description="share of cash taxed each day")
     platform_fee: float = Field(default=0.0, ge=0, lt=1,
                                 description="another share of cash each day (the authors' code: 0.05)")
     unsold: Literal["perish", "carry"] = "perish"
-    holding_cost: float = Field(default=0.0, ge=0, description="per unit and day, unsold: carry")
-    max_price: float = Field(default=10.0, gt=0, description="consumers' choke price")
-    history: int = Field(default=3, ge=0, description="H: days of own history shown")
+    holding_cost: float = Field(default=0.0, ge=0, le=MAX_AMOUNT,
+                                description="per unit and day, unsold: carry")
+    max_price: float = Field(default=10.0, gt=0, le=1e6, description="consumers' choke price "
+                             "(posted prices are at most 10^6)")
+    history: int = size(3, ge=0, le=1000, description="H: days of own history shown")
     consumer: ConsumerParams = Field(default_factory=ConsumerParams)
     personas: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PERSONAS),
                                      description="persona name -> text; LLM competitors cycle them")
@@ -116,8 +120,6 @@ class CrashParams(MarketParams):
                 raise ValueError(f"{name!r} is not a roster name (roster: {', '.join(names)})")
         if not self.competitor_names() and any(s < self.firms for s in self.stabilizing):
             raise ValueError("no competitor firms: add roster entries besides the stabilizer")
-        if any(d < 1 for d in self.discovery_limits):
-            raise ValueError("discovery_limits: each must be at least 1")
         if not self.personas:
             raise ValueError("personas: give at least one")
         return self

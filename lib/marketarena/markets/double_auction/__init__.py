@@ -41,6 +41,7 @@ from marketarena.markets.double_auction.reference import compute_reference
 from marketarena.markets.double_auction.schedule import (
     entrant_episode_id,
     entrant_game,
+    entrant_lineup,
     lineup,
     seats_of,
 )
@@ -68,6 +69,22 @@ class DoubleAuctionPlugin(MarketPlugin):
 
     def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
         return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))
+
+    def seat_matrix(self, mp: DoubleAuctionParams) -> tuple[np.ndarray, list[str]]:
+        """The plan's seats without planning it: the pool games' lineups drawn in bulk, bit for
+        bit as :func:`~.schedule.lineup` draws each (``core/draws.py``), then the entrants'."""
+        from marketarena.core.draws import first_of_permutations
+
+        pool = np.asarray(mp.pool_indices())
+        games = [pool[first_of_permutations([mp.seed], np.arange(mp.runs), 7, len(pool), mp.seats)]]
+        games += [np.array([entrant_lineup(mp.seats, list(pool), i, mp.roster[i].name, mp.seed, k)
+                            for k in range(mp.entrant_games)]) for i in mp.entrant_indices()]
+        return np.vstack(games), ["buyer"] * mp.n_buyers + ["seller"] * mp.n_sellers
+
+    def seating_hint(self, mp: DoubleAuctionParams, entry) -> str:
+        return (f"raise markets.{mp.instance}.games_per_distribution (each pool game draws "
+                f"{mp.seats} of the {len(mp.pool_indices())} pool traders), or "
+                f"entrant_games for an entrant")
 
     def episode(self, mp: DoubleAuctionParams, run: int) -> EpisodeSpec:
         """Pool game ``run``."""

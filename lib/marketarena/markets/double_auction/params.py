@@ -32,7 +32,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from marketarena.core.params import MAX_RUNS, MarketParams, RosterEntry, Strict
+from marketarena.core.params import MAX_RUNS, MarketParams, RosterEntry, Strict, size
 
 MAX_QUOTE = 100
 
@@ -81,14 +81,14 @@ class DoubleAuctionParams(MarketParams):
                                    "every baseline); the other entries are entrants")
     entrant_games: StrictInt = Field(default=100, ge=1, le=MAX_RUNS,
                                      description="games per entrant, against the pool")
-    rounds: int = Field(default=30, ge=1)
-    n_buyers: int = Field(default=4, ge=1)
-    n_sellers: int = Field(default=4, ge=1)
+    rounds: int = size(30, le=10_000)
+    n_buyers: int = size(4, le=100)
+    n_sellers: int = size(4, le=100)
     distributions: list[Distribution] = Field(default_factory=lambda: list(DISTRIBUTIONS),
                                               min_length=1)
     values: ValueParams = Field(default_factory=ValueParams)
-    prompt_history_rounds: int = Field(default=30, ge=0,
-                                       description="past rounds printed in an LLM prompt")
+    prompt_history_rounds: int = size(30, ge=0, le=10_000,
+                                      description="past rounds printed in an LLM prompt")
     reference: ReferenceParams = Field(default_factory=ReferenceParams)
 
     #: quotes and values are integers 0..100, as in BAZAAR; fixed (the value draws, the answer
@@ -142,8 +142,9 @@ class DoubleAuctionParams(MarketParams):
         pool = self.pool_indices()
         if len(pool) < seats:
             what = "pool" if self.pool is not None else "pool (every baseline of the roster)"
-            raise ValueError(f"{what}: {len(pool)} traders cannot fill {seats} seats (a trader "
-                             "holds at most one seat per game); add baselines or list the pool")
+            raise ValueError(f"{what}: {len(pool)} traders cannot fill {seats} seats (n_buyers + "
+                             "n_sellers; a trader holds at most one seat per game); add baselines "
+                             "or list the pool")
         if len(set(self.distributions)) != len(self.distributions):
             raise ValueError(f"distributions: listed twice in {self.distributions}")
         return self

@@ -41,6 +41,9 @@ class EnglishAuctionPlugin(MarketPlugin):
     def seats(self, mp: EnglishAuctionParams, run: int) -> list[Seat]:
         return [Seat(f"B{i + 1}", e, "bidder") for i, e in enumerate(mp.roster)]
 
+    def seating_period(self, mp: EnglishAuctionParams) -> int:
+        return len(mp.cells)
+
     def episode(self, mp: EnglishAuctionParams, run: int) -> EpisodeSpec:
         e = super().episode(mp, run)
         budget, order = mp.cell_of(run)

@@ -14,11 +14,11 @@ own: a scripted strategy's params, or an LLM bidder's ``bdi`` harness params.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from marketarena.core.params import MarketParams, Strict
+from marketarena.core.params import MarketParams, Strict, size
 
 
 class Item(Strict):
@@ -46,20 +46,22 @@ Order = Literal["random", "ascending", "descending"]
 
 class EnglishAuctionParams(MarketParams):
     items: list[Item] = Field(default_factory=lambda: list(SEED_ITEMS), min_length=1)
-    value_factor: float = Field(default=2.0, gt=0, description="true value = factor x start price")
+    value_factor: float = Field(default=2.0, gt=0, le=100,
+                                description="true value = factor x start price")
     overestimate: float = Field(default=0.1, ge=-0.9, le=10,
                                 description="every bidder's estimate = true value x (1 + this)")
     min_increment: float = Field(default=0.1, gt=0, le=10,
                                  description="a bid beats the last round's highest by this x start price")
-    budgets: list[int] = Field(default_factory=lambda: [20_000, 40_000], min_length=1)
+    budgets: list[Annotated[int, Field(gt=0, le=10**12)]] = Field(
+        default_factory=lambda: [20_000, 40_000], min_length=1)
     orders: list[Order] = Field(default_factory=lambda: ["random", "ascending", "descending"],
                                 min_length=1)
-    max_rounds: int = Field(default=50, ge=1, description="bidding rounds per item at most")
-    bid_attempts: int = Field(default=3, ge=1, description="answers per bid: a failed bid is asked "
+    max_rounds: int = size(50, le=10_000, description="bidding rounds per item at most")
+    bid_attempts: int = size(3, le=10, description="answers per bid: a failed bid is asked "
                               "again with the reason, then the bidder withdraws")
-    belief_attempts: int = Field(default=4, ge=1, description="answers per belief update: errors "
+    belief_attempts: int = size(4, le=10, description="answers per belief update: errors "
                                  "are fed back, then the auctioneer corrects the belief")
-    plan_attempts: int = Field(default=3, ge=1, description="answers per plan or replan")
+    plan_attempts: int = size(3, le=10, description="answers per plan or replan")
 
     post_keys = frozenset()
 
@@ -68,8 +70,6 @@ class EnglishAuctionParams(MarketParams):
         names = [i.name for i in self.items]
         if len(set(names)) != len(names):
             raise ValueError(f"items: names must be unique, got {names}")
-        if any(b <= 0 for b in self.budgets):
-            raise ValueError("budgets: each must be positive")
         if len(self.roster) < 2:
             raise ValueError("roster: an auction needs at least two bidders")
         return self

@@ -57,6 +57,18 @@ class LemonPlugin(MarketPlugin):
     rank_by = "score"
     metric_columns = lemon_metrics.AGENT_METRICS
     seat_score = "sum"  # the principal's identities add up
+    # an entry is an honest seller, the deceptive principal (with its identities) or a buyer
+    role_keys = {"honest": "honest", "principal": "principal", "identity": "principal",
+                 "buyer": "buyer_groups"}
+    role_sides = {"honest": "the honest seller", "principal": "the deceptive principal",
+                  "identity": "the deceptive principal", "buyer": "a buyer"}
+
+    def seating_period(self, mp: LemonParams) -> int:
+        return len(mp.cells)
+
+    def seating_hint(self, mp: LemonParams, entry) -> str:
+        return (f"name it in markets.{mp.instance}.honest, .principal or .buyer_groups (each of "
+                f"the {len(mp.cells)} cells needs a run: runs is {mp.runs})")
 
     def seats(self, mp: LemonParams, run: int) -> list[Seat]:
         k, _, group = mp.cell_of(run)

@@ -52,6 +52,7 @@ def description_bank() -> dict[str, dict[str, list[str]]]:
 
 class Honest(ScriptedAgent):
     strategy = "honest"
+    roles = frozenset({"honest"})
 
     def decide(self, obs: HonestObservation, decision: Decision) -> HonestListing:
         bank = description_bank()["honest"][obs.style]
@@ -65,6 +66,7 @@ class SybilParams(Strict):
 
 class Sybil(ScriptedAgent):
     strategy, Params = "sybil", SybilParams
+    roles = frozenset({"principal", "identity"})
 
     def decide(self, obs: PrincipalObservation, decision: Decision) -> PrincipalListings:
         tiers = {t.tier: t for t in obs.tiers}
@@ -85,6 +87,7 @@ class BuyerParams(Strict):
 
 class ScriptedBuyer(ScriptedAgent):
     Params: ClassVar[type[BuyerParams]] = BuyerParams
+    roles = frozenset({"buyer"})
 
     def decide(self, obs, decision: Decision):
         if isinstance(obs, ReviewObservation):

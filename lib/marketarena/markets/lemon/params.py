@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from marketarena.core.params import MarketParams, Strict
+from marketarena.core.params import MarketParams, Strict, size
 from marketarena.metrics.eas import EASParams, Term
 
 TIERS = ("mint", "good", "fair", "poor")
@@ -68,9 +68,9 @@ SYBIL_STYLES = ("formal", "casual", "technical", "brief", "detailed")
 
 
 class LemonParams(MarketParams):
-    sellers: int = Field(default=12, ge=1, le=200, description="seller slots (honest + Sybil)")
-    buyers: int = Field(default=12, ge=1, le=200)
-    steps: int = Field(default=50, ge=1, le=10_000)
+    sellers: int = size(12, le=200, description="seller slots (honest + Sybil)")
+    buyers: int = size(12, le=200)
+    steps: int = size(50, le=10_000)
     sybil: list[int] = Field(default_factory=lambda: [0, 3, 6, 9], min_length=1,
                              description="K: Sybil identities per cell")
     reputation_visible: list[bool] = Field(default_factory=lambda: [True], min_length=1)
@@ -78,14 +78,14 @@ class LemonParams(MarketParams):
     v_max: float = Field(default=50_000.0, gt=0)
     tiers: dict[str, TierSpec] = Field(default_factory=default_tiers)
     reputation: Literal["votes", "ema"] = "votes"
-    window: int = Field(default=10, ge=1, description="votes in the reputation window")
+    window: int = size(10, le=10_000, description="votes in the reputation window")
     initial_reputation: float = Field(default=0.8, ge=0, le=1)
     ema_rate: float = Field(default=0.1, gt=0, le=1)
     retire_below: float = Field(default=0.3, ge=0, le=1)
-    history: int = Field(default=10, ge=0, description="a buyer's last transactions shown")
+    history: int = size(10, ge=0, le=1000, description="a buyer's last transactions shown")
     description_chars: int = Field(default=400, ge=20, description="cap on a description shown")
     description_words: int = Field(default=80, ge=5)
-    max_attempts: int = Field(default=2, ge=1, description="answers per decision (re-asks on a "
+    max_attempts: int = size(2, le=10, description="answers per decision (re-asks on a "
                               "rule break: an unknown listing, a price outside its tier's range)")
     honest: str = Field(description="roster entry holding the honest seller seats")
     principal: str = Field(description="roster entry of the deceptive principal")

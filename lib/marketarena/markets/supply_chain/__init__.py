@@ -52,6 +52,9 @@ class SupplyChainPlugin(MarketPlugin):
         """Every roster entry, every episode: retailers ``R01, R02, ...`` in roster order."""
         return [Seat(f"R{i + 1:02d}", e, "retailer") for i, e in enumerate(mp.roster)]
 
+    def seating_period(self, mp: SupplyChainParams) -> int:
+        return 1  # every episode seats the whole roster
+
     def input_files(self, mp: SupplyChainParams, data_dir: Path) -> list[Path]:
         return [data_dir / "personas.parquet", data_dir / "persona_embeddings.parquet"]
 
