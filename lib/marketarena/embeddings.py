@@ -6,8 +6,9 @@ Model resolution, offline only:
 - any other name is handed to ``SentenceTransformer`` as is: a local folder, or a model already in
   the Hugging Face cache (still offline). The paper used Qwen3-Embedding-8B.
 
-Cache: one SQLite file per model under ``cache_dir``, key = sha256(model name, text), value = the
-float32 vector as the model gave it. Each distinct text is embedded once, ever.
+Cache: one SQLite file per model under ``cache_dir``, key = sha256(model name, torch's pinned CPU
+path, text), value = the float32 vector as the model gave it. Each distinct text is embedded once
+per path (a vector computed by other kernels is not reused).
 
 Determinism: a transformer's output for a text shifts by ~1e-7 with the *other* texts in its batch
 (padding changes the kernels' summation order). A slogan's vector must not depend on which slogans
@@ -71,8 +72,17 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
-def _key(model: str, text: str) -> str:
-    return hashlib.sha256(f"{model}\x00{text}".encode("utf-8")).hexdigest()
+def kernel_path() -> str:
+    """Which of torch's and MKL's kernels compute the vectors ("" where nothing is pinned)."""
+    import marketarena
+
+    pinned = marketarena.pin_cpu_path()
+    return ",".join(f"{k}={pinned[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if k in pinned)
+
+
+def _key(model: str, text: str, path: str = "") -> str:
+    tag = f"{model}\x00{path}" if path else model  # unpinned: the keys of earlier caches
+    return hashlib.sha256(f"{tag}\x00{text}".encode("utf-8")).hexdigest()
 
 
 class Embedder:
@@ -140,7 +150,8 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32 unit-norm rows, rounded by :func:`quantize`; each distinct
         text is computed once."""
-        keys = [_key(self.model_name, t) for t in texts]
+        path = kernel_path()
+        keys = [_key(self.model_name, t, path) for t in texts]
         missing: dict[str, str] = {}
         for key, text in zip(keys, texts):
             if self._lookup(key) is None:
