@@ -313,8 +313,7 @@ def _write_run_log(run_dir: Path, unit: Unit,
                    episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any]]],
                    wall_time_s: float) -> Path:
     """``unit``'s run log: ``run.json`` and its episodes' run tables (module docstring)."""
-    listed = [{**{k: v for k, v in info.items() if k != "finished_at"},
-               "episode_id": plan.episode_id, "fingerprint": plan.fingerprint}
+    listed = [{**info, "episode_id": plan.episode_id, "fingerprint": plan.fingerprint}
               for plan, (_, info) in zip(unit.episodes, episodes)]
     return _write_folder(Path(run_dir), unit.name, _concat_episodes(unit, [t for t, _ in episodes]), {
         "unit": unit.name, "layout": "shard" if unit.shard else "episode", "episodes": listed,
