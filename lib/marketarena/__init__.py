@@ -1,4 +1,52 @@
 """marketarena: a reproducible benchmark in which LLM agents and scripted baselines compete in
-simulated markets. See README.md and shared/DESIGN.md."""
+simulated markets. See README.md and shared/DESIGN.md.
+
+Importing the package pins the numerical libraries' CPU code path (:func:`pin_cpu_path`), before
+anything imports numpy or runs torch: every stage (``stages/*.py``) and the command line import
+``marketarena`` first.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
 
 __version__ = "0.1.0"
+
+#: numpy, OpenBLAS, MKL and torch choose their kernels by what the CPU offers (AVX2, AVX-512, Intel
+#: or AMD), and kernels differ in the last bits of a float (summation order, FMA, their exp/log).
+#: On every x86-64 CPU with AVX2 and FMA these pin each library to its AVX2 path, so CPUs of
+#: different kinds (AVX-512 or not, Intel or AMD) run the same kernels and write the same bytes.
+#: A variable already set in the environment is left as it is.
+PINNED_CPU_PATH = {
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",  # numpy: no AVX-512 loops
+    "OPENBLAS_CORETYPE": "Haswell",  # numpy's and scipy's OpenBLAS: its AVX2 kernels
+    "MKL_CBWR": "AVX2",  # torch's MKL: the AVX2 branch, conditional numerical reproducibility
+    "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
+}
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def pin_cpu_path() -> dict[str, str]:
+    """Set :data:`PINNED_CPU_PATH` in the environment (where unset) on an x86-64 CPU with AVX2 and
+    FMA; returns what is in force (empty elsewhere: other CPUs keep their libraries' own choice).
+    It takes effect for numpy and OpenBLAS only if they are imported after it, for torch before
+    its first operation."""
+    if platform.machine().lower() not in ("x86_64", "amd64") or not {"avx2", "fma"} <= _cpu_flags():
+        return {}
+    for key, value in PINNED_CPU_PATH.items():
+        os.environ.setdefault(key, value)
+    return {key: os.environ[key] for key in PINNED_CPU_PATH}
+
+
+pin_cpu_path()

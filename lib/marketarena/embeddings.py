@@ -6,8 +6,9 @@ Model resolution, offline only:
 - any other name is handed to ``SentenceTransformer`` as is: a local folder, or a model already in
   the Hugging Face cache (still offline). The paper used Qwen3-Embedding-8B.
 
-Cache: one SQLite file per model under ``cache_dir``, key = sha256(model name, text), value = the
-float32 vector. Each distinct text is embedded once, ever.
+Cache: one SQLite file per model under ``cache_dir``, key = sha256(model name, torch's pinned CPU
+path, text), value = the float32 vector as the model gave it. Each distinct text is embedded once
+per path (a vector computed by other kernels is not reused).
 
 Determinism: a transformer's output for a text shifts by ~1e-7 with the *other* texts in its batch
 (padding changes the kernels' summation order). A slogan's vector must not depend on which slogans
@@ -15,8 +16,24 @@ happened to be uncached alongside it, or two runs of the same seed could differ 
 are therefore encoded one at a time (each as its own batch), which gives every text one canonical
 vector. Torch runs on one thread here: single-text batches gain nothing from more, OpenMP threads
 spin badly when the machine is busy (0.54 s per text at 2 threads under load vs 0.05 s at 1), and
-a fixed thread count keeps the kernels' summation order, so the vectors, the same on any machine.
-Each text is encoded once.
+a fixed thread count keeps the kernels' summation order (2 threads give other last bits).
+
+Precision, and what is the same where (issue 28):
+
+- *the vectors*: a transformer's float32 output depends on the kernels that computed it, and
+  torch picks them by CPU (MKL's Intel, AMD and AVX-512 paths, its own AVX2 / AVX-512 loops): the
+  same text gave three different vectors on three machines of one kind. ``marketarena`` pins
+  torch's and MKL's path to AVX2 on every x86-64 CPU that has it (``marketarena.PINNED_CPU_PATH``),
+  and this module runs torch on one thread, so the vectors are the same bytes on any such CPU.
+  They are not guaranteed across other CPUs (aarch64, x86-64 without AVX2), or other torch or MKL
+  releases (the dependency lock fixes those).
+- *their precision*: every vector :meth:`Embedder.encode` returns is rounded to a multiple of
+  2^-16 (:func:`quantize`, about 1.5e-5, a hundred times the kernels' noise of about 1e-7), and
+  stored as float32, which holds such values exactly. Cosines are about 1e-5 from the model's.
+- *what is computed from them*: :func:`similarity` takes dot products in float64, where products
+  of such values (multiples of 2^-32) and their sums are exact. A similarity is therefore the same
+  number whatever the summation order, BLAS kernel, thread count or CPU, and supply_chain's
+  attention weights and sampling keys are computed from exact values (its docstring).
 """
 
 from __future__ import annotations
@@ -30,6 +47,22 @@ import numpy as np
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
+PRECISION_BITS = 16
+"""Vectors are rounded to multiples of ``2 ** -PRECISION_BITS``."""
+
+
+def quantize(vectors) -> np.ndarray:
+    """``vectors`` rounded to multiples of 2^-16 (half to even), as float32 (exact)."""
+    scale = float(2**PRECISION_BITS)
+    return (np.round(np.asarray(vectors, dtype=np.float64) * scale) / scale).astype(np.float32)
+
+
+def similarity(a, b) -> np.ndarray:
+    """``a @ b.T`` in float64 for quantised row vectors: exact (each product is a multiple of
+    2^-32 of size below 1, and float64 holds any sum of fewer than 2^21 of them exactly), so the
+    same number whatever the order of summation, the BLAS kernel, FMA or the thread count."""
+    return np.asarray(a, dtype=np.float64) @ np.asarray(b, dtype=np.float64).T
+
 
 def resolve_model_path(name: str) -> str:
     if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
@@ -39,8 +72,17 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
-def _key(model: str, text: str) -> str:
-    return hashlib.sha256(f"{model}\x00{text}".encode("utf-8")).hexdigest()
+def kernel_path() -> str:
+    """Which of torch's and MKL's kernels compute the vectors ("" where nothing is pinned)."""
+    import marketarena
+
+    pinned = marketarena.pin_cpu_path()
+    return ",".join(f"{k}={pinned[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if k in pinned)
+
+
+def _key(model: str, text: str, path: str = "") -> str:
+    tag = f"{model}\x00{path}" if path else model  # unpinned: the keys of earlier caches
+    return hashlib.sha256(f"{tag}\x00{text}".encode("utf-8")).hexdigest()
 
 
 class Embedder:
@@ -69,7 +111,15 @@ class Embedder:
             import transformers
             from sentence_transformers import SentenceTransformer
 
+            import marketarena
+
             torch.set_num_threads(1)
+            pinned = marketarena.pin_cpu_path().get("ATEN_CPU_CAPABILITY")
+            if pinned and torch.backends.cpu.get_cpu_capability().lower() != pinned.lower():
+                raise RuntimeError(  # torch ran an operation before marketarena was imported
+                    f"embeddings: torch runs its {torch.backends.cpu.get_cpu_capability()} kernels, "
+                    f"not the pinned {pinned} ones (ATEN_CPU_CAPABILITY): import marketarena "
+                    "before running anything with torch, or the vectors depend on the CPU")
             transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bars in logs
 
             path = resolve_model_path(self.model_name)
@@ -98,8 +148,10 @@ class Embedder:
         return None
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """(len(texts), dim) float32, unit-norm rows; each distinct text is computed once."""
-        keys = [_key(self.model_name, t) for t in texts]
+        """(len(texts), dim) float32 unit-norm rows, rounded by :func:`quantize`; each distinct
+        text is computed once."""
+        path = kernel_path()
+        keys = [_key(self.model_name, t, path) for t in texts]
         missing: dict[str, str] = {}
         for key, text in zip(keys, texts):
             if self._lookup(key) is None:
@@ -117,7 +169,7 @@ class Embedder:
             self._db.commit()
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._memory[k] for k in keys])
+        return quantize(np.stack([self._memory[k] for k in keys]))
 
     def close(self) -> None:
         if self._db is not None:

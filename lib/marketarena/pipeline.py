@@ -7,7 +7,8 @@ the project root (``root``):
     personas   -> data/personas.parquet
     embed      -> data/persona_embeddings.parquet
     reference  -> data/references/<instance>/ (summary.json + whatever the market needs)
-    simulate   -> data/episodes/<instance>/
+    simulate   -> data/episodes/<instance>/ (results; run information: data/run_logs/<instance>/,
+                  not tracked by DVC)
     metrics    -> data/metrics/<instance>/*.parquet, reports/metrics/<instance>.json
     stats      -> reports/stats/<instance>.json, reports/stats/<instance>/<instance>_spearman.{md,tex}
     ratings    -> reports/leaderboards/<instance>.csv
@@ -46,6 +47,11 @@ class Paths:
 
     def episodes(self, instance: str) -> Path:
         return self.data / "episodes" / instance
+
+    def run_logs(self, instance: str) -> Path:
+        """How the simulate runs went (wall time, LLM cost, ...): not a DVC output
+        (``core.logs`` documents its files)."""
+        return self.data / "run_logs" / instance
 
     def metrics(self, instance: str) -> Path:
         return self.data / "metrics" / instance
@@ -114,7 +120,8 @@ def run_reference(instance: str, params: Params, paths: Paths) -> dict:
 def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = True) -> dict:
     from marketarena.simulate import simulate
 
-    return simulate(instance, params, paths.data, paths.episodes(instance), progress=progress)
+    return simulate(instance, params, paths.data, paths.episodes(instance), progress=progress,
+                    run_dir=paths.run_logs(instance))
 
 
 def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.DataFrame]:

@@ -25,8 +25,7 @@ at most the shard in flight (LLM answers already given come back from the respon
 Workers (``execution.workers``, default one per core): the units to play, with their episode
 specs, are dealt round-robin to worker processes (``spawn``); each loads the inputs itself, plays
 its units one after another in one event loop (one LLM client per worker) and writes each unit the
-moment it finishes, so logs are byte-identical to a one-worker run (only ``meta.json["run"]``, wall
-time and usage, is not). Never more workers than help (:func:`worker_count`): one per unit to
+moment it finishes, so logs are byte-identical to a one-worker run. Never more workers than help (:func:`worker_count`): one per unit to
 play, one per core unless the seats wait on an LLM endpoint, and for LLM instances the run as a
 whole keeps each endpoint's ``max_concurrency`` (no more workers than the smallest of them, each
 worker gets its share); the spend ledger (``llm/budget.py``) is a locked file all workers charge,
@@ -39,6 +38,11 @@ also checks its parent between units, Ctrl-C or a bug in the main process kills 
 worker's death (the OOM killer) stops the others and ends the run with one line. Every process of
 a run holds the instance's liveness lock, so a resume started while anything of an earlier run
 lives refuses, naming the pids.
+
+Run information (wall time, LLM cost, latency, retries, cache hits) is not part of the episode
+logs: it goes to the run log (``run_dir``, default ``data/run_logs/<instance>/``; ``core.logs``
+documents its files), which DVC does not track, so re-simulating identical episodes changes no
+hash.
 
 Ray (``execution.ray_address``): the same workers run as Ray tasks on an existing cluster (one CPU
 each; ``workers: auto`` = the cluster's CPUs), writing the same logs into the same folder, which
@@ -255,15 +259,22 @@ def episodes_lock(out_dir: Path):
 
 
 def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None = None,
-             progress: bool = True, openai_factory=None) -> dict:
+             progress: bool = True, openai_factory=None, run_dir: Path | None = None) -> dict:
     """Run every planned episode of ``instance`` not already finished; returns a small summary.
 
     With LLM seats, one :class:`~marketarena.agents.llm_agent.LLMRuntime` serves the whole run
     (``openai_factory`` plugs in a fake endpoint for tests). A :class:`RunAborted` (endpoint
     unreachable, budget spent, replay cache miss) ends the run after closing the client; every
     episode finished before it is on disk and the next run resumes from there.
+
+    ``run_dir``: where the run log goes; by default ``data_dir/run_logs/<instance>``, or beside a
+    given ``out_dir``, ``<out_dir>.runs``.
     """
     data_dir = Path(data_dir)
+    if run_dir is None:
+        run_dir = (data_dir / "run_logs" / instance if out_dir is None
+                   else Path(out_dir).with_name(Path(out_dir).name + ".runs"))
+    run_dir = Path(run_dir)
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
     inputs, resources = load_inputs(instance, params, data_dir)
     planned = plan(instance, params, inputs)
@@ -273,6 +284,7 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         specs = {p.episode_id: spec for spec, p in planned}
         todo = [(u, [specs[e.episode_id] for e in u.episodes])
                 for u in logs.prepare_units(out_dir, units)]
+        logs.prune_run_logs(run_dir, {p.name for p in out_dir.iterdir() if p.is_dir()})
         to_play = sum(len(u.episodes) for u, _ in todo)
         summary = {"market": instance, "planned": len(planned), "skipped": len(planned) - to_play,
                    "played": 0, "wall_time_s": 0.0}
@@ -295,11 +307,12 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
             if llm is not None:  # the parent only checked the keys; each worker has its client
                 asyncio.run(llm.aclose())
             play = _play_on_ray if ray_address is not None else _play_in_workers
-            summary["played"], workers = play(instance, params, data_dir.resolve(), out_dir.resolve(),
-                                              len(todo), todo, progress, workers, live)
+            summary["played"], workers = play(instance, params, data_dir.resolve(),
+                                              (out_dir.resolve(), run_dir.resolve()), len(todo),
+                                              todo, progress, workers, live)
         else:
-            asyncio.run(_play_all(instance, params, resources, out_dir, len(todo), todo, summary,
-                                  progress, llm))
+            asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir), len(todo), todo,
+                                  summary, progress, llm))
         summary["workers"] = workers
         summary["backend"] = "ray" if ray_address is not None else "local"
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
@@ -338,7 +351,7 @@ def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeS
             for w in range(workers)]
 
 
-def _play_in_workers(instance, params, data_dir, out_dir, n_units, todo, progress,
+def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
                      workers, live) -> tuple[int, int]:
     """The units dealt to ``workers`` spawned processes. They end with the run however it ends:
     each holds the run's liveness lock ``live`` and dies with the main process (``_worker_init``);
@@ -353,7 +366,7 @@ def _play_in_workers(instance, params, data_dir, out_dir, n_units, todo, progres
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_init, initargs=(os.getpid(), str(live)))
     try:
-        futures = [pool.submit(_worker, instance, wparams, data_dir, out_dir, n_units, share,
+        futures = [pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, share,
                                progress) for share in _shares(todo, workers)]
         for future in futures:
             try:
@@ -417,11 +430,11 @@ def _check_parent() -> None:
         os._exit(1)
 
 
-def _play_on_ray(instance, params, data_dir, out_dir, n_units, todo, progress,
+def _play_on_ray(instance, params, data_dir, dirs, n_units, todo, progress,
                  workers, live=None) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
-    ``workers: auto`` = the cluster's CPUs). Every task writes its episodes into ``out_dir``, which
-    must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
+    ``workers: auto`` = the cluster's CPUs). Every task writes its episodes (and run logs) into
+    ``dirs``, which must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
     (a lock on another node's file system is not reliable); Ray ends them with their driver."""
     try:
         import ray
@@ -440,7 +453,7 @@ def _play_on_ray(instance, params, data_dir, out_dir, n_units, todo, progress,
         workers = worker_count(params, instance, len(todo), cores=cores)
         task = ray.remote(num_cpus=1, max_retries=0)(_worker)
         wparams = _worker_params(params, instance, workers)
-        refs = [task.remote(instance, wparams, data_dir, out_dir, n_units, share, progress)
+        refs = [task.remote(instance, wparams, data_dir, dirs, n_units, share, progress)
                 for share in _shares(todo, workers)]
         played, error = 0, None
         for ref in refs:
@@ -471,7 +484,7 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
                          "set ray_address: null") from None
 
 
-def _worker(instance, params, data_dir, out_dir, n_units, share, progress) -> int:
+def _worker(instance, params, data_dir, dirs, n_units, share, progress) -> int:
     """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)])."""
     _, resources = load_inputs(instance, params, data_dir)
     summary = {"played": 0}
@@ -481,7 +494,7 @@ def _worker(instance, params, data_dir, out_dir, n_units, share, progress) -> in
 
         llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance))
     try:
-        asyncio.run(_play_all(instance, params, resources, out_dir, n_units,
+        asyncio.run(_play_all(instance, params, resources, dirs, n_units,
                               [(unit, specs) for _, unit, specs in share], summary, progress, llm,
                               [k for k, _, _ in share]))
     except RunAborted as exc:  # crosses the process boundary as a plain RunAborted with its text
@@ -490,7 +503,7 @@ def _worker(instance, params, data_dir, out_dir, n_units, share, progress) -> in
 
 
 def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str, dict[str, float | int]]:
-    """An episode's LLM usage summed per model alias (``meta.json["run"]["llm"]``), in the fields
+    """An episode's LLM usage summed per model alias (its run log's ``llm``), in the fields
     of the client's run totals (``UsageTotals``)."""
     calls = pd.concat([llm_calls, llm_costs[["cost_usd", "latency_s", "cached", "retries"]]], axis=1)
     out: dict[str, dict[str, float | int]] = {}
@@ -504,22 +517,23 @@ def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str
     return out
 
 
-async def _play_all(instance, params, resources, out_dir, n_units, todo, summary, progress,
+async def _play_all(instance, params, resources, dirs, n_units, todo, summary, progress,
                     llm, positions=None) -> None:
     try:
-        await _play_units(instance, params, resources, out_dir, n_units, todo, summary, progress,
+        await _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
                           llm, positions)
     finally:
         if llm is not None:
             await llm.aclose()
 
 
-async def _play_units(instance, params, resources, out_dir, n_units, todo, summary, progress,
+async def _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
                       llm, positions=None) -> None:
     """Play ``todo`` ([(unit, its specs)]) one unit after the other, writing each unit the moment
-    its last episode ends. ``positions``: each unit's index among the run's units (progress lines
-    of a worker)."""
+    its last episode ends. ``dirs``: (episodes folder, run log folder). ``positions``: each unit's
+    index among the run's units (progress lines of a worker)."""
     plugin, mp = plugin_for(params, instance)
+    out_dir, run_dir = dirs
     for n, (unit, specs) in enumerate(todo):
         _check_parent()
         k = positions[n] if positions is not None else n
@@ -529,9 +543,9 @@ async def _play_units(instance, params, resources, out_dir, n_units, todo, summa
                       for spec, ep in zip(specs, unit.episodes)]
         wall = time.perf_counter() - t0
         if unit.shard:
-            logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)})
+            logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir)
         else:
-            logs.write_episode(out_dir, unit.episodes[0], *played[0])
+            logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
         summary["played"] += len(unit.episodes)
         if progress:
             usage = f"; LLM {llm.progress()}" if llm is not None else ""
@@ -558,7 +572,8 @@ def collector_paused(pause: bool = True):
 
 
 async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
-    """One episode: (its tables, its meta, its run info), as ``logs`` writes them."""
+    """One episode: (its tables, its meta, its run info), as ``logs`` writes them (the run
+    tables and run info to the run log)."""
     t0 = time.perf_counter()
     market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
     result = await run_episode(market_obj, agents, seed)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from marketarena.config import Params, parse_params
+from marketarena.core import logs
 from marketarena.pipeline import Paths, run_embed, run_personas
 
 
@@ -44,23 +45,29 @@ def tables(root: Path, name: str) -> pd.DataFrame:
                       for p in sorted(root.glob("ep-*"))], ignore_index=True)
 
 
+def run_log(root: Path) -> Path:
+    """The run log of a ``simulate`` into ``root`` (its default: beside it)."""
+    return root.with_name(root.name + ".runs")
+
+
 def calls_with_costs(root: Path) -> pd.DataFrame:
-    """``llm_calls`` (what was asked and answered) beside ``llm_costs`` (how it was obtained)."""
-    calls, costs = tables(root, "llm_calls"), tables(root, "llm_costs")
+    """``llm_calls`` (what was asked and answered) beside ``llm_costs`` (how it was obtained: the
+    run log's)."""
+    calls, costs = tables(root, "llm_calls"), logs.read_run_table(run_log(root), "llm_costs")
+    assert costs["episode_id"].tolist() == calls["ep"].tolist()
     return pd.concat([calls, costs[["cost_usd", "latency_s", "cached", "retries"]]], axis=1)
 
 
 def assert_replayed(live: Path, replay: Path) -> None:
-    """Every episode log of ``replay`` is byte-identical to ``live``'s, but ``llm_costs``, which
-    says every answer came from the cache at no cost."""
+    """Every file of ``replay``'s episodes is byte-identical to ``live``'s (meta.json included);
+    its run log says every answer came from the cache at no cost."""
     episodes = sorted(p.name for p in live.glob("ep-*"))
     assert episodes and episodes == sorted(p.name for p in replay.glob("ep-*"))
     for ep in episodes:
-        files = sorted(f.name for f in (live / ep).glob("*.parquet"))
-        assert files == sorted(f.name for f in (replay / ep).glob("*.parquet"))
+        files = sorted(f.name for f in (live / ep).iterdir())
+        assert files == sorted(f.name for f in (replay / ep).iterdir())
+        assert "llm_costs.parquet" not in files
         for name in files:
-            if name == "llm_costs.parquet":
-                b = pd.read_parquet(replay / ep / name)
-                assert b["cached"].all() and (b["cost_usd"] == 0).all()
-                continue
             assert (live / ep / name).read_bytes() == (replay / ep / name).read_bytes(), name
+    costs = logs.read_run_table(run_log(replay), "llm_costs")
+    assert len(costs) and costs["cached"].all() and (costs["cost_usd"] == 0).all()

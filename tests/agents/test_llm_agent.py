@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 from marketarena.simulate import simulate
+from marketarena.core import logs
 from marketarena.core.types import RunAborted
 from marketarena.llm.client import UsageTotals
 from marketarena.llm.fake import FakeEndpoint, Reply, Status
-from tests.agents.conftest import assert_replayed, calls_with_costs, supply_chain_params, tables
+from tests.agents.conftest import (assert_replayed, calls_with_costs, run_log, supply_chain_params,
+                                  tables)
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-test-0123456789abcdefghijklmnop"
@@ -69,12 +71,15 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     assert llm_dec["valid"].all()
     assert tables(tmp_path / "live", "trades").query("agent_id == 'R01'")["qty"].sum() > 0
     assert fake.api_keys_seen == {SECRET}
-    meta = json.loads((tmp_path / "live" / "ep-0000" / "meta.json").read_text())
-    usage = meta["run"]["llm"]["fake"]  # summed per model alias in the episode's meta.json
+    run = json.loads((run_log(tmp_path / "live") / "ep-0000" / "run.json").read_text())
+    (logged,) = run["episodes"]
+    usage = logged["llm"]["fake"]  # summed per model alias in the episode's run log
     episode = calls[calls["ep"] == "ep-0000"]
     assert usage["calls"] == 12 and usage["attempts"] == 12 + 2 and usage["cached_calls"] == 0
     assert set(usage) == set(UsageTotals.__dataclass_fields__)  # the client's vocabulary
-    assert usage["cost_usd"] == pytest.approx(episode["cost_usd"].sum()) == meta["run"]["cost_usd"]
+    assert usage["cost_usd"] == pytest.approx(episode["cost_usd"].sum()) == logged["cost_usd"]
+    totals = logs.read_run_log(run_log(tmp_path / "live")).set_index("episode_id")
+    assert totals.loc["ep-0000", "calls"] == 12 and totals.loc["ep-0000", "cost_usd"] == logged["cost_usd"]
 
     # replay: no endpoint, no key, cache only -> zero network calls, identical episode logs
     monkeypatch.delenv("MARKETARENA_TEST_KEY")
@@ -99,7 +104,7 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
                  openai_factory=fake.factory)
     finished = sorted(p.name for p in (tmp_path / "eps").glob("ep-*"))
     assert finished == ["ep-0000"]
-    spent = pd.read_parquet(tmp_path / "eps" / "ep-0000" / "llm_costs.parquet")["cost_usd"].sum()
+    spent = logs.read_run_table(run_log(tmp_path / "eps"))["cost_usd"].sum()
     assert spent == pytest.approx(14 * 0.02)
 
 

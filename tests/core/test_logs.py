@@ -13,9 +13,10 @@ def plan(n, fp="f"):
     return [logs.PlannedEpisode(f"ep-{i:04d}", i, 100 + i, f"{fp}{i}") for i in range(n)]
 
 
-def write(root, ep):
-    logs.write_episode(root, ep, {"states": pd.DataFrame({"x": [ep.run]})}, {"market": "m"},
-                       {"wall_time_s": 0.1})
+def write(root, ep, run_dir=None, wall=0.1, cost=0.0):
+    costs = pd.DataFrame({"step": [0], "cost_usd": [cost], "latency_s": [wall], "cached": [False]})
+    return logs.write_episode(root, ep, {"states": pd.DataFrame({"x": [ep.run]}), "llm_costs": costs},
+                              {"market": "m"}, {"wall_time_s": wall, "cost_usd": cost}, run_dir)
 
 
 def test_write_is_atomic_and_complete(tmp_path):
@@ -24,9 +25,30 @@ def test_write_is_atomic_and_complete(tmp_path):
     folder = tmp_path / ep.episode_id
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["fingerprint"] == ep.fingerprint
-    assert meta["seed"] == 100 and "wall_time_s" in meta["run"]
+    assert meta["seed"] == 100 and "run" not in meta
     assert not any(p.name.startswith(logs.TMP_PREFIX) for p in tmp_path.iterdir())
     assert logs.read_tables(tmp_path, "states")["episode_id"].tolist() == [ep.episode_id]
+
+
+def test_run_information_goes_to_the_run_log_and_leaves_the_results_identical(tmp_path):
+    """Wall time, cost, latency: in the run log (not hashed by DVC), never in the episode folder,
+    so replaying an identical episode in another time at another cost writes the same bytes."""
+    ep = plan(1)[0]
+    a = write(tmp_path / "a", ep, tmp_path / "a.runs", wall=0.1, cost=0.5)
+    b = write(tmp_path / "b", ep, tmp_path / "b.runs", wall=7.0, cost=0.0)
+    assert sorted(p.name for p in a.iterdir()) == ["meta.json", "states.parquet"]
+    assert {p.name: p.read_bytes() for p in a.iterdir()} == {p.name: p.read_bytes() for p in b.iterdir()}
+    runs = logs.read_run_log(tmp_path / "a.runs")
+    assert runs[["unit", "episode_id", "fingerprint", "wall_time_s", "cost_usd"]].values.tolist() == [
+        [ep.episode_id, ep.episode_id, ep.fingerprint, 0.1, 0.5]]
+    assert list(runs.columns) == logs.RUN_LOG_COLUMNS and runs["finished_at"].str.endswith("Z").all()
+    costs = logs.read_run_table(tmp_path / "b.runs", "llm_costs")
+    assert costs.columns[0] == "episode_id" and costs["latency_s"].tolist() == [7.0]
+    # replaying rewrites the run log in place; pruning drops the logs of units not kept
+    write(tmp_path / "c", ep, tmp_path / "a.runs", wall=3.0)
+    assert logs.read_run_log(tmp_path / "a.runs")["wall_time_s"].tolist() == [3.0]
+    logs.prune_run_logs(tmp_path / "a.runs", keep=set())
+    assert logs.read_run_log(tmp_path / "a.runs").empty
 
 
 def test_prepare_keeps_finished_and_sweeps_partial_stale_and_unplanned(tmp_path):

@@ -16,8 +16,7 @@ from marketarena.simulate import simulate
 
 from .test_workers import files, tiny
 
-TABLES = ["agents", "decisions", "llm_calls", "llm_costs", "events", "states", "trades", "seats",
-          "game"]
+TABLES = ["agents", "decisions", "llm_calls", "events", "states", "trades", "seats", "game"]
 
 
 def da(shard, runs=7, **execution):
@@ -72,6 +71,18 @@ def test_readers_see_the_same_rows_from_episode_folders_and_shards(tmp_path):
         ma, mb = a.meta(episode_id), b.meta(episode_id)
         for key in ("episode_id", "run_index", "seed", "fingerprint", "lineup", "market"):
             assert ma[key] == mb[key], key
+    # the run log (not hashed by DVC): one row per episode and the same llm_costs rows either way
+    runs_a, runs_b = (logs.read_run_log(Paths(tmp_path / r).run_logs("double_auction")) for r in "ab")
+    assert runs_a["episode_id"].tolist() == runs_b["episode_id"].tolist() == a.episode_ids()
+    assert runs_a["unit"].tolist() == a.episode_ids()
+    assert runs_b["unit"].tolist() == ["ep-0000..ep-0002"] * 3 + ["ep-0003..ep-0005"] * 3 + [
+        "ep-0006..ep-0006"]
+    assert runs_a["fingerprint"].tolist() == [a.meta(e)["fingerprint"] for e in a.episode_ids()]
+    assert (runs_b["wall_time_s"] > 0).all() and (runs_b["cost_usd"] == 0).all()
+    costs_a, costs_b = (logs.read_run_table(Paths(tmp_path / r).run_logs("double_auction"))
+                        for r in "ab")
+    assert list(costs_a.columns)[0] == "episode_id"
+    pd.testing.assert_frame_equal(costs_a, costs_b, check_dtype=False)
 
 
 def test_an_interrupted_shard_replays_as_a_unit_and_finished_shards_stay(tmp_path, monkeypatch):
@@ -93,10 +104,16 @@ def test_an_interrupted_shard_replays_as_a_unit_and_finished_shards_stay(tmp_pat
     out = Paths(tmp_path / "run").episodes("double_auction")
     assert sorted(p.name for p in out.iterdir()) == ["ep-0000..ep-0002"]  # nothing half-written
     first = {p.name: os.stat(p).st_mtime_ns for p in (out / "ep-0000..ep-0002").iterdir()}
+    run_logs = Paths(tmp_path / "run").run_logs("double_auction")
+    first_run = logs.read_run_log(run_logs)
+    assert first_run["unit"].unique().tolist() == ["ep-0000..ep-0002"]
     monkeypatch.setattr(sim, "_play_one", real)
     summary, _ = play(tmp_path / "run", params)
     assert (summary["played"], summary["skipped"]) == (4, 3)  # the two unfinished shards
     assert {p.name: os.stat(p).st_mtime_ns for p in (out / "ep-0000..ep-0002").iterdir()} == first
+    # one run log per unit on disk; the kept shard's is the first run's
+    assert sorted(p.name for p in run_logs.iterdir()) == sorted(p.name for p in out.iterdir())
+    pd.testing.assert_frame_equal(logs.read_run_log(run_logs).iloc[:3], first_run)
     _, clean = play(tmp_path / "clean", params)
     a, b = files(out), files(clean)
     assert a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []
@@ -125,4 +142,4 @@ def test_two_workers_write_the_same_shards_as_one(tmp_path):
     s2, b = play(tmp_path / "b", two)
     assert s1["workers"] == 1 and s2["workers"] == 2 and s1["played"] == s2["played"] == 7
     fa, fb = files(a), files(b)
-    assert len(fa) == 4 * 10 and fa.keys() == fb.keys() and [k for k in fa if fa[k] != fb[k]] == []
+    assert len(fa) == 4 * 9 and fa.keys() == fb.keys() and [k for k in fa if fa[k] != fb[k]] == []

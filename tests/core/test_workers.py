@@ -23,19 +23,9 @@ def tiny(kind: str, **execution) -> dict:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    """Every file under ``root``; meta.json without its ``run`` parts (wall time, usage)."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
-            data = path.read_bytes()
-            if path.name == "meta.json":
-                meta = json.loads(data)
-                meta.pop("run", None)
-                for episode in meta.get("episodes", []):  # a shard's episodes
-                    episode.pop("run", None)
-                data = json.dumps(meta, sort_keys=True).encode()
-            out[str(path.relative_to(root))] = data
-    return out
+    """Every file under ``root``, meta.json included (run information is in the run log)."""
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
+            if path.is_file() and not path.name.startswith(".")}
 
 
 @pytest.mark.parametrize("kind", ["english_auction", "crash"])

@@ -1,8 +1,10 @@
 """End to end: `dvc repro` on a tiny params file in a scratch copy of the project, with the real
 embedding model. Checks every output (two instances of bertrand, alpha 1 and 10, with their own
-figures and leaderboards), that dvc.yaml lists every module each stage imports, that a second repro
-does nothing, that adding runs replays only the new episodes, and that a run killed mid-simulate
-resumes without redoing finished ones."""
+figures and leaderboards), that dvc.yaml lists every module each stage imports, that a second
+fresh copy run with other thread counts and one worker writes the same dvc.lock (issue 28), that a
+second repro does nothing, that re-simulating identical episodes changes no tracked hash, that
+adding runs replays only the new episodes, and that a run killed mid-simulate resumes without
+redoing finished ones."""
 
 from __future__ import annotations
 
@@ -62,10 +64,19 @@ TINY_MARKET = {
 }
 
 
+#: thread counts of the first scratch copy and of its twin (issue 28: the same dvc.lock)
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "NUMBA_NUM_THREADS": "1"}
+TWIN_THREADS = {k: "2" for k in THREADS}
+
+
 def env(project: Path):
     """The scratch project runs its own copy of the code (not the editable install), so that its
-    episodes' code fingerprint cannot move while the test runs."""
+    episodes' code fingerprint cannot move while the test runs. Thread counts: ``THREADS``, or a
+    twin's own (its ``threads.json``)."""
     e = dict(os.environ)
+    threads = project / "threads.json"
+    e.update(json.loads(threads.read_text()) if threads.is_file() else THREADS)
     e["PYTHONPATH"] = str(project / "lib")
     e["PATH"] = f"{BIN}{os.pathsep}{e['PATH']}"
     e.update(GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@example.invalid",  # dvc exp commits
@@ -88,27 +99,42 @@ def write_params(project: Path, params: dict) -> None:
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
+def scratch_copy(dest: Path, params: dict) -> Path:
     """A scratch copy of the project (code, dvc.yaml) with its own git + DVC repo."""
-    dest = tmp_path_factory.mktemp("project")
     for name in ("dvc.yaml", "stages", "lib"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(
             src, dest / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
-    write_params(dest, tiny_params())
+    write_params(dest, params)
     subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
     dvc(dest, "init", "-q")
     dvc(dest, "config", "core.analytics", "false")
     return dest
 
 
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    return scratch_copy(tmp_path_factory.mktemp("project"), tiny_params())
+
+
+def lock_outs(project: Path) -> dict[str, str]:
+    """Every tracked output of dvc.lock with its hash."""
+    stages = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
+    return {o["path"]: o["md5"] for st in stages.values() for o in st.get("outs", [])}
+
+
+def ran(out: str) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", out))
+
+
 def episode_meta(project: Path) -> dict[str, dict]:
+    """Each supply_chain episode's meta.json, with ``written``: when it was written (ns)."""
     root = project / "data" / "episodes" / "supply_chain"
     out = {}
     for p in sorted(root.glob("ep-*")):
         try:  # a running simulate may sweep a stale folder while we look
-            out[p.name] = json.loads((p / "meta.json").read_text())
+            meta = p / "meta.json"
+            out[p.name] = {**json.loads(meta.read_text()), "written": meta.stat().st_mtime_ns}
         except FileNotFoundError:
             pass
     return out
@@ -140,6 +166,27 @@ def test_repro_produces_every_output(project):
         assert len(da) == 10 and da["games"].sum() == 8 * 8
         assert (project / "data" / "references" / "double_auction" / "summary.json").is_file()
         assert len(list((reports / "figures" / "double_auction").glob("*.png"))) >= 7
+
+
+def test_a_fresh_copy_with_other_thread_counts_and_one_worker_writes_the_same_dvc_lock(
+        project, tmp_path_factory):
+    """Issue 28: a second fresh copy, run with 2 threads everywhere (OpenMP, MKL, OpenBLAS, numba)
+    instead of 1 and one simulate worker instead of one per core (``execution`` is no tracked
+    param), gives back the first copy's dvc.lock: every output, byte for byte; and `dvc status`
+    is clean in both."""
+    first = (project / "dvc.lock").read_text()
+    params = tiny_params()
+    params["execution"] = {"workers": 1}
+    twin = tmp_path_factory.mktemp("twin")
+    (twin / "threads.json").write_text(json.dumps(TWIN_THREADS))
+    scratch_copy(twin, params)
+    dvc(twin, "repro")
+    a, b = lock_outs(project), lock_outs(twin)
+    assert len(a) > 50 and a.keys() == b.keys()
+    assert [k for k in a if a[k] != b[k]] == []
+    assert (twin / "dvc.lock").read_text() == first
+    for copy in (project, twin):
+        assert "up to date" in dvc(copy, "status").stdout
 
 
 def test_two_instances_of_one_kind_have_their_own_outputs(project):
@@ -199,6 +246,20 @@ def test_second_repro_is_a_no_op(project):
     assert episode_meta(project) == before
 
 
+def test_resimulating_identical_episodes_changes_no_tracked_hash(project):
+    """Issue 28: the episodes (a folder per episode, and shards) and their run logs deleted, the
+    simulate stages play everything again (new wall times, new finish times), and nothing
+    downstream re-runs: every tracked hash is the one before."""
+    before = lock_outs(project)
+    for instance in ("supply_chain", "double_auction"):
+        shutil.rmtree(project / "data" / "episodes" / instance)
+        shutil.rmtree(project / "data" / "run_logs" / instance)
+    out = dvc(project, "repro", "--no-run-cache").stdout
+    assert ran(out) == {"simulate@supply_chain", "simulate@double_auction"}, out
+    assert lock_outs(project) == before
+    assert (project / "data" / "run_logs" / "supply_chain").is_dir()  # the new run's information
+
+
 def test_more_runs_replays_only_the_new_episode(project):
     before = episode_meta(project)
     params = yaml.safe_load((project / "params.yaml").read_text())
@@ -207,8 +268,8 @@ def test_more_runs_replays_only_the_new_episode(project):
     dvc(project, "repro")
     after = episode_meta(project)
     assert sorted(after) == ["ep-0000", "ep-0001", "ep-0002"]
-    for ep in before:  # untouched: same fingerprint and same finishing time
-        assert after[ep]["run"]["finished_at"] == before[ep]["run"]["finished_at"]
+    for ep in before:  # untouched: same fingerprint, not rewritten
+        assert after[ep]["written"] == before[ep]["written"]
     agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
     assert agents["episode_id"].nunique() == 3
 
@@ -243,7 +304,7 @@ def test_killed_run_resumes_without_redoing_finished_episodes(project):
     final = episode_meta(project)
     assert len(final) == 12
     for ep, meta in kept.items():
-        assert final[ep]["run"]["finished_at"] == meta["run"]["finished_at"], ep
+        assert final[ep]["written"] == meta["written"], ep
 
 
 def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
@@ -254,10 +315,10 @@ def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
     subprocess.run([*git, "add", "-A"], cwd=project, check=True, capture_output=True)
     subprocess.run([*git, "commit", "-qm", "baseline"], cwd=project, check=True, capture_output=True)
     out = dvc(project, "exp", "run", "-n", "bertrand-seed5", "-S", "markets.bertrand.seed=5").stdout
-    ran = set(re.findall(r"Running stage '([^']+)'", out))
-    assert {"simulate@bertrand", "metrics@bertrand", "ratings@bertrand"} <= ran, out
+    stages_ran = ran(out)
+    assert {"simulate@bertrand", "metrics@bertrand", "ratings@bertrand"} <= stages_ran, out
     stages = ("instance", "reference", "simulate", "metrics", "stats", "ratings", "figures")
-    assert ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, ran
+    assert stages_ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, stages_ran
     shown = dvc(project, "exp", "show", "--json").stdout
     assert "bertrand-seed5" in shown
     # DVC's own queue: two variants queued, run by `--run-all` in DVC's temporary workspaces,
@@ -270,5 +331,5 @@ def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
     for seed in (6, 7):
         assert f"bertrand-seed{seed}" in shown
         log = dvc(project, "queue", "logs", f"bertrand-seed{seed}").stdout
-        ran = set(re.findall(r"Running stage '([^']+)'", log))
-        assert "simulate@bertrand" in ran and ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, log
+        queued = ran(log)
+        assert "simulate@bertrand" in queued and queued <= {f"{s}@bertrand" for s in stages} | {"overall"}, log

@@ -25,8 +25,25 @@ table, episodes no longer planned, temporaries) is removed before new episodes a
 is kept only if it holds exactly the planned (episode id, fingerprint) list of its unit, so one
 stale episode, or an interrupted shard, replays that shard and no other.
 
-Determinism: everything except ``meta.json["run"]`` (wall time, timestamps, cost) is a pure function
-of the inputs, so two runs with the same seed give byte-identical tables.
+Results and run information are kept apart. The episodes folder (a DVC output, hashed) holds
+results only: every file in it is a pure function of the inputs, so two runs with the same seed
+give byte-identical folders, and re-simulating identical episodes changes no hash. How a run went
+(wall time, when it finished, LLM cost, latency, HTTP retries, cache hits: ``RUN_TABLES`` and the
+run info) goes to the *run log*, a folder DVC does not track (``data/run_logs/<instance>/`` in the
+pipeline), one sub-folder per unit, named like the unit:
+
+- ``run.json``: ``{"unit", "layout" ("episode" | "shard"), "finished_at" (UTC, ISO 8601),
+  "wall_time_s" (the unit's), "episodes": [{"episode_id", "fingerprint", "wall_time_s",
+  "cost_usd", "llm": {model alias: {"calls", "cached_calls", "invalid_calls", "attempts",
+  "retries", "prompt_tokens", "completion_tokens", "cost_usd"}}}], "files": {name: {"bytes",
+  "sha256"}}}``;
+- ``llm_costs.parquet``: ``episode_id``, then row for row beside the episode's ``llm_calls``:
+  ``step, round, phase, agent_id, attempt, purpose, cost_usd, latency_s, cached, retries``.
+
+:func:`read_run_log` gives one row per episode (its totals over models), :func:`read_run_table`
+the ``llm_costs`` rows. A unit's run log is written just before the unit itself, so every
+finished unit has one (a run killed in between leaves a run log whose unit replays and rewrites
+it); ``simulate`` prunes the run logs of units that are no longer on disk.
 """
 
 from __future__ import annotations
@@ -46,7 +63,10 @@ import pandas as pd
 from marketarena.core.types import Rows, as_frame
 
 META = "meta.json"
+RUN_META = "run.json"
 TMP_PREFIX = ".tmp-"
+#: tables that say how a run went, not what happened in the episode: written to the run log
+RUN_TABLES = ("llm_costs",)
 
 
 def canonical_json(obj: Any, strict: bool = False) -> str:
@@ -195,12 +215,25 @@ def write_episode(
     plan: PlannedEpisode,
     tables: dict[str, pd.DataFrame | Rows],
     meta: dict[str, Any],
-    run_info: dict[str, Any],
+    run_info: dict[str, Any] | None = None,
+    run_dir: Path | None = None,
 ) -> Path:
-    """Write all tables and meta.json to a temporary folder, then rename it into place."""
-    return _write_folder(root, plan.episode_id, {n: as_frame(t) for n, t in tables.items()},
-                         {**_episode_meta(plan, meta), "status": "complete",
-                          "run": _stamp(run_info)}, indent=2)
+    """Write the episode's result tables and meta.json to a temporary folder, then rename it into
+    place. Its run information (``run_info`` and the ``RUN_TABLES``) goes to ``run_dir``'s run
+    log first; without ``run_dir`` (tests, benchmarks) it is not kept."""
+    results, run_tables = _split(tables)
+    if run_dir is not None:
+        unit = Unit(plan.episode_id, (plan,), False)
+        _write_run_log(run_dir, unit, [(run_tables, run_info or {})],
+                       (run_info or {}).get("wall_time_s", 0.0))
+    return _write_folder(root, plan.episode_id, {n: as_frame(t) for n, t in results.items()},
+                         {**_episode_meta(plan, meta), "status": "complete"}, indent=2)
+
+
+def _split(tables: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(result tables, run tables) of one episode."""
+    return ({n: t for n, t in tables.items() if n not in RUN_TABLES},
+            {n: t for n, t in tables.items() if n in RUN_TABLES})
 
 
 def _episode_meta(plan: PlannedEpisode, meta: dict[str, Any]) -> dict[str, Any]:
@@ -211,9 +244,10 @@ def _episode_meta(plan: PlannedEpisode, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: dict[str, Any],
-                  indent: int) -> Path:
+                  indent: int, meta_name: str = META) -> Path:
     """``frames`` as ``<name>.parquet`` files and ``meta`` (plus the files' sizes and hashes) as
-    meta.json, in a temporary folder renamed to ``root / name`` once everything is on disk."""
+    ``meta_name``, in a temporary folder renamed to ``root / name`` once everything is on disk
+    (an existing ``root / name`` is replaced)."""
     final = root / name
     tmp = root / f"{TMP_PREFIX}{name}-{os.getpid()}"
     if tmp.exists():
@@ -225,29 +259,20 @@ def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: 
         write_table(df, path)
         files[path.name] = file_record(path)
     text = json.dumps({**meta, "files": files}, indent=indent, sort_keys=True, default=str)
-    (tmp / META).write_text(text + "\n")
+    (tmp / meta_name).write_text(text + "\n")
+    if final.exists():  # a run log being rewritten (results folders are swept before a replay)
+        shutil.rmtree(final)
     os.replace(tmp, final)
     return final
 
 
-def _stamp(run_info: dict[str, Any]) -> dict[str, Any]:
-    return {**run_info, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-
-
-def write_shard(root: Path, unit: Unit,
-                episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any], dict[str, Any]]],
-                run_info: dict[str, Any]) -> Path:
-    """Write one shard: ``episodes`` holds (tables, meta, run info) of each of ``unit``'s episodes
-    in unit order. Each table is the episodes' rows one after another with ``episode_id`` first
-    (an episode without rows adds none): one frame built from all the rows when every episode
-    gave :class:`Rows`, else the non-empty frames concatenated. Written to a temporary folder
-    renamed into place when complete, like an episode folder."""
-    if len(episodes) != len(unit.episodes):
-        raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
+def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]) -> dict[str, pd.DataFrame]:
+    """Each table of ``unit``'s episodes (``tables`` in unit order) as the episodes' rows one after
+    another with ``episode_id`` first (an episode without rows adds none): one frame built from
+    all the rows when every episode gave :class:`Rows`, else the non-empty frames concatenated."""
     frames = {}
-    for name in sorted({name for tables, _, _ in episodes for name in tables}):
-        held = [(plan.episode_id, tables[name]) for plan, (tables, _, _) in zip(unit.episodes, episodes)
-                if name in tables]
+    for name in sorted({name for t in tables for name in t}):
+        held = [(plan.episode_id, t[name]) for plan, t in zip(unit.episodes, tables) if name in t]
         rows = [(i, t) for i, t in held if len(t)]
         ids = np.repeat(np.array([i for i, _ in rows], dtype=object), [len(t) for _, t in rows])
         first = held[0][1]
@@ -260,11 +285,93 @@ def write_shard(root: Path, unit: Unit,
             table = as_frame(first).reset_index(drop=True)
         table.insert(0, "episode_id", pd.array(ids, dtype="str"))
         frames[name] = table
-    listed = [{**_episode_meta(plan, meta), "run": info}
-              for plan, (_, meta, info) in zip(unit.episodes, episodes)]
-    return _write_folder(root, unit.name, frames, {
-        "layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed,
-        "run": _stamp(run_info)}, indent=1)
+    return frames
+
+
+def write_shard(root: Path, unit: Unit,
+                episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any], dict[str, Any]]],
+                run_info: dict[str, Any] | None = None, run_dir: Path | None = None) -> Path:
+    """Write one shard: ``episodes`` holds (tables, meta, run info) of each of ``unit``'s episodes
+    in unit order. Each result table is the episodes' rows one after another with ``episode_id``
+    first; the run tables and run information go to ``run_dir``'s run log first (not kept without
+    ``run_dir``). Written to a temporary folder renamed into place when complete, like an episode
+    folder."""
+    if len(episodes) != len(unit.episodes):
+        raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
+    split = [_split(tables) for tables, _, _ in episodes]
+    if run_dir is not None:
+        _write_run_log(run_dir, unit, [(run, info) for (_, run), (_, _, info) in zip(split, episodes)],
+                       (run_info or {}).get("wall_time_s", 0.0))
+    listed = [_episode_meta(plan, meta) for plan, (_, meta, _) in zip(unit.episodes, episodes)]
+    return _write_folder(root, unit.name, _concat_episodes(unit, [r for r, _ in split]), {
+        "layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed},
+        indent=1)
+
+
+# ---------------------------------------------------------------- run logs (not hashed by DVC)
+def _write_run_log(run_dir: Path, unit: Unit,
+                   episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any]]],
+                   wall_time_s: float) -> Path:
+    """``unit``'s run log: ``run.json`` and its episodes' run tables (module docstring)."""
+    listed = [{**info, "episode_id": plan.episode_id, "fingerprint": plan.fingerprint}
+              for plan, (_, info) in zip(unit.episodes, episodes)]
+    return _write_folder(Path(run_dir), unit.name, _concat_episodes(unit, [t for t, _ in episodes]), {
+        "unit": unit.name, "layout": "shard" if unit.shard else "episode", "episodes": listed,
+        "wall_time_s": wall_time_s,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1,
+        meta_name=RUN_META)
+
+
+def prune_run_logs(run_dir: Path, keep: set[str]) -> None:
+    """Remove the run logs of units not in ``keep`` (units no longer on disk, or about to replay),
+    and temporaries of a run killed mid-write."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return
+    for child in run_dir.iterdir():
+        if child.name not in keep:
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def _run_logs(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    if Path(run_dir).is_dir():
+        for p in sorted(Path(run_dir).iterdir()):
+            if p.is_dir() and not p.name.startswith(TMP_PREFIX):
+                try:
+                    out.append((p, json.loads((p / RUN_META).read_text(encoding="utf-8"))))
+                except (OSError, ValueError):
+                    continue
+    return out
+
+
+RUN_LOG_COLUMNS = ["unit", "episode_id", "fingerprint", "finished_at", "wall_time_s", "cost_usd",
+                   "calls", "cached_calls", "invalid_calls", "attempts", "retries",
+                   "prompt_tokens", "completion_tokens"]
+
+
+def read_run_log(run_dir: Path) -> pd.DataFrame:
+    """One row per episode of the run log under ``run_dir`` (``RUN_LOG_COLUMNS``): its unit, when
+    that unit finished, its wall time (a shard's episodes: each its own), its LLM cost and usage
+    summed over models (zeros for scripted episodes), in unit and episode order."""
+    usage = RUN_LOG_COLUMNS[6:]
+    rows = []
+    for _, log in _run_logs(run_dir):
+        for e in log.get("episodes", []):
+            totals = {k: sum(m.get(k, 0) for m in e.get("llm", {}).values()) for k in usage}
+            rows.append({"unit": log.get("unit"), "episode_id": e.get("episode_id"),
+                         "fingerprint": e.get("fingerprint"), "finished_at": log.get("finished_at"),
+                         "wall_time_s": e.get("wall_time_s"), **totals,
+                         "cost_usd": float(e.get("cost_usd", 0.0))})
+    return pd.DataFrame(rows, columns=RUN_LOG_COLUMNS)
+
+
+def read_run_table(run_dir: Path, name: str = "llm_costs") -> pd.DataFrame:
+    """A run table (``llm_costs``) over every unit of the run log, ``episode_id`` first."""
+    frames = [pd.read_parquet(p / f"{name}.parquet") for p, _ in _run_logs(run_dir)
+              if (p / f"{name}.parquet").is_file()]
+    rows = [f for f in frames if len(f)]
+    return pd.concat(rows, ignore_index=True) if rows else (frames[0] if frames else pd.DataFrame())
 
 
 def finished_units(root: Path) -> list[tuple[Path, dict[str, Any]]]:

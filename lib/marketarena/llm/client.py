@@ -23,7 +23,9 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
   result has ``action=None`` and the market applies its fallback. That is the only way a call can
   end in an invalid decision: any other failure (endpoint down after retries, budget, a cache that
   cannot be written, a key that cannot be a key) raises a ``RunAborted`` subclass.
-- Records: ``request_hash`` is the hash of the first request of the call (stable per decision);
+- Records: ``request_hash`` is the hash of the first request of the call without its endpoint
+  (stable per decision, so logs are the same whichever server or port answered; the cache key
+  holds the endpoint);
   ``attempts`` counts model answers (1 + re-asks used), ``retries`` the HTTP retries; ``latency_s``
   is time in HTTP requests (0 for a fully cached call), not time queued behind the semaphore.
 """
@@ -171,7 +173,8 @@ class LLMClient:
             request = self._cache_request(spec, conversation, response_format, sample)
             key = request_key(request)
             if attempt == 0:
-                record.request_hash = key
+                record.request_hash = (key if "endpoint" not in request else
+                                       request_key({k: v for k, v in request.items() if k != "endpoint"}))
             data = self.cache.get(key, request)
             pending = self._inflight.get(key) if data is None else None
             if pending is not None:  # the same request is on the wire already: share its answer

@@ -16,6 +16,12 @@ What lives here:
 - :func:`mean_ci` is the one aggregation every figure uses: the mean across episodes with a Student-t
   95% confidence interval of that mean (NaNs skipped; no interval with fewer than two episodes).
 - :func:`save` writes a figure (creating folders), closes it and returns the path.
+
+A figure's bytes depend only on its data (issue 28), so that DVC sees the same output on every run
+and machine: :func:`apply_theme`, which every figure function calls first, also reseeds numpy's
+global generator (seaborn's ``stripplot`` draws its jitter from it; :func:`save` reseeds it after
+each figure too), and :func:`save` writes PNGs without metadata (no ``Software`` version, no date). Pixels are rendered by matplotlib's Agg with
+its bundled FreeType, so the same locked versions draw the same bytes.
 """
 
 from __future__ import annotations
@@ -37,11 +43,20 @@ DPI = 150
 CONFIDENCE = 0.95
 """Level of every interval drawn across episodes."""
 
+JITTER_SEED = 0
+"""Seed of numpy's global generator at the start of every figure (seaborn's jitter)."""
+
+PNG_METADATA = {"Software": None}
+"""What :func:`save` writes into a PNG besides the pixels: nothing (matplotlib would add its version)."""
+
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
 
 
 def apply_theme() -> None:
-    """Set the seaborn theme shared by all marketarena figures (idempotent)."""
+    """Set the seaborn theme shared by all marketarena figures (idempotent), and reseed numpy's
+    global generator, which seaborn's jitter draws from, so that a figure's bytes depend on its
+    data only, not on what ran before it in the process."""
+    np.random.seed(JITTER_SEED)
     sns.set_theme(
         context="paper",
         style="whitegrid",
@@ -154,9 +169,11 @@ def save(fig: Figure, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white")
+        fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white",
+                    metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
     finally:
         plt.close(fig)
+        np.random.seed(JITTER_SEED)  # the next figure starts from the seed too
     return path
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from marketarena.core.plugin import MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
-from marketarena.embeddings import Embedder
+from marketarena.embeddings import Embedder, quantize
 from marketarena.markets.supply_chain import metrics as sc_metrics
 from marketarena.markets.supply_chain.baselines import STRATEGIES
 from marketarena.markets.supply_chain.market import BuyerModel, SupplyChainMarket
@@ -24,10 +24,11 @@ from marketarena.markets.supply_chain.params import SupplyChainParams
 
 
 def load_persona_vectors(data_dir: Path) -> tuple[pd.DataFrame, np.ndarray]:
-    """Personas and their embeddings, aligned row by row."""
+    """Personas and their embeddings (quantised, as the embed stage writes them), aligned row by
+    row."""
     personas = pd.read_parquet(data_dir / "personas.parquet")
     emb = pd.read_parquet(data_dir / "persona_embeddings.parquet").set_index("persona_id")
-    vectors = np.stack(emb.loc[personas["persona_id"], "vector"].to_numpy()).astype(np.float32)
+    vectors = quantize(np.stack(emb.loc[personas["persona_id"], "vector"].to_numpy()))
     return personas, vectors
 
 

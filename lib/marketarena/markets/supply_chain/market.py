@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from marketarena.core.prompts import quote_text
 from marketarena.core.types import AgentId, Checked, Decision
+from marketarena.embeddings import similarity
 from marketarena.markets.supply_chain import rules
 from marketarena.markets.supply_chain.observations import (
     Bid,
@@ -63,7 +64,7 @@ class BuyerModel:
     persona_ids: np.ndarray  # (P,) str
     persona_tribe: np.ndarray  # (P,) tribe index
     persona_rho: np.ndarray  # (P,)
-    persona_vectors: np.ndarray  # (P, d) unit vectors
+    persona_vectors: np.ndarray  # (P, d) unit vectors, quantised (``embeddings.quantize``)
     tribe_names: list[str]
     tribe_weight: np.ndarray
     tribe_lambda: np.ndarray
@@ -267,7 +268,7 @@ class SupplyChainMarket:
             bm.tribe_weight, bm.tribe_lambda, bm.tribe_wtp_multiplier,
             self.supply.astype(float), self.base.astype(float), self.p.demand_ratio)
         active_idx = np.flatnonzero(self.active)
-        sims = bm.persona_vectors[buyers.persona] @ vectors[active_idx].T  # (k, a)
+        sims = similarity(bm.persona_vectors[buyers.persona], vectors[active_idx])  # (k, a), exact
         sizes = np.array([consideration_size(len(active_idx), r, self.p.k_max) for r in buyers.rho])
         mask_active = rules.consideration_mask(self.buyer_rng, sims, buyers.lam, sizes, self.p.tau)
         visible = np.zeros((len(buyers.item), m), dtype=bool)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from marketarena.embeddings import similarity
 from marketarena.metrics import indices
 
 EPS = 1e-9
@@ -130,6 +131,8 @@ def tribe_similarity(slogans: pd.DataFrame, personas: pd.DataFrame, vectors: np.
     """Mean cosine of each logged slogan vector with each tribe's personas, plus the weighted mean.
 
     ``vectors`` are the persona embeddings in the row order of ``personas``. Empty slogans -> NaN.
+    The cosines are exact (``embeddings.similarity`` of quantised vectors), their means numpy's
+    pairwise sums in a fixed order: the same bits on every machine.
     """
     out = slogans[["step", "agent_id"]].copy()
     slog = np.stack(slogans["vector"].to_numpy()) if len(slogans) else np.zeros((0, vectors.shape[1]))
@@ -137,7 +140,7 @@ def tribe_similarity(slogans: pd.DataFrame, personas: pd.DataFrame, vectors: np.
     weighted = np.zeros(len(slogans))
     for tribe, w in tribe_weights.items():
         members = vectors[personas["tribe"].to_numpy() == tribe]
-        sim = slog @ members.mean(axis=0) if len(members) else np.full(len(slogans), np.nan)
+        sim = similarity(slog, members).mean(axis=1) if len(members) else np.full(len(slogans), np.nan)
         sim = np.where(empty, np.nan, sim)
         out[f"sim_{tribe}"] = sim
         weighted += w * sim

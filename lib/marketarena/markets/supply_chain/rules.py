@@ -107,6 +107,13 @@ def consideration_mask(
     |V_j| is exactly successive sampling without replacement in proportion to w (the Gumbel top-k
     trick), vectorised over all buyers. ``sims`` is (k, a) over the a active retailers; ``sizes``
     is each buyer's |V_j|. Returns a (k, a) boolean mask.
+
+    No last bit can flip a choice (issue 28): ``sims`` are exact (``embeddings.similarity`` of
+    quantised vectors, the same number on every machine), the keys are computed from them with
+    correctly rounded arithmetic (``log w`` is ``λ·sim/τ`` itself, never an ``exp`` then a
+    ``log``), and the Gumbel noise comes from the seeded generator. What remains is the C
+    library's ``log`` inside the Gumbel draws, accurate to an ulp: a choice could only change if
+    two keys were within ~1e-15 of each other.
     """
     keys = lam[:, None] * sims / tau + rng.gumbel(size=sims.shape)
     ranks = np.argsort(np.argsort(-keys, axis=1, kind="stable"), axis=1, kind="stable")
