@@ -135,13 +135,13 @@ class CrashMarket(EventLog):
         who = rules.shoppers(self.shop_rng, p.consumers, p.consumer.arrival_rate)
         offering = self.active & (self.stock > 0)
         seen = rules.visible_firms(self.see_rng, who.size, offering, self.discovery_limit)
-        firm = rules.choose_cheapest(seen, np.nan_to_num(price, nan=np.inf))
+        firm = rules.choose_cheapest(seen, np.where(np.isnan(price), np.inf, price))
         order_price = np.where(firm >= 0, price[np.maximum(firm, 0)], np.nan)
         income = self.consumers.income[who]
         wanted = rules.demand(income, order_price, p.max_price)
         firm = np.where(wanted > 0, firm, -1)
         filled = rules.fill_orders(firm, wanted, self.stock)
-        spend = np.where(filled > 0, filled * np.nan_to_num(order_price), 0.0)
+        spend = np.where(filled > 0, filled * order_price, 0.0)
         surplus = rules.consumer_surplus(income, wanted, filled, order_price, p.max_price)
         units = np.bincount(firm[firm >= 0], weights=filled[firm >= 0], minlength=n)
         revenue = np.bincount(firm[firm >= 0], weights=spend[firm >= 0], minlength=n)
@@ -176,12 +176,9 @@ class CrashMarket(EventLog):
                 day=t + 1, price=float(price[i]), supply=float(supply[i]), units_sold=float(units[i]),
                 revenue=float(revenue[i]), expenses=float(cost[i] + overhead[i] + holding[i] + tax[i]
                                                          + fee[i]), profit=float(profit[i])))
-        ids = np.array(self.ids + [""], dtype=object)
-        self.rows["orders"].append(pd.DataFrame({
-            "step": t, "order": np.arange(who.size), "consumer": who,
-            "firm": ids[np.where(firm >= 0, firm, n)], "seen": (seen >= 0).sum(axis=1),
-            "price": order_price, "wanted": wanted, "filled": filled, "spend": spend,
-            "surplus": surplus}))
+        self.rows["orders"].append((np.full(who.size, t), np.arange(who.size), who,
+                                    np.where(firm >= 0, firm, n), (seen >= 0).sum(axis=1),
+                                    order_price, wanted, filled, spend, surplus))
         for i in np.flatnonzero(bankrupt):
             self.retire(t, 0, self.ids[i], f"cash {self.cash[i]:.4f} < 0")
         self.active &= ~bankrupt
@@ -208,10 +205,15 @@ class CrashMarket(EventLog):
     def tables(self) -> dict[str, pd.DataFrame]:
         p = self.p
         out = {name: pd.DataFrame(self.rows[name], columns=cols) for name, cols in self.COLUMNS.items()}
+        columns = ["step", "order", "consumer", "firm", "seen", "price", "wanted", "filled",
+                   "spend", "surplus"]
         orders = self.rows["orders"]
-        out["orders"] = (pd.concat(orders, ignore_index=True) if orders else
-                         pd.DataFrame(columns=["step", "order", "consumer", "firm", "seen", "price",
-                                               "wanted", "filled", "spend", "surplus"]))
+        if orders:  # one frame at the end: a frame a day costs more than the day's arithmetic
+            data = dict(zip(columns, (np.concatenate(c) for c in zip(*orders))))
+            data["firm"] = np.array(self.ids + [""], dtype=object)[data["firm"]]
+            out["orders"] = pd.DataFrame(data)
+        else:
+            out["orders"] = pd.DataFrame(columns=columns)
         out["consumers"] = pd.DataFrame({"consumer": np.arange(p.consumers),
                                          "income": self.consumers.income})
         out["setting"] = pd.DataFrame([{

@@ -77,8 +77,7 @@ def demand(income: np.ndarray, price: np.ndarray, max_price: float) -> np.ndarra
     """Units each shopper orders at ``price``: its budget over the price (one good, CES), none at or
     above the choke price (or from nobody: NaN price)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        d = np.where((price > 0) & (price < max_price), income / price, 0.0)
-    return np.nan_to_num(d)
+        return np.where((price > 0) & (price < max_price), income / price, 0.0)
 
 
 def fill_orders(firm: np.ndarray, wanted: np.ndarray, stock: np.ndarray) -> np.ndarray:
@@ -102,6 +101,5 @@ def consumer_surplus(income: np.ndarray, wanted: np.ndarray, filled: np.ndarray,
                      price: np.ndarray, max_price: float) -> np.ndarray:
     """``(filled / wanted) * I * ln(max_price / p)`` per order (0 for an order of nothing)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(wanted > 0, filled / wanted, 0.0)
-        gain = np.where(wanted > 0, income * np.log(max_price / price), 0.0)
-    return np.nan_to_num(share * gain)
+        ordered = wanted > 0  # at a finite price below the choke price (``demand``)
+        return np.where(ordered, (filled / wanted) * (income * np.log(max_price / price)), 0.0)
