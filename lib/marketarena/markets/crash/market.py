@@ -5,8 +5,8 @@ A day ``t`` (``step`` t, 0-based; prompts count days from 1) is one decision poi
 active firm answers ``{"price", "supply"}``. Then, in this order:
 
 1. supply: a firm buys ``supply`` units at the unit cost, at most what its cash pays for (a larger
-   order is scaled down and noted; the decision stays valid); with ``unsold: perish`` (default)
-   yesterday's leftovers are gone, with ``carry`` they are still in stock;
+   order is scaled down and noted; the decision stays valid); with ``unsold: carry`` (default, as
+   in the authors' code) yesterday's leftovers are still in stock, with ``perish`` they are gone;
 2. sales (``rules``): today's shoppers each see ``discovery_limit`` firms with stock, order their
    demand from the cheapest, and are filled in their drawn order up to the firm's stock; revenue =
    price x units filled, consumer surplus per order as ``rules.consumer_surplus``;
@@ -31,7 +31,8 @@ Log tables (``step`` = the day, 0-based):
             spend, surplus
   days      step, active, shoppers, mean_price, filled, wanted, spend, surplus, health
   consumers consumer, income
-  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price
+  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price,
+            initial_cash, overhead, tax_rate, platform_fee, holding_cost, unsold, arrival_rate
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ class CrashMarket(EventLog):
                 agent_id=a, day=self.t + 1, persona=self.personas[i],
                 stabilizing=self.roles[i] == "stabilizing", cash=float(self.cash[i]),
                 stock=float(self.stock[i]), unit_cost=p.unit_cost, overhead=p.overhead,
-                tax_rate=p.tax_rate, history=self.history[i][-p.history:] if p.history else [],
+                tax_rate=p.tax_rate, platform_fee=p.platform_fee, consumers=p.consumers,
+                unsold=p.unsold, holding_cost=p.holding_cost, initial_cash=p.initial_cash,
+                history=self.history[i][-p.history:] if p.history else [],
                 competitor_prices=prices, active_firms=int(self.active.sum()),
                 health=self.health, last_profit=float(self.last_profit[i]))
         return Decision(PHASE, self.t, 0, obs, FirmAction)
@@ -220,5 +223,8 @@ class CrashMarket(EventLog):
             "discovery_limit": self.discovery_limit,
             "stabilizing": sum(r == "stabilizing" for r in self.roles), "firms": len(self.ids),
             "consumers": p.consumers, "days": p.days, "unit_cost": p.unit_cost,
-            "max_price": p.max_price}])
+            "max_price": p.max_price, "initial_cash": p.initial_cash, "overhead": p.overhead,
+            "tax_rate": p.tax_rate, "platform_fee": p.platform_fee,
+            "holding_cost": p.holding_cost, "unsold": p.unsold,
+            "arrival_rate": p.consumer.arrival_rate}])
         return out
