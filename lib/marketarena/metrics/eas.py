@@ -30,7 +30,7 @@ the evaluated policies, notes D.4).
   that category") divides each group's mean component by the best group's and averages those; it
   is computed alongside, always labelled ``relative``, and changes when groups are added.
 
-Params (per market instance, key ``eas``; defaults in each market's ``params.py``)::
+Params (per market instance, key ``eas``; defaults in each market's params module)::
 
     eas:
       components:

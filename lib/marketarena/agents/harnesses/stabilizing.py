@@ -5,7 +5,7 @@ competitors down, buy supply conservatively, stable prices are your brand).
 
 Each past day is scored by the signals crash reports the day after (``CrashPlugin.harness_signals``)
 with the authors' weights: ``market_health + max(0, profit) / initial cash`` (their
-``agents/firm.py`` ``reflect``: the market's survival-and-price health in [0, 1] plus the day's
+agents/firm.py, ``reflect``: the market's survival-and-price health in [0, 1] plus the day's
 profit as a share of the initial cash, losses counting 0), so a day's profit weighs little beside
 the market's health; the top ``k`` (3, as the authors) are shown each day, with the day's profit
 in dollars (weight 0) for the firm to read.

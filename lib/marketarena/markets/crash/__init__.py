@@ -13,7 +13,7 @@ authors score them (market health + max(0, profit) / initial cash, from the sign
 reports), plus the instructions of ``templates/harness_stabilizing.j2``.
 
 Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
-(``sethkarten/AI-Bazaar`` ``agents/firm.py``: the firm-manager system prompt with the market size,
+(sethkarten/AI-Bazaar, agents/firm.py: the firm-manager system prompt with the market size,
 the stabilizing-firm rules, the four competitor personas), paraphrased. Added to it: the rules the
 seed's equation 3 charges (overhead, the tax on cash, bankruptcy below zero) and the stock rule
 (``unsold``), which the authors' firms only learn from their ledger. Not added: how consumers
@@ -76,7 +76,7 @@ class CrashPlugin(MarketPlugin):
         """Yesterday's profit in dollars, the authors' profit score ``max(0, profit) / initial
         cash`` and the market's health in [0, 1] (``market.market_health``). The stabilizing
         harness scores a day ``market_health + profit_score``, the authors' composite
-        (``agents/firm.py`` ``reflect``)."""
+        (their agents/firm.py, ``reflect``)."""
         profit = observation.last_profit
         return {"profit": profit,
                 "profit_score": max(0.0, profit) / max(observation.initial_cash, 1.0),

@@ -18,7 +18,7 @@ buyers replaced by the scripted ``reputation`` buyer, documented in the summary)
 volume (bids per step), the base of the EAS's market-survival term, like double_auction's CSα table.
 
 Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
-(``sethkarten/AI-Bazaar``: ``agents/buyer.py``, ``seller.py``, ``sybil.py``), paraphrased: the buyer
+(sethkarten/AI-Bazaar: agents/buyer.py, seller.py, sybil.py), paraphrased: the buyer
 is told the typical price range of each tier and that some sellers misrepresent car quality, and
 sees price, description and reputation; the honest seller is told its car's condition and range
 and picks a price in it. Added: the quoted-data note on descriptions and the answer formats.

@@ -1,7 +1,7 @@
 """lemon metrics from the episode logs alone (``listings``, ``views``, ``bids``, ``reviews``,
 ``reputation``, ``setting``, ``agents``, ``events``; notes D.3 for the authors' definitions).
 
-Detection is counted from bids, as the authors' environment counts it (``bazaar_env.py``: per
+Detection is counted from bids, as the authors' environment counts it (their env/bazaar_env.py: per
 buyer and step, Sybil listings seen minus one if it bid on a Sybil listing are "passed"): a bid on
 a Sybil listing is a miss whether or not it was filled (a losing bid on a listing sold to an
 earlier bidder is still a miss), and a Sybil listing the buyer was shown and did not bid on is a

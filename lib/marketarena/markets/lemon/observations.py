@@ -13,7 +13,7 @@ Three decision points a step (``round`` 0, 1, 2):
   buyer (``seller_<n>``, stable over the episode), with the price, the description *as quoted
   data* (``core.prompts.quote_text``: cleaned, capped, a JSON string) and the seller's reputation
   (hidden in cells with ``reputation_visible: false``), as the authors' buyers see them (their
-  ``buyer.py``: listed price, description, reputation; no structured claim: the claim is in the
+  agents/buyer.py: listed price, description, reputation; no structured claim: the claim is in the
   description); the typical price range of each tier (their buyer prompt), never the tiers'
   values; its own last transactions (anonymised seller, price paid, true tier received, surplus:
   the seed's equation 4) and its mean quality received; it bids on one listing or passes

@@ -22,7 +22,7 @@ authors' draft: R <- (1 - ema_rate) R + ema_rate q, q the true quality of each s
 Where the seed, the authors' draft and their code disagree (README, lemon section):
 
 - buyers see up to ``discovery_limit`` = 5 listings (the seed's appendix F); the authors' sweep
-  script uses 3 (``scripts/exp2.py``): set ``discovery_limit: 3`` to match it;
+  script uses 3 (their scripts/exp2.py): set ``discovery_limit: 3`` to match it;
 - prices: every seller prices inside the typical range of the tier it claims (``tiers``), as the
   authors' LLM sellers are told to; the honest seller claims its true tier, so an honest car can
   be bought below its value (surplus > 0) or above it; the authors' FIXED seller, priced exactly
