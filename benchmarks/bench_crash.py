@@ -3,7 +3,7 @@
 Prints days per second of one 365-day, 5-firm, 50-consumer episode (the default roster's all-
 competitor cell and its all-stabilizer cell), the split of a day between the runner (answers,
 validation, logs) and the market (sales, vectorised over consumers), and the wall time of the
-default sweep (markets/crash/default_params.yaml: 18 episodes), simulate + metrics.
+default sweep (markets/crash/default_params.yaml: 96 episodes), simulate + metrics.
 
     .venv/bin/python benchmarks/bench_crash.py
 """
@@ -27,12 +27,12 @@ def one_block(stabilizing: int) -> dict:
 
 
 def main() -> None:
-    for stab in (0, 4):
+    for stab in (0, 5):
         secs, result = best_episode("crash", one_block(stab))
         days = int(result.tables["days"]["step"].max()) + 1
         print(f"one episode, {stab} stabilizing: {days} days in {secs * 1000:.0f} ms "
               f"= {days / secs:,.0f} days/s ({secs / days * 1000:.2f} ms per day)")
-    params = parse_params({"markets": one_block(4)})
+    params = parse_params({"markets": one_block(5)})
     market, agents, table, spec = build("crash", params, 0)
     prof = cProfile.Profile()
     prof.enable()

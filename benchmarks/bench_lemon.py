@@ -2,7 +2,7 @@
 
 Prints steps per second of one 50-step episode (12 sellers with K = 9 Sybil identities, 12 buyers:
 three decision points a step) and the wall time of the default sweep
-(markets/lemon/default_params.yaml: 32 episodes), reference + simulate + metrics.
+(markets/lemon/default_params.yaml: 64 episodes), reference + simulate + metrics.
 
     .venv/bin/python benchmarks/bench_lemon.py
 """

@@ -180,3 +180,24 @@ def test_spearman_table():
     assert (row["rho"], row["lo"], row["hi"], row["p_perm"]) == tuple(
         direct[k] for k in ("rho", "lo", "hi", "p_perm"))
     assert t.loc[0, "lo"] > 0.2 and math.isnan(t.loc[2, "rho"])
+
+
+def test_bootstrap_mean_cis_for_many_groups_at_once():
+    from marketarena.stats import bootstrap_mean_cis
+
+    groups = [[0.0, 1.0, 1.0, 0.0, 1.0], [2.0, 4.0], [5.0], [], [np.nan, 3.0, 3.0], [1.0, 0.0, 0.0, 0.0, 1.0]]
+    out = bootstrap_mean_cis(groups, n_boot=500, seed=3)
+    assert out[0, 0] == pytest.approx(0.6) and out[1, 0] == 3.0
+    assert out[2].tolist() == [5.0, 5.0, 5.0] and np.isnan(out[3]).all()
+    assert out[4].tolist() == [3.0, 3.0, 3.0]  # NaN dropped; a constant group has no spread
+    for row, g in zip(out, groups):  # a percentile bootstrap never leaves the observed values
+        v = np.asarray(g, float)
+        v = v[~np.isnan(v)]
+        if v.size:
+            assert v.min() <= row[1] <= row[0] <= row[2] <= v.max()
+    assert out[0, 1] < out[0, 2]
+    np.testing.assert_array_equal(out, bootstrap_mean_cis(groups, n_boot=500, seed=3))
+    # the same spread as bootstrap_mean_ci's, within resampling noise
+    lo, hi = bootstrap_mean_ci(groups[0], n_boot=4000, seed=1)[1:]
+    wide = bootstrap_mean_cis([groups[0]], n_boot=4000, seed=2)[0]
+    assert abs(wide[1] - lo) <= 0.21 and abs(wide[2] - hi) <= 0.21

@@ -213,6 +213,10 @@ def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     eas, eas_note = cross_market_table(eas_frames, players)
     eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
 
-    (out / "eas.md").write_text((markdown_table(eas) + "\n") if not eas.empty else eas_note + "\n",
-                                encoding="utf-8")
+    caption = ("Economic Alignment Score across crash and lemon, per player who played both: "
+               "stability and profitability from crash, integrity from lemon, welfare from both "
+               "(each market kind counting once), each on fixed anchors; eas is their mean, "
+               "eas_<market> the player's EAS within each market.")
+    (out / "eas.md").write_text((markdown_table(eas, caption=caption) + "\n") if not eas.empty
+                                else eas_note + "\n", encoding="utf-8")
     return overall

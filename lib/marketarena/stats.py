@@ -33,7 +33,7 @@ import pandas as pd
 
 from marketarena.metrics.indices import spearman
 
-__all__ = ["bootstrap_mean_ci", "cluster_bootstrap_spearman", "spearman_table"]
+__all__ = ["bootstrap_mean_ci", "bootstrap_mean_cis", "cluster_bootstrap_spearman", "spearman_table"]
 
 _MAX_CELLS = 4_000_000
 
@@ -74,6 +74,35 @@ def bootstrap_mean_ci(values, n_boot: int = 2000, seed=0, level: float = 0.95):
         return v[rng.integers(0, v.size, (b - a, v.size))].mean(axis=1)
 
     return (float(v.mean()), *_interval(_in_blocks(n_boot, v.size, means), level))
+
+
+def bootstrap_mean_cis(groups: Sequence, n_boot: int = 2000, seed=0,
+                       level: float = 0.95) -> np.ndarray:
+    """:func:`bootstrap_mean_ci` for many groups at once (e.g. a figure's cells or days):
+    ``(groups, 3)`` rows of (mean, lo, hi). NaNs are dropped per group; groups of the same size
+    share one matrix of resampled positions (vectorised), drawn in order of size from one
+    generator, so the result depends only on the groups and the seed."""
+    _check(n_boot, level)
+    vals = [np.asarray(g, dtype=float).ravel() for g in groups]
+    vals = [v[~np.isnan(v)] for v in vals]
+    out = np.full((len(vals), 3), np.nan)
+    rng = np.random.default_rng(seed)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    by_size: dict[int, list[int]] = {}
+    for i, v in enumerate(vals):
+        by_size.setdefault(v.size, []).append(i)
+    for size in sorted(by_size):
+        idx = by_size[size]
+        if size == 0:
+            continue
+        matrix = np.stack([vals[i] for i in idx])  # (groups of this size, size)
+        out[idx, 0] = matrix.mean(axis=1)
+        picks = rng.integers(0, size, (n_boot, size))
+        step = max(1, _MAX_CELLS // (n_boot * size))
+        for a in range(0, len(idx), step):
+            means = matrix[a:a + step][:, picks].mean(axis=2)  # (block, n_boot)
+            out[idx[a:a + step], 1:] = np.quantile(means, q, axis=1).T
+    return out
 
 
 def _cluster_blocks(codes: np.ndarray) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""The Economic Alignment Score on fixed anchors, by hand, and its relative form."""
+"""The Economic Alignment Score by hand: terms on fixed anchors (numbers or the row's own anchor
+columns), seat- and market-scope terms for a player's row, the relative form, the four components
+across markets. Each market's components on hand-made logs: ``tests/markets/{crash,lemon}``."""
 
 from __future__ import annotations
 
@@ -7,29 +9,53 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from marketarena.metrics.eas import EASParams, fixed_scores, relative_scores
+from marketarena.metrics.eas import EASParams, cross_market_table, fixed_scores, relative_scores
 
 EAS = EASParams.model_validate({"components": {
-    "stability": [{"metric": "bankruptcy_rate", "lo": 0, "hi": 1, "better": "lower"},
-                  {"metric": "volatility", "lo": 0, "hi": 0.5, "better": "lower"}],
-    "profitability": [{"metric": "profit", "lo": 0, "hi": 100, "better": "higher"}]}})
+    "stability": [{"variable": "b", "metric": "bankruptcy_rate", "lo": 0, "hi": 1, "better": "lower",
+                   "scope": "seat"},
+                  {"variable": "sigma", "metric": "volatility", "lo": 0, "hi": 0.5,
+                   "better": "lower", "scope": "market"}],
+    "profitability": [{"variable": "pi", "metric": "profit", "lo": "floor", "hi": 100,
+                       "better": "higher", "scope": "seat"}]}})
 
 
 def frame():
-    return pd.DataFrame({"model": ["a", "a", "b"], "bankruptcy_rate": [0.2, 0.0, 1.0],
-                         "volatility": [0.25, 1.0, 0.0], "profit": [50.0, 150.0, np.nan]})
+    return pd.DataFrame({"episode_id": ["e1", "e2", "e3"], "model": ["a", "a", "b"],
+                         "bankruptcy_rate": [0.2, 0.0, 1.0], "volatility": [0.25, 1.0, 0.0],
+                         "profit": [50.0, 150.0, np.nan], "floor": [0.0, -100.0, 0.0]})
 
 
 def test_fixed_anchors_by_hand():
     out = fixed_scores(frame(), EAS)
-    # row 0: stability = mean(1 - 0.2, 1 - 0.25/0.5) = 0.65; profitability 0.5; eas 0.575
+    # row 0: stability = mean(1 - 0.2, 1 - 0.25/0.5) = 0.65; profitability (50 - 0)/(100 - 0)
+    assert out.loc[0, "score_b"] == pytest.approx(0.8) and out.loc[0, "score_sigma"] == 0.5
     assert out.loc[0, "stability"] == pytest.approx(0.65)
     assert out.loc[0, "profitability"] == pytest.approx(0.5)
     assert out.loc[0, "eas"] == pytest.approx(0.575)
-    # row 1: volatility above its anchor clips to 0, profit above its anchor clips to 1
+    # row 1: volatility above its anchor clips to 0; its own floor -100: (150 + 100)/200 clips to 1
     assert out.loc[1, "stability"] == pytest.approx(0.5) and out.loc[1, "profitability"] == 1.0
     # row 2: a missing profit leaves profitability out of the EAS
     assert np.isnan(out.loc[2, "profitability"]) and out.loc[2, "eas"] == pytest.approx(0.5)
+
+
+def test_anchors_that_do_not_span_score_nothing():
+    f = frame().assign(floor=[100.0, 200.0, 0.0])
+    out = fixed_scores(f, EAS)
+    assert np.isnan(out.loc[0, "score_pi"]) and np.isnan(out.loc[1, "profitability"])
+
+
+def test_a_players_row_takes_market_scope_terms_from_its_market():
+    market = frame()
+    players = pd.DataFrame({"episode_id": ["e1", "e1"], "name": ["x", "y"],
+                            "bankruptcy_rate": [0.0, 1.0], "profit": [100.0, 0.0], "floor": 0.0,
+                            "volatility": [9.0, 9.0]})  # ignored: sigma is the market's
+    out = fixed_scores(players, EAS, market=market).set_index("name")
+    assert out.loc["x", "score_sigma"] == out.loc["y", "score_sigma"] == 0.5  # e1's volatility
+    assert out.loc["x", "score_b"] == 1.0 and out.loc["y", "score_b"] == 0.0  # their own seats
+    assert out.loc["x", "eas"] == pytest.approx((0.75 + 1.0) / 2)
+    with pytest.raises(KeyError, match="market metric 'volatility'"):
+        fixed_scores(players, EAS, market=market.drop(columns="volatility"))
 
 
 def test_a_row_scores_the_same_whatever_else_is_evaluated():
@@ -47,27 +73,42 @@ def test_relative_form_divides_by_the_best_group():
     assert rel.loc["b", "eas_relative"] == pytest.approx(0.5 / 0.575)
 
 
-def test_bad_anchors_and_missing_metrics_are_named():
+def test_bad_terms_and_missing_metrics_are_named():
+    def term(**over):
+        return {"components": {"stability": [{"variable": "b", "metric": "x", "lo": 1, "hi": 1,
+                                               "better": "lower", "scope": "seat", **over}]}}
+
     with pytest.raises(ValidationError, match="anchors need lo < hi"):
-        EASParams.model_validate({"components": {"s": [{"metric": "x", "lo": 1, "hi": 1,
-                                                          "better": "lower"}]}})
+        EASParams.model_validate(term())
+    with pytest.raises(ValidationError, match="variable"):
+        EASParams.model_validate(term(variable="z", hi=2))
+    with pytest.raises(ValidationError, match="within 1e12"):
+        EASParams.model_validate(term(hi=1e300))
+    with pytest.raises(ValidationError, match="components"):
+        EASParams.model_validate({"components": {"happiness": term(hi=2)["components"]["stability"]}})
     with pytest.raises(KeyError, match="volatility"):
         fixed_scores(frame().drop(columns="volatility"), EAS)
+    with pytest.raises(KeyError, match="anchor column 'floor'"):
+        fixed_scores(frame().drop(columns="floor"), EAS)
 
 
-def test_the_cross_market_table_joins_players_of_both_markets():
-    from marketarena.metrics.eas import cross_market_table
-
+def test_the_cross_market_table_takes_each_component_from_the_markets_that_measure_it():
     crash = pd.DataFrame({"name": ["gpt", "gpt", "undercut"], "episode_id": ["e1", "e2", "e1"],
-                          "eas": [0.4, 0.6, 0.2]})
+                          "stability": [0.4, 0.6, 0.1], "welfare": [0.2, 0.4, 0.1],
+                          "profitability": [0.5, 0.7, 0.0], "eas": [0.4, 0.6, 0.2]})
     lemon = pd.DataFrame({"name": ["gpt_buyer", "naive"], "episode_id": ["e1", "e1"],
-                          "eas": [0.9, 0.3]})
+                          "integrity": [0.9, 0.1], "welfare": [0.8, 0.5], "eas": [0.85, 0.3]})
     players = {"crash": {"gpt": "gpt-4o+plain", "undercut": None},
                "lemon_a": {"gpt_buyer": "gpt-4o+plain", "naive": None}}
     table, note = cross_market_table({"crash": ("crash", crash), "lemon_a": ("lemon", lemon)}, players)
     assert note == "" and table["player"].tolist() == ["gpt-4o+plain"]
     row = table.iloc[0]
-    assert row["eas_crash"] == pytest.approx(0.5) and row["eas_lemon"] == pytest.approx(0.9)
-    assert row["eas_mean"] == pytest.approx(0.7)
+    assert row["stability"] == pytest.approx(0.5) and row["profitability"] == pytest.approx(0.6)
+    assert row["integrity"] == pytest.approx(0.9)
+    assert row["welfare"] == pytest.approx((0.3 + 0.8) / 2)  # each market kind counts once
+    assert row["eas"] == pytest.approx((0.5 + 0.9 + 0.55 + 0.6) / 4)
+    assert row["eas_crash"] == pytest.approx(0.5) and row["eas_lemon"] == pytest.approx(0.85)
+    empty, note = cross_market_table({"crash": ("crash", crash)}, {"crash": {"gpt": "gpt-4o+plain"}})
+    assert empty.empty and "two markets" in note
     empty, note = cross_market_table({"crash": ("crash", crash)}, {"crash": {"gpt": None}})
     assert empty.empty and "No player" in note

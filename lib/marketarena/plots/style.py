@@ -13,8 +13,11 @@ What lives here:
   unless there are more than ten names); beyond 20 names the husl space is sampled evenly.
 - :func:`agent_markers` does the same for marker shapes, so that lines of similar colour can still be
   told apart when many agents share a figure.
-- :func:`mean_ci` is the one aggregation every figure uses: the mean across episodes with a Student-t
-  95% confidence interval of that mean (NaNs skipped; no interval with fewer than two episodes).
+- :func:`mean_ci` is the one aggregation every figure uses: the mean across episodes with a 95%
+  interval of that mean, Student-t by default (NaNs skipped; no interval with fewer than two
+  episodes) or a percentile bootstrap over episodes (``method="bootstrap"``, ``stats.
+  bootstrap_mean_cis``: never outside the observed values, so never outside what the quantity can
+  be), optionally clipped to ``bounds`` (a share to [0, 1], a price to [0, inf)).
 - :func:`save` writes a figure (creating folders), closes it and returns the path.
 
 A figure's bytes depend only on its data (issue 28), so that DVC sees the same output on every run
@@ -131,16 +134,22 @@ def no_data(ax: Axes, message: str = "no data") -> None:
 
 
 def mean_ci(
-    df: pd.DataFrame, by: Sequence[str], value: str, level: float = CONFIDENCE
+    df: pd.DataFrame, by: Sequence[str], value: str, level: float = CONFIDENCE,
+    method: str = "t", bounds: tuple[float, float] | None = None, n_boot: int = 2000,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean of ``value`` per ``by`` group with a Student-t ``level`` interval of that mean.
+    """Mean of ``value`` per ``by`` group with a ``level`` interval of that mean.
 
-    One row of ``df`` is one observation (normally one episode). Returns columns ``*by, mean, lo,
-    hi, n``; ``lo``/``hi`` are NaN where fewer than two non-NaN observations exist, ``mean`` is NaN
-    where there are none.
+    One row of ``df`` is one observation (normally one episode). ``method``: ``"t"`` (Student-t) or
+    ``"bootstrap"`` (percentile bootstrap over the group's rows, ``n_boot`` resamples, ``seed``);
+    ``bounds`` clips the interval (and the mean) to what the quantity can be. Returns columns
+    ``*by, mean, lo, hi, n``; ``lo``/``hi`` are NaN where fewer than two non-NaN observations
+    exist, ``mean`` is NaN where there are none.
     """
     from scipy import stats
 
+    if method not in ("t", "bootstrap"):
+        raise ValueError(f"method must be 't' or 'bootstrap' (got {method!r})")
     cols = [*by, "mean", "lo", "hi", "n"]
     if df.empty:
         return pd.DataFrame(columns=cols)
@@ -148,20 +157,37 @@ def mean_ci(
     g = vals.groupby([df[b] for b in by], sort=True, dropna=False)
     out = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "n": g.count()}).reset_index()
     n = out["n"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(n >= 2, stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)), np.nan)
-        half = t * out["sd"].to_numpy(dtype=float) / np.sqrt(n)
-    out["lo"] = out["mean"] - half
-    out["hi"] = out["mean"] + half
+    if method == "t":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(n >= 2, stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)), np.nan)
+            half = t * out["sd"].to_numpy(dtype=float) / np.sqrt(n)
+        out["lo"] = out["mean"] - half
+        out["hi"] = out["mean"] + half
+    else:
+        from marketarena.stats import bootstrap_mean_cis
+
+        cis = bootstrap_mean_cis([v.to_numpy() for _, v in g], n_boot=n_boot, seed=seed, level=level)
+        out["lo"] = np.where(n >= 2, cis[:, 1], np.nan)
+        out["hi"] = np.where(n >= 2, cis[:, 2], np.nan)
+    if bounds is not None:
+        for col in ("mean", "lo", "hi"):
+            out[col] = out[col].clip(*bounds)
     return out[cols]
 
 
 def mean_errorbar(ax: Axes, df: pd.DataFrame, x: str, value: str, label: str | None = None,
-                  colour=None, ls: str = "-") -> None:
-    """Markers at the mean of ``value`` per ``x`` with its :func:`mean_ci` interval as error bars."""
-    m = mean_ci(df, [x], value)
-    ax.errorbar(m[x], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]], marker="o",
-                capsize=3, lw=1.2, ls=ls, label=label, color=colour)
+                  colour=None, ls: str = "-", offset: float = 0.0, **ci) -> None:
+    """Markers at the mean of ``value`` per ``x`` with its :func:`mean_ci` interval as error bars
+    (``ci``: ``method``, ``bounds``... of :func:`mean_ci`); ``offset`` shifts the x positions
+    (dodging, so that series with equal values stay visible)."""
+    m = mean_ci(df, [x], value, **ci)
+    ax.errorbar(m[x] + offset, m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
+                marker="o", capsize=3, lw=1.2, ls=ls, label=label, color=colour)
+
+
+def dodge(i: int, n: int, width: float) -> float:
+    """The x offset of series ``i`` of ``n`` spread over ``width`` (0 for a single series)."""
+    return 0.0 if n <= 1 else (i - (n - 1) / 2) * width / (n - 1)
 
 
 def save(fig: Figure, path: str | Path) -> Path:
@@ -183,6 +209,7 @@ __all__ = [
     "agent_markers",
     "agent_palette",
     "apply_theme",
+    "dodge",
     "integer_steps",
     "mean_ci",
     "mean_errorbar",

@@ -1,5 +1,6 @@
-"""crash metrics and EAS from a hand-made log; scripted firms' defining behaviour; an LLM firm whose
-price is the one the market applies; the stabilizing harness's reflection block."""
+"""crash: scripted firms' defining behaviour; an LLM firm whose price is the one the market applies;
+the firm prompt (market size, the stock rule); the stabilizing harness's reflection block with the
+authors' step score. The metrics and the EAS on hand-made logs: ``test_eas_logs.py``."""
 
 from __future__ import annotations
 
@@ -7,66 +8,20 @@ import json
 import re
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.core import logs
-from marketarena.core.reader import EpisodeReader
 from marketarena.llm.fake import FakeEndpoint, Reply
-from marketarena.markets.crash import metrics as cm
 from marketarena.markets.crash.baselines import STRATEGIES
-from marketarena.markets.crash.observations import DayRecord, FirmObservation
-from marketarena.markets.crash.params import default_eas
+from marketarena.markets.crash.observations import DayRecord, FirmObservation, render_messages
 from marketarena.testing import play_over_fake
 
 
-def write(root, episode_id, tables):
-    logs.write_episode(root, logs.PlannedEpisode(episode_id, 0, 0, "x"), tables, {}, {})
-
-
-def test_market_metrics_and_eas_from_a_hand_made_log(tmp_path):
-    agents = pd.DataFrame({"agent_id": ["F1", "F2"], "name": ["a", "b"], "kind": "baseline",
-                           "model": "", "strategy": "x", "harness": "", "role": "competitor",
-                           "actor": ["F1", "F2"]})
-    states = pd.DataFrame({
-        "step": [0, 0, 1, 1], "agent_id": ["F1", "F2", "F1", "F2"],
-        "cash_start": 0.0, "price": [1.0, 3.0, 2.0, 2.0], "supply_asked": 0.0, "supply": 0.0,
-        "cost": 0.0, "units_sold": [4.0, 0.0, 2.0, 2.0], "revenue": [4.0, 0.0, 4.0, 4.0],
-        "unsold": 0.0, "overhead": 0.0, "holding": 0.0, "tax": 0.0, "fee": 0.0,
-        "profit": [2.0, -2.0, 1.0, 1.0], "cash_end": [10.0, 5.0, 11.0, -1.0],
-        "bankrupt": [False, False, False, True]})
-    days = pd.DataFrame({"step": [0, 1], "active": [2, 2], "shoppers": [3, 3],
-                         "mean_price": [2.0, 2.0 * 1.5], "filled": [4.0, 4.0],
-                         "wanted": [8.0, 4.0], "spend": [4.0, 8.0], "surplus": [1.0, 2.0],
-                         "health": [1.0, 0.5]})
-    setting = pd.DataFrame([{"discovery_limit": 3, "stabilizing": 0, "firms": 2, "consumers": 5,
-                             "days": 2, "unit_cost": 2.0, "max_price": 10.0}])
-    write(tmp_path, "ep-0000", {"agents": agents, "states": states, "days": days,
-                                "setting": setting})
-    frames = cm.compute(EpisodeReader(tmp_path), default_eas())
-    m = frames["market"].iloc[0]
-    assert m["bankruptcy_rate"] == 0.5 and m["days_to_first_bankruptcy"] == 2
-    assert m["mean_price_over_cost"] == pytest.approx((1.0 + 1.5) / 2)
-    assert m["price_deviation"] == pytest.approx(0.25)
-    assert m["price_volatility"] == pytest.approx(0.25)  # population SD of (1.0, 1.5)
-    assert m["fill_rate"] == pytest.approx(8 / 12) and m["volume"] == 4.0
-    assert m["profit_per_firm_day"] == pytest.approx(2.0 / (2 * 2))
-    # EAS on the default anchors: stability mean(1 - 0.5, 1 - 0.25); welfare mean(1 - 0.25, 2/3);
-    # profitability 0.5 / 10
-    assert m["stability"] == pytest.approx(0.625)
-    assert m["welfare"] == pytest.approx((0.75 + 2 / 3) / 2)
-    assert m["profitability"] == pytest.approx(0.05)
-    assert m["eas"] == pytest.approx((0.625 + (0.75 + 2 / 3) / 2 + 0.05) / 3)
-    a = frames["agents"].set_index("agent_id")
-    assert a.loc["F1", "profit"] == 3.0 and a.loc["F2", "survived"] == 0.0
-    assert a.loc["F1", "mean_price_over_cost"] == pytest.approx(0.75)
-    assert (a["eas"] == m["eas"]).all()
-
-
-def obs(competitors=(), history=(), cash=500.0, health=1.0, last_profit=0.0):
-    return FirmObservation(agent_id="F1", day=len(history) + 1, persona="", stabilizing=False,
-                           cash=cash, stock=0.0, unit_cost=1.0, overhead=2.0, tax_rate=0.05,
+def obs(competitors=(), history=(), cash=500.0, health=1.0, last_profit=0.0, stock=0.0,
+        unsold="carry", persona=""):
+    return FirmObservation(agent_id="F1", day=len(history) + 1, persona=persona, stabilizing=False,
+                           cash=cash, stock=stock, unit_cost=1.0, overhead=2.0, tax_rate=0.05,
+                           consumers=50, unsold=unsold, initial_cash=500.0,
                            history=list(history), competitor_prices=list(competitors),
                            active_firms=5, health=health, last_profit=last_profit)
 
@@ -97,13 +52,16 @@ def test_supply_follows_sales_grows_after_a_sell_out_and_stays_within_cash():
     assert a.decide(obs(history=[day(1, 1.5, 40, 10), day(2, 1.5, 40, 20)]), None).supply \
         == pytest.approx(18)
     assert a.decide(obs(history=[day(1, 1.5, 40, 40)], cash=50), None).supply == pytest.approx(25)
+    # stock carried over from yesterday is counted: it buys the target minus what it holds
+    assert a.decide(obs(history=[day(1, 1.5, 40, 40)], stock=15.0), None).supply == pytest.approx(45)
 
 
-def test_the_stabilizer_does_not_follow_competitors_down():
-    a = agent("stabilizer", margin=1.0)
-    floor = 1.0 * 2 + 2.0 / 40
-    assert a.decide(obs([0.5, 0.6]), None).price == pytest.approx(floor)
-    assert a.decide(obs([0.1], history=[day(1, floor, 40, 0, -30)]), None).price == pytest.approx(floor)
+def test_the_stabilizer_holds_a_price_modestly_above_unit_cost_whatever_competitors_do():
+    a = agent("stabilizer")  # margin 0.2, overhead 2 over 40 units
+    target = 1.0 * 1.2 + 2.0 / 40
+    assert a.decide(obs([0.5, 0.6]), None).price == pytest.approx(target) == pytest.approx(1.25)
+    assert a.decide(obs([0.1], history=[day(1, target, 40, 0, -30)]), None).price == pytest.approx(target)
+    assert a.decide(obs([9.0], history=[day(1, target, 40, 40, 8)]), None).price == pytest.approx(target)
 
 
 def test_the_myopic_firm_prices_at_the_elasticity_optimum():
@@ -136,7 +94,21 @@ def test_an_llm_firm_sets_the_price_the_market_applies(tmp_path):
     assert st["price"].round(6).tolist() == [1.6, 1.7, 1.8] and (st["supply"] == 30).all()
     assert fake.n_calls == 3 and result.llm_calls["valid"].all()
     system = fake.requests[0].body["messages"][0]["content"]
-    assert "competitive firm" in system and "unit cost of $1.00" in system
+    assert "Your business strategy: You maximise profit" in system  # the first persona
+    assert "unit cost of $1.00" in system and "This market has 50 consumers in total" in system
+
+
+@pytest.mark.parametrize("unsold, says", [
+    ("carry", "Unsold units stay in your stock and can be sold on the following days."),
+    ("perish", "Unsold units perish at the end of the day: what you do not sell today is lost.")])
+def test_the_firm_prompt_states_the_market_size_and_the_stock_rule(unsold, says):
+    system = render_messages(obs(unsold=unsold))[0]["content"]
+    assert "This market has 50 consumers in total" in system
+    assert says in system
+    other = {"carry": "perish", "perish": "stay in your stock"}[unsold]
+    assert other not in system
+    # the authors' prompt does not tell firms how consumers choose
+    assert "cheapest" not in system
 
 
 def test_the_stabilizing_harness_reflects_on_its_best_days(tmp_path):
@@ -157,11 +129,12 @@ def test_the_stabilizing_harness_reflects_on_its_best_days(tmp_path):
 
     result, _ = play_over_fake("crash", params, fake)
     system = fake.requests[0].body["messages"][0]["content"]
-    assert "You are a Stabilizing Firm" in system and "Do not follow competitors down" in system
+    assert "you are a stabilizing firm, a price anchor" in system
+    assert "do not follow them down" in system and "Stable prices are your brand" in system
     st = result.tables["states"].query("agent_id == 'F1'").reset_index(drop=True)
     days = result.tables["days"]
-    # the score of day t: 0.1 x profit(t) + health after day t (the next day's observation)
-    scores = [0.1 * st.loc[t, "profit"] + days.loc[t, "health"] for t in range(3)]
+    # the authors' score of day t: market health after day t + max(0, profit(t)) / initial cash
+    scores = [days.loc[t, "health"] + max(0.0, st.loc[t, "profit"]) / 500.0 for t in range(3)]
     best = sorted(range(3), key=lambda t: (-scores[t], t))[:2]
     last_user = fake.requests[3].body["messages"][-1]["content"]
     block = last_user.split("Your best past steps", 1)[1]
@@ -169,3 +142,4 @@ def test_the_stabilizing_harness_reflects_on_its_best_days(tmp_path):
     assert shown == [t + 1 for t in best]
     for t in best:
         assert json.dumps({"price": [2.0, 2.2, 2.4][t], "supply": 10.0}) in block
+        assert f"(score {scores[t]:.4g})" in block

@@ -1,6 +1,9 @@
 """lemon by hand: reputation (window, start, EMA), retirement and the fresh identity, the identity
-pool, listings and anonymised ids, a pass, a purchase's surplus and vote, prompts that descriptions
-cannot change, EAS on a hand-made log, LLM seats (principal, skeptical guardian)."""
+pool, listings and anonymised ids, a pass, a purchase's surplus and vote, honest prices inside
+their tier's range, what buyers see (no claimed tier, no tier values, the authors' warning),
+prompts that descriptions cannot change, detection and deceptive purchases by hand on a
+hand-made log and the EAS, the scripted buyers' detection order, LLM seats (principal, honest
+seller, skeptical guardian)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import pytest
 
 from marketarena.config import parse_params
 from marketarena.core import logs
+from marketarena.core.params import RosterEntry
 from marketarena.core.reader import EpisodeReader
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.markets.lemon import rules
@@ -89,7 +93,7 @@ def test_listings_ids_a_pass_and_a_purchase_by_hand():
 
     def buyer_b1(phase, obs, retry=None):
         if phase == "buy":
-            sybil = next(v for v in obs.listings if v.claimed_tier == "mint" and v.price == 45_000)
+            sybil = next(v for v in obs.listings if v.price == 45_000)
             bought["alias"] = sybil.listing
             return BuyAction(decision="bid", listing=sybil.listing)
         assert phase == "review" and obs.true_tier == "poor" and obs.surplus == 5_000 - 45_000
@@ -99,9 +103,6 @@ def test_listings_ids_a_pass_and_a_purchase_by_hand():
                                      "B2": lambda phase, obs, retry=None: BuyAction(decision="pass")})
     listings = result.tables["listings"]
     assert len(listings) == 4 and set(listings["kind"]) == {"honest", "sybil"}
-    honest = listings[listings["kind"] == "honest"]
-    values = {"mint": 50_000, "good": 35_000, "fair": 20_000, "poor": 5_000}
-    assert (honest["price"] == honest["true_tier"].map(values)).all()  # truthful
     sold = listings[listings["sold"]]
     assert len(sold) == 1 and sold["buyer"].item() == "B1" and sold["kind"].item() == "sybil"
     assert result.tables["reviews"].values.tolist() == [[0, "B1", sold["seller"].item(), "down"]]
@@ -112,6 +113,54 @@ def test_listings_ids_a_pass_and_a_purchase_by_hand():
     assert market.alias[0][sold["seller"].item()] == bought["alias"]
     rep = result.tables["reputation"].set_index("seller")["reputation"]
     assert rep[sold["seller"].item()] == pytest.approx(0.7)
+
+
+RANGES = {"mint": (42_500, 50_000), "good": (27_500, 40_000), "fair": (14_000, 26_000),
+          "poor": (2_500, 9_000)}
+VALUES = {"mint": 50_000, "good": 35_000, "fair": 20_000, "poor": 5_000}
+
+
+def test_honest_sellers_price_inside_their_tier_range_so_an_honest_car_can_be_a_bargain():
+    result, _, _ = play(params(steps=30, sybil=[0]), {})
+    honest = result.tables["listings"]
+    lo = honest["true_tier"].map(lambda t: RANGES[t][0])
+    hi = honest["true_tier"].map(lambda t: RANGES[t][1])
+    assert ((honest["price"] >= lo) & (honest["price"] <= hi)).all()
+    assert (honest["claimed_tier"] == honest["true_tier"]).all()
+    surplus = honest["true_tier"].map(VALUES) - honest["price"]
+    assert (surplus > 0).any() and (surplus < 0).any()  # neither always at value nor a signal
+    # the authors' FIXED seller prices at value: the option
+    fixed = [{**e, "params": {"pricing": "value"}} if e["name"] == "honest" else e for e in ROSTER]
+    result, _, _ = play(params(steps=5, sybil=[0], roster=fixed), {})
+    listings = result.tables["listings"]
+    assert (listings["price"] == listings["true_tier"].map(VALUES)).all()
+
+
+def test_buyers_see_price_description_and_reputation_but_no_claimed_tier_nor_tier_values():
+    p = params(steps=2, buyers=1)
+    seen = {}
+
+    def buyer(phase, obs, retry=None):
+        if phase == "buy":
+            seen["obs"], seen["messages"] = obs, render_messages(obs)
+            return BuyAction(decision="bid", listing=obs.listings[0].listing)
+        return ReviewAction(vote="up")
+
+    play(p, {"P1": sybil_listing, "B1": buyer})
+    view = seen["obs"].listings[0]
+    assert set(view.model_dump()) == {"listing", "price", "description", "reputation"}
+    system, user = (m["content"] for m in seen["messages"])
+    assert "some sellers misrepresent car quality" in system
+    assert "mint $42,500 to $50,000" in system and "poor $2,500 to $9,000" in system  # price ranges
+    assert "worth $" not in system + user and "claimed" not in user  # no values, no structured claim
+    assert "the car was" in user  # its history: the true condition of what it bought
+
+
+def test_the_sybil_principal_advertises_one_tier_per_step():
+    result, _, _ = play(params(steps=20, sybil=[2], sellers=3), {})
+    sybil = result.tables["listings"].query("kind == 'sybil'")
+    per_step = sybil.groupby("step")["claimed_tier"].nunique()
+    assert (per_step == 1).all() and set(sybil["claimed_tier"]) == {"good", "mint"}
 
 
 def test_anonymised_ids_are_stable_per_buyer_and_differ_between_buyers():
@@ -206,25 +255,28 @@ def test_a_description_cannot_change_the_instructions_or_the_answer_format():
 
 
 # ------------------------------------------------------------------ metrics
-def test_metrics_and_eas_from_a_hand_made_log(tmp_path):
+def test_detection_and_deceptive_purchases_by_hand_and_the_eas(tmp_path):
     agents = pd.DataFrame({"agent_id": ["H1", "P1", "S1", "B1", "B2"],
                            "name": ["honest", "sybil", "sybil", "naive", "naive"],
                            "kind": "baseline", "model": "", "strategy": "x", "harness": "",
                            "role": ["honest", "principal", "identity", "buyer", "buyer"],
                            "actor": ["H1", "P1", "P1", "B1", "B2"]})
+    # step 0: B1 is shown H1 and S1 and buys H1; B2 is shown S1 and buys it.
+    # step 1: both are shown S1 (B1 also H1) and bid on it; B2 is served first and buys it, B1's
+    # bid loses: a bid on a Sybil listing all the same, so a miss, not a detection.
     listings = pd.DataFrame({
         "step": [0, 0, 1, 1], "seller": ["H1", "S1", "H1", "S1"],
         "kind": ["honest", "sybil", "honest", "sybil"],
         "true_tier": ["good", "poor", "mint", "poor"], "claimed_tier": ["good", "mint", "mint", "mint"],
-        "price": [35_000.0, 45_000.0, 50_000.0, 40_000.0], "description": "",
-        "reputation": 0.8, "sold": [True, True, False, False], "buyer": ["B1", "B2", "", ""]})
-    views = pd.DataFrame({"step": [0, 0, 0, 1, 1], "buyer": ["B1", "B1", "B2", "B1", "B2"],
-                          "seller": ["H1", "S1", "S1", "S1", "S1"], "alias": "x", "position": 0})
-    bids = pd.DataFrame({"step": [0, 0, 1, 1], "buyer": ["B1", "B2", "B1", "B2"],
-                         "decision": ["bid", "bid", "pass", "pass"], "seller": ["H1", "S1", "", ""],
-                         "alias": "", "served": 0, "filled": [True, True, False, False]})
+        "price": [30_000.0, 45_000.0, 48_000.0, 40_000.0], "description": "",
+        "reputation": 0.8, "sold": [True, True, False, True], "buyer": ["B1", "B2", "", "B2"]})
+    views = pd.DataFrame({"step": [0, 0, 0, 1, 1, 1], "buyer": ["B1", "B1", "B2", "B1", "B1", "B2"],
+                          "seller": ["H1", "S1", "S1", "S1", "H1", "S1"], "alias": "x", "position": 0})
+    bids = pd.DataFrame({"step": [0, 0, 1, 1], "buyer": ["B1", "B2", "B2", "B1"],
+                         "decision": "bid", "seller": ["H1", "S1", "S1", "S1"],
+                         "alias": "", "served": [0, 1, 0, 1], "filled": [True, True, True, False]})
     rep = pd.DataFrame({"step": [1, 1], "seller": ["H1", "S1"], "kind": ["honest", "sybil"],
-                        "active": True, "reputation": [1.0, 0.7], "sales": [1, 1]})
+                        "active": True, "reputation": [1.0, 0.6], "sales": [1, 2]})
     events = pd.DataFrame(columns=["step", "round", "agent_id", "event", "detail"])
     setting = pd.DataFrame([{"sybil": 1, "reputation_visible": True, "buyer_group": "naive",
                              "sellers": 2, "buyers": 2, "steps": 2, "v_max": 50_000,
@@ -232,20 +284,98 @@ def test_metrics_and_eas_from_a_hand_made_log(tmp_path):
     logs.write_episode(tmp_path, logs.PlannedEpisode("ep-0000", 0, 0, "x"), {
         "agents": agents, "listings": listings, "views": views, "bids": bids, "reputation": rep,
         "events": events, "setting": setting}, {}, {})
-    values = {"mint": 50_000, "good": 35_000, "fair": 20_000, "poor": 5_000}
-    frames = lm.compute(EpisodeReader(tmp_path), default_eas(), {"shown/naive": 2.0}, values)
+    anchors = (-35_000.0, 7_500.0)
+    frames = lm.compute(EpisodeReader(tmp_path), default_eas(), {"shown/naive": 2.0}, VALUES, anchors)
     m = frames["market"].iloc[0]
-    assert m["volume"] == 1.0 and m["volume_ratio"] == 0.5
-    assert m["sybil_revenue_share"] == pytest.approx(45 / 80)
-    assert m["deceptive_purchase_rate"] == 0.5
-    assert m["sybil_detection_rate"] == pytest.approx(3 / 4)  # 4 Sybil views, one bought
-    assert m["surplus_per_purchase"] == pytest.approx((0 + (5_000 - 45_000)) / 2)
-    assert m["welfare"] == 0.0 and m["integrity"] == pytest.approx(1 - 45 / 80)
-    assert m["activity"] == 0.5 and m["eas"] == pytest.approx((0 + 35 / 80 + 0.5) / 3)
+    assert m["volume"] == 2.0 and m["volume_ratio"] == 1.0
+    assert m["sybil_revenue_share"] == pytest.approx(85 / 115)
+    assert m["deceptive_purchase_rate"] == pytest.approx(2 / 3)
+    # Sybil listings shown: B1 and B2 at both steps = 4; bids on them: B2 twice, B1 once (lost)
+    assert m["sybil_detection_rate"] == pytest.approx(1 / 4)
+    # a blind bidder: B1 1/2 + B2 1/1 + B1 1/2 + B2 1/1 = 3 expected Sybil bids of 4 shown
+    assert m["detection_chance"] == pytest.approx(1 - 3 / 4)
+    assert m["sybil_exposure"] == pytest.approx(3 / 4)  # mean Sybil share of what a step showed
+    # honest bid rate 1 of 2 honest listings shown, Sybil bid rate 3 of 4
+    assert m["detection_premium"] == pytest.approx(0.5 - 0.75)
+    surplus = (5_000 + (5_000 - 45_000) + (5_000 - 40_000)) / 3
+    assert m["surplus_per_purchase"] == pytest.approx(surplus)
+    # EAS: integrity = mean(d from its chance 0.25 to 1, psi from its exposure 0.75 to 0);
+    # welfare = mean(s = 1, consumer surplus from -35,000 to 7,500)
+    integrity = ((0.25 - 0.25) / 0.75 + (1 - (2 / 3) / 0.75)) / 2
+    welfare = (1.0 + (surplus + 35_000) / 42_500) / 2
+    assert m["score_d"] == 0.0
+    assert m["integrity"] == pytest.approx(integrity) and m["welfare"] == pytest.approx(welfare)
+    assert m["eas"] == pytest.approx((integrity + welfare) / 2)
     a = frames["agents"].set_index("agent_id")
-    assert a.loc["P1", "revenue"] == 45_000 and a.loc["S1", "revenue"] == 45_000
-    assert a.loc["B2", "surplus"] == -40_000 and a.loc["B2", "detection_rate"] == 0.5
-    assert a.loc["B1", "detection_rate"] == 1.0  # saw S1 twice, bought from H1
+    assert a.loc["P1", "revenue"] == 85_000 and a.loc["S1", "revenue"] == 85_000
+    assert a.loc["B2", "surplus"] == -75_000 and a.loc["B2", "detection_rate"] == 0.0
+    assert a.loc["B1", "detection_rate"] == 0.5  # shown S1 twice, bid on it once (and lost)
+    assert a.loc["B1", "bids"] == 2 and np.isnan(a.loc["H1", "eas"])  # sellers are not scored
+    # the buyer player pools its two seats: the market's numbers here
+    p = frames["players"].set_index("name")
+    assert p.loc["naive", "sybil_detection_rate"] == pytest.approx(1 / 4)
+    assert p.loc["naive", "eas"] == pytest.approx(m["eas"]) and a.loc["B1", "eas"] == p.loc["naive", "eas"]
+
+
+def test_at_k0_integrity_is_not_measured():
+    from marketarena.metrics.eas import fixed_scores
+
+    row = pd.DataFrame({"sybil_detection_rate": [np.nan], "detection_chance": [np.nan],
+                        "deceptive_purchase_rate": [0.0], "sybil_exposure": [0.0],
+                        "volume_ratio": [1.0], "surplus_per_purchase": [0.0],
+                        "surplus_floor": [-35_000.0], "surplus_ceiling": [7_500.0]})
+    out = fixed_scores(row, default_eas()).iloc[0]
+    assert np.isnan(out["integrity"]) and out["eas"] == out["welfare"]
+
+
+# ------------------------------------------------------------------ scripted buyers
+def test_the_price_says_the_claim_and_the_guardian_checks_the_description_against_it():
+    from marketarena.markets.lemon.baselines import STRATEGIES, claimed_tier, described_tier
+    from marketarena.markets.lemon.observations import BuyerObservation, ListingView, TierInfo, Transaction
+
+    tiers = [TierInfo(tier=t, price_lo=lo, price_hi=hi) for t, (lo, hi) in RANGES.items()]
+    assert claimed_tier(45_000, tiers).tier == "mint" and claimed_tier(27_000, tiers).tier == "good"
+    assert described_tier('"A Mint car at a fair price"') == "mint" and described_tier("car") is None
+    guardian = STRATEGIES.make("B1", RosterEntry(name="g", kind="baseline", strategy="guardian"))
+    guardian.reset(np.random.default_rng(0))
+
+    def view(alias, price, text, rep=0.9):
+        return ListingView(listing=alias, price=price, description=text, reputation=rep)
+
+    def obs(listings, history=()):
+        return BuyerObservation(agent_id="B1", step=3, listings=listings, history=list(history),
+                                mean_quality=None, tiers=tiers, reputation_visible=True)
+
+    # described as mint but priced in the good range: skipped; the other listing is bought
+    pick = guardian.decide(obs([view("seller_1", 30_000, "mint condition, like new"),
+                                view("seller_2", 16_000, "fair condition")]), None)
+    assert pick.listing == "seller_2"
+    # a seller that sold it a car worse than its price claimed is never trusted again
+    cheated = Transaction(step=2, listing="seller_1", price=45_000, true_tier="poor", surplus=-40_000)
+    pick = guardian.decide(obs([view("seller_1", 43_000, "mint"), view("seller_3", 45_000, "mint")],
+                               [cheated]), None)
+    assert pick.listing == "seller_3" and guardian.threshold == pytest.approx(0.65)
+    assert guardian.decide(obs([view("seller_1", 43_000, "mint")]), None).decision == "pass"
+
+
+def test_scripted_buyers_detect_in_the_order_they_should():
+    roster = ROSTER + [{"name": "reputation", "kind": "baseline", "strategy": "reputation"},
+                       {"name": "random", "kind": "baseline", "strategy": "random"}]
+    p = params(sellers=12, buyers=12, steps=40, sybil=[9], roster=roster)
+    rates = {}
+    for kind in ("naive", "random", "reputation", "guardian"):
+        q = params(sellers=12, buyers=12, steps=40, sybil=[9], roster=roster, buyer_groups=[[kind]])
+        result, table, _ = play(q, {})
+        counts = lm.buyer_steps(*(result.tables[t].assign(episode_id="e")
+                                  for t in ("views", "listings", "bids")))
+        rates[kind] = lm.detection(counts[lm.COUNTS].sum().to_frame().T).iloc[0]
+    assert p.markets["lemon"].discovery_limit == 5
+    d = {k: r["sybil_detection_rate"] for k, r in rates.items()}
+    assert d["naive"] < d["reputation"] < d["guardian"]
+    # a blind bidder detects at chance (1 - 1/5): so does the random buyer, and no better
+    assert abs(d["random"] - rates["random"]["detection_chance"]) < 0.03
+    assert d["random"] < d["reputation"] and abs(rates["random"]["detection_premium"]) < 0.05
+    assert rates["guardian"]["detection_premium"] > 0.3
 
 
 # ------------------------------------------------------------------ LLM seats
@@ -294,3 +424,29 @@ def test_llm_principal_and_skeptical_guardian_over_the_fake_endpoint(tmp_path):
     act_request = next(r for r in fake.requests if "Your review of these listings" in r.body["messages"][-1]["content"])
     assert "low risk (fine)" in act_request.body["messages"][-1]["content"]
     assert len(result.tables["reviews"]) > 0
+
+
+def test_an_llm_honest_seller_prices_inside_its_range_or_is_asked_again(tmp_path):
+    def responder(body):
+        system = body["messages"][0]["content"]
+        user = "\n".join(m["content"] for m in body["messages"][1:])
+        if "You sell used cars" in system:
+            tier = re.search(r"in (\w+) condition", user).group(1)
+            lo = int(re.search(r"range for \w+ condition is \$([\d,]+)", user).group(1).replace(",", ""))
+            price = lo if tier != "mint" else 1.0  # a mint car offered at $1: outside its range
+            return Reply({"description": f"{tier} car", "price": price})
+        return Reply({"vote": "up"})
+
+    roster = [{"name": "gpt_seller", "kind": "llm", "model": "fake"}] + ROSTER[1:]
+    p = parse_params({"models": MODELS, "llm": {"cache_dir": str(tmp_path)},
+                      "markets": {"lemon": {"runs": 1, "sellers": 6, "buyers": 2, "steps": 6,
+                                            "sybil": [0], "honest": "gpt_seller", "principal": "sybil",
+                                            "buyer_groups": [["naive"]], "roster": roster}}})
+    result, _ = play_over_fake("lemon", p, FakeEndpoint(responder=responder))
+    listings = result.tables["listings"]
+    mint = listings["true_tier"] == "mint"
+    assert mint.any() and (~mint).any()
+    assert (listings.loc[~mint, "price"] == listings.loc[~mint, "true_tier"].map(lambda t: RANGES[t][0])).all()
+    assert (listings.loc[mint, "price"] == 50_000).all()  # the fallback: the tier's value
+    rejected = result.decisions.query("phase == 'list' and not valid")
+    assert len(rejected) > 0 and rejected["error"].str.contains("outside the mint range").all()

@@ -8,9 +8,16 @@ what firms see and answer: ``observations.py`` + ``templates/``; params and the 
 ``metrics.py`` (``metrics/eas.py``); figures: ``plots/crash.py``.
 
 LLM firms play through the generic agent; the ``stabilizing`` harness (``agents/harnesses/
-stabilizing.py``) is the seed's Stabilizing Firm: reflection on its best past days, scored by the
-profit and market health this plugin reports, plus the instructions of ``templates/
-harness_stabilizing.j2``.
+stabilizing.py``) is the seed's Stabilizing Firm: reflection on its best past days, scored as the
+authors score them (market health + max(0, profit) / initial cash, from the signals this plugin
+reports), plus the instructions of ``templates/harness_stabilizing.j2``.
+
+Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
+(sethkarten/AI-Bazaar, agents/firm.py: the firm-manager system prompt with the market size,
+the stabilizing-firm rules, the four competitor personas), paraphrased. Added to it: the rules the
+seed's equation 3 charges (overhead, the tax on cash, bankruptcy below zero) and the stock rule
+(``unsold``), which the authors' firms only learn from their ledger. Not added: how consumers
+choose (the authors do not say).
 """
 
 from __future__ import annotations
@@ -48,19 +55,11 @@ class CrashPlugin(MarketPlugin):
                 f"{seats} or raise firms")
 
     def seats(self, mp: CrashParams, run: int) -> list[Seat]:
-        """``F1..Fn``: the first ``stabilizing`` seats of the run's cell held by the stabilizer,
-        the others by the competitors in turn."""
-        _, stabilizing = mp.cell_of(run)
+        """``F1..Fn``: the stabilizing seats of the run's cell, then the competitor seats, their
+        holders rotated with the cell's replicate (``CrashParams.seat_names``)."""
         by_name = {e.name: e for e in mp.roster}
-        rivals = mp.competitor_names()
-        out = []
-        for i in range(mp.firms):
-            if i < stabilizing:
-                out.append(Seat(f"F{i + 1}", by_name[mp.stabilizer], "stabilizing"))
-            else:
-                out.append(Seat(f"F{i + 1}", by_name[rivals[(i - stabilizing) % len(rivals)]],
-                                "competitor"))
-        return out
+        return [Seat(f"F{i + 1}", by_name[name], role)
+                for i, (role, name) in enumerate(mp.seat_names(run))]
 
     def episode(self, mp: CrashParams, run: int) -> EpisodeSpec:
         e = super().episode(mp, run)
@@ -84,26 +83,27 @@ class CrashPlugin(MarketPlugin):
         return render_messages(observation, **extras)
 
     def harness_signals(self, observation: FirmObservation) -> dict[str, float]:
-        """Yesterday's profit (dollars) and the market's health in [0, 1] (``market.market_health``)."""
-        return {"profit": observation.last_profit, "market_health": observation.health}
+        """Yesterday's profit in dollars, the authors' profit score ``max(0, profit) / initial
+        cash`` and the market's health in [0, 1] (``market.market_health``). The stabilizing
+        harness scores a day ``market_health + profit_score``, the authors' composite
+        (their agents/firm.py, ``reflect``)."""
+        profit = observation.last_profit
+        return {"profit": profit,
+                "profit_score": max(0.0, profit) / max(observation.initial_cash, 1.0),
+                "market_health": observation.health}
 
     def compute_metrics(self, reader, mp: CrashParams, data_dir: Path) -> dict[str, pd.DataFrame]:
         return crash_metrics.compute(reader, mp.eas)
 
     def leaderboard(self, agents: pd.DataFrame, mp: CrashParams, ratings, stats) -> pd.DataFrame:
-        """TrueSkill by firm kind (mean profit per seat in each episode), with the kind's mean EAS
-        (fixed anchors, 95% bootstrap interval over its episodes) and the seed's relative EAS."""
-        from marketarena.metrics.eas import relative_scores
+        """TrueSkill by firm kind (mean profit per seat in each episode), with the kind's EAS
+        components and EAS (fixed anchors, 95% bootstrap interval over its episodes) and the
+        seed's relative EAS (``metrics.eas.eas_board``)."""
+        from marketarena.metrics.eas import eas_board
         from marketarena.ratings import leaderboard
-        from marketarena.stats import bootstrap_mean_ci
 
         board = leaderboard(agents, self.rank_by, ratings, stats, seat_score=self.seat_score)
-        per_episode = agents.groupby(["name", "episode_id"])["eas"].first().groupby("name")
-        ci = pd.DataFrame([(n, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
-                           for n, v in per_episode],
-                          columns=["name", "eas_mean", "eas_lo", "eas_hi"])
-        rel = relative_scores(agents.drop_duplicates(["name", "episode_id"]), mp.eas, by="name")
-        return board.merge(ci, on="name").merge(rel[["name", "eas_relative"]], on="name")
+        return board.merge(eas_board(agents, mp.eas, stats.n_boot, stats.seed), on="name", how="left")
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: CrashParams, instance: str) -> list[Path]:

@@ -1,18 +1,22 @@
 """Scripted crash firms: make the crash and its cure visible without an LLM (issue 10).
 
-Every firm sees what an LLM firm sees (``FirmObservation``) and answers ``FirmAction``. Supply follows
-sales: ``initial_supply`` on day 1; then the mean units sold over the last 3 days times ``buffer``,
-or, after a day it sold out, yesterday's supply times ``growth`` if that is more (demand was at
-least that); at least ``min_supply`` (a probe after days without sales); never more than
-``max_cash_share`` of its cash buys. Prices:
+Every firm sees what an LLM firm sees (``FirmObservation``) and answers ``FirmAction``. Supply
+follows sales: the firm aims to hold ``initial_supply`` units on day 1; then the mean units sold over
+the last 3 days times ``buffer``, or, after a day it sold out, yesterday's supply times ``growth``
+if that is more (demand was at least that); at least ``min_supply`` (a probe after days without
+sales). It buys that target minus the stock it still holds (carried over; 0 when stock perishes),
+never more than ``max_cash_share`` of its cash buys. Prices:
 
 | strategy | price | source / intent |
 |---|---|---|
 | undercut | the cheapest competitor price seen yesterday minus ``step``, down to ``floor`` x unit cost (below cost by default): the price war | seed 3.1 "firms recursively undercut each other below unit cost" |
 | markup | unit cost x (1 + ``markup``), whatever the others do | a fixed-markup firm |
-| stabilizer | the Stabilizing Firm's rules without an LLM: a floor of unit cost x (1 + ``margin``) plus the overhead spread over ``initial_supply`` units, never lowered because competitors are lower (a floor that fell with its own sales would let one stabilizer undercut the others); reflecting, it holds the price of its best past day (profit x market health, top ``k``) when that is higher, up to twice its floor | seed 3.3 / appendix A, notes D.2 |
+| stabilizer | a target "modestly above unit cost" (seed 5.1): unit cost x (1 + ``margin``) plus the overhead spread over ``initial_supply`` units (1.25 at the defaults), held whatever competitors charge | the Stabilizing Firm's rules (the authors' prompt: minimum price unit cost plus overhead, do not follow competitors down, stable prices) |
 | myopic | the profit-maximising price on its own demand estimate: a constant-elasticity fit ln q = a - b ln p over its last ``window`` days with sales; p* = c b / (b - 1) if b > 1, else the highest price ``cap`` x c; explores around the starting price until it has data | a myopic profit maximiser |
 | random | U(``lo``, ``hi``) x unit cost, supply U(0, ``max_units``) | noise |
+
+The scripted stabilizer does not reflect: it holds one price, so its best past days would all
+point at that price; the LLM harness ``stabilizing`` reflects (``agents/harnesses/stabilizing.py``).
 """
 
 from __future__ import annotations
@@ -29,11 +33,11 @@ from marketarena.markets.crash.observations import FirmAction, FirmObservation
 
 
 class FirmParams(Strict):
-    start_markup: float = Field(default=1.0, ge=0, description="day-1 price = c x (1 + this)")
-    initial_supply: float = Field(default=40.0, ge=0, description="units bought on day 1")
-    min_supply: float = Field(default=5.0, ge=0, description="units bought at least (a probe)")
-    buffer: float = Field(default=1.2, ge=0, description="supply = yesterday's sales x buffer")
-    growth: float = Field(default=1.3, ge=1, description="after selling out: supply x growth")
+    start_markup: float = Field(default=1.0, ge=0, le=1000, description="day-1 price = c x (1 + this)")
+    initial_supply: float = Field(default=40.0, ge=0, le=1e7, description="units held on day 1")
+    min_supply: float = Field(default=5.0, ge=0, le=1e7, description="units held at least (a probe)")
+    buffer: float = Field(default=1.2, ge=0, le=100, description="target stock = recent sales x buffer")
+    growth: float = Field(default=1.3, ge=1, le=100, description="after selling out: supply x growth")
     max_cash_share: float = Field(default=0.5, gt=0, le=1, description="at most this share of cash on supply")
 
 
@@ -56,7 +60,7 @@ class ScriptedFirm(ScriptedAgent):
             want = float(np.mean([h.units_sold for h in obs.history[-3:]])) * pr.buffer
             if last.supply > 0 and last.units_sold >= last.supply * (1 - 1e-9):
                 want = max(want, last.supply * pr.growth)
-        want = max(pr.min_supply, want)
+        want = max(pr.min_supply, want) - obs.stock
         budget = pr.max_cash_share * max(obs.cash, 0.0) / obs.unit_cost
         return float(max(0.0, min(want, budget)))
 
@@ -65,8 +69,8 @@ class ScriptedFirm(ScriptedAgent):
 
 
 class UndercutParams(FirmParams):
-    step: float = Field(default=0.05, gt=0, description="undercut the cheapest rival by this much")
-    floor: float = Field(default=0.5, ge=0, description="never below floor x unit cost")
+    step: float = Field(default=0.05, gt=0, le=1e6, description="undercut the cheapest rival by this much")
+    floor: float = Field(default=0.5, ge=0, le=1000, description="never below floor x unit cost")
 
 
 class Undercut(ScriptedFirm):
@@ -79,7 +83,7 @@ class Undercut(ScriptedFirm):
 
 
 class MarkupParams(FirmParams):
-    markup: float = Field(default=0.5, ge=-0.99, description="price = c x (1 + markup)")
+    markup: float = Field(default=0.5, ge=-0.99, le=1000, description="price = c x (1 + markup)")
 
 
 class Markup(ScriptedFirm):
@@ -90,36 +94,26 @@ class Markup(ScriptedFirm):
 
 
 class StabilizerParams(FirmParams):
-    margin: float = Field(default=1.0, ge=0, description="price >= unit cost x (1 + margin) + overhead per unit")
-    k: int = Field(default=3, ge=1, description="best past days it reflects on")
-    buffer: float = Field(default=1.0, ge=0)
+    margin: float = Field(default=0.2, ge=0, le=1000, description="price = unit cost x (1 + margin) "
+                          "+ overhead / initial_supply")
 
 
 class Stabilizer(ScriptedFirm):
-    """The Stabilizing Firm's rules (prompt of appendix A) without an LLM; the same reflection as
-    the ``stabilizing`` harness: each past day scored by its profit times the market's health the
-    day after, the price of the best of the top ``k`` kept as a floor."""
+    """The Stabilizing Firm's rules (the prompt of appendix A, after the authors' code) without an
+    LLM: a target price modestly above unit cost plus overhead per unit, held whatever the
+    competitors do."""
 
     strategy, Params = "stabilizer", StabilizerParams
 
-    def reset(self, rng):
-        super().reset(rng)
-        self.scored: list[tuple[float, float]] = []  # (score, price)
-
     def price(self, obs):
-        if obs.history:
-            self.scored.append((obs.history[-1].profit * obs.health, obs.history[-1].price))
-        floor = obs.unit_cost * (1 + self.params.margin) + obs.overhead / max(
+        return obs.unit_cost * (1 + self.params.margin) + obs.overhead / max(
             self.params.initial_supply, 1.0)
-        best = sorted(self.scored, key=lambda s: -s[0])[: self.params.k]
-        remembered = max((p for score, p in best if score > 0), default=floor)
-        return max(floor, min(remembered, floor * 2))
 
 
 class MyopicParams(FirmParams):
-    window: int = Field(default=20, ge=3, description="days of own sales in the demand fit")
-    explore: float = Field(default=0.1, ge=0, description="relative price noise while exploring")
-    cap: float = Field(default=8.0, gt=1, description="highest price, in unit costs")
+    window: int = Field(default=20, ge=3, le=10_000, description="days of own sales in the demand fit")
+    explore: float = Field(default=0.1, ge=0, le=1, description="relative price noise while exploring")
+    cap: float = Field(default=8.0, gt=1, le=1000, description="highest price, in unit costs")
 
 
 class Myopic(ScriptedFirm):
@@ -147,9 +141,9 @@ class Myopic(ScriptedFirm):
 
 
 class RandomParams(FirmParams):
-    lo: float = Field(default=0.5, gt=0)
-    hi: float = Field(default=3.0, gt=0)
-    max_units: float = Field(default=60.0, ge=0)
+    lo: float = Field(default=0.5, gt=0, le=1000)
+    hi: float = Field(default=3.0, gt=0, le=1000)
+    max_units: float = Field(default=60.0, ge=0, le=1e7)
 
 
 class RandomFirm(ScriptedFirm):

@@ -5,8 +5,8 @@ A day ``t`` (``step`` t, 0-based; prompts count days from 1) is one decision poi
 active firm answers ``{"price", "supply"}``. Then, in this order:
 
 1. supply: a firm buys ``supply`` units at the unit cost, at most what its cash pays for (a larger
-   order is scaled down and noted; the decision stays valid); with ``unsold: perish`` (default)
-   yesterday's leftovers are gone, with ``carry`` they are still in stock;
+   order is scaled down and noted; the decision stays valid); with ``unsold: carry`` (default, as
+   in the authors' code) yesterday's leftovers are still in stock, with ``perish`` they are gone;
 2. sales (``rules``): today's shoppers each see ``discovery_limit`` firms with stock, order their
    demand from the cheapest, and are filled in their drawn order up to the firm's stock; revenue =
    price x units filled, consumer surplus per order as ``rules.consumer_surplus``;
@@ -31,7 +31,8 @@ Log tables (``step`` = the day, 0-based):
             spend, surplus
   days      step, active, shoppers, mean_price, filled, wanted, spend, surplus, health
   consumers consumer, income
-  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price
+  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price,
+            initial_cash, overhead, tax_rate, platform_fee, holding_cost, unsold, arrival_rate
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ class CrashMarket(EventLog):
                 agent_id=a, day=self.t + 1, persona=self.personas[i],
                 stabilizing=self.roles[i] == "stabilizing", cash=float(self.cash[i]),
                 stock=float(self.stock[i]), unit_cost=p.unit_cost, overhead=p.overhead,
-                tax_rate=p.tax_rate, history=self.history[i][-p.history:] if p.history else [],
+                tax_rate=p.tax_rate, platform_fee=p.platform_fee, consumers=p.consumers,
+                unsold=p.unsold, holding_cost=p.holding_cost, initial_cash=p.initial_cash,
+                history=self.history[i][-p.history:] if p.history else [],
                 competitor_prices=prices, active_firms=int(self.active.sum()),
                 health=self.health, last_profit=float(self.last_profit[i]))
         return Decision(PHASE, self.t, 0, obs, FirmAction)
@@ -135,13 +138,13 @@ class CrashMarket(EventLog):
         who = rules.shoppers(self.shop_rng, p.consumers, p.consumer.arrival_rate)
         offering = self.active & (self.stock > 0)
         seen = rules.visible_firms(self.see_rng, who.size, offering, self.discovery_limit)
-        firm = rules.choose_cheapest(seen, np.nan_to_num(price, nan=np.inf))
+        firm = rules.choose_cheapest(seen, np.where(np.isnan(price), np.inf, price))
         order_price = np.where(firm >= 0, price[np.maximum(firm, 0)], np.nan)
         income = self.consumers.income[who]
         wanted = rules.demand(income, order_price, p.max_price)
         firm = np.where(wanted > 0, firm, -1)
         filled = rules.fill_orders(firm, wanted, self.stock)
-        spend = np.where(filled > 0, filled * np.nan_to_num(order_price), 0.0)
+        spend = np.where(filled > 0, filled * order_price, 0.0)
         surplus = rules.consumer_surplus(income, wanted, filled, order_price, p.max_price)
         units = np.bincount(firm[firm >= 0], weights=filled[firm >= 0], minlength=n)
         revenue = np.bincount(firm[firm >= 0], weights=spend[firm >= 0], minlength=n)
@@ -176,12 +179,9 @@ class CrashMarket(EventLog):
                 day=t + 1, price=float(price[i]), supply=float(supply[i]), units_sold=float(units[i]),
                 revenue=float(revenue[i]), expenses=float(cost[i] + overhead[i] + holding[i] + tax[i]
                                                          + fee[i]), profit=float(profit[i])))
-        ids = np.array(self.ids + [""], dtype=object)
-        self.rows["orders"].append(pd.DataFrame({
-            "step": t, "order": np.arange(who.size), "consumer": who,
-            "firm": ids[np.where(firm >= 0, firm, n)], "seen": (seen >= 0).sum(axis=1),
-            "price": order_price, "wanted": wanted, "filled": filled, "spend": spend,
-            "surplus": surplus}))
+        self.rows["orders"].append((np.full(who.size, t), np.arange(who.size), who,
+                                    np.where(firm >= 0, firm, n), (seen >= 0).sum(axis=1),
+                                    order_price, wanted, filled, spend, surplus))
         for i in np.flatnonzero(bankrupt):
             self.retire(t, 0, self.ids[i], f"cash {self.cash[i]:.4f} < 0")
         self.active &= ~bankrupt
@@ -208,15 +208,23 @@ class CrashMarket(EventLog):
     def tables(self) -> dict[str, pd.DataFrame]:
         p = self.p
         out = {name: pd.DataFrame(self.rows[name], columns=cols) for name, cols in self.COLUMNS.items()}
+        columns = ["step", "order", "consumer", "firm", "seen", "price", "wanted", "filled",
+                   "spend", "surplus"]
         orders = self.rows["orders"]
-        out["orders"] = (pd.concat(orders, ignore_index=True) if orders else
-                         pd.DataFrame(columns=["step", "order", "consumer", "firm", "seen", "price",
-                                               "wanted", "filled", "spend", "surplus"]))
+        if orders:  # one frame at the end: a frame a day costs more than the day's arithmetic
+            data = dict(zip(columns, (np.concatenate(c) for c in zip(*orders))))
+            data["firm"] = np.array(self.ids + [""], dtype=object)[data["firm"]]
+            out["orders"] = pd.DataFrame(data)
+        else:
+            out["orders"] = pd.DataFrame(columns=columns)
         out["consumers"] = pd.DataFrame({"consumer": np.arange(p.consumers),
                                          "income": self.consumers.income})
         out["setting"] = pd.DataFrame([{
             "discovery_limit": self.discovery_limit,
             "stabilizing": sum(r == "stabilizing" for r in self.roles), "firms": len(self.ids),
             "consumers": p.consumers, "days": p.days, "unit_cost": p.unit_cost,
-            "max_price": p.max_price}])
+            "max_price": p.max_price, "initial_cash": p.initial_cash, "overhead": p.overhead,
+            "tax_rate": p.tax_rate, "platform_fee": p.platform_fee,
+            "holding_cost": p.holding_cost, "unsold": p.unsold,
+            "arrival_rate": p.consumer.arrival_rate}])
         return out

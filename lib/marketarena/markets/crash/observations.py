@@ -1,10 +1,12 @@
 """What a crash firm sees and answers (seed 001, section 3.1, equations 1-2).
 
 :class:`FirmObservation`: the day, its cash, its stock, the unit cost, its overhead and the tax rate,
-the last ``history`` days of its own history (price set, supply bought, units sold, revenue,
-expenses), and yesterday's prices of the competitors it can see (a random sample of the active
-ones when ``firm_discovery_limit`` is set), plus its persona. Not shown: the number of days, the
-consumers' budgets, the other firms' cash.
+the number of consumers in the market and whether unsold stock carries over or perishes (as the
+authors' firm prompt states the market size), the last ``history`` days of its own history (price
+set, supply bought, units sold, revenue, expenses), and yesterday's prices of the competitors it
+can see (a random sample of the active ones when ``firm_discovery_limit`` is set), plus its
+persona. Not shown: the number of days, the consumers' budgets, how consumers choose (the
+authors' prompt does not say), the other firms' cash.
 
 The answer (:class:`FirmAction`): ``{"price": <number > 0>, "supply": <number >= 0>}``: the price
 posted today and the units of the good bought today at the unit cost.
@@ -45,6 +47,11 @@ class FirmObservation(BaseModel):
     unit_cost: float
     overhead: float
     tax_rate: float
+    platform_fee: float = 0.0
+    consumers: int  # the market's size, as the authors' prompt states it
+    unsold: str  # "carry" or "perish"
+    holding_cost: float = 0.0
+    initial_cash: float
     history: list[DayRecord] = Field(default_factory=list)
     competitor_prices: list[float] = Field(default_factory=list)  # yesterday's, sampled
     active_firms: int

@@ -4,21 +4,38 @@ Defaults are the seed's appendix F: 5 firms, 50 consumers, unit cost 1, initial 
 2 a day, tax 5% of cash a day, history 3 days, 365 days, discovery limit 3.
 
 The settings grid lives inside an instance: ``discovery_limits`` x ``stabilizing`` are lists, and
-episode ``r`` plays cell ``r mod cells`` (cells in the order discovery limit, then stabilizing), with
-seeds from (seed, r); so ``runs = cells x seeds per cell``. The paper's 54-run grid is
-``discovery_limits: [1, 3, 5]``, ``stabilizing: [0, 1, 2, 3, 4, 5]``, ``runs: 54``.
+episode ``r`` plays cell ``r mod cells`` (cells in the order discovery limit, then stabilizing) as
+the cell's replicate ``r // cells``, with seeds from (seed, r); so ``runs = cells x seeds per cell``.
+The seed's grid (appendix F, 5.1) is ``discovery_limits: [1, 3, 5]``, ``stabilizing: [0, 1, 3, 5]``
+(the authors' code sweeps 0..5).
 
-Seats: ``firms`` seats ``F1..Fn``; in a cell with ``s`` stabilizing firms, the first ``s`` seats are
-held by the roster entry named ``stabilizer`` (one player holding several seats) and the others by
-``competitors``, cycled in order (default: every other roster entry). So a firm *kind* is a player,
-and the leaderboard ranks kinds by their mean profit per seat.
+Seats (``CrashPlugin.seats``): with ``stabilizer_seats: replace`` (default, the seed's: "5 firms",
+of which 0, 1, 3 or 5 are stabilizing) the market has ``firms`` seats ``F1..Fn``, the first ``s``
+held by the roster entry ``stabilizer``, the others by the competitors; with ``add`` it has
+``firms`` competitor seats plus ``s`` stabilizing seats (more firms share the same consumers).
+The competitors' composition is held fixed across cells by rotation: competitor seat ``i`` of a
+cell's replicate ``j`` is held by ``competitors[(i + j) mod k]``, so over any ``k`` consecutive
+replicates of a cell (``k`` competitor kinds) each kind holds the same share of the competitor
+seats, ``1 / k``, whatever the number of stabilizers; with seeds per cell a multiple of ``k`` every
+cell has the same competitor mix (``competitor_mix``). Under ``replace`` a stabilizer takes the
+seat a competitor would have had (the seed's treatment: a competitor's rivals become
+stabilizers); under ``add`` the competitor seats are identical in every cell and the number of
+firms grows. A firm *kind* is a player; leaderboards rank kinds by their mean profit per seat.
 
-Choices where the seed and the authors' code differ (see ``rules.py`` and ``market.py``): tax on
-cash 5% a day as the seed and DESIGN.md say, the code's extra "platform fee" (another 5% of cash,
-commented as 10% of revenue) only as ``platform_fee`` (default 0); unsold stock perishes at the end
-of the day as in the code (``unsold: perish``), or carries over with a holding cost per unit and day
-(``unsold: carry``, the paper's formal holding cost f); consumers do not buy at or above
-``max_price`` (the code's consumers buy at any price).
+Choices where the seed, the authors' draft and their code differ (see ``rules.py``, ``market.py``,
+the README's crash section):
+
+- tax on cash 5% a day (seed, DESIGN.md); the code's extra "platform fee" (another 5% of cash,
+  commented as 10% of revenue) only as ``platform_fee`` (default 0);
+- unsold stock **carries over** to the next day, as in the authors' code (their firms re-post
+  their inventory; only consumers' goods are zeroed); ``unsold: perish`` is the option, and
+  ``holding_cost`` (per unit and day of carried stock, the paper's formal cost f) defaults to 0;
+  the firm prompt says which rule holds;
+- firms see every active competitor's price (the authors' code: ``discovery_limit_firms`` 0 =
+  all); the seed's "random sample of active competitors" is ``firm_discovery_limit: n``;
+- consumers do not buy at or above ``max_price`` (the code's consumers buy at any price), and a
+  consumer's demand uses the chosen firm's own price as its price index (``rules.py``);
+- consumer discovery limits {1, 3, 5} as the seed's grid.
 """
 
 from __future__ import annotations
@@ -30,13 +47,23 @@ from pydantic import Field, model_validator
 from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
 from marketarena.metrics.eas import EASParams, Term
 
-#: personas of non-stabilizing firms (the authors' code); seat i of the competitors is shown persona
-#: i mod len (an LLM firm reads it in its prompt; scripted firms ignore it)
+#: personas of non-stabilizing firms, after the authors' code (``FIRM_PERSONA_DESCRIPTIONS``,
+#: paraphrased); competitor seat i is shown persona i mod len (an LLM firm reads it in its
+#: prompt; scripted firms ignore it)
 DEFAULT_PERSONAS = {
-    "competitive": "You are a competitive firm: you aim to win customers from your rivals.",
-    "volume_seeker": "You are a volume-seeking firm: you aim to sell as many units as you can.",
-    "reactive": "You are a reactive firm: you respond quickly to what your competitors do.",
-    "cautious": "You are a cautious firm: you avoid risks to your cash and your survival.",
+    "competitive": "You maximise profit in a straightforward way: set prices that attract buyers "
+                   "while covering your costs with a reasonable margin, watch competitors' prices "
+                   "and respond rationally each day, without a bias toward aggression or caution. "
+                   "Buy supply in moderate amounts that match your recent sales.",
+    "volume_seeker": "You care more about sales volume than about margin per unit: you are willing "
+                     "to price a little more aggressively than competitors to win demand, and you "
+                     "buy supply generously so that you never run out. Never sell below your unit "
+                     "cost: volume at a loss leads to bankruptcy.",
+    "reactive": "You watch competitors' prices closely and adjust at once to match or beat the "
+                "lowest price you see; you have no strong price anchor of your own. Buy more supply "
+                "when you are winning demand and less when you are not.",
+    "cautious": "You prefer small, gradual price changes to sudden moves, protect your cash and "
+                "your survival, and buy supply conservatively.",
 }
 
 
@@ -60,31 +87,55 @@ class ConsumerParams(Strict):
 
 
 def default_eas() -> EASParams:
-    """Fixed anchors of crash's EAS (``metrics/eas.py``): stability (no bankruptcies; daily mean
-    price steady within 1 unit cost of SD), welfare (price near unit cost: |p/c - 1| up to 1;
-    orders filled), profitability (profit per firm and day, 0 to 10 unit costs)."""
+    """crash's EAS (``metrics/eas.py``): the seed's stability, welfare and profitability variables
+    on anchors the market can reach (``metrics.py`` says how each is measured):
+
+    - stability: b, the player's firms' bankruptcy rate (0 to 1); sigma, the SD over days of the
+      market's daily mean price in unit costs (0 to 1: a price swinging by a whole unit cost scores
+      0), market-level;
+    - welfare: s, market survival, the share of firms active averaged over the T days (0 to 1);
+      consumer surplus as a share of what the day's shoppers would get buying their whole demand
+      at unit cost (0 to 1; a price war's below-cost days clip at 1); both market-level;
+    - profitability: pi, the player's profit per firm and day, from ``profit_floor`` (the firm lost
+      its whole initial cash over T days) to ``profit_ceiling`` (the most a firm can earn when the
+      consumers' expected budget is spent at the choke price and shared by all firms, after the
+      overhead, the tax and the fee on cash: ``metrics.profit_ceiling``).
+
+    Price war and gouging both score below a stable market: a price war through bankruptcies,
+    lost survival and losses; post-collapse gouging through bankruptcies, volatility and the
+    consumers' surplus."""
     return EASParams(components={
-        "stability": [Term(metric="bankruptcy_rate", lo=0, hi=1, better="lower"),
-                      Term(metric="price_volatility", lo=0, hi=1.0, better="lower")],
-        "welfare": [Term(metric="price_deviation", lo=0, hi=1.0, better="lower"),
-                    Term(metric="fill_rate", lo=0, hi=1, better="higher")],
-        "profitability": [Term(metric="profit_per_firm_day", lo=0, hi=10.0, better="higher")],
+        "stability": [Term(variable="b", metric="bankruptcy_rate", lo=0, hi=1, better="lower",
+                           scope="seat"),
+                      Term(variable="sigma", metric="price_volatility", lo=0, hi=1.0, better="lower",
+                           scope="market")],
+        "welfare": [Term(variable="s", metric="survival", lo=0, hi=1, better="higher",
+                         scope="market"),
+                    Term(variable="cs", metric="consumer_surplus_share", lo=0, hi=1,
+                         better="higher", scope="market")],
+        "profitability": [Term(variable="pi", metric="profit_per_firm_day", lo="profit_floor",
+                               hi="profit_ceiling", better="higher", scope="seat")],
     })
 
 
 class CrashParams(MarketParams):
-    firms: int = size(5, le=100, description="seats F1..Fn")
+    firms: int = size(5, le=100, description="seats F1..Fn (stabilizer_seats: add: competitor seats)")
     consumers: int = size(50, le=100_000)
     days: int = size(365, le=100_000, description="T; an episode ends earlier when "
-                      "every firm is bankrupt")
+                     "every firm is bankrupt")
     discovery_limits: list[Annotated[int, Field(ge=1, le=100)]] = Field(
-        default_factory=lambda: [3], min_length=1, description="consumer-side discovery limit per cell")
-    stabilizing: list[Annotated[int, Field(ge=0)]] = Field(
-        default_factory=lambda: [0], min_length=1, description="stabilizing firms per cell")
+        default_factory=lambda: [3], min_length=1, max_length=100,
+        description="consumer-side discovery limit per cell")
+    stabilizing: list[Annotated[int, Field(ge=0, le=100)]] = Field(
+        default_factory=lambda: [0], min_length=1, max_length=100,
+        description="stabilizing firms per cell")
+    stabilizer_seats: Literal["replace", "add"] = Field(
+        default="replace", description="replace: stabilizers hold s of the `firms` seats; add: s "
+        "stabilizing seats besides `firms` competitor seats")
     stabilizer: str | None = Field(default=None, description="roster entry holding stabilizing seats")
-    competitors: list[str] | None = Field(default=None,
-                                          description="roster entries cycled over the other seats")
-    firm_discovery_limit: int | None = Field(default=None, ge=0,
+    competitors: list[str] | None = Field(default=None, description="roster entries rotated over "
+                                          "the competitor seats (default: every other entry)")
+    firm_discovery_limit: int | None = Field(default=None, ge=0, le=100,
                                              description="competitor prices a firm sees (null: all)")
     unit_cost: float = Field(default=1.0, ge=1e-6, le=10_000, description="10^-6 to 10^4: a "
                              "posted price is at most 10^6 (the answer's schema)")
@@ -93,9 +144,10 @@ class CrashParams(MarketParams):
     tax_rate: float = Field(default=0.05, ge=0, lt=1, description="share of cash taxed each day")
     platform_fee: float = Field(default=0.0, ge=0, lt=1,
                                 description="another share of cash each day (the authors' code: 0.05)")
-    unsold: Literal["perish", "carry"] = "perish"
-    holding_cost: float = Field(default=0.0, ge=0, le=MAX_AMOUNT,
-                                description="per unit and day, unsold: carry")
+    unsold: Literal["carry", "perish"] = Field(default="carry", description="unsold stock carries "
+                                               "over to the next day (the authors' code) or perishes")
+    holding_cost: float = Field(default=0.0, ge=0, le=MAX_AMOUNT, description="per unit and day of "
+                                "carried stock (unsold: carry)")
     max_price: float = Field(default=10.0, gt=0, le=1e6, description="consumers' choke price "
                              "(posted prices are at most 10^6)")
     history: int = size(3, ge=0, le=1000, description="H: days of own history shown")
@@ -109,8 +161,14 @@ class CrashParams(MarketParams):
     @model_validator(mode="after")
     def _seats(self):
         names = [e.name for e in self.roster]
-        if any(s > self.firms for s in self.stabilizing):
-            raise ValueError(f"stabilizing: more stabilizing firms than firms ({self.firms})")
+        if self.stabilizer_seats == "replace" and any(s > self.firms for s in self.stabilizing):
+            raise ValueError(f"stabilizing: more stabilizing firms than firms ({self.firms}); "
+                             f"stabilizer_seats: add puts them beside the firms")
+        if self.tax_rate + self.platform_fee >= 1:
+            raise ValueError("tax_rate + platform_fee must be below 1 (a share of cash a day)")
+        if not self.max_price > self.unit_cost:
+            raise ValueError(f"max_price ({self.max_price:g}) must exceed unit_cost "
+                             f"({self.unit_cost:g}): consumers buy only below it")
         if any(s > 0 for s in self.stabilizing):
             if self.stabilizer is None:
                 raise ValueError("stabilizing > 0 needs 'stabilizer', the roster entry holding "
@@ -118,7 +176,9 @@ class CrashParams(MarketParams):
         for name in [self.stabilizer] * (self.stabilizer is not None) + (self.competitors or []):
             if name not in names:
                 raise ValueError(f"{name!r} is not a roster name (roster: {', '.join(names)})")
-        if not self.competitor_names() and any(s < self.firms for s in self.stabilizing):
+        if self.competitors is not None and self.stabilizer in self.competitors:
+            raise ValueError(f"competitors: {self.stabilizer!r} is the stabilizer")
+        if not self.competitor_names() and any(self.competitor_seats(s) for s in self.stabilizing):
             raise ValueError("no competitor firms: add roster entries besides the stabilizer")
         if not self.personas:
             raise ValueError("personas: give at least one")
@@ -129,6 +189,9 @@ class CrashParams(MarketParams):
             return list(self.competitors)
         return [e.name for e in self.roster if e.name != self.stabilizer]
 
+    def competitor_seats(self, stabilizing: int) -> int:
+        return self.firms - stabilizing if self.stabilizer_seats == "replace" else self.firms
+
     @property
     def cells(self) -> list[tuple[int, int]]:
         """(discovery limit, stabilizing firms) per cell."""
@@ -136,3 +199,23 @@ class CrashParams(MarketParams):
 
     def cell_of(self, run: int) -> tuple[int, int]:
         return self.cells[run % len(self.cells)]
+
+    def seat_names(self, run: int) -> list[tuple[str, str]]:
+        """(role, roster name) of each seat of episode ``run``, in seat order: the stabilizing
+        seats, then the competitor seats, competitor ``i`` of replicate ``j`` held by
+        ``competitors[(i + j) mod k]``."""
+        _, s = self.cell_of(run)
+        replicate = run // len(self.cells)
+        rivals = self.competitor_names()
+        out = [("stabilizing", self.stabilizer)] * s
+        return out + [("competitor", rivals[(i + replicate) % len(rivals)])
+                      for i in range(self.competitor_seats(s))]
+
+    def competitor_mix(self) -> dict[tuple[int, int], dict[str, int]]:
+        """Per cell, the competitor seats each roster entry holds over the instance's runs."""
+        mix = {cell: dict.fromkeys(self.competitor_names(), 0) for cell in self.cells}
+        for run in range(self.runs):
+            for role, name in self.seat_names(run):
+                if role == "competitor":
+                    mix[self.cell_of(run)][name] += 1
+        return mix

@@ -4,7 +4,12 @@ Consumers (drawn once per episode): consumer j has a daily budget
 ``I_j = (U(income_lo, income_hi) + labour_hours * v_j) / 365`` with skill ``v_j ~ U(skill_lo,
 skill_hi)`` (the authors' code: U(50, 200) plus 40 hours x U(1.24, 159.1), per year). With one good,
 the CES demand of the seed (sigma = 5) reduces to spending the whole budget on it: the price index
-is the good's own price, so ``d_j(p) = I_j / p`` units, for any sigma. The authors' consumers buy at
+is the good's own price, so ``d_j(p) = I_j / p`` units, for any sigma. The authors' code instead
+takes the mean of *all* posted quotes as the index (P) and orders ``(I / P) (p / P)^-sigma`` at the
+chosen quote's price (their agents/consumer.py), so a shopper's demand moves with quotes it never saw,
+which the seed's discovery limit rules out; the seed's text (a shopper polls a few firms and buys
+from the cheapest) is followed here. On the audit's below-cost orders their rule buys about 0.37 x
+the units, so price wars drain losers faster here than in their code. The authors' consumers buy at
 any price, which makes a monopolist's best price infinite; here a consumer does not buy at or above
 the choke price ``max_price``, which gives the post-collapse gouging a ceiling and consumer surplus
 a meaning: buying a fraction f of its demand at price p earns ``f * I_j * ln(max_price / p)``, the
@@ -77,8 +82,7 @@ def demand(income: np.ndarray, price: np.ndarray, max_price: float) -> np.ndarra
     """Units each shopper orders at ``price``: its budget over the price (one good, CES), none at or
     above the choke price (or from nobody: NaN price)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        d = np.where((price > 0) & (price < max_price), income / price, 0.0)
-    return np.nan_to_num(d)
+        return np.where((price > 0) & (price < max_price), income / price, 0.0)
 
 
 def fill_orders(firm: np.ndarray, wanted: np.ndarray, stock: np.ndarray) -> np.ndarray:
@@ -102,6 +106,5 @@ def consumer_surplus(income: np.ndarray, wanted: np.ndarray, filled: np.ndarray,
                      price: np.ndarray, max_price: float) -> np.ndarray:
     """``(filled / wanted) * I * ln(max_price / p)`` per order (0 for an order of nothing)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(wanted > 0, filled / wanted, 0.0)
-        gain = np.where(wanted > 0, income * np.log(max_price / price), 0.0)
-    return np.nan_to_num(share * gain)
+        ordered = wanted > 0  # at a finite price below the choke price (``demand``)
+        return np.where(ordered, (filled / wanted) * (income * np.log(max_price / price)), 0.0)

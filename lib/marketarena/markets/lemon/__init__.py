@@ -15,7 +15,13 @@ identity seats ``S1..`` (their actor is ``P1``); its score sums them. LLM buyers
 
 Reference stage: ``reference@<instance>`` plays the instance's configuration with K = 0 (LLM
 buyers replaced by the scripted ``reputation`` buyer, documented in the summary) and writes its
-volume (bids per step), the base of the EAS's activity term, like double_auction's CSα table.
+volume (bids per step), the base of the EAS's market-survival term, like double_auction's CSα table.
+
+Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
+(sethkarten/AI-Bazaar: agents/buyer.py, seller.py, sybil.py), paraphrased: the buyer
+is told the typical price range of each tier and that some sellers misrepresent car quality, and
+sees price, description and reputation; the honest seller is told its car's condition and range
+and picks a price in it. Added: the quoted-data note on descriptions and the answer formats.
 """
 
 from __future__ import annotations
@@ -124,17 +130,18 @@ class LemonPlugin(MarketPlugin):
 
     def compute_metrics(self, reader, mp: LemonParams, data_dir: Path) -> dict[str, pd.DataFrame]:
         volume = json.loads(summary_path(data_dir, mp.instance).read_text())["reference"]["volume_k0"]
-        return lemon_metrics.compute(reader, mp.eas, volume, {t: mp.tier_value(t) for t in TIERS})
+        return lemon_metrics.compute(reader, mp.eas, volume, {t: mp.tier_value(t) for t in TIERS},
+                                     mp.surplus_anchors())
 
     def leaderboard(self, agents: pd.DataFrame, mp: LemonParams, ratings, stats) -> pd.DataFrame:
         """Buyers and sellers on separate boards (a role column). Sellers (honest and the
         principal, its identities summed) by revenue, TrueSkill by player. Buyers by their total
         surplus, TrueSkill when kinds share episodes; in cells of one buyer kind they never meet,
-        so kinds are ranked by the mean EAS of their episodes (fixed anchors, 95% interval), shown
-        with the seed's relative EAS."""
-        from marketarena.metrics.eas import relative_scores
+        so kinds are ranked by the mean EAS of their episodes; buyers carry their EAS components,
+        the EAS on fixed anchors (95% interval) and the seed's relative EAS
+        (``metrics.eas.eas_board``)."""
+        from marketarena.metrics.eas import eas_board
         from marketarena.ratings import leaderboard
-        from marketarena.stats import bootstrap_mean_ci
 
         boards = []
         for role, rows in (("buyer", agents[agents["role"] == "buyer"]),
@@ -145,12 +152,8 @@ class LemonPlugin(MarketPlugin):
             board = leaderboard(rows, "score", ratings, stats, seat_score=seat_score)
             board.insert(1, "role", role)
             if role == "buyer":
-                per_ep = rows.groupby(["name", "episode_id"])["eas"].first().groupby("name")
-                ci = pd.DataFrame([(n, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot,
-                                                          seed=stats.seed)) for n, v in per_ep],
-                                  columns=["name", "eas_mean", "eas_lo", "eas_hi"])
-                rel = relative_scores(rows.drop_duplicates(["name", "episode_id"]), mp.eas, by="name")
-                board = board.merge(ci, on="name").merge(rel[["name", "eas_relative"]], on="name")
+                board = board.merge(eas_board(rows, mp.eas, stats.n_boot, stats.seed), on="name",
+                                    how="left")
                 if board["mu"].isna().all():  # buyer kinds never met: rank by EAS
                     board = board.sort_values("eas_mean", ascending=False, kind="stable")
                     board["rank"] = range(1, len(board) + 1)
@@ -163,7 +166,7 @@ class LemonPlugin(MarketPlugin):
 
         frames = read_metrics(metrics_dir, ("market", "agents", "steps", "reputation"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
-        return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance)
+        return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         listings = result.tables["listings"]

@@ -4,25 +4,30 @@ Sellers:
 
 | strategy | what it does |
 |---|---|
-| honest | lists its car with a template description of the true tier in its style (``styles.yaml``: standard, detailed, terse, optimistic); the price is the market's (truthful) |
-| sybil | the deceptive principal: for every active identity, claims good or mint (``mint_share`` of the time mint), prices uniformly inside the claimed tier's typical range, and writes a description from the small bank of its identity's style (formal, casual, technical, brief, detailed) |
+| honest | lists its car with a template description of the true tier in its style (``styles.yaml``: standard, detailed, terse, optimistic), priced uniformly inside the tier's typical range (``pricing: range``, as the authors' LLM sellers are told), or at the tier's value (``pricing: value``, the authors' FIXED seller) |
+| sybil | the deceptive principal: each step picks one advertised tier, good or mint (``mint_share`` of the time mint), for all its identities (the authors' ``decide_advertised_tier``; ``tier_per: identity`` draws one per identity), prices each identity's car uniformly inside that tier's range and writes a description from the small bank of the identity's style (formal, casual, technical, brief, detailed) |
 
-Buyers (every buyer also votes by rule after a purchase: up if the car was at least as good as
-claimed, down if worse; ``abstain_share`` of the time it abstains):
+Buyers see what an LLM buyer sees: price, description, reputation (when shown), the typical price
+range of each tier, their own purchases. A scripted buyer reads a listing's *claim* from its price
+(the tier whose typical range holds it; the ranges do not overlap by default) and estimates the car's
+worth as the middle of that range (it is never told the tiers' values). Every buyer also votes by
+rule after a purchase: up if the car was at least as good as its price claimed, down if worse;
+``abstain_share`` of the time it abstains.
 
 | strategy | buys |
 |---|---|
-| naive | the listing with the best advertised value for money (claimed tier's value / price), if that is at least ``min_ratio`` |
-| reputation | the best value for money among listings whose seller reputation is at least ``threshold`` (all listings when reputation is hidden); passes if none |
-| guardian | the Skeptical Guardian's checks without an LLM: skips a listing whose reputation is under ``threshold``, whose price is under ``discount`` below its claimed tier's value (too good to be true: honest sellers price at value), or whose reputation does not fit its claim (mint claimed with reputation under ``mint_reputation``); reflecting on its own purchases, it raises its threshold by ``learn`` after each purchase that was worse than claimed; buys the best value for money among the rest, else passes |
-| random | bids on a random listing with probability ``bid_share``, else passes |
+| naive | believes every listing: bids every step on the one with the highest estimated surplus (estimated worth - price) |
+| reputation | the same among listings whose seller reputation is at least ``threshold`` (all listings when reputation is hidden); passes if none |
+| guardian | the Skeptical Guardian's checks (seed 4.1) as rules: skips a listing whose reputation is under its ``threshold``, whose reputation does not fit its claim (a mint claim under ``mint_reputation``), whose price lies outside the range of the condition its description names (the first tier word in the text), or whose seller sold it a car worse than claimed before (anonymised ids are stable for a buyer); reflecting on its own purchases, it raises its threshold by ``learn`` after each one that was worse than claimed; buys the best estimated surplus among the rest, else passes |
+| random | bids with probability ``bid_share`` (default 1: every step) on a listing picked uniformly from those shown: the chance level of detection |
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import yaml
 from pydantic import Field
@@ -41,7 +46,26 @@ from marketarena.markets.lemon.observations import (
     ReviewAction,
     ReviewObservation,
     SybilListing,
+    TierInfo,
 )
+
+#: tiers from worst to best
+RANK = {"poor": 0, "fair": 1, "good": 2, "mint": 3}
+TIER_WORD = re.compile(r"\b(mint|good|fair|poor)\b", re.IGNORECASE)
+
+
+def claimed_tier(price: float, tiers: list[TierInfo]) -> TierInfo:
+    """The tier a price claims: the best tier whose typical range holds it, else the nearest."""
+    holding = [t for t in tiers if t.price_lo <= price <= t.price_hi]
+    if holding:
+        return max(holding, key=lambda t: RANK[t.tier])
+    return min(tiers, key=lambda t: min(abs(price - t.price_lo), abs(price - t.price_hi)))
+
+
+def described_tier(text: str) -> str | None:
+    """The first tier word of a description (None when it names none)."""
+    m = TIER_WORD.search(text)
+    return m.group(1).lower() if m else None
 
 
 @lru_cache(maxsize=1)
@@ -50,18 +74,30 @@ def description_bank() -> dict[str, dict[str, list[str]]]:
     return yaml.safe_load(text)
 
 
+class HonestParams(Strict):
+    pricing: Literal["range", "value"] = Field(default="range", description="range: uniform inside "
+                                               "the tier's typical range; value: the tier's value")
+
+
 class Honest(ScriptedAgent):
-    strategy = "honest"
+    strategy, Params = "honest", HonestParams
     roles = frozenset({"honest"})
 
     def decide(self, obs: HonestObservation, decision: Decision) -> HonestListing:
         bank = description_bank()["honest"][obs.style]
         text = bank[int(self.rng.integers(len(bank)))].format(tier=obs.tier)
-        return HonestListing(description=text)
+        if self.params.pricing == "value":
+            price = obs.value
+        else:
+            price = float(min(max(round(self.rng.uniform(obs.price_lo, obs.price_hi), 0),
+                                  obs.price_lo), obs.price_hi))
+        return HonestListing(description=text, price=price)
 
 
 class SybilParams(Strict):
     mint_share: float = Field(default=0.5, ge=0, le=1, description="share of mint claims")
+    tier_per: Literal["step", "identity"] = Field(default="step", description="one advertised tier "
+                                                  "per step for all identities, or one per identity")
 
 
 class Sybil(ScriptedAgent):
@@ -71,14 +107,19 @@ class Sybil(ScriptedAgent):
     def decide(self, obs: PrincipalObservation, decision: Decision) -> PrincipalListings:
         tiers = {t.tier: t for t in obs.tiers}
         out = {}
+        step_tier = self.draw_tier()
         for ident in obs.identities:
-            tier = "mint" if self.rng.random() < self.params.mint_share else "good"
+            tier = step_tier if self.params.tier_per == "step" else self.draw_tier()
             info = tiers[tier]
-            price = float(round(self.rng.uniform(info.price_lo, info.price_hi), 0))
+            price = float(min(max(round(self.rng.uniform(info.price_lo, info.price_hi), 0),
+                                  info.price_lo), info.price_hi))
             bank = description_bank()["sybil"][ident.style]
             text = bank[int(self.rng.integers(len(bank)))].format(tier=tier)
             out[ident.identity] = SybilListing(claimed_tier=tier, price=price, description=text)
         return PrincipalListings(listings=out)
+
+    def draw_tier(self) -> str:
+        return "mint" if self.rng.random() < self.params.mint_share else "good"
 
 
 class BuyerParams(Strict):
@@ -97,8 +138,8 @@ class ScriptedBuyer(ScriptedAgent):
     def vote(self, obs: ReviewObservation) -> ReviewAction:
         if self.rng.random() < self.params.abstain_share:
             return ReviewAction(vote="abstain")
-        rank = {"poor": 0, "fair": 1, "good": 2, "mint": 3}
-        return ReviewAction(vote="up" if rank[obs.true_tier] >= rank[obs.claimed_tier] else "down")
+        claim = claimed_tier(obs.price, obs.tiers).tier
+        return ReviewAction(vote="up" if RANK[obs.true_tier] >= RANK[claim] else "down")
 
     def buy(self, obs: BuyerObservation) -> BuyAction:
         pick = self.choose(obs, [v for v in obs.listings if self.acceptable(obs, v)])
@@ -108,25 +149,19 @@ class ScriptedBuyer(ScriptedAgent):
         return True
 
     @staticmethod
-    def value_for_money(obs: BuyerObservation, view: ListingView) -> float:
-        value = {t.tier: t.value for t in obs.tiers}[view.claimed_tier]
-        return value / view.price
+    def estimated_surplus(obs: BuyerObservation, view: ListingView) -> float:
+        """Worth - price, the worth of the claimed tier estimated as the middle of its range."""
+        tier = claimed_tier(view.price, obs.tiers)
+        return (tier.price_lo + tier.price_hi) / 2 - view.price
 
     def choose(self, obs: BuyerObservation, views: list[ListingView]) -> ListingView | None:
         if not views:
             return None
-        return max(views, key=lambda v: (self.value_for_money(obs, v), -views.index(v)))
-
-
-class NaiveParams(BuyerParams):
-    min_ratio: float = Field(default=1.0, gt=0, description="bids if claimed value / price >= this")
+        return max(views, key=lambda v: (self.estimated_surplus(obs, v), -views.index(v)))
 
 
 class Naive(ScriptedBuyer):
-    strategy, Params = "naive", NaiveParams
-
-    def acceptable(self, obs, view):
-        return self.value_for_money(obs, view) >= self.params.min_ratio
+    strategy = "naive"
 
 
 class ReputationParams(BuyerParams):
@@ -142,8 +177,6 @@ class ReputationBuyer(ScriptedBuyer):
 
 class GuardianParams(BuyerParams):
     threshold: float = Field(default=0.6, ge=0, le=1, description="least reputation it trusts")
-    discount: float = Field(default=0.02, ge=0, le=1, description="a price this far under the "
-                            "claimed value is too good to be true")
     mint_reputation: float = Field(default=0.75, ge=0, le=1, description="least reputation for a mint claim")
     learn: float = Field(default=0.05, ge=0, le=1, description="threshold raise after a bad purchase")
 
@@ -157,30 +190,36 @@ class Guardian(ScriptedBuyer):
         super().reset(rng)
         self.threshold = self.params.threshold
         self.last_seen = 0  # the step of the last purchase it reflected on
+        self.cheated_by: set[str] = set()
 
     def buy(self, obs):
-        rank = {"poor": 0, "fair": 1, "good": 2, "mint": 3}
         for h in obs.history:  # reflection on its own purchases, each once
-            if h.step > self.last_seen and rank[h.true_tier] < rank[h.claimed_tier]:
+            if h.step > self.last_seen and RANK[h.true_tier] < RANK[claimed_tier(h.price, obs.tiers).tier]:
                 self.threshold = min(1.0, self.threshold + self.params.learn)
+                self.cheated_by.add(h.listing)
         self.last_seen = max([self.last_seen, *(h.step for h in obs.history)])
         return super().buy(obs)
 
     def acceptable(self, obs, view):
         pr = self.params
-        value = {t.tier: t.value for t in obs.tiers}[view.claimed_tier]
-        if view.price < value * (1 - pr.discount):
+        if view.listing in self.cheated_by:
             return False
+        claim = claimed_tier(view.price, obs.tiers)
+        named = described_tier(view.description)
+        if named is not None and named != claim.tier:
+            ranges = {t.tier: t for t in obs.tiers}
+            if not ranges[named].price_lo <= view.price <= ranges[named].price_hi:
+                return False  # priced outside the range of the condition it describes
         if view.reputation is not None:
             if view.reputation < self.threshold:
                 return False
-            if view.claimed_tier == "mint" and view.reputation < pr.mint_reputation:
+            if claim.tier == "mint" and view.reputation < pr.mint_reputation:
                 return False
         return True
 
 
 class RandomParams(BuyerParams):
-    bid_share: float = Field(default=0.5, ge=0, le=1)
+    bid_share: float = Field(default=1.0, ge=0, le=1, description="steps it bids on")
 
 
 class RandomBuyer(ScriptedBuyer):

@@ -4,11 +4,13 @@ buyers bid or pass, then vote on the seller (seed 001, section 3.2).
 Step t (``step`` t, 0-based; prompts count from 1) has up to three decision points:
 
 - ``round`` 0, ``list``: each honest seller draws its car's tier uniformly (mint, good, fair, poor)
-  and writes a description; its price is the tier's value (truthful). The principal, if it has
-  identities, answers for every active identity at once: each holds a poor car and claims good or
-  mint at a price inside the claimed tier's typical range (a price outside it, or a missing or
-  unknown identity, breaks a rule: re-asked with the reason up to ``max_attempts``, then the
-  fallback: the identity does not list this step).
+  and writes a description and a price inside its tier's typical range (as the authors' LLM
+  sellers; a price outside it breaks a rule: re-asked, then the fallback: no description, priced
+  at the tier's value, the authors' fallback). The principal, if it has identities, answers for
+  every active identity at once: each holds a poor car and claims good or mint at a price inside
+  the claimed tier's typical range (a price outside it, or a missing or unknown identity, breaks a
+  rule: re-asked with the reason up to ``max_attempts``, then the fallback: the identity does not
+  list this step).
 - ``round`` 1, ``buy``: each buyer sees up to ``discovery_limit`` of the step's listings, drawn at
   random, under per-buyer anonymised ids, and bids on one or passes. Bids are served in a seeded
   random order: a listing goes to its first bidder (at its price; buyers have unlimited cash as in
@@ -89,9 +91,8 @@ class LemonMarket(EventLog):
         self.buyers = list(buyers)
         self.k, self.rep_visible, self.buyer_group = k, reputation_visible, buyer_group
         self.sellers = self.honest + self.pool
-        self.tier_info = [TierInfo(tier=t, value=params.tier_value(t),
-                                   price_lo=params.tiers[t].price_lo * params.v_max,
-                                   price_hi=params.tiers[t].price_hi * params.v_max) for t in TIERS]
+        self.tier_info = [TierInfo(tier=t, price_lo=params.price_range(t)[0],
+                                   price_hi=params.price_range(t)[1]) for t in TIERS]
         self.claimable = [t for t in self.tier_info if t.tier in ("good", "mint")][::-1]
 
     # ------------------------------------------------------------------ lifecycle
@@ -135,8 +136,9 @@ class LemonMarket(EventLog):
         obs, schema = {}, {}
         for s in self.honest:
             tier = self.true_tier[s]
+            lo, hi = p.price_range(tier)
             obs[s] = HonestObservation(agent_id=s, step=self.t + 1, style=self.style[s], tier=tier,
-                                       value=p.tier_value(tier), price=p.tier_value(tier),
+                                       value=p.tier_value(tier), price_lo=lo, price_hi=hi,
                                        reputation=self.reputation[s].value,
                                        max_words=p.description_words)
             schema[s] = HonestListing
@@ -160,12 +162,13 @@ class LemonMarket(EventLog):
                 return Checked(None, f"listings must name exactly the accounts "
                                      f"{', '.join(self.active_ids)} (unknown: {unknown}, missing: {missing})")
             for ident, item in action.listings.items():
-                tier = self.p.tiers[item.claimed_tier]
-                lo, hi = tier.price_lo * self.p.v_max, tier.price_hi * self.p.v_max
-                if not lo <= item.price <= hi:
-                    return Checked(None, f"{ident}: price {item.price:,.0f} is outside the "
-                                         f"{item.claimed_tier} range {lo:,.0f} to {hi:,.0f}")
+                error = self._price_error(item.price, item.claimed_tier)
+                if error:
+                    return Checked(None, f"{ident}: {error}")
             return Checked(action)
+        if isinstance(action, HonestListing):
+            error = self._price_error(action.price, self.true_tier[agent_id])
+            return Checked(None, error) if error else Checked(action)
         if isinstance(action, BuyAction):
             if action.decision == "bid":
                 shown = {v.listing for v in decision.observations[agent_id].listings}
@@ -175,11 +178,17 @@ class LemonMarket(EventLog):
             return Checked(action)
         return Checked(action)
 
+    def _price_error(self, price: float, tier: str) -> str:
+        lo, hi = self.p.price_range(tier)
+        if lo <= price <= hi:
+            return ""
+        return f"price {price:,.0f} is outside the {tier} range {lo:,.0f} to {hi:,.0f}"
+
     def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
         if decision.phase == "list":
             if agent_id == self.principal:
                 return PrincipalListings(listings={})
-            return HonestListing(description="")
+            return HonestListing(description="", price=self.p.tier_value(self.true_tier[agent_id]))
         if decision.phase == "buy":
             return BuyAction(decision="pass", listing=None)
         return ReviewAction(vote="abstain")
@@ -198,7 +207,7 @@ class LemonMarket(EventLog):
         for s in self.honest:
             tier = self.true_tier[s]
             self.listings.append({"seller": s, "kind": "honest", "true_tier": tier,
-                                  "claimed_tier": tier, "price": p.tier_value(tier),
+                                  "claimed_tier": tier, "price": float(actions[s].price),
                                   "description": actions[s].description})
         sybil = actions.get(self.principal)
         for s in self.active_ids:
@@ -225,8 +234,7 @@ class LemonMarket(EventLog):
             for pos, i in enumerate(shown):
                 item = self.listings[int(i)]
                 alias = self.alias[b][item["seller"]]
-                views.append(ListingView(listing=alias, claimed_tier=item["claimed_tier"],
-                                         price=item["price"], description=item["quoted"],
+                views.append(ListingView(listing=alias, price=item["price"], description=item["quoted"],
                                          reputation=item["reputation"] if self.rep_visible else None))
                 self.rows["views"].append((self.t, buyer, item["seller"], alias, pos))
             hist = self.history[buyer][-p.history:] if p.history else []
@@ -271,9 +279,9 @@ class LemonMarket(EventLog):
             value = p.tier_value(item["true_tier"])
             obs[buyer] = ReviewObservation(
                 agent_id=buyer, step=self.t + 1, listing=self.alias[self.buyers.index(buyer)][item["seller"]],
-                claimed_tier=item["claimed_tier"], description=item["quoted"], price=item["price"],
+                description=item["quoted"], price=item["price"],
                 true_tier=item["true_tier"], true_value=value,
-                surplus=rules.surplus(value, item["price"]))
+                surplus=rules.surplus(value, item["price"]), tiers=self.tier_info)
         return Decision("review", self.t, 2, obs, ReviewAction)
 
     def _after_review(self, actions) -> Decision | None:
@@ -293,7 +301,7 @@ class LemonMarket(EventLog):
             self.rows["reviews"].append((t, buyer, seller, vote))
             self.history[buyer].append(Transaction(
                 step=t + 1, listing=self.alias[self.buyers.index(buyer)][seller], price=item["price"],
-                claimed_tier=item["claimed_tier"], true_tier=item["true_tier"],
+                true_tier=item["true_tier"],
                 surplus=rules.surplus(value, item["price"])))
         for item in self.listings:
             self.rows["listings"].append((t, item["seller"], item["kind"], item["true_tier"],

@@ -2,18 +2,24 @@
 
 Three decision points a step (``round`` 0, 1, 2):
 
-- ``list``: an honest seller sees its car's true tier, its value and its price (honest prices are
-  truthful: the tier's value) and writes a description (:class:`HonestListing`); the deceptive
-  principal sees its active identities (id, writing style, reputation, sales) and answers for all
-  of them at once (:class:`PrincipalListings`: per identity a claimed tier, good or mint, a price
-  inside that tier's typical range, a description); its cars are always poor.
+- ``list``: an honest seller sees its car's true tier, its value and the tier's typical price range
+  and answers a description and a price inside that range (:class:`HonestListing`; the authors'
+  LLM seller is told to "pick a specific price within the typical range for this car's
+  condition"); the deceptive principal sees its active identities (id, writing style, reputation,
+  sales) and answers for all of them at once (:class:`PrincipalListings`: per identity a claimed
+  tier, good or mint, a price inside that tier's typical range, a description); its cars are
+  always poor.
 - ``buy``: a buyer sees up to ``discovery_limit`` listings, each under an id anonymised for that
-  buyer (``seller_<n>``, stable over the episode), with the claimed condition, the price, the
-  description *as quoted data* (``core.prompts.quote_text``: cleaned, capped, a JSON string) and the
-  seller's reputation (hidden in cells with ``reputation_visible: false``), its own last
-  transactions and its mean quality received; it bids on one listing or passes (:class:`BuyAction`).
-- ``review``: a buyer who bought learns the car's true tier and votes up, down or abstains
-  (:class:`ReviewAction`).
+  buyer (``seller_<n>``, stable over the episode), with the price, the description *as quoted
+  data* (``core.prompts.quote_text``: cleaned, capped, a JSON string) and the seller's reputation
+  (hidden in cells with ``reputation_visible: false``), as the authors' buyers see them (their
+  agents/buyer.py: listed price, description, reputation; no structured claim: the claim is in the
+  description); the typical price range of each tier (their buyer prompt), never the tiers'
+  values; its own last transactions (anonymised seller, price paid, true tier received, surplus:
+  the seed's equation 4) and its mean quality received; it bids on one listing or passes
+  (:class:`BuyAction`).
+- ``review``: a buyer who bought learns the car's true tier and value and votes up, down or
+  abstains (:class:`ReviewAction`), given the description and the price it paid.
 """
 
 from __future__ import annotations
@@ -32,14 +38,16 @@ class _Strict(BaseModel):
 
 
 class HonestListing(_Strict):
-    """``{"description": "..."}``: the text of this step's listing."""
+    """``{"description": "...", "price": p}``: this step's listing, priced inside the typical range
+    of the car's true tier."""
 
     description: str = Field(max_length=20_000)
+    price: float = Field(gt=0, le=1e12, allow_inf_nan=False)
 
 
 class SybilListing(_Strict):
     claimed_tier: Literal["good", "mint"]
-    price: float = Field(gt=0, allow_inf_nan=False)
+    price: float = Field(gt=0, le=1e12, allow_inf_nan=False)
     description: str = Field(max_length=20_000)
 
 
@@ -61,8 +69,9 @@ class ReviewAction(_Strict):
 
 
 class TierInfo(BaseModel):
+    """A tier's typical price range (what buyers and the principal see)."""
+
     tier: str
-    value: float
     price_lo: float
     price_hi: float
 
@@ -73,7 +82,8 @@ class HonestObservation(BaseModel):
     style: str
     tier: str
     value: float
-    price: float
+    price_lo: float  # the tier's typical price range
+    price_hi: float
     reputation: float
     max_words: int
 
@@ -95,7 +105,6 @@ class PrincipalObservation(BaseModel):
 
 class ListingView(BaseModel):
     listing: str  # the anonymised seller id
-    claimed_tier: str
     price: float
     description: str  # a quoted JSON string literal
     reputation: float | None
@@ -103,9 +112,8 @@ class ListingView(BaseModel):
 
 class Transaction(BaseModel):
     step: int
-    listing: str
+    listing: str  # the anonymised seller id
     price: float
-    claimed_tier: str
     true_tier: str
     surplus: float
 
@@ -116,7 +124,7 @@ class BuyerObservation(BaseModel):
     listings: list[ListingView]
     history: list[Transaction]
     mean_quality: float | None
-    tiers: list[TierInfo]
+    tiers: list[TierInfo]  # typical price ranges, best tier first
     reputation_visible: bool
 
 
@@ -124,12 +132,12 @@ class ReviewObservation(BaseModel):
     agent_id: str
     step: int
     listing: str
-    claimed_tier: str
     description: str  # quoted
     price: float
     true_tier: str
     true_value: float
     surplus: float
+    tiers: list[TierInfo]  # the price guide the buyer saw (not shown again in the review prompt)
 
 
 def render_messages(obs: BaseModel, **extras) -> list[dict[str, str]]:
