@@ -1,6 +1,6 @@
 """``bdi``: AucArena's Belief-Desire-Intention bidder (seed 004 section 3.2 and appendix A.2, the
 ablation of section 4.3), for the english_auction market, holding its conversation as the
-authors' ``Bidder`` does (``bidder_base.py``).
+authors' Bidder does (auction-arena: src/bidder_base.py).
 
 Params:
 

@@ -65,7 +65,8 @@ def bip_label(lo: float, hi: float) -> str:
 
 
 def classify(decisions: pd.DataFrame) -> pd.Series:
-    """"valid", "rule" (a rule breach: the error starts with the market's tag) or "format"."""
+    """Each answer's kind: valid, rule (a rule breach: the error starts with the market's tag) or
+    format."""
     tags = decisions["phase"].map(TAGS).fillna("\0")
     rule = [e.startswith(t) for e, t in zip(decisions["error"].astype(str), tags)]
     return pd.Series(np.where(decisions["valid"], "valid", np.where(rule, "rule", "format")),
@@ -147,7 +148,7 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
     counts = lambda frame, name: frame.groupby(KEY).size().rename(name)  # noqa: E731
     bid_dec = decisions[decisions["phase"] == "bid"]
     judged = bid_dec[bid_dec["kind"] != "format"]
-    amounts = [json.loads(a).get("bid") is not None for a in judged["action"]]
+    amounts = np.array([json.loads(a).get("bid") is not None for a in judged["action"]], dtype=bool)
     rule = judged[judged["kind"] == "rule"]
     per = per.join([counts(bid_dec, "bid_answers"), counts(judged, "judged_bids"),
                     counts(judged[amounts], "bids_made"), counts(rule, "failed_bids"),
@@ -155,7 +156,6 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
                            "failed_over_budget"),
                     counts(rule[rule["error"].str.startswith(f"{TAGS['bid']} ({UNDER_MINIMUM})")],
                            "failed_under_minimum")])
-    per["failed_bid_rate"] = per["failed_bids"].fillna(0) / per["judged_bids"]
 
     belief = _belief_rows(decisions[(decisions["phase"] == "belief") & (decisions["kind"] != "format")],
                           _truths(states, items))
@@ -170,6 +170,7 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
             "failed_under_minimum", "self_field_errors", "self_fields", "other_field_errors",
             "other_fields"]
     per[fill] = per[fill].fillna(0).astype(int)
+    per["failed_bid_rate"] = per["failed_bids"] / per["judged_bids"].replace(0, np.nan)
     failures = per["failed_bids"] + per["self_field_errors"] + per["other_field_errors"]
     actions = per["judged_bids"] + per["self_fields"] + per["other_fields"]
     per["cfr"] = failures / actions.replace(0, np.nan)

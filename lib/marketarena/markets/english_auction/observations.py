@@ -1,5 +1,5 @@
 """What an AucArena bidder sees and answers (seed 004 section 3.2 and appendix A.2; the authors'
-``prompt_base.py``, ``auctioneer_base.py`` and ``bidder_base.py``).
+auction-arena: src/prompt_base.py, auctioneer_base.py and bidder_base.py).
 
 Four decisions, each a template (``templates/``) rendering the seed's instruction, and a strict JSON
 answer (reasons first; no LLM parses bids):

@@ -1,5 +1,5 @@
 """The English auction's rules as pure functions (seed 004 section 3.1; notes B.2; the authors'
-``auctioneer_base.py`` and ``bidder_base.py``).
+auction-arena: src/auctioneer_base.py and bidder_base.py).
 
 - Item order: ``random`` (a seeded permutation), ``ascending`` or ``descending`` start price
   (stable: equal prices keep the items' listed order).
