@@ -44,10 +44,11 @@ def tiny_params() -> dict:
         params["markets"]["bertrand"].update(rounds=30, collusion_window=10)
         params["markets"]["bertrand_a10"] = {**params["markets"]["bertrand"], "market": "bertrand",
                                              "alpha": 10.0}
-    for market in ("crash", "lemon", "english_auction"):  # the contract tests' tiny instances
-        if market in params["markets"]:
-            tiny = ROOT / "lib" / "marketarena" / "markets" / market / "tiny_params.yaml"
-            params["markets"][market] = yaml.safe_load(tiny.read_text())
+    for name, block in params["markets"].items():  # the contract tests' tiny instances
+        kind = block.get("market", name)
+        if kind in ("crash", "lemon", "english_auction"):
+            tiny = ROOT / "lib" / "marketarena" / "markets" / kind / "tiny_params.yaml"
+            params["markets"][name] = {**yaml.safe_load(tiny.read_text()), "market": kind}
     params["stats"].update(n_boot=200, n_perm=200)
     params["ratings"]["n_boot"] = 20
     return params

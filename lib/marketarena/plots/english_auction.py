@@ -1,18 +1,33 @@
-"""english_auction figures and tables (seed 004: Figures 2-5, Table 1, the budget / profit plot).
+"""english_auction figures and tables (seed 004: Figures 2-8, Table 1, the budget / profit plot).
 
-- ``fig2_trueskill.png``: TrueSkill (multi-pass, by profit) of every bidder in each (budget x item
-  order) cell, mu with the spread over passes (the seed's Figure 2);
-- ``fig3_errors.png``: per bidder, its failed-bid rate, self and other belief-error rates and its
-  corrected failure rate CFR, means over auctions (Figure 3);
-- ``fig4_priorities.png``: per bidder, the mean priority of each item (columns: items in order)
-  in the plan in force before each item is bid (rows), for the ascending and the descending orders
-  (Figure 4);
-- ``fig5_profit_bids.png``: per bidder, its mean profit per item (y) by the item's start price (x),
-  the circle's size its mean number of bids on it, ascending vs descending orders (Figure 5);
+Intervals: TrueSkill mu is the median over the instance's ``rating_passes`` shuffled passes, its
+bar the 95% bootstrap interval over auctions of that same median; other intervals are 95% over
+auctions.
+
+- ``fig2_trueskill.png``: TrueSkill by profit of every bidder in each budget x item order cell
+  (the seed's Figure 2);
+- ``fig3_errors.png``: (a) the seed's Figure 3 per bidder: failed-bid rate (of bid answers), self
+  and other belief-error rates (of checked fields, the authors' comparisons) and the corrected
+  failure rate CFR; (b) failed bids by kind (under the minimum, over the budget) and format
+  failures (of all answers). Pooled over auctions: errors / checks summed;
+- ``fig4_priorities_<budget>.png`` (one per budget; the seed's Figure 4 is $20,000, Figure 9
+  $40,000): per bidder with a plan, the mean priority of each item (columns: items in the order
+  presented) in the plan in force before each item is bid (rows), ascending and descending orders;
+- ``fig5_profit_bids.png``: per budget (rows) and order (columns), per bidder its mean profit per
+  item *won* (y) by the item's start price (x), the circle's area its mean number of bids on items
+  of that price (the seed's Figure 5 and appendix B.2); a price it never won has no circle;
+- ``fig6_bip.png``: the distribution of bid increment percentages (BIP, % of the start price over
+  the highest bid before the round) per bidder over the seed's brackets (Figure 6);
+- ``fig7_ablation.png``: TrueSkill by profit per budget, each bar coloured by the bidder's plan
+  mode (adaptive / static / none, read from the logs): in an instance where bidders of one design
+  with the three modules meet (``english_auction_ablation``), the seed's Figure 7;
+- ``fig8_bidders_profit.png``: per budget, the winner's mean profit on an item by the number of
+  bidders that placed a valid bid on it, per bidder;
 - ``fig_budget_profit.png``: remaining budget and total profit after each item, per bidder, means
   over auctions, per budget;
 - tables ``<instance>_table1.{md,tex}`` (Spearman of priority with engagement and winning, initial
-  and current plan, with 95% cluster bootstrap intervals) and ``<instance>_board.{md,tex}``.
+  then current plan as in the seed, with 95% cluster bootstrap intervals; bidders without a plan
+  are named below it, as the seed does for LLaMA-2) and ``<instance>_board.{md,tex}``.
 """
 
 from __future__ import annotations
@@ -21,106 +36,226 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 import pandas as pd
 
 from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, mean_ci, no_data, save
 from marketarena.plots.tables import write_frame
+from marketarena.stats import bootstrap_mean_ci
+
+ORDERS = ("ascending", "descending")
+MODE_COLOURS = {"adaptive": "#1b7837", "static": "#e08214", "none": "#762a83"}
+#: bootstrap resamples of the per-cell and per-budget ratings in the figures
+FIGURE_BOOT = 50
 
 
-def trueskill_by_cell(agents: pd.DataFrame, path: Path) -> Path:
-    from marketarena.ratings import TrueSkillParams, multipass, player_games
+def _rating_bars(ax, agents: pd.DataFrame, passes: int, colour) -> None:
+    from marketarena.markets.english_auction import rate_players
+    from marketarena.ratings import TrueSkillParams
 
+    board = rate_players(agents, TrueSkillParams(), passes, FIGURE_BOOT, 0)
+    board = board.sort_values("player", kind="stable")
+    x = np.arange(len(board))
+    ax.bar(x, board["mu"], color=[colour(p) for p in board["player"]],
+           yerr=[board["mu"] - board["mu_lo"], board["mu_hi"] - board["mu"]], capsize=3)
+    ax.set_xticks(x, board["player"], rotation=45, ha="right", fontsize=7)
+
+
+def trueskill_by_cell(agents: pd.DataFrame, path: Path, passes: int) -> Path:
     apply_theme()
-    cells = sorted(agents.groupby(["budget", "order"]).groups)
-    fig, axes = plt.subplots(1, max(len(cells), 1), figsize=(3.2 * max(len(cells), 1), 3.4),
-                             sharey=True, squeeze=False)
+    budgets, orders = sorted(agents["budget"].unique()), sorted(agents["order"].unique())
+    fig, axes = plt.subplots(len(budgets), len(orders), figsize=(3.4 * len(orders), 3.0 * len(budgets)),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained")
     palette = agent_palette(agents["name"])
-    for ax, (budget, order) in zip(axes[0], cells):
-        sub = agents[(agents["budget"] == budget) & (agents["order"] == order)]
-        games = player_games(sub, "profit")
-        if len(games) < 1:
-            no_data(ax)
-            continue
-        board = multipass(games, TrueSkillParams(), passes=50, seed=0)
-        ax.bar(board["player"], board["mu"], color=[palette[p] for p in board["player"]],
-               yerr=[board["mu"] - board["mu_lo"], board["mu_hi"] - board["mu"]], capsize=3)
-        ax.set_title(f"${budget:,.0f}, {order} ({len(games)} auctions)", fontsize=9)
-        ax.tick_params(axis="x", rotation=60, labelsize=7)
-    axes[0, 0].set_ylabel("TrueSkill mu (median over 50 passes)")
-    fig.suptitle("Figure 2: TrueSkill by bidder per budget and item order", fontsize=10)
-    fig.tight_layout()
+    for r, budget in enumerate(budgets):
+        for c, order in enumerate(orders):
+            ax = axes[r, c]
+            sub = agents[(agents["budget"] == budget) & (agents["order"] == order)]
+            if sub["episode_id"].nunique() < 1:
+                no_data(ax)
+                continue
+            _rating_bars(ax, sub, passes, palette.__getitem__)
+            ax.set_title(f"${budget:,.0f}, {order} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
+            ax.label_outer()
+        axes[r, 0].set_ylabel("TrueSkill mu")
+    fig.suptitle(f"Figure 2: TrueSkill by profit per budget and item order (median of {passes} "
+                 f"passes, {CONFIDENCE:.0%} bootstrap interval over auctions)", fontsize=10)
     return save(fig, path)
+
+
+def _pooled(agents: pd.DataFrame) -> pd.DataFrame:
+    s = agents.groupby("name")[["failed_bids", "judged_bids", "self_field_errors", "self_fields",
+                                "other_field_errors", "other_fields", "failed_under_minimum",
+                                "failed_over_budget", "format_failures", "answers"]].sum()
+    div = lambda a, b: 100 * s[a] / s[b].replace(0, np.nan)  # noqa: E731
+    return pd.DataFrame({
+        "failed bids": div("failed_bids", "judged_bids"),
+        "self belief errors": div("self_field_errors", "self_fields"),
+        "other belief errors": div("other_field_errors", "other_fields"),
+        "CFR": 100 * (s["failed_bids"] + s["self_field_errors"] + s["other_field_errors"])
+        / (s["judged_bids"] + s["self_fields"] + s["other_fields"]).replace(0, np.nan),
+        "under the minimum": div("failed_under_minimum", "judged_bids"),
+        "over the budget": div("failed_over_budget", "judged_bids"),
+        "format failures": div("format_failures", "answers"),
+    })
 
 
 def errors(agents: pd.DataFrame, path: Path) -> Path:
     apply_theme()
-    cols = [("failed_bid_rate", "failed bids"), ("self_error_rate", "self belief errors"),
-            ("other_error_rate", "other belief errors"), ("cfr", "CFR")]
-    means = agents.groupby("name")[[c for c, _ in cols]].mean()
-    fig, ax = plt.subplots(figsize=(7, 3.4))
-    x = np.arange(len(means))
-    for k, (col, label) in enumerate(cols):
-        ax.bar(x + (k - 1.5) * 0.2, 100 * means[col].fillna(0), width=0.2, label=label)
-    ax.set_xticks(x, means.index, rotation=30, fontsize=8)
-    ax.set_ylabel("% of answers")
-    ax.legend(fontsize=8)
-    ax.set_title(f"Figure 3: error rates, mean over {agents['episode_id'].nunique()} auctions",
+    rates = _pooled(agents)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), layout="constrained")
+    for ax, cols, title in ((axes[0], ["failed bids", "self belief errors", "other belief errors", "CFR"],
+                             "(a) the seed's rates"),
+                            (axes[1], ["under the minimum", "over the budget", "format failures"],
+                             "(b) failed bids by kind; format failures")):
+        x = np.arange(len(rates))
+        width = 0.8 / len(cols)
+        for k, col in enumerate(cols):
+            ax.bar(x + (k - (len(cols) - 1) / 2) * width, rates[col].fillna(0), width=width, label=col)
+        ax.set_xticks(x, rates.index, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("%")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Figure 3: error rates pooled over {agents['episode_id'].nunique()} auctions "
+                 "(failed bids: of bid answers; belief errors: of checked fields; format: of answers)",
                  fontsize=10)
     return save(fig, path)
 
 
-def priorities(eng: pd.DataFrame, plans_per_step: pd.DataFrame, path: Path) -> Path:
-    """``plans_per_step``: the metrics' ``plans`` frame (step, position, priority, name, order)."""
+def priorities(plans: pd.DataFrame, path: Path, budget: float) -> Path:
+    """``plans``: the metrics' ``plans`` frame (step, position, priority, name, order, budget)."""
     apply_theme()
-    names = sorted(eng["name"].unique())
-    orders = [o for o in ("ascending", "descending") if o in set(eng["order"])]
+    sub = plans[(plans["budget"] == budget) & plans["priority"].notna()]
+    names = sorted(sub["name"].unique())
+    orders = [o for o in ORDERS if o in set(sub["order"])]
     fig, axes = plt.subplots(max(len(orders), 1), max(len(names), 1),
-                             figsize=(2.8 * max(len(names), 1), 3.0 * max(len(orders), 1)),
-                             squeeze=False, layout="constrained")
-    if not orders:
-        no_data(axes[0, 0], "no ascending or descending auctions")
+                             figsize=(2.6 * max(len(names), 1), 2.8 * max(len(orders), 1)),
+                             squeeze=False, sharex=True, sharey=True, layout="constrained")
+    if not orders or not names:
+        no_data(axes[0, 0], "no plans in ascending or descending auctions")
         return save(fig, path)
     im = None
     for r, order in enumerate(orders):
         for c, name in enumerate(names):
             ax = axes[r, c]
-            sub = plans_per_step[(plans_per_step["order"] == order) & (plans_per_step["name"] == name)]
-            grid = sub.pivot_table(index="step", columns="position", values="priority", aggfunc="mean")
+            cell = sub[(sub["order"] == order) & (sub["name"] == name)]
+            grid = cell.pivot_table(index="step", columns="position", values="priority", aggfunc="mean")
             if grid.empty:
                 no_data(ax)
                 continue
             im = ax.imshow(grid.to_numpy(dtype=float), vmin=1, vmax=3, cmap="viridis", aspect="auto")
+            ax.grid(False)
+            ax.set_xticks(range(grid.shape[1]), [str(int(c) + 1) for c in grid.columns], fontsize=6)
+            ax.set_yticks(range(grid.shape[0]), [str(int(r) + 1) for r in grid.index], fontsize=6)
             ax.set_title(f"{name}, {order}", fontsize=8)
             ax.set_xlabel("item (order presented)", fontsize=7)
             ax.set_ylabel("before item", fontsize=7)
+            ax.label_outer()
     if im is not None:
         fig.colorbar(im, ax=axes, shrink=0.6, label="mean priority")
-    fig.suptitle("Figure 4: priorities in the plan in force before each item", fontsize=10)
+    fig.suptitle(f"Figure 4: priorities in the plan in force before each item, budget ${budget:,.0f}",
+                 fontsize=10)
     return save(fig, path)
 
 
 def profit_bids(eng: pd.DataFrame, path: Path) -> Path:
     apply_theme()
-    orders = [o for o in ("ascending", "descending") if o in set(eng["order"])]
-    fig, axes = plt.subplots(1, max(len(orders), 1), figsize=(5 * max(len(orders), 1), 3.6),
-                             squeeze=False)
+    budgets = sorted(eng["budget"].unique())
+    orders = [o for o in ORDERS if o in set(eng["order"])]
+    fig, axes = plt.subplots(len(budgets), max(len(orders), 1), figsize=(5 * max(len(orders), 1),
+                             3.2 * len(budgets)), squeeze=False, sharey="row", layout="constrained")
     palette = agent_palette(eng["name"])
     if not orders:
         no_data(axes[0, 0], "no ascending or descending auctions")
         return save(fig, path)
-    for ax, order in zip(axes[0], orders):
-        sub = eng[eng["order"] == order]
-        g = sub.groupby(["name", "start_price"]).agg(profit=("profit", "mean"),
-                                                     bids=("n_bids", "mean")).reset_index()
-        for name, h in g.groupby("name"):
-            ax.scatter(h["start_price"], h["profit"], s=30 + 40 * h["bids"], alpha=0.55,
-                       color=palette[name], label=name)
-        ax.set_title(f"{order} start prices", fontsize=9)
-        ax.set_xlabel("start price ($)")
-    axes[0, 0].set_ylabel("mean profit per item ($)")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle("Figure 5: profit per item by start price (circle size: mean number of bids)",
+    for r, budget in enumerate(budgets):
+        for c, order in enumerate(orders):
+            ax = axes[r, c]
+            sub = eng[(eng["order"] == order) & (eng["budget"] == budget)]
+            bids = sub.groupby(["name", "start_price"])["n_bids"].mean()
+            profit = sub[sub["won"] == 1].groupby(["name", "start_price"])["profit"].mean()
+            g = pd.DataFrame({"bids": bids, "profit": profit}).dropna().reset_index()
+            for name, h in g.groupby("name"):
+                ax.scatter(h["start_price"], h["profit"], s=20 + 40 * h["bids"], alpha=0.55,
+                           color=palette[name], label=name)
+            ax.axhline(0, color="0.6", lw=0.8)
+            ax.set_title(f"${budget:,.0f}, {order} start prices", fontsize=9)
+            ax.set_xlabel("start price ($)")
+        axes[r, 0].set_ylabel("mean profit per item won ($)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside right upper", fontsize=7)
+    fig.suptitle("Figure 5: profit per item won by start price (circle area: mean bids on the item)",
                  fontsize=10)
+    return save(fig, path)
+
+
+def bip(bids: pd.DataFrame, path: Path) -> Path:
+    from marketarena.markets.english_auction.metrics import BIP_RANGES, bip_label
+
+    apply_theme()
+    labels = [bip_label(lo, hi) for lo, hi in BIP_RANGES]
+    shares = pd.crosstab(bids["name"], bids["bip_range"], normalize="index").reindex(columns=labels, fill_value=0)
+    fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(shares), 1) + 1.5), layout="constrained")
+    if shares.empty:
+        no_data(ax)
+        return save(fig, path)
+    left = np.zeros(len(shares))
+    colours = plt.get_cmap("RdYlBu_r")(np.linspace(0.1, 0.9, len(labels)))
+    for label, colour in zip(labels, colours):
+        ax.barh(shares.index, 100 * shares[label], left=left, color=colour, label=label)
+        left += 100 * shares[label].to_numpy()
+    ax.set_xlabel("% of valid bids")
+    fig.legend(title="BIP (% of start price)", fontsize=7, loc="outside right upper")
+    ax.set_title(f"Figure 6: bid increment percentage, {len(bids):,} valid bids", fontsize=10)
+    return save(fig, path)
+
+
+def ablation(agents: pd.DataFrame, path: Path, passes: int) -> Path:
+    apply_theme()
+    budgets = sorted(agents["budget"].unique())
+    fig, axes = plt.subplots(1, len(budgets), figsize=(3.6 * len(budgets), 3.4), sharey=True,
+                             squeeze=False, layout="constrained")
+    mode = agents.groupby("name")["plan_mode"].agg(lambda m: m.mode().iat[0] if len(m.mode()) else "none")
+    for ax, budget in zip(axes[0], budgets):
+        sub = agents[agents["budget"] == budget]
+        _rating_bars(ax, sub, passes, lambda p: MODE_COLOURS.get(mode.get(p, "none"), "0.5"))
+        ax.set_title(f"${budget:,.0f} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
+    axes[0, 0].set_ylabel("TrueSkill mu")
+    fig.legend(handles=[Patch(color=c, label=m) for m, c in MODE_COLOURS.items()], title="plan",
+               fontsize=7, loc="outside right upper")
+    fig.suptitle("Figure 7: TrueSkill by profit per budget, by plan mode (adaptive / static / none)",
+                 fontsize=10)
+    return save(fig, path)
+
+
+def bidders_profit(eng: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    won = eng[eng["won"] == 1]
+    budgets = sorted(eng["budget"].unique())
+    fig, axes = plt.subplots(1, len(budgets), figsize=(4.2 * len(budgets), 3.4), sharey=True,
+                             squeeze=False, layout="constrained")
+    palette = agent_palette(eng["name"])
+    for ax, budget in zip(axes[0], budgets):
+        sub = won[won["budget"] == budget]
+        if sub.empty:
+            no_data(ax)
+            continue
+        for name, g in sub.groupby("name"):
+            m = pd.DataFrame([(n, *bootstrap_mean_ci(h["profit"].to_numpy(), n_boot=1000, seed=0))
+                              for n, h in g.groupby("n_bidders")], columns=["n", "mean", "lo", "hi"])
+            ax.errorbar(m["n"], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
+                        marker="o", capsize=3, lw=1.2, color=palette[name], label=name)
+        ax.axhline(0, color="0.6", lw=0.8)
+        ax.set_xticks(sorted(set(won["n_bidders"])))
+        ax.set_xlabel("bidders that bid on the item")
+        ax.set_title(f"${budget:,.0f}", fontsize=9)
+    axes[0, 0].set_ylabel("winner's profit on the item ($)")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside right upper", fontsize=7)
+    fig.suptitle(f"Figure 8: profit by the number of bidders on the item (means, {CONFIDENCE:.0%} "
+                 "bootstrap intervals over the items won)", fontsize=10)
     return save(fig, path)
 
 
@@ -128,7 +263,7 @@ def budget_profit(states: pd.DataFrame, path: Path) -> Path:
     apply_theme()
     budgets = sorted(states["budget"].unique())
     fig, axes = plt.subplots(1, max(len(budgets), 1), figsize=(4.6 * max(len(budgets), 1), 3.4),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     palette = agent_palette(states["name"])
     for ax, budget in zip(axes[0], budgets):
         sub = states[states["budget"] == budget]
@@ -142,40 +277,51 @@ def budget_profit(states: pd.DataFrame, path: Path) -> Path:
         ax.set_xlabel("after item")
         ax.set_ylabel("remaining budget (solid)")
         twin.set_ylabel("total profit (dashed)")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"Budget and profit over the auction, means over auctions ({CONFIDENCE:.0%} "
-                 "intervals omitted)", fontsize=10)
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", fontsize=7)
+    fig.suptitle("Budget and profit over the auction, means over auctions", fontsize=10)
     return save(fig, path)
 
 
-def tables(spearman: pd.DataFrame, board: pd.DataFrame, tables_dir: Path, instance: str) -> list[Path]:
-    # a constant plan (the rule bidder's all-2s) has no correlation: its row shows NaN and "-"
-    wide = spearman.pivot_table(index="name", columns=["plan", "with"], values="rho", dropna=False)
-    wide.columns = [f"rho_{p}_{w}" for p, w in wide.columns]
-    intervals = spearman.assign(ci=[f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "-"
-                                    for lo, hi in zip(spearman["lo"], spearman["hi"])])
-    ci = intervals.pivot_table(index="name", columns=["plan", "with"], values="ci", aggfunc="first",
-                             dropna=False)
-    ci.columns = [f"ci_{p}_{w}" for p, w in ci.columns]
-    table = wide.join(ci).reset_index()
-    caption = ("Table 1: Spearman correlation of an item's priority (initial plan, and the plan in "
-               "force before the item) with the bidder's engagement (bids) and winning, pooled over "
-               "auctions, 95% cluster bootstrap intervals.")
-    out = list(write_frame(table, tables_dir / f"{instance}_table1", caption))
-    cols = ["rank", "name", "mu_multipass", "sigma_multipass", "mu_lo", "mu_hi", "episodes",
-            "profit_mean", "items_won", "failed_bid_rate", "cfr", "mean_bip"]
-    shown = board[[c for c in cols if c in board.columns]]
-    out += write_frame(shown, tables_dir / f"{instance}_board")
+def tables(spearman: pd.DataFrame, board: pd.DataFrame, agents: pd.DataFrame, tables_dir: Path,
+           instance: str) -> list[Path]:
+    cols = [(p, w) for p in ("initial", "current") for w in ("engagement", "win")]
+    rho = spearman.pivot_table(index="name", columns=["plan", "with"], values="rho", dropna=False)
+    ci = spearman.assign(ci=[f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "-"
+                             for lo, hi in zip(spearman["lo"], spearman["hi"])]).pivot_table(
+        index="name", columns=["plan", "with"], values="ci", aggfunc="first", dropna=False)
+    table = pd.DataFrame(index=rho.index)
+    for p, w in cols:
+        if (p, w) in rho.columns:
+            table[f"rho_{p}_{w}"] = rho[(p, w)]
+            table[f"ci_{p}_{w}"] = ci[(p, w)]
+    planless = sorted(set(agents["name"]) - set(spearman["name"]))
+    caption = ("Table 1: Spearman correlation of an item's priority (initial plan r(1), and the plan "
+               "in force before the item r(j)) with the bidder's engagement (valid bids) and winning, "
+               "pooled over auctions, 95% cluster bootstrap intervals; a constant plan has none (-)."
+               + (f" Without a plan, left out: {', '.join(planless)}." if planless else ""))
+    out = list(write_frame(table.reset_index(), tables_dir / f"{instance}_table1", caption))
+    shown = ["rank", "name", "role", "plan_mode", "mu", "mu_lo", "mu_hi", "sigma", "episodes",
+             "profit_mean", "profit_lo", "profit_hi", "items_won", "failed_bid_rate", "self_error_rate",
+             "other_error_rate", "cfr", "format_failure_rate", "mean_bip"]
+    caption = ("Board: TrueSkill by profit, mu the median over shuffled passes with the 95% bootstrap "
+               "interval over auctions of that median (mu_lo, mu_hi); mean profit per auction with its "
+               "95% interval; error rates as the seed defines them, means over auctions.")
+    out += write_frame(board[[c for c in shown if c in board.columns]], tables_dir / f"{instance}_board",
+                       caption)
     return out
 
 
 def draw_all(frames: dict[str, pd.DataFrame], board: pd.DataFrame, figures_dir: Path,
-             tables_dir: Path, instance: str) -> list[Path]:
-    eng, plans = frames["engagement"], frames["plans"]
-    return [trueskill_by_cell(frames["agents"], figures_dir / "fig2_trueskill.png"),
-            errors(frames["agents"], figures_dir / "fig3_errors.png"),
-            priorities(eng, plans, figures_dir / "fig4_priorities.png"),
+             tables_dir: Path, instance: str, passes: int) -> list[Path]:
+    eng, plans, agents = frames["engagement"], frames["plans"], frames["agents"]
+    return [trueskill_by_cell(agents, figures_dir / "fig2_trueskill.png", passes),
+            errors(agents, figures_dir / "fig3_errors.png"),
+            *[priorities(plans, figures_dir / f"fig4_priorities_{int(b)}.png", b)
+              for b in sorted(plans["budget"].unique())],
             profit_bids(eng, figures_dir / "fig5_profit_bids.png"),
+            bip(frames["bids"], figures_dir / "fig6_bip.png"),
+            ablation(agents, figures_dir / "fig7_ablation.png", passes),
+            bidders_profit(eng, figures_dir / "fig8_bidders_profit.png"),
             budget_profit(frames["states"], figures_dir / "fig_budget_profit.png"),
-            *tables(frames["spearman"], board, tables_dir, instance)]
+            *tables(frames["spearman"], board, agents, tables_dir, instance)]

@@ -4,12 +4,17 @@ Items are presented one at a time; bidders plan (item priorities), bid in open a
 update a status JSON that is checked against the truth, and replan. The rules: ``rules.py``; the
 state machine and its log tables: ``market.py``; what bidders see and answer: ``observations.py`` +
 ``templates/`` (the seed's appendix A.2 prompts, answers as strict JSON: no LLM parses bids); the
-settings grid (budget x item order): ``params.py``; scripted bidders, the seed's rule bidder among
-them: ``baselines.py``; metrics: ``metrics.py``; figures: ``plots/english_auction.py``.
+settings grid (budget x item order) and the lineups (the seed's standard competition: fixed
+``baselines`` plus one challenger per auction): ``params.py``; scripted bidders, the seed's rule
+bidder and the LLM stand-in ``planner`` among them: ``baselines.py``; metrics: ``metrics.py``;
+figures: ``plots/english_auction.py``.
 
-LLM bidders use the ``bdi`` harness (``agents/harnesses/bdi.py``: the desire and the adaptive /
-static / no-plan variants of the seed's ablation). Ratings: multi-pass TrueSkill over the auctions,
-ranked by profit, as the seed's Figure 2 (and double_auction's board).
+LLM bidders use the ``bdi`` harness (``agents/harnesses/bdi.py``: the desire, the adaptive /
+static / no-plan variants of the seed's ablation, and the authors' conversation: the plan the
+model wrote and its earlier bids on the item before every bid). Ratings: TrueSkill over the
+auctions, ranked by profit (the seed's Figure 2): the board's mu is the median over
+``rating_passes`` shuffled passes, and its interval a bootstrap over auctions of that same median
+(each resample rated in ``rating_passes`` shuffled passes).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, read_metrics
+from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, episode_seed, read_metrics
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.english_auction import metrics as ea_metrics
 from marketarena.markets.english_auction.baselines import STRATEGIES
@@ -26,7 +31,22 @@ from marketarena.markets.english_auction.market import EnglishAuctionMarket
 from marketarena.markets.english_auction.observations import render_messages
 from marketarena.markets.english_auction.params import EnglishAuctionParams
 
-RATING_PASSES = 200
+#: the board's columns of per-auction means besides profit
+BOARD_RATES = ("items_won", "failed_bid_rate", "self_error_rate", "other_error_rate", "cfr",
+               "self_answer_error_rate", "other_answer_error_rate", "format_failure_rate", "mean_bip")
+
+
+def rate_players(agents: pd.DataFrame, ts, passes: int, n_boot: int, seed: int) -> pd.DataFrame:
+    """TrueSkill by profit, one free-for-all per auction: per player the median mu and sigma over
+    ``passes`` shuffled passes and the 95% bootstrap interval of that median (``n_boot`` resamples
+    of the auctions, each rated in ``passes`` shuffled passes), so the interval belongs to the mu
+    beside it. Columns player, mu, sigma, mu_lo, mu_hi, rank_lo, rank_hi, games."""
+    from marketarena.ratings import bootstrap_intervals, multipass, player_games
+
+    games = player_games(agents, "profit")
+    board = multipass(games, ts, passes=passes, seed=seed).drop(columns=["mu_lo", "mu_hi"])
+    return board.merge(bootstrap_intervals(games, ts, n_boot=n_boot, seed=seed, passes=passes),
+                       on="player")
 
 
 class EnglishAuctionPlugin(MarketPlugin):
@@ -38,16 +58,29 @@ class EnglishAuctionPlugin(MarketPlugin):
     rank_by = "profit"
     metric_columns = ea_metrics.AGENT_METRICS
 
-    def seats(self, mp: EnglishAuctionParams, run: int) -> list[Seat]:
-        return [Seat(f"B{i + 1}", e, "bidder") for i, e in enumerate(mp.roster)]
+    def plan(self, mp: EnglishAuctionParams) -> list[EpisodeSpec]:
+        """Each lineup's ``runs`` auctions, lineup by lineup (challengers in roster order)."""
+        return [self._auction(mp, challenger, names, r)
+                for challenger, names in mp.lineups() for r in range(mp.runs)]
 
     def seating_period(self, mp: EnglishAuctionParams) -> int:
         return len(mp.cells)
 
     def episode(self, mp: EnglishAuctionParams, run: int) -> EpisodeSpec:
-        e = super().episode(mp, run)
-        budget, order = mp.cell_of(run)
-        return EpisodeSpec(e.episode_id, run, e.seed, e.seats, (("budget", budget), ("order", order)))
+        """The ``run``-th auction of the plan (the first lineup's come first)."""
+        challenger, names = mp.lineups()[run // mp.runs]
+        return self._auction(mp, challenger, names, run % mp.runs)
+
+    @staticmethod
+    def _auction(mp: EnglishAuctionParams, challenger: str | None, names: list[str], r: int) -> EpisodeSpec:
+        entries = {e.name: e for e in mp.roster}
+        role = (lambda n: "bidder") if challenger is None else (
+            lambda n: "challenger" if n == challenger else "baseline")
+        seats = tuple(Seat(f"B{i + 1}", entries[n], role(n)) for i, n in enumerate(names))
+        budget, order = mp.cell_of(r)
+        episode_id = f"ep-{r:04d}" if challenger is None else f"ep-{challenger}-{r:04d}"
+        return EpisodeSpec(episode_id, r, episode_seed(mp.seed, r), seats,
+                           (("budget", budget), ("order", order)))
 
     def build_market(self, mp: EnglishAuctionParams, resources, episode: EpisodeSpec):
         return EnglishAuctionMarket(mp, [s.agent_id for s in episode.seats], episode.get("budget"),
@@ -60,21 +93,26 @@ class EnglishAuctionPlugin(MarketPlugin):
         return ea_metrics.compute(reader)
 
     def leaderboard(self, agents: pd.DataFrame, mp: EnglishAuctionParams, ratings, stats) -> pd.DataFrame:
-        """Multi-pass TrueSkill by profit (200 shuffled passes, median mu and sigma, the spread
-        over passes as an interval) with the generic board's bootstrap interval of mu, mean profit
-        with its interval, and the error rates."""
-        from marketarena.ratings import TrueSkillParams, leaderboard, multipass, player_games
+        """TrueSkill by profit (:func:`rate_players`), mean profit per auction with its bootstrap
+        interval, and the per-auction means of the error rates."""
+        from marketarena.ratings import TrueSkillParams
+        from marketarena.stats import bootstrap_mean_ci
 
-        board = leaderboard(agents, "profit", ratings, stats)
         ts = TrueSkillParams(**ratings.trueskill.model_dump())
-        multi = multipass(player_games(agents, "profit"), ts, passes=RATING_PASSES, seed=ratings.seed)
-        multi = multi.rename(columns={"player": "name", "mu": "mu_multipass", "sigma": "sigma_multipass",
-                                      "mu_lo": "mu_pass_lo", "mu_hi": "mu_pass_hi"}).drop(columns="games")
-        rates = agents.groupby("name")[["items_won", "failed_bid_rate", "self_error_rate",
-                                        "other_error_rate", "cfr", "mean_bip"]].mean()
-        board = board.merge(multi, on="name").merge(rates.reset_index(), on="name")
-        board = board.sort_values("mu_multipass", ascending=False, kind="stable").reset_index(drop=True)
-        board["rank"] = range(1, len(board) + 1)
+        board = rate_players(agents, ts, mp.rating_passes, ratings.n_boot, ratings.seed)
+        board = board.rename(columns={"player": "name"})
+        info = agents.groupby("name").agg(kind=("kind", "first"), strategy=("strategy", "first"),
+                                          model=("model", "first"), role=("role", "first"),
+                                          plan_mode=("plan_mode", "first"),
+                                          episodes=("episode_id", "nunique"))
+        ci = pd.DataFrame(
+            [(name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
+             for name, v in agents.groupby("name")["profit"]],
+            columns=["name", "profit_mean", "profit_lo", "profit_hi"])
+        rates = agents.groupby("name")[list(BOARD_RATES)].mean().reset_index()
+        board = board.merge(info.reset_index(), on="name").merge(ci, on="name").merge(rates, on="name")
+        board = board.sort_values("mu", ascending=False, kind="stable").reset_index(drop=True)
+        board.insert(0, "rank", range(1, len(board) + 1))
         return board
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
@@ -83,7 +121,8 @@ class EnglishAuctionPlugin(MarketPlugin):
 
         frames = read_metrics(metrics_dir, ("agents", "engagement", "bids", "spearman", "states", "plans"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
-        return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance)
+        return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance,
+                              mp.rating_passes)
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         states = result.tables["states"]
