@@ -184,3 +184,21 @@ def test_double_auctions_seat_matrix_is_its_plan_with_entrants_and_many_games():
     for field in ("episodes", "seats", "meetings"):
         assert (getattr(fast, field) == getattr(full, field)).all(), field
     assert fast.roles == full.roles
+
+
+def test_english_auctions_seat_matrix_is_its_plan_of_baselines_and_challengers():
+    """Two fixed bidders and each other entry as the challenger in turn, ``runs`` auctions each:
+    the plan has runs x challengers auctions, and an appended entry plays (it is a challenger)."""
+    block = tiny("english_auction")
+    block["baselines"] = ["rule", "increment"]
+    block["roster"].append({"name": "late", "kind": "baseline", "strategy": "random"})
+    mp = params_of("english_auction", block).markets["english_auction"]
+    plugin = get_plugin("english_auction")
+    matrix, roles = plugin.seat_matrix(mp)
+    plan = plugin.plan(mp)
+    assert matrix.shape == (4 * 3, 3) == (len(plan), 3)
+    names = {e.name: i for i, e in enumerate(mp.roster)}
+    assert [[names[s.entry.name] for s in spec.seats] for spec in plan] == matrix.tolist()
+    assert [[s.role for s in spec.seats] for spec in plan] == [roles] * len(plan)
+    fast = check_seating("english_auction", params_of("english_auction", block))
+    assert fast.episodes.tolist() == [12, 12, 4, 4, 4] and fast.n_episodes == 12

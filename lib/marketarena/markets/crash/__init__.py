@@ -46,7 +46,8 @@ class CrashPlugin(MarketPlugin):
     role_keys = {"stabilizing": "stabilizer", "competitor": "competitors"}
 
     def seating_period(self, mp: CrashParams) -> int:
-        return len(mp.cells)
+        """The cells times the competitors' rotation (``CrashParams.seat_names``)."""
+        return len(mp.cells) * len(mp.competitor_names())
 
     def seating_hint(self, mp: CrashParams, entry) -> str:
         seats = mp.firms - min(mp.stabilizing)

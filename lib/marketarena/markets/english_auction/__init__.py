@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, episode_seed, read_metrics
@@ -63,8 +64,15 @@ class EnglishAuctionPlugin(MarketPlugin):
         return [self._auction(mp, challenger, names, r)
                 for challenger, names in mp.lineups() for r in range(mp.runs)]
 
-    def seating_period(self, mp: EnglishAuctionParams) -> int:
-        return len(mp.cells)
+    def seat_matrix(self, mp: EnglishAuctionParams) -> tuple[np.ndarray, list[str]]:
+        """Every lineup's roster indices repeated over its ``runs`` auctions (the plan's order);
+        seat roles: baseline, ..., challenger (or bidder for everyone without baselines)."""
+        index = {e.name: i for i, e in enumerate(mp.roster)}
+        lineups = mp.lineups()
+        matrix = np.repeat(np.array([[index[n] for n in names] for _, names in lineups]), mp.runs, axis=0)
+        roles = (["bidder"] * len(lineups[0][1]) if mp.baselines is None
+                 else ["baseline"] * len(mp.baselines) + ["challenger"])
+        return matrix, roles
 
     def episode(self, mp: EnglishAuctionParams, run: int) -> EpisodeSpec:
         """The ``run``-th auction of the plan (the first lineup's come first)."""
