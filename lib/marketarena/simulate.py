@@ -429,7 +429,7 @@ async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
     result = await run_episode(market_obj, agents, seed)
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
     meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
-            "package_version": package_version()}
+            "setting": dict(spec.setting), "package_version": package_version()}
     called = len(result.raw["llm_calls"]) > 0
     run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
                 "cost_usd": float(result.llm_costs["cost_usd"].sum()) if called else 0.0,

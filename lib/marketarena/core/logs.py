@@ -8,7 +8,7 @@ Two layouts, chosen per market instance by ``shard_episodes`` (``MarketParams``)
 - shards (``n``): ``<root>/<first id>..<last id>/`` holds the same tables for up to ``n``
   consecutive planned episodes of one series (ids that differ only in their trailing number), each
   table with ``episode_id`` as its first column, and one ``meta.json`` listing every episode's
-  meta. 90,000 games in shards of 600 make 150 folders of 10 files instead of 90,000 folders.
+  meta. 90,000 games in shards of 600 make 150 folders of 11 files instead of 90,000 folders.
 
 Both are written and resumed as *units* (:class:`Unit`): an episode folder, or a shard.
 
