@@ -65,11 +65,19 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: files kept beside the code that no simulation, metric or figure reads: the results site's
+#: captions (``markets/<kind>/figures.yaml``). Folders are hashed without them, so editing a caption
+#: replays no episode and re-runs no stage but ``report``.
+NOT_CODE = frozenset({"figures.yaml"})
+
+
 def hash_files(paths: Iterable[Path]) -> str:
-    """Content hash of files (and of every file below folders), independent of their mtimes."""
+    """Content hash of files (and of every file below folders but :data:`NOT_CODE`), independent
+    of their mtimes."""
     digest = hashlib.sha256()
     for path in sorted(Path(p) for p in paths):
-        files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+        files = sorted(f for f in path.rglob("*") if f.is_file() and f.name not in NOT_CODE) \
+            if path.is_dir() else [path]
         for f in files:
             if "__pycache__" in f.parts:
                 continue
