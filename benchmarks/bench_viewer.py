@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_viewer.py                  # 90,000 games, 150 shards
     .venv/bin/python benchmarks/bench_viewer.py --games 6000     # a quicker look
     .venv/bin/python benchmarks/bench_viewer.py --episodes <data/episodes/double_auction>
+    .venv/bin/python benchmarks/bench_viewer.py --keep /tmp/da90k   # keep the set it builds
 
 The set: one shard of 600 pool games simulated with the default block (BAZAAR's 29 baselines),
 then replicated into 150 shards (``ep-0000..ep-0599`` ... ``ep-89400..ep-89999``) whose
@@ -13,8 +14,9 @@ then replicated into 150 shards (``ep-0000..ep-0599`` ... ``ep-89400..ep-89999``
 Prints, for a game in the middle shard: reading it by id (``core.reader.read_episode``: pyarrow
 with a filter on ``episode_id``), the same rows with DuckDB when it is installed, the episode page
 and a decision page as the viewer serves them (uvicorn on loopback, median of 5 after the first
-request), the page loaded in Chromium when Playwright and Chromium are there, and the listing
-(first request builds the index of the whole set; later ones reuse it).
+request), the page in Chromium (tables drawn, plots drawn) when Playwright and Chromium are
+there, and the listing (the index of the whole set, built when the viewer starts; later
+requests reuse it).
 """
 
 from __future__ import annotations
@@ -116,18 +118,20 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--games", type=int, default=90_000)
     ap.add_argument("--episodes", default=None, help="an existing double_auction shard set")
+    ap.add_argument("--keep", default=None, help="build the set in this folder and keep it")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.episodes:
             root = Path(args.episodes)
         else:
             t0 = time.perf_counter()
-            shard = simulate_one_shard(Path(tmp) / "one")
-            root = Path(tmp) / "episodes" / "double_auction"
+            work = Path(args.keep or tmp)
+            shard = simulate_one_shard(work / "one")
+            root = work / "episodes" / "double_auction"
             replicate(shard, root, args.games)
-            shutil.rmtree(Path(tmp) / "one")
+            shutil.rmtree(work / "one")
             print(f"built {args.games:,} games in {len(list(root.iterdir()))} shards "
-                  f"in {time.perf_counter() - t0:.1f} s")
+                  f"in {time.perf_counter() - t0:.1f} s (rerun with --episodes {root})")
         size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
         units = sorted(p.name for p in root.iterdir() if p.is_dir())
         middle = units[len(units) // 2].partition("..")[0]
@@ -154,6 +158,11 @@ def main() -> None:
             print(f"read one game by id (duckdb)             first {first * 1e3:7.1f} ms   "
                   f"then {warm * 1e3:7.1f} ms")
 
+        from marketarena.view.store import InstanceIndex
+
+        first, warm = best(lambda: InstanceIndex(root), n=1)
+        print(f"{'index of the set (at viewer start)':40s} first {first * 1e3:7.1f} ms   "
+              f"then {warm * 1e3:7.1f} ms")
         server, base = serve(root.parent)
         try:
             agent = read_episode(root, middle)[1]["agents"]["agent_id"].iloc[0]
@@ -164,7 +173,7 @@ def main() -> None:
                 first, warm = best(lambda: fetch(url))
                 print(f"{what:40s} first {first * 1e3:7.1f} ms   then {warm * 1e3:7.1f} ms")
             first, warm = best(lambda: fetch(f"{base}/i/double_auction"), n=3)
-            print(f"{'listing (index of the whole set)':40s} first {first * 1e3:7.1f} ms   "
+            print(f"{'listing, first page of 100':40s} first {first * 1e3:7.1f} ms   "
                   f"then {warm * 1e3:7.1f} ms")
             first, warm = best(lambda: fetch(f"{base}/i/double_auction?seed=45123"), n=3)
             print(f"{'filter by seed/run (index reused)':40s} first {first * 1e3:7.1f} ms   "
@@ -175,7 +184,8 @@ def main() -> None:
 
 
 def browser_open(url: str) -> None:
-    """The episode page opened in Chromium until its tables and plots are drawn."""
+    """The episode page opened in Chromium: until its tables are drawn (DOMContentLoaded: the
+    page's module has built them) and until its plots are (plotly.js loads after the tables)."""
     try:
         import sys
 
@@ -183,23 +193,26 @@ def browser_open(url: str) -> None:
         from tests.browser import FLAGS, chromium
         from playwright.sync_api import sync_playwright
     except ImportError:
-        print("in Chromium                               playwright not installed")
+        print("in Chromium                              playwright not installed")
         return
     if chromium() is None:
-        print("in Chromium                               no Chromium")
+        print("in Chromium                              no Chromium")
         return
+    tables, plots = [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=FLAGS)
         page = browser.new_page()
-        times = []
-        for _ in range(4):
+        for _ in range(6):
             t0 = time.perf_counter()
-            page.goto(url)
+            page.goto(url, wait_until="domcontentloaded")
+            tables.append(page.evaluate(
+                "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd") / 1e3)
             page.wait_for_selector("#table-states .plot .main-svg")
-            times.append(time.perf_counter() - t0)
+            plots.append(time.perf_counter() - t0)
         browser.close()
-    print(f"{'in Chromium, tables and plots drawn':40s} first {times[0] * 1e3:7.1f} ms   "
-          f"then {statistics.median(times[1:]) * 1e3:7.1f} ms")
+    for what, times in (("in Chromium, tables drawn", tables), ("in Chromium, plots drawn", plots)):
+        print(f"{what:40s} first {times[0] * 1e3:7.1f} ms   "
+              f"then {statistics.median(times[1:]) * 1e3:7.1f} ms")
 
 
 if __name__ == "__main__":

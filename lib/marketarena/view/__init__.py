@@ -11,9 +11,10 @@ Dependencies, and why:
   with its stylesheet): sorting, searching and paging of the episode's tables in the page, with
   its assets installed from PyPI and served by the viewer (no CDN).
 - **plotly.js**, as the plotly package ships it (``package_data/plotly.min.js``): the timeline's
-  small interactive plots. Only the bundled script is used; nothing of plotly's Python side.
+  small interactive plots. Only the bundled script is used, loaded after the tables are drawn.
 - **pyarrow**, already the logs' engine, reads one game of a shard with a filter on
-  ``episode_id`` (``core.reader.read_episode``). Measured against DuckDB over the same files
-  (``benchmarks/bench_viewer.py``): both well under the 1 s target for a game of a 90,000-game
-  set, so no query engine is added.
+  ``episode_id`` (``core.reader.read_episode``). Measured on a 90,000-game set
+  (``benchmarks/bench_viewer.py``): a game's ten tables in about 80 ms, DuckDB over the same
+  files about 25 ms; both are a small part of opening a game (the page's tables and plots take
+  longer), so no query engine is added.
 """

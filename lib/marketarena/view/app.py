@@ -18,7 +18,9 @@ Routes (GET only; nothing writes):
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from importlib import resources
 from pathlib import Path
 
@@ -130,7 +132,12 @@ def create_app(episodes_root: str | Path) -> Starlette:
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         Mount("/site-static", StaticFiles(directory=HERE.parent / "report" / "static")),
     ]
-    return Starlette(routes=routes)
+    @contextlib.asynccontextmanager
+    async def lifespan(app):  # the indexes are built while the user picks an instance
+        threading.Thread(target=store.warm, daemon=True).start()
+        yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def serve(episodes_root: str | Path, host: str = "127.0.0.1", port: int = 8765) -> None:

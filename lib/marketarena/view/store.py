@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,11 +63,12 @@ class InstanceIndex:
             for m in listed:
                 if "episode_id" not in m:
                     continue
-                self.market = self.market or str(m.get("market", ""))
-                setting = tuple(sorted((str(k), _setting_text(v))
-                                       for k, v in (m.get("setting") or {}).items()))
-                self.entries.append(Entry(str(m["episode_id"]), m.get("run_index"), m.get("seed"),
-                                          tuple(map(str, m.get("lineup", []))), setting))
+                setting = m.get("setting") or {}
+                self.entries.append(Entry(
+                    m["episode_id"], m.get("run_index"), m.get("seed"), tuple(m.get("lineup", ())),
+                    tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else ()))
+            if listed and not self.market:
+                self.market = str(listed[0].get("market", ""))
         self.players = sorted({p for e in self.entries for p in e.lineup})
         values: dict[str, set[str]] = {}
         for e in self.entries:
@@ -104,11 +106,19 @@ def _natural(text: str) -> tuple:
 
 
 class EpisodeStore:
-    """``data/episodes``: its instances and, per instance, a cached :class:`InstanceIndex`."""
+    """``data/episodes``: its instances and, per instance, a cached :class:`InstanceIndex`
+    (built once, by whichever request or :meth:`warm` comes first; 90,000 games take a few
+    seconds, most of it parsing the shards' meta.json)."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._indexes: dict[str, tuple[tuple[str, ...], InstanceIndex]] = {}
+        self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        """Build every instance's index (the viewer calls this in a thread when it starts)."""
+        for instance in self.instances():
+            self.index(instance)
 
     def instances(self) -> list[str]:
         if not self.root.is_dir():
@@ -122,13 +132,15 @@ class EpisodeStore:
         return self.root / instance
 
     def index(self, instance: str) -> InstanceIndex:
+        """The instance's index, rebuilt when its list of folders and shards changed."""
         folder = self.folder(instance)
-        signature = tuple(sorted(os.listdir(folder)))
-        cached = self._indexes.get(instance)
-        if cached is None or cached[0] != signature:
-            cached = (signature, InstanceIndex(folder))
-            self._indexes[instance] = cached
-        return cached[1]
+        with self._lock:
+            signature = tuple(sorted(os.listdir(folder)))
+            cached = self._indexes.get(instance)
+            if cached is None or cached[0] != signature:
+                cached = (signature, InstanceIndex(folder))
+                self._indexes[instance] = cached
+            return cached[1]
 
 
 # ---------------------------------------------------------------------------------------- pages

@@ -1,5 +1,6 @@
 // marketarena episode viewer: the page's tables (DataTables, from the itables package's bundle),
 // the step filter of the timeline and its small plots (plotly.js, from the plotly package).
+// Both libraries are served by the viewer itself (/vendor/), never from a CDN.
 import DataTable from "/vendor/dt_bundle.js";
 
 const text = DataTable.render.text();  // cells are text, never HTML
@@ -42,22 +43,33 @@ function show(entry, rows) {
   entry.dt.draw();
 }
 
+// plotly.js (4.8 MB) loads after the tables are drawn, so it does not hold the page up
 const plots = [];
-document.querySelectorAll("[data-plots]").forEach((box) => {
-  payloadOf(box.dataset.plots).forEach((p) => {
-    const div = document.createElement("div");
-    div.className = "plot";
-    box.appendChild(div);
-    const traces = p.lines.map((l) => ({ x: l.x, y: l.y, name: l.name, type: "scatter",
-                                         mode: "lines", line: { width: 1.5 } }));
-    window.Plotly.newPlot(div, traces, {
-      title: { text: p.title, font: { size: 13 } }, margin: { l: 45, r: 10, t: 30, b: 30 },
-      showlegend: p.lines.length > 1 && p.lines.length <= 12, legend: { font: { size: 10 } },
-      xaxis: { title: { text: "step" } },
-    }, { displayModeBar: false, responsive: true });
-    plots.push(div);
-  });
-});
+let plotsReady = Promise.resolve();
+const boxes = document.querySelectorAll("[data-plots]");
+if (boxes.length) {
+  plotsReady = new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = "/vendor/plotly.min.js";
+    script.onload = resolve;
+    script.onerror = () => reject(new Error("plotly.min.js did not load"));
+    document.head.appendChild(script);
+  }).then(() => boxes.forEach((box) => {
+    payloadOf(box.dataset.plots).forEach((p) => {
+      const div = document.createElement("div");
+      div.className = "plot";
+      box.appendChild(div);
+      const traces = p.lines.map((l) => ({ x: l.x, y: l.y, name: l.name, type: "scatter",
+                                           mode: "lines", line: { width: 1.5 } }));
+      window.Plotly.newPlot(div, traces, {
+        title: { text: p.title, font: { size: 13 } }, margin: { l: 45, r: 10, t: 30, b: 30 },
+        showlegend: p.lines.length > 1 && p.lines.length <= 12, legend: { font: { size: 10 } },
+        xaxis: { title: { text: "step" } },
+      }, { displayModeBar: false, responsive: true });
+      plots.push(div);
+    });
+  }));
+}
 
 const select = document.getElementById("step");
 function selectStep() {
@@ -65,10 +77,10 @@ function selectStep() {
   tables.filter((t) => t.el.classList.contains("timeline") && t.step >= 0).forEach((t) => {
     show(t, s === "" ? t.payload.data : t.payload.data.filter((r) => String(r[t.step]) === s));
   });
-  plots.forEach((div) => window.Plotly.relayout(div, {
+  plotsReady.then(() => plots.forEach((div) => window.Plotly.relayout(div, {
     shapes: s === "" ? [] : [{ type: "line", xref: "x", yref: "paper", x0: +s, x1: +s, y0: 0, y1: 1,
                                line: { color: "#888", dash: "dot", width: 1 } }],
-  }));
+  })));
 }
 if (select) {
   select.addEventListener("change", selectStep);
