@@ -35,10 +35,10 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import tempfile
-import json
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
