@@ -33,7 +33,7 @@ def test_two_runs_write_identical_files(tmp_path):
     simulate("supply_chain", params, paths.data, tmp_path / "b", progress=False)
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert files_a == files_b and len(files_a) == 2 * 15
+    assert files_a == files_b and len(files_a) == 2 * 16
     for rel in files_a:
         a, b = (tmp_path / "a" / rel).read_bytes(), (tmp_path / "b" / rel).read_bytes()
         if rel.name == "meta.json":  # only the "run" block (wall time, timestamps) may differ
