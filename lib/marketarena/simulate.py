@@ -267,15 +267,13 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     unreachable, budget spent, replay cache miss) ends the run after closing the client; every
     episode finished before it is on disk and the next run resumes from there.
 
-    ``run_dir``: where the run log goes; by default ``data_dir/run_logs/<instance>``, or beside a
-    given ``out_dir``, ``<out_dir>.runs``.
+    ``run_dir``: where the run log goes; by default ``data_dir/run_logs/<instance>`` for
+    episodes in ``data_dir/episodes/<instance>``, else ``<out_dir>.runs`` beside them
+    (``core.logs.run_dir_for``).
     """
     data_dir = Path(data_dir)
-    if run_dir is None:
-        run_dir = (data_dir / "run_logs" / instance if out_dir is None
-                   else Path(out_dir).with_name(Path(out_dir).name + ".runs"))
-    run_dir = Path(run_dir)
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
+    run_dir = Path(run_dir or logs.run_dir_for(out_dir))
     inputs, resources = load_inputs(instance, params, data_dir)
     planned = plan(instance, params, inputs)
     check_seating(instance, params, [spec for spec, _ in planned])  # before any episode
@@ -579,7 +577,7 @@ async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
     result = await run_episode(market_obj, agents, seed)
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
     meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
-            "package_version": package_version()}
+            "setting": dict(spec.setting), "package_version": package_version()}
     called = len(result.raw["llm_calls"]) > 0
     run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
                 "cost_usd": float(result.llm_costs["cost_usd"].sum()) if called else 0.0,

@@ -66,6 +66,18 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     retail_r01 = calls[(calls["agent_id"] == "R01") & (calls["phase"] == "retail")]
     assert (retail_r01["attempts"] == 2).all()  # invalid first answer, re-asked once
     assert fake.n_calls == 24 + len(retail_r01)
+    # llm_messages: one row per model answer, the prompt and the raw answer as the model saw them
+    said = tables(tmp_path / "live", "llm_messages")
+    assert len(said) == calls["attempts"].sum() == fake.n_calls
+    r01 = said[(said["agent_id"] == "R01") & (said["phase"] == "retail")]
+    assert list(r01["reask"]) == [0, 1] * len(retail_r01) and (r01["call"] == 0).all()
+    first = r01[r01["reask"] == 0].iloc[0]
+    prompt = json.loads(first["messages"])
+    assert [m["role"] for m in prompt] == ["system", "user"] and "You are retailer R01" in prompt[1]["content"]
+    assert first["answer"] == "{not json" and "not valid JSON" in first["error"]
+    second = r01[r01["reask"] == 1].iloc[0]
+    assert json.loads(second["answer"])["slogan"] == "Green, fair and eco goods" and second["error"] == ""
+    assert any(r.body["messages"][:2] == prompt for r in fake.requests)  # exactly what was sent
     dec = tables(tmp_path / "live", "decisions")
     llm_dec = dec[dec["agent_id"].isin(["R01", "R02"])]
     assert llm_dec["valid"].all()

@@ -7,7 +7,7 @@ Each market ships ``tiny_params.yaml`` (one small instance). For each kind:
   plays it; every decision's observations belong to declared actors; answers and fallbacks pass the
   market's schema and rules; ``step`` / ``round`` are 0-based integers; retired seats never act
   again; the log tables are written and the metrics, the leaderboard and the figures are computed
-  from the logs alone;
+  from the logs alone, and every figure and table has its caption (``markets/<kind>/figures.yaml``);
 - **hostile seats**: one seat that never answers and one that always answers garbage: the episode
   completes, every one of their decisions is logged invalid with a reason, and metrics still come
   out (supply_chain's metrics once crashed on exactly this);
@@ -229,6 +229,12 @@ def test_figures_from_the_metrics(kind, persona_world, tmp_path):
     assert out and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in out)
     pngs = [p for p in out if str(p).endswith(".png")]
     assert pngs, f"{kind} draws no figure"
+    # the results site captions every figure and table (report/captions.py)
+    from marketarena.report.captions import missing
+
+    tables = [Path(p).stem for p in out if str(p).endswith(".md")]
+    problems = missing(kind, kind, [Path(p).stem for p in pngs], tables)
+    assert not problems, "\n".join(problems)
     assert isinstance(pd.read_csv(paths.reports / "leaderboards" / f"{kind}.csv"), pd.DataFrame)
 
 

@@ -69,4 +69,4 @@ def test_shards_played_on_a_ray_head_are_the_local_shards(tmp_path, ray_head):
     summary, remote = play(tmp_path / "ray", da(2, workers="auto", ray_address=ray_head))
     assert summary["backend"] == "ray" and summary["workers"] == 2 and summary["played"] == 7
     a, b = files(local), files(remote)
-    assert len(a) == 4 * 9 and a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []
+    assert len(a) == 4 * 10 and a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []

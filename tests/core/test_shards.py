@@ -142,4 +142,4 @@ def test_two_workers_write_the_same_shards_as_one(tmp_path):
     s2, b = play(tmp_path / "b", two)
     assert s1["workers"] == 1 and s2["workers"] == 2 and s1["played"] == s2["played"] == 7
     fa, fb = files(a), files(b)
-    assert len(fa) == 4 * 9 and fa.keys() == fb.keys() and [k for k in fa if fa[k] != fb[k]] == []
+    assert len(fa) == 4 * 10 and fa.keys() == fb.keys() and [k for k in fa if fa[k] != fb[k]] == []

@@ -1,10 +1,10 @@
 """End to end: `dvc repro` on a tiny params file in a scratch copy of the project, with the real
 embedding model. Checks every output (two instances of bertrand, alpha 1 and 10, with their own
-figures and leaderboards), that dvc.yaml lists every module each stage imports, that a second
-fresh copy run with other thread counts and one worker writes the same dvc.lock (issue 28), that a
-second repro does nothing, that re-simulating identical episodes changes no tracked hash, that
-adding runs replays only the new episodes, and that a run killed mid-simulate resumes without
-redoing finished ones."""
+figures and leaderboards; the results site, in a real browser), that dvc.yaml lists every module
+each stage imports, that a second fresh copy run with other thread counts and one worker writes the
+same dvc.lock (issue 28), that a second repro does nothing, that re-simulating identical episodes
+changes no tracked hash, that adding runs replays only the new episodes, and that a run killed
+mid-simulate resumes without redoing finished ones."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
+from tests.browser import browser_page
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +104,7 @@ def write_params(project: Path, params: dict) -> None:
 
 def scratch_copy(dest: Path, params: dict) -> Path:
     """A scratch copy of the project (code, dvc.yaml) with its own git + DVC repo."""
-    for name in ("dvc.yaml", "stages", "lib"):
+    for name in ("dvc.yaml", ".dvcignore", "stages", "lib"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(
             src, dest / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
@@ -156,6 +158,10 @@ def test_repro_produces_every_output(project):
     assert sorted(board["name"]) == sorted(e["name"] for e in TINY_MARKET["roster"])
     assert (board["mu_lo"] <= board["mu_hi"]).all() and (board["episodes"] == 2).all()
     assert (reports / "overall" / "overall.csv").is_file()
+    site = reports / "site"
+    instances = yaml.safe_load((project / "params.yaml").read_text())["markets"]
+    assert (site / "index.html").is_file() and (site / "style.css").is_file()
+    assert sorted(p.stem for p in site.glob("*.html")) == sorted([*instances, "index"])
     assert "no cross-market ranking" in (reports / "overall" / "overall.md").read_text()
     stats = json.loads((reports / "stats" / "supply_chain.json").read_text())
     assert {r["metric"] for r in stats["spearman"]} >= {"fill_rate", "MMS", "NPM"}
@@ -188,6 +194,47 @@ def test_a_fresh_copy_with_other_thread_counts_and_one_worker_writes_the_same_dv
     assert (twin / "dvc.lock").read_text() == first
     for copy in (project, twin):
         assert "up to date" in dvc(copy, "status").stdout
+
+
+def test_results_site_opens_from_disk_in_a_browser(project):
+    """reports/site from file:// in Chromium: the index links to every instance; on each page
+    every figure has loaded, the board's rows show their 95% intervals, the run's time and spend
+    come from run-info.js, and no page logs an error."""
+    site = project / "reports" / "site"
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    with browser_page() as (page, console):
+        page.goto((site / "index.html").as_uri())
+        links = page.eval_on_selector_all("table.instances a", "els => els.map(e => e.textContent)")
+        assert links == list(params["markets"])
+        first = links[0]
+        page.click(f'table.instances a >> text="{first}"')
+        assert page.url.endswith(f"/{first}.html")
+        for instance in params["markets"]:
+            if not page.url.endswith(f"/{instance}.html"):
+                page.click(f'nav.side a >> text="{instance}"')  # links between pages
+            page.wait_for_load_state("load")
+            widths = page.eval_on_selector_all("figure img", "els => els.map(e => e.naturalWidth)")
+            pngs = list((project / "reports" / "figures" / instance).glob("*.png"))
+            assert len(widths) == len(pngs) > 0 and all(w > 0 for w in widths), instance
+            first = page.locator("table.board tbody tr").first.inner_text()
+            assert re.search(r"-?[\d.,]+ \[-?[\d.,]+, -?[\d.,]+\]", first), (instance, first)
+            assert "episode wall time" in page.locator("td[data-run-info]").inner_text()
+        assert console.errors == []
+
+
+def test_results_site_is_reproducible_and_its_hash_leaves_out_run_info(project):
+    """The site's bytes are a function of its inputs (a forced rebuild writes the same bytes, no
+    absolute path in any page), and run-info.js is not part of its hash (.dvcignore)."""
+    site = project / "reports" / "site"
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert str(project).encode() not in b"".join(before.values())
+    dvc(project, "repro", "--force", "--single-item", "report")
+    after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert after == before
+    with open(site / "run-info.js", "a", encoding="utf-8") as fh:
+        fh.write("// another run\n")
+    status = dvc(project, "status", "report").stdout
+    assert "changed" not in status, status
 
 
 def test_two_instances_of_one_kind_have_their_own_outputs(project):
@@ -319,7 +366,7 @@ def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
     stages_ran = ran(out)
     assert {"simulate@bertrand", "metrics@bertrand", "ratings@bertrand"} <= stages_ran, out
     stages = ("instance", "reference", "simulate", "metrics", "stats", "ratings", "figures")
-    assert stages_ran <= {f"{s}@bertrand" for s in stages} | {"overall"}, stages_ran
+    assert stages_ran <= {f"{s}@bertrand" for s in stages} | {"overall", "report"}, stages_ran
     shown = dvc(project, "exp", "show", "--json").stdout
     assert "bertrand-seed5" in shown
     # DVC's own queue: two variants queued, run by `--run-all` in DVC's temporary workspaces,
@@ -333,4 +380,4 @@ def test_a_dvc_exp_sweep_reruns_only_the_changed_instance(project):
         assert f"bertrand-seed{seed}" in shown
         log = dvc(project, "queue", "logs", f"bertrand-seed{seed}").stdout
         queued = ran(log)
-        assert "simulate@bertrand" in queued and queued <= {f"{s}@bertrand" for s in stages} | {"overall"}, log
+        assert "simulate@bertrand" in queued and queued <= {f"{s}@bertrand" for s in stages} | {"overall", "report"}, log

@@ -130,6 +130,35 @@ def test_invalid_then_valid_reasks_quoting_the_error(spec, tmp_path):
     assert result.record.prompt_tokens == 100  # summed over both answers (50 each)
 
 
+def test_exchanges_record_every_request_and_raw_answer(spec, tmp_path):
+    """What the episode's llm_messages table is built from: per answer, the messages that request
+    added to the conversation, the raw answer and why it was not accepted."""
+    fake = FakeEndpoint(invalid_then_valid("I bid 3 units at 60", GOOD))
+    record = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids)).record
+    first, second = record.exchanges
+    assert (first["reask"], second["reask"]) == (0, 1)
+    assert json.loads(first["messages"]) == MESSAGES  # the whole prompt of the first ask
+    assert first["answer"] == "I bid 3 units at 60" and "not valid JSON" in first["error"]
+    sent = fake.requests[1].body["messages"]
+    assert json.loads(second["messages"]) == sent[len(MESSAGES):]  # what the re-ask added
+    assert json.loads(second["answer"]) == GOOD and second["error"] == ""
+    assert "exchanges" not in record.as_row()  # not a column of llm_calls
+    # a replay from the cache records the same exchanges
+    again = run(make_client(FakeEndpoint([]), tmp_path).complete(spec, MESSAGES, Bids)).record
+    assert again.cached and again.exchanges == record.exchanges
+
+
+def test_exchanges_cut_long_texts_and_say_so(spec, tmp_path):
+    from marketarena.llm.client import LOG_TEXT_CHARS
+
+    long_prompt = [{"role": "user", "content": "x" * (LOG_TEXT_CHARS + 10)}]
+    fake = FakeEndpoint(valid(GOOD))
+    record = run(make_client(fake, tmp_path).complete(spec, long_prompt, Bids)).record
+    logged = json.loads(record.exchanges[0]["messages"])[0]["content"]
+    assert logged.startswith("x" * LOG_TEXT_CHARS) and logged.endswith("10 more characters not logged]")
+    assert fake.requests[0].body["messages"] == long_prompt  # the model got all of it
+
+
 def test_not_json_is_reasked_with_the_json_error(spec, tmp_path):
     fake = FakeEndpoint([Reply("I bid 3 units at 60"), Reply(GOOD)])
     result = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))

@@ -5,7 +5,8 @@ renders the market's templates and asks once): the harness builds the messages, 
 :meth:`LLMAgent.ask` asks the model for an answer matching the decision's pydantic action schema
 (``LLMClient.complete``: structured output, validation, bounded re-asks quoting the error, cache,
 retries, cost guard) and returns the call's log row, which the runner writes to ``llm_calls`` /
-``llm_costs``. When no valid answer came, the market's fallback applies.
+``llm_costs``, and its messages and raw answers to ``llm_messages``. When no valid answer came,
+the market's fallback applies.
 
 :class:`LLMRuntime` is made once per run: one client (connection pools, response cache, cost guard
 shared by every episode) and the model specs of ``params.models``. An LLM seat's sample index is
@@ -60,6 +61,7 @@ class LLMAgent:
                                             context=context)
         row = {k: v for k, v in result.record.as_row().items() if k not in CONTEXT_KEYS}
         row["purpose"] = purpose
+        row["exchanges"] = result.record.exchanges  # the runner's llm_messages rows
         return result, row
 
     async def act(self, observation: Any, decision: Decision, retry: Retry | None = None) -> Reply:

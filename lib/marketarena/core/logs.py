@@ -8,7 +8,7 @@ Two layouts, chosen per market instance by ``shard_episodes`` (``MarketParams``)
 - shards (``n``): ``<root>/<first id>..<last id>/`` holds the same tables for up to ``n``
   consecutive planned episodes of one series (ids that differ only in their trailing number), each
   table with ``episode_id`` as its first column, and one ``meta.json`` listing every episode's
-  meta. 90,000 games in shards of 600 make 150 folders of 10 files instead of 90,000 folders.
+  meta. 90,000 games in shards of 600 make 150 folders of 11 files instead of 90,000 folders.
 
 Both are written and resumed as *units* (:class:`Unit`): an episode folder, or a shard.
 
@@ -85,11 +85,19 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: files kept beside the code that no simulation, metric or figure reads: the results site's
+#: captions (``markets/<kind>/figures.yaml``). Folders are hashed without them, so editing a caption
+#: replays no episode and re-runs no stage but ``report``.
+NOT_CODE = frozenset({"figures.yaml"})
+
+
 def hash_files(paths: Iterable[Path]) -> str:
-    """Content hash of files (and of every file below folders), independent of their mtimes."""
+    """Content hash of files (and of every file below folders but :data:`NOT_CODE`), independent
+    of their mtimes."""
     digest = hashlib.sha256()
     for path in sorted(Path(p) for p in paths):
-        files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+        files = sorted(f for f in path.rglob("*") if f.is_file() and f.name not in NOT_CODE) \
+            if path.is_dir() else [path]
         for f in files:
             if "__pycache__" in f.parts:
                 continue
@@ -322,6 +330,24 @@ def _write_run_log(run_dir: Path, unit: Unit,
         meta_name=RUN_META)
 
 
+def run_dir_for(episodes_dir: Path) -> Path:
+    """The run log of the episodes under ``episodes_dir``: ``data/run_logs/<instance>`` for
+    ``data/episodes/<instance>``, else ``<episodes_dir>.runs`` beside it."""
+    episodes_dir = Path(episodes_dir)
+    if episodes_dir.parent.name == "episodes":
+        return episodes_dir.parent.parent / "run_logs" / episodes_dir.name
+    return episodes_dir.with_name(episodes_dir.name + ".runs")
+
+
+def read_unit_run_log(run_dir: Path, unit: str) -> tuple[dict[str, Any] | None, Path]:
+    """(``run.json`` of one unit's run log or None when it has none, its folder)."""
+    folder = Path(run_dir) / unit
+    try:
+        return json.loads((folder / RUN_META).read_text(encoding="utf-8")), folder
+    except (OSError, ValueError):
+        return None, folder
+
+
 def prune_run_logs(run_dir: Path, keep: set[str]) -> None:
     """Remove the run logs of units not in ``keep`` (units no longer on disk, or about to replay),
     and temporaries of a run killed mid-write."""
@@ -333,7 +359,7 @@ def prune_run_logs(run_dir: Path, keep: set[str]) -> None:
             shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
-def _run_logs(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+def run_logs(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     out = []
     if Path(run_dir).is_dir():
         for p in sorted(Path(run_dir).iterdir()):
@@ -356,7 +382,7 @@ def read_run_log(run_dir: Path) -> pd.DataFrame:
     summed over models (zeros for scripted episodes), in unit and episode order."""
     usage = RUN_LOG_COLUMNS[6:]
     rows = []
-    for _, log in _run_logs(run_dir):
+    for _, log in run_logs(run_dir):
         for e in log.get("episodes", []):
             totals = {k: sum(m.get(k, 0) for m in e.get("llm", {}).values()) for k in usage}
             rows.append({"unit": log.get("unit"), "episode_id": e.get("episode_id"),
@@ -368,7 +394,7 @@ def read_run_log(run_dir: Path) -> pd.DataFrame:
 
 def read_run_table(run_dir: Path, name: str = "llm_costs") -> pd.DataFrame:
     """A run table (``llm_costs``) over every unit of the run log, ``episode_id`` first."""
-    frames = [pd.read_parquet(p / f"{name}.parquet") for p, _ in _run_logs(run_dir)
+    frames = [pd.read_parquet(p / f"{name}.parquet") for p, _ in run_logs(run_dir)
               if (p / f"{name}.parquet").is_file()]
     rows = [f for f in frames if len(f)]
     return pd.concat(rows, ignore_index=True) if rows else (frames[0] if frames else pd.DataFrame())

@@ -16,6 +16,11 @@ status complete):
 
 Both layouts give the same rows for the same episodes (tested), so metrics need not know which
 one a market uses.
+
+One episode by id, without reading the set (the episode viewer): :func:`locate` finds its folder,
+or the shard whose name (``<first id>..<last id>``, one series) spans its number, from the folder
+names alone; :func:`read_episode` reads its meta and tables, from a shard only its rows (a pyarrow
+filter on ``episode_id``; one shard of 600 games, not 150 of them).
 """
 
 from __future__ import annotations
@@ -112,3 +117,60 @@ class EpisodeReader:
         if not len(self):
             raise FileNotFoundError(f"{self.root}: no finished episodes; run the simulate stage")
         return self
+
+
+def _number(episode_id: str) -> int | None:
+    digits = episode_id[len(logs.series(episode_id)):]
+    return int(digits) if digits else None
+
+
+def locate(root: str | Path, episode_id: str) -> Path | None:
+    """The finished folder or shard under ``root`` holding ``episode_id`` (None: none), found from
+    folder names: an episode folder is named by its id, a shard ``<first>..<last>`` of one series."""
+    root = Path(root)
+    if not episode_id or "/" in episode_id or episode_id.startswith("."):
+        return None
+    if (root / episode_id / logs.META).is_file():
+        return root / episode_id
+    number, series = _number(episode_id), logs.series(episode_id)
+    if number is None or not root.is_dir():
+        return None
+    for child in root.iterdir():
+        first, sep, last = child.name.partition("..")
+        if not sep or child.name.startswith(logs.TMP_PREFIX) or logs.series(first) != series:
+            continue
+        lo, hi = _number(first), _number(last)
+        if lo is not None and hi is not None and lo <= number <= hi and (child / logs.META).is_file():
+            return child
+    return None
+
+
+def read_episode(root: str | Path, episode_id: str, skip: tuple[str, ...] = (),
+                 names: tuple[str, ...] | None = None
+                 ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    """(meta, {table: frame}) of one finished episode: the tables in ``names`` that it has (None:
+    every table) but those in ``skip``, frames as an episode folder holds them (no
+    ``episode_id`` column). ``KeyError`` when no finished folder or shard holds it."""
+    unit = locate(root, episode_id)
+    meta = logs.read_meta(unit) if unit is not None else None
+    if meta is None or meta.get("status") != "complete":
+        raise KeyError(episode_id)
+    if meta.get("layout") == "shard":
+        meta = next((e for e in meta.get("episodes", []) if e.get("episode_id") == episode_id), None)
+        if meta is None:
+            raise KeyError(episode_id)
+    files = sorted(p for p in unit.glob("*.parquet")
+                   if p.stem not in skip and (names is None or p.stem in names))
+    return meta, {p.stem: read_rows(p, episode_id) for p in files}
+
+
+def read_rows(path: Path, episode_id: str, filters: list[tuple] | None = None) -> pd.DataFrame:
+    """One episode's rows of a table file: the whole file of an episode folder, or a shard's
+    rows of ``episode_id`` (``filters``: more pyarrow conditions, e.g. ``("step", "=", 3)``)."""
+    names = pq.read_schema(path).names
+    sharded = bool(names) and names[0] == "episode_id"
+    conditions = [*([("episode_id", "=", episode_id)] if sharded else []), *(filters or [])]
+    table = pq.read_table(path, filters=conditions or None)
+    if sharded:
+        table = table.drop(["episode_id"])
+    return table.to_pandas()

@@ -21,7 +21,16 @@ fault) ends the run and loses only the episode in flight.
 Seats that retire (``EventLog.retire``) must never act again: the runner raises if a market asks
 one. Log tables of the runner: ``decisions``, ``llm_calls`` (what was asked and answered: identical
 in a live run and its replay), ``llm_costs`` (how each answer was obtained: cost, latency, cache,
-HTTP retries; row for row beside ``llm_calls``) and ``events``.
+HTTP retries; row for row beside ``llm_calls``), ``llm_messages`` and ``events``.
+
+``llm_messages`` is what every LLM call said, written here because every market's calls pass
+through the runner: one row per model answer (``reask`` 0 for the first ask, 1, 2... for the
+client's re-asks after an answer that did not parse), keyed like ``llm_calls`` plus ``call``, the
+call's position among the ``llm_calls`` rows of the same decision attempt (a harness may make
+several). ``messages`` is a JSON list of ``{role, content}``: the whole prompt for ``reask`` 0,
+then only what the re-ask added (the previous answer, the error quoted); ``answer`` is the model's
+raw text and ``error`` why it was not accepted (empty when it parsed). Texts are cut at
+``llm.client.LOG_TEXT_CHARS`` characters, marked where cut. Identical in a live run and its replay.
 """
 
 from __future__ import annotations
@@ -82,6 +91,7 @@ CALL_KEYS = ["step", "round", "phase", "agent_id", "attempt"]
 LLM_CALL_COLUMNS = CALL_KEYS + ["purpose", "model", "request_hash", "prompt_tokens",
                                 "completion_tokens", "attempts", "valid"]
 LLM_COST_COLUMNS = CALL_KEYS + ["purpose", "cost_usd", "latency_s", "cached", "retries"]
+LLM_MESSAGE_COLUMNS = CALL_KEYS + ["purpose", "call", "reask", "messages", "answer", "error"]
 EVENT_COLUMNS = ["step", "round", "agent_id", "event", "detail"]
 
 
@@ -235,7 +245,7 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -
                 break
         decision = market.step({a: actions[a] for a in decision.observations})
     return EpisodeResult({"decisions": log.rows("decisions"), "llm_calls": log.rows("llm_calls"),
-                          "llm_costs": log.rows("llm_costs"),
+                          "llm_costs": log.rows("llm_costs"), "llm_messages": log.rows("llm_messages"),
                           "events": _events(getattr(market, "events", []))}, market.tables())
 
 
@@ -247,24 +257,30 @@ class _Log:
     """Rows of the runner's own tables, built as the episode goes."""
 
     COLUMNS = {"decisions": DECISION_COLUMNS, "llm_calls": LLM_CALL_COLUMNS,
-               "llm_costs": LLM_COST_COLUMNS}
+               "llm_costs": LLM_COST_COLUMNS, "llm_messages": LLM_MESSAGE_COLUMNS}
 
     def __init__(self) -> None:
         self.decisions: list[tuple] = []  # in DECISION_COLUMNS order
         self.calls: list[dict] = []  # one per LLM call, the keys of llm_calls and llm_costs
+        self.messages: list[tuple] = []  # in LLM_MESSAGE_COLUMNS order
 
     def decision(self, decision: Decision, agent_id: AgentId, attempt: int, reply: Reply,
                  verdict: Verdict) -> None:
         self.decisions.append((decision.step, decision.round, decision.phase, agent_id, attempt,
                                _dump(reply.action), verdict.valid, verdict.error or "",
                                "; ".join(verdict.notes)))
-        for call in reply.calls:
-            self.calls.append({"step": decision.step, "round": decision.round,
-                               "phase": decision.phase, "agent_id": agent_id, "attempt": attempt,
-                               "purpose": "act", **call})
+        for n, call in enumerate(reply.calls):
+            row = {"step": decision.step, "round": decision.round, "phase": decision.phase,
+                   "agent_id": agent_id, "attempt": attempt, "purpose": "act", **call}
+            self.calls.append(row)
+            self.messages.extend((*(row[k] for k in CALL_KEYS), row["purpose"], n, x["reask"],
+                                  x["messages"], x["answer"], x["error"])
+                                 for x in call.get("exchanges", ()))
 
     def rows(self, name: str) -> Rows:
         columns = self.COLUMNS[name]
         if name == "decisions":
             return Rows(columns, self.decisions)
+        if name == "llm_messages":
+            return Rows(columns, self.messages)
         return Rows(columns, [tuple(r.get(c) for c in columns) for r in self.calls])

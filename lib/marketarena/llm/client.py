@@ -28,15 +28,22 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
   holds the endpoint);
   ``attempts`` counts model answers (1 + re-asks used), ``retries`` the HTTP retries; ``latency_s``
   is time in HTTP requests (0 for a fully cached call), not time queued behind the semaphore.
+  ``exchanges`` holds what was said, one entry per answer (``reask`` 0, 1, ...): the messages this
+  request added to the conversation (all of them for the first ask; the previous answer and the
+  re-ask quoting its error after that), the model's raw answer and why it was not accepted
+  (``error``, empty when it parsed). Each message and answer is cut at ``LOG_TEXT_CHARS``
+  characters, marked where cut. The runner writes them as the episode's ``llm_messages`` table:
+  the episode logs, not the response cache, are the record of what a model was asked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from urllib.parse import urlsplit
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
@@ -68,6 +75,24 @@ def endpoint_key(base_url: str) -> str:
     return f"{scheme}://{host}{f':{port}' if port else ''}{parts.path.rstrip('/')}"
 
 
+#: characters of one message or answer kept in ``CallRecord.exchanges`` (the ``llm_messages`` log)
+LOG_TEXT_CHARS = 50_000
+
+
+def capped(text: str, limit: int = LOG_TEXT_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and a note of how many more were not logged."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters not logged]"
+
+
+def exchange(reask: int, messages: Sequence[Message], answer: str, error: str | None) -> dict[str, Any]:
+    """One answer of a call as ``CallRecord.exchanges`` holds it (texts capped, messages as JSON)."""
+    said = [{"role": str(m.get("role", "")), "content": capped(str(m.get("content") or ""))}
+            for m in messages]
+    return {"reask": reask, "messages": json.dumps(said, ensure_ascii=False),
+            "answer": capped(answer), "error": error or ""}
+
 
 @dataclass
 class CallRecord:
@@ -84,11 +109,14 @@ class CallRecord:
     valid: bool = False
     retries: int = 0
     context: dict[str, Any] = field(default_factory=dict)
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # see the module docstring
 
     def as_row(self) -> dict[str, Any]:
-        """Flat dict for a log row: the context keys (step, agent_id, ...) first, then the fields."""
+        """Flat dict for a log row: the context keys (step, agent_id, ...) first, then the fields
+        (not ``exchanges``, which are rows of their own table)."""
         row = dict(self.context)
-        row.update({k: v for k, v in asdict(self).items() if k != "context"})
+        row.update({f.name: getattr(self, f.name) for f in fields(self)
+                    if f.name not in ("context", "exchanges")})
         return row
 
 
@@ -169,6 +197,7 @@ class LLMClient:
         action: A | None = None
         raw_text = ""
         error: str | None = None
+        said = 0  # messages of the conversation already in record.exchanges
         for attempt in range(spec.max_reasks + 1):
             request = self._cache_request(spec, conversation, response_format, sample)
             key = request_key(request)
@@ -195,10 +224,12 @@ class LLMClient:
             record.attempts = attempt + 1
             raw_text, finish_reason = answer_text(data)
             action, error = parse_action(raw_text, schema)
+            if action is None and finish_reason == "length":
+                error = f"{error} (the answer was cut off at max_tokens={spec.max_tokens})"
+            record.exchanges.append(exchange(attempt, conversation[said:], raw_text, error))
+            said = len(conversation)
             if action is not None:
                 break
-            if finish_reason == "length":
-                error = f"{error} (the answer was cut off at max_tokens={spec.max_tokens})"
             if attempt < spec.max_reasks:
                 conversation += reask_messages(raw_text, error or "invalid answer")
         record.valid = action is not None

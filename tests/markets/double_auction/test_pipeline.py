@@ -40,11 +40,11 @@ def test_episodes_are_byte_identical(tiny, tmp_path):
     simulate("double_auction", params, paths.data, tmp_path / "b", progress=False)
     a_root = paths.episodes("double_auction")
     files = sorted(p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file())
-    # 12 games in shards of 5, 5 and 2, each of meta.json + 8 tables (run information, such as
+    # 12 games in shards of 5, 5 and 2, each of meta.json + 9 tables (run information, such as
     # llm_costs, goes to the run log)
     assert sorted({f.parent.name for f in files}) == ["ep-0000..ep-0004", "ep-0005..ep-0009",
                                                       "ep-0010..ep-0011"]
-    assert len(files) == 3 * 9
+    assert len(files) == 3 * 10
     for rel in files:  # every file, meta.json included
         assert (a_root / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
 

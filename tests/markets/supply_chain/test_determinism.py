@@ -31,6 +31,6 @@ def test_two_runs_write_identical_files(tmp_path):
     simulate("supply_chain", params, paths.data, tmp_path / "b", progress=False)
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert files_a == files_b and len(files_a) == 2 * 14
+    assert files_a == files_b and len(files_a) == 2 * 15
     for rel in files_a:  # every file, meta.json included (run information is in the run log)
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel

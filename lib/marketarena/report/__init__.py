@@ -1,0 +1,16 @@
+"""Reading results: the static results site (``site``, the ``report`` stage) and what it says
+about each market (``captions``: ``markets/<kind>/figures.yaml``); how a run went, as opposed to
+its results, is read in one place (``runinfo``). The episode viewer is ``marketarena.view``.
+
+Dependencies, and why:
+
+- **Jinja2** (already the prompts' template engine) renders the pages from templates in
+  ``report/templates/``, autoescaped.
+- **markdown-it-py** renders the figures stage's Markdown tables (CommonMark plus GFM tables),
+  so the site shows exactly the tables the pipeline wrote, bold / italic best marks included, with
+  no table parser of our own. It is well kept (the executablebooks project) and was already
+  installed (rich, through typer, needs it).
+- No JavaScript library: the pages are static HTML and PNG (every figure is the figures stage's
+  PNG), so they open from disk with no server, no network and nothing to load; an ES-module
+  table library would not load from ``file://`` anyway.
+"""

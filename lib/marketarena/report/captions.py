@@ -1,0 +1,113 @@
+"""What the results site says about each market, its figures and its tables: one file per market,
+``markets/<kind>/figures.yaml``, beside the market's code and read only by the site.
+
+The file names the market (``market``: title, the paper it reproduces, its seed number, a paragraph
+on what competes), optionally what its board ranks by (``board``), and gives every figure stem
+(``reports/figures/<instance>/<stem>.png``) and every table key (``reports/tables/<instance>/
+<instance>_<key>.md``) a title and a caption, worded as README.md's "What the pipeline produces".
+It is not code: folders are hashed without it (``core.logs.NOT_CODE``), so editing a caption
+re-runs only the ``report`` stage.
+
+A figure or table without an entry still appears on the site, marked as lacking its caption;
+:func:`missing` lists such stems with what to add where (``tests/contract`` runs it on every
+market's tiny run).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+FILE = "figures.yaml"
+
+
+class Caption(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    caption: str
+
+
+class MarketInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    source: str  # the paper (or papers) it reproduces
+    seed: str  # the seed document's number in shared/seeds (e.g. "002")
+    about: str
+
+
+class MarketCaptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    market: MarketInfo
+    board: str | None = None  # what the board ranks by and how its intervals are made
+    figures: dict[str, Caption] = {}
+    tables: dict[str, Caption] = {}
+
+    def figure_key(self, stem: str) -> str | None:
+        """The key of figure ``stem``'s caption: the stem itself, or a family ``<prefix>_*`` (one
+        figure per budget, per cell, ...: ``fig4_priorities_*`` covers ``fig4_priorities_4000``),
+        the longest prefix first; None when it has none."""
+        if stem in self.figures:
+            return stem
+        families = [k for k in self.figures if k.endswith("_*") and stem.startswith(k[:-1])]
+        return max(families, key=len) if families else None
+
+    def figure(self, stem: str) -> Caption | None:
+        """Figure ``stem``'s caption; a family's title gets the stem's own part appended in
+        parentheses (``Priorities (4000)``)."""
+        key = self.figure_key(stem)
+        if key is None:
+            return None
+        entry = self.figures[key]
+        if key == stem:
+            return entry
+        return Caption(title=f"{entry.title} ({stem[len(key) - 1:]})", caption=entry.caption)
+
+
+def path_of(kind: str) -> Path:
+    """Where the captions of market ``kind`` live (``lib/marketarena/markets/<kind>/figures.yaml``)."""
+    return Path(str(resources.files(f"marketarena.markets.{kind}").joinpath(FILE)))
+
+
+@functools.cache
+def load(kind: str) -> MarketCaptions:
+    """The captions of market ``kind``; ``ValueError`` naming the file and the key when the file is
+    missing or malformed."""
+    path = path_of(kind)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the market's captions ({exc.strerror or exc})") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML ({exc})") from None
+    try:
+        return MarketCaptions.model_validate(data)
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"{path}: {where}") from None
+
+
+def table_key(instance: str, stem: str) -> str:
+    """The captions key of table file stem ``<instance>_<key>`` (the stem itself otherwise)."""
+    prefix = f"{instance}_"
+    return stem[len(prefix):] if stem.startswith(prefix) else stem
+
+
+def missing(kind: str, instance: str, figures: list[str], tables: list[str]) -> list[str]:
+    """One line per figure stem and table stem of an instance's outputs that ``kind``'s captions
+    lack, saying which file to edit and what to add."""
+    captions, path = load(kind), path_of(kind)
+    out = []
+    for stem in figures:
+        if captions.figure(stem) is None:
+            out.append(f"figure {stem!r} (reports/figures/{instance}/{stem}.png) has no caption: "
+                       f"add it to {path} under `figures:` as `{stem}: {{title: ..., caption: ...}}`")
+    for stem in tables:
+        key = table_key(instance, stem)
+        if key not in captions.tables:
+            out.append(f"table {stem!r} (reports/tables/{instance}/{stem}.md) has no caption: "
+                       f"add it to {path} under `tables:` as `{key}: {{title: ..., caption: ...}}`")
+    return out

@@ -1,0 +1,20 @@
+"""The episode viewer: ``marketarena view`` serves read-only pages over ``data/episodes/`` on
+loopback (``app``), reading one game by id without loading its shard set (``store``).
+
+Dependencies, and why:
+
+- **Starlette** (web framework) with **uvicorn** (its server): a small, well-kept ASGI toolkit
+  (routing, responses, static files; the base FastAPI is built on) that needs nothing we do not
+  use: no ORM, no forms, no sessions; the viewer is a handful of GET routes rendering Jinja2
+  templates. uvicorn is the reference ASGI server, runs in one process and binds to loopback.
+- **DataTables**, as the itables package ships it (``itables/html/dt_bundle.js``, one ES module
+  with its stylesheet): sorting, searching and paging of the episode's tables in the page, with
+  its assets installed from PyPI and served by the viewer (no CDN).
+- **plotly.js**, as the plotly package ships it (``package_data/plotly.min.js``): the timeline's
+  small interactive plots. Only the bundled script is used, loaded after the tables are drawn.
+- **pyarrow**, already the logs' engine, reads one game of a shard with a filter on
+  ``episode_id`` (``core.reader.read_episode``). Measured on a 90,000-game set
+  (``benchmarks/bench_viewer.py``): a game's ten tables in about 80 ms, DuckDB over the same
+  files about 25 ms; both are a small part of opening a game (the page's tables and plots take
+  longer), so no query engine is added.
+"""

@@ -1,0 +1,330 @@
+"""What the episode viewer reads: ``data/episodes/<instance>/`` in either layout, read-only.
+
+- :class:`InstanceIndex`: one row per finished episode of an instance (id, run index, seed,
+  setting, lineup), built from the folders' and shards' ``meta.json`` once and rebuilt only when
+  the instance's folder list changes; filtered by player, setting and seed in memory.
+- :func:`episode_view` / :func:`decision_view`: one episode, read by id through
+  ``core.reader.read_episode`` (from a shard only that game's rows; ``llm_messages`` only for the
+  decision asked for), shaped for the pages: its timeline (every table with a ``step`` column,
+  and small plots of the numeric columns of those holding one row per step and seat), its
+  decisions, and a decision's every attempt, LLM call, prompt and raw answer.
+
+Opening a game never builds the index: :func:`core.reader.locate` finds its shard from the folder
+names, so the first page of a 90,000-game set does not wait for 150 shard metas.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from marketarena.core import logs
+from marketarena.core.reader import locate, read_episode, read_rows
+from marketarena.report.runinfo import call_costs, episode_run_info
+
+RUNNER_TABLES = ("agents", "decisions", "llm_calls", "llm_messages")
+DECISION_KEYS = ["step", "round", "phase", "agent_id"]
+#: rows of one table sent to the page; longer tables are cut (the page says so)
+MAX_ROWS = 20_000
+#: small plots per table at most
+MAX_PLOTS = 12
+
+
+@dataclass(frozen=True)
+class Entry:
+    episode_id: str
+    run: int | None
+    seed: int | None
+    lineup: tuple[str, ...]
+    setting: tuple[tuple[str, str], ...]
+
+
+def _setting_text(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, (bool, list, dict)) or value is None else str(value)
+
+
+class InstanceIndex:
+    """The finished episodes of one instance, from their metas (see the module docstring)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.entries: list[Entry] = []
+        self.market = ""
+        for folder, meta in logs.finished_units(root):
+            listed = meta.get("episodes", []) if meta.get("layout") == "shard" else [meta]
+            for m in listed:
+                if "episode_id" not in m:
+                    continue
+                setting = m.get("setting") or {}
+                self.entries.append(Entry(
+                    m["episode_id"], m.get("run_index"), m.get("seed"), tuple(m.get("lineup", ())),
+                    tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else ()))
+            if listed and not self.market:
+                self.market = str(listed[0].get("market", ""))
+        self.players = sorted({p for e in self.entries for p in e.lineup})
+        values: dict[str, set[str]] = {}
+        for e in self.entries:
+            for k, v in e.setting:
+                values.setdefault(k, set()).add(v)
+        self.settings = {k: sorted(v, key=_natural) for k, v in sorted(values.items())}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def filter(self, player: str = "", setting: dict[str, str] | None = None, seed: str = "",
+               text: str = "") -> list[Entry]:
+        """Episodes with ``player`` in their lineup, every ``setting`` key at its value, ``seed``
+        equal to the episode's seed or run index, and ``text`` in their id (empty: any)."""
+        wanted = {(k, v) for k, v in (setting or {}).items() if v != ""}
+        out = []
+        for e in self.entries:
+            if player and player not in e.lineup:
+                continue
+            if wanted and not wanted <= set(e.setting):
+                continue
+            if seed and seed not in (str(e.seed), str(e.run)):
+                continue
+            if text and text not in e.episode_id:
+                continue
+            out.append(e)
+        return out
+
+
+def _natural(text: str) -> tuple:
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+class EpisodeStore:
+    """``data/episodes``: its instances and, per instance, a cached :class:`InstanceIndex`
+    (built once, by whichever request or :meth:`warm` comes first; 90,000 games take a few
+    seconds, most of it parsing the shards' meta.json)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self._indexes: dict[str, tuple[tuple[str, ...], InstanceIndex]] = {}
+        self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        """Build every instance's index (the viewer calls this in a thread when it starts)."""
+        for instance in self.instances():
+            self.index(instance)
+
+    def instances(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and not p.name.startswith("."))
+
+    def folder(self, instance: str) -> Path:
+        if instance not in self.instances():
+            raise KeyError(instance)
+        return self.root / instance
+
+    def index(self, instance: str) -> InstanceIndex:
+        """The instance's index, rebuilt when its list of folders and shards changed."""
+        folder = self.folder(instance)
+        with self._lock:
+            signature = tuple(sorted(os.listdir(folder)))
+            cached = self._indexes.get(instance)
+            if cached is None or cached[0] != signature:
+                cached = (signature, InstanceIndex(folder))
+                self._indexes[instance] = cached
+            return cached[1]
+
+
+# ---------------------------------------------------------------------------------------- pages
+
+
+def _column(values: pd.Series) -> list[Any]:
+    """A column as JSON-safe Python values: NaN / inf as None, numpy scalars as Python's."""
+    out = values.tolist()
+    if pd.api.types.is_float_dtype(values):
+        return [v if math.isfinite(v) else None for v in out]
+    if values.dtype == object:
+        return [None if isinstance(v, float) and not math.isfinite(v) else
+                v if v is None or isinstance(v, (str, int, float, bool)) else str(v) for v in out]
+    return out
+
+
+def records(df: pd.DataFrame, limit: int = MAX_ROWS) -> dict[str, Any]:
+    """A frame as the page's tables take it: ``columns``, ``data`` (rows, JSON-safe: NaN as
+    null), ``total`` rows and whether it was ``cut`` at ``limit``."""
+    shown = df.head(limit)
+    columns = [_column(shown[c]) for c in shown.columns]
+    return {"columns": [str(c) for c in df.columns], "data": [list(r) for r in zip(*columns)],
+            "total": len(df), "cut": len(df) > limit}
+
+
+def plots_of(df: pd.DataFrame, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Small plots of a table holding one row per step (and seat): each numeric column against
+    ``step``, one line per ``agent_id`` (named by ``labels``); none for tables with several rows
+    per step and seat."""
+    if "step" not in df.columns or df.empty:
+        return []
+    keys = ["step", "agent_id"] if "agent_id" in df.columns else ["step"]
+    if df.duplicated(keys).any():
+        return []
+    skip = {"step", "round", "agent_id", "episode_id"}
+    numeric = [c for c in df.columns if c not in skip and pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c]) and df[c].nunique(dropna=True) > 1]
+    df = df.sort_values(keys[::-1], kind="stable")
+    seats = df["agent_id"].astype(str).to_numpy() if "agent_id" in df.columns else None
+    groups = [("", slice(None))] if seats is None else \
+        [(a, seats == a) for a in sorted(set(seats.tolist()))]
+    steps = df["step"].astype(int).to_numpy()
+    out = []
+    for column in numeric[:MAX_PLOTS]:
+        values = df[column].astype(float).to_numpy()
+        lines = [{"name": (labels or {}).get(a, a), "x": steps[rows].tolist(),
+                  "y": _column(pd.Series(values[rows]))} for a, rows in groups]
+        out.append({"title": column, "lines": lines})
+    return out
+
+
+@dataclass
+class EpisodeView:
+    instance: str
+    episode_id: str
+    meta: dict[str, Any]
+    run: dict[str, Any] | None
+    agents: dict[str, Any]
+    decisions: dict[str, Any]
+    timeline: list[dict[str, Any]]  # {name, table, plots}: states first, then by name
+    other: list[dict[str, Any]]  # tables without a step column: {name, table}
+    empty: list[str]  # tables without rows
+    steps: list[int]
+    llm_decisions: int
+    llm_calls: int
+
+
+def _llm_keys(calls: pd.DataFrame) -> set[tuple]:
+    if calls.empty:
+        return set()
+    return set(map(tuple, calls[DECISION_KEYS].astype(object).itertuples(index=False)))
+
+
+def episode_view(root: Path, instance: str, episode_id: str) -> EpisodeView:
+    """One episode for its page (``KeyError`` when no finished folder or shard holds it)."""
+    meta, tables = read_episode(root, episode_id, skip=("llm_messages",))
+    unit = locate(root, episode_id)
+    calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS))
+    llm = _llm_keys(calls)
+    decisions = tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS))
+    decisions = decisions.copy()
+    decisions.insert(0, "llm", [tuple(k) in llm for k in
+                                decisions[DECISION_KEYS].astype(object).itertuples(index=False)])
+    agents = tables.get("agents", pd.DataFrame())
+    labels = {str(a): f"{a} {n}" for a, n in zip(agents.get("agent_id", []), agents.get("name", []))}
+    timeline, other, empty, steps = [], [], [], set()
+    for name, df in sorted(tables.items(), key=lambda kv: (kv[0] != "states", kv[0])):
+        if name in RUNNER_TABLES:
+            continue
+        if df.empty:
+            empty.append(name)
+        elif "step" in df.columns:
+            steps.update(int(s) for s in df["step"].dropna().unique())
+            timeline.append({"name": name, "table": records(df), "plots": plots_of(df, labels)})
+        else:
+            other.append({"name": name, "table": records(df)})
+    shown_meta = {k: v for k, v in meta.items() if k != "files"}
+    run = episode_run_info(root, unit.name, episode_id) if unit is not None else None
+    return EpisodeView(instance, episode_id, shown_meta, run, records(agents),
+                       records(decisions), timeline, other, empty, sorted(steps), len(llm),
+                       len(calls))
+
+
+@dataclass
+class CallView:
+    n: int
+    purpose: str
+    row: dict[str, Any]  # llm_calls (+ llm_costs) fields
+    exchanges: list[dict[str, Any]]  # {reask, messages: [{role, content}], answer, error}
+
+
+@dataclass
+class AttemptView:
+    attempt: int
+    action: str
+    valid: bool
+    error: str
+    notes: str
+    calls: list[CallView] = field(default_factory=list)
+
+
+@dataclass
+class DecisionView:
+    instance: str
+    episode_id: str
+    key: dict[str, Any]
+    attempts: list[AttemptView]
+    seat: dict[str, Any]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def decision_view(root: Path, instance: str, episode_id: str, step: int, round_: int, phase: str,
+                  agent_id: str) -> DecisionView:
+    """Every attempt of one seat at one decision point, each with its LLM calls (what was sent,
+    the raw answers, re-asks and their reasons, tokens, cost, latency, cache hit). ``KeyError``
+    when the episode or the decision does not exist."""
+    unit = locate(root, episode_id)
+    if unit is None:
+        raise KeyError(episode_id)
+    _, tables = read_episode(root, episode_id, names=("agents", "decisions", "llm_calls"))
+    key = {"step": step, "round": round_, "phase": phase, "agent_id": agent_id}
+
+    def of(df: pd.DataFrame) -> pd.DataFrame:
+        if df.empty:
+            return df
+        mask = np.ones(len(df), dtype=bool)
+        for k, v in key.items():
+            mask &= (df[k] == v).to_numpy()
+        return df[mask]
+
+    decisions = of(tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS)))
+    if decisions.empty:
+        raise KeyError(f"{episode_id}: no decision {key}")
+    calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS + ["attempt"]))
+    calls = pd.concat([calls.reset_index(drop=True),
+                       call_costs(root, unit.name, episode_id, len(calls))], axis=1)
+    calls = of(calls)
+    messages_file = unit / "llm_messages.parquet"
+    said = pd.DataFrame()
+    if not calls.empty and messages_file.is_file():
+        said = of(read_rows(messages_file, episode_id,
+                            [("step", "=", step), ("agent_id", "=", agent_id)]))
+    attempts = []
+    for d in decisions.sort_values("attempt").to_dict(orient="records"):
+        view = AttemptView(int(d["attempt"]), str(d["action"]), bool(d["valid"]),
+                           str(d.get("error") or ""), str(d.get("notes") or ""))
+        mine = calls[calls["attempt"] == d["attempt"]] if not calls.empty else calls
+        for n, c in enumerate(mine.to_dict(orient="records")):
+            rows = said[(said["attempt"] == d["attempt"]) & (said["call"] == n)] \
+                if not said.empty else said
+            exchanges = [{"reask": int(x["reask"]), "messages": json.loads(x["messages"]),
+                          "answer": x["answer"], "error": x["error"]}
+                         for x in rows.sort_values("reask").to_dict(orient="records")]
+            shown = {k: _plain(v) for k, v in c.items() if k not in DECISION_KEYS + ["attempt"]}
+            view.calls.append(CallView(n, str(c.get("purpose", "act")), shown, exchanges))
+        attempts.append(view)
+    agents = tables.get("agents", pd.DataFrame())
+    seat = agents[agents["agent_id"] == agent_id].to_dict(orient="records") if "agent_id" in agents else []
+    return DecisionView(instance, episode_id, key, attempts,
+                        {k: _plain(v) for k, v in seat[0].items()} if seat else {})

@@ -1,0 +1,64 @@
+"""The results site's parts that need no pipeline run: boards with their intervals folded in,
+numbers as printed, the captions files (every market has one; errors name the file and key)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from marketarena.core.registry import market_names
+from marketarena.report import captions
+from marketarena.report.site import Board, number
+
+
+def test_board_folds_intervals_beside_their_values():
+    board = Board.of(pd.DataFrame({
+        "name": ["a", "b"], "mu": [27.5, 22.25], "sigma": [1.0, 1.5], "mu_lo": [25.0, 20.125],
+        "mu_hi": [30.0, 24.5], "games": [10, 10], "rank_lo": [1.0, 1.0], "rank_hi": [1.0, 2.0],
+        "csa_mean": [0.5, -0.25], "csa_lo": [0.1, -0.5], "csa_hi": [0.9, 0.0]}))
+    assert board.columns == ["name", "mu (95% interval)", "sigma", "games", "rank (95% interval)",
+                             "csa_mean (95% interval)"]
+    assert board.rows == [["a", "27.50 [25, 30]", "1", "10", "[1, 1]", "0.500 [0.100, 0.900]"],
+                          ["b", "22.25 [20.12, 24.50]", "1.500", "10", "[1, 2]", "-0.250 [-0.500, 0]"]]
+    html = Board.of(pd.DataFrame({"name": ["<b>x</b>"]})).html()
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>" not in html  # names are text
+
+
+@pytest.mark.parametrize("value, shown", [
+    (3, "3"), (12345.0, "12,345"), (0.12345, "0.123"), (12.345, "12.35"), (123.45, "123.5"),
+    (-1234.5, "-1,234"), (-0.0001, "0.000"), (math.nan, "–"), (None, "–"), (math.inf, "∞"),
+    (True, "True"), ("text", "text")])
+def test_numbers_as_printed(value, shown):
+    assert number(value) == shown
+
+
+def test_every_market_has_its_captions_file():
+    for kind in market_names():
+        c = captions.load(kind)
+        assert c.market.title and c.market.seed and c.figures, kind
+
+
+def test_captions_errors_name_the_file_and_the_key(tmp_path, monkeypatch):
+    bad = tmp_path / "figures.yaml"
+    bad.write_text("market: {title: x, source: y, seed: '1', about: z}\nfigures:\n  fig1: {title: t}\n")
+    monkeypatch.setattr(captions, "path_of", lambda kind: bad)
+    captions.load.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"figures\.yaml: figures\.fig1\.caption: Field required"):
+            captions.load("anything")
+    finally:
+        captions.load.cache_clear()
+
+
+def test_missing_says_which_stem_and_where_to_add_it():
+    kind = "cournot"
+    lines = captions.missing(kind, "cournot_b", ["fig2_quantities", "fig9_new"],
+                             ["cournot_b_specialisation", "cournot_b_extra"])
+    path = str(captions.path_of(kind))
+    assert lines == [
+        f"figure 'fig9_new' (reports/figures/cournot_b/fig9_new.png) has no caption: add it to "
+        f"{path} under `figures:` as `fig9_new: {{title: ..., caption: ...}}`",
+        f"table 'cournot_b_extra' (reports/tables/cournot_b/cournot_b_extra.md) has no caption: "
+        f"add it to {path} under `tables:` as `extra: {{title: ..., caption: ...}}`"]
