@@ -18,6 +18,9 @@ buyer, p - c for the seller.
 5. ``offset_by_round``: median offset per round, one small panel per trader, buyers and sellers.
 6. ``trade_margin``: margin of every trade (strip) per trader.
 7. ``trade_frequency``: share of rounds in which the trader traded (%).
+8. ``calibration_shade``: mean shade (value - bid, ask - cost) per round, one small panel per
+   baseline, ours (line) against BAZAAR's published games (dots), the panel's title marked
+   "ok" when the baseline is within the calibration bounds (``calibration.behaviour``).
 """
 
 from __future__ import annotations
@@ -207,6 +210,40 @@ def trade_frequency(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
     ax.set_xlim(0, max(5.0, float(np.nanmax(freq)) * 1.15))
     ax.set_xlabel("rounds with a trade (%)")
     ax.set_title("Trade frequency")
+    return save(fig, path)
+
+
+def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) -> Path:
+    """``shade``: ``calibration.shade_by_round``; ``behaviour``: ``calibration.behaviour`` (its
+    order and ``within`` flags)."""
+    apply_theme()
+    order = list(behaviour["name"]) if len(behaviour) else sorted(shade["name"].unique())
+    within = dict(zip(behaviour.get("name", []), behaviour.get("within", [])))
+    ncol = 6
+    nrow = max(1, int(np.ceil(len(order) / ncol)))
+    fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
+                             sharey=True, squeeze=False)
+    top = float(np.nanmax(shade[["ours", "bazaar"]].to_numpy())) if len(shade) else 1.0
+    for ax, name in zip(axes.flat, order):
+        g = shade[shade["name"] == name]
+        ax.plot(g["round"], g["ours"], color="#1f77b4", lw=1.3)
+        ax.plot(g["round"], g["bazaar"], ls="none", marker="o", ms=2.2, color="#d62728")
+        ax.axhline(0, color="0.5", lw=0.6, ls="--")
+        mark = " (ok)" if within.get(name) else ""
+        ax.set_title(name + mark, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(order):]:
+        ax.set_visible(False)
+    axes.flat[0].set_ylim(-1, max(top, 1) + 2)
+    handles = [plt.Line2D([], [], color="#1f77b4", label="our pool"),
+               plt.Line2D([], [], color="#d62728", ls="none", marker="o", ms=3,
+                          label="BAZAAR's published games")]
+    fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
+    fig.supxlabel("round", fontsize=9)
+    fig.supylabel("mean shade (value - bid, ask - cost)", fontsize=9)
+    fig.suptitle("Baselines against BAZAAR's logs: shade by round ((ok) = within bounds)",
+                 fontweight="bold", fontsize=11)
+    fig.tight_layout()
     return save(fig, path)
 
 
