@@ -83,7 +83,8 @@ def leaderboard(board: pd.DataFrame, path: Path) -> Path:
         ax.text(right + 0.05 * max(right, 1), y, f"{r['mu']:.2f}  (n={r['games']}{ranks})",
                 va="center", fontsize=7)
     span = right - float(lo_edge.min())
-    ax.set_xlim(max(0.0, float(lo_edge.min()) - 0.1 * span), right + 0.6 * span + 0.5)
+    left = float(lo_edge.min()) - 0.1 * span
+    ax.set_xlim(left if left < 0 else max(0.0, left), right + 0.6 * span + 0.5)
     what = "95% bootstrap interval over games" if boot else "± σ"
     ax.set_xlabel(f"TrueSkill μ (median over passes), error bar: {what}")
     ax.set_title("double_auction: multi-pass TrueSkill by CSα")

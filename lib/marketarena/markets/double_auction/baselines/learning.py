@@ -96,10 +96,17 @@ class BanditParams(ArmsParams):
 class Bandit(ShadingLearner):
     """BAZAAR's Stochastic Shading Bandit as its 270 logged seats show it: shades 2, 4, 6, 8, 10
     and 15, each in 15-19% of quotes in every part of the game (0 only where the value is below
-    the shade), so a uniform draw every round: whatever it learns never shows. Logged mean offset
+    the shade), so its choice stays nearly uniform; yet it fills 84% of its intra-marginal rounds,
+    more than a uniform draw does in our pool (77%), and shades more when intra-marginal (7.5)
+    than not (6.6). The rule that gives both: win-stay, lose-shift, keeping the arm that traded
+    last round and drawing a new one uniformly after a round without a trade. Logged mean offset
     7.1, flat."""
 
     strategy, Params = "bandit", BanditParams
 
     def choose(self, view):
+        if view.own and view.traded():
+            arm = self.last_arm(view)
+            if arm is not None:
+                return arm
         return int(self.rng.integers(len(self.params.arms)))
