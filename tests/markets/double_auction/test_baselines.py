@@ -121,6 +121,9 @@ def test_risk_aware_gives_up_a_share_of_the_room():
     none = [record(1, {"B2": 10}, {"S1": 90})]
     got = {quote(make("risk_aware", seed=s), obs("B1", 80, rnd=2, history=none)) for s in range(40)}
     assert got <= {78, 79, 80}
+    opening = {quote(make("risk_aware", seed=s), obs("B1", 80)) for s in range(60)}
+    assert opening == set(range(65, 76))  # round 1, no book: shade U{5..15}
+    assert quote(make("risk_aware"), obs("S1", 20)) >= 25  # a seller shades upwards
 
 
 def test_followers_move_with_or_against_the_last_price_move():
@@ -135,6 +138,10 @@ def test_followers_move_with_or_against_the_last_price_move():
     assert m_up == 80 - round(0.10 * 40) and m_down == 80 - round(0.36 * 40)
     assert c_up == 80 - round(0.33 * 40) and c_down == 80 - round(0.11 * 40)
     assert quote(make("contrarian"), obs("B1", 80, rnd=2, history=up[:1])) == 80  # patient 2 rounds
+    # round 1, no book: momentum shades half its value's excess over 50, contrarian bids its value
+    assert [quote(make("momentum"), obs("B1", v)) for v in (40, 50, 60, 80, 100)] == [40, 50, 55, 65, 75]
+    assert quote(make("momentum"), obs("S1", 20)) == 35  # the mirror: cost 20 is a buyer's 80
+    assert quote(make("contrarian"), obs("B1", 80)) == 80
 
 
 def test_mean_reversion_and_regression_follow_their_logged_tables():
@@ -239,6 +246,9 @@ def test_exploiter_probes_every_fourth_round():
     assert qs == [80, 80, 80, 50, 80, 80, 80, 50]  # floor((40 + 60) / 2) in rounds 4 and 8
     dear = [record(r, {"B2": 70}, {"S1": 85}) for r in range(1, 4)]
     assert quote(make("exploiter"), obs("B1", 80, rnd=4, history=dear)) == 80
+    # the probe floor((40 + 60) / 2) = 50 gains 9 for a value of 59 (under min_gain 10), 10 for 60
+    assert quote(make("exploiter"), obs("B1", 59, rnd=4, history=h[:3])) == 59
+    assert quote(make("exploiter"), obs("B1", 60, rnd=4, history=h[:3])) == 50
 
 
 def test_penny_jumper_sits_thirty_percent_under_or_a_tick_off_the_book():

@@ -70,17 +70,22 @@ class FollowerParams(TraderParams):
     shade_down: float = Field(description="share of the room given up after prices fell")
     jitter: int = Field(default=1, ge=0, description="shade U{0..jitter} without room")
     patient: int = Field(default=0, ge=0, description="rounds bidding v before following")
+    opening_share: float = Field(default=0.0, ge=0, le=1,
+                                 description="round 1 (no book seen): shade share × (v - 50)")
 
 
 class Follower(Baseline):
     """A fitted follower of the last price move: with room below its value (the last round's best
     ask a < v) it bids v - s·(v - a), s the share for the last move's direction (up, down; the
-    mean of the two when prices did not move or did not trade); without room, v - U{0..jitter}."""
+    mean of the two when prices did not move or did not trade); without room, v - U{0..jitter}.
+    In round 1, before any book, it shades ``opening_share`` of its value's excess over 50."""
 
     def bid(self, view):
         p = self.params
         if view.t < p.patient:
             return view.v
+        if view.t == 0:
+            return view.cap(view.v - p.opening_share * max(0, view.v - 50))
         r = room(view)
         if r == 0:
             return view.v - int(self.rng.integers(0, p.jitter + 1))
@@ -93,13 +98,16 @@ class Follower(Baseline):
 class MomentumParams(FollowerParams):
     shade_up: float = Field(default=0.10, ge=0, le=1)
     shade_down: float = Field(default=0.36, ge=0, le=1)
+    opening_share: float = 0.5
 
 
 class Momentum(Follower):
     """BAZAAR's Momentum, fitted to its 231 logged seats (no EMA-and-trend rule reproduces more
     than 31% of their quotes, the ones at value): a :class:`Follower` that concedes after prices
     rose and holds back after they fell. Logged: mean offset 11.0 intra-marginal, 1.6
-    extra-marginal, flat over the rounds (6.7 on average), a third of all quotes at value."""
+    extra-marginal, flat over the rounds (6.7 on average), a third of all quotes at value; round
+    1: half the value's excess over 50 (logged, 89 seats: 0 for every value under 50, then 3, 8,
+    12, 17, 22 at values 50-59, ..., 90-99, 25 at 100)."""
 
     strategy, Params = "momentum", MomentumParams
 

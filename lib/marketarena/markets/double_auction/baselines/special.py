@@ -132,7 +132,7 @@ class PennyJumper(Baseline):
 
 class ExploiterParams(TraderParams):
     every: int = Field(default=4, ge=2, description="probe every this many rounds")
-    min_gain: int = Field(default=8, ge=0, description="probe only this far below its value")
+    min_gain: int = Field(default=10, ge=0, description="probe only this far below its value")
 
 
 class Exploiter(Baseline):
