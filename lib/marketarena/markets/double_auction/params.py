@@ -114,8 +114,8 @@ class DoubleAuctionParams(MarketParams):
         "near 0 lets σ shrink with the games played, as the seed's σ ≈ 0.03 after 24k games "
         "implies (exactly 0 lets σ collapse until one upset breaks the update)")
     rating_scale: Literal["trueskill", "bazaar"] = Field(
-        default="trueskill", description="trueskill: the ratings section's μ0, σ0, β; bazaar: "
-        "the seed's scale, μ0 5, σ0 25/3, β 25/6 (its logs rated so land on its table's range)")
+        default="bazaar", description="bazaar: the seed's scale, μ0 5, σ0 25/3, β 25/6 (its logs "
+        "rated so land on its table's range); trueskill: the ratings section's μ0, σ0, β")
     rating_boot: int = Field(default=100, ge=0, le=10_000, description="bootstrap resamples of the "
                              "games behind the μ and rank intervals (0: none)")
     rating_boot_passes: int = Field(default=10, ge=1, le=1000,
