@@ -161,31 +161,42 @@ def offset_per_game(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
                        title="Mean offset per game")
 
 
-def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
-    apply_theme()
-    order = _order(board, rounds["name"].unique())
+def _panels(order: list[str], draw, path: Path, *, handles, ylim, ylabel: str, title: str) -> Path:
+    """One small panel per trader of ``order`` (6 a row, shared axes): ``draw(ax, name)`` fills
+    a panel; a legend of ``handles``, a dashed zero line, round on x."""
     ncol = 6
     nrow = max(1, int(np.ceil(len(order) / ncol)))
     fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
                              sharey=True, squeeze=False)
-    med = rounds.groupby(["name", "role", "step"])["offset"].median().reset_index()
-    lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
     for ax, name in zip(axes.flat, order):
-        for role, g in med[med["name"] == name].groupby("role"):
-            ax.plot(g["step"] + 1, g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
+        draw(ax, name)
         ax.axhline(0, color="0.5", lw=0.6, ls="--")
-        ax.set_title(name, fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(order):]:
         ax.set_visible(False)
-    axes.flat[0].set_ylim(min(lo, -1) - 2, max(hi, 1) + 2)
-    handles = [plt.Line2D([], [], color=c, label=r + "s") for r, c in ROLE_COLOURS.items()]
+    axes.flat[0].set_ylim(*ylim)
     fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
     fig.supxlabel("round", fontsize=9)
-    fig.supylabel("median offset (negative = shading)", fontsize=9)
-    fig.suptitle("Offset trajectory by round", fontweight="bold", fontsize=11)
+    fig.supylabel(ylabel, fontsize=9)
+    fig.suptitle(title, fontweight="bold", fontsize=11)
     fig.tight_layout()
     return save(fig, path)
+
+
+def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    med = rounds.groupby(["name", "role", "step"])["offset"].median().reset_index()
+    lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
+
+    def draw(ax, name):
+        for role, g in med[med["name"] == name].groupby("role"):
+            ax.plot(g["step"] + 1, g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
+        ax.set_title(name, fontsize=8)
+
+    handles = [plt.Line2D([], [], color=c, label=r + "s") for r, c in ROLE_COLOURS.items()]
+    return _panels(_order(board, rounds["name"].unique()), draw, path, handles=handles,
+                   ylim=(min(lo, -1) - 2, max(hi, 1) + 2),
+                   ylabel="median offset (negative = shading)", title="Offset trajectory by round")
 
 
 def trade_margin(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
@@ -220,32 +231,20 @@ def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) 
     apply_theme()
     order = list(behaviour["name"]) if len(behaviour) else sorted(shade["name"].unique())
     within = dict(zip(behaviour.get("name", []), behaviour.get("within", [])))
-    ncol = 6
-    nrow = max(1, int(np.ceil(len(order) / ncol)))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
-                             sharey=True, squeeze=False)
     top = float(np.nanmax(shade[["ours", "bazaar"]].to_numpy())) if len(shade) else 1.0
-    for ax, name in zip(axes.flat, order):
+
+    def draw(ax, name):
         g = shade[shade["name"] == name]
         ax.plot(g["round"], g["ours"], color="#1f77b4", lw=1.3)
         ax.plot(g["round"], g["bazaar"], ls="none", marker="o", ms=2.2, color="#d62728")
-        ax.axhline(0, color="0.5", lw=0.6, ls="--")
-        mark = " (ok)" if within.get(name) else ""
-        ax.set_title(name + mark, fontsize=8)
-        ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(order):]:
-        ax.set_visible(False)
-    axes.flat[0].set_ylim(-1, max(top, 1) + 2)
+        ax.set_title(name + (" (ok)" if within.get(name) else ""), fontsize=8)
+
     handles = [plt.Line2D([], [], color="#1f77b4", label="our pool"),
                plt.Line2D([], [], color="#d62728", ls="none", marker="o", ms=3,
                           label="BAZAAR's published games")]
-    fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
-    fig.supxlabel("round", fontsize=9)
-    fig.supylabel("mean shade (value - bid, ask - cost)", fontsize=9)
-    fig.suptitle("Baselines against BAZAAR's logs: shade by round ((ok) = within bounds)",
-                 fontweight="bold", fontsize=11)
-    fig.tight_layout()
-    return save(fig, path)
+    return _panels(order, draw, path, handles=handles, ylim=(-1, max(top, 1) + 2),
+                   ylabel="mean shade (value - bid, ask - cost)",
+                   title="Baselines against BAZAAR's logs: shade by round ((ok) = within bounds)")
 
 
 def draw_all(board: pd.DataFrame, agents: pd.DataFrame, rounds: pd.DataFrame,
