@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from marketarena.core.params import RosterEntry
 from marketarena.markets.double_auction import bazaar
 from marketarena.markets.double_auction.baselines import STRATEGIES
 
@@ -60,8 +61,6 @@ def main() -> None:
             if args.seats is not None and counts.get(name, 0) >= args.seats:
                 continue
             counts[name] = counts.get(name, 0) + 1
-            from marketarena.core.params import RosterEntry
-
             agent = STRATEGIES.make(seat, RosterEntry(**roster[name]))
             tf = bazaar.teacher_forced(g, seat, agent, seed=args.seed)
             tf["name"] = name

@@ -130,3 +130,19 @@ def test_import_bazaar_command(tmp_path):
     assert (tmp_path / "bz" / "board.csv").is_file()
     res = CliRunner().invoke(app, ["import-bazaar", str(tmp_path / "nothing")])
     assert res.exit_code == 2 and "lechmazur/bazaar" in res.output
+
+
+def test_teacher_forced_benchmark_says_how_to_get_the_logs(monkeypatch, tmp_path):
+    import importlib.util
+    import sys
+
+    bench = Path(__file__).resolve().parents[3] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    spec = importlib.util.spec_from_file_location("_tf", bench / "bench_da_teacher_forced.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(sys, "argv", ["bench", "--logs", str(tmp_path / "absent")])
+    with pytest.raises(SystemExit, match="git clone --depth 1 https://github.com/lechmazur/bazaar"):
+        module.main()
+    monkeypatch.setattr(sys, "argv", ["bench", "--logs", str(FIXTURES)])
+    module.main()  # the two hand-written games: runs and prints
