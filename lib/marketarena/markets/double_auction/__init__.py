@@ -1,7 +1,7 @@
 """double_auction: BAZAAR's repeated call market with a baseline zoo, CSα and multi-pass TrueSkill.
 
 Rules: ``market.py`` (state machine) and ``rules.py`` (pure functions); what traders see and answer:
-``observations.py`` + ``templates/``; scripted traders: ``baselines.py``; the CSα reference:
+``observations.py`` + ``templates/``; scripted traders: ``baselines/__init__.py``; the CSα reference:
 ``reference.py``; metrics: ``metrics.py``; figures: ``marketarena.plots.double_auction``. This
 module wires them into the generic pipeline (:class:`~marketarena.core.registry.MarketPlugin`).
 

@@ -291,8 +291,8 @@ def import_logs(folder: str | Path, out: str | Path, shard_episodes: int = 600,
       file order is episode ``bz-<k:04d>``, its BAZAAR game id and file in the shard's meta);
     - ``metrics/agents.parquet``, ``metrics/market.parquet``: our metrics of those logs
       (``metrics.frames``), each seat's CSα being its logged one;
-    - ``check.csv``: per seat, our efficiency and surplus share beside the logged ones;
-    - ``board.csv``: :func:`bazaar_board`;
+    - ``<out>/check.csv``: per seat, our efficiency and surplus share beside the logged ones;
+    - ``<out>/board.csv``: :func:`bazaar_board`;
     - ``summary.json``: games, seats, the largest differences of the check, the board's Spearman
       with the seed's table.
     Returns the summary. Re-running replaces ``out``'s contents."""

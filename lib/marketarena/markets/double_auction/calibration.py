@@ -28,9 +28,9 @@ replacement, ``stats.cluster_bootstrap_spearman`` without clusters) and a permut
 Entries of the pool the seed does not list (e.g. ``zip``, whose "ZIP+" the seed describes but does
 not rate) are left out of the correlation; so are renamed entries.
 
-Where the seed describes a strategy in a line or not at all (ZIC+, Collusive, LinearEq's setting,
-Adaptive's σ, AA-Cliff), our strategy is a documented reading (``baselines.py``), not a fit to the
-seed's rank; the per-baseline table shows where the orders differ.
+Each strategy follows what BAZAAR's published games show its namesake doing (the docstrings of
+``baselines/__init__.py`` and its modules name the evidence), not a fit to the seed's rank; the
+per-baseline table shows where the orders differ.
 """
 
 from __future__ import annotations
