@@ -1,10 +1,14 @@
-"""Calibration of double_auction's baseline pool against BAZAAR's table (seed 002), issue 15.
+"""Calibration of double_auction's baseline pool against BAZAAR (seed 002), issues 15 and 22.
 
 Plays the default pool (``markets/double_auction/default_params.yaml``: BAZAAR's 29 baselines) at a
 chosen size, rates it as the pipeline does (multi-pass TrueSkill by CSα), and prints Spearman's ρ of
 our μ and mean CSα with the seed's, with 95% bootstrap intervals over the matched baselines
 (``markets/double_auction/calibration.py``), Truthful's mean CSα (the seed: -0.036), the
-per-baseline table, and the time of every stage.
+per-baseline table, the behaviour of every baseline against its namesake in BAZAAR's published
+games (shade by round bucket, fill; within bounds: every bucket within 2, fill within 0.05), the
+efficiency per distribution against BAZAAR's, and the time of every stage. Targets (issue 22):
+at least 25 of 29 within bounds, efficiency at least 0.80 everywhere, Spearman of μ at least 0.5
+at 1,200 games and 0.6 at 6,000.
 
 Run: `.venv/bin/python benchmarks/bench_da_calibration.py [--games-per-distribution 300]
 [--reference-games 2000] [--workers auto]`. Prints figures; asserts nothing.
@@ -20,6 +24,7 @@ import pandas as pd
 
 from marketarena.config import parse_params
 from marketarena.markets.double_auction import PLUGIN
+from marketarena.markets.double_auction import calibration as cal
 from marketarena.markets.double_auction.calibration import calibration
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 
@@ -56,7 +61,9 @@ def main() -> None:
         board = PLUGIN.leaderboard(agents, mp, params.ratings, params.stats)
         times["ratings"] = time.perf_counter() - t0
     summary, side = calibration(board)
-    pd.set_option("display.width", 160)
+    behaviour = cal.behaviour(out["agents"], out["agent_rounds"])
+    eff = cal.efficiency(out["market"])
+    pd.set_option("display.width", 200)
     print(f"pool games {mp.runs}, reference games {args.reference_games * len(mp.distributions)}, "
           f"workers {params.execution.workers}")
     for stage, t in times.items():
@@ -66,6 +73,13 @@ def main() -> None:
           f"{truthful['csa_hi']:+.3f}] (seed: -0.036)")
     print(summary.round(3).to_string(index=False))
     print(side.round(3).to_string(index=False))
+    cols = ["name", "seats", "max_shade_diff", "fq", "fq_target", "bz_fq", "fq_intra",
+            "bz_fq_intra", "within", "within_raw"]
+    print(behaviour[cols].round(3).to_string(index=False))
+    print(f"within bounds: {int(behaviour['within'].sum())} of {len(behaviour)} "
+          f"(against BAZAAR's fill unadjusted for the intra-marginal share: "
+          f"{int(behaviour['within_raw'].sum())})")
+    print(eff.round(3).to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
+    marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
 (market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
     marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs in a web browser
@@ -166,6 +167,31 @@ def leaderboard(market: str = typer.Argument("overall", help="market name or 'ov
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.float_format", "{:.3f}".format):
         typer.echo(board.to_string(index=False))
+
+
+@app.command("import-bazaar")
+def import_bazaar(
+    logs: str = typer.Argument(..., help="BAZAAR's logs/ folder (github.com/lechmazur/bazaar)"),
+    out: str = typer.Option("data/bazaar", "--out", help="folder to write (replaced)"),
+    passes: int = typer.Option(200, min=1, help="shuffled TrueSkill passes of the board"),
+) -> None:
+    """Read BAZAAR's published game logs (JSONL) into our log schema: episodes (shards), our
+    metrics with each seat's logged CSα, a check of our efficiency and surplus shares against the
+    logged ones, and a board (multipass TrueSkill on the seed's scale, ranked by logged CSα).
+    See markets/double_auction/bazaar.py."""
+    from marketarena.markets.double_auction.bazaar import LogError, import_logs
+
+    try:
+        s = import_logs(logs, out, passes=passes)
+    except (FileNotFoundError, LogError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    llm = s["spearman_llm"]
+    typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM) -> {out}")
+    typer.echo(f"largest |ours - logged|: efficiency {s['max_abs_diff_efficiency']:.2g}, "
+               f"surplus share {s['max_abs_diff_surplus_share']:.2g}")
+    typer.echo(f"board ({out}/board.csv): Spearman of the LLMs' μ with the seed's table "
+               f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
 
 
 @app.command("serve-local")

@@ -18,6 +18,9 @@ buyer, p - c for the seller.
 5. ``offset_by_round``: median offset per round, one small panel per trader, buyers and sellers.
 6. ``trade_margin``: margin of every trade (strip) per trader.
 7. ``trade_frequency``: share of rounds in which the trader traded (%).
+8. ``calibration_shade``: mean shade (value - bid, ask - cost) per round, one small panel per
+   baseline, ours (line) against BAZAAR's published games (dots), the panel's title marked
+   "ok" when the baseline is within the calibration bounds (``calibration.behaviour``).
 """
 
 from __future__ import annotations
@@ -80,7 +83,8 @@ def leaderboard(board: pd.DataFrame, path: Path) -> Path:
         ax.text(right + 0.05 * max(right, 1), y, f"{r['mu']:.2f}  (n={r['games']}{ranks})",
                 va="center", fontsize=7)
     span = right - float(lo_edge.min())
-    ax.set_xlim(max(0.0, float(lo_edge.min()) - 0.1 * span), right + 0.6 * span + 0.5)
+    left = float(lo_edge.min()) - 0.1 * span
+    ax.set_xlim(left if left < 0 else max(0.0, left), right + 0.6 * span + 0.5)
     what = "95% bootstrap interval over games" if boot else "± σ"
     ax.set_xlabel(f"TrueSkill μ (median over passes), error bar: {what}")
     ax.set_title("double_auction: multi-pass TrueSkill by CSα")
@@ -157,31 +161,42 @@ def offset_per_game(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
                        title="Mean offset per game")
 
 
-def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
-    apply_theme()
-    order = _order(board, rounds["name"].unique())
+def _panels(order: list[str], draw, path: Path, *, handles, ylim, ylabel: str, title: str) -> Path:
+    """One small panel per trader of ``order`` (6 a row, shared axes): ``draw(ax, name)`` fills
+    a panel; a legend of ``handles``, a dashed zero line, round on x."""
     ncol = 6
     nrow = max(1, int(np.ceil(len(order) / ncol)))
     fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
                              sharey=True, squeeze=False)
-    med = rounds.groupby(["name", "role", "step"])["offset"].median().reset_index()
-    lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
     for ax, name in zip(axes.flat, order):
-        for role, g in med[med["name"] == name].groupby("role"):
-            ax.plot(g["step"] + 1, g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
+        draw(ax, name)
         ax.axhline(0, color="0.5", lw=0.6, ls="--")
-        ax.set_title(name, fontsize=8)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(order):]:
         ax.set_visible(False)
-    axes.flat[0].set_ylim(min(lo, -1) - 2, max(hi, 1) + 2)
-    handles = [plt.Line2D([], [], color=c, label=r + "s") for r, c in ROLE_COLOURS.items()]
+    axes.flat[0].set_ylim(*ylim)
     fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
     fig.supxlabel("round", fontsize=9)
-    fig.supylabel("median offset (negative = shading)", fontsize=9)
-    fig.suptitle("Offset trajectory by round", fontweight="bold", fontsize=11)
+    fig.supylabel(ylabel, fontsize=9)
+    fig.suptitle(title, fontweight="bold", fontsize=11)
     fig.tight_layout()
     return save(fig, path)
+
+
+def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
+    apply_theme()
+    med = rounds.groupby(["name", "role", "step"])["offset"].median().reset_index()
+    lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
+
+    def draw(ax, name):
+        for role, g in med[med["name"] == name].groupby("role"):
+            ax.plot(g["step"] + 1, g["offset"], color=ROLE_COLOURS[role], lw=1.2, label=role)
+        ax.set_title(name, fontsize=8)
+
+    handles = [plt.Line2D([], [], color=c, label=r + "s") for r, c in ROLE_COLOURS.items()]
+    return _panels(_order(board, rounds["name"].unique()), draw, path, handles=handles,
+                   ylim=(min(lo, -1) - 2, max(hi, 1) + 2),
+                   ylabel="median offset (negative = shading)", title="Offset trajectory by round")
 
 
 def trade_margin(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
@@ -208,6 +223,28 @@ def trade_frequency(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
     ax.set_xlabel("rounds with a trade (%)")
     ax.set_title("Trade frequency")
     return save(fig, path)
+
+
+def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) -> Path:
+    """``shade``: ``calibration.shade_by_round``; ``behaviour``: ``calibration.behaviour`` (its
+    order and ``within`` flags)."""
+    apply_theme()
+    order = list(behaviour["name"]) if len(behaviour) else sorted(shade["name"].unique())
+    within = dict(zip(behaviour.get("name", []), behaviour.get("within", [])))
+    top = float(np.nanmax(shade[["ours", "bazaar"]].to_numpy())) if len(shade) else 1.0
+
+    def draw(ax, name):
+        g = shade[shade["name"] == name]
+        ax.plot(g["round"], g["ours"], color="#1f77b4", lw=1.3)
+        ax.plot(g["round"], g["bazaar"], ls="none", marker="o", ms=2.2, color="#d62728")
+        ax.set_title(name + (" (ok)" if within.get(name) else ""), fontsize=8)
+
+    handles = [plt.Line2D([], [], color="#1f77b4", label="our pool"),
+               plt.Line2D([], [], color="#d62728", ls="none", marker="o", ms=3,
+                          label="BAZAAR's published games")]
+    return _panels(order, draw, path, handles=handles, ylim=(-1, max(top, 1) + 2),
+                   ylabel="mean shade (value - bid, ask - cost)",
+                   title="Baselines against BAZAAR's logs: shade by round ((ok) = within bounds)")
 
 
 def draw_all(board: pd.DataFrame, agents: pd.DataFrame, rounds: pd.DataFrame,

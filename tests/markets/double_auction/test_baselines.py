@@ -1,4 +1,5 @@
-"""Each baseline's defining behaviour, the buyer/seller mirror, and the never-through-value bound."""
+"""Each baseline's defining rule (as BAZAAR's logs show it) on hand-made histories, the
+buyer/seller mirror, and the never-through-value bound."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import numpy as np
 import pytest
 
 from marketarena.core.params import RosterEntry
-from marketarena.markets.double_auction.baselines import (
-    STRATEGIES,
-    aa_aggressiveness,
-    aa_target,
-    gd_belief,
-    midpoint_surplus,
+from marketarena.markets.double_auction.baselines import STRATEGIES, midpoint_best_response
+from marketarena.markets.double_auction.baselines.market import MEAN_REVERSION_SHADE
+from marketarena.markets.double_auction.baselines.special import (
+    SNIPER_HOLD,
+    SNIPER_STRIKE,
+    ZIC_PLUS_SHADE,
 )
 
 from .conftest import baseline_lineup, mirror_record, obs, play, record, small_params
@@ -30,109 +31,261 @@ def quote(agent, o):
     return asyncio.run(agent.act(o, None)).quote
 
 
+def self_play(agent, value, rounds=30, others=lambda r: ({"B2": 30}, {"S1": 95}, []),
+              agent_id="B1"):
+    """The agent's quotes over ``rounds`` rounds; each round's record holds its own quote (as the
+    market records it) beside ``others(r)`` = (other bids, asks, trades as (buyer, seller, p))."""
+    hist, qs = [], []
+    for r in range(1, rounds + 1):
+        q = quote(agent, obs(agent_id, value, rnd=r, rounds=rounds, history=hist))
+        qs.append(q)
+        bids, asks, trades = others(r)
+        side = bids if agent_id.startswith("B") else asks
+        hist.append(record(r, {**bids, **({agent_id: q} if side is bids else {})},
+                           {**asks, **({agent_id: q} if side is asks else {})}, trades))
+    return qs
+
+
 QUIET = [record(r, {"B1": 30, "B2": 20}, {"S1": 90, "S2": 95}) for r in range(1, 30)]
 
 
-def test_truthful_quotes_its_value_in_both_roles():
+def test_truthful_and_shading_are_exact_and_mirrored():
     assert quote(make("truthful"), obs("B1", 73)) == 73
     assert quote(make("truthful", "S2"), obs("S2", 41)) == 41
-
-
-def test_shading_is_mirrored():
     assert quote(make("shade", delta=5), obs("B1", 73)) == 68
     assert quote(make("shade", "S1", delta=10), obs("S1", 41)) == 51
     assert quote(make("shade", delta=10), obs("B1", 4)) == 0
+    assert quote(make("shade", "S1", delta=10), obs("S1", 96)) == 100
 
 
-def test_random_and_zic_stay_within_value():
-    r = make("random")
-    qs = [quote(r, obs("B1", 40, rnd=i + 1, history=QUIET[:i])) for i in range(29)]
-    assert min(qs) >= 0 and max(qs) <= 40 and len(set(qs)) > 5
-    z = make("zic", window=5)
-    h = [record(1, {"B1": 50}, {"S1": 50}, [("B1", "S1", 50)])]
-    qs = [quote(z, obs("B2", 80, rnd=2, history=h)) for _ in range(50)]
-    assert min(qs) >= 45 and max(qs) <= 55
+def test_linear_eq_is_two_thirds_of_the_value_without_intercept():
+    # BAZAAR's logs: round(2/3 v), ask round(100 - 2/3 (100 - c)), every round
+    for v, bid in ((73, 49), (97, 65), (16, 11), (3, 2), (0, 0)):
+        assert self_play(make("linear_eq"), v, rounds=5) == [bid] * 5
+    assert quote(make("linear_eq", "S1"), obs("S1", 40)) == 60  # 100 - round(40)
+    assert quote(make("linear_eq", "S1"), obs("S1", 99)) == 99  # 100 - round(2/3)
+    # the textbook variant keeps Chatterjee & Samuelson's intercept M/12
+    assert quote(make("linear_eq_cs"), obs("B1", 80)) == 62  # 53.3 + 8.3
 
 
-def test_sniper_parks_then_strikes():
-    s = make("sniper")  # park_shade 40 for 25 rounds, strike in the last 5 at v - 1
-    qs = [quote(s, obs("B1", 80, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
-    assert qs[:25] == [40] * 25 and qs[25:] == [79] * 5
-    s = make("sniper", "S1")
-    qs = [quote(s, obs("S1", 20, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
-    assert qs[:25] == [60] * 25 and qs[25:] == [21] * 5
+def test_collusive_opens_within_twelve_then_quotes_its_value():
+    for seed in range(20):
+        qs = self_play(make("collusive", seed=seed), 70, rounds=6)
+        assert 58 <= qs[0] <= 70 and qs[1:] == [70] * 5
+    opening = {self_play(make("collusive", seed=s), 70, rounds=1)[0] for s in range(60)}
+    assert len(opening) > 5
 
 
-def test_sniper_takes_a_bargain():
-    h = [record(1, {"B1": 30}, {"S1": 50, "S2": 90})]
-    assert quote(make("sniper"), obs("B1", 80, rnd=2, history=h)) == 50  # 50 <= 80 - 20
-    assert quote(make("sniper"), obs("B1", 65, rnd=2, history=h)) == 25  # no bargain: park
+def test_midpoint_best_response_by_hand():
+    # asks 30, 50, 70, 90, v = 80: (2v - b) n - S: b=30 -> 100, b=50 -> 140, b=70 -> 120
+    assert midpoint_best_response(80, [30, 50, 70, 90]) == 50
+    assert midpoint_best_response(80, [85, 90]) == 80  # nothing profitable: its value
+    assert midpoint_best_response(40, [40]) == 40  # zero surplus is not profitable
+    assert midpoint_best_response(80, [50, 50, 70]) == 50  # ties of value go to the higher bid:
+    # b=50: (160-50)*2-100 = 120; b=70: (160-70)*3-170 = 100
 
 
-def test_penny_jumper_quotes_one_tick_inside():
-    h = [record(1, {"B1": 10, "B2": 40, "B3": 35}, {"S1": 60, "S2": 70})]
-    assert quote(make("penny_jumper", "B1"), obs("B1", 80, rnd=2, history=h)) == 41
-    assert quote(make("penny_jumper", "S2"), obs("S2", 20, rnd=2, history=h)) == 59
-    assert quote(make("penny_jumper", "B1"), obs("B1", 38, rnd=2, history=h)) == 38  # capped
-    assert quote(make("penny_jumper", "B1"), obs("B1", 80)) == 70  # nothing seen: v - 10
-
-
-def test_gd_and_fictitious_play_best_respond_to_asks():
-    h = [record(r, {"B1": 10}, {"S1": 30, "S2": 30}) for r in range(1, 4)]
-    assert quote(make("gd"), obs("B1", 80, rnd=4, history=h)) == 30
-    assert quote(make("fictitious_play"), obs("B1", 80, rnd=4, history=h)) == 30
+def test_gd_remembers_five_rounds_and_fictitious_play_all():
+    h = [record(1, {"B2": 10}, {"S1": 20})] + [record(r, {"B2": 10}, {"S1": 60}) for r in range(2, 7)]
+    # v = 62: over all six rounds 20 wins (2*62-20-20 = 84 > (124-60)*6-320 = 64); over the
+    # last five only 60 is remembered ((124-60)*5-300 = 20 > 0)
+    assert quote(make("gd"), obs("B1", 62, rnd=7, history=h)) == 60
+    assert quote(make("fictitious_play"), obs("B1", 62, rnd=7, history=h)) == 20
+    assert quote(make("gd"), obs("B1", 62)) == 62  # round 1: its value
+    assert quote(make("fictitious_play"), obs("B1", 62)) == 62
     hs = [mirror_record(r) for r in h]
-    assert quote(make("gd", "S1"), obs("S1", 20, rnd=4, history=hs)) == 70
+    assert quote(make("gd", "S1"), obs("S1", 38, rnd=7, history=hs)) == 40
 
 
-def test_exploiter_targets_the_predictable_seller():
-    h = [record(r, {"B1": 10}, {"S1": 45, "S2": 20 + 30 * (r % 2)}) for r in range(1, 6)]
-    assert quote(make("exploiter"), obs("B1", 80, rnd=6, history=h)) == 45
+def test_gdx_opens_one_under_and_bids_its_value_without_a_profitable_gd_bid():
+    assert quote(make("gdx"), obs("B1", 70)) == 69
+    dear = [record(1, {"B2": 10}, {"S1": 80, "S2": 90})]
+    assert {quote(make("gdx", seed=s), obs("B1", 70, rnd=2, history=dear)) for s in range(20)} == {70}
+    cheap = [record(1, {"B2": 10}, {"S1": 30, "S2": 90})]
+    got = {quote(make("gdx", seed=s), obs("B1", 70, rnd=8, history=cheap)) for s in range(80)}
+    assert 70 in got and 30 in got and got <= set(range(30, 71))
 
 
-def test_tit_for_tat_mirrors_the_other_side():
-    h = [record(1, {"B1": 60}, {"S1": 50}), record(2, {"B1": 60}, {"S1": 47})]
-    t = make("tit_for_tat")  # starts at v - 10 = 70; the ask fell by 3 -> bid rises by 3
-    assert quote(t, obs("B1", 80, rnd=3, history=h)) == 73
-    h.append(record(3, {"B1": 73}, {"S1": 52}))  # they toughen by 5 -> we lower by 5
-    assert quote(t, obs("B1", 80, rnd=4, history=h)) == 68
+def test_bayesian_bids_halfway_between_its_belief_and_its_value():
+    assert quote(make("bayesian"), obs("B1", 95)) == 72  # (50 + 95) / 2 = 72.5, halves to even
+    assert quote(make("bayesian"), obs("B1", 93)) == 72  # 71.5
+    assert quote(make("bayesian"), obs("B1", 40)) == 40  # below its belief: its value
+    h = [record(1, {"B2": 90}, {"S1": 10}, [("B2", "S1", 70)])]
+    assert quote(make("bayesian"), obs("B1", 100, rnd=2, history=h)) == 76  # mu 51.2
 
 
-def test_adaptive_greedier_after_trade_more_aggressive_after_none():
-    a = make("adaptive")  # shade 10
-    traded = [record(1, {"B1": 70}, {"S1": 50}, [("B1", "S1", 60)])]
-    assert quote(a, obs("B1", 80, rnd=2, history=traded)) == 68  # shade 12
-    none = traded + [record(2, {"B1": 68}, {"S1": 90})]
-    assert quote(a, obs("B1", 80, rnd=3, history=none)) == 72  # shade 8.4 -> 71.6
+def test_risk_aware_gives_up_a_share_of_the_room():
+    room = [record(1, {"B2": 10}, {"S1": 40})]
+    got = [quote(make("risk_aware", seed=s), obs("B1", 80, rnd=2, history=room)) for s in range(40)]
+    assert min(got) >= 80 - round(0.53 * 40) and max(got) <= 80 - round(0.13 * 40)
+    none = [record(1, {"B2": 10}, {"S1": 90})]
+    got = {quote(make("risk_aware", seed=s), obs("B1", 80, rnd=2, history=none)) for s in range(40)}
+    assert got <= {78, 79, 80}
+    opening = {quote(make("risk_aware", seed=s), obs("B1", 80)) for s in range(60)}
+    assert opening == set(range(65, 76))  # round 1, no book: shade U{5..15}
+    assert quote(make("risk_aware"), obs("S1", 20)) >= 25  # a seller shades upwards
 
 
-def test_momentum_follows_and_contrarian_opposes_a_trend():
-    h = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 40 + 5 * r)]) for r in range(1, 5)]
-    m = quote(make("momentum", shade=0), obs("B2", 100, rnd=5, history=h))
-    c = quote(make("contrarian", shade=0), obs("B2", 100, rnd=5, history=h))
-    assert m > 55 and c < 60 and m > c
+def test_followers_move_with_or_against_the_last_price_move():
+    def hist(p1, p2):
+        return [record(1, {"B2": 90}, {"S1": 40}, [("B2", "S1", p1)]),
+                record(2, {"B2": 90}, {"S1": 40}, [("B2", "S1", p2)])]
+    up, down = hist(50, 60), hist(60, 50)
+    m_up = quote(make("momentum"), obs("B1", 80, rnd=3, history=up))
+    m_down = quote(make("momentum"), obs("B1", 80, rnd=3, history=down))
+    c_up = quote(make("contrarian"), obs("B1", 80, rnd=3, history=up))
+    c_down = quote(make("contrarian"), obs("B1", 80, rnd=3, history=down))
+    assert m_up == 80 - round(0.10 * 40) and m_down == 80 - round(0.36 * 40)
+    assert c_up == 80 - round(0.33 * 40) and c_down == 80 - round(0.11 * 40)
+    assert quote(make("contrarian"), obs("B1", 80, rnd=2, history=up[:1])) == 80  # patient 2 rounds
+    # round 1, no book: momentum shades half its value's excess over 50, contrarian bids its value
+    assert [quote(make("momentum"), obs("B1", v)) for v in (40, 50, 60, 80, 100)] == [40, 50, 55, 65, 75]
+    assert quote(make("momentum"), obs("S1", 20)) == 35  # the mirror: cost 20 is a buyer's 80
+    assert quote(make("contrarian"), obs("B1", 80)) == 80
 
 
-def test_regime_switcher_picks_by_volatility():
-    calm = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 50 + r % 2)]) for r in range(1, 7)]
-    wild = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 30 + 40 * (r % 2))]) for r in range(1, 7)]
-    a, b = make("regime_switcher"), make("regime_switcher")
-    quote(a, obs("B2", 100, rnd=7, history=calm))
-    quote(b, obs("B2", 100, rnd=7, history=wild))
-    assert not a.volatile and b.volatile
+def test_mean_reversion_and_regression_follow_their_logged_tables():
+    assert self_play(make("mean_reversion"), 80, rounds=8) == [80 - s for s in MEAN_REVERSION_SHADE[:8]]
+    # regression: shade 4 within 28 of 50, one more per 6 beyond; cycle +0, +1, -1
+    assert self_play(make("regression"), 50, rounds=6) == [46, 45, 47, 46, 45, 47]
+    assert self_play(make("regression"), 90, rounds=3) == [84, 83, 85]  # shade 6
+    assert self_play(make("regression"), 100, rounds=3) == [92, 91, 93]  # shade 8
+    assert self_play(make("regression"), 5, rounds=3) == [0, 0, 0]
+
+
+def test_regime_switcher_dips_after_a_price_jump_then_recovers():
+    calm = self_play(make("regime_switcher"), 80, rounds=8)
+    assert calm == [80 - s for s in MEAN_REVERSION_SHADE[:8]]
+
+    def jump(r):  # B1 trades every round; the price jumps from 50 to 60 in round 3
+        return {"B2": 20}, {"S1": 10}, [("B1", "S1", 50 if r < 3 else 60)]
+    qs = self_play(make("regime_switcher"), 80, rounds=8, others=jump)
+    assert qs[:3] == [80, 79, 79] and qs[3:8] == [67, 68, 69, 70, 71]  # 13 then one a round less
+
+
+def test_aa_margin_opens_at_eight_percent_and_shrinks_with_trades():
+    assert quote(make("aa"), obs("B1", 87)) == 80
+    assert quote(make("aa"), obs("B1", 95)) == 87
+    traded = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 50)]) for r in range(1, 11)]
+    assert quote(make("aa"), obs("B1", 100, rnd=11, history=traded)) == 95  # 0.08*0.95^10
+    many = [record(r, {"B1": 90}, {"S1": 10}, [("B1", "S1", 50)]) for r in range(1, 30)]
+    assert quote(make("aa"), obs("B1", 100, rnd=30, history=many)) == 97  # floor 0.03
+
+
+def test_aa_cliff_hugs_its_value_with_room_and_walks_away_without():
+    assert quote(make("aa_cliff"), obs("B1", 80)) == 75
+    room = [record(1, {"B1": 75}, {"S1": 60})]
+    assert quote(make("aa_cliff"), obs("B1", 80, rnd=2, history=room)) == 79
+    assert quote(make("aa_cliff"), obs("B1", 100, rnd=2, history=room)) == 98  # 0.015 v
+    qs = self_play(make("aa_cliff", seed=3), 60, rounds=20)  # asks at 95: never any room
+    assert qs[0] == 55 and all(a >= b for a, b in zip(qs, qs[1:])) and min(qs) >= 60 - 16
+
+
+def test_adaptive_cycle():
+    v = 80
+
+    def market(r):  # B1 trades in rounds 1-9 and when it concedes (as the logged seats do)
+        mine = r <= 9 or r in (13, 14, 18, 19)
+        return {"B2": 60}, {"S1": 40, "S2": 90}, [("B1" if mine else "B2", "S1", 50)]
+    qs = self_play(make("adaptive"), v, rounds=20, others=market)
+    assert qs[0] == 79 and qs[1:9] == [80] * 8  # warm-up: its value for 8 rounds after a trade
+    # then three rounds at the best ask (no trade), two one under the rival, three at the ask...
+    assert qs[9:20] == [40, 40, 40, 59, 59, 40, 40, 40, 59, 59, 40]
+
+    def idle(r):
+        return {"B2": 60}, {"S1": 40}, [("B2", "S1", 50)]
+    qs = self_play(make("adaptive"), v, rounds=12, others=idle)
+    # never trades: every third failed round makes it concede for two rounds
+    assert qs == [79, 40, 40, 59, 59, 40, 59, 59, 40, 59, 59, 40]
 
 
 def test_learners_only_use_their_arms():
-    for name in ("q_learning", "roth_erev", "bandit"):
-        agent = make(name, seed=3)
-        qs = [quote(agent, obs("B1", 80, rnd=r, history=QUIET[:r - 1])) for r in range(1, 30)]
-        assert set(qs) <= {80 - d for d in (0, 2, 5, 10, 15, 20)}, name
+    arms = {"q_learning": range(0, 21, 2), "roth_erev": (0, 5, 10, 15), "bandit": (2, 4, 6, 8, 10, 15)}
+    for name, a in arms.items():
+        qs = self_play(make(name, seed=3), 80, rounds=30)
+        assert set(qs) <= {80 - d for d in a}, name
+        assert len(set(qs)) > 1, name
+    qs = self_play(make("roth_erev", seed=5), 80, rounds=30)
+    assert set(qs[4:]) <= {80, 75}  # from round 5 on, shades 0 and 5 only
 
 
-def test_signal_jammer_adds_bounded_noise():
-    j = make("signal_jammer", inner="shade", inner_params={"delta": 10}, noise=3)
-    qs = [quote(j, obs("B1", 80)) for _ in range(60)]
-    assert min(qs) >= 67 and max(qs) <= 73 and len(set(qs)) > 3
+def test_sniper_phases():
+    v = 80
+    qs = self_play(make("sniper"), v, rounds=30)  # rivals bid 30, asks at 95: no trade
+    assert qs[0] == 48  # opens at 48 (ask 52)
+    expect, last = [48], 48
+    for t in range(1, 24):  # parking: climbs by 2 towards v - 1, holding where the table says 2
+        last = min(last, v - 2) if SNIPER_HOLD[t] == 2 else min(v - 1, last + 2)
+        expect.append(last)
+    assert qs[:24] == expect
+    assert qs[24:29] == list(SNIPER_STRIKE)  # deep strike shade in the 5 rounds before the last
+    assert qs[29] == v - 1  # the last round: back to its value less one
+    rival = self_play(make("sniper"), v, rounds=30, others=lambda r: ({"B2": 70}, {"S1": 95}, []))
+    assert rival[:4] == [48, 72, 74, 76]  # jumps past the best rival bid
+    low = self_play(make("sniper"), 30, rounds=30)
+    assert all(q in (28, 29) for q in low)  # a low value: within 1-2 of it throughout
+
+
+def test_sniper_kaplan_parks_then_strikes():
+    s = make("sniper_kaplan")
+    qs = [quote(s, obs("B1", 80, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
+    assert qs[:25] == [40] * 25 and qs[25:] == [79] * 5
+
+
+def test_tit_for_tat_threatens_then_decays_to_its_value():
+    qs = self_play(make("tit_for_tat"), 80, rounds=30,
+                   others=lambda r: ({"B2": 60}, {"S1": 95}, []))
+    assert qs[:4] == [48, 61, 62, 63]  # threat 48, then one above the best rival, +1 a round
+    assert qs[-1] == 80 and all(b - a in (0, 1) for a, b in zip(qs[1:], qs[2:]))
+    assert quote(make("tit_for_tat"), obs("B1", 30)) == 30
+
+
+def test_exploiter_probes_every_fourth_round():
+    h = [record(r, {"B2": 70}, {"S1": 40, "S2": 90}, [("B2", "S1", 60)]) for r in range(1, 9)]
+    qs = [quote(make("exploiter"), obs("B1", 80, rnd=r, history=h[:r - 1])) for r in range(1, 9)]
+    assert qs == [80, 80, 80, 50, 80, 80, 80, 50]  # floor((40 + 60) / 2) in rounds 4 and 8
+    dear = [record(r, {"B2": 70}, {"S1": 85}) for r in range(1, 4)]
+    assert quote(make("exploiter"), obs("B1", 80, rnd=4, history=dear)) == 80
+    # the probe floor((40 + 60) / 2) = 50 gains 9 for a value of 59 (under min_gain 10), 10 for 60
+    assert quote(make("exploiter"), obs("B1", 59, rnd=4, history=h[:3])) == 59
+    assert quote(make("exploiter"), obs("B1", 60, rnd=4, history=h[:3])) == 50
+
+
+def test_penny_jumper_sits_thirty_percent_under_or_a_tick_off_the_book():
+    assert quote(make("penny_jumper"), obs("B1", 80)) == 80
+    assert quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 40})])) == 56
+    assert quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 75})])) == 73
+    assert quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 85})])) == 80
+
+
+def test_signal_jammer_noise_then_a_fixed_shade_once_it_traded():
+    qs = self_play(make("signal_jammer", seed=1), 80, rounds=30)
+    assert set(qs) <= {77, 78, 79, 80} and len(set(qs)) > 1
+    traded = self_play(make("signal_jammer", seed=1), 80, rounds=30,
+                       others=lambda r: ({"B2": 10}, {"S1": 20}, [("B1", "S1", 50)]))
+    assert traded[9:] == [74] * 21
+
+
+def test_zic_walks_deterministically_and_zic_plus_follows_its_table():
+    z = make("zic", seed=4)
+    # a logged seat valuing 86 opens at 43, then walks 14, 21, 28, 0, 7 (step 7 mod 35); ours takes
+    # m = round(0.4 × 86) = 34, so 35 wraps to 1
+    z.opening, z.step, z.phase = 43, 7, 14.5 / 34
+    assert self_play(z, 86, rounds=7) == [43, 72, 65, 58, 85, 78, 71]
+    assert self_play(make("zic_plus"), 80, rounds=30) == [80 - s for s in ZIC_PLUS_SHADE]
+
+
+def test_random_stays_within_value():
+    r = make("random")
+    qs = [quote(r, obs("B1", 40, rnd=i + 1, history=QUIET[:i])) for i in range(29)]
+    assert min(qs) >= 0 and max(qs) <= 40 and len(set(qs)) > 5
+
+
+def test_zip_raises_its_bid_after_losing_trades():
+    z = make("zip")
+    first = quote(z, obs("B1", 80))
+    lost = [record(r, {"B2": 75}, {"S1": 60}, [("B2", "S1", 67)]) for r in range(1, 6)]
+    assert quote(z, obs("B1", 80, rnd=6, history=lost)) > first
 
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
@@ -174,210 +327,6 @@ def test_validate_baseline_names_the_key():
                                         params={"delta": -1}), "roster.3")
     with pytest.raises(ValueError, match="unknown double_auction strategy"):
         STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="nope"), "roster.0")
-    with pytest.raises(ValueError, match="inner"):
-        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="signal_jammer",
-                                        params={"inner": "nope"}), "roster.0")
-
-
-def priced(prices, bid=90, ask=10):
-    return [record(r, {"B1": bid}, {"S1": ask}, [("B1", "S1", p)]) for r, p in enumerate(prices, 1)]
-
-
-def test_regression_extrapolates_the_price_line():
-    h = priced([40, 45, 50, 55])  # rounds 0..3 -> forecast 60 for round index 4, minus shade 3
-    assert quote(make("regression"), obs("B2", 100, rnd=5, history=h)) == 57
-
-
-def test_mean_reversion_bids_the_long_run_mean():
-    assert quote(make("mean_reversion"), obs("B2", 100, rnd=6, history=priced([50] * 5))) == 47
-
-
-def test_bayesian_learns_the_clearing_price():
-    b = make("bayesian")
-    assert quote(b, obs("B2", 100)) == 40  # prior 50 - 0.5 x 20
-    q = quote(b, obs("B2", 100, rnd=11, history=priced([70] * 10)))
-    assert 66 <= q <= 70
-
-
-def test_risk_aversion_bids_higher_for_a_surer_trade():
-    h = [record(r, {"B1": 10}, {"S1": 20 + 10 * (r % 5), "S2": 25 + 10 * (r % 4)}) for r in range(1, 11)]
-    calm = quote(make("risk_aware", alpha=0.001), obs("B1", 90, rnd=11, history=h))
-    scared = quote(make("risk_aware", alpha=0.5), obs("B1", 90, rnd=11, history=h))
-    assert scared >= calm and scared > 0
-
-
-def test_aa_target_and_its_inverse():
-    v, p_star, theta = 90.0, 50.0, -5.0
-    assert aa_target(-1, v, p_star, theta) == pytest.approx(0.0)
-    assert aa_target(0, v, p_star, theta) == pytest.approx(50.0)
-    assert aa_target(1, v, p_star, theta) == pytest.approx(90.0)
-    assert aa_target(0.5, 40.0, p_star, theta) == 40.0  # extra-marginal: never above its limit
-    for r in (-0.7, -0.2, 0.3, 0.9):
-        assert aa_aggressiveness(aa_target(r, v, p_star, theta), v, p_star, theta) == pytest.approx(r, abs=1e-6)
-
-
-def test_aa_aggressiveness_update():
-    """Vytelingum's short-term learning on hand-made rounds: a rival bid above its target with no
-    trade makes it more aggressive; a trade below its target makes it less aggressive."""
-    a = make("aa")  # r0 = 0: target = p* once prices are seen
-    h = priced([50, 50])  # B1 and S1 trade at 50; we are B2, valuing at 90
-    q1 = quote(a, obs("B2", 90, rnd=3, history=h))
-    r1 = a.r  # near 0: one step down (a trade at its target), one back up (a trade above it)
-    assert abs(r1) < 0.1 and 48 <= q1 <= 52
-    h.append(record(3, {"B1": 70, "B2": q1}, {"S1": 95}))  # no trade; a rival bid 70 >= target
-    q2 = quote(a, obs("B2", 90, rnd=4, history=h))
-    assert a.r > r1 + 0.2 and q1 < q2 <= 90
-    r_before = a.r
-    h.append(record(4, {"B1": 90, "B2": q2}, {"S1": 10}, [("B1", "S1", 30)]))  # traded at 30 < τ
-    quote(a, obs("B2", 90, rnd=5, history=h))
-    assert a.r < r_before
-    # mirrored for a seller
-    hs = [mirror_record(r) for r in priced([50, 50])] + [mirror_record(record(3, {"B1": 95}, {"S1": 70, "S2": 50}))]
-    s = make("aa", "S2")
-    quote(s, obs("S2", 10, rnd=3, history=hs[:2]))
-    quote(s, obs("S2", 10, rnd=4, history=hs))
-    assert s.r > 0
-
-
-def test_followers_concede_after_a_miss_and_hold_after_a_trade():
-    h = priced([50, 50, 50])  # the market clears at 50; B2 quotes 45 and never trades
-    m = make("momentum")  # shade 5, concede 2
-    assert quote(m, obs("B2", 90, rnd=4, history=h)) == 45
-    for r in range(4, 8):
-        h.append(record(r, {"B1": 90, "B2": 45 + 2 * (r - 4)}, {"S1": 10}, [("B1", "S1", 50)]))
-    assert quote(m, obs("B2", 90, rnd=8, history=h)) == 53  # four misses: 45 + 4 x 2
-    h.append(record(8, {"B1": 60, "B2": 53}, {"S1": 10}, [("B2", "S1", 50)]))
-    assert quote(m, obs("B2", 90, rnd=9, history=h)) == 51  # a trade takes one step back
-    assert quote(make("momentum"), obs("B2", 48, rnd=8, history=h[:7])) == 48  # never past v
-    for name in ("contrarian", "regression", "mean_reversion", "regime_switcher", "signal_jammer"):
-        f = make(name)
-        base = quote(f, obs("B2", 90, rnd=4, history=h[:3]))
-        misses = h[:3] + [record(r, {"B1": 90, "B2": 0}, {"S1": 10}, [("B1", "S1", 50)])
-                          for r in range(4, 12)]
-        assert quote(f, obs("B2", 90, rnd=12, history=misses)) > base + 8, name
-
-
-def test_gd_belief_from_taken_and_rejected_bids():
-    # remembered: bids 40 (taken), 20 (rejected), 60 (taken); asks 30, 50
-    bids, taken, asks = np.array([40.0, 20.0, 60.0]), np.array([True, False, True]), np.array([30.0, 50.0])
-    q = gd_belief(100, bids, taken, asks)
-    # at 20: TBL 0, AL 0, RBG(>=20) 1 -> 0; at 30: AL 1, RBG 0 -> 1 ... at 40: TBL 1 + AL 1 -> 1
-    assert q[0] == 0 and q[20] == 0 and q[30] == 1 and q[100] == 1
-    assert q[25] == pytest.approx(0.5)  # linear between the quoted prices 20 and 30
-    # a rejected bid above the asks lowers the belief there
-    q2 = gd_belief(100, np.array([40.0, 45.0]), np.array([False, False]), np.array([30.0]))
-    # at 30 and 40: AL 1, RBG(>=) 2 -> 1/3; at 45: RBG 1 -> 1/2; the top anchor: 1
-    assert q2[30] == pytest.approx(1 / 3) and q2[40] == pytest.approx(1 / 3)
-    assert q2[45] == pytest.approx(0.5) and q2[100] == 1
-    assert np.all(np.diff(q2) >= 0)
-
-
-def test_gd_bids_with_the_midpoint_price():
-    # asks 30 and 60, bids rejected at 25: the belief jumps at 30 and 60
-    h = [record(r, {"B1": 25}, {"S1": 30, "S2": 60}) for r in range(1, 4)]
-    assert quote(make("gd"), obs("B2", 80, rnd=4, history=h)) == 30
-
-
-def test_fictitious_play_knows_trades_clear_at_the_midpoint():
-    h = [record(r, {"B1": 10}, {"S1": 30, "S2": 60}) for r in range(1, 5)]
-    # F(30) = 1/2: 1/2 x (80 - 30) = 25; F(60) = 1: 80 - (60 + 45)/2 = 27.5 -> bid 60
-    assert quote(make("fictitious_play"), obs("B2", 80, rnd=5, history=h)) == 60
-
-
-def test_q_learning_breaks_ties_at_random():
-    q = make("q_learning", epsilon=0.0)  # a fresh table: every arm ties
-    arms = {q.choose(None) for _ in range(60)}
-    assert len(arms) == len(q.params.deltas)
-
-
-def test_linear_equilibrium_bids_and_asks():
-    assert quote(make("linear_eq"), obs("B1", 60)) == 48  # 2/3 x 60 + 100/12
-    assert quote(make("linear_eq", "S1"), obs("S1", 30)) == 45  # 2/3 x 30 + 100/4
-    assert quote(make("linear_eq"), obs("B1", 12)) == 12  # capped at the value
-
-
-def test_zic_plus_stays_between_the_last_price_and_its_value():
-    z = make("zic_plus", seed=3)
-    qs = [quote(z, obs("B2", 80, rnd=3, history=priced([60, 60]))) for _ in range(50)]
-    assert min(qs) >= 60 and max(qs) <= 80 and len(set(qs)) > 5
-
-
-def test_collusive_holds_the_best_price_then_gives_way():
-    c = make("collusive")  # patience 3, step 3
-    h = priced([50, 44, 47])  # its side's best price so far: 44
-    assert quote(c, obs("B2", 90, rnd=3, history=h[:2])) == 44  # two idle rounds: within patience
-    assert quote(c, obs("B2", 90, rnd=4, history=h)) == 44 + 3  # the third: gives way once
-    h += [record(r, {"B1": 90, "B2": 44}, {"S1": 60}) for r in range(4, 9)]  # five more idle rounds
-    assert quote(c, obs("B2", 90, rnd=9, history=h)) == 44 + 3 * 6
-    h.append(record(9, {"B2": 62}, {"S1": 40}, [("B2", "S1", 51)]))  # a trade: back to the line
-    assert quote(c, obs("B2", 90, rnd=10, history=h)) == 44
-
-
-def test_aa_cliff_climbs_towards_a_better_offset():
-    a = make("aa_cliff", seed=1, sigma=0.0)  # offset 10, step 2
-    h = []
-    for r in range(1, 9):
-        b = quote(a, obs("B2", 80, rnd=r, history=h))
-        h.append(record(r, {"B2": b}, {"S1": 75}, [("B2", "S1", (b + 75) // 2)] if b >= 75 else []))
-    assert 0 <= a.offset <= 80 and 0.25 <= a.gamma <= 20
-
-
-def test_zip_raises_its_bid_after_losing_trades():
-    z = make("zip")  # margin 0.3: bids 56 on a value of 80
-    assert quote(z, obs("B2", 80)) == 56
-    h = priced([70] * 8)  # trades at 70 without us
-    q = quote(z, obs("B2", 80, rnd=9, history=h))
-    assert 60 < q <= 80
-
-
-def test_gdx_evolves_its_population():
-    g = make("gdx", seed=2)
-    genes0 = g.genes.copy()
-    h = [record(r, {"B1": 10}, {"S1": 30 + r % 7, "S2": 60}) for r in range(1, 11)]
-    q = quote(g, obs("B1", 80, rnd=11, history=h))
-    assert 0 <= q <= 80 and not np.array_equal(genes0, g.genes)
-
-
-def test_the_compiled_gd_bid_is_the_numpy_definition():
-    """kernels.gd_bid gives argmax(gd_belief * midpoint_surplus) bit for bit, on random memories
-    with taken and rejected bids, ties, empty sides and quotes at 0 and 100."""
-    from marketarena.markets.double_auction import kernels
-
-    rng = np.random.default_rng(3)
-    for n in range(4000):
-        v = int(rng.integers(0, 101))
-        nb, na = int(rng.integers(0, 30)), int(rng.integers(0, 30))
-        lo, hi = (0, 100) if n % 3 else (40, 60)
-        bids = rng.integers(lo, hi + 1, nb).astype(float)
-        taken = rng.random(nb) < 0.4
-        asks = rng.integers(lo, hi + 1, na).astype(float)
-        q = gd_belief(v, bids, taken, asks) if v > 0 else None
-        expected = -1 if q is None else int(np.argmax(q * midpoint_surplus(v, asks)))
-        assert kernels.gd_bid(v, bids, taken, asks, 100) == expected, (v, bids, taken, asks)
-
-
-def test_the_compiled_fictitious_play_bid_and_sliced_memories_are_the_definitions():
-    from marketarena.markets.double_auction import kernels
-    from marketarena.markets.double_auction.baselines import View, remembered, remembered_windows
-
-    rng = np.random.default_rng(5)
-    for n in range(3000):
-        v = int(rng.integers(0, 101))
-        asks = rng.integers(0, 101, int(rng.integers(1, 40))).astype(float)
-        b = np.arange(v + 1)
-        cdf = (asks[None, :] <= b[:, None]).mean(axis=1)
-        assert kernels.fp_bid(v, asks) == int(np.argmax(cdf * midpoint_surplus(v, asks)))
-    # a view with T rounds of history: every window's slice equals remembered(view, w)
-    for T in (0, 1, 3, 12):
-        view = View(obs("B1", 70, rnd=T + 1))
-        for t in range(T):
-            view.own.append(None if t % 4 == 3 else int(rng.integers(0, 100)))
-            view.same.append([int(q) for q in rng.integers(0, 100, int(rng.integers(0, 4)))])
-            view.same_taken.append([bool(x) for x in rng.random(len(view.same[-1])) < 0.5])
-            view.opp.append([int(q) for q in rng.integers(0, 100, int(rng.integers(0, 5)))])
-            view.my_price.append(None if rng.random() < 0.5 else 40)
-        windows = [1, 2, 5, 10]
-        sliced = remembered_windows(view, windows)
-        for w in windows:
-            for got, want in zip(sliced[w], remembered(view, w)):
-                assert got.dtype == want.dtype and np.array_equal(got, want), (T, w)
+    with pytest.raises(ValueError, match=r"roster.0.params.arms"):
+        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="bandit",
+                                        params={"arms": []}), "roster.0")

@@ -72,7 +72,7 @@ def test_post_processing_keys_leave_episodes_untouched(tmp_path):
     data, out = tmp_path / "data", tmp_path / "episodes"
     simulate("double_auction", params_with(), data, out, progress=False)
     before = snapshot(out)
-    changed = params_with(csa_clip=3.0, rating_passes=7, rating_tau=0.5, rating_scale="bazaar",
+    changed = params_with(csa_clip=3.0, rating_passes=7, rating_tau=0.5, rating_scale="trueskill",
                           rating_boot=5, rating_boot_passes=2,
                           reference={"games_per_distribution": 50, "bucket_width": 10})
     assert simulate("double_auction", changed, data, out, progress=False)["played"] == 0

@@ -1,7 +1,7 @@
 """double_auction: BAZAAR's repeated call market with a baseline zoo, CSα and multi-pass TrueSkill.
 
 Rules: ``market.py`` (state machine) and ``rules.py`` (pure functions); what traders see and answer:
-``observations.py`` + ``templates/``; scripted traders: ``baselines.py``; the CSα reference:
+``observations.py`` + ``templates/``; scripted traders: ``baselines/__init__.py``; the CSα reference:
 ``reference.py``; metrics: ``metrics.py``; figures: ``marketarena.plots.double_auction``. This
 module wires them into the generic pipeline (:class:`~marketarena.core.registry.MarketPlugin`).
 
@@ -19,7 +19,9 @@ Leaderboard (:func:`leaderboard`): one free-for-all TrueSkill game per episode, 
 games of μ and of the rank (``rating_boot`` resamples, each rated in ``rating_boot_passes``
 shuffled passes: ``ratings.bootstrap_intervals``), games played, mean CSα (95% bootstrap interval
 over seats), mean surplus, trade frequency, offset and game efficiency, baselines marked. The
-figures stage adds the calibration against the seed's table (``calibration.py``).
+figures stage adds the calibration against the seed's table and BAZAAR's published games
+(``calibration.py``): the Spearman of μ with the table, every baseline's shade by round and fill
+rate beside its logged namesake's, and efficiency per distribution.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ import pandas as pd
 
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
+from marketarena.markets.double_auction import calibration as cal
 from marketarena.markets.double_auction import metrics as da_metrics
 from marketarena.markets.double_auction.baselines import STRATEGIES
-from marketarena.markets.double_auction.calibration import calibration
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.observations import render_messages
 from marketarena.markets.double_auction.params import DoubleAuctionParams
@@ -48,13 +50,14 @@ from marketarena.markets.double_auction.schedule import (
 
 
 def rating_env(mp: DoubleAuctionParams, ratings):
-    """The TrueSkill environment of the board: the ratings section's, on BAZAAR's scale when
-    ``rating_scale: bazaar`` (μ0, σ0, β and τ times 5/25), with τ = ``rating_tau`` when set."""
-    from marketarena.ratings import TrueSkillParams
+    """The TrueSkill environment of the board: the ratings section's, on the seed's scale when
+    ``rating_scale: bazaar`` (``ratings.BAZAAR_SCALE``: μ0 5, σ0 25/3, β 25/6), with τ =
+    ``rating_tau`` when set."""
+    from marketarena.ratings import BAZAAR_SCALE, TrueSkillParams
 
     env = ratings.trueskill.model_dump()
     if mp.rating_scale == "bazaar":
-        env.update({k: env[k] * 5.0 / 25.0 for k in ("mu", "sigma", "beta", "tau")})
+        env.update(BAZAAR_SCALE)
     if mp.rating_tau is not None:
         env["tau"] = mp.rating_tau
     return TrueSkillParams(**env)
@@ -155,6 +158,7 @@ class DoubleAuctionPlugin(MarketPlugin):
 
         agents = pd.read_parquet(Path(metrics_dir) / "agents.parquet")
         rounds = pd.read_parquet(Path(metrics_dir) / "agent_rounds.parquet")
+        market = pd.read_parquet(Path(metrics_dir) / "market.parquet")
         # the instance's leaderboard (ratings stage): reports/leaderboards/<instance>.csv
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         out = plots.draw_all(board, agents, rounds, Path(figures_dir))
@@ -163,12 +167,32 @@ class DoubleAuctionPlugin(MarketPlugin):
         shown = board[[c for c in cols if c in board.columns]].copy()
         shown["name"] = shown["name"] + np.where(board["baseline"], " (baseline)", "")
         out += list(write_frame(shown, Path(tables_dir) / f"{instance}_leaderboard"))
-        summary, side = calibration(board)
+        summary, side = cal.calibration(board)
+        behaviour = cal.behaviour(agents, rounds)
         caption = ("Calibration against BAZAAR's table (seed 002): Spearman ρ of the matched "
-                   "baselines' μ and mean CSα with the seed's, 95% bootstrap interval over baselines")
-        out += list(write_frame(summary, Path(tables_dir) / f"{instance}_calibration", caption))
-        return out + list(write_frame(side, Path(tables_dir) / f"{instance}_calibration_baselines",
-                                      "Matched baselines, ours beside the seed's (rank among them)"))
+                   "baselines' μ and mean CSα with the seed's, 95% bootstrap interval over "
+                   "baselines; baselines within the bounds of BAZAAR's logged behaviour")
+        if len(behaviour):
+            summary = pd.concat([summary, pd.DataFrame([{
+                "statistic": "within bounds (shade ±2 per bucket, fill ±0.05)",
+                "spearman": np.nan, "baselines": int(behaviour["within"].sum()),
+                "of": len(behaviour), "within_raw": int(behaviour["within_raw"].sum())}])],
+                ignore_index=True)
+        tables = Path(tables_dir)
+        out += list(write_frame(summary, tables / f"{instance}_calibration", caption))
+        out += list(write_frame(side, tables / f"{instance}_calibration_baselines",
+                                "Matched baselines, ours beside the seed's (rank among them)"))
+        out += list(write_frame(behaviour, tables / f"{instance}_calibration_behaviour",
+                                "Baselines against BAZAAR's published games: mean shade by round "
+                                "bucket (ours, bz_ BAZAAR's), trade frequency, fill rate when "
+                                "intra-marginal; within = every bucket within 2 and fill within "
+                                "0.05 of BAZAAR's at our intra-marginal share (fq_target)"))
+        out += list(write_frame(cal.efficiency(market), tables / f"{instance}_calibration_efficiency",
+                                "Mean market efficiency per value distribution, ours and BAZAAR's "
+                                "published games"))
+        out.append(plots.calibration_shade(cal.shade_by_round(rounds), behaviour,
+                                           Path(figures_dir) / "calibration_shade.png"))
+        return out
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         """Per-seat totals of one played game, highest surplus first (``marketarena play``)."""

@@ -11,6 +11,13 @@ Per seat (frame ``agents``, one row per seat and game):
                    positive = quoting through its value); NaN if it never quoted
   game_efficiency  the efficiency of the game the seat played in (per trader: its mean)
   ce_surplus       the game's competitive-equilibrium surplus
+  surplus_share    BAZAAR's ``seat_surplus_share``: max(0, surplus) / (rounds × potential),
+                   potential = what one unit a round earns at the best opposing value (a buyer:
+                   v - the lowest seller cost, a seller: the highest buyer value - c; at least 0);
+                   0 when the potential is 0. Reproduces every logged seat of BAZAAR's games
+                   (``bazaar.py``)
+  intra            the seat is intra-marginal: one of the q highest-valued buyers or q lowest-cost
+                   sellers, q the game's competitive quantity (seats tied at the margin count in)
 Per seat and round (``agent_rounds``, ``step`` = the round, 0-based): quote, offset (NaN when sat out), traded, price, margin
   (payoff of the trade: v - p buyer, p - c seller; NaN without a trade).
 Per game (``market``): distribution, ce_surplus = rounds × Σ_k max(b_k - s_k, 0) over sorted values,
@@ -67,6 +74,11 @@ def frames(tables: dict[str, pd.DataFrame]):
     market["mean_price"] = market["episode_id"].map(gs["price"].mean())
     seats = tables["agents"].merge(tables["seats"][key + ["value", "distribution"]], on=key)
     seats = seats.merge(per, on=key)
+    seats = seats.merge(_margins(tables["seats"]), on=key)
+    potential = seats.pop("potential")
+    played = seats["episode_id"].map(ep["rounds"]) * potential
+    seats["surplus_share"] = np.where(potential > 0, seats["surplus"].clip(lower=0)
+                                      / played.where(potential > 0), 0.0)
     m = market.set_index("episode_id")
     seats["game_efficiency"] = seats["episode_id"].map(m["efficiency"])
     seats["ce_surplus"] = seats["episode_id"].map(m["ce_surplus"])
@@ -75,6 +87,25 @@ def frames(tables: dict[str, pd.DataFrame]):
         on=key)
     rounds_frame["distribution"] = rounds_frame["episode_id"].map(m["distribution"])
     return seats, rounds_frame, market
+
+
+def _margins(seats: pd.DataFrame) -> pd.DataFrame:
+    """Per seat (episode_id, agent_id): ``potential`` (see ``surplus_share``) and ``intra``."""
+    s = seats[["episode_id", "agent_id", "role", "value"]].copy()
+    buyer = s["role"].eq("buyer")
+    ep = s["episode_id"]
+    best_buyer = s["value"].where(buyer).groupby(ep).transform("max")
+    best_seller = s["value"].where(~buyer).groupby(ep).transform("min")
+    s["potential"] = np.where(buyer, s["value"] - best_seller, best_buyer - s["value"]).clip(0)
+    key = s.assign(key=np.where(buyer, -s["value"], s["value"])).groupby(
+        ["episode_id", "role"], sort=False)["key"]  # lower = better on either side
+    k = key.rank(method="first").astype(int)  # 1 = the best of its side
+    b = s[buyer].set_index([ep[buyer], k[buyer]])["value"].rename("b")
+    c = s[~buyer].set_index([ep[~buyer], k[~buyer]])["value"].rename("c")
+    pairs = pd.concat([b, c], axis=1, join="inner")
+    q = (pairs["b"] > pairs["c"]).groupby(level=0).sum()  # the competitive quantity
+    s["intra"] = (key.rank(method="min") - 1).to_numpy() < ep.map(q).fillna(0).to_numpy()
+    return s[["episode_id", "agent_id", "potential", "intra"]]
 
 
 def compute(reader: EpisodeReader, mp, data_dir: Path) -> dict[str, pd.DataFrame]:

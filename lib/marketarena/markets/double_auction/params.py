@@ -41,15 +41,31 @@ DISTRIBUTIONS: tuple[str, ...] = ("uniform", "correlated", "semi_bimodal", "heav
 
 
 class ValueParams(Strict):
-    """Shape of the four private-value distributions (DESIGN.md 7.2); continuous draws are rounded
-    to the nearest integer (half to even) and clipped: buyers to [1, 100], sellers to [0, 99]."""
+    """Shape of the four private-value distributions; continuous draws are rounded to the nearest
+    integer (half to even) and clipped: buyers to [1, 100], sellers to [0, 99].
 
+    ``scheme: bazaar`` (default) draws ``correlated`` and ``heavy_tailed`` values as BAZAAR's 1,954
+    published games show them (``calibration_targets.csv``, ``values`` rows): no common centre in
+    ``correlated`` (within-game SD 27.5, game means SD 10.6, as uniform), and one-sided tails (a
+    buyer's value piles at 100, a seller's cost at 0, never the reverse). ``scheme: design`` draws
+    them as DESIGN.md 7.2 reads the seed (a common centre per game; tails clipped on both sides).
+    ``uniform`` and ``semi_bimodal`` are the same in both (BAZAAR's logs agree)."""
+
+    scheme: Literal["bazaar", "design"] = Field(
+        default="bazaar", description="bazaar: the draws of BAZAAR's logs; design: DESIGN.md 7.2's")
+    correlated_jitter: float = Field(
+        default=3.0, ge=0, description="bazaar correlated: each value uniform on its range plus "
+        "N(0, jitter), independent across seats")
     correlated_centre: tuple[float, float] = Field(
-        default=(20.0, 80.0), description="common centre ~ U(lo, hi), one per game")
+        default=(20.0, 80.0), description="design correlated: common centre ~ U(lo, hi), one per game")
     correlated_noise_sd: float = Field(
-        default=25.0, ge=0, description="per-seat noise N(0, sd) around the centre (N(0,25) read as sd 25)")
+        default=25.0, ge=0, description="design correlated: per-seat noise N(0, sd) around the centre")
     bimodal_low: tuple[int, int] = Field(default=(0, 20), description="low band, integers inclusive")
     bimodal_high: tuple[int, int] = Field(default=(80, 100), description="high band")
+    heavy_centre: float = 50.0
+    heavy_scale: float = Field(default=16.0, gt=0, description="centre + scale · t(df); 16 fits "
+                               "BAZAAR's quartiles and surplus (DESIGN.md's reading: 15)")
+    heavy_df: float = Field(default=3.0, gt=0, description="Student-t degrees of freedom")
 
     @model_validator(mode="after")
     def _ranges(self):
@@ -58,9 +74,6 @@ class ValueParams(Strict):
             if lo > hi:
                 raise ValueError(f"{key}: the range [{lo}, {hi}] is reversed")
         return self
-    heavy_centre: float = 50.0
-    heavy_scale: float = Field(default=15.0, gt=0)
-    heavy_df: float = Field(default=3.0, gt=0, description="Student-t degrees of freedom")
 
 
 class ReferenceParams(Strict):
@@ -101,8 +114,8 @@ class DoubleAuctionParams(MarketParams):
         "near 0 lets σ shrink with the games played, as the seed's σ ≈ 0.03 after 24k games "
         "implies (exactly 0 lets σ collapse until one upset breaks the update)")
     rating_scale: Literal["trueskill", "bazaar"] = Field(
-        default="trueskill", description="trueskill: the ratings section's μ0, σ0, β; bazaar: "
-        "μ0 5, σ0 5/3, β 5/6, the scale of the seed's table (μ about 2-7.4)")
+        default="bazaar", description="bazaar: the seed's scale, μ0 5, σ0 25/3, β 25/6 (its logs "
+        "rated so land on its table's range); trueskill: the ratings section's μ0, σ0, β")
     rating_boot: int = Field(default=100, ge=0, le=10_000, description="bootstrap resamples of the "
                              "games behind the μ and rank intervals (0: none)")
     rating_boot_passes: int = Field(default=10, ge=1, le=1000,

@@ -104,19 +104,28 @@ def draw_values(distribution: str, n_buyers: int, n_sellers: int, rng: np.random
     """Private values (buyers in [1, 100], sellers in [0, 99]) of one game or of ``games`` games.
 
     - uniform: buyers U{1..100}, sellers U{0..99};
-    - correlated: one centre c ~ U(20, 80) per game, each value c + N(0, sd) (sd 25);
     - semi_bimodal: each value uniform on the low band {0..20} or the high band {80..100}, with
       probability 1/2 each;
-    - heavy_tailed: 50 + 15 · t(df = 3).
-    Continuous draws are rounded half to even; everything is clipped to the role's range.
+    - correlated, ``scheme: bazaar``: each value U(lo, hi) of its role plus N(0, jitter),
+      independent across seats; ``design``: one centre c ~ U(20, 80) per game, each value
+      c + N(0, sd) (sd 25);
+    - heavy_tailed: 50 + scale · t(df = 3).
+    Under ``scheme: bazaar`` a draw past a role's unfavourable bound (a buyer's value under 1, a
+    seller's cost over 99) goes to its favourable one (100, 0), as BAZAAR's logs show: 4.1% of its
+    heavy-tailed buyers value 100 and 0.2% value 1, sellers the mirror image. Continuous draws
+    are rounded half to even; everything is clipped to the role's range.
     Returns ``(buyer_values, seller_values)``, shapes (nb,), (ns,) or (games, nb), (games, ns).
     """
     vp = vp or ValueParams()
     g = 1 if games is None else games
     n = n_buyers + n_sellers
+    bazaar = vp.scheme == "bazaar"
     if distribution == "uniform":
         x = np.concatenate([rng.integers(1, 101, (g, n_buyers)),
                             rng.integers(0, 100, (g, n_sellers))], axis=1).astype(float)
+    elif distribution == "correlated" and bazaar:
+        x = np.concatenate([rng.uniform(1, 100, (g, n_buyers)), rng.uniform(0, 99, (g, n_sellers))],
+                           axis=1) + rng.normal(0.0, vp.correlated_jitter, size=(g, n))
     elif distribution == "correlated":
         centre = rng.uniform(*vp.correlated_centre, size=(g, 1))
         x = centre + rng.normal(0.0, vp.correlated_noise_sd, size=(g, n))
@@ -129,8 +138,12 @@ def draw_values(distribution: str, n_buyers: int, n_sellers: int, rng: np.random
         x = vp.heavy_centre + vp.heavy_scale * rng.standard_t(vp.heavy_df, size=(g, n))
     else:
         raise ValueError(f"unknown value distribution {distribution!r}")
-    buyers = _round_clip(x[:, :n_buyers], 1, 100)
-    sellers = _round_clip(x[:, n_buyers:], 0, 99)
+    xb, xs = x[:, :n_buyers], x[:, n_buyers:]
+    if bazaar:
+        xb = np.where(np.rint(xb) < 1, 100.0, xb)
+        xs = np.where(np.rint(xs) > 99, 0.0, xs)
+    buyers = _round_clip(xb, 1, 100)
+    sellers = _round_clip(xs, 0, 99)
     return (buyers[0], sellers[0]) if games is None else (buyers, sellers)
 
 
