@@ -39,9 +39,11 @@ def tiny_params() -> dict:
         da.update(games_per_distribution=2, rating_passes=10)
         da["reference"].update(games_per_distribution=200)
         da["roster"] = da["roster"][:10]
-    for market in ("cournot", "bertrand"):
+    for market in ("cournot", "bertrand"):  # one round robin of three firms: every pair once
         if market in params["markets"]:
-            params["markets"][market]["runs"] = 2
+            block = params["markets"][market]
+            block["roster"] = block["roster"][:3]
+            block["runs"] = 3
     if "bertrand" in params["markets"]:  # a second instance of the same kind
         params["markets"]["bertrand"].update(rounds=30, collusion_window=10)
         params["markets"]["bertrand_a10"] = {**params["markets"]["bertrand"], "market": "bertrand",
