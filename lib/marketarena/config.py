@@ -28,6 +28,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
+from marketarena.agents.harnesses import validate_harness
 from marketarena.core.params import MarketParams, Strict
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings
@@ -186,6 +187,9 @@ def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> Market
         raise ParamsError(_format_errors(exc, source, ("markets", instance))) from None
     try:
         plugin.check_params(mp)
+        for i, entry in enumerate(mp.roster):
+            if entry.kind == "llm":
+                validate_harness(plugin.harness_of(entry), entry.params, f"roster.{i}")
     except ValueError as exc:
         raise ParamsError(f"{where}.{exc}") from None
     return mp

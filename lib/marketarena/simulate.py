@@ -142,13 +142,14 @@ def check_seating(instance: str, params: Params, specs: list[EpisodeSpec] | None
     naming the key (after ``source``, the params file, when given). ``specs``: the planned episodes
     when at hand (``simulate``), else the seating is computed from the plan
     (``seating.of_plan``). Returns the :class:`~marketarena.core.seating.Seating`."""
+    from marketarena.agents.harnesses import harness_class
     from marketarena.config import ParamsError
     from marketarena.core import seating
 
     plugin, mp = plugin_for(params, instance)
     try:
         found = seating.of_plan(plugin, mp) if specs is None else seating.seating(mp, specs)
-        return seating.check(plugin, mp, found)
+        return seating.check(plugin, mp, found, lambda name: harness_class(name).roles)
     except ValueError as exc:
         raise ParamsError(f"{source + ': ' if source else ''}markets.{instance}.{exc}") from None
 
