@@ -19,17 +19,29 @@ seated, in roles it can play), and only then is the episodes folder touched, und
 :func:`episodes_lock` that keep a second concurrent run of the same instance out.
 
 Units (``core.logs``): with ``shard_episodes: null`` each episode is a unit, written the moment it
-finishes, so an interruption loses at most the episode in flight; with ``shard_episodes: n`` a
-unit is a shard of up to n episodes, written when its last episode ends, so an interruption loses
-at most the shard in flight (LLM answers already given come back from the response cache).
+finishes, so an interruption loses at most the episodes in flight; with ``shard_episodes: n`` a
+unit is a shard of up to n episodes (10 with LLM seats), written when its last episode ends, so an
+interruption loses at most the shards in flight (LLM answers already given come back from the
+response cache).
+
+Episodes side by side: a worker plays scripted units one after the other (nothing to wait for:
+an event loop would only add overhead), and episodes with LLM seats side by side in one event loop
+(:func:`_play_side_by_side`), started in plan order, ``execution.episodes_in_flight`` at a time
+(auto: twice its share of the endpoints' ``max_concurrency``), so the endpoint, not the
+simulation, sets the pace. The limit on requests in flight is the client's semaphore per endpoint
+(``llm/transport.py``): every episode of a worker shares it. An episode's logs depend on its seed
+and its answers only (answers are keyed by the request and the episode's run index, never by
+arrival order), so they are byte-identical whatever ran beside them.
+
 Workers (``execution.workers``, default one per core): the units to play, with their episode
 specs, are dealt round-robin to worker processes (``spawn``); each loads the inputs itself, plays
-its units one after another in one event loop (one LLM client per worker) and writes each unit the
-moment it finishes, so logs are byte-identical to a one-worker run. Never more workers than help (:func:`worker_count`): one per unit to
-play, one per core unless the seats wait on an LLM endpoint, and for LLM instances the run as a
-whole keeps each endpoint's ``max_concurrency`` (no more workers than the smallest of them, each
-worker gets its share); the spend ledger (``llm/budget.py``) is a locked file all workers charge,
-so ``llm.max_cost_usd`` holds for the run. With an in-process fake endpoint (tests'
+its units in one event loop (one LLM client per worker) and writes each unit the moment it
+finishes, so logs are byte-identical to a one-worker run. Never more workers than help
+(:func:`worker_count`): one per unit to play, one per core (workers follow the CPU work; waiting
+on an endpoint is the event loop's job), and for LLM instances the run as a whole keeps each
+endpoint's ``max_concurrency`` (no more workers than the smallest of them, each worker gets its
+share); the spend ledger (``llm/budget.py``) is a locked file all workers charge, so
+``llm.max_cost_usd`` holds for the run. With an in-process fake endpoint (tests'
 ``openai_factory``) the run stays in one process.
 
 Workers end with their run, however it ends (:func:`episodes_lock`, :func:`_worker_init`): the
@@ -132,7 +144,8 @@ def plan(instance: str, params: Params, inputs: list[Path]) -> list[tuple[Episod
             "common": common, "episode": spec.episode_id, "run": spec.run, "seed": spec.seed,
             "seats": seats, "setting": [list(kv) for kv in spec.setting],
             "models": {a: model_fingerprint(params, a) for a in aliases}}))
-        planned.append((spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp)))
+        planned.append((spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp,
+                                                  llm=bool(aliases))))
     return planned
 
 
@@ -321,15 +334,13 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
 def worker_count(params: Params, instance: str, units: int, cores: int | None = None) -> int:
     """Worker processes for ``units`` units to play (episodes, or shards): ``execution.workers``
     (``auto``: ``cores``, by default this machine's), capped at what helps: one per unit, one per
-    core unless the instance's seats wait on an LLM endpoint (network-bound workers may outnumber
-    the cores; the mock provider computes, so it counts as CPU-bound), and with LLM seats the
-    smallest ``max_concurrency`` of the instance's endpoints."""
+    core (the endpoint's waits are filled by episodes side by side in each worker's event loop,
+    not by more processes: workers follow the CPU work), and with LLM seats the smallest
+    ``max_concurrency`` of the instance's endpoints (each worker gets its share)."""
     cores = cores or available_cores()
     aliases = llm_aliases(params, instance)
     n = cores if params.execution.workers == "auto" else params.execution.workers
-    if not any(params.models[a].provider != "mock" for a in aliases):
-        n = min(n, cores)
-    n = min(n, max(units, 1))
+    n = min(n, cores, max(units, 1))
     for alias in aliases:
         n = min(n, params.models[alias].max_concurrency)
     return max(n, 1)
@@ -528,30 +539,95 @@ async def _play_all(instance, params, resources, dirs, n_units, todo, summary, p
 
 async def _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
                       llm, positions=None) -> None:
-    """Play ``todo`` ([(unit, its specs)]) one unit after the other, writing each unit the moment
-    its last episode ends. ``dirs``: (episodes folder, run log folder). ``positions``: each unit's
-    index among the run's units (progress lines of a worker)."""
+    """Play ``todo`` ([(unit, its specs)]), writing each unit the moment its last episode ends.
+    ``dirs``: (episodes folder, run log folder). ``positions``: each unit's index among the run's
+    units (progress lines of a worker). Scripted units play one after the other, synchronously in
+    effect (no episode awaits anything); with LLM seats, :func:`_play_side_by_side`."""
     plugin, mp = plugin_for(params, instance)
     out_dir, run_dir = dirs
+    if llm is not None:
+        await _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
+                                 progress, llm, positions, in_flight(params, instance))
+        return
     for n, (unit, specs) in enumerate(todo):
         _check_parent()
-        k = positions[n] if positions is not None else n
         t0 = time.perf_counter()
-        with collector_paused(unit.shard and llm is None):
+        with collector_paused(unit.shard):
             played = [await _play_one(plugin, mp, instance, resources, spec, ep.seed, llm)
                       for spec, ep in zip(specs, unit.episodes)]
-        wall = time.perf_counter() - t0
-        if unit.shard:
-            logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir)
-        else:
-            logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
-        summary["played"] += len(unit.episodes)
-        if progress:
-            usage = f"; LLM {llm.progress()}" if llm is not None else ""
-            what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard
-                    else f"episode {unit.name}")
-            print(f"[{instance}] {what} done in {wall:.2f}s ({k + 1}/{n_units} to play){usage}",
-                  file=sys.stderr, flush=True)
+        _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
+                     positions[n] if positions is not None else n, n_units, llm)
+
+
+def in_flight(params: Params, instance: str) -> int:
+    """Episodes with LLM seats a worker plays side by side: ``execution.episodes_in_flight``, or
+    (``auto``) twice the requests its endpoints take at once (the sum of their
+    ``max_concurrency``, a worker's share of them): an episode between two calls (the market's
+    step, its other seats) leaves its place on the endpoint to another."""
+    setting = params.execution.episodes_in_flight
+    if setting != "auto":
+        return setting
+    endpoints = {}
+    for alias in llm_aliases(params, instance):
+        spec = params.models[alias]
+        endpoints[f"mock:{alias}" if spec.provider == "mock" else spec.base_url] = spec.max_concurrency
+    return 2 * sum(endpoints.values())
+
+
+async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
+                             progress, llm, positions, window: int) -> None:
+    """Episodes of ``todo``'s units started in plan order, at most ``window`` at a time, in one
+    event loop: the endpoint's waits of one episode are the others' time to play. A unit is
+    written (atomically, as ever) when its last episode ends, so units may finish out of order;
+    each episode's logs depend on its seed and its answers only, never on what ran beside it.
+    The first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in
+    flight and is raised; every unit finished before it is on disk."""
+    slots = asyncio.Semaphore(window)
+
+    async def episode(spec, seed):
+        try:
+            return await _play_one(plugin, mp, instance, resources, spec, seed, llm)
+        finally:
+            slots.release()
+
+    async def unit_done(n, unit, episodes, t0):
+        played = [await task for task in episodes]
+        _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
+                     positions[n] if positions is not None else n, n_units, llm)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for n, (unit, specs) in enumerate(todo):
+                _check_parent()
+                t0, episodes = time.perf_counter(), []
+                for spec, ep in zip(specs, unit.episodes):
+                    await slots.acquire()
+                    episodes.append(group.create_task(episode(spec, ep.seed)))
+                group.create_task(unit_done(n, unit, episodes, t0))
+    except BaseExceptionGroup as failed:  # the first failure, as a one-at-a-time run raises it
+        raise _first_error(failed) from None
+
+
+def _first_error(group: BaseExceptionGroup) -> BaseException:
+    errors = [e for e in group.exceptions if not isinstance(e, asyncio.CancelledError)]
+    first = (errors or list(group.exceptions))[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _finish_unit(instance, dirs, unit, played, wall, summary, progress, k, n_units, llm) -> None:
+    """Write a unit whose episodes have all been played, and say so."""
+    out_dir, run_dir = dirs
+    if unit.shard:
+        logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir)
+    else:
+        logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
+    summary["played"] += len(unit.episodes)
+    if progress:
+        usage = f"; LLM {llm.progress()}" if llm is not None else ""
+        what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard
+                else f"episode {unit.name}")
+        print(f"[{instance}] {what} done in {wall:.2f}s ({k + 1}/{n_units} to play){usage}",
+              file=sys.stderr, flush=True)
 
 
 @contextmanager
