@@ -371,8 +371,16 @@ def schema_answer(body: dict[str, Any]) -> Reply:
     raw = json.dumps(body, sort_keys=True).encode("utf-8")
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(raw).digest()[:8], "little"))
     answer = json.dumps(random_instance(_schema_of(body.get("response_format")), rng), sort_keys=True)
-    prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False).encode("utf-8"))
-    return Reply(answer, prompt_tokens=-(-prompt // 4), completion_tokens=-(-len(answer) // 4))
+    return with_usage(body, answer)
+
+
+def with_usage(body: dict[str, Any], answer: str | dict[str, Any]) -> Reply:
+    """``answer`` with the usage of about 4 UTF-8 bytes a token (the mock provider's count)."""
+    from marketarena.llm.cache import canonical_json
+
+    text = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
+    prompt = len(canonical_json(body.get("messages", [])).encode("utf-8"))
+    return Reply(text, prompt_tokens=-(-prompt // 4), completion_tokens=-(-len(text.encode()) // 4))
 
 
 def valid(answer: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:
