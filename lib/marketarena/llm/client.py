@@ -315,8 +315,8 @@ class LLMClient:
             record.prompt_tokens += attempts.charge.prompt_tokens
             record.completion_tokens += attempts.charge.completion_tokens
             record.cost_usd += attempts.charge.usd
-            try:
-                self.cache.put(key, request, data)
+            try:  # in a thread: an atomic write takes milliseconds the other episodes can use
+                await asyncio.to_thread(self.cache.put, key, request, data)
             except OSError as exc:
                 raise CacheError(f"llm.cache_dir: cannot store an answer at "
                                  f"{self.cache.path_for(key)} ({type(exc).__name__}: "
