@@ -78,6 +78,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
+from marketarena import progress as progress_line
 from marketarena.config import Params, available_cores
 from marketarena.core import logs
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin
@@ -315,16 +316,23 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         started = time.perf_counter()
         ray_address = params.execution.ray_address if openai_factory is None else None
         workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
-        if ray_address is not None or workers > 1:
-            if llm is not None:  # the parent only checked the keys; each worker has its client
-                asyncio.run(llm.aclose())
-            play = _play_on_ray if ray_address is not None else _play_in_workers
-            summary["played"], workers = play(instance, params, data_dir.resolve(),
-                                              (out_dir.resolve(), run_dir.resolve()), len(todo),
-                                              todo, progress, workers, live)
-        else:
-            asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir), len(todo), todo,
-                                  summary, progress, llm))
+        counters = progress_line.Counters(workers) if progress and progress_line.live() else None
+        lines = progress and counters is None  # a plain line per unit where no live line is drawn
+        with progress_line.display(instance, to_play, counters, bool(aliases), counters is not None):
+            if ray_address is not None or workers > 1:
+                if llm is not None:  # the parent only checked the keys; each worker has its client
+                    asyncio.run(llm.aclose())
+                play = _play_on_ray if ray_address is not None else _play_in_workers
+                summary["played"], workers = play(instance, params, data_dir.resolve(),
+                                                  (out_dir.resolve(), run_dir.resolve()), len(todo),
+                                                  todo, lines, workers, live, counters)
+            else:
+                _set_counters(counters, 0)
+                try:
+                    asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
+                                          len(todo), todo, summary, lines, llm))
+                finally:
+                    _set_counters(None, 0)
         summary["workers"] = workers
         summary["backend"] = "ray" if ray_address is not None else "local"
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
@@ -362,7 +370,7 @@ def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeS
 
 
 def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
-                     workers, live) -> tuple[int, int]:
+                     workers, live, counters=None) -> tuple[int, int]:
     """The units dealt to ``workers`` spawned processes. They end with the run however it ends:
     each holds the run's liveness lock ``live`` and dies with the main process (``_worker_init``);
     on an interrupt or a worker's death the others are stopped at once; a worker's ``RunAborted``
@@ -374,10 +382,11 @@ def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_worker_init, initargs=(os.getpid(), str(live)))
+                               initializer=_worker_init,
+                               initargs=(os.getpid(), str(live), counters and counters.array))
     try:
         futures = [pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, share,
-                               progress) for share in _shares(todo, workers)]
+                               progress, w) for w, share in enumerate(_shares(todo, workers))]
         for future in futures:
             try:
                 played += future.result()
@@ -410,14 +419,23 @@ def _stop(pool) -> None:
 #: the main process of the run a worker belongs to (None in the main process itself)
 _PARENT: int | None = None
 _LIVE_LOCK = None
+#: where this process counts its progress (``progress.Counters``, its slot), when a line is drawn
+_COUNTERS: tuple[progress_line.Counters, int] | None = None
+_COUNTERS_ARRAY = None
 
 
-def _worker_init(parent: int, live: str) -> None:
+def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
+    global _COUNTERS
+    _COUNTERS = (counters, slot) if counters is not None else None
+
+
+def _worker_init(parent: int, live: str, counters_array=None) -> None:
     """A worker's start: die with the run's main process (Linux ``PR_SET_PDEATHSIG``: the kernel
     sends SIGKILL when it dies, however it dies; elsewhere :func:`_check_parent` between units) and
     hold the run's liveness lock (shared) for as long as the worker lives."""
-    global _PARENT, _LIVE_LOCK
+    global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY
     _PARENT = parent
+    _COUNTERS_ARRAY = counters_array  # shared memory: handed over when the process starts
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -441,7 +459,7 @@ def _check_parent() -> None:
 
 
 def _play_on_ray(instance, params, data_dir, dirs, n_units, todo, progress,
-                 workers, live=None) -> tuple[int, int]:
+                 workers, live=None, counters=None) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
     ``workers: auto`` = the cluster's CPUs). Every task writes its episodes (and run logs) into
     ``dirs``, which must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
@@ -494,8 +512,12 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
                          "set ray_address: null") from None
 
 
-def _worker(instance, params, data_dir, dirs, n_units, share, progress) -> int:
-    """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)])."""
+def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: int = 0) -> int:
+    """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)]),
+    counting its progress in ``slot`` of the run's counters (when the main process draws a line)."""
+    if _COUNTERS_ARRAY is not None:
+        _set_counters(progress_line.Counters(len(_COUNTERS_ARRAY) // len(progress_line.FIELDS),
+                                             _COUNTERS_ARRAY), slot)
     _, resources = load_inputs(instance, params, data_dir)
     summary = {"played": 0}
     llm = None
@@ -529,10 +551,14 @@ def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str
 
 async def _play_all(instance, params, resources, dirs, n_units, todo, summary, progress,
                     llm, positions=None) -> None:
+    publishing = (asyncio.ensure_future(progress_line.publish(*_COUNTERS, llm))
+                  if _COUNTERS is not None and llm is not None else None)
     try:
         await _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
                           llm, positions)
     finally:
+        if publishing is not None:
+            publishing.cancel()
         if llm is not None:
             await llm.aclose()
 
@@ -622,6 +648,8 @@ def _finish_unit(instance, dirs, unit, played, wall, summary, progress, k, n_uni
     else:
         logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
     summary["played"] += len(unit.episodes)
+    if _COUNTERS is not None:
+        _COUNTERS[0].add(_COUNTERS[1], progress_line.EPISODES, len(unit.episodes))
     if progress:
         usage = f"; LLM {llm.progress()}" if llm is not None else ""
         what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard

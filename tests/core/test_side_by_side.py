@@ -15,7 +15,7 @@ from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.types import RunAborted
 from marketarena.pipeline import Paths, run_reference
-from marketarena.llm.fake import FakeEndpoint, LoopbackEndpoint, Status, schema_answer
+from marketarena.llm.fake import FakeEndpoint, LoopbackEndpoint, Status, schema_answer, with_usage
 from marketarena.simulate import in_flight, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +50,11 @@ def slow_answer(body: dict):
     return replace(schema_answer(body), delay_s=0.002)
 
 
+def surviving_firm(body: dict):
+    """A crash firm that stays in business (30 calls an episode, not one)."""
+    return with_usage(body, {"price": 2.5, "supply": 15})
+
+
 def files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and not p.name.startswith(".")}
@@ -79,7 +84,7 @@ def test_many_episodes_in_flight_write_the_logs_of_one_at_a_time(tmp_path, kind)
 def test_two_workers_never_pass_the_endpoints_max_concurrency(tmp_path):
     """Two worker processes over real HTTP, 3 requests at most: each worker gets its share (1),
     and episodes side by side in a worker fill it."""
-    with LoopbackEndpoint(schema_answer, delay_s=0.02) as endpoint:
+    with LoopbackEndpoint(surviving_firm, delay_s=0.02) as endpoint:
         raw = llm_params(tmp_path, "crash", endpoint.base_url, concurrency=3, workers=2)
         raw["markets"]["crash"]["runs"] = 8
         summary = simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False)

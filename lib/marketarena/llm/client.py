@@ -179,6 +179,7 @@ class LLMClient:
             self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s, rng)
         self.on_record = on_record
         self.totals: dict[str, UsageTotals] = {}
+        self.in_flight = 0  # calls under way (the progress line shows them)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
@@ -187,6 +188,14 @@ class LLMClient:
     async def complete(self, spec: ModelSpec, messages: Sequence[Message], schema: type[A], *,
                        sample: int = 0, context: Mapping[str, Any] | None = None) -> LLMResult[A]:
         """Ask ``spec``'s model for an answer matching ``schema``; see the module docstring."""
+        self.in_flight += 1
+        try:
+            return await self._complete(spec, messages, schema, sample, context)
+        finally:
+            self.in_flight -= 1
+
+    async def _complete(self, spec: ModelSpec, messages: Sequence[Message], schema: type[A],
+                        sample: int, context: Mapping[str, Any] | None) -> LLMResult[A]:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # connection pools, semaphores, futures belong to one event loop
             self._loop, self._inflight = loop, {}
