@@ -23,21 +23,21 @@ on ``PYTHONPATH``.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import re
 import sys
 import tempfile
 import time
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import EndpointProcess, default_block  # noqa: E402
 
 from marketarena.config import parse_params  # noqa: E402
-from marketarena.llm.fake import LoopbackEndpoint, Reply  # noqa: E402
+from marketarena.llm.fake import Reply  # noqa: E402
 
 try:
     from marketarena.llm.fake import schema_answer  # noqa: E402
@@ -59,24 +59,6 @@ def responder(body: dict) -> Reply:
     return schema_answer(body)
 
 
-def serve(delay: float, conn, counter) -> None:
-    def counting(body: dict) -> Reply:
-        with counter.get_lock():
-            counter.value += 1
-        return responder(body)
-
-    endpoint = LoopbackEndpoint(counting, delay)
-    conn.send(endpoint.base_url)
-    conn.recv()
-    conn.send(endpoint.max_in_flight if hasattr(endpoint, "max_in_flight") else -1)
-    endpoint.close()
-
-
-def default_block(kind: str) -> dict:
-    text = resources.files(f"marketarena.markets.{kind}").joinpath("default_params.yaml").read_text()
-    return yaml.safe_load(text)[kind]
-
-
 def depth(calls: pd.DataFrame) -> int:
     """Sequential requests of one episode (as ``estimate.episode_depth``, repeated here so that the
     script runs on checkouts without it)."""
@@ -95,7 +77,7 @@ def main() -> None:
     args = ap.parse_args()
 
     kind = args.scenario
-    block = default_block(kind)
+    block = default_block(kind)[kind]
     llm = {"name": "llm", "kind": "llm", "model": "loopback"}
     if kind == "double_auction":
         block["pool"] = block.get("pool") or [e["name"] for e in block["roster"]]
@@ -106,12 +88,8 @@ def main() -> None:
         block["roster"] = [{**llm, "name": "myopic"} if e["name"] == "myopic" else e
                            for e in block["roster"]]
 
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe()
-    counter = ctx.Value("i", 0)
-    server = ctx.Process(target=serve, args=(args.delay, child, counter), daemon=True)
-    server.start()
-    base_url = parent.recv()
+    endpoint = EndpointProcess(responder, args.delay)
+    base_url = endpoint.base_url
     workers = args.workers if args.workers == "auto" else int(args.workers)
     with tempfile.TemporaryDirectory() as tmp:
         models = {"loopback": {"model": "loopback", "base_url": base_url, "api_key_env": None,
@@ -123,11 +101,11 @@ def main() -> None:
             simulate(kind, parse_params(raw), Path(tmp), out, progress=False)
             block["roster"].append(llm)
         params = parse_params(raw)
-        before = counter.value
+        before = endpoint.calls
         t, cpu = time.perf_counter(), time.process_time()
         summary = simulate(kind, params, Path(tmp), out, progress=False)
         wall, cpu = time.perf_counter() - t, time.process_time() - cpu
-        requests = counter.value - before
+        requests = endpoint.calls - before
         frames = []
         for path in out.rglob("llm_calls.parquet"):
             table = pd.read_parquet(path)
@@ -135,9 +113,7 @@ def main() -> None:
                 table = table.assign(episode_id=path.parent.name)
             frames.append(table)
         calls = pd.concat(frames, ignore_index=True)
-    parent.send("stop")
-    peak = parent.recv()
-    server.join(timeout=10)
+    peak = endpoint.close()
     chain = max(depth(g) for _, g in calls.groupby("episode_id"))
     ideal = max(chain * args.delay, requests * args.delay / args.concurrency)
     print(f"{kind}: {summary['played']} episodes with an LLM seat, {summary.get('workers')} "
