@@ -28,7 +28,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
-from marketarena.agents.harnesses import validate_harness
 from marketarena.core.params import MarketParams, Strict
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings
@@ -193,7 +192,9 @@ def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> Market
     try:
         plugin.check_params(mp)
         for i, entry in enumerate(mp.roster):
-            if entry.kind == "llm":
+            if entry.kind == "llm":  # the harnesses live above the core: loaded when one is named
+                from marketarena.agents.harnesses import validate_harness
+
                 validate_harness(plugin.harness_of(entry), entry.params, f"roster.{i}")
     except ValueError as exc:
         raise ParamsError(f"{where}.{exc}") from None
