@@ -1,9 +1,10 @@
 """What the per-market benchmarks share: a market's default params block, the best-of-n time of
-one episode, and the wall time of the default sweep (reference + simulate, then metrics) in a
-temporary folder."""
+one episode, the wall time of the default sweep (reference + simulate, then metrics) in a
+temporary folder, and a loopback LLM endpoint in a process of its own."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import tempfile
 import time
 from importlib import resources
@@ -49,3 +50,44 @@ def default_sweep(kind: str) -> dict[str, float]:
         t3 = time.perf_counter()
     return {"reference": t1 - t0, "simulate": t2 - t1, "metrics": t3 - t2,
             "episodes": summary["played"], "params": params}
+
+
+def _serve(responder, delay: float, conn, counter) -> None:
+    from marketarena.llm.fake import LoopbackEndpoint
+
+    def counting(body: dict):
+        with counter.get_lock():
+            counter.value += 1
+        return responder(body)
+
+    endpoint = LoopbackEndpoint(counting, delay)
+    conn.send(endpoint.base_url)
+    conn.recv()  # until the parent says stop
+    conn.send(getattr(endpoint, "max_in_flight", -1))
+    endpoint.close()
+
+
+class EndpointProcess:
+    """``llm.fake.LoopbackEndpoint(responder, delay)`` in a process of its own (forked), so that
+    its threads do not compete with the simulation for the GIL: what a benchmark measures is our
+    side of the HTTP connection. ``base_url``; ``calls`` so far; ``close()`` returns the most
+    requests it had in flight at once (-1 on checkouts that do not count them)."""
+
+    def __init__(self, responder, delay: float):
+        ctx = mp.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        self._counter = ctx.Value("i", 0)
+        self._process = ctx.Process(target=_serve, args=(responder, delay, child, self._counter),
+                                    daemon=True)
+        self._process.start()
+        self.base_url = self._conn.recv()
+
+    @property
+    def calls(self) -> int:
+        return self._counter.value
+
+    def close(self) -> int:
+        self._conn.send("stop")
+        peak = self._conn.recv()
+        self._process.join(timeout=10)
+        return peak

@@ -17,7 +17,6 @@ Prints figures; asserts nothing (DESIGN.md section 9). Run:
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import re
 import sys
 import tempfile
@@ -28,10 +27,13 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import EndpointProcess  # noqa: E402
 
 from marketarena.config import parse_params  # noqa: E402
 from marketarena.simulate import simulate  # noqa: E402
-from marketarena.llm.fake import LoopbackEndpoint, Reply  # noqa: E402
+from marketarena.llm.fake import Reply  # noqa: E402
 from marketarena.pipeline import Paths, run_embed, run_personas  # noqa: E402
 
 
@@ -46,21 +48,6 @@ def responder(body: dict) -> Reply:
     else:
         answer = {"prices": {x: round(p * 1.6) for x, p in base.items()}, "slogan": "Fair prices, every day"}
     return Reply(answer, prompt_tokens=1500, completion_tokens=120)
-
-
-def serve(delay: float, conn, counter) -> None:
-    """The endpoint in its own process (the other core), so its Python threads do not compete with
-    the simulation for the GIL: what is measured is our side of the HTTP connection."""
-
-    def counting(body: dict) -> Reply:
-        with counter.get_lock():
-            counter.value += 1
-        return responder(body)
-
-    endpoint = LoopbackEndpoint(counting, delay)
-    conn.send(endpoint.base_url)
-    conn.recv()  # until the parent says stop
-    endpoint.close()
 
 
 def main() -> None:
@@ -79,12 +66,8 @@ def main() -> None:
     market["runs"] = args.runs
     raw["markets"] = {"supply_chain": market}
 
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe()
-    counter = ctx.Value("i", 0)
-    server = ctx.Process(target=serve, args=(args.delay, child, counter), daemon=True)
-    server.start()
-    base_url = parent.recv()
+    endpoint = EndpointProcess(responder, args.delay)
+    base_url = endpoint.base_url
     with tempfile.TemporaryDirectory() as tmp:
         raw["models"] = {"loopback": {"model": "loopback", "base_url": base_url,
                                       "api_key_env": None, "max_concurrency": 64, "max_tokens": 300}}
@@ -98,22 +81,21 @@ def main() -> None:
         # warm-up: loads the embedding model and fills the slogan cache with the responder's slogan
         simulate("supply_chain", params, paths.data, Path(tmp) / "warm", progress=False)
         setup = time.perf_counter() - t
-        calls_warm = counter.value
+        calls_warm = endpoint.calls
 
         fresh = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2")}})
         t = time.perf_counter()
         simulate("supply_chain", fresh, paths.data, Path(tmp) / "live", progress=False)
         live = time.perf_counter() - t
-        calls = counter.value - calls_warm
+        calls = endpoint.calls - calls_warm
 
         replay = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2"), "cache_only": True}})
         t = time.perf_counter()
         simulate("supply_chain", replay, paths.data, Path(tmp) / "replay", progress=False)
         replayed = time.perf_counter() - t
-        assert counter.value - calls_warm == calls, "the replay made network calls"
+        assert endpoint.calls - calls_warm == calls, "the replay made network calls"
         log = pd.concat(pd.read_parquet(p / "llm_calls.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
-    parent.send("stop")
-    server.join(timeout=10)
+    endpoint.close()
 
     points = args.runs * market["steps"] * (market["rounds"] + 1)
     ideal = points * args.delay

@@ -2,6 +2,7 @@
 
     marketarena validate [--params params.yaml]       check params.yaml, print who plays whom
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
+    marketarena estimate [crash ...] [--latency 1]     calls, tokens, dollars, wall time of LLM seats
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
@@ -90,8 +91,7 @@ def play(
 
     from marketarena.core.registry import plugin_for
     from marketarena.core.runner import run_episode
-    from marketarena.pipeline import run_embed, run_personas, run_reference
-    from marketarena.simulate import build, check_seating, llm_aliases, load_inputs
+    from marketarena.simulate import build, check_seating, llm_aliases
 
     params = _load(params_file)
     _market(params, market)
@@ -120,16 +120,7 @@ def play(
     with one_line_errors(debug, prefix=f"{market}: "):
         check_seating(market, params, source=params_file)
         with tempfile.TemporaryDirectory() as tmp:
-            inputs = plugin.input_files(mp, paths.data)
-            if not all(p.exists() for p in inputs):  # build only what this market reads
-                tmp_paths = Paths(tmp)
-                tmp_paths.data.mkdir(parents=True)
-                if paths.personas in inputs:
-                    run_personas(params, tmp_paths)
-                    run_embed(params, tmp_paths)
-                run_reference(market, params, tmp_paths)
-                paths = tmp_paths
-            _, resources = load_inputs(market, params, paths.data)
+            resources = _resources(market, params, paths, tmp)
             box: list = []
 
             async def main():
@@ -140,6 +131,66 @@ def play(
     summary = plugin.summarize(table, result)
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         typer.echo(summary.to_string(index=False))
+
+
+def _resources(market: str, params: Params, paths: Paths, tmp: str):
+    """What the instance's episodes load: from ``paths.data`` when its input files are there,
+    else built (only what this market reads) in the temporary folder ``tmp``."""
+    from marketarena.core.registry import plugin_for
+    from marketarena.pipeline import run_embed, run_personas, run_reference
+    from marketarena.simulate import load_inputs
+
+    plugin, mp = plugin_for(params, market)
+    inputs = plugin.input_files(mp, paths.data)
+    if not all(p.exists() for p in inputs):
+        tmp_paths = Paths(tmp)
+        tmp_paths.data.mkdir(parents=True, exist_ok=True)
+        if paths.personas in inputs:
+            run_personas(params, tmp_paths)
+            run_embed(params, tmp_paths)
+        run_reference(market, params, tmp_paths)
+        paths = tmp_paths
+    return load_inputs(market, params, paths.data)[1]
+
+
+@app.command()
+def estimate(
+    markets: list[str] = typer.Argument(None, help="instances (default: every one with LLM seats)"),
+    latency: float = typer.Option(1.0, "--latency", help="seconds an endpoint takes per request"),
+    sample: int = typer.Option(20, "--sample", help="episodes of each instance played in the dry "
+                               "run, spread over its plan (0: all)"),
+    params_file: str = ParamsOpt,
+    root: str | None = RootOpt,
+    debug: bool = DebugOpt,
+) -> None:
+    """Before an LLM run: per instance with LLM seats, its calls (and the re-ask bound), prompt
+    and completion tokens, cost per model at its prices and wall time at its max_concurrency and
+    --latency, from a dry run of its real prompts on the mock provider (no endpoint, no key)."""
+    from marketarena import estimate as est
+    from marketarena.simulate import check_seating, llm_aliases
+
+    params = _load(params_file)
+    for market in markets or []:
+        _market(params, market)
+    names = markets or [m for m in params.markets if llm_aliases(params, m)]
+    if not names:
+        typer.echo("no instance seats an LLM: nothing to estimate")
+        return
+    paths = Paths.of(params_file, root)
+    total = 0.0
+    with one_line_errors(debug):
+        for market in names:
+            check_seating(market, params, source=params_file)
+            with tempfile.TemporaryDirectory() as tmp:
+                found = est.estimate(market, params, _resources(market, params, paths, tmp),
+                                     latency_s=latency, sample=sample or None)
+            if found is None:
+                typer.echo(f"{market}: no LLM seats")
+                continue
+            total += sum(m.cost_usd for m in found.models)
+            for line in est.describe(found):
+                typer.echo(line)
+    typer.echo(f"total: ${total:,.2f}")
 
 
 @app.command()

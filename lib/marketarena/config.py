@@ -114,12 +114,17 @@ class ExecutionParams(Strict):
         "CPU core of this machine, or of the Ray cluster); never more than help: at most one per "
         "unit to play, one per core (unless the seats wait on an LLM endpoint), and the endpoints' "
         "max_concurrency; logs are byte-identical to one worker's")
+    episodes_in_flight: int | Literal["auto"] = Field(
+        default="auto", description="episodes with LLM seats a worker plays side by side in one "
+        "event loop (auto: twice the requests its endpoints take at once, its share of their "
+        "max_concurrency); scripted episodes play one after the other; logs are byte-identical "
+        "whatever the number")
     ray_address: str | None = Field(
         default=None, min_length=1, description="run episodes as tasks on the Ray cluster at this "
         "address (host:port of a running head, or 'auto'); null: local processes. The data folder "
         "must be on a file system every node shares")
 
-    @field_validator("workers")
+    @field_validator("workers", "episodes_in_flight")
     @classmethod
     def _positive(cls, v):
         if v != "auto" and v < 1:
@@ -186,6 +191,11 @@ def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> Market
         raise ParamsError(_format_errors(exc, source, ("markets", instance))) from None
     try:
         plugin.check_params(mp)
+        for i, entry in enumerate(mp.roster):
+            if entry.kind == "llm":  # the harnesses live above the core: loaded when one is named
+                from marketarena.agents.harnesses import validate_harness
+
+                validate_harness(plugin.harness_of(entry), entry.params, f"roster.{i}")
     except ValueError as exc:
         raise ParamsError(f"{where}.{exc}") from None
     return mp

@@ -71,7 +71,7 @@ def _write_json(obj, path: Path) -> None:
 #: test checks, from what each stage really imported, that nothing is missing)
 INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
                  "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate.py",
-                 "pipeline.py", "stats.py", "ratings.py", "_trueskill_kernel.py")
+                 "pipeline.py", "progress.py", "stats.py", "ratings.py", "_trueskill_kernel.py")
 
 
 def run_instance(instance: str, params: Params, paths: Paths) -> dict:

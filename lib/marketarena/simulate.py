@@ -19,17 +19,29 @@ seated, in roles it can play), and only then is the episodes folder touched, und
 :func:`episodes_lock` that keep a second concurrent run of the same instance out.
 
 Units (``core.logs``): with ``shard_episodes: null`` each episode is a unit, written the moment it
-finishes, so an interruption loses at most the episode in flight; with ``shard_episodes: n`` a
-unit is a shard of up to n episodes, written when its last episode ends, so an interruption loses
-at most the shard in flight (LLM answers already given come back from the response cache).
+finishes, so an interruption loses at most the episodes in flight; with ``shard_episodes: n`` a
+unit is a shard of up to n episodes (10 with LLM seats), written when its last episode ends, so an
+interruption loses at most the shards in flight (LLM answers already given come back from the
+response cache).
+
+Episodes side by side: a worker plays scripted units one after the other (nothing to wait for:
+an event loop would only add overhead), and episodes with LLM seats side by side in one event loop
+(:func:`_play_side_by_side`), started in plan order, ``execution.episodes_in_flight`` at a time
+(auto: twice its share of the endpoints' ``max_concurrency``), so the endpoint, not the
+simulation, sets the pace. The limit on requests in flight is the client's semaphore per endpoint
+(``llm/transport.py``): every episode of a worker shares it. An episode's logs depend on its seed
+and its answers only (answers are keyed by the request and the episode's run index, never by
+arrival order), so they are byte-identical whatever ran beside them.
+
 Workers (``execution.workers``, default one per core): the units to play, with their episode
 specs, are dealt round-robin to worker processes (``spawn``); each loads the inputs itself, plays
-its units one after another in one event loop (one LLM client per worker) and writes each unit the
-moment it finishes, so logs are byte-identical to a one-worker run. Never more workers than help (:func:`worker_count`): one per unit to
-play, one per core unless the seats wait on an LLM endpoint, and for LLM instances the run as a
-whole keeps each endpoint's ``max_concurrency`` (no more workers than the smallest of them, each
-worker gets its share); the spend ledger (``llm/budget.py``) is a locked file all workers charge,
-so ``llm.max_cost_usd`` holds for the run. With an in-process fake endpoint (tests'
+its units in one event loop (one LLM client per worker) and writes each unit the moment it
+finishes, so logs are byte-identical to a one-worker run. Never more workers than help
+(:func:`worker_count`): one per unit to play, one per core (workers follow the CPU work; waiting
+on an endpoint is the event loop's job), and for LLM instances the run as a whole keeps each
+endpoint's ``max_concurrency`` (no more workers than the smallest of them, each worker gets its
+share); the spend ledger (``llm/budget.py``) is a locked file all workers charge, so
+``llm.max_cost_usd`` holds for the run. With an in-process fake endpoint (tests'
 ``openai_factory``) the run stays in one process.
 
 Workers end with their run, however it ends (:func:`episodes_lock`, :func:`_worker_init`): the
@@ -66,6 +78,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
+from marketarena import progress as progress_line
 from marketarena.config import Params, available_cores
 from marketarena.core import logs
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin
@@ -132,7 +145,8 @@ def plan(instance: str, params: Params, inputs: list[Path]) -> list[tuple[Episod
             "common": common, "episode": spec.episode_id, "run": spec.run, "seed": spec.seed,
             "seats": seats, "setting": [list(kv) for kv in spec.setting],
             "models": {a: model_fingerprint(params, a) for a in aliases}}))
-        planned.append((spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp)))
+        planned.append((spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp,
+                                                  llm=bool(aliases))))
     return planned
 
 
@@ -142,13 +156,14 @@ def check_seating(instance: str, params: Params, specs: list[EpisodeSpec] | None
     naming the key (after ``source``, the params file, when given). ``specs``: the planned episodes
     when at hand (``simulate``), else the seating is computed from the plan
     (``seating.of_plan``). Returns the :class:`~marketarena.core.seating.Seating`."""
+    from marketarena.agents.harnesses import harness_class
     from marketarena.config import ParamsError
     from marketarena.core import seating
 
     plugin, mp = plugin_for(params, instance)
     try:
         found = seating.of_plan(plugin, mp) if specs is None else seating.seating(mp, specs)
-        return seating.check(plugin, mp, found)
+        return seating.check(plugin, mp, found, lambda name: harness_class(name).roles)
     except ValueError as exc:
         raise ParamsError(f"{source + ': ' if source else ''}markets.{instance}.{exc}") from None
 
@@ -301,16 +316,23 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         started = time.perf_counter()
         ray_address = params.execution.ray_address if openai_factory is None else None
         workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
-        if ray_address is not None or workers > 1:
-            if llm is not None:  # the parent only checked the keys; each worker has its client
-                asyncio.run(llm.aclose())
-            play = _play_on_ray if ray_address is not None else _play_in_workers
-            summary["played"], workers = play(instance, params, data_dir.resolve(),
-                                              (out_dir.resolve(), run_dir.resolve()), len(todo),
-                                              todo, progress, workers, live)
-        else:
-            asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir), len(todo), todo,
-                                  summary, progress, llm))
+        counters = progress_line.Counters(workers) if progress and progress_line.live() else None
+        lines = progress and counters is None  # a plain line per unit where no live line is drawn
+        with progress_line.display(instance, to_play, counters, bool(aliases), counters is not None):
+            if ray_address is not None or workers > 1:
+                if llm is not None:  # the parent only checked the keys; each worker has its client
+                    asyncio.run(llm.aclose())
+                play = _play_on_ray if ray_address is not None else _play_in_workers
+                summary["played"], workers = play(instance, params, data_dir.resolve(),
+                                                  (out_dir.resolve(), run_dir.resolve()), len(todo),
+                                                  todo, lines, workers, live, counters)
+            else:
+                _set_counters(counters, 0)
+                try:
+                    asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
+                                          len(todo), todo, summary, lines, llm))
+                finally:
+                    _set_counters(None, 0)
         summary["workers"] = workers
         summary["backend"] = "ray" if ray_address is not None else "local"
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
@@ -320,15 +342,13 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
 def worker_count(params: Params, instance: str, units: int, cores: int | None = None) -> int:
     """Worker processes for ``units`` units to play (episodes, or shards): ``execution.workers``
     (``auto``: ``cores``, by default this machine's), capped at what helps: one per unit, one per
-    core unless the instance's seats wait on an LLM endpoint (network-bound workers may outnumber
-    the cores; the mock provider computes, so it counts as CPU-bound), and with LLM seats the
-    smallest ``max_concurrency`` of the instance's endpoints."""
+    core (the endpoint's waits are filled by episodes side by side in each worker's event loop,
+    not by more processes: workers follow the CPU work), and with LLM seats the smallest
+    ``max_concurrency`` of the instance's endpoints (each worker gets its share)."""
     cores = cores or available_cores()
     aliases = llm_aliases(params, instance)
     n = cores if params.execution.workers == "auto" else params.execution.workers
-    if not any(params.models[a].provider != "mock" for a in aliases):
-        n = min(n, cores)
-    n = min(n, max(units, 1))
+    n = min(n, cores, max(units, 1))
     for alias in aliases:
         n = min(n, params.models[alias].max_concurrency)
     return max(n, 1)
@@ -350,7 +370,7 @@ def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeS
 
 
 def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
-                     workers, live) -> tuple[int, int]:
+                     workers, live, counters=None) -> tuple[int, int]:
     """The units dealt to ``workers`` spawned processes. They end with the run however it ends:
     each holds the run's liveness lock ``live`` and dies with the main process (``_worker_init``);
     on an interrupt or a worker's death the others are stopped at once; a worker's ``RunAborted``
@@ -362,10 +382,11 @@ def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_worker_init, initargs=(os.getpid(), str(live)))
+                               initializer=_worker_init,
+                               initargs=(os.getpid(), str(live), counters and counters.array))
     try:
         futures = [pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, share,
-                               progress) for share in _shares(todo, workers)]
+                               progress, w) for w, share in enumerate(_shares(todo, workers))]
         for future in futures:
             try:
                 played += future.result()
@@ -398,14 +419,23 @@ def _stop(pool) -> None:
 #: the main process of the run a worker belongs to (None in the main process itself)
 _PARENT: int | None = None
 _LIVE_LOCK = None
+#: where this process counts its progress (``progress.Counters``, its slot), when a line is drawn
+_COUNTERS: tuple[progress_line.Counters, int] | None = None
+_COUNTERS_ARRAY = None
 
 
-def _worker_init(parent: int, live: str) -> None:
+def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
+    global _COUNTERS
+    _COUNTERS = (counters, slot) if counters is not None else None
+
+
+def _worker_init(parent: int, live: str, counters_array=None) -> None:
     """A worker's start: die with the run's main process (Linux ``PR_SET_PDEATHSIG``: the kernel
     sends SIGKILL when it dies, however it dies; elsewhere :func:`_check_parent` between units) and
     hold the run's liveness lock (shared) for as long as the worker lives."""
-    global _PARENT, _LIVE_LOCK
+    global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY
     _PARENT = parent
+    _COUNTERS_ARRAY = counters_array  # shared memory: handed over when the process starts
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -429,7 +459,7 @@ def _check_parent() -> None:
 
 
 def _play_on_ray(instance, params, data_dir, dirs, n_units, todo, progress,
-                 workers, live=None) -> tuple[int, int]:
+                 workers, live=None, counters=None) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
     ``workers: auto`` = the cluster's CPUs). Every task writes its episodes (and run logs) into
     ``dirs``, which must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
@@ -482,8 +512,12 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
                          "set ray_address: null") from None
 
 
-def _worker(instance, params, data_dir, dirs, n_units, share, progress) -> int:
-    """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)])."""
+def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: int = 0) -> int:
+    """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)]),
+    counting its progress in ``slot`` of the run's counters (when the main process draws a line)."""
+    if _COUNTERS_ARRAY is not None:
+        _set_counters(progress_line.Counters(len(_COUNTERS_ARRAY) // len(progress_line.FIELDS),
+                                             _COUNTERS_ARRAY), slot)
     _, resources = load_inputs(instance, params, data_dir)
     summary = {"played": 0}
     llm = None
@@ -517,40 +551,111 @@ def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str
 
 async def _play_all(instance, params, resources, dirs, n_units, todo, summary, progress,
                     llm, positions=None) -> None:
+    publishing = (asyncio.ensure_future(progress_line.publish(*_COUNTERS, llm))
+                  if _COUNTERS is not None and llm is not None else None)
     try:
         await _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
                           llm, positions)
     finally:
+        if publishing is not None:
+            publishing.cancel()
         if llm is not None:
             await llm.aclose()
 
 
 async def _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
                       llm, positions=None) -> None:
-    """Play ``todo`` ([(unit, its specs)]) one unit after the other, writing each unit the moment
-    its last episode ends. ``dirs``: (episodes folder, run log folder). ``positions``: each unit's
-    index among the run's units (progress lines of a worker)."""
+    """Play ``todo`` ([(unit, its specs)]), writing each unit the moment its last episode ends.
+    ``dirs``: (episodes folder, run log folder). ``positions``: each unit's index among the run's
+    units (progress lines of a worker). Scripted units play one after the other, synchronously in
+    effect (no episode awaits anything); with LLM seats, :func:`_play_side_by_side`."""
     plugin, mp = plugin_for(params, instance)
     out_dir, run_dir = dirs
+    if llm is not None:
+        await _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
+                                 progress, llm, positions, in_flight(params, instance))
+        return
     for n, (unit, specs) in enumerate(todo):
         _check_parent()
-        k = positions[n] if positions is not None else n
         t0 = time.perf_counter()
-        with collector_paused(unit.shard and llm is None):
+        with collector_paused(unit.shard):
             played = [await _play_one(plugin, mp, instance, resources, spec, ep.seed, llm)
                       for spec, ep in zip(specs, unit.episodes)]
-        wall = time.perf_counter() - t0
-        if unit.shard:
-            logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir)
-        else:
-            logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
-        summary["played"] += len(unit.episodes)
-        if progress:
-            usage = f"; LLM {llm.progress()}" if llm is not None else ""
-            what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard
-                    else f"episode {unit.name}")
-            print(f"[{instance}] {what} done in {wall:.2f}s ({k + 1}/{n_units} to play){usage}",
-                  file=sys.stderr, flush=True)
+        _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
+                     positions[n] if positions is not None else n, n_units, llm)
+
+
+def in_flight(params: Params, instance: str) -> int:
+    """Episodes with LLM seats a worker plays side by side: ``execution.episodes_in_flight``, or
+    (``auto``) twice the requests its endpoints take at once (the sum of their
+    ``max_concurrency``, a worker's share of them): an episode between two calls (the market's
+    step, its other seats) leaves its place on the endpoint to another."""
+    setting = params.execution.episodes_in_flight
+    if setting != "auto":
+        return setting
+    endpoints = {}
+    for alias in llm_aliases(params, instance):
+        spec = params.models[alias]
+        endpoints[f"mock:{alias}" if spec.provider == "mock" else spec.base_url] = spec.max_concurrency
+    return 2 * sum(endpoints.values())
+
+
+async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
+                             progress, llm, positions, window: int) -> None:
+    """Episodes of ``todo``'s units started in plan order, at most ``window`` at a time, in one
+    event loop: the endpoint's waits of one episode are the others' time to play. A unit is
+    written (atomically, as ever) when its last episode ends, so units may finish out of order;
+    each episode's logs depend on its seed and its answers only, never on what ran beside it.
+    The first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in
+    flight and is raised; every unit finished before it is on disk."""
+    slots = asyncio.Semaphore(window)
+
+    async def episode(spec, seed):
+        try:
+            return await _play_one(plugin, mp, instance, resources, spec, seed, llm)
+        finally:
+            slots.release()
+
+    async def unit_done(n, unit, episodes, t0):
+        played = [await task for task in episodes]
+        _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
+                     positions[n] if positions is not None else n, n_units, llm)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for n, (unit, specs) in enumerate(todo):
+                _check_parent()
+                t0, episodes = time.perf_counter(), []
+                for spec, ep in zip(specs, unit.episodes):
+                    await slots.acquire()
+                    episodes.append(group.create_task(episode(spec, ep.seed)))
+                group.create_task(unit_done(n, unit, episodes, t0))
+    except BaseExceptionGroup as failed:  # the first failure, as a one-at-a-time run raises it
+        raise _first_error(failed) from None
+
+
+def _first_error(group: BaseExceptionGroup) -> BaseException:
+    errors = [e for e in group.exceptions if not isinstance(e, asyncio.CancelledError)]
+    first = (errors or list(group.exceptions))[0]
+    return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _finish_unit(instance, dirs, unit, played, wall, summary, progress, k, n_units, llm) -> None:
+    """Write a unit whose episodes have all been played, and say so."""
+    out_dir, run_dir = dirs
+    if unit.shard:
+        logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir)
+    else:
+        logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
+    summary["played"] += len(unit.episodes)
+    if _COUNTERS is not None:
+        _COUNTERS[0].add(_COUNTERS[1], progress_line.EPISODES, len(unit.episodes))
+    if progress:
+        usage = f"; LLM {llm.progress()}" if llm is not None else ""
+        what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard
+                else f"episode {unit.name}")
+        print(f"[{instance}] {what} done in {wall:.2f}s ({k + 1}/{n_units} to play){usage}",
+              file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -47,6 +47,12 @@ def make_params(tmp_path: Path, price_in: float = 1000.0, **llm):
     return supply_chain_params(tmp_path, models, ROSTER, llm=llm, runs=2, steps=2)
 
 
+def one_at_a_time(params):
+    """``params`` playing one episode at a time (for scripts that count answers in arrival order)."""
+    execution = params.execution.model_copy(update={"episodes_in_flight": 1})
+    return params.model_copy(update={"execution": execution})
+
+
 @pytest.fixture
 def setup(tmp_path, monkeypatch, world):
     monkeypatch.setenv("MARKETARENA_TEST_KEY", SECRET)
@@ -109,7 +115,9 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
     # output tokens only: 20 per answer = 0.02 $, 14 answers per episode = 0.28 $; before each call
     # the guard reserves max_tokens (64) = 0.064 $, two seats at a time: episode 1 fits in 0.45 $
     # (at most 0.28 + 2 × 0.064), episode 2 is refused a call once 0.32 $ are spent
-    tight = make_params(tmp_path, price_in=0.0, max_cost_usd=0.45)
+    # one episode at a time, so that the first one finishes within the budget (side by side both
+    # would be cut in the middle)
+    tight = one_at_a_time(make_params(tmp_path, price_in=0.0, max_cost_usd=0.45))
     fake = FakeEndpoint(responder=responder)
     with pytest.raises(RunAborted):
         simulate("supply_chain", tight, paths.data, tmp_path / "eps", progress=False,
@@ -138,7 +146,7 @@ def test_endpoint_that_dies_mid_run_keeps_finished_episodes_and_resumes(setup, m
         return responder(body) if calls["n"] <= 14 else Status(500, "upstream model crashed")
 
     models = {"fake": {**MODELS["fake"], "max_retries": 1}}
-    flaky = supply_chain_params(tmp_path, models, ROSTER, runs=2, steps=2)
+    flaky = one_at_a_time(supply_chain_params(tmp_path, models, ROSTER, runs=2, steps=2))
     with pytest.raises(RunAborted) as err:
         simulate("supply_chain", flaky, paths.data, tmp_path / "eps", progress=False,
                  openai_factory=FakeEndpoint(responder=dying).factory)

@@ -113,11 +113,3 @@ class LLMRuntime:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-
-def llm_seat(runtime: LLMRuntime | None, agent_id: str, entry: RosterEntry, run: int,
-             plugin: "MarketPlugin", market: str) -> LLMAgent:
-    """The agent for a roster entry of kind ``llm`` (``MarketPlugin.build_episode`` calls this)."""
-    if runtime is None:
-        raise RuntimeError(f"{market}: {entry.name!r} is an LLM agent, but this episode was built "
-                           "without an LLM runtime")
-    return runtime.agent(agent_id, entry, run, plugin, market)

@@ -9,6 +9,11 @@ Two layouts, chosen per market instance by ``shard_episodes`` (``MarketParams``)
   consecutive planned episodes of one series (ids that differ only in their trailing number), each
   table with ``episode_id`` as its first column, and one ``meta.json`` listing every episode's
   meta. 90,000 games in shards of 600 make 150 folders of 11 files instead of 90,000 folders.
+  Episodes with LLM seats go in shards of at most ``LLM_SHARD_EPISODES`` (10), never mixed with
+  scripted ones: an LLM run plays many games side by side (``simulate``), and an entrant's 100
+  games in 10 shards spread evenly over the workers (each with its share of the endpoint's
+  ``max_concurrency``), while an interruption loses at most the shards in flight (the answers
+  they had are in the response cache). Ten folders of 11 files for 100 games cost nothing.
 
 Both are written and resumed as *units* (:class:`Unit`): an episode folder, or a shard.
 
@@ -112,6 +117,7 @@ class PlannedEpisode:
     run: int
     seed: int
     fingerprint: str
+    llm: bool = False  # it seats an LLM agent (shards of at most LLM_SHARD_EPISODES)
 
 
 @dataclass(frozen=True)
@@ -134,15 +140,21 @@ def series(episode_id: str) -> str:
     return episode_id.rstrip("0123456789")
 
 
+#: most episodes with LLM seats in one shard (see the module docstring)
+LLM_SHARD_EPISODES = 10
+
+
 def plan_units(planned: list[PlannedEpisode], shard_episodes: int | None) -> list[Unit]:
     """The planned episodes as units: one per episode (``None``), else consecutive episodes of one
-    series, at most ``shard_episodes`` per shard, in plan order."""
+    series and kind (with LLM seats or not), at most ``shard_episodes`` per shard
+    (``LLM_SHARD_EPISODES`` with LLM seats), in plan order."""
     if shard_episodes is None:
         return [Unit(p.episode_id, (p,), False) for p in planned]
     out: list[Unit] = []
     chunk: list[PlannedEpisode] = []
     for p in [*planned, None]:
-        if chunk and (p is None or len(chunk) == shard_episodes
+        size = min(shard_episodes, LLM_SHARD_EPISODES) if chunk and chunk[0].llm else shard_episodes
+        if chunk and (p is None or len(chunk) == size or p.llm != chunk[0].llm
                       or series(p.episode_id) != series(chunk[0].episode_id)):
             out.append(Unit(f"{chunk[0].episode_id}..{chunk[-1].episode_id}", tuple(chunk), True))
             chunk = []

@@ -13,14 +13,19 @@ a :class:`MarketPlugin` subclass. The core does the wiring every market shares:
   answer. The agents table (``agents.parquet``) lists every seat an episode may ever use, including
   ones that join later.
 - **agents**: scripted seats come from the market's :class:`~marketarena.core.scripted.StrategyTable`
-  (``strategies``), LLM seats from the generic LLM agent with the harness the entry names (one of
-  the market's ``harnesses``; ``default_harness`` when unset).
-- **ratings**: by default one TrueSkill free-for-all per episode between players, each player's
-  seats combined into one score (``seat_score``), ranked by ``rank_by``.
+  (``strategies``), LLM seats from the LLM runtime passed to :meth:`MarketPlugin.build_episode`
+  (``llm.agent(...)``: the generic LLM agent with the harness the entry names, one of the market's
+  ``harnesses``; ``default_harness`` when unset).
 - **seating** (``core/seating.py``): before any episode, every roster entry must be seated in the
   plan, in roles its strategy or harness can play (``roles_of``), on one side of the roles that
   exclude each other (``role_sides``); errors name the key that seats the role (``role_keys``) or
   would seat the entry (``seating_hint``).
+
+The core knows nothing of the layers above it (``agents``, ``ratings``): what it needs from them
+is passed in. A harness's roles come as ``harness_roles`` (a function of the harness name) to
+:meth:`MarketPlugin.roles_of`; a harness's params are checked by ``config`` (which knows the
+harnesses); the LLM runtime is an argument of ``build_episode``; the leaderboard is each market's
+own hook (``markets/_shared/boards.py`` holds the usual TrueSkill board).
 
 Hooks receive their own instance's params (``mp``), never the whole params file; a market whose
 episodes depend on global sections (personas, the embedding model) names them in ``uses`` and gets
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -111,7 +116,8 @@ class MarketPlugin:
     # ------------------------------------------------------------------ params
     def check_params(self, mp: MarketParams) -> None:
         """Roster checks that need the market's tables: baseline strategies and their params,
-        LLM harnesses. Raises ``ValueError`` naming ``roster.<i>.<key>``."""
+        LLM harnesses among the market's (their params are checked by ``config``, which knows
+        the harnesses). Raises ``ValueError`` naming ``roster.<i>.<key>``."""
         for i, entry in enumerate(mp.roster):
             where = f"roster.{i}"
             if entry.kind == "baseline":
@@ -119,21 +125,17 @@ class MarketPlugin:
             elif self.harness_of(entry) not in self.harnesses:
                 raise ValueError(f"{where}.harness: {self.kind} offers the harnesses "
                                  f"{', '.join(self.harnesses)} (got {entry.harness!r})")
-            else:
-                from marketarena.agents.harnesses import validate_harness
-
-                validate_harness(self.harness_of(entry), entry.params, where)
 
     def harness_of(self, entry: RosterEntry) -> str:
         return "" if entry.kind != "llm" else (entry.harness or self.default_harness)
 
-    def roles_of(self, entry: RosterEntry) -> frozenset[str] | None:
-        """The roles an entry can play (None: any): its strategy's, or its harness's."""
+    def roles_of(self, entry: RosterEntry,
+                 harness_roles: Callable[[str], frozenset[str] | None]) -> frozenset[str] | None:
+        """The roles an entry can play (None: any): its strategy's, or its harness's
+        (``harness_roles(name)``, given by the layer that knows the harnesses)."""
         if entry.kind == "baseline":
             return self.strategies[entry.strategy].roles
-        from marketarena.agents.harnesses import harness_class
-
-        return harness_class(self.harness_of(entry)).roles
+        return harness_roles(self.harness_of(entry))
 
     def seating_hint(self, mp: MarketParams, entry: RosterEntry) -> str:
         """What would seat ``entry`` when no planned episode does (``core/seating.py``)."""
@@ -174,16 +176,19 @@ class MarketPlugin:
 
     def build_episode(self, mp: MarketParams, resources: Any, episode: EpisodeSpec, llm=None):
         """The market, its agents (one per actor, in seat order) and the agents table of one
-        episode. Not a hook: every market is wired the same way."""
+        episode. Not a hook: every market is wired the same way. ``llm``: the run's LLM runtime
+        (``agents.llm_agent.LLMRuntime``), whose ``agent(agent_id, entry, run, plugin, market)``
+        makes an LLM seat's agent; needed only when the episode seats one."""
         agents: dict[str, Any] = {}
         for seat in episode.seats:
             if seat.actor_id in agents:
                 continue
             if seat.entry.kind == "llm":
-                from marketarena.agents.llm_agent import llm_seat
-
-                agents[seat.actor_id] = llm_seat(llm, seat.actor_id, seat.entry, episode.run, self,
-                                                 mp.market)
+                if llm is None:
+                    raise RuntimeError(f"{mp.market}: {seat.entry.name!r} is an LLM agent, but this "
+                                       "episode was built without an LLM runtime")
+                agents[seat.actor_id] = llm.agent(seat.actor_id, seat.entry, episode.run, self,
+                                                  mp.market)
             else:
                 context = self.scripted_context(seat, mp, resources, episode)
                 agents[seat.actor_id] = self.strategies.make(seat.actor_id, seat.entry, context)
@@ -233,10 +238,10 @@ class MarketPlugin:
         raise NotImplementedError
 
     def leaderboard(self, agents: pd.DataFrame, mp: MarketParams, ratings, stats) -> pd.DataFrame:
-        """The instance's leaderboard; by default TrueSkill by player (``ratings.leaderboard``)."""
-        from marketarena.ratings import leaderboard
-
-        return leaderboard(agents, self.rank_by, ratings, stats, seat_score=self.seat_score)
+        """*Required*: the instance's leaderboard from the metrics' ``agents`` table and the
+        ``ratings`` and ``stats`` params sections (``markets/_shared/boards.py``: TrueSkill by
+        player, the usual one)."""
+        raise NotImplementedError
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: MarketParams, instance: str) -> list[Path]:

@@ -25,7 +25,7 @@ fraction of a second on top of their plan.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -106,12 +106,14 @@ def of_plan(plugin: "MarketPlugin", mp: "MarketParams") -> Seating:
                    one.roles, whole * one.meetings + part.meetings, mp.runs)
 
 
-def check(plugin: "MarketPlugin", mp: "MarketParams", s: Seating) -> Seating:
+def check(plugin: "MarketPlugin", mp: "MarketParams", s: Seating,
+          harness_roles: Callable[[str], frozenset[str] | None]) -> Seating:
     """``s`` when every entry is seated in roles it can play, else ``ValueError("<key>: <problem>")``
     (key relative to the instance, as ``check_params`` raises) when an entry plays no episode, sits
-    in a role it cannot play, or holds roles that exclude each other."""
+    in a role it cannot play, or holds roles that exclude each other. ``harness_roles``: the roles
+    of an LLM harness by name (None: any), from the layer that knows the harnesses."""
     for i, entry in enumerate(mp.roster):
-        allowed = plugin.roles_of(entry)
+        allowed = plugin.roles_of(entry, harness_roles)
         wrong = sorted(s.roles[i] - allowed) if allowed is not None else []
         if wrong:
             what = (f"strategy {entry.strategy!r}" if entry.kind == "baseline"

@@ -179,6 +179,7 @@ class LLMClient:
             self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s, rng)
         self.on_record = on_record
         self.totals: dict[str, UsageTotals] = {}
+        self.in_flight = 0  # calls under way (the progress line shows them)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
@@ -187,6 +188,14 @@ class LLMClient:
     async def complete(self, spec: ModelSpec, messages: Sequence[Message], schema: type[A], *,
                        sample: int = 0, context: Mapping[str, Any] | None = None) -> LLMResult[A]:
         """Ask ``spec``'s model for an answer matching ``schema``; see the module docstring."""
+        self.in_flight += 1
+        try:
+            return await self._complete(spec, messages, schema, sample, context)
+        finally:
+            self.in_flight -= 1
+
+    async def _complete(self, spec: ModelSpec, messages: Sequence[Message], schema: type[A],
+                        sample: int, context: Mapping[str, Any] | None) -> LLMResult[A]:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # connection pools, semaphores, futures belong to one event loop
             self._loop, self._inflight = loop, {}
@@ -315,8 +324,8 @@ class LLMClient:
             record.prompt_tokens += attempts.charge.prompt_tokens
             record.completion_tokens += attempts.charge.completion_tokens
             record.cost_usd += attempts.charge.usd
-            try:
-                self.cache.put(key, request, data)
+            try:  # in a thread: an atomic write takes milliseconds the other episodes can use
+                await asyncio.to_thread(self.cache.put, key, request, data)
             except OSError as exc:
                 raise CacheError(f"llm.cache_dir: cannot store an answer at "
                                  f"{self.cache.path_for(key)} ({type(exc).__name__}: "

@@ -13,7 +13,11 @@ exception mapping (500 -> ``InternalServerError``, a read timeout -> ``APITimeou
 hand-made imitation of them. No socket is opened; a call takes well under a millisecond.
 
 Scenario helpers build the usual scripts: ``valid``, ``invalid_then_valid``, ``always_invalid``,
-``timeout_then``, ``server_errors_then``.
+``timeout_then``, ``server_errors_then``. ``schema_answer`` is a responder for any market: a
+random answer valid for the schema the request sends (seeded by the request, as the mock provider
+draws it), with the usage an endpoint would report (about 4 bytes a token).
+
+Both endpoints count requests in flight: ``in_flight`` now, ``max_in_flight`` the most at once.
 
 ``LoopbackEndpoint(responder, delay_s)`` is the same idea over real HTTP, for benchmarks: a stdlib
 threaded server on 127.0.0.1 (a free port) that answers every chat completion with
@@ -131,6 +135,8 @@ class FakeEndpoint:
     repeat_last: bool = False
     requests: list[FakeRequest] = field(default_factory=list)
     api_keys_seen: set[str] = field(default_factory=set, repr=False)
+    in_flight: int = 0
+    max_in_flight: int = 0
 
     @property
     def n_calls(self) -> int:
@@ -154,6 +160,14 @@ class FakeEndpoint:
         self.api_keys_seen.add(api_key)
 
         async def handle(request: Any) -> Any:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                return await answer(request)
+            finally:
+                self.in_flight -= 1
+
+        async def answer(request: Any) -> Any:
             raw = await request.aread()
             body = json.loads(raw) if raw else {}
             self.requests.append(FakeRequest(body=body, path=request.url.path, base_url=base_url))
@@ -218,6 +232,8 @@ class LoopbackEndpoint:
 
     def __init__(self, responder: Callable[[dict[str, Any]], Reply], delay_s: float = 0.0):
         self.delay_s, self.n_calls = delay_s, 0
+        self.in_flight = self.max_in_flight = 0
+        self._count = threading.Lock()
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -241,9 +257,17 @@ class LoopbackEndpoint:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-                endpoint.n_calls += 1
-                time.sleep(endpoint.delay_s)
-                self._send(completion_json(body.get("model", "loopback"), responder(body)))
+                with endpoint._count:
+                    endpoint.n_calls += 1
+                    endpoint.in_flight += 1
+                    endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
+                try:
+                    time.sleep(endpoint.delay_s)
+                    reply = responder(body)
+                finally:
+                    with endpoint._count:
+                        endpoint.in_flight -= 1
+                self._send(completion_json(body.get("model", "loopback"), reply))
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # many simultaneous connects overflow the default 5
@@ -334,6 +358,29 @@ class ChaosEndpoint(LoopbackEndpoint):
 
 
 # ---- scenario helpers -----------------------------------------------------------------------------
+
+
+def schema_answer(body: dict[str, Any]) -> Reply:
+    """A random answer valid for the request's ``response_format`` schema, drawn with a generator
+    seeded by the request (the same request always gets the same answer, whatever the order), and
+    the usage of about 4 UTF-8 bytes a token: a market-agnostic stand-in for a model."""
+    import numpy as np
+
+    from marketarena.llm.mock import _schema_of, random_instance
+
+    raw = json.dumps(body, sort_keys=True).encode("utf-8")
+    rng = np.random.default_rng(int.from_bytes(hashlib.sha256(raw).digest()[:8], "little"))
+    answer = json.dumps(random_instance(_schema_of(body.get("response_format")), rng), sort_keys=True)
+    return with_usage(body, answer)
+
+
+def with_usage(body: dict[str, Any], answer: str | dict[str, Any]) -> Reply:
+    """``answer`` with the usage of about 4 UTF-8 bytes a token (the mock provider's count)."""
+    from marketarena.llm.cache import canonical_json
+
+    text = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
+    prompt = len(canonical_json(body.get("messages", [])).encode("utf-8"))
+    return Reply(text, prompt_tokens=-(-prompt // 4), completion_tokens=-(-len(text.encode()) // 4))
 
 
 def valid(answer: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:

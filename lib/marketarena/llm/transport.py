@@ -14,7 +14,8 @@
   times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
   once. Then ``LLMEndpointError`` names the alias, the base_url and the last status.
 - Money: every attempt reserves its upper bound with the run's ``CostGuard`` (``llm/budget.py``)
-  and settles the charge of the usage it reports. An attempt the endpoint refused with an HTTP
+  and settles the charge of the usage it reports (both in a thread: the ledger is a locked file,
+  and the event loop has other episodes to play meanwhile). An attempt the endpoint refused with an HTTP
   status, or that never reached it (connection refused), releases its reservation; one that may
   have been served without its answer reaching us (a timeout, a connection lost after sending, a
   malformed answer, a cancellation while in flight) is charged its bound.
@@ -148,6 +149,35 @@ class Attempts:
         self.unanswered_usd += bound.usd
 
 
+async def _create(client: Any, body: dict[str, Any], timeout: float) -> Any:
+    """One chat completion. An ``openai.AsyncOpenAI`` client gets ``body`` as it is (it is plain
+    JSON already) through its ``post``, the request ``chat.completions.create`` sends, without the
+    conversion of every message and schema node to the package's typed parameters (a few
+    milliseconds of CPU a call, most of our side of a request); its HTTP, parsing and exception
+    mapping are the same. Other clients (the mock provider) are asked through ``create``."""
+    post = getattr(client, "post", None)
+    if post is None:
+        return await client.chat.completions.create(**body, timeout=timeout)
+    from openai.types.chat import ChatCompletion
+
+    return await post("/chat/completions", cast_to=ChatCompletion, body=body,
+                      options={"timeout": timeout})
+
+
+async def _off_loop_reserve(guard: CostGuard, usd: float, alias: str) -> Any:
+    """``guard.reserve`` in a thread: with a spend ledger it reads and replaces a locked file (a few
+    milliseconds on a slow disk), which would stall every other episode of the event loop. A
+    reservation made while the caller was cancelled is released, not left in the ledger."""
+    task = asyncio.ensure_future(asyncio.to_thread(guard.reserve, usd, alias))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.add_done_callback(
+            lambda t: guard.release(t.result()) if not t.cancelled() and t.exception() is None
+            else None)
+        raise
+
+
 class Transport:
     """Sends requests; one per ``LLMClient`` (it holds the connection pools and semaphores of one
     event loop, rebuilt when the client is used from a new loop)."""
@@ -232,15 +262,14 @@ class Transport:
             tried += 1
             async with semaphore:
                 try:
-                    reservation = guard.reserve(bound.usd, spec.alias)
+                    reservation = await _off_loop_reserve(guard, bound.usd, spec.alias)
                 except BudgetExceeded as err:
                     err.args = (err.args[0] + where,)
                     raise
                 started = time.perf_counter()
                 try:
                     response = await asyncio.wait_for(
-                        endpoint.client.chat.completions.create(**body, timeout=spec.timeout_s),
-                        timeout=spec.timeout_s)
+                        _create(endpoint.client, body, spec.timeout_s), timeout=spec.timeout_s)
                     data = completion_dict(response)
                 except BadResponse as err:
                     attempts.add_unanswered(guard, reservation, bound)
@@ -261,7 +290,7 @@ class Transport:
                 else:
                     attempts.latency_s += time.perf_counter() - started
                     attempts.charge = charge_for(spec, data.get("usage"), bound)
-                    guard.settle(reservation, attempts.charge)
+                    await asyncio.to_thread(guard.settle, reservation, attempts.charge)
                     if attempts.charge.over_bound:
                         log.warning("model %r at %s reported more tokens than the request's bound "
                                     "(%r); charged the bound, and a run with llm.max_cost_usd "

@@ -27,6 +27,7 @@ from marketarena.agents.harnesses.notes import NOTE_MAX_CHARS
 from marketarena.core.params import RosterEntry
 from marketarena.core.plugin import MarketPlugin, Seat
 from marketarena.core.prompts import chat_messages, template_env
+from marketarena.markets._shared.boards import player_board
 
 
 class NewContent(BaseModel):
@@ -172,6 +173,9 @@ class OligopolyPlugin(MarketPlugin):
     harnesses = ("notes", "plain")
     default_harness = "notes"
     rank_by = "profit"
+
+    def leaderboard(self, agents, mp, ratings, stats):
+        return player_board(self, agents, ratings, stats)
 
     def seats(self, mp, run: int) -> list[Seat]:
         return firm_seats(mp.roster, mp.seats, run)

@@ -101,9 +101,9 @@ class CrashPlugin(MarketPlugin):
         components and EAS (fixed anchors, 95% bootstrap interval over its episodes) and the
         seed's relative EAS (``metrics.eas.eas_board``)."""
         from marketarena.metrics.eas import eas_board
-        from marketarena.ratings import leaderboard
+        from marketarena.markets._shared.boards import player_board
 
-        board = leaderboard(agents, self.rank_by, ratings, stats, seat_score=self.seat_score)
+        board = player_board(self, agents, ratings, stats)
         return board.merge(eas_board(agents, mp.eas, stats.n_boot, stats.seed), on="name", how="left")
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,

@@ -16,6 +16,7 @@ import pandas as pd
 from marketarena.core.plugin import MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
 from marketarena.embeddings import Embedder, quantize
+from marketarena.markets._shared.boards import player_board
 from marketarena.markets.supply_chain import metrics as sc_metrics
 from marketarena.markets.supply_chain.baselines import STRATEGIES
 from marketarena.markets.supply_chain.market import BuyerModel, SupplyChainMarket
@@ -55,6 +56,9 @@ class SupplyChainPlugin(MarketPlugin):
 
     def seating_period(self, mp: SupplyChainParams) -> int:
         return 1  # every episode seats the whole roster
+
+    def leaderboard(self, agents: pd.DataFrame, mp: SupplyChainParams, ratings, stats) -> pd.DataFrame:
+        return player_board(self, agents, ratings, stats)
 
     def input_files(self, mp: SupplyChainParams, data_dir: Path) -> list[Path]:
         return [data_dir / "personas.parquet", data_dir / "persona_embeddings.parquet"]

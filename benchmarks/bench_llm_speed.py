@@ -1,0 +1,129 @@
+"""LLM runs at the endpoint's speed (issue 25): wall time of an instance's LLM episodes against a
+loopback endpoint of known latency, beside the ideal the endpoint allows.
+
+Scenarios (``--scenario``):
+
+- ``double_auction``: the default block, one LLM entrant (``entrant_games``, default 100 games of
+  30 rounds); the pool's scripted games are played first, untimed, so the timed run plays the
+  entrant's games only;
+- ``crash``: the default grid (96 episodes) at ``--days`` (30) days, the ``myopic`` competitor
+  played by an LLM firm.
+
+The endpoint (``llm.fake.LoopbackEndpoint``, in a process of its own so that its threads do not
+compete with the simulation for the GIL) answers every request after ``--delay`` seconds with a
+modest valid answer (a trader shading its value by 5, a firm pricing at 2.5 and buying 15 units,
+else a random schema-valid answer), ``max_concurrency`` ``--concurrency``. The ideal is
+max(longest chain of sequential requests x delay, requests x delay / max_concurrency), the chain
+counted from the logs (``estimate.episode_depth``). Prints figures; asserts nothing. Run:
+``.venv/bin/python benchmarks/bench_llm_speed.py --scenario double_auction [--games 100]
+[--delay 0.2] [--concurrency 32]``; compare with another checkout by putting its ``lib`` first
+on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import EndpointProcess, default_block  # noqa: E402
+
+from marketarena.config import parse_params  # noqa: E402
+from marketarena.llm.fake import Reply  # noqa: E402
+
+try:
+    from marketarena.llm.fake import schema_answer  # noqa: E402
+except ImportError:  # a checkout before issue 25
+    def schema_answer(body: dict) -> Reply:
+        return Reply({})
+from marketarena.simulate import simulate  # noqa: E402
+
+
+def responder(body: dict) -> Reply:
+    props = body.get("response_format", {}).get("json_schema", {}).get("schema", {}).get("properties", {})
+    text = body["messages"][-1]["content"]
+    if {"price", "supply"} <= set(props):
+        return Reply({"price": 2.5, "supply": 15}, prompt_tokens=800, completion_tokens=20)
+    if "quote" in props:
+        value = int(re.search(r"Your private (?:value|cost): (\d+)", text).group(1))
+        quote = max(0, value - 5) if "(buyer)" in text else min(100, value + 5)
+        return Reply({"quote": quote}, prompt_tokens=800, completion_tokens=10)
+    return schema_answer(body)
+
+
+def depth(calls: pd.DataFrame) -> int:
+    """Sequential requests of one episode (as ``estimate.episode_depth``, repeated here so that the
+    script runs on checkouts without it)."""
+    keys = ["step", "round", "phase", "attempt", "purpose"]
+    return int(calls.groupby(keys, sort=False)["attempts"].max().sum()) if len(calls) else 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scenario", choices=["double_auction", "crash"], default="double_auction")
+    ap.add_argument("--games", type=int, default=100, help="double_auction: the entrant's games")
+    ap.add_argument("--days", type=int, default=30, help="crash: days per episode")
+    ap.add_argument("--delay", type=float, default=0.2)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--workers", default="auto")
+    args = ap.parse_args()
+
+    kind = args.scenario
+    block = default_block(kind)[kind]
+    llm = {"name": "llm", "kind": "llm", "model": "loopback"}
+    if kind == "double_auction":
+        block["pool"] = block.get("pool") or [e["name"] for e in block["roster"]]
+        block["entrant_games"] = args.games
+        block["games_per_distribution"] = 150  # one shard of pool games, played untimed first
+    else:
+        block["days"] = args.days
+        block["roster"] = [{**llm, "name": "myopic"} if e["name"] == "myopic" else e
+                           for e in block["roster"]]
+
+    endpoint = EndpointProcess(responder, args.delay)
+    base_url = endpoint.base_url
+    workers = args.workers if args.workers == "auto" else int(args.workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {"loopback": {"model": "loopback", "base_url": base_url, "api_key_env": None,
+                               "max_concurrency": args.concurrency, "max_tokens": 200}}
+        raw = {"models": models, "llm": {"cache_dir": str(Path(tmp) / "llm")},
+               "execution": {"workers": workers}, "markets": {kind: block}}
+        out = Path(tmp) / "eps"
+        if kind == "double_auction":  # the pool first, untimed
+            simulate(kind, parse_params(raw), Path(tmp), out, progress=False)
+            block["roster"].append(llm)
+        params = parse_params(raw)
+        before = endpoint.calls
+        t, cpu = time.perf_counter(), time.process_time()
+        summary = simulate(kind, params, Path(tmp), out, progress=False)
+        wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+        requests = endpoint.calls - before
+        frames = []
+        for path in out.rglob("llm_calls.parquet"):
+            table = pd.read_parquet(path)
+            if "episode_id" not in table:
+                table = table.assign(episode_id=path.parent.name)
+            frames.append(table)
+        calls = pd.concat(frames, ignore_index=True)
+    peak = endpoint.close()
+    chain = max(depth(g) for _, g in calls.groupby("episode_id"))
+    ideal = max(chain * args.delay, requests * args.delay / args.concurrency)
+    print(f"{kind}: {summary['played']} episodes with an LLM seat, {summary.get('workers')} "
+          f"worker(s); endpoint {args.delay * 1000:.0f} ms, max_concurrency {args.concurrency}")
+    print(f"  {wall:.2f} s for {requests} requests ({len(calls)} calls); ideal {ideal:.2f} s "
+          f"(chain {chain} x {args.delay:g} s = {chain * args.delay:.2f} s; {requests} x "
+          f"{args.delay:g} / {args.concurrency} = {requests * args.delay / args.concurrency:.2f} s)")
+    print(f"  ratio to the ideal: {wall / ideal:.2f}x; most requests in flight at once: {peak}; "
+          f"CPU of the main process {cpu:.2f} s (with one worker: all of the simulation's)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Episodes with LLM seats side by side (issue 25): the logs of a run with many episodes in flight
+are byte-identical to a one-at-a-time run's, on several markets; the endpoint never sees more than
+its ``max_concurrency`` requests at once, across two worker processes; an interrupted concurrent
+run resumes to the same logs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from marketarena.config import parse_params
+from marketarena.core import logs
+from marketarena.core.types import RunAborted
+from marketarena.pipeline import Paths, run_reference
+from marketarena.llm.fake import FakeEndpoint, LoopbackEndpoint, Status, schema_answer, with_usage
+from marketarena.simulate import in_flight, simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM = {"name": "gpt", "kind": "llm", "model": "fake"}
+
+
+def block_with_llm(kind: str) -> dict:
+    """The market's tiny params with one LLM seat (an entrant in double_auction, else a roster
+    entry replaced)."""
+    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    if kind == "double_auction":
+        block["pool"] = [e["name"] for e in block["roster"]]
+        block["roster"].append(LLM)
+        block["entrant_games"] = 12  # shards of 10 and 2 games
+        block["runs"] = 2
+    else:
+        swap = {"crash": "myopic", "english_auction": "random", "cournot": "tit_for_tat"}[kind]
+        block["roster"] = [{**LLM, "name": swap} if e["name"] == swap else e for e in block["roster"]]
+    return block
+
+
+def llm_params(tmp_path: Path, kind: str, base_url: str = "http://fake.invalid/v1",
+               concurrency: int = 8, **execution) -> dict:
+    return {"models": {"fake": {"model": "fake-model", "base_url": base_url, "api_key_env": None,
+                                "max_tokens": 200, "max_concurrency": concurrency}},
+            "llm": {"cache_dir": str(tmp_path / "llm")}, "execution": execution,
+            "markets": {kind: block_with_llm(kind)}}
+
+
+def slow_answer(body: dict):
+    """``schema_answer`` after 2 ms, so that requests overlap in the in-process fake endpoint."""
+    return replace(schema_answer(body), delay_s=0.002)
+
+
+def surviving_firm(body: dict):
+    """A crash firm that stays in business (30 calls an episode, not one)."""
+    return with_usage(body, {"price": 2.5, "supply": 15})
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith(".")}
+
+
+@pytest.mark.parametrize("kind", ["double_auction", "crash", "english_auction", "cournot"])
+def test_many_episodes_in_flight_write_the_logs_of_one_at_a_time(tmp_path, kind):
+    one = parse_params(llm_params(tmp_path / "one", kind, episodes_in_flight=1))
+    many = parse_params(llm_params(tmp_path / "many", kind))
+    assert in_flight(many, kind) == 16  # auto: twice the endpoint's max_concurrency
+    fake_one, fake_many = FakeEndpoint(responder=slow_answer), FakeEndpoint(responder=slow_answer)
+    paths = Paths(tmp_path)
+    if kind == "cournot":  # its firms read the Nash and monopoly references
+        run_reference(kind, one, paths)
+    a = simulate(kind, one, paths.data, tmp_path / "a", progress=False, openai_factory=fake_one.factory)
+    b = simulate(kind, many, paths.data, tmp_path / "b", progress=False,
+                 openai_factory=fake_many.factory)
+    assert a["played"] == b["played"] > 1
+    assert fake_one.max_in_flight == 1 < fake_many.max_in_flight <= 8  # side by side, within limit
+    assert fake_one.n_calls == fake_many.n_calls > 0
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+    if kind == "double_auction":  # the entrant's 12 games: LLM shards of at most 10
+        units = sorted(p.name for p in (tmp_path / "b").iterdir() if p.name.startswith("x-"))
+        assert [len(logs.read_meta(tmp_path / "b" / u)["episodes"]) for u in units] == [10, 2]
+
+
+def test_two_workers_never_pass_the_endpoints_max_concurrency(tmp_path):
+    """Two worker processes over real HTTP, 3 requests at most: each worker gets its share (1),
+    and episodes side by side in a worker fill it."""
+    with LoopbackEndpoint(surviving_firm, delay_s=0.02) as endpoint:
+        raw = llm_params(tmp_path, "crash", endpoint.base_url, concurrency=3, workers=2)
+        raw["markets"]["crash"]["runs"] = 8
+        summary = simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False)
+        assert summary["workers"] == 2 and summary["played"] == 8
+        assert 1 < endpoint.max_in_flight <= 3
+    # and the same logs as one worker playing one episode at a time, from the cache
+    raw = llm_params(tmp_path, "crash", endpoint.base_url, concurrency=3, workers=1,
+                     episodes_in_flight=1)
+    raw["markets"]["crash"]["runs"] = 8
+    raw["llm"]["cache_only"] = True
+    simulate("crash", parse_params(raw), tmp_path, tmp_path / "one", progress=False)
+    assert files(tmp_path / "eps") == files(tmp_path / "one")
+
+
+def test_an_interrupted_concurrent_run_keeps_finished_units_and_resumes_to_the_same_logs(tmp_path):
+    kind = "double_auction"
+    params = parse_params(llm_params(tmp_path, kind, concurrency=4))
+    served = {"n": 0}
+
+    def failing(body):  # the endpoint dies after 40 of the entrant's 72 answers
+        served["n"] += 1
+        return schema_answer(body) if served["n"] <= 40 else Status(400, "gone")
+
+    with pytest.raises(RunAborted):
+        simulate(kind, params, tmp_path, tmp_path / "eps", progress=False,
+                 openai_factory=FakeEndpoint(responder=failing).factory)
+    kept = {p.name for p in (tmp_path / "eps").iterdir() if not p.name.startswith(".")}
+    assert "ep-0000..ep-0001" in kept and len(kept) < 3  # the pool's shard; not every entrant's
+    summary = simulate(kind, params, tmp_path, tmp_path / "eps", progress=False,
+                       openai_factory=FakeEndpoint(responder=schema_answer).factory)
+    assert summary["skipped"] >= 2  # the pool's games at least
+    clean = parse_params(llm_params(tmp_path / "clean", kind, episodes_in_flight=1))
+    simulate(kind, clean, tmp_path, tmp_path / "clean_eps", progress=False,
+             openai_factory=FakeEndpoint(responder=schema_answer).factory)
+    assert files(tmp_path / "eps") == files(tmp_path / "clean_eps")
