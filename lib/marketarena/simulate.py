@@ -318,21 +318,32 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
         counters = progress_line.Counters(workers) if progress and progress_line.live() else None
         lines = progress and counters is None  # a plain line per unit where no live line is drawn
-        with progress_line.display(instance, to_play, counters, bool(aliases), counters is not None):
-            if ray_address is not None or workers > 1:
-                if llm is not None:  # the parent only checked the keys; each worker has its client
-                    asyncio.run(llm.aclose())
-                play = _play_on_ray if ray_address is not None else _play_in_workers
-                summary["played"], workers = play(instance, params, data_dir.resolve(),
-                                                  (out_dir.resolve(), run_dir.resolve()), len(todo),
-                                                  todo, lines, workers, live, counters)
-            else:
-                _set_counters(counters, 0)
-                try:
-                    asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
-                                          len(todo), todo, summary, lines, llm))
-                finally:
-                    _set_counters(None, 0)
+        try:
+            with progress_line.display(instance, to_play, counters, bool(aliases),
+                                       counters is not None):
+                if ray_address is not None or workers > 1:
+                    if llm is not None:  # the parent only checked the keys; each worker has its own
+                        asyncio.run(llm.aclose())
+                    play = _play_on_ray if ray_address is not None else _play_in_workers
+                    summary["played"], workers = play(instance, params, data_dir.resolve(),
+                                                      (out_dir.resolve(), run_dir.resolve()),
+                                                      len(todo), todo, lines, workers, live, counters)
+                else:
+                    _set_counters(counters, 0)
+                    try:
+                        asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
+                                              len(todo), todo, summary, lines, llm))
+                    finally:
+                        _set_counters(None, 0)
+        finally:
+            if aliases and ray_address is None:
+                # every process of the run has ended (workers are joined or killed): a reservation
+                # still in the ledger is a request that may have been served (an episode cancelled
+                # mid-call when another one stopped the run), charged its bound now, as the next
+                # run would charge it
+                from marketarena.llm.budget import SpendLedger
+
+                SpendLedger(spend_ledger_path(data_dir, instance), exclusive=True)
         summary["workers"] = workers
         summary["backend"] = "ray" if ray_address is not None else "local"
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)

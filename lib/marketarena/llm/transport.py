@@ -27,6 +27,7 @@ import asyncio
 import logging
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
@@ -167,14 +168,29 @@ async def _create(client: Any, body: dict[str, Any], timeout: float) -> Any:
 async def _off_loop_reserve(guard: CostGuard, usd: float, alias: str) -> Any:
     """``guard.reserve`` in a thread: with a spend ledger it reads and replaces a locked file (a few
     milliseconds on a slow disk), which would stall every other episode of the event loop. A
-    reservation made while the caller was cancelled is released, not left in the ledger."""
-    task = asyncio.ensure_future(asyncio.to_thread(guard.reserve, usd, alias))
+    reservation made while the caller was cancelled is released, not left in the ledger: by the
+    thread when it finishes after the cancellation, else here. (A done-callback would not do: when
+    the run is stopping, the event loop may close before it runs.)"""
+    lock = threading.Lock()
+    state: dict[str, Any] = {"abandoned": False, "reservation": None}
+
+    def reserve() -> Any:
+        reservation = guard.reserve(usd, alias)
+        with lock:
+            if state["abandoned"]:
+                guard.release(reservation)
+                return None
+            state["reservation"] = reservation
+        return reservation
+
     try:
-        return await asyncio.shield(task)
+        return await asyncio.to_thread(reserve)
     except asyncio.CancelledError:
-        task.add_done_callback(
-            lambda t: guard.release(t.result()) if not t.cancelled() and t.exception() is None
-            else None)
+        with lock:
+            state["abandoned"] = True
+            left = state["reservation"]
+        if left is not None:  # reserved, but the result never reached us
+            guard.release(left)
         raise
 
 
