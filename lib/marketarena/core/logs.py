@@ -372,15 +372,14 @@ def prune_run_logs(run_dir: Path, keep: set[str]) -> None:
 
 
 def run_logs(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
-    out = []
-    if Path(run_dir).is_dir():
-        for p in sorted(Path(run_dir).iterdir()):
-            if p.is_dir() and not p.name.startswith(TMP_PREFIX):
-                try:
-                    out.append((p, json.loads((p / RUN_META).read_text(encoding="utf-8"))))
-                except (OSError, ValueError):
-                    continue
-    return out
+    """(folder, ``run.json``) of every unit's run log under ``run_dir`` that has a readable one,
+    sorted by name (temporaries of a run killed mid-write left out)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        return []
+    found = [read_unit_run_log(run_dir, p.name) for p in sorted(run_dir.iterdir())
+             if p.is_dir() and not p.name.startswith(TMP_PREFIX)]
+    return [(folder, log) for log, folder in found if log is not None]
 
 
 RUN_LOG_COLUMNS = ["unit", "episode_id", "fingerprint", "finished_at", "wall_time_s", "cost_usd",

@@ -66,13 +66,12 @@ class EnglishAuctionPlugin(MarketPlugin):
 
     def seat_matrix(self, mp: EnglishAuctionParams) -> tuple[np.ndarray, list[str]]:
         """Every lineup's roster indices repeated over its ``runs`` auctions (the plan's order);
-        seat roles: baseline, ..., challenger (or bidder for everyone without baselines)."""
+        the seat roles are those :meth:`_auction` gives every lineup's first auction."""
         index = {e.name: i for i, e in enumerate(mp.roster)}
         lineups = mp.lineups()
-        matrix = np.repeat(np.array([[index[n] for n in names] for _, names in lineups]), mp.runs, axis=0)
-        roles = (["bidder"] * len(lineups[0][1]) if mp.baselines is None
-                 else ["baseline"] * len(mp.baselines) + ["challenger"])
-        return matrix, roles
+        matrix = np.repeat(np.array([[index[n] for n in names] for _, names in lineups]), mp.runs,
+                           axis=0)
+        return matrix, [seat.role for seat in self._auction(mp, *lineups[0], 0).seats]
 
     def episode(self, mp: EnglishAuctionParams, run: int) -> EpisodeSpec:
         """The ``run``-th auction of the plan (the first lineup's come first)."""
