@@ -74,6 +74,7 @@ def main() -> None:
     ap.add_argument("--delay", type=float, default=0.2)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--workers", default="auto")
+    ap.add_argument("--in-flight", default="auto", help="execution.episodes_in_flight")
     args = ap.parse_args()
 
     kind = args.scenario
@@ -95,7 +96,8 @@ def main() -> None:
         models = {"loopback": {"model": "loopback", "base_url": base_url, "api_key_env": None,
                                "max_concurrency": args.concurrency, "max_tokens": 200}}
         raw = {"models": models, "llm": {"cache_dir": str(Path(tmp) / "llm")},
-               "execution": {"workers": workers}, "markets": {kind: block}}
+               "execution": {"workers": workers, "episodes_in_flight":
+                             args.in_flight if args.in_flight == "auto" else int(args.in_flight)}, "markets": {kind: block}}
         out = Path(tmp) / "eps"
         if kind == "double_auction":  # the pool first, untimed
             simulate(kind, parse_params(raw), Path(tmp), out, progress=False)

@@ -332,7 +332,7 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
                     _set_counters(counters, 0)
                     try:
                         asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
-                                              len(todo), todo, summary, lines, llm))
+                                              len(todo), _numbered(todo), summary, lines, llm))
                     finally:
                         _set_counters(None, 0)
         finally:
@@ -373,36 +373,52 @@ def _worker_params(params: Params, instance: str, workers: int) -> Params:
     return params.model_copy(update={"models": models})
 
 
+def _numbered(todo) -> list[tuple[int, logs.Unit, list[EpisodeSpec]]]:
+    """The units to play as (index among the units to play, unit, its episode specs): what a
+    worker is handed (it needs no plan of its own)."""
+    return [(k, unit, specs) for k, (unit, specs) in enumerate(todo)]
+
+
 def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeSpec]]]]:
-    """The units to play dealt round-robin: per worker [(index among the units to play, unit,
-    its episode specs)]; a worker needs no plan of its own."""
-    return [[(k, unit, specs) for k, (unit, specs) in enumerate(todo)][w::workers]
-            for w in range(workers)]
+    """The units to play dealt round-robin, per worker (Ray tasks; local workers pull them)."""
+    return [_numbered(todo)[w::workers] for w in range(workers)]
 
 
 def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
                      workers, live, counters=None) -> tuple[int, int]:
-    """The units dealt to ``workers`` spawned processes. They end with the run however it ends:
-    each holds the run's liveness lock ``live`` and dies with the main process (``_worker_init``);
-    on an interrupt or a worker's death the others are stopped at once; a worker's ``RunAborted``
-    lets the others finish their shares (the first error is raised)."""
+    """The units played by ``workers`` spawned processes, each pulling the next unit from one
+    queue when it has room for it (units differ in work: crash's episodes with an LLM firm ask
+    from 3 to 30 times, so a fixed deal left one worker with 946 requests and the other with 544,
+    idle for the last 40% of the run). They end with the run however it ends: each holds the
+    run's liveness lock ``live`` and dies with the main process (``_worker_init``); on an
+    interrupt or a worker's death the others are stopped at once; after a worker's
+    ``RunAborted`` the queue is emptied, the others finish the units they hold, and the first
+    error is raised."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_worker_init,
-                               initargs=(os.getpid(), str(live), counters and counters.array))
+    context = multiprocessing.get_context("spawn")
+    units = context.Queue()
+    for item in _numbered(todo):
+        units.put(item)
+    for _ in range(workers):
+        units.put(None)  # one end mark per worker
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
+                               initargs=(os.getpid(), str(live), counters and counters.array, units))
     try:
-        futures = [pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, share,
-                               progress, w) for w, share in enumerate(_shares(todo, workers))]
-        for future in futures:
-            try:
-                played += future.result()
-            except RunAborted as exc:  # the others finish their units; the first error wins
-                error = error or exc
+        pending = {pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, None,
+                               progress, w) for w in range(workers)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for future in done:
+                try:
+                    played += future.result()
+                except RunAborted as exc:  # the others finish the units they hold
+                    error = error or exc
+                    _drain(units)
     except BrokenProcessPool:
         _stop(pool)
         raise RunAborted("a worker process died (killed from outside: the out-of-memory killer, "
@@ -411,10 +427,27 @@ def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
     except BaseException:  # Ctrl-C, a bug: no worker may outlive the run
         _stop(pool)
         raise
+    finally:
+        units.cancel_join_thread()  # nothing left to deliver: exit without waiting on the pipe
+        units.close()
     pool.shutdown(wait=True)
     if error is not None:
         raise error
     return played, workers
+
+
+def _drain(units) -> None:
+    """Take every unit still queued (the workers then find only their end marks)."""
+    import queue
+
+    while True:
+        try:
+            item = units.get(timeout=0.1)
+        except queue.Empty:
+            return
+        if item is None:  # an end mark: put back for the worker it belongs to
+            units.put(None)
+            return
 
 
 def _stop(pool) -> None:
@@ -433,6 +466,8 @@ _LIVE_LOCK = None
 #: where this process counts its progress (``progress.Counters``, its slot), when a line is drawn
 _COUNTERS: tuple[progress_line.Counters, int] | None = None
 _COUNTERS_ARRAY = None
+#: in a local worker: the run's queue of units to play (``_play_in_workers``)
+_UNITS = None
 
 
 def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
@@ -440,13 +475,14 @@ def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
     _COUNTERS = (counters, slot) if counters is not None else None
 
 
-def _worker_init(parent: int, live: str, counters_array=None) -> None:
+def _worker_init(parent: int, live: str, counters_array=None, units=None) -> None:
     """A worker's start: die with the run's main process (Linux ``PR_SET_PDEATHSIG``: the kernel
     sends SIGKILL when it dies, however it dies; elsewhere :func:`_check_parent` between units) and
     hold the run's liveness lock (shared) for as long as the worker lives."""
-    global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY
+    global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY, _UNITS
     _PARENT = parent
     _COUNTERS_ARRAY = counters_array  # shared memory: handed over when the process starts
+    _UNITS = units
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -525,7 +561,8 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
 
 def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: int = 0) -> int:
     """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)]),
-    counting its progress in ``slot`` of the run's counters (when the main process draws a line)."""
+    or (``share`` None) the ones it pulls from the run's queue, counting its progress in ``slot``
+    of the run's counters (when the main process draws a line)."""
     if _COUNTERS_ARRAY is not None:
         _set_counters(progress_line.Counters(len(_COUNTERS_ARRAY) // len(progress_line.FIELDS),
                                              _COUNTERS_ARRAY), slot)
@@ -538,11 +575,16 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
         llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance))
     try:
         asyncio.run(_play_all(instance, params, resources, dirs, n_units,
-                              [(unit, specs) for _, unit, specs in share], summary, progress, llm,
-                              [k for k, _, _ in share]))
+                              _pulled() if share is None else share, summary, progress, llm))
     except RunAborted as exc:  # crosses the process boundary as a plain RunAborted with its text
         raise RunAborted(f"{type(exc).__name__}: {exc}") from None
     return summary["played"]
+
+
+def _pulled():
+    """The units of the run's queue, one at a time, as this worker has room for them."""
+    while (item := _UNITS.get()) is not None:
+        yield item
 
 
 def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str, dict[str, float | int]]:
@@ -561,12 +603,11 @@ def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str
 
 
 async def _play_all(instance, params, resources, dirs, n_units, todo, summary, progress,
-                    llm, positions=None) -> None:
+                    llm) -> None:
     publishing = (asyncio.ensure_future(progress_line.publish(*_COUNTERS, llm))
                   if _COUNTERS is not None and llm is not None else None)
     try:
-        await _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
-                          llm, positions)
+        await _play_units(instance, params, resources, dirs, n_units, todo, summary, progress, llm)
     finally:
         if publishing is not None:
             publishing.cancel()
@@ -575,25 +616,25 @@ async def _play_all(instance, params, resources, dirs, n_units, todo, summary, p
 
 
 async def _play_units(instance, params, resources, dirs, n_units, todo, summary, progress,
-                      llm, positions=None) -> None:
-    """Play ``todo`` ([(unit, its specs)]), writing each unit the moment its last episode ends.
-    ``dirs``: (episodes folder, run log folder). ``positions``: each unit's index among the run's
-    units (progress lines of a worker). Scripted units play one after the other, synchronously in
-    effect (no episode awaits anything); with LLM seats, :func:`_play_side_by_side`."""
+                      llm) -> None:
+    """Play ``todo`` ((index among the run's units, unit, its specs), taken one at a time),
+    writing each unit the moment its last episode ends. ``dirs``: (episodes folder, run log
+    folder). Scripted units play one after the other, synchronously in effect (no episode awaits
+    anything); with LLM seats, :func:`_play_side_by_side`."""
     plugin, mp = plugin_for(params, instance)
     out_dir, run_dir = dirs
     if llm is not None:
         await _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
-                                 progress, llm, positions, in_flight(params, instance))
+                                 progress, llm, in_flight(params, instance))
         return
-    for n, (unit, specs) in enumerate(todo):
+    for k, unit, specs in todo:
         _check_parent()
         t0 = time.perf_counter()
         with collector_paused(unit.shard):
             played = [await _play_one(plugin, mp, instance, resources, spec, ep.seed, llm)
                       for spec, ep in zip(specs, unit.episodes)]
         _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
-                     positions[n] if positions is not None else n, n_units, llm)
+                     k, n_units, llm)
 
 
 def in_flight(params: Params, instance: str) -> int:
@@ -612,7 +653,7 @@ def in_flight(params: Params, instance: str) -> int:
 
 
 async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
-                             progress, llm, positions, window: int) -> None:
+                             progress, llm, window: int) -> None:
     """Episodes of ``todo``'s units started in plan order, at most ``window`` at a time, in one
     event loop: the endpoint's waits of one episode are the others' time to play. A unit is
     written (atomically, as ever) when its last episode ends, so units may finish out of order;
@@ -627,20 +668,20 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
         finally:
             slots.release()
 
-    async def unit_done(n, unit, episodes, t0):
+    async def unit_done(k, unit, episodes, t0):
         played = [await task for task in episodes]
         _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
-                     positions[n] if positions is not None else n, n_units, llm)
+                     k, n_units, llm)
 
     try:
         async with asyncio.TaskGroup() as group:
-            for n, (unit, specs) in enumerate(todo):
+            for k, unit, specs in todo:  # the next unit is taken when the last one has started
                 _check_parent()
                 t0, episodes = time.perf_counter(), []
                 for spec, ep in zip(specs, unit.episodes):
                     await slots.acquire()
                     episodes.append(group.create_task(episode(spec, ep.seed)))
-                group.create_task(unit_done(n, unit, episodes, t0))
+                group.create_task(unit_done(k, unit, episodes, t0))
     except BaseExceptionGroup as failed:  # the first failure, as a one-at-a-time run raises it
         raise _first_error(failed) from None
 

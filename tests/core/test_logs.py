@@ -72,3 +72,29 @@ def test_hash_files_tracks_content_not_mtime(tmp_path):
     assert logs.hash_files([tmp_path]) == h1
     f.write_text("x = 2\n")
     assert logs.hash_files([tmp_path]) != h1
+
+
+def test_write_table_writes_exactly_the_bytes_of_pandas_to_parquet(tmp_path):
+    """``logs.write_table`` builds the file in memory (speed); its bytes, and so every logged
+    hash and the pipeline's dvc.lock, are what ``DataFrame.to_parquet`` writes."""
+    import numpy as np
+    import pandas as pd
+
+    frames = {
+        "mixed": pd.DataFrame({"i": np.arange(5, dtype="int64"), "f": np.linspace(0, 1, 5),
+                               "s": list("abcde"), "b": [True, False, True, True, False],
+                               "n": pd.array([1, None, 3, None, 5], dtype="Int64"),
+                               "o": [None, "x", None, "y", "z"]}),
+        "empty": pd.DataFrame({"a": pd.Series([], dtype="float64"), "s": pd.Series([], dtype="object")}),
+        "indexed": pd.DataFrame({"v": [3.5, 1.5]}, index=[7, 9]),
+        "categorical": pd.DataFrame({"c": pd.Categorical(["lo", "hi", "lo"])}),
+        "attrs": pd.DataFrame({"v": [1, 2]}),
+    }
+    frames["attrs"].attrs["note"] = "kept as pandas keeps it"
+    for name, df in frames.items():
+        record = logs.write_table(df, tmp_path / f"{name}.parquet")
+        df.reset_index(drop=True).to_parquet(tmp_path / f"{name}.pandas.parquet", index=False,
+                                             engine="pyarrow", compression="zstd")
+        ours = (tmp_path / f"{name}.parquet").read_bytes()
+        assert ours == (tmp_path / f"{name}.pandas.parquet").read_bytes(), name
+        assert record == logs.file_record(tmp_path / f"{name}.parquet")

@@ -46,8 +46,10 @@ def llm_params(tmp_path: Path, kind: str, base_url: str = "http://fake.invalid/v
 
 
 def slow_answer(body: dict):
-    """``schema_answer`` after 2 ms, so that requests overlap in the in-process fake endpoint."""
-    return replace(schema_answer(body), delay_s=0.002)
+    """``schema_answer`` after 20 ms, so that requests of episodes side by side overlap in the
+    in-process fake endpoint even on a loaded machine (at 2 ms, an episode could finish its
+    request before the next one reached the endpoint)."""
+    return replace(schema_answer(body), delay_s=0.02)
 
 
 def surviving_firm(body: dict):

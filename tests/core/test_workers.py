@@ -105,3 +105,41 @@ def test_workers_are_capped_at_what_helps():
 def test_workers_are_strict_integers(workers):
     with pytest.raises(ParamsError, match="execution.workers"):
         parse_params(tiny("english_auction", workers=workers))
+
+
+def test_workers_pull_units_from_one_queue_and_a_drained_queue_keeps_their_end_marks():
+    """Local workers take units one at a time (``_pulled``) until their end mark; after a
+    worker's ``RunAborted`` the main process empties the queue (``_drain``) so that the others
+    take no new unit, and every worker still finds an end mark."""
+    import multiprocessing
+    import queue as queue_module
+
+    from marketarena import simulate as sim
+
+    units = multiprocessing.get_context("spawn").Queue()
+    for k in range(5):
+        units.put((k, f"unit-{k}", []))
+    for _ in range(2):
+        units.put(None)
+    sim._UNITS = units
+    try:
+        first = sim._pulled()
+        assert [next(first)[0], next(first)[0]] == [0, 1]  # one at a time, in plan order
+        sim._drain(units)  # units 2-4 are gone; both end marks stay
+        assert list(first) == []  # this worker meets its end mark
+        assert list(sim._pulled()) == []  # and so does the other
+        with pytest.raises(queue_module.Empty):
+            units.get(timeout=0.2)
+    finally:
+        sim._UNITS = None
+        units.cancel_join_thread()
+        units.close()
+
+
+def test_two_workers_pull_every_unit_once(tmp_path):
+    """With more units than workers, every planned episode is played exactly once."""
+    params = parse_params(tiny("crash", workers=2))
+    summary = simulate("crash", params, tmp_path, progress=False)
+    planned = summary["planned"]
+    folders = [p for p in (tmp_path / "episodes" / "crash").iterdir() if p.is_dir()]
+    assert summary["played"] == planned == len(folders) > 2

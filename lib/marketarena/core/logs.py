@@ -163,8 +163,24 @@ def plan_units(planned: list[PlannedEpisode], shard_episodes: int | None) -> lis
     return out
 
 
-def write_table(df: pd.DataFrame, path: Path) -> None:
-    df.reset_index(drop=True).to_parquet(path, index=False, engine="pyarrow", compression="zstd")
+def write_table(df: pd.DataFrame, path: Path) -> dict[str, Any]:
+    """``df`` as a zstd Parquet file at ``path``; returns its :func:`file_record`. The bytes are
+    exactly ``df.to_parquet(path, index=False, engine="pyarrow", compression="zstd")``'s (the same
+    Arrow conversion and writer, tested), built in memory and hashed there: pandas' path handling
+    and the file's read-back cost more than the write itself for an episode's small tables."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    df = df.reset_index(drop=True)
+    sink = pa.BufferOutputStream()
+    if df.attrs:  # pandas writes them into the schema's metadata: let it (none of ours has any)
+        df.to_parquet(sink, index=False, engine="pyarrow", compression="zstd")
+    else:
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), sink, compression="zstd")
+    data = sink.getvalue().to_pybytes()
+    with open(path, "wb") as f:
+        f.write(data)
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def file_record(path: Path) -> dict[str, Any]:
@@ -276,8 +292,7 @@ def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: 
     files = {}
     for table, df in sorted(frames.items()):
         path = tmp / f"{table}.parquet"
-        write_table(df, path)
-        files[path.name] = file_record(path)
+        files[path.name] = write_table(df, path)
     text = json.dumps({**meta, "files": files}, indent=indent, sort_keys=True, default=str)
     (tmp / meta_name).write_text(text + "\n")
     if final.exists():  # a run log being rewritten (results folders are swept before a replay)

@@ -43,8 +43,10 @@ from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 @lru_cache(maxsize=None)
 def template_env(*packages: str) -> Environment:
     loader = ChoiceLoader([PackageLoader(package, "templates") for package in packages])
+    # auto_reload off: templates are package files, read once (on, Jinja stats each file on
+    # every render: two stat calls per LLM request)
     return Environment(loader=loader, undefined=StrictUndefined, trim_blocks=True,
-                       lstrip_blocks=True, keep_trailing_newline=False)
+                       lstrip_blocks=True, keep_trailing_newline=False, auto_reload=False)
 
 
 def chat_messages(env: Environment, system: str, user: str, **context: Any) -> list[dict[str, str]]:

@@ -6,6 +6,7 @@ Public API (see each module's docstring for the why):
 - ``client``: ``LLMClient`` (``await client.complete(spec, messages, Schema, sample=, context=)``),
   ``LLMResult``, ``CallRecord``, ``UsageTotals``
 - ``transport``: keys, retries, concurrency, the endpoint (or the mock) behind a request
+- ``http``: ``ChatClient``, the HTTP of one chat completion (aiohttp), and its errors
 - ``schema``: ``parse_action``, ``response_format_for``, ``strict_json_schema``, re-ask messages
 - ``budget``: ``CostGuard``, ``SpendLedger``, request bounds and charges
 - ``mock``: the offline ``provider: mock`` (random schema-valid or scripted answers)
@@ -18,7 +19,7 @@ Public API (see each module's docstring for the why):
   ``start_server`` -> ``LocalServer`` (``.base_url``, ``.spec()``, ``.stop()``), ``wait_until_ready``,
   ``model_path``, ``local_model_spec``, ``llama_cpp_available``
 
-Importing this package does not import ``openai``; the client imports it on first use.
+Importing this package does not import aiohttp; the HTTP client imports it on its first request.
 """
 
 from marketarena.llm.budget import CostGuard, SpendLedger

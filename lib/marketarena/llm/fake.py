@@ -7,10 +7,12 @@ failures), ``Hang`` (no answer for a while, to trip the client's own timeout) an
 whose body is not a chat completion). ``FakeEndpoint.factory`` plugs into
 ``LLMClient(openai_factory=...)``; ``requests`` records what was sent.
 
-Why at the HTTP layer: the fake sits *under* a real ``openai.AsyncOpenAI`` (through an httpx mock
-transport), so the tests exercise the openai package's real request building, response parsing and
-exception mapping (500 -> ``InternalServerError``, a read timeout -> ``APITimeoutError``, ...), not a
-hand-made imitation of them. No socket is opened; a call takes well under a millisecond.
+Why at the HTTP layer: the fake is the wire under the real ``llm.http.ChatClient`` (it gets the
+request's URL, headers and body bytes and answers with a status, headers and body bytes, or raises
+what aiohttp's wire raises), so the tests exercise the client's real request building, answer
+parsing and error mapping (a 500's error body, ``Retry-After``, a refused connection, a body that
+is not JSON), not a hand-made imitation of them. No socket is opened; a call takes well under a
+millisecond.
 
 Scenario helpers build the usual scripts: ``valid``, ``invalid_then_valid``, ``always_invalid``,
 ``timeout_then``, ``server_errors_then``. ``schema_answer`` is a responder for any market: a
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import socket
 import struct
@@ -45,7 +46,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence, Union
 
+from urllib.parse import urlsplit
+
 from pydantic import BaseModel
+
+from marketarena.llm.http import ChatClient, ConnectionFailed
 
 FAKE_BASE_URL = "http://fake-endpoint.invalid/v1"
 
@@ -73,12 +78,12 @@ class Status:
 
 @dataclass(frozen=True)
 class Timeout:
-    """The transport times out reading the answer (openai raises ``APITimeoutError``)."""
+    """The transport times out reading the answer (the wire raises ``TimeoutError``)."""
 
 
 @dataclass(frozen=True)
 class ConnectFail:
-    """The transport cannot connect (openai raises ``APIConnectionError``)."""
+    """The transport cannot connect (the wire raises ``ConnectionFailed``, nothing sent)."""
 
 
 @dataclass(frozen=True)
@@ -98,16 +103,6 @@ class Garbage:
 
 Behaviour = Union[Reply, Status, Timeout, ConnectFail, Hang, Garbage]
 Responder = Callable[[dict[str, Any]], Behaviour]
-
-
-def _httpx_module() -> Any:
-    """The httpx distribution the installed openai package is built on (``httpx`` or ``httpx2``)."""
-    import openai
-
-    for cls in openai.DefaultAsyncHttpxClient.__mro__:
-        if cls.__name__ == "AsyncClient":
-            return importlib.import_module(cls.__module__.split(".")[0])
-    return importlib.import_module("httpx")
 
 
 def _content_text(content: str | dict[str, Any] | BaseModel | None) -> str | None:
@@ -153,53 +148,42 @@ class FakeEndpoint:
         return Status(418, f"fake endpoint: script exhausted after {len(self.script)} answers")
 
     def factory(self, base_url: str | None, api_key: str) -> Any:
-        """An ``openai.AsyncOpenAI`` whose HTTP goes to this fake (signature of ``openai_factory``)."""
-        import openai
-
-        httpx = _httpx_module()
+        """A ``ChatClient`` whose wire is this fake (signature of ``openai_factory``)."""
         self.api_keys_seen.add(api_key)
 
-        async def handle(request: Any) -> Any:
+        async def wire(url: str, headers: Any, data: bytes, timeout: float) -> tuple[int, dict, bytes]:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
-                return await answer(request)
+                return await self._answer(url, data, base_url)
             finally:
                 self.in_flight -= 1
 
-        async def answer(request: Any) -> Any:
-            raw = await request.aread()
-            body = json.loads(raw) if raw else {}
-            self.requests.append(FakeRequest(body=body, path=request.url.path, base_url=base_url))
-            behaviour = self._next(body)
-            if isinstance(behaviour, Reply):
-                if behaviour.delay_s:
-                    await asyncio.sleep(behaviour.delay_s)
-                return httpx.Response(
-                    200, json=completion_json(body.get("model", "fake"), behaviour, len(self.requests))
-                )
-            if isinstance(behaviour, Status):
-                error = {
-                    "error": {"message": behaviour.message, "type": "fake_error", "code": behaviour.code}
-                }
-                return httpx.Response(behaviour.code, json=error, headers=dict(behaviour.headers))
-            if isinstance(behaviour, Timeout):
-                raise httpx.ReadTimeout("fake read timeout", request=request)
-            if isinstance(behaviour, ConnectFail):
-                raise httpx.ConnectError("fake connection refused", request=request)
-            if isinstance(behaviour, Hang):
-                await asyncio.sleep(behaviour.seconds)
-                return httpx.Response(504, json={"error": {"message": "fake hang ended"}})
-            if isinstance(behaviour, Garbage):
-                return httpx.Response(
-                    200, content=behaviour.body.encode(), headers={"content-type": behaviour.content_type}
-                )
-            raise TypeError(f"unknown fake behaviour {behaviour!r}")
+        return ChatClient(base_url or FAKE_BASE_URL, api_key, wire=wire)
 
-        http_client = openai.DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
-        return openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url or FAKE_BASE_URL, max_retries=0, http_client=http_client
-        )
+    async def _answer(self, url: str, data: bytes, base_url: str | None) -> tuple[int, dict, bytes]:
+        body = json.loads(data) if data else {}
+        self.requests.append(FakeRequest(body=body, path=urlsplit(url).path, base_url=base_url))
+        behaviour = self._next(body)
+        json_type = {"content-type": "application/json"}
+        if isinstance(behaviour, Reply):
+            if behaviour.delay_s:
+                await asyncio.sleep(behaviour.delay_s)
+            answer = completion_json(body.get("model", "fake"), behaviour, len(self.requests))
+            return 200, json_type, json.dumps(answer).encode()
+        if isinstance(behaviour, Status):
+            error = {"error": {"message": behaviour.message, "type": "fake_error", "code": behaviour.code}}
+            return behaviour.code, {**json_type, **dict(behaviour.headers)}, json.dumps(error).encode()
+        if isinstance(behaviour, Timeout):
+            raise TimeoutError("fake read timeout")
+        if isinstance(behaviour, ConnectFail):
+            raise ConnectionFailed("fake connection refused", sent=False)
+        if isinstance(behaviour, Hang):
+            await asyncio.sleep(behaviour.seconds)
+            return 504, json_type, json.dumps({"error": {"message": "fake hang ended"}}).encode()
+        if isinstance(behaviour, Garbage):
+            return 200, {"content-type": behaviour.content_type}, behaviour.body.encode()
+        raise TypeError(f"unknown fake behaviour {behaviour!r}")
 
 
 def completion_json(model: str, reply: Reply, serial: int = 1) -> dict[str, Any]:

@@ -39,14 +39,18 @@ from marketarena.llm.spec import ModelSpec
 WORDS = ("steady", "value", "fair", "quality", "deal", "market", "price", "offer", "good", "trust")
 
 
-class _Completions:
+class MockOpenAI:
+    """Stands where ``llm.http.ChatClient`` would: ``complete(body)`` answers a request body."""
+
     def __init__(self, spec: ModelSpec):
         self.spec = spec
 
-    async def create(self, *, model: str, messages: list[dict], timeout: float | None = None,
-                     response_format: dict | None = None, **sampling: Any) -> dict[str, Any]:
+    async def complete(self, body: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        model, messages = body["model"], body["messages"]
+        response_format = body.get("response_format")
         request = {"model": model, "messages": messages, "response_format": response_format,
-                   **{k: v for k, v in sampling.items() if k != "timeout"}}
+                   **{k: v for k, v in body.items()
+                      if k not in ("model", "messages", "response_format")}}
         digest = hashlib.sha256(canonical_json(request).encode("utf-8")).digest()
         mock = self.spec.mock
         rng = np.random.default_rng([int.from_bytes(digest[:8], "little"), mock.seed])
@@ -62,18 +66,6 @@ class _Completions:
                              "message": {"role": "assistant", "content": content}}],
                 "usage": {"prompt_tokens": -(-prompt_bytes // 4),
                           "completion_tokens": -(-len(content.encode("utf-8")) // 4)}}
-
-
-class _Chat:
-    def __init__(self, spec: ModelSpec):
-        self.completions = _Completions(spec)
-
-
-class MockOpenAI:
-    """The part of ``openai.AsyncOpenAI`` the transport uses."""
-
-    def __init__(self, spec: ModelSpec):
-        self.chat = _Chat(spec)
 
     async def close(self) -> None:
         return None

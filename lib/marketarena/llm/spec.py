@@ -23,7 +23,7 @@ Choices:
   seeded by the request, or scripted answers (``mock``: ``policy``, ``seed``, ``answers``); the whole
   client path (cache, re-asks, usage, cost, records) still runs, so ``dvc repro`` can play LLM seats
   offline and deterministically.
-- ``base_url=None`` is the OpenAI default (the openai package also honours ``OPENAI_BASE_URL`` then).
+- ``base_url=None`` is the OpenAI default (``OPENAI_BASE_URL`` when set, as the openai package reads it).
 - Prices are US dollars per million tokens; 0 (the default) is right for local models.
 - ``structured_output``: ``json_schema`` is OpenAI's ``response_format`` (OpenAI, vLLM, Ollama, the C++
   llama-server); ``json_object_schema`` is llama-cpp-python's dialect (``{"type": "json_object",

@@ -1,12 +1,12 @@
 """The wire: one request to an OpenAI-compatible endpoint, with keys, concurrency, retries and money.
 
-- Clients: one ``openai.AsyncOpenAI`` per (base_url, key variable), created on the first request
-  that must really be sent, so a replay from the cache needs neither a key nor a server. The openai
-  package's own retries are off (ours are counted and logged). ``provider: mock`` models get the
-  offline mock (``llm/mock.py``) instead; tests plug in ``llm.fake.FakeEndpoint.factory``.
+- Clients: one ``llm.http.ChatClient`` per (base_url, key variable), created on the first request
+  that must really be sent, so a replay from the cache needs neither a key nor a server.
+  ``provider: mock`` models get the offline mock (``llm/mock.py``) instead; tests plug in
+  ``llm.fake.FakeEndpoint.factory`` (the same client over an in-process wire).
 - Keys come from the environment variable the spec names, are checked (set, ASCII, no whitespace or
-  control characters: ``InvalidAPIKey`` names the variable, never the value), passed to the openai
-  client and used for nothing else but redacting messages.
+  control characters: ``InvalidAPIKey`` names the variable, never the value), sent as the bearer
+  token and used for nothing else but redacting messages.
 - Concurrency: an ``asyncio.Semaphore`` per endpoint (base_url), sized by the first spec that uses
   it, held only during a request, not during back-off sleeps.
 - Retries: 408 / 409 / 429 / 5xx, timeouts, connection errors (a reset, a truncated body) and 200s
@@ -35,13 +35,14 @@ from typing import Any, Callable, Mapping
 from marketarena.llm.budget import Bound, Charge, CostGuard, charge_for
 from marketarena.llm.cache import canonical_json
 from marketarena.llm.errors import BudgetExceeded, InvalidAPIKey, LLMEndpointError, MissingAPIKey, redact
+from marketarena.llm.http import OPENAI_DEFAULT_URL, BadResponse, ChatClient, ConnectionFailed, StatusError
 from marketarena.llm.spec import ModelSpec
 
 log = logging.getLogger("marketarena.llm")
 
+# (base_url, api_key) -> a client with ``async complete(body, timeout) -> dict`` and ``close()``
 OpenAIFactory = Callable[[str | None, str], Any]
 DUMMY_API_KEY = "no-key-needed"  # sent to endpoints whose spec has api_key_env=None
-OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
 @dataclass
@@ -52,48 +53,25 @@ class Failure:
     retry_after_s: float | None = None
     served: bool = True  # the endpoint may have served (and billed) the request
 
+
 def classify(exc: BaseException) -> Failure | None:
     """What kind of endpoint failure ``exc`` is, or None if it is not one (then it propagates)."""
-    import openai
-
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, openai.APITimeoutError)):
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Failure(True, "timeout", "the request timed out")
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
-        # httpx's (or httpx2's) ConnectError / ConnectTimeout: nothing reached the endpoint
-        unsent = type(cause).__name__ in ("ConnectError", "ConnectTimeout")
-        return Failure(True, "connection", f"connection error ({detail})", served=not unsent)
-    if isinstance(exc, openai.APIStatusError):
-        code = exc.status_code
+    if isinstance(exc, ConnectionFailed):
+        return Failure(True, "connection", f"connection error ({exc})", served=exc.sent)
+    if isinstance(exc, StatusError):
+        code = exc.status
         retryable = code in (408, 409, 429) or code >= 500
         if code in (401, 403):
             detail = "authentication failed (the server's text is not shown, it may quote the key)"
         else:
-            detail = str(getattr(exc, "message", "") or exc)
-        retry_after = None
-        try:
-            header = exc.response.headers.get("retry-after")
-            retry_after = float(header) if header is not None else None
-        except (AttributeError, TypeError, ValueError):
-            retry_after = None
-        return Failure(retryable, code, detail, retry_after, served=False)
-    if isinstance(exc, openai.APIError):
-        return Failure(False, "error", str(exc))
+            detail = f"HTTP {code}: {exc.message}"
+        return Failure(retryable, code, detail, exc.retry_after_s, served=False)
     return None
 
 
-class BadResponse(Exception):
-    """HTTP 200 whose body is not a chat completion."""
-
-
-def completion_dict(response: Any) -> dict[str, Any]:
-    if isinstance(response, dict):
-        data = response
-    elif hasattr(response, "model_dump"):
-        data = response.model_dump(mode="json", exclude_unset=True)
-    else:
-        raise BadResponse(f"the endpoint answered with {type(response).__name__}: {str(response)[:200]!r}")
+def completion_dict(data: Any) -> dict[str, Any]:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
         raise BadResponse(f"the endpoint's answer is not a chat completion: {canonical_json(data)[:200]}")
@@ -110,9 +88,7 @@ def answer_text(data: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def default_openai_factory(base_url: str | None, api_key: str) -> Any:
-    import openai
-
-    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+    return ChatClient(base_url, api_key)
 
 
 def check_api_key(variable: str, value: str) -> str:
@@ -148,21 +124,6 @@ class Attempts:
         """An attempt that may have been served but brought no answer: charged its bound."""
         guard.settle(reservation, Charge.bound(bound))
         self.unanswered_usd += bound.usd
-
-
-async def _create(client: Any, body: dict[str, Any], timeout: float) -> Any:
-    """One chat completion. An ``openai.AsyncOpenAI`` client gets ``body`` as it is (it is plain
-    JSON already) through its ``post``, the request ``chat.completions.create`` sends, without the
-    conversion of every message and schema node to the package's typed parameters (a few
-    milliseconds of CPU a call, most of our side of a request); its HTTP, parsing and exception
-    mapping are the same. Other clients (the mock provider) are asked through ``create``."""
-    post = getattr(client, "post", None)
-    if post is None:
-        return await client.chat.completions.create(**body, timeout=timeout)
-    from openai.types.chat import ChatCompletion
-
-    return await post("/chat/completions", cast_to=ChatCompletion, body=body,
-                      options={"timeout": timeout})
 
 
 async def _off_loop_reserve(guard: CostGuard, usd: float, alias: str) -> Any:
@@ -285,7 +246,7 @@ class Transport:
                 started = time.perf_counter()
                 try:
                     response = await asyncio.wait_for(
-                        _create(endpoint.client, body, spec.timeout_s), timeout=spec.timeout_s)
+                        endpoint.client.complete(body, spec.timeout_s), timeout=spec.timeout_s)
                     data = completion_dict(response)
                 except BadResponse as err:
                     attempts.add_unanswered(guard, reservation, bound)

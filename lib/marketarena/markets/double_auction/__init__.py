@@ -33,7 +33,6 @@ import pandas as pd
 
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
-from marketarena.markets.double_auction import calibration as cal
 from marketarena.markets.double_auction import metrics as da_metrics
 from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
@@ -153,6 +152,7 @@ class DoubleAuctionPlugin(MarketPlugin):
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: DoubleAuctionParams, instance: str) -> list[Path]:
+        from marketarena.markets.double_auction import calibration as cal  # scipy.stats: 0.8 s
         from marketarena.plots import double_auction as plots
         from marketarena.plots.tables import write_frame
 
