@@ -16,8 +16,8 @@ else a random schema-valid answer), ``max_concurrency`` ``--concurrency``. The i
 max(longest chain of sequential requests x delay, requests x delay / max_concurrency), the chain
 counted from the logs (``estimate.episode_depth``). Prints figures; asserts nothing. Run:
 ``.venv/bin/python benchmarks/bench_llm_speed.py --scenario double_auction [--games 100]
-[--delay 0.2] [--concurrency 32]``; compare with another checkout by putting its ``lib`` first
-on ``PYTHONPATH``.
+[--delay 0.2] [--concurrency 32] [--workers auto] [--in-flight auto]``; compare with another
+checkout by running that checkout's copy of this script (it puts its own ``lib`` first on the path).
 """
 
 from __future__ import annotations
