@@ -320,7 +320,7 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         lines = progress and counters is None  # a plain line per unit where no live line is drawn
         try:
             with progress_line.display(instance, to_play, counters, bool(aliases),
-                                       counters is not None):
+                                       counters is not None), heap_frozen():
                 if ray_address is not None or workers > 1:
                     if llm is not None:  # the parent only checked the keys; each worker has its own
                         asyncio.run(llm.aclose())
@@ -567,6 +567,7 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
         _set_counters(progress_line.Counters(len(_COUNTERS_ARRAY) // len(progress_line.FIELDS),
                                              _COUNTERS_ARRAY), slot)
     _, resources = load_inputs(instance, params, data_dir)
+    gc.freeze()  # as heap_frozen (the process ends with its share)
     summary = {"played": 0}
     llm = None
     if llm_aliases(params, instance):
@@ -708,6 +709,21 @@ def _finish_unit(instance, dirs, unit, played, wall, summary, progress, k, n_uni
                 else f"episode {unit.name}")
         print(f"[{instance}] {what} done in {wall:.2f}s ({k + 1}/{n_units} to play){usage}",
               file=sys.stderr, flush=True)
+
+
+@contextmanager
+def heap_frozen():
+    """Every object alive when the episodes start (the modules, the market's inputs,
+    supply_chain's embedding model) out of the cyclic collector's sight while they play
+    (``gc.freeze``): they live as long as the run, and each full collection walked them all,
+    0.2-0.5 s with the embedding model loaded, stalling every episode in flight (0.4 s of an LLM
+    supply_chain episode's 1.5 s above its ideal). Given back to the collector afterwards
+    (``gc.unfreeze``), so that a process running many simulations (the tests) keeps no garbage."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextmanager

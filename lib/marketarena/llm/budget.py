@@ -265,6 +265,12 @@ class CostGuard:
     every later uncached request (``tripped``), so that concurrent agents cannot slip past a
     stopping run. ``settle`` replaces a reservation by the call's charge, never more than the
     reservation; ``release`` drops it (a request the endpoint refused).
+
+    The three operations are *group-committed*: each is queued, and whichever thread takes the
+    guard's lock next applies every operation queued by then, in order, in one transaction (one
+    locked read and one write of the ledger). Each operation is on disk before it returns, as if
+    it had its own transaction; twenty requests of one decision point cost one or two ledger
+    writes instead of twenty (their reservations took 18 ms before the last request could leave).
     """
 
     def __init__(self, max_cost_usd: float | None = None, ledger: SpendLedger | None = None) -> None:
@@ -273,7 +279,9 @@ class CostGuard:
         self._spent = 0.0
         self._reserved: dict[str, Any] = {}
         self._tripped: str | bool = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # held by a transaction (re-entered by the group commit)
+        self._queued: list[_Queued] = []
+        self._queue_lock = threading.Lock()
 
     # -- state, in memory or in the ledger --------------------------------------------------------
     def _state(self):
@@ -314,44 +322,79 @@ class CostGuard:
         return None if self.max_cost_usd is None else self.max_cost_usd - self.spent_usd
 
     # -- the three operations ---------------------------------------------------------------------
+    def _commit(self, op: Any) -> Any:
+        """``op(state)`` applied in the next transaction, with every operation queued by then
+        (see the class docstring); its result, or its exception raised here."""
+        mine = _Queued(op)
+        with self._queue_lock:
+            self._queued.append(mine)
+        with self._lock:
+            if not mine.done:  # nobody took it yet: this thread commits everything queued
+                with self._queue_lock:
+                    batch, self._queued = self._queued, []
+                with self._state() as s:
+                    for queued in batch:
+                        try:
+                            queued.result = queued.op(s)
+                        except Exception as err:  # noqa: BLE001 - handed to its own caller
+                            queued.error = err
+                        queued.done = True
+        if mine.error is not None:
+            raise mine.error
+        return mine.result
+
     def reserve(self, amount: float, alias: str) -> Reservation:
         rid = uuid.uuid4().hex
-        with self._state() as s:
-            if self.max_cost_usd is not None:
-                if isinstance(s["tripped"], str):  # an overrun
-                    raise BudgetExceeded(f"the run is stopping: {s['tripped']}",
-                                         spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
-                reserved = sum(_amount(v) for v in s["reserved"].values())
-                projected = s["spent_usd"] + reserved + amount
-                if s["tripped"] or projected > self.max_cost_usd:
-                    s["tripped"] = True
-                    raise BudgetExceeded(
-                        f"budget max_cost_usd={self.max_cost_usd:.4f} reached: spent "
-                        f"{s['spent_usd']:.4f} USD, {reserved:.4f} in flight, and the next call "
-                        f"to {alias!r} may cost up to {amount:.4f}; stopping before exceeding it "
-                        "(raise llm.max_cost_usd to go on)",
-                        spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
-            s["reserved"][rid] = amount if self.ledger is None else [amount, _owner()]
+        return self._commit(lambda s: self._reserve(s, rid, amount, alias))
+
+    def _reserve(self, s: dict[str, Any], rid: str, amount: float, alias: str) -> Reservation:
+        if self.max_cost_usd is not None:
+            if isinstance(s["tripped"], str):  # an overrun
+                raise BudgetExceeded(f"the run is stopping: {s['tripped']}",
+                                     spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
+            reserved = sum(_amount(v) for v in s["reserved"].values())
+            projected = s["spent_usd"] + reserved + amount
+            if s["tripped"] or projected > self.max_cost_usd:
+                s["tripped"] = True
+                raise BudgetExceeded(
+                    f"budget max_cost_usd={self.max_cost_usd:.4f} reached: spent "
+                    f"{s['spent_usd']:.4f} USD, {reserved:.4f} in flight, and the next call "
+                    f"to {alias!r} may cost up to {amount:.4f}; stopping before exceeding it "
+                    "(raise llm.max_cost_usd to go on)",
+                    spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
+        s["reserved"][rid] = amount if self.ledger is None else [amount, _owner()]
         return Reservation(rid, amount, alias)
 
     def settle(self, reservation: Reservation, charge: Charge | float) -> None:
         """Replace the reservation by the call's charge, at most the reserved amount."""
+        self._commit(lambda s: self._settle(s, reservation, charge))
+
+    @staticmethod
+    def _settle(s: dict[str, Any], reservation: Reservation, charge: Charge | float) -> None:
         usd = min(charge.usd if isinstance(charge, Charge) else float(charge), reservation.amount)
-        with self._state() as s:
-            s["reserved"].pop(reservation.id, None)
-            s["spent_usd"] += usd
-            if isinstance(charge, Charge) and charge.over_bound:
-                s["tripped"] = (f"model {reservation.alias!r} reported more tokens than the "
-                                f"request's upper bound (it claimed {charge.claimed_usd:.4f} USD, "
-                                f"the bound is {reservation.amount:.4f}); the call was charged the "
-                                "bound. Check the endpoint's usage and the model's prices")
-                s["overruns"].append({"alias": reservation.alias, "reserved_usd": reservation.amount,
-                                      "charged_usd": usd, "claimed_usd": charge.claimed_usd,
-                                      "at": time.time()})
+        s["reserved"].pop(reservation.id, None)
+        s["spent_usd"] += usd
+        if isinstance(charge, Charge) and charge.over_bound:
+            s["tripped"] = (f"model {reservation.alias!r} reported more tokens than the "
+                            f"request's upper bound (it claimed {charge.claimed_usd:.4f} USD, "
+                            f"the bound is {reservation.amount:.4f}); the call was charged the "
+                            "bound. Check the endpoint's usage and the model's prices")
+            s["overruns"].append({"alias": reservation.alias, "reserved_usd": reservation.amount,
+                                  "charged_usd": usd, "claimed_usd": charge.claimed_usd,
+                                  "at": time.time()})
 
     def release(self, reservation: Reservation) -> None:
-        with self._state() as s:
-            s["reserved"].pop(reservation.id, None)
+        self._commit(lambda s: s["reserved"].pop(reservation.id, None))
+
+
+@dataclass
+class _Queued:
+    """An operation waiting for its transaction, then its outcome."""
+
+    op: Any
+    done: bool = False
+    result: Any = None
+    error: BaseException | None = None
 
 
 def _amount(value: Any) -> float:

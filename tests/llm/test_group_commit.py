@@ -1,0 +1,75 @@
+"""The budget's group commit (``CostGuard._commit``): operations queued while another thread holds
+the ledger go to disk together, each one applied in order and answered on its own."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from marketarena.llm.budget import CostGuard, SpendLedger
+from marketarena.llm.errors import BudgetExceeded
+
+
+def test_operations_queued_meanwhile_share_one_transaction(tmp_path):
+    guard = CostGuard(10.0, SpendLedger(tmp_path / "spend.json"))
+    transactions = []
+    state = guard._state
+
+    def counted():
+        transactions.append(1)
+        return state()
+    guard._state = counted
+    results, errors = [], []
+
+    def reserve():
+        try:
+            results.append(guard.reserve(1.0, "m"))
+        except BudgetExceeded as err:
+            errors.append(err)
+
+    with guard._lock:  # another transaction is on disk: the five queue up behind it
+        threads = [threading.Thread(target=reserve) for _ in range(5)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 10
+        while len(guard._queued) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(guard._queued) == 5
+    for t in threads:
+        t.join()
+    assert len(transactions) == 1 and len(results) == 5 and not errors
+    guard._state = state
+    ledger = SpendLedger(tmp_path / "spend.json").read()
+    assert sorted(ledger["reserved"]) == sorted(r.id for r in results)
+
+
+@pytest.mark.parametrize("threads", [8, 32])
+def test_concurrent_reservations_never_pass_the_limit_and_every_charge_counts(tmp_path, threads):
+    """Each call charged its whole bound of 1.0: at most seven fit under 7.5, whatever the
+    batching; the rest are refused and every charge is in the ledger."""
+    guard = CostGuard(7.5, SpendLedger(tmp_path / "spend.json"))
+    granted, refused = [], []
+    lock = threading.Lock()
+
+    def one():
+        try:
+            reservation = guard.reserve(1.0, "m")
+        except BudgetExceeded:
+            with lock:
+                refused.append(1)
+            return
+        with lock:
+            granted.append(reservation)
+        guard.settle(reservation, 1.0)
+
+    workers = [threading.Thread(target=one) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    ledger = SpendLedger(tmp_path / "spend.json").read()
+    # a refusal trips the guard, so later ones are refused even after settles free the room
+    assert len(granted) == 7 and len(refused) == threads - 7
+    assert ledger["reserved"] == {} and ledger["spent_usd"] == pytest.approx(7.0)
