@@ -45,7 +45,6 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence, Union
-
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
