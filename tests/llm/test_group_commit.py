@@ -73,3 +73,36 @@ def test_concurrent_reservations_never_pass_the_limit_and_every_charge_counts(tm
     # a refusal trips the guard, so later ones are refused even after settles free the room
     assert len(granted) == 7 and len(refused) == threads - 7
     assert ledger["reserved"] == {} and ledger["spent_usd"] == pytest.approx(7.0)
+
+
+def test_a_failed_transaction_fails_every_operation_it_held(tmp_path):
+    """No operation of a transaction that failed (a full disk, say) returns as if it were on
+    disk, even when the next transaction would succeed."""
+    guard = CostGuard(10.0, SpendLedger(tmp_path / "spend.json"))
+    state, calls = guard._state, []
+
+    def failing_once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return state()
+    guard._state = failing_once
+    outcomes = []
+
+    def reserve():
+        try:
+            outcomes.append(guard.reserve(1.0, "m"))
+        except OSError as err:
+            outcomes.append(err)
+
+    with guard._lock:
+        threads = [threading.Thread(target=reserve) for _ in range(3)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 10
+        while len(guard._queued) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 3 and all(isinstance(o, OSError) for o in outcomes), outcomes
+    assert len(calls) == 1  # one transaction, failed for all three

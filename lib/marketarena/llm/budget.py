@@ -332,12 +332,19 @@ class CostGuard:
             if not mine.done:  # nobody took it yet: this thread commits everything queued
                 with self._queue_lock:
                     batch, self._queued = self._queued, []
-                with self._state() as s:
+                try:
+                    with self._state() as s:
+                        for queued in batch:
+                            try:
+                                queued.result = queued.op(s)
+                            except Exception as err:  # noqa: BLE001 - handed to its own caller
+                                queued.error = err
+                except BaseException as err:  # the ledger unreadable or unwritable: none is done
                     for queued in batch:
-                        try:
-                            queued.result = queued.op(s)
-                        except Exception as err:  # noqa: BLE001 - handed to its own caller
-                            queued.error = err
+                        queued.error = err
+                    raise
+                finally:
+                    for queued in batch:
                         queued.done = True
         if mine.error is not None:
             raise mine.error
