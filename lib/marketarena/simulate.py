@@ -381,7 +381,8 @@ def _numbered(todo) -> list[tuple[int, logs.Unit, list[EpisodeSpec]]]:
 
 def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeSpec]]]]:
     """The units to play dealt round-robin, per worker (Ray tasks; local workers pull them)."""
-    return [_numbered(todo)[w::workers] for w in range(workers)]
+    numbered = _numbered(todo)
+    return [numbered[w::workers] for w in range(workers)]
 
 
 def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
@@ -567,7 +568,6 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
         _set_counters(progress_line.Counters(len(_COUNTERS_ARRAY) // len(progress_line.FIELDS),
                                              _COUNTERS_ARRAY), slot)
     _, resources = load_inputs(instance, params, data_dir)
-    gc.freeze()  # as heap_frozen (the process ends with its share)
     summary = {"played": 0}
     llm = None
     if llm_aliases(params, instance):
@@ -575,8 +575,9 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
 
         llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance))
     try:
-        asyncio.run(_play_all(instance, params, resources, dirs, n_units,
-                              _pulled() if share is None else share, summary, progress, llm))
+        with heap_frozen():
+            asyncio.run(_play_all(instance, params, resources, dirs, n_units,
+                                  _pulled() if share is None else share, summary, progress, llm))
     except RunAborted as exc:  # crosses the process boundary as a plain RunAborted with its text
         raise RunAborted(f"{type(exc).__name__}: {exc}") from None
     return summary["played"]

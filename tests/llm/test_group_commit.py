@@ -12,6 +12,21 @@ from marketarena.llm.budget import CostGuard, SpendLedger
 from marketarena.llm.errors import BudgetExceeded
 
 
+def queued_behind_a_transaction(guard: CostGuard, target, n: int) -> None:
+    """``n`` threads running ``target``, started while another transaction holds the guard's
+    lock, so that all ``n`` operations are queued before any commits; joined."""
+    with guard._lock:
+        threads = [threading.Thread(target=target) for _ in range(n)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 10
+        while len(guard._queued) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(guard._queued) == n
+    for t in threads:
+        t.join()
+
+
 def test_operations_queued_meanwhile_share_one_transaction(tmp_path):
     guard = CostGuard(10.0, SpendLedger(tmp_path / "spend.json"))
     transactions = []
@@ -29,16 +44,7 @@ def test_operations_queued_meanwhile_share_one_transaction(tmp_path):
         except BudgetExceeded as err:
             errors.append(err)
 
-    with guard._lock:  # another transaction is on disk: the five queue up behind it
-        threads = [threading.Thread(target=reserve) for _ in range(5)]
-        for t in threads:
-            t.start()
-        deadline = time.monotonic() + 10
-        while len(guard._queued) < 5 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert len(guard._queued) == 5
-    for t in threads:
-        t.join()
+    queued_behind_a_transaction(guard, reserve, 5)
     assert len(transactions) == 1 and len(results) == 5 and not errors
     guard._state = state
     ledger = SpendLedger(tmp_path / "spend.json").read()
@@ -95,14 +101,6 @@ def test_a_failed_transaction_fails_every_operation_it_held(tmp_path):
         except OSError as err:
             outcomes.append(err)
 
-    with guard._lock:
-        threads = [threading.Thread(target=reserve) for _ in range(3)]
-        for t in threads:
-            t.start()
-        deadline = time.monotonic() + 10
-        while len(guard._queued) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-    for t in threads:
-        t.join()
+    queued_behind_a_transaction(guard, reserve, 3)
     assert len(outcomes) == 3 and all(isinstance(o, OSError) for o in outcomes), outcomes
     assert len(calls) == 1  # one transaction, failed for all three

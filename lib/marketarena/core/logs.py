@@ -180,12 +180,15 @@ def write_table(df: pd.DataFrame, path: Path) -> dict[str, Any]:
     data = sink.getvalue().to_pybytes()
     with open(path, "wb") as f:
         f.write(data)
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    return _record(data)
 
 
 def file_record(path: Path) -> dict[str, Any]:
     """Size and sha256 of one written file, as ``meta.json["files"]`` records it."""
-    data = path.read_bytes()
+    return _record(path.read_bytes())
+
+
+def _record(data: bytes) -> dict[str, Any]:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 

@@ -2,7 +2,7 @@
 
 ``ChatClient(base_url, api_key)`` sends a request body (plain JSON already: the transport builds
 it) with the key as a bearer token and returns the answer as a dict. What can go wrong is said in
-three exceptions the transport classifies (``transport.classify``):
+four exceptions the transport classifies (``transport.classify`` and ``Transport.send``):
 
 - ``StatusError``: the endpoint answered with an HTTP error (its status, the message of an
   OpenAI-style error body or the start of the text, ``Retry-After`` in seconds);
@@ -12,10 +12,10 @@ three exceptions the transport classifies (``transport.classify``):
 - ``TimeoutError``: no answer within the timeout;
 - and ``BadResponse``: a 200 whose body is not a JSON object.
 
-Why our own few lines and not the openai package's client: that client spent 3.3-4.1 ms of CPU a
+Why our own few lines and not the openai package's client: that client spent 2.8-3.1 ms of CPU a
 request in its HTTP stack (httpx, its connection pool's bookkeeping, response models) against
-0.6 ms for aiohttp, measured side by side on 3,000 requests 32 at a time against the loopback
-endpoint (``benchmarks/bench_llm_overhead.py --http``). With 32 requests in flight and a market to
+0.53 ms for this one over aiohttp, measured side by side on 3,000 requests 32 at a time against
+the loopback endpoint (``benchmarks/bench_llm_overhead.py --http``). With 32 requests in flight and a market to
 simulate between them, that CPU was most of the gap between an LLM run and the endpoint's speed.
 Nothing of the openai package was used beyond the request and its answer: the body is built,
 retried, budgeted and parsed by us. As there, ``base_url`` None is OpenAI's API, or

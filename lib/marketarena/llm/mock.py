@@ -48,9 +48,7 @@ class MockOpenAI:
     async def complete(self, body: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         model, messages = body["model"], body["messages"]
         response_format = body.get("response_format")
-        request = {"model": model, "messages": messages, "response_format": response_format,
-                   **{k: v for k, v in body.items()
-                      if k not in ("model", "messages", "response_format")}}
+        request = {"response_format": None, **body}  # hashed with sorted keys (canonical_json)
         digest = hashlib.sha256(canonical_json(request).encode("utf-8")).digest()
         mock = self.spec.mock
         rng = np.random.default_rng([int.from_bytes(digest[:8], "little"), mock.seed])
