@@ -366,7 +366,9 @@ def worker_count(params: Params, instance: str, units: int, cores: int | None = 
 
 
 def _worker_params(params: Params, instance: str, workers: int) -> Params:
-    """Each worker's share of every endpoint's ``max_concurrency`` (their sum stays within it)."""
+    """Each worker's share of every endpoint's ``max_concurrency``: the limit of a Ray task's
+    requests (their sum stays within it); a local worker's slots are the run's, shared
+    (:func:`shared_slots`), and its share only sizes its window of episodes (:func:`in_flight`)."""
     models = {alias: (spec.model_copy(update={"max_concurrency": max(1, spec.max_concurrency // workers)})
                       if alias in llm_aliases(params, instance) else spec)
               for alias, spec in params.models.items()}
@@ -402,13 +404,15 @@ def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
     context = multiprocessing.get_context("spawn")
+    slots = shared_slots(params, instance, context)
     units = context.Queue()
     for item in _numbered(todo):
         units.put(item)
     for _ in range(workers):
         units.put(None)  # one end mark per worker
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
-                               initargs=(os.getpid(), str(live), counters and counters.array, units))
+                               initargs=(os.getpid(), str(live), counters and counters.array, units,
+                                         slots))
     try:
         pending = {pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, None,
                                progress, w) for w in range(workers)}
@@ -469,6 +473,8 @@ _COUNTERS: tuple[progress_line.Counters, int] | None = None
 _COUNTERS_ARRAY = None
 #: in a local worker: the run's queue of units to play (``_play_in_workers``)
 _UNITS = None
+#: in a local worker: the endpoints' slots, shared by the run's workers (``shared_slots``)
+_SLOTS = None
 
 
 def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
@@ -476,14 +482,14 @@ def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
     _COUNTERS = (counters, slot) if counters is not None else None
 
 
-def _worker_init(parent: int, live: str, counters_array=None, units=None) -> None:
+def _worker_init(parent: int, live: str, counters_array=None, units=None, slots=None) -> None:
     """A worker's start: die with the run's main process (Linux ``PR_SET_PDEATHSIG``: the kernel
     sends SIGKILL when it dies, however it dies; elsewhere :func:`_check_parent` between units) and
     hold the run's liveness lock (shared) for as long as the worker lives."""
-    global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY, _UNITS
+    global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY, _UNITS, _SLOTS
     _PARENT = parent
     _COUNTERS_ARRAY = counters_array  # shared memory: handed over when the process starts
-    _UNITS = units
+    _UNITS, _SLOTS = units, slots
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -573,7 +579,8 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
     if llm_aliases(params, instance):
         from marketarena.agents.llm_agent import LLMRuntime
 
-        llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance))
+        llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance),
+                         shared_slots=_SLOTS)
     try:
         with heap_frozen():
             asyncio.run(_play_all(instance, params, resources, dirs, n_units,
@@ -639,6 +646,26 @@ async def _play_units(instance, params, resources, dirs, n_units, todo, summary,
                      k, n_units, llm)
 
 
+def endpoint_limits(params: Params, instance: str) -> dict[str | None, int]:
+    """The ``max_concurrency`` of each endpoint the instance's LLM seats use (``slot_key``; the
+    smallest, should two of its models disagree)."""
+    from marketarena.llm.transport import slot_key
+
+    limits: dict[str | None, int] = {}
+    for alias in llm_aliases(params, instance):
+        spec = params.models[alias]
+        key = slot_key(spec)
+        limits[key] = min(limits.get(key, spec.max_concurrency), spec.max_concurrency)
+    return limits
+
+
+def shared_slots(params: Params, instance: str, context) -> dict[str | None, tuple[object, int]]:
+    """{endpoint: (a ``context`` semaphore of its ``max_concurrency`` slots, that size)}: the slots
+    every local worker of the run takes its requests' from (``llm.slots``)."""
+    return {key: (context.BoundedSemaphore(size), size)
+            for key, size in endpoint_limits(params, instance).items()}
+
+
 def in_flight(params: Params, instance: str) -> int:
     """Episodes with LLM seats a worker plays side by side: ``execution.episodes_in_flight``, or
     (``auto``) twice the requests its endpoints take at once (the sum of their
@@ -647,22 +674,25 @@ def in_flight(params: Params, instance: str) -> int:
     setting = params.execution.episodes_in_flight
     if setting != "auto":
         return setting
-    endpoints = {}
-    for alias in llm_aliases(params, instance):
-        spec = params.models[alias]
-        endpoints[f"mock:{alias}" if spec.provider == "mock" else spec.base_url] = spec.max_concurrency
-    return 2 * sum(endpoints.values())
+    return 2 * sum(endpoint_limits(params, instance).values())
 
 
 async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
                              progress, llm, window: int) -> None:
     """Episodes of ``todo``'s units started in plan order, at most ``window`` at a time, in one
-    event loop: the endpoint's waits of one episode are the others' time to play. A unit is
-    written (atomically, as ever) when its last episode ends, so units may finish out of order;
-    each episode's logs depend on its seed and its answers only, never on what ran beside it.
-    The first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in
-    flight and is raised; every unit finished before it is on disk."""
+    event loop: the endpoint's waits of one episode are the others' time to play. Each episode
+    started runs to its first request before the next is started, so requests leave from the
+    first moment rather than after the whole window's first steps. A unit is written
+    (atomically, as ever) when its last episode ends, by one writer thread: writing an
+    episode's tables takes 15-40 ms of CPU, during which the event loop would send no request
+    (the writer lets it run between its own steps). Units may finish out of order; each
+    episode's logs depend on its seed and its answers only, never on what ran beside it. The
+    first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in flight
+    and is raised; every unit finished before it is on disk (a write under way completes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     slots = asyncio.Semaphore(window)
+    loop = asyncio.get_running_loop()
 
     async def episode(spec, seed):
         try:
@@ -672,9 +702,10 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
 
     async def unit_done(k, unit, episodes, t0):
         played = [await task for task in episodes]
-        _finish_unit(instance, dirs, unit, played, time.perf_counter() - t0, summary, progress,
-                     k, n_units, llm)
+        await loop.run_in_executor(writer, _finish_unit, instance, dirs, unit, played,
+                                   time.perf_counter() - t0, summary, progress, k, n_units, llm)
 
+    writer = ThreadPoolExecutor(1, thread_name_prefix="marketarena-writer")
     try:
         async with asyncio.TaskGroup() as group:
             for k, unit, specs in todo:  # the next unit is taken when the last one has started
@@ -683,9 +714,12 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
                 for spec, ep in zip(specs, unit.episodes):
                     await slots.acquire()
                     episodes.append(group.create_task(episode(spec, ep.seed)))
+                    await asyncio.sleep(0)  # let it play to its first request
                 group.create_task(unit_done(k, unit, episodes, t0))
     except BaseExceptionGroup as failed:  # the first failure, as a one-at-a-time run raises it
         raise _first_error(failed) from None
+    finally:
+        writer.shutdown(wait=True)
 
 
 def _first_error(group: BaseExceptionGroup) -> BaseException:

@@ -104,3 +104,22 @@ def test_a_failed_transaction_fails_every_operation_it_held(tmp_path):
     queued_behind_a_transaction(guard, reserve, 3)
     assert len(outcomes) == 3 and all(isinstance(o, OSError) for o in outcomes), outcomes
     assert len(calls) == 1  # one transaction, failed for all three
+
+
+def test_two_ledgers_on_one_file_in_one_process_lose_no_charge(tmp_path):
+    """Each ledger keeps its lock file open for its life: two of them on one file (two guards of
+    one process, as the main process and a worker's runtime may be) must still exclude each
+    other, and the threads of one must not slip past each other on a lock they share."""
+    guards = [CostGuard(None, SpendLedger(tmp_path / "spend.json")) for _ in range(2)]
+
+    def spend(guard):
+        for _ in range(50):
+            guard.settle(guard.reserve(0.25, "m"), 0.125)
+
+    threads = [threading.Thread(target=spend, args=(g,)) for g in guards for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ledger = SpendLedger(tmp_path / "spend.json").read()
+    assert ledger["spent_usd"] == 2 * 4 * 50 * 0.125 and ledger["reserved"] == {}

@@ -83,14 +83,17 @@ class LLMRuntime:
     With ``ledger_path`` the budget is a :class:`~marketarena.llm.budget.SpendLedger` there (shared by
     processes, kept across resumed runs; ``exclusive_ledger``: the caller holds the instance's run
     lock, so reservations left in the ledger are a dead run's and are charged now); without it, an
-    in-memory guard for this run."""
+    in-memory guard for this run. ``shared_slots``: the endpoints' ``max_concurrency`` shared with
+    the run's other worker processes (``llm.slots``)."""
 
-    def __init__(self, params, openai_factory=None, ledger_path=None, exclusive_ledger=False):
+    def __init__(self, params, openai_factory=None, ledger_path=None, exclusive_ledger=False,
+                 shared_slots=None):
         self.models = params.models
         ledger = (SpendLedger(ledger_path, exclusive=exclusive_ledger) if ledger_path is not None
                   else None)
         self.client = LLMClient(params.llm, openai_factory=openai_factory,
-                                cost_guard=CostGuard(params.llm.max_cost_usd, ledger))
+                                cost_guard=CostGuard(params.llm.max_cost_usd, ledger),
+                                shared_slots=shared_slots)
 
     def agent(self, agent_id: str, entry: RosterEntry, run: int, plugin: "MarketPlugin",
               market: str) -> LLMAgent:

@@ -46,6 +46,7 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,9 @@ class SpendLedger:
     def __init__(self, path: str | os.PathLike[str], exclusive: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+        self._lock_file: tuple[int, Any] | None = None  # (pid, open lock file)
+        self._threads = threading.Lock()  # one transaction of this object at a time
         with self._locked() as state:
             orphans = {k: v for k, v in state["reserved"].items()
                        if exclusive or _gone(v[1] if isinstance(v, list) else None)}
@@ -166,12 +170,16 @@ class SpendLedger:
 
         class _Ctx:
             def __enter__(self):
-                # the lock is a file of its own: the ledger itself is replaced on every write, and
-                # a lock on a replaced file's old inode would not exclude anyone
-                self.fh = open(ledger.path.with_name(ledger.path.name + ".lock"), "a+")
-                fcntl.flock(self.fh, fcntl.LOCK_EX)
+                ledger._threads.acquire()  # a flock does not exclude threads sharing its file
                 try:
-                    text = ledger.path.read_text(encoding="utf-8")
+                    self.fh = ledger._lock_handle()
+                    fcntl.flock(self.fh, fcntl.LOCK_EX)
+                except BaseException:
+                    ledger._threads.release()
+                    raise
+                try:
+                    with open(ledger.path, encoding="utf-8") as f:
+                        text = f.read()
                 except FileNotFoundError:
                     text = ""
                 try:
@@ -179,8 +187,7 @@ class SpendLedger:
                     if not isinstance(self.state, dict):
                         raise ValueError
                 except ValueError:
-                    fcntl.flock(self.fh, fcntl.LOCK_UN)
-                    self.fh.close()
+                    self._unlock()
                     raise LedgerError(f"{ledger.path}: the spend ledger is not valid JSON; fix it, "
                                       "or delete it to start counting afresh") from None
                 self.state.setdefault("spent_usd", 0.0)
@@ -193,17 +200,42 @@ class SpendLedger:
             def __exit__(self, *exc):
                 try:  # written even when a refusal raises: it may have tripped the guard
                     tmp = ledger.path.with_name(f".{ledger.path.name}.{os.getpid()}.tmp")
-                    tmp.write_text(json.dumps(self.state, indent=1, sort_keys=True), encoding="utf-8")
+                    with open(tmp, "w", encoding="utf-8") as f:
+                        f.write(_dumps(self.state))
                     os.replace(tmp, ledger.path)
                 finally:
+                    self._unlock()
+
+            def _unlock(self):
+                try:
                     fcntl.flock(self.fh, fcntl.LOCK_UN)
-                    self.fh.close()
+                finally:
+                    ledger._threads.release()
 
         return _Ctx()
+
+    def _lock_handle(self):
+        """The lock file, opened once per process and kept open (an ``open`` per transaction was a
+        quarter of its cost). The lock is a file of its own: the ledger itself is replaced on every
+        write, and a lock on a replaced file's old inode would not exclude anyone. Reopened in a
+        forked child: a lock on a file description shared with the parent would not exclude it."""
+        if self._lock_file is None or self._lock_file[0] != os.getpid():
+            fh = open(self._lock_path, "a+")  # noqa: SIM115 - closed with this object
+            weakref.finalize(self, fh.close)
+            self._lock_file = (os.getpid(), fh)
+        return self._lock_file[1]
 
     def read(self) -> dict[str, Any]:
         with self._locked() as state:
             return json.loads(json.dumps(state))
+
+
+def _dumps(state: dict[str, Any]) -> str:
+    """The ledger's text: one line per top-level key, each value compact. ``json.dumps`` with an
+    indent runs the pure-Python encoder, half of a transaction's time (0.4 ms for a ledger with
+    thirty requests in flight)."""
+    lines = [f"{json.dumps(key)}: {json.dumps(state[key], sort_keys=True)}" for key in sorted(state)]
+    return "{\n " + ",\n ".join(lines) + "\n}"
 
 
 def _boot_id() -> str:

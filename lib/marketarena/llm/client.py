@@ -150,11 +150,20 @@ class UsageTotals:
         self.cost_usd += record.cost_usd
 
 
+def progress_of(context: Mapping[str, Any]) -> tuple[float, float]:
+    """How far the episode asking is: its decision point's (step, round), 0 where the context has
+    none; the endpoint's next free slot goes to the least advanced (``llm.slots``)."""
+    return tuple(v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+                 for v in (context.get("step"), context.get("round")))  # type: ignore[return-value]
+
+
 class LLMClient:
     """Structured, validated, cached and budgeted chat completions over OpenAI-compatible endpoints.
 
     Use one instance per run (it holds the HTTP connection pools, semaphores, cache counters and
     totals); ``async with LLMClient(...)`` or ``await client.aclose()`` closes the connections.
+    ``shared_slots``: the endpoints' slots shared with the run's other processes
+    (``transport.Transport``).
     """
 
     def __init__(
@@ -169,6 +178,7 @@ class LLMClient:
         backoff_max_s: float | None = None,
         rng: random.Random | None = None,
         on_record: Callable[[CallRecord], None] | None = None,
+        shared_slots: Mapping[str | None, tuple[Any, int]] | None = None,
     ) -> None:
         self.settings = settings or LLMSettings()
         self.cache = cache if cache is not None else ResponseCache(self.settings.cache_dir)
@@ -176,7 +186,8 @@ class LLMClient:
         self.transport = Transport(
             openai_factory, environ,
             self.settings.backoff_base_s if backoff_base_s is None else backoff_base_s,
-            self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s, rng)
+            self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s, rng,
+            shared_slots)
         self.on_record = on_record
         self.totals: dict[str, UsageTotals] = {}
         self.in_flight = 0  # calls under way (the progress line shows them)
@@ -316,7 +327,8 @@ class LLMClient:
         try:
             try:
                 data = await self.transport.send(spec, conversation, response_format, self.cost_guard,
-                                                 self._where(record), attempts)
+                                                 self._where(record), attempts,
+                                                 progress_of(record.context))
             finally:
                 record.retries += attempts.retries
                 record.latency_s += attempts.latency_s

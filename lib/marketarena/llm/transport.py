@@ -7,8 +7,10 @@
 - Keys come from the environment variable the spec names, are checked (set, ASCII, no whitespace or
   control characters: ``InvalidAPIKey`` names the variable, never the value), sent as the bearer
   token and used for nothing else but redacting messages.
-- Concurrency: an ``asyncio.Semaphore`` per endpoint (base_url), sized by the first spec that uses
-  it, held only during a request, not during back-off sleeps.
+- Concurrency: slots per endpoint (:func:`slot_key`, ``llm.slots``), as many as the first spec
+  that uses it says, held only during a request, not during back-off sleeps; the next free one
+  goes to the least advanced episode's request; shared with the run's other worker processes
+  when it has them (``shared_slots``).
 - Retries: 408 / 409 / 429 / 5xx, timeouts, connection errors (a reset, a truncated body) and 200s
   that are not a chat completion (garbage, empty ``choices``) are retried up to ``spec.max_retries``
   times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
@@ -36,6 +38,7 @@ from marketarena.llm.budget import Bound, Charge, CostGuard, charge_for
 from marketarena.llm.cache import canonical_json
 from marketarena.llm.errors import BudgetExceeded, InvalidAPIKey, LLMEndpointError, MissingAPIKey, redact
 from marketarena.llm.http import OPENAI_DEFAULT_URL, BadResponse, ChatClient, ConnectionFailed, StatusError
+from marketarena.llm.slots import SharedSlots, Slots
 from marketarena.llm.spec import ModelSpec
 
 log = logging.getLogger("marketarena.llm")
@@ -155,18 +158,27 @@ async def _off_loop_reserve(guard: CostGuard, usd: float, alias: str) -> Any:
         raise
 
 
+def slot_key(spec: ModelSpec) -> str | None:
+    """The endpoint whose ``max_concurrency`` a spec's requests count against: its base_url (None:
+    OpenAI's), or each mock model on its own."""
+    return f"mock:{spec.alias}" if spec.provider == "mock" else spec.base_url
+
+
 class Transport:
     """Sends requests; one per ``LLMClient`` (it holds the connection pools and semaphores of one
-    event loop, rebuilt when the client is used from a new loop)."""
+    event loop, rebuilt when the client is used from a new loop). ``shared_slots``: {slot_key:
+    (a ``multiprocessing`` semaphore, its size)} the run's processes share (``llm.slots``)."""
 
     def __init__(self, factory: OpenAIFactory | None, environ: Mapping[str, str] | None,
-                 backoff_base_s: float, backoff_max_s: float, rng: random.Random | None = None):
+                 backoff_base_s: float, backoff_max_s: float, rng: random.Random | None = None,
+                 shared_slots: Mapping[str | None, tuple[Any, int]] | None = None):
         self._factory = factory or default_openai_factory
         self._environ = environ if environ is not None else os.environ
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
         self._rng = rng or random.Random()  # jitter only: never affects answers or logs
         self._clients: dict[tuple[str, str | None, str | None], Endpoint] = {}
-        self._semaphores: dict[str | None, tuple[asyncio.Semaphore, int]] = {}
+        self._semaphores: dict[str | None, tuple[Any, int]] = {}
+        self._shared_slots = dict(shared_slots or {})
         self._warned: set[str] = set()
 
     def new_loop(self) -> None:
@@ -183,7 +195,7 @@ class Transport:
                 "(or set api_key_env: null for an endpoint that needs no key)")
         return check_api_key(spec.api_key_env, value.strip())
 
-    def _endpoint(self, spec: ModelSpec) -> tuple[Endpoint, asyncio.Semaphore]:
+    def _endpoint(self, spec: ModelSpec) -> tuple[Endpoint, Any]:
         key = ((spec.provider, spec.alias, None) if spec.provider == "mock"
                else (spec.provider, spec.base_url, spec.api_key_env))
         endpoint = self._clients.get(key)
@@ -196,12 +208,15 @@ class Transport:
             else:
                 client = self._factory(spec.base_url, api_key)
             endpoint = self._clients[key] = Endpoint(client, api_key)
-        sem_key = f"mock:{spec.alias}" if spec.provider == "mock" else spec.base_url
+        sem_key = slot_key(spec)
         entry = self._semaphores.get(sem_key)
-        if entry is None:
-            entry = self._semaphores[sem_key] = (asyncio.Semaphore(spec.max_concurrency),
-                                                 spec.max_concurrency)
-        elif entry[1] != spec.max_concurrency and spec.alias not in self._warned:
+        if entry is None and sem_key in self._shared_slots:
+            shared, size = self._shared_slots[sem_key]
+            entry = self._semaphores[sem_key] = (SharedSlots(shared, size), size)
+        elif entry is None:
+            entry = self._semaphores[sem_key] = (Slots(spec.max_concurrency), spec.max_concurrency)
+        elif (entry[1] != spec.max_concurrency and sem_key not in self._shared_slots
+              and spec.alias not in self._warned):
             self._warned.add(spec.alias)
             log.warning("model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
                         spec.alias, spec.max_concurrency, spec.base_url or OPENAI_DEFAULT_URL,
@@ -225,11 +240,13 @@ class Transport:
         return delay
 
     async def send(self, spec: ModelSpec, conversation: list[dict], response_format: dict | None,
-                   guard: CostGuard, where: str, attempts: Attempts) -> dict[str, Any]:
+                   guard: CostGuard, where: str, attempts: Attempts,
+                   progress: tuple = ()) -> dict[str, Any]:
         """The completion for one request, retried as the module docstring says; the budget is
         reserved per attempt and settled with the reported usage. ``attempts`` is filled in as it
-        goes (retries and latency count even when the request finally fails)."""
-        endpoint, semaphore = self._endpoint(spec)
+        goes (retries and latency count even when the request finally fails). ``progress``: how
+        far its episode is (``client.progress_of``), its place in the queue for a slot."""
+        endpoint, slots = self._endpoint(spec)
         body = self.body(spec, conversation, response_format)
         bound = Bound.of(spec, conversation, response_format)
         url = spec.base_url or ("mock" if spec.provider == "mock" else OPENAI_DEFAULT_URL)
@@ -237,7 +254,8 @@ class Transport:
         tried = 0
         for retry in range(spec.max_retries + 1):
             tried += 1
-            async with semaphore:
+            await slots.acquire(progress)
+            try:
                 try:
                     reservation = await _off_loop_reserve(guard, bound.usd, spec.alias)
                 except BudgetExceeded as err:
@@ -277,6 +295,8 @@ class Transport:
                                     "request's upper bound", spec.alias, url, data.get("usage"))
                     return data
                 attempts.latency_s += time.perf_counter() - started
+            finally:
+                slots.release()
             detail = redact(failure.detail, endpoint.api_key)
             if not failure.retryable or retry == spec.max_retries:
                 break

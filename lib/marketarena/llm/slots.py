@@ -1,0 +1,144 @@
+"""An endpoint's ``max_concurrency``: slots taken by requests, least-advanced episode first, shared
+by the worker processes of one run.
+
+**Who goes first.** When more requests wait than the endpoint takes, the next free slot goes to
+the request of the least-advanced episode (the smallest (step, round) of its decision point;
+first come, first served among equals). Served in arrival order instead, every episode advances
+at the same pace and the long ones end late: crash's LLM firm is asked from 3 to 30 times an
+episode, unknown in advance, and its default grid's 60 LLM episodes (1,490 requests, 200 ms
+endpoint, 32 slots, 9.35 s at best) end after 11.0 s served in arrival order, 10.2 s least
+advanced first, 12.0 s in plan order (a replay of their logged lengths; knowing the lengths,
+longest first, 9.4 s). Ordering never changes an episode's logs.
+
+**Shared by processes.** A run's local workers (``simulate._play_in_workers``) once split every
+endpoint's ``max_concurrency`` between them, a fixed share each; near the end of a run one worker
+held more episodes than its share of slots while the other's idled (one crash run ended 2.3 s
+after its other worker). Now the slots are one count for the whole run, a ``multiprocessing``
+semaphore created by the main process and handed to each worker when it starts. A slot is taken
+at once when one is free; otherwise the request waits in its process's queue and one thread per
+process, only while requests wait, blocks on the semaphore and hands each slot it gets to the
+first of them. A worker killed while holding slots does not give them back, but its run ends
+with it (the main process stops every worker when one dies). Ray tasks, on other machines,
+cannot share a semaphore: they keep a fixed share each (:class:`Slots` of their share).
+
+A request cancelled while waiting leaves the queue; a slot handed to it too late is passed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import threading
+from typing import Any
+
+#: how long the waiting thread blocks at a time before it looks whether anyone still waits
+_POLL_S = 0.05
+
+
+class Slots:
+    """``size`` slots in one event loop: ``await acquire(priority)``, ``release()``; the waiting
+    request with the smallest ``priority`` (then the earliest) gets the next free slot."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._free = size
+        self._waiters: list[tuple[Any, int, asyncio.Future[None]]] = []  # a heap
+        self._arrivals = itertools.count()
+
+    async def acquire(self, priority: Any = ()) -> None:
+        if not self._waiters and self._take_now():
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._arrivals), waiter))
+        self._waiting()
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a slot as it was cancelled
+                self.release()
+            else:  # still queued: leaves the queue
+                self._waiters = [w for w in self._waiters if w[2] is not waiter]
+                heapq.heapify(self._waiters)
+            raise
+
+    def release(self) -> None:
+        if not self._give_to_waiter():
+            self._free += 1
+
+    def _take_now(self) -> bool:
+        if self._free > 0:
+            self._free -= 1
+            return True
+        return False
+
+    def _waiting(self) -> None:
+        """A request joined the queue (the shared kind starts its waiting thread)."""
+
+    def _give_to_waiter(self) -> bool:
+        """The slot to the first request still waiting; False if none waits."""
+        while self._waiters:
+            _, _, waiter = heapq.heappop(self._waiters)
+            if not waiter.done():
+                waiter.set_result(None)
+                return True
+        return False
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+
+class SharedSlots(Slots):
+    """The slots of the process-shared ``semaphore`` (a ``multiprocessing`` ``BoundedSemaphore``
+    of ``size`` slots), in one event loop of one of the processes."""
+
+    def __init__(self, semaphore: Any, size: int) -> None:
+        super().__init__(size)
+        self.semaphore = semaphore
+        self._lock = threading.Lock()  # guards the two below, shared with the waiting thread
+        self._thread_running = False
+        self._handing = 0  # slots the thread took whose hand-over has not run yet
+
+    def _take_now(self) -> bool:
+        return self.semaphore.acquire(False)
+
+    def release(self) -> None:  # back to the run: any process's request may take it
+        self.semaphore.release()
+
+    def _waiting(self) -> None:
+        with self._lock:
+            if not self._thread_running:
+                self._thread_running = True
+                threading.Thread(target=self._wait_for_slots, args=(asyncio.get_running_loop(),),
+                                 daemon=True, name="marketarena-slots").start()
+
+    def _wait_for_slots(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The waiting thread: take slots as they free up, one at a time, while more requests of
+        this process wait than slots are on their way to them; then end (the next request to wait
+        starts another). ``_waiters`` is read here, changed on the loop only."""
+        while True:
+            with self._lock:
+                if len(self._waiters) <= self._handing or loop.is_closed():
+                    self._thread_running = False
+                    return
+            if not self.semaphore.acquire(True, _POLL_S):
+                continue
+            with self._lock:
+                self._handing += 1
+            try:
+                loop.call_soon_threadsafe(self._hand_over)
+            except RuntimeError:  # the loop closed meanwhile
+                self.semaphore.release()
+                with self._lock:
+                    self._handing -= 1
+
+    def _hand_over(self) -> None:
+        """On the loop: the slot the thread took goes to the first request still waiting, or
+        back to the semaphore."""
+        with self._lock:
+            self._handing -= 1
+        if not self._give_to_waiter():
+            self.semaphore.release()
