@@ -20,6 +20,7 @@ import argparse
 import tempfile
 import time
 
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd
 
 from marketarena.config import parse_params

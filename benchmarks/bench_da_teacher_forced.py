@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd
 
 from marketarena.core.params import RosterEntry

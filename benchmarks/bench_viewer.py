@@ -32,6 +32,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq

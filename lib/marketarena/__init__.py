@@ -3,13 +3,15 @@ simulated markets. See README.md and shared/DESIGN.md.
 
 Importing the package pins the numerical libraries' CPU code path (:func:`pin_cpu_path`), before
 anything imports numpy or runs torch: every stage (``stages/*.py``) and the command line import
-``marketarena`` first.
+``marketarena`` first; :func:`check_numpy_pinned` refuses a simulation in a process that imported
+numpy before it.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import sys
 
 __version__ = "0.1.0"
 
@@ -47,6 +49,24 @@ def pin_cpu_path() -> dict[str, str]:
     for key, value in PINNED_CPU_PATH.items():
         os.environ.setdefault(key, value)
     return {key: os.environ[key] for key in PINNED_CPU_PATH}
+
+
+def check_numpy_pinned() -> None:
+    """Raise if numpy runs loops that the pinned path disables: it was imported before
+    marketarena (a script or notebook that imports numpy first), so floats written now could differ
+    in the last bits from the pipeline's. Called before a simulation writes logs; nothing to check
+    where nothing is pinned or numpy is not loaded."""
+    disabled = pin_cpu_path().get("NPY_DISABLE_CPU_FEATURES", "").split()
+    numpy = sys.modules.get("numpy")
+    if not disabled or numpy is None:
+        return
+    features = numpy._core._multiarray_umath.__cpu_features__
+    running = [f for f in disabled if features.get(f)]
+    if running:
+        raise RuntimeError(
+            f"numpy runs its {' '.join(running)} loops although NPY_DISABLE_CPU_FEATURES "
+            f"disables them: numpy was imported before marketarena, so the logs would depend on "
+            f"the CPU. Import marketarena before numpy (or anything that imports it).")
 
 
 pin_cpu_path()

@@ -78,6 +78,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
+import marketarena
 from marketarena import progress as progress_line
 from marketarena.config import Params, available_cores
 from marketarena.core import logs
@@ -286,6 +287,7 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     episodes in ``data_dir/episodes/<instance>``, else ``<out_dir>.runs`` beside them
     (``core.logs.run_dir_for``).
     """
+    marketarena.check_numpy_pinned()  # the same bytes on every machine (``marketarena``)
     data_dir = Path(data_dir)
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
     run_dir = Path(run_dir or logs.run_dir_for(out_dir))

@@ -4,12 +4,16 @@ after an interruption, and one budget for all workers of an LLM run."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+import marketarena
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.types import RunAborted
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
@@ -143,3 +147,33 @@ def test_two_workers_pull_every_unit_once(tmp_path):
     planned = summary["planned"]
     folders = [p for p in (tmp_path / "episodes" / "crash").iterdir() if p.is_dir()]
     assert summary["played"] == planned == len(folders) > 2
+
+
+def test_a_simulation_refuses_a_numpy_imported_before_marketarena(tmp_path):
+    """numpy reads its CPU path when it is loaded: imported before marketarena pinned it, it runs
+    its AVX-512 loops on a CPU that has them, and crash's logs then differed in the last bits from
+    a worker's (this test's sibling above failed so under pytest's collection order). The
+    simulation says so instead of writing them; imported after, it runs."""
+    code = ("import sys, numpy, yaml\n"
+            "import marketarena\n"
+            "from marketarena.config import parse_params\n"
+            "from marketarena.simulate import simulate\n"
+            f"block = yaml.safe_load(open({str(ROOT / 'lib/marketarena/markets/crash/tiny_params.yaml')!r}))\n"
+            "simulate('crash', parse_params({'markets': {'crash': block}, "
+            "'execution': {'workers': 1}}), sys.argv[1], progress=False)\n")
+    env = {k: v for k, v in os.environ.items() if k not in marketarena.PINNED_CPU_PATH}
+    env["PYTHONPATH"] = str(ROOT / "lib")
+    unpinned = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a")], env=env,
+                              capture_output=True, text=True, timeout=600)
+    avx512 = subprocess.run([sys.executable, "-c", "import numpy; print(numpy._core."
+                             "_multiarray_umath.__cpu_features__['X86_V4'])"], env=env,
+                            capture_output=True, text=True, timeout=600).stdout.strip() == "True"
+    if not marketarena.pin_cpu_path() or not avx512:
+        assert unpinned.returncode == 0, unpinned.stderr  # nothing to disable: nothing refused
+        pytest.skip("no AVX-512 here: numpy's path is the same imported first or not")
+    assert unpinned.returncode != 0 and "imported before marketarena" in unpinned.stderr
+    assert not (tmp_path / "a" / "episodes").exists()
+    pinned = subprocess.run([sys.executable, "-c", code.replace("import sys, numpy, yaml\nimport marketarena\n",
+                                                                "import marketarena\nimport sys, numpy, yaml\n"),
+                             str(tmp_path / "b")], env=env, capture_output=True, text=True, timeout=600)
+    assert pinned.returncode == 0, pinned.stderr
