@@ -78,6 +78,23 @@ def test_same_bytes_whatever_the_thread_counts_and_the_pinned_path_is_in_force()
         assert one != encode_digest(ATEN_CPU_CAPABILITY="default", MKL_CBWR="COMPATIBLE")
 
 
+#: sha256 of the four texts' vectors on the pinned path: the same bytes on every x86-64 CPU with
+#: AVX2 and FMA. Computed on an AMD EPYC with AVX-512, where oneDNN (torch's linear layers) ran its
+#: AVX-512 kernels until ONEDNN_MAX_CPU_ISA was pinned too, and the pipeline's persona embeddings
+#: differed from those of the machines before (dvc.lock's embed output since a170a1f); pinned, they
+#: are those machines' bytes again.
+PINNED_DIGEST = "d6676950579b70b794ec422b7933cdb4d062fb3eeb0098cec7d3752ebad81c79"
+
+
+@pytest.mark.slow
+def test_the_pinned_path_gives_the_same_vectors_on_every_cpu():
+    if not marketarena.pin_cpu_path():
+        pytest.skip("no AVX2 and FMA: nothing is pinned")
+    assert encode_digest() == PINNED_DIGEST
+    if "avx512f" in marketarena._cpu_flags():  # oneDNN's own choice here is AVX-512: other bytes
+        assert encode_digest(ONEDNN_MAX_CPU_ISA="ALL") != PINNED_DIGEST
+
+
 def test_the_embedder_refuses_an_unpinned_torch(tmp_path):
     """torch that ran an operation before marketarena pinned its path would write CPU-dependent
     vectors: the embedder says so instead."""

@@ -25,6 +25,7 @@ PINNED_CPU_PATH = {
     "OPENBLAS_CORETYPE": "Haswell",  # numpy's and scipy's OpenBLAS: its AVX2 kernels
     "MKL_CBWR": "AVX2",  # torch's MKL: the AVX2 branch, conditional numerical reproducibility
     "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
+    "ONEDNN_MAX_CPU_ISA": "AVX2",  # torch's oneDNN (its linear layers): no AVX-512 JIT kernels
 }
 
 

@@ -73,11 +73,14 @@ def resolve_model_path(name: str) -> str:
 
 
 def kernel_path() -> str:
-    """Which of torch's and MKL's kernels compute the vectors ("" where nothing is pinned)."""
+    """Which of torch's, MKL's and oneDNN's kernels compute the vectors ("" where nothing is
+    pinned). oneDNN joined the tag when it was pinned: an AVX-512 machine's vectors cached before
+    were its AVX-512 kernels', and they are computed again."""
     import marketarena
 
     pinned = marketarena.pin_cpu_path()
-    return ",".join(f"{k}={pinned[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR") if k in pinned)
+    return ",".join(f"{k}={pinned[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR",
+                                                  "ONEDNN_MAX_CPU_ISA") if k in pinned)
 
 
 def _key(model: str, text: str, path: str = "") -> str:
