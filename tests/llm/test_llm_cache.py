@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import threading
 
+import pytest
+
 from marketarena.llm import ResponseCache, canonical_json, request_key
+from marketarena.llm.cache import request_keys
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "temperature": 0, "sample": 0}
 RESPONSE = {
@@ -68,3 +71,18 @@ def test_disabled_cache(tmp_path):
     key = request_key(REQUEST)
     assert cache.put(key, REQUEST, RESPONSE) is None and cache.get(key) is None
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("left_out", ["endpoint", "a", "zz", "model"])
+def test_request_keys_from_one_encoding_are_the_two_request_keys(left_out):
+    """The key and the key without one field, computed from one encoding of the rest, are what
+    two ``request_key`` calls give: with the field sorting first (the endpoint), last, in the
+    middle, and absent."""
+    request = {"v": 2, "model": "m", "messages": [{"role": "user", "content": "prix: 5 €, \"x\""}],
+               "temperature": 0.0, "max_tokens": 50, "response_format": None, "sample": 1,
+               "endpoint": "http://127.0.0.1:8080/v1"}
+    if left_out not in request:
+        request[left_out] = {"nested": [1, 2.5, "é"]}
+    rest = {k: v for k, v in request.items() if k != left_out}
+    assert request_keys(request, left_out) == (request_key(request), request_key(rest))
+    assert request_keys(rest, left_out) == (request_key(rest), request_key(rest))

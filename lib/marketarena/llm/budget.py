@@ -60,9 +60,13 @@ MESSAGE_OVERHEAD_TOKENS = 8  # role and separator tokens a chat template adds pe
 REQUEST_OVERHEAD_TOKENS = 16  # the assistant prefix and the like, once per request
 
 
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))  # ASCII: no copy
+
+
 def prompt_token_bound(messages: list[dict[str, Any]], response_format: Any = None) -> int:
     """An upper bound of the prompt tokens of a request (see the module docstring)."""
-    text_bytes = sum(len(str(m.get("content") or "").encode("utf-8")) + len(str(m.get("role", "")))
+    text_bytes = sum(_utf8_len(str(m.get("content") or "")) + len(str(m.get("role", "")))
                      for m in messages)
     schema_bytes = 0 if response_format is None else len(
         json.dumps(response_format, separators=(",", ":")).encode("utf-8"))

@@ -58,6 +58,23 @@ def request_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
 
 
+def request_keys(request: dict[str, Any], left_out: str) -> tuple[str, str]:
+    """``request_key(request)`` and the key of ``request`` without the field ``left_out``, from one
+    encoding of the rest (the conversation is most of the text): when ``left_out`` sorts before
+    every other key, the canonical JSON of the whole is the rest's with ``"left_out":value``
+    put first."""
+    rest = {k: v for k, v in request.items() if k != left_out}
+    text = canonical_json(rest)
+    if left_out not in request:
+        whole = text
+    elif rest and left_out < min(rest):
+        whole = f"{{{canonical_json(left_out)}:{canonical_json(request[left_out])},{text[1:]}"
+    else:
+        whole = canonical_json(request)
+    return (hashlib.sha256(whole.encode("utf-8")).hexdigest(),
+            hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
 @dataclass
 class CacheStats:
     hits: int = 0

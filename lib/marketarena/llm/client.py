@@ -50,7 +50,7 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 from pydantic import BaseModel
 
 from marketarena.llm.budget import Bound, CostGuard, charge_for
-from marketarena.llm.cache import ResponseCache, request_key
+from marketarena.llm.cache import ResponseCache, request_keys
 from marketarena.llm.errors import (BudgetExceeded, CacheError, CacheMiss, LLMConfigError,
                                      LLMEndpointError)
 from marketarena.llm.schema import parse_action, reask_messages, response_format_for
@@ -220,15 +220,13 @@ class LLMClient:
         said = 0  # messages of the conversation already in record.exchanges
         for attempt in range(spec.max_reasks + 1):
             request = self._cache_request(spec, conversation, response_format, sample)
-            key = request_key(request)
-            if attempt == 0:
-                record.request_hash = (key if "endpoint" not in request else
-                                       request_key({k: v for k, v in request.items() if k != "endpoint"}))
+            key, without_endpoint = request_keys(request, "endpoint")
+            if attempt == 0:  # the logged hash: the same whatever the endpoint's address
+                record.request_hash = without_endpoint
             data = self.cache.get(key, request)
             pending = self._inflight.get(key) if data is None else None
             if pending is not None:  # the same request is on the wire already: share its answer
                 data = await asyncio.shield(pending)
-            bound = Bound.of(spec, conversation, response_format)
             if data is None:
                 if self.settings.cache_only:
                     raise CacheMiss(f"model {spec.alias!r}: request {key[:12]}... is not in the cache "
@@ -238,7 +236,8 @@ class LLMClient:
                 record.cached = False
                 data = await self._fetch_once(key, spec, conversation, response_format, request, record)
             else:  # tokens of the stored answer; a cached answer costs nothing
-                charge = charge_for(spec, data.get("usage"), bound)
+                charge = charge_for(spec, data.get("usage"), Bound.of(spec, conversation,
+                                                                      response_format))
                 record.prompt_tokens += charge.prompt_tokens
                 record.completion_tokens += charge.completion_tokens
             record.attempts = attempt + 1

@@ -15,9 +15,10 @@ model's previous answer and the market's reason are appended, as the seed's auct
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from jinja2 import TemplateNotFound
+from jinja2 import Template, TemplateNotFound
 from pydantic import BaseModel
 
 from marketarena.core.params import Strict
@@ -85,11 +86,8 @@ class Harness:
 
     def market_text_named(self, template: str, **context: Any) -> str | None:
         """One of the market's templates rendered, or None when the market has none of that name."""
-        try:
-            found = template_env(f"marketarena.markets.{self.market}").get_template(template)
-        except (TemplateNotFound, ModuleNotFoundError, ValueError):
-            return None
-        return found.render(**context).strip() or None
+        found = market_template(self.market, template)
+        return None if found is None else found.render(**context).strip() or None
 
     # -- what happens after ------------------------------------------------------------------------
     def remember(self, observation: Any, decision: Decision, action: BaseModel | None) -> None:
@@ -103,6 +101,17 @@ class Harness:
         self.remember(observation, decision, result.action)
         error = None if result.action is not None else f"llm: {result.error or 'no valid answer'}"
         return Reply(action=result.action, calls=[row], error=error)
+
+
+@lru_cache(maxsize=None)
+def market_template(market: str, name: str) -> Template | None:
+    """The market's template ``name``, or None when it has none. Remembered either way: Jinja
+    keeps the templates it found, not the search that failed, and a market without a harness's
+    template searched its package on every call (a tenth of a prompt's rendering)."""
+    try:
+        return template_env(f"marketarena.markets.{market}").get_template(name)
+    except (TemplateNotFound, ModuleNotFoundError, ValueError):
+        return None
 
 
 def retry_messages(retry: Retry) -> list[dict[str, str]]:
