@@ -75,6 +75,7 @@ def test_concurrent_reservations_never_pass_the_limit_and_every_charge_counts(tm
         t.start()
     for t in workers:
         t.join()
+    guard.flush()  # the settles queued after the last transaction (a client's close does this)
     ledger = SpendLedger(tmp_path / "spend.json").read()
     # a refusal trips the guard, so later ones are refused even after settles free the room
     assert len(granted) == 7 and len(refused) == threads - 7
@@ -121,5 +122,25 @@ def test_two_ledgers_on_one_file_in_one_process_lose_no_charge(tmp_path):
         t.start()
     for t in threads:
         t.join()
+    for g in guards:
+        g.flush()
     ledger = SpendLedger(tmp_path / "spend.json").read()
     assert ledger["spent_usd"] == 2 * 4 * 50 * 0.125 and ledger["reserved"] == {}
+
+
+def test_a_settle_is_written_by_the_next_transaction_and_its_reservation_stands_until_then(tmp_path):
+    """With a ledger, a settle costs no transaction of its own: until the next one writes it, the
+    reservation (at least the charge) stands for it, so the ledger never shows less than was
+    spent; the next reservation, a read of the guard or ``flush`` writes it."""
+    path = tmp_path / "spend.json"
+    guard = CostGuard(10.0, SpendLedger(path))
+    first = guard.reserve(1.0, "m")
+    guard.settle(first, 0.25)
+    on_disk = SpendLedger(path).read()
+    assert on_disk["spent_usd"] == 0.0 and list(on_disk["reserved"]) == [first.id]
+    second = guard.reserve(2.0, "m")  # its transaction applies the queued settle first
+    on_disk = SpendLedger(path).read()
+    assert on_disk["spent_usd"] == pytest.approx(0.25) and list(on_disk["reserved"]) == [second.id]
+    guard.settle(second, 0.5)
+    assert guard.spent_usd == pytest.approx(0.75)  # a read writes what is queued
+    assert SpendLedger(path).read()["reserved"] == {}

@@ -179,6 +179,7 @@ def _reserve_in_a_process(path, limit, amount, n, out):
             break
         granted += 1
         guard.settle(r, amount)
+    guard.flush()  # the last settle is queued until a transaction writes it (as a client's close)
     out.put(granted)
 
 

@@ -284,7 +284,11 @@ class LLMClient:
                                  f"({type(exc).__name__}: {exc.strerror or exc})") from None
 
     async def aclose(self) -> None:
-        await self.transport.aclose()
+        """Close the connections and write the settles still queued to the spend ledger."""
+        try:
+            await self.transport.aclose()
+        finally:
+            self.cost_guard.flush()
 
     async def __aenter__(self) -> "LLMClient":
         return self

@@ -16,8 +16,9 @@
   times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
   once. Then ``LLMEndpointError`` names the alias, the base_url and the last status.
 - Money: every attempt reserves its upper bound with the run's ``CostGuard`` (``llm/budget.py``)
-  and settles the charge of the usage it reports (both in a thread: the ledger is a locked file,
-  and the event loop has other episodes to play meanwhile). An attempt the endpoint refused with an HTTP
+  and settles the charge of the usage it reports (the reservation in a thread: the ledger is a
+  locked file, and the event loop has other episodes to play meanwhile; the settle is queued for
+  the guard's next transaction, see ``CostGuard``). An attempt the endpoint refused with an HTTP
   status, or that never reached it (connection refused), releases its reservation; one that may
   have been served without its answer reaching us (a timeout, a connection lost after sending, a
   malformed answer, a cancellation while in flight) is charged its bound.
@@ -285,7 +286,7 @@ class Transport:
                 else:
                     attempts.latency_s += time.perf_counter() - started
                     attempts.charge = charge_for(spec, data.get("usage"), bound)
-                    await asyncio.to_thread(guard.settle, reservation, attempts.charge)
+                    guard.settle(reservation, attempts.charge)
                     if attempts.charge.over_bound:
                         log.warning("model %r at %s reported more tokens than the request's bound "
                                     "(%r); charged the bound, and a run with llm.max_cost_usd "
