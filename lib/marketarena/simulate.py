@@ -68,6 +68,7 @@ import fcntl
 import functools
 import gc
 import json
+import math
 import os
 import sys
 import time
@@ -598,19 +599,38 @@ def _pulled():
         yield item
 
 
-def usage_by_model(llm_calls: pd.DataFrame, llm_costs: pd.DataFrame) -> dict[str, dict[str, float | int]]:
+def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
     """An episode's LLM usage summed per model alias (its run log's ``llm``), in the fields
-    of the client's run totals (``UsageTotals``)."""
-    calls = pd.concat([llm_calls, llm_costs[["cost_usd", "latency_s", "cached", "retries"]]], axis=1)
+    of the client's run totals (``UsageTotals``). From the tables as produced (``Rows`` or
+    DataFrames, the same calls in the same order): two DataFrames per episode, built only for
+    these sums, cost more than the sums."""
+    calls, costs = _columns(llm_calls), _columns(llm_costs)
     out: dict[str, dict[str, float | int]] = {}
-    for model, g in calls.groupby("model", sort=True):
-        out[str(model)] = {"calls": int(len(g)), "cached_calls": int(g["cached"].sum()),
-                           "invalid_calls": int((~g["valid"].astype(bool)).sum()),
-                           "attempts": int(g["attempts"].sum()), "retries": int(g["retries"].sum()),
-                           "prompt_tokens": int(g["prompt_tokens"].sum()),
-                           "completion_tokens": int(g["completion_tokens"].sum()),
-                           "cost_usd": float(g["cost_usd"].sum())}
-    return out
+    usd: dict[str, list[float]] = {}
+    for i, model in enumerate(calls["model"]):
+        key = str(model)
+        totals = out.setdefault(key, {"calls": 0, "cached_calls": 0, "invalid_calls": 0,
+                                      "attempts": 0, "retries": 0, "prompt_tokens": 0,
+                                      "completion_tokens": 0, "cost_usd": 0.0})
+        totals["calls"] += 1
+        totals["cached_calls"] += int(bool(costs["cached"][i]))
+        totals["invalid_calls"] += int(not bool(calls["valid"][i]))
+        totals["attempts"] += int(calls["attempts"][i])
+        totals["retries"] += int(costs["retries"][i])
+        totals["prompt_tokens"] += int(calls["prompt_tokens"][i])
+        totals["completion_tokens"] += int(calls["completion_tokens"][i])
+        usd.setdefault(key, []).append(float(costs["cost_usd"][i]))
+    for key, amounts in usd.items():
+        out[key]["cost_usd"] = math.fsum(amounts)
+    return dict(sorted(out.items()))
+
+
+def _columns(table) -> dict[str, list]:
+    """A log table's columns as lists (``Rows`` or a DataFrame)."""
+    if isinstance(table, pd.DataFrame):
+        return {column: table[column].tolist() for column in table.columns}
+    values = list(zip(*table.rows)) if table.rows else [()] * len(table.columns)
+    return {column: list(v) for column, v in zip(table.columns, values)}
 
 
 async def _play_all(instance, params, resources, dirs, n_units, todo, summary, progress,
@@ -788,8 +808,7 @@ async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
     meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
             "setting": dict(spec.setting), "package_version": package_version()}
-    called = len(result.raw["llm_calls"]) > 0
+    usage = usage_by_model(result.raw["llm_calls"], result.raw["llm_costs"])
     run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
-                "cost_usd": float(result.llm_costs["cost_usd"].sum()) if called else 0.0,
-                "llm": usage_by_model(result.llm_calls, result.llm_costs) if called else {}}
+                "cost_usd": math.fsum(u["cost_usd"] for u in usage.values()), "llm": usage}
     return tables, meta, run_info
