@@ -808,7 +808,8 @@ async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
     meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
             "setting": dict(spec.setting), "package_version": package_version()}
-    usage = usage_by_model(result.raw["llm_calls"], result.raw["llm_costs"])
+    calls = result.raw["llm_calls"]
+    usage = usage_by_model(calls, result.raw["llm_costs"]) if len(calls) else {}
     run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
                 "cost_usd": math.fsum(u["cost_usd"] for u in usage.values()), "llm": usage}
     return tables, meta, run_info
