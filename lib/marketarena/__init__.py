@@ -55,8 +55,9 @@ def pin_cpu_path() -> dict[str, str]:
 def check_numpy_pinned() -> None:
     """Raise if numpy runs loops that the pinned path disables: it was imported before
     marketarena (a script or notebook that imports numpy first), so floats written now could differ
-    in the last bits from the pipeline's. Called before a simulation writes logs; nothing to check
-    where nothing is pinned or numpy is not loaded."""
+    in the last bits from the pipeline's. Called before a simulation writes logs (and in each of
+    its worker processes and Ray tasks); nothing to check where nothing is pinned or numpy is not
+    loaded."""
     disabled = pin_cpu_path().get("NPY_DISABLE_CPU_FEATURES", "").split()
     numpy = sys.modules.get("numpy")
     if not disabled or numpy is None:
@@ -67,7 +68,8 @@ def check_numpy_pinned() -> None:
         raise RuntimeError(
             f"numpy runs its {' '.join(running)} loops although NPY_DISABLE_CPU_FEATURES "
             f"disables them: numpy was imported before marketarena, so the logs would depend on "
-            f"the CPU. Import marketarena before numpy (or anything that imports it).")
+            f"the CPU. Import marketarena before numpy (or anything that imports it); in a Ray "
+            f"worker, start its node with the variables of marketarena.PINNED_CPU_PATH set.")
 
 
 pin_cpu_path()

@@ -573,6 +573,7 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
     """One worker process: play the units ``share`` holds ([(index among the units, unit, specs)]),
     or (``share`` None) the ones it pulls from the run's queue, counting its progress in ``slot``
     of the run's counters (when the main process draws a line)."""
+    marketarena.check_numpy_pinned()  # a Ray worker's numpy may have been loaded before us
     if _COUNTERS_ARRAY is not None:
         _set_counters(progress_line.Counters(len(_COUNTERS_ARRAY) // len(progress_line.FIELDS),
                                              _COUNTERS_ARRAY), slot)
