@@ -65,14 +65,14 @@ def request_keys(request: dict[str, Any], left_out: str) -> tuple[str, str]:
     put first."""
     rest = {k: v for k, v in request.items() if k != left_out}
     text = canonical_json(rest)
+    rest_key = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if left_out not in request:
-        whole = text
-    elif rest and left_out < min(rest):
+        return rest_key, rest_key
+    if rest and left_out < min(rest):
         whole = f"{{{canonical_json(left_out)}:{canonical_json(request[left_out])},{text[1:]}"
     else:
         whole = canonical_json(request)
-    return (hashlib.sha256(whole.encode("utf-8")).hexdigest(),
-            hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return hashlib.sha256(whole.encode("utf-8")).hexdigest(), rest_key
 
 
 @dataclass

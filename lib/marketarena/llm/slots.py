@@ -84,12 +84,6 @@ class Slots:
                 return True
         return False
 
-    async def __aenter__(self) -> None:
-        await self.acquire()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.release()
-
 
 class SharedSlots(Slots):
     """The slots of the process-shared ``semaphore`` (a ``multiprocessing`` ``BoundedSemaphore``

@@ -166,7 +166,7 @@ def slot_key(spec: ModelSpec) -> str | None:
 
 
 class Transport:
-    """Sends requests; one per ``LLMClient`` (it holds the connection pools and semaphores of one
+    """Sends requests; one per ``LLMClient`` (it holds the connection pools and slots of one
     event loop, rebuilt when the client is used from a new loop). ``shared_slots``: {slot_key:
     (a ``multiprocessing`` semaphore, its size)} the run's processes share (``llm.slots``)."""
 
@@ -178,12 +178,12 @@ class Transport:
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
         self._rng = rng or random.Random()  # jitter only: never affects answers or logs
         self._clients: dict[tuple[str, str | None, str | None], Endpoint] = {}
-        self._semaphores: dict[str | None, tuple[Any, int]] = {}
+        self._slots: dict[str | None, Slots] = {}
         self._shared_slots = dict(shared_slots or {})
         self._warned: set[str] = set()
 
     def new_loop(self) -> None:
-        self._clients, self._semaphores = {}, {}
+        self._clients, self._slots = {}, {}
 
     def api_key(self, spec: ModelSpec) -> str:
         if spec.api_key_env is None or spec.provider == "mock":
@@ -196,7 +196,7 @@ class Transport:
                 "(or set api_key_env: null for an endpoint that needs no key)")
         return check_api_key(spec.api_key_env, value.strip())
 
-    def _endpoint(self, spec: ModelSpec) -> tuple[Endpoint, Any]:
+    def _endpoint(self, spec: ModelSpec) -> tuple[Endpoint, Slots]:
         key = ((spec.provider, spec.alias, None) if spec.provider == "mock"
                else (spec.provider, spec.base_url, spec.api_key_env))
         endpoint = self._clients.get(key)
@@ -210,19 +210,18 @@ class Transport:
                 client = self._factory(spec.base_url, api_key)
             endpoint = self._clients[key] = Endpoint(client, api_key)
         sem_key = slot_key(spec)
-        entry = self._semaphores.get(sem_key)
-        if entry is None and sem_key in self._shared_slots:
-            shared, size = self._shared_slots[sem_key]
-            entry = self._semaphores[sem_key] = (SharedSlots(shared, size), size)
-        elif entry is None:
-            entry = self._semaphores[sem_key] = (Slots(spec.max_concurrency), spec.max_concurrency)
-        elif (entry[1] != spec.max_concurrency and sem_key not in self._shared_slots
+        slots = self._slots.get(sem_key)
+        if slots is None and sem_key in self._shared_slots:
+            slots = self._slots[sem_key] = SharedSlots(*self._shared_slots[sem_key])
+        elif slots is None:
+            slots = self._slots[sem_key] = Slots(spec.max_concurrency)
+        elif (slots.size != spec.max_concurrency and sem_key not in self._shared_slots
               and spec.alias not in self._warned):
             self._warned.add(spec.alias)
             log.warning("model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
                         spec.alias, spec.max_concurrency, spec.base_url or OPENAI_DEFAULT_URL,
-                        entry[1], entry[1])
-        return endpoint, entry[0]
+                        slots.size, slots.size)
+        return endpoint, slots
 
     @staticmethod
     def body(spec: ModelSpec, conversation: list[dict], response_format: dict | None) -> dict[str, Any]:
