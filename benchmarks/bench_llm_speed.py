@@ -66,6 +66,56 @@ def depth(calls: pd.DataFrame) -> int:
     return int(calls.groupby(keys, sort=False)["attempts"].max().sum()) if len(calls) else 0
 
 
+def waves(calls: pd.DataFrame) -> list[int]:
+    """An episode's requests as waves that follow one another: per call group (as ``depth``), one
+    wave per attempt, of the calls that made that many attempts."""
+    keys = ["step", "round", "phase", "attempt", "purpose"]
+    out = []
+    for _, group in calls.groupby(keys, sort=False):
+        out += [int((group["attempts"] > k).sum()) for k in range(int(group["attempts"].max()))]
+    return out
+
+
+def scheduling_bound(episodes: list[list[int]], slots: int, delay: float) -> float:
+    """The run's wall time if our side took no time at all: every episode started at once, each
+    request answered after exactly ``delay``, and a free slot going to a waiting request of the
+    least advanced episode (the run's rule). Nothing in the run knows in advance which episodes
+    will be long (crash's: how long a firm survives), so this is what the run's scheduling allows;
+    the gap between it and the ideal is the scheduling's, the rest of the wall time ours."""
+    import heapq
+
+    waiting: list[tuple[int, int, int]] = []  # (waves done, episode, sequence)
+    answers: list[tuple[float, int, int]] = []  # (time, episode, sequence)
+    done = [0] * len(episodes)  # waves finished per episode
+    left = [0] * len(episodes)  # requests of the current wave still unanswered
+    seq, now, free = 0, 0.0, slots
+
+    def start_wave(e: int) -> None:
+        nonlocal seq
+        left[e] = episodes[e][done[e]]
+        for _ in range(left[e]):
+            heapq.heappush(waiting, (done[e], e, seq))
+            seq += 1
+
+    for e, w in enumerate(episodes):
+        if w:
+            start_wave(e)
+    while waiting or answers:
+        while free and waiting:
+            _, e, _ = heapq.heappop(waiting)
+            free -= 1
+            heapq.heappush(answers, (now + delay, e, seq))
+            seq += 1
+        now, e, _ = heapq.heappop(answers)
+        free += 1
+        left[e] -= 1
+        if left[e] == 0:
+            done[e] += 1
+            if done[e] < len(episodes[e]):
+                start_wave(e)
+    return now
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scenario", choices=["double_auction", "crash"], default="double_auction")
@@ -118,11 +168,15 @@ def main() -> None:
     peak = endpoint.close()
     chain = max(depth(g) for _, g in calls.groupby("episode_id"))
     ideal = max(chain * args.delay, requests * args.delay / args.concurrency)
+    bound = scheduling_bound([waves(g) for _, g in calls.groupby("episode_id", sort=False)],
+                             args.concurrency, args.delay)
     print(f"{kind}: {summary['played']} episodes with an LLM seat, {summary.get('workers')} "
           f"worker(s); endpoint {args.delay * 1000:.0f} ms, max_concurrency {args.concurrency}")
     print(f"  {wall:.2f} s for {requests} requests ({len(calls)} calls); ideal {ideal:.2f} s "
           f"(chain {chain} x {args.delay:g} s = {chain * args.delay:.2f} s; {requests} x "
           f"{args.delay:g} / {args.concurrency} = {requests * args.delay / args.concurrency:.2f} s)")
+    print(f"  with no time of ours at all, the run's scheduling would take {bound:.2f} s "
+          f"({bound / ideal:.2f}x the ideal): episodes' lengths are not known in advance")
     print(f"  ratio to the ideal: {wall / ideal:.2f}x; most requests in flight at once: {peak}; "
           f"CPU of the main process {cpu:.2f} s (with one worker: all of the simulation's)")
 

@@ -313,7 +313,8 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
 
             llm = LLMRuntime(params, openai_factory=openai_factory,  # under the run lock: every
                              ledger_path=spend_ledger_path(data_dir, instance),  # reservation
-                             exclusive_ledger=True)  # left is a dead run's, charged now
+                             exclusive_ledger=True,  # left is a dead run's, charged now
+                             slot_sizes=endpoint_limits(params, instance))
             if not params.llm.cache_only:
                 llm.check_keys(aliases)  # a missing key variable stops before any episode
         started = time.perf_counter()
@@ -584,7 +585,7 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
         from marketarena.agents.llm_agent import LLMRuntime
 
         llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance),
-                         shared_slots=_SLOTS)
+                         shared_slots=_SLOTS, slot_sizes=endpoint_limits(params, instance))
     try:
         with heap_frozen():
             asyncio.run(_play_all(instance, params, resources, dirs, n_units,

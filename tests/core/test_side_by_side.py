@@ -102,6 +102,23 @@ def test_two_workers_never_pass_the_endpoints_max_concurrency(tmp_path):
     assert files(tmp_path / "eps") == files(tmp_path / "one")
 
 
+@pytest.mark.parametrize("order", [("wide", "narrow"), ("narrow", "wide")])
+def test_models_sharing_an_endpoint_get_the_smallest_of_their_max_concurrency(tmp_path, order):
+    """Two models on one endpoint, allowing 8 and 2 requests at once: one process never has more
+    than 2 in flight, whichever model asks first (it had the first one's slots)."""
+    raw = llm_params(tmp_path, "crash", episodes_in_flight=8)
+    raw["models"] = {name: {**raw["models"]["fake"], "max_concurrency": n}
+                     for name, n in (("wide", 8), ("narrow", 2))}
+    firms = {"myopic": order[0], "random": order[1]}  # the myopic firm asks first every day
+    raw["markets"]["crash"]["roster"] = [
+        {"name": e["name"], "kind": "llm", "model": firms[e["name"]]} if e["name"] in firms else e
+        for e in raw["markets"]["crash"]["roster"]]
+    fake = FakeEndpoint(responder=slow_answer)
+    simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False,
+             openai_factory=fake.factory)
+    assert fake.max_in_flight == 2
+
+
 def test_an_interrupted_concurrent_run_keeps_finished_units_and_resumes_to_the_same_logs(tmp_path):
     kind = "double_auction"
     params = parse_params(llm_params(tmp_path, kind, concurrency=4))

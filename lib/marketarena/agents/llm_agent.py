@@ -84,16 +84,17 @@ class LLMRuntime:
     processes, kept across resumed runs; ``exclusive_ledger``: the caller holds the instance's run
     lock, so reservations left in the ledger are a dead run's and are charged now); without it, an
     in-memory guard for this run. ``shared_slots``: the endpoints' ``max_concurrency`` shared with
-    the run's other worker processes (``llm.slots``)."""
+    the run's other worker processes (``llm.slots``); ``slot_sizes``: the slots of each endpoint
+    this process alone uses (``simulate.endpoint_limits``)."""
 
     def __init__(self, params, openai_factory=None, ledger_path=None, exclusive_ledger=False,
-                 shared_slots=None):
+                 shared_slots=None, slot_sizes=None):
         self.models = params.models
         ledger = (SpendLedger(ledger_path, exclusive=exclusive_ledger) if ledger_path is not None
                   else None)
         self.client = LLMClient(params.llm, openai_factory=openai_factory,
                                 cost_guard=CostGuard(params.llm.max_cost_usd, ledger),
-                                shared_slots=shared_slots)
+                                shared_slots=shared_slots, slot_sizes=slot_sizes)
 
     def agent(self, agent_id: str, entry: RosterEntry, run: int, plugin: "MarketPlugin",
               market: str) -> LLMAgent:

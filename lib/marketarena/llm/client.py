@@ -162,8 +162,8 @@ class LLMClient:
 
     Use one instance per run (it holds the HTTP connection pools, semaphores, cache counters and
     totals); ``async with LLMClient(...)`` or ``await client.aclose()`` closes the connections.
-    ``shared_slots``: the endpoints' slots shared with the run's other processes
-    (``transport.Transport``).
+    ``shared_slots``: the endpoints' slots shared with the run's other processes;
+    ``slot_sizes``: the slots of the others (both ``transport.Transport``).
     """
 
     def __init__(
@@ -179,6 +179,7 @@ class LLMClient:
         rng: random.Random | None = None,
         on_record: Callable[[CallRecord], None] | None = None,
         shared_slots: Mapping[str | None, tuple[Any, int]] | None = None,
+        slot_sizes: Mapping[str | None, int] | None = None,
     ) -> None:
         self.settings = settings or LLMSettings()
         self.cache = cache if cache is not None else ResponseCache(self.settings.cache_dir)
@@ -187,7 +188,7 @@ class LLMClient:
             openai_factory, environ,
             self.settings.backoff_base_s if backoff_base_s is None else backoff_base_s,
             self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s, rng,
-            shared_slots)
+            shared_slots, slot_sizes)
         self.on_record = on_record
         self.totals: dict[str, UsageTotals] = {}
         self.in_flight = 0  # calls under way (the progress line shows them)

@@ -7,10 +7,12 @@
 - Keys come from the environment variable the spec names, are checked (set, ASCII, no whitespace or
   control characters: ``InvalidAPIKey`` names the variable, never the value), sent as the bearer
   token and used for nothing else but redacting messages.
-- Concurrency: slots per endpoint (:func:`slot_key`, ``llm.slots``), as many as the first spec
-  that uses it says, held only during a request, not during back-off sleeps; the next free one
-  goes to the least advanced episode's request; shared with the run's other worker processes
-  when it has them (``shared_slots``).
+- Concurrency: slots per endpoint (:func:`slot_key`, ``llm.slots``), as many as ``slot_sizes``
+  says for it (``simulate`` passes the smallest ``max_concurrency`` of the models on that
+  endpoint, so that no model's limit is passed), else as many as the first spec that uses it
+  says; held only during a request, not during back-off sleeps; the next free one goes to the
+  least advanced episode's request; shared with the run's other worker processes when it has
+  them (``shared_slots``, sized the same way).
 - Retries: 408 / 409 / 429 / 5xx, timeouts, connection errors (a reset, a truncated body) and 200s
   that are not a chat completion (garbage, empty ``choices``) are retried up to ``spec.max_retries``
   times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
@@ -168,11 +170,13 @@ def slot_key(spec: ModelSpec) -> str | None:
 class Transport:
     """Sends requests; one per ``LLMClient`` (it holds the connection pools and slots of one
     event loop, rebuilt when the client is used from a new loop). ``shared_slots``: {slot_key:
-    (a ``multiprocessing`` semaphore, its size)} the run's processes share (``llm.slots``)."""
+    (a ``multiprocessing`` semaphore, its size)} the run's processes share (``llm.slots``);
+    ``slot_sizes``: {slot_key: slots} of the endpoints this process alone uses."""
 
     def __init__(self, factory: OpenAIFactory | None, environ: Mapping[str, str] | None,
                  backoff_base_s: float, backoff_max_s: float, rng: random.Random | None = None,
-                 shared_slots: Mapping[str | None, tuple[Any, int]] | None = None):
+                 shared_slots: Mapping[str | None, tuple[Any, int]] | None = None,
+                 slot_sizes: Mapping[str | None, int] | None = None):
         self._factory = factory or default_openai_factory
         self._environ = environ if environ is not None else os.environ
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
@@ -180,6 +184,7 @@ class Transport:
         self._clients: dict[tuple[str, str | None, str | None], Endpoint] = {}
         self._slots: dict[str | None, Slots] = {}
         self._shared_slots = dict(shared_slots or {})
+        self._slot_sizes = dict(slot_sizes or {})
         self._warned: set[str] = set()
 
     def new_loop(self) -> None:
@@ -214,9 +219,9 @@ class Transport:
         if slots is None and sem_key in self._shared_slots:
             slots = self._slots[sem_key] = SharedSlots(*self._shared_slots[sem_key])
         elif slots is None:
-            slots = self._slots[sem_key] = Slots(spec.max_concurrency)
+            slots = self._slots[sem_key] = Slots(self._slot_sizes.get(sem_key, spec.max_concurrency))
         elif (slots.size != spec.max_concurrency and sem_key not in self._shared_slots
-              and spec.alias not in self._warned):
+              and sem_key not in self._slot_sizes and spec.alias not in self._warned):
             self._warned.add(spec.alias)
             log.warning("model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
                         spec.alias, spec.max_concurrency, spec.base_url or OPENAI_DEFAULT_URL,
