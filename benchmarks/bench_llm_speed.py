@@ -14,7 +14,9 @@ compete with the simulation for the GIL) answers every request after ``--delay``
 modest valid answer (a trader shading its value by 5, a firm pricing at 2.5 and buying 15 units,
 else a random schema-valid answer), ``max_concurrency`` ``--concurrency``. The ideal is
 max(longest chain of sequential requests x delay, requests x delay / max_concurrency), the chain
-counted from the logs (``estimate.episode_depth``). Prints figures; asserts nothing. Run:
+counted from the logs (``estimate.episode_depth``); beside it the scheduling bound
+(:func:`scheduling_bound`: the same requests with none of our time, which tells the workload's
+share of the gap from ours). Prints figures; asserts nothing. Run:
 ``.venv/bin/python benchmarks/bench_llm_speed.py --scenario double_auction [--games 100]
 [--delay 0.2] [--concurrency 32] [--workers auto] [--in-flight auto]``; compare with another
 checkout by running that checkout's copy of this script (it puts its own ``lib`` first on the path).
