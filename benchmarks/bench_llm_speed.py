@@ -61,16 +61,11 @@ def responder(body: dict) -> Reply:
     return schema_answer(body)
 
 
-def depth(calls: pd.DataFrame) -> int:
-    """Sequential requests of one episode (as ``estimate.episode_depth``, repeated here so that the
-    script runs on checkouts without it)."""
-    keys = ["step", "round", "phase", "attempt", "purpose"]
-    return int(calls.groupby(keys, sort=False)["attempts"].max().sum()) if len(calls) else 0
-
-
 def waves(calls: pd.DataFrame) -> list[int]:
-    """An episode's requests as waves that follow one another: per call group (as ``depth``), one
-    wave per attempt, of the calls that made that many attempts."""
+    """An episode's requests as waves that follow one another: per call group (decision point,
+    attempt, purpose), one wave per attempt, of the calls that made that many attempts. Their
+    number is the episode's sequential requests (``estimate.episode_depth``, repeated here so that
+    the script runs on checkouts without it)."""
     keys = ["step", "round", "phase", "attempt", "purpose"]
     out = []
     for _, group in calls.groupby(keys, sort=False):
@@ -81,7 +76,8 @@ def waves(calls: pd.DataFrame) -> list[int]:
 def scheduling_bound(episodes: list[list[int]], slots: int, delay: float) -> float:
     """The run's wall time if our side took no time at all: every episode started at once, each
     request answered after exactly ``delay``, and a free slot going to a waiting request of the
-    least advanced episode (the run's rule). Nothing in the run knows in advance which episodes
+    least advanced episode (the run's rule). ``episodes``: each one's :func:`waves`, from its
+    logged calls (a call answered by an identical request already in flight counts as one more). Nothing in the run knows in advance which episodes
     will be long (crash's: how long a firm survives), so this is what the run's scheduling allows;
     the gap between it and the ideal is the scheduling's, the rest of the wall time ours."""
     import heapq
@@ -168,10 +164,10 @@ def main() -> None:
             frames.append(table)
         calls = pd.concat(frames, ignore_index=True)
     peak = endpoint.close()
-    chain = max(depth(g) for _, g in calls.groupby("episode_id"))
+    episodes = [waves(g) for _, g in calls.groupby("episode_id", sort=False)]
+    chain = max(len(w) for w in episodes)
     ideal = max(chain * args.delay, requests * args.delay / args.concurrency)
-    bound = scheduling_bound([waves(g) for _, g in calls.groupby("episode_id", sort=False)],
-                             args.concurrency, args.delay)
+    bound = scheduling_bound(episodes, args.concurrency, args.delay)
     print(f"{kind}: {summary['played']} episodes with an LLM seat, {summary.get('workers')} "
           f"worker(s); endpoint {args.delay * 1000:.0f} ms, max_concurrency {args.concurrency}")
     print(f"  {wall:.2f} s for {requests} requests ({len(calls)} calls); ideal {ideal:.2f} s "

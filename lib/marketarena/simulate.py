@@ -86,7 +86,7 @@ from marketarena.core import logs
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin
 from marketarena.core.registry import plugin_for
 from marketarena.core.runner import run_episode
-from marketarena.core.types import InputError, RunAborted
+from marketarena.core.types import InputError, RunAborted, as_columns
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 #: the code every episode depends on besides its market's folder: change it and episodes replay
@@ -606,7 +606,7 @@ def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
     of the client's run totals (``UsageTotals``). From the tables as produced (``Rows`` or
     DataFrames, the same calls in the same order): two DataFrames per episode, built only for
     these sums, cost more than the sums."""
-    calls, costs = _columns(llm_calls), _columns(llm_costs)
+    calls, costs = as_columns(llm_calls), as_columns(llm_costs)
     out: dict[str, dict[str, float | int]] = {}
     usd: dict[str, list[float]] = {}
     for i, model in enumerate(calls["model"]):
@@ -625,14 +625,6 @@ def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
     for key, amounts in usd.items():
         out[key]["cost_usd"] = math.fsum(amounts)
     return dict(sorted(out.items()))
-
-
-def _columns(table) -> dict[str, list]:
-    """A log table's columns as lists (``Rows`` or a DataFrame)."""
-    if isinstance(table, pd.DataFrame):
-        return {column: table[column].tolist() for column in table.columns}
-    values = list(zip(*table.rows)) if table.rows else [()] * len(table.columns)
-    return {column: list(v) for column, v in zip(table.columns, values)}
 
 
 async def _play_all(instance, params, resources, dirs, n_units, todo, summary, progress,

@@ -213,3 +213,11 @@ class Rows:
 
 def as_frame(table: "pd.DataFrame | Rows") -> pd.DataFrame:
     return table.frame() if isinstance(table, Rows) else table
+
+
+def as_columns(table: "pd.DataFrame | Rows") -> dict[str, list]:
+    """A log table's columns as lists, without building a DataFrame from ``Rows``."""
+    if isinstance(table, pd.DataFrame):
+        return {column: table[column].tolist() for column in table.columns}
+    values = list(zip(*table.rows)) if table.rows else [()] * len(table.columns)
+    return {column: list(v) for column, v in zip(table.columns, values)}

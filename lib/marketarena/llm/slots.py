@@ -3,12 +3,15 @@ by the worker processes of one run.
 
 **Who goes first.** When more requests wait than the endpoint takes, the next free slot goes to
 the request of the least-advanced episode (the smallest (step, round) of its decision point;
-first come, first served among equals). Served in arrival order instead, every episode advances
-at the same pace and the long ones end late: crash's LLM firm is asked from 3 to 30 times an
-episode, unknown in advance, and its default grid's 60 LLM episodes (1,490 requests, 200 ms
-endpoint, 32 slots, 9.35 s at best) end after 11.0 s served in arrival order, 10.2 s least
-advanced first, 12.0 s in plan order (a replay of their logged lengths; knowing the lengths,
-longest first, 9.4 s). Ordering never changes an episode's logs.
+first come, first served among equals): the episodes that ask most do not wait behind ones
+about to end. crash's LLM firm is asked up to 30 times an episode, how many unknown in advance;
+its default grid's 60 LLM episodes (1,490 requests, 200 ms endpoint, 32 slots, 9.31 s at best),
+replayed from their logged requests with no time of ours and every episode started at once
+(``benchmarks/bench_llm_speed.py``'s scheduling bound), end after 10.2 s least advanced first,
+10.2 s in arrival order, 12.2-12.4 s the most advanced or plan order first (by how ties are
+broken), 10.0 s knowing the lengths (longest first). Measured in the run, arrival order took
+12.4-14.1 s against 12.3-12.8 s, the most advanced first 14.2-15.0 s against 12.7-13.6 s.
+Ordering never changes an episode's logs.
 
 **Shared by processes.** A run's local workers (``simulate._play_in_workers``) once split every
 endpoint's ``max_concurrency`` between them, a fixed share each; near the end of a run one worker
