@@ -24,19 +24,21 @@ unit is a shard of up to n episodes (10 with LLM seats), written when its last e
 interruption loses at most the shards in flight (LLM answers already given come back from the
 response cache).
 
-Episodes side by side: a worker plays scripted units one after the other (nothing to wait for:
-an event loop would only add overhead), and episodes with LLM seats side by side in one event loop
-(:func:`_play_side_by_side`), started in plan order, ``execution.episodes_in_flight`` at a time
-(auto: twice its share of the endpoints' ``max_concurrency``), so the endpoint, not the
-simulation, sets the pace. The limit on requests in flight is the client's semaphore per endpoint
-(``llm/transport.py``): every episode of a worker shares it. An episode's logs depend on its seed
+Episodes side by side: in a run without LLM seats a worker plays its units one after the other
+(nothing to wait for: an event loop would only add overhead); in an LLM run it plays them side by
+side in one event loop (:func:`_play_side_by_side`), the units with LLM seats first
+(:func:`_numbered`), ``execution.episodes_in_flight`` episodes at a time (auto: twice its share of
+the endpoints' ``max_concurrency``), so the endpoint, not the simulation, sets the pace. The limit
+on requests in flight is the client's semaphore per endpoint (``llm/transport.py``): every episode
+of a worker shares it. An episode's logs depend on its seed
 and its answers only (answers are keyed by the request and the episode's run index, never by
 arrival order), so they are byte-identical whatever ran beside them.
 
-Workers (``execution.workers``, default one per core): the units to play, with their episode
-specs, are dealt round-robin to worker processes (``spawn``); each loads the inputs itself, plays
-its units in one event loop (one LLM client per worker) and writes each unit the moment it
-finishes, so logs are byte-identical to a one-worker run. Never more workers than help
+Workers (``execution.workers``, default one per core): worker processes (:func:`start_method`:
+``fork`` on Linux, so a worker starts with everything the main process has imported, else
+``spawn``) pull the units to play, with their episode specs, from one queue; each loads the
+inputs itself, plays its units in one event loop (one LLM client per worker) and writes each unit
+the moment it finishes, so logs are byte-identical to a one-worker run. Never more workers than help
 (:func:`worker_count`): one per unit to play, one per core (workers follow the CPU work; waiting
 on an endpoint is the event loop's job), and for LLM instances the run as a whole keeps each
 endpoint's ``max_concurrency`` (no more workers than the smallest of them, each worker gets its
@@ -71,8 +73,9 @@ import json
 import math
 import os
 import sys
+import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -322,21 +325,24 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
         counters = progress_line.Counters(workers) if progress and progress_line.live() else None
         lines = progress and counters is None  # a plain line per unit where no live line is drawn
+        shown = functools.partial(progress_line.display, instance, to_play, counters,
+                                  bool(aliases), counters is not None)
         try:
-            with progress_line.display(instance, to_play, counters, bool(aliases),
-                                       counters is not None), heap_frozen():
+            with heap_frozen():
                 if ray_address is not None or workers > 1:
                     if llm is not None:  # the parent only checked the keys; each worker has its own
                         asyncio.run(llm.aclose())
                     play = _play_on_ray if ray_address is not None else _play_in_workers
                     summary["played"], workers = play(instance, params, data_dir.resolve(),
                                                       (out_dir.resolve(), run_dir.resolve()),
-                                                      len(todo), todo, lines, workers, live, counters)
+                                                      len(todo), todo, lines, workers, live,
+                                                      counters, shown)
                 else:
                     _set_counters(counters, 0)
                     try:
-                        asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
-                                              len(todo), _numbered(todo), summary, lines, llm))
+                        with shown():
+                            asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
+                                                  len(todo), _numbered(todo), summary, lines, llm))
                     finally:
                         _set_counters(None, 0)
         finally:
@@ -381,8 +387,14 @@ def _worker_params(params: Params, instance: str, workers: int) -> Params:
 
 def _numbered(todo) -> list[tuple[int, logs.Unit, list[EpisodeSpec]]]:
     """The units to play as (index among the units to play, unit, its episode specs): what a
-    worker is handed (it needs no plan of its own)."""
-    return [(k, unit, specs) for k, (unit, specs) in enumerate(todo)]
+    worker is handed (it needs no plan of its own). Units with LLM seats come first, each kind in
+    plan order: their episodes wait on the endpoint, so started first they keep it busy from the
+    start, and the scripted ones fill the waits later (crash's LLM benchmark, whose grid seats
+    the LLM firm in 60 of 96 episodes, reached its 30th request 0.1-0.3 s sooner and ended about
+    0.1 s sooner in three pairs of four). Where a unit plays changes nothing in its logs."""
+    numbered = [(k, unit, specs) for k, (unit, specs) in enumerate(todo)]
+    return sorted(numbered, key=lambda item: not any(seat.entry.kind == "llm" for spec in item[2]
+                                                     for seat in spec.seats))
 
 
 def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeSpec]]]]:
@@ -391,12 +403,30 @@ def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeS
     return [numbered[w::workers] for w in range(workers)]
 
 
+def start_method() -> str:
+    """How local workers start: ``fork`` on Linux when the main process runs no other thread of
+    Python's and has not loaded torch (whose OpenMP threads a forked child may deadlock on: the
+    embedding model's markets spawn), else ``spawn``. A forked worker starts with every module and
+    object the main process holds, in a few hundredths of a second; a spawned one re-imports
+    pandas, pyarrow, pydantic and the market first, 0.6-0.7 s (measured: the first request of
+    crash's LLM benchmark left at 0.17 s instead of 0.72 s). The workers are started before any
+    thread of the run (the progress line's, the units queue's), so a run from the command line
+    forks; a caller running threads of its own (a notebook's kernel) gets ``spawn``. A forked
+    worker inherits the run's lock files and dies with the main process (:func:`_worker_init`),
+    so they never outlive the run."""
+    if (sys.platform.startswith("linux") and threading.active_count() == 1
+            and "torch" not in sys.modules):
+        return "fork"
+    return "spawn"
+
+
 def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
-                     workers, live, counters=None) -> tuple[int, int]:
-    """The units played by ``workers`` spawned processes, each pulling the next unit from one
+                     workers, live, counters=None, shown=nullcontext) -> tuple[int, int]:
+    """The units played by ``workers`` worker processes, each pulling the next unit from one
     queue when it has room for it (units differ in work: crash's episodes with an LLM firm ask
     from 3 to 30 times, so a fixed deal left one worker with 946 requests and the other with 544,
-    idle for the last 40% of the run). They end with the run however it ends: each holds the
+    idle for the last 40% of the run). The progress line (``shown``) is drawn once they are
+    started (:func:`start_method`). They end with the run however it ends: each holds the
     run's liveness lock ``live`` and dies with the main process (``_worker_init``); on an
     interrupt or a worker's death the others are stopped at once; after a worker's
     ``RunAborted`` the queue is emptied, the others finish the units they hold, and the first
@@ -407,27 +437,29 @@ def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
 
     wparams = _worker_params(params, instance, workers)
     played, error = 0, None
-    context = multiprocessing.get_context("spawn")
-    slots = shared_slots(params, instance, context)
+    context = multiprocessing.get_context(start_method())
+    slots = shared_slots(params, instance, context, workers)
     units = context.Queue()
-    for item in _numbered(todo):
-        units.put(item)
-    for _ in range(workers):
-        units.put(None)  # one end mark per worker
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
                                initargs=(os.getpid(), str(live), counters and counters.array, units,
                                          slots))
     try:
+        # the first submit starts every worker (forked ones before the pool's own thread)
         pending = {pool.submit(_worker, instance, wparams, data_dir, dirs, n_units, None,
                                progress, w) for w in range(workers)}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
-            for future in done:
-                try:
-                    played += future.result()
-                except RunAborted as exc:  # the others finish the units they hold
-                    error = error or exc
-                    _drain(units)
+        for item in _numbered(todo):  # the queue's feeder thread starts here, after the fork
+            units.put(item)
+        for _ in range(workers):
+            units.put(None)  # one end mark per worker
+        with shown():
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    try:
+                        played += future.result()
+                    except RunAborted as exc:  # the others finish the units they hold
+                        error = error or exc
+                        _drain(units)
     except BrokenProcessPool:
         _stop(pool)
         raise RunAborted("a worker process died (killed from outside: the out-of-memory killer, "
@@ -517,7 +549,7 @@ def _check_parent() -> None:
 
 
 def _play_on_ray(instance, params, data_dir, dirs, n_units, todo, progress,
-                 workers, live=None, counters=None) -> tuple[int, int]:
+                 workers, live=None, counters=None, shown=nullcontext) -> tuple[int, int]:
     """The same workers as Ray tasks on the cluster at ``execution.ray_address`` (one CPU each;
     ``workers: auto`` = the cluster's CPUs). Every task writes its episodes (and run logs) into
     ``dirs``, which must be on a file system the nodes share. Ray tasks do not take the liveness lock ``live``
@@ -542,11 +574,13 @@ def _play_on_ray(instance, params, data_dir, dirs, n_units, todo, progress,
         refs = [task.remote(instance, wparams, data_dir, dirs, n_units, share, progress)
                 for share in _shares(todo, workers)]
         played, error = 0, None
-        for ref in refs:
-            try:
-                played += ray.get(ref)
-            except Exception as exc:  # a task's RunAborted arrives wrapped: keep its message
-                error = error or RunAborted(f"a Ray task failed: {getattr(exc, 'cause', None) or exc}")
+        with shown():
+            for ref in refs:
+                try:
+                    played += ray.get(ref)
+                except Exception as exc:  # a task's RunAborted arrives wrapped: keep its message
+                    error = error or RunAborted(f"a Ray task failed: "
+                                                f"{getattr(exc, 'cause', None) or exc}")
         if error is not None:
             raise error
         return played, workers
@@ -585,7 +619,8 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
         from marketarena.agents.llm_agent import LLMRuntime
 
         llm = LLMRuntime(params, ledger_path=spend_ledger_path(data_dir, instance),
-                         shared_slots=_SLOTS, slot_sizes=endpoint_limits(params, instance))
+                         shared_slots=_SLOTS and {k: (*v, slot) for k, v in _SLOTS.items()},
+                         slot_sizes=endpoint_limits(params, instance))
     try:
         with heap_frozen():
             asyncio.run(_play_all(instance, params, resources, dirs, n_units,
@@ -675,10 +710,13 @@ def endpoint_limits(params: Params, instance: str) -> dict[str | None, int]:
     return limits
 
 
-def shared_slots(params: Params, instance: str, context) -> dict[str | None, tuple[object, int]]:
-    """{endpoint: (a ``context`` semaphore of its ``max_concurrency`` slots, that size)}: the slots
-    every local worker of the run takes its requests' from (``llm.slots``)."""
-    return {key: (context.BoundedSemaphore(size), size)
+def shared_slots(params: Params, instance: str, context,
+                 workers: int) -> dict[str | None, tuple[object, int, object]]:
+    """{endpoint: (a ``context`` semaphore of its ``max_concurrency`` slots, that size, the board
+    where each of the ``workers`` posts its least advanced waiting request)}: the slots every
+    local worker of the run takes its requests' from (``llm.slots``)."""
+    return {key: (context.BoundedSemaphore(size), size,
+                  context.Array("d", [math.inf] * (2 * workers), lock=False))
             for key, size in endpoint_limits(params, instance).items()}
 
 
@@ -695,13 +733,16 @@ def in_flight(params: Params, instance: str) -> int:
 
 async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, todo, summary,
                              progress, llm, window: int) -> None:
-    """Episodes of ``todo``'s units started in plan order, at most ``window`` at a time, in one
-    event loop: the endpoint's waits of one episode are the others' time to play. Each episode
-    started runs to its first request before the next is started, so requests leave from the
-    first moment rather than after the whole window's first steps. A unit is written
-    (atomically, as ever) when its last episode ends, by one writer thread: writing an
-    episode's tables takes 15-40 ms of CPU, during which the event loop would send no request
-    (the writer lets it run between its own steps). Units may finish out of order; each
+    """Episodes of ``todo``'s units started in its order, at most ``window`` at a time, in one
+    event loop: the endpoint's waits of one episode are the others' time to play. The next unit
+    is taken from ``todo`` (the run's queue) only once there is room to start it, so that a unit
+    never waits in a full worker while another has room. Each episode started runs to its first
+    request before the next is started, so requests leave from the first moment rather than
+    after the whole window's first steps, and hands the loop over between steps that await
+    nothing (``run_episode``'s ``share_loop``). A unit is written (atomically, as ever) when its
+    last episode ends, by one writer thread: writing an episode's tables takes 10-30 ms of CPU,
+    during which the event loop would send no request (the writer lets it run between its own
+    steps). Units may finish out of order; each
     episode's logs depend on its seed and its answers only, never on what ran beside it. The
     first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in flight
     and is raised; every unit finished before it is on disk (a write under way completes)."""
@@ -724,11 +765,19 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
     writer = ThreadPoolExecutor(1, thread_name_prefix="marketarena-writer")
     try:
         async with asyncio.TaskGroup() as group:
-            for k, unit, specs in todo:  # the next unit is taken when the last one has started
+            units = iter(todo)
+            while True:
+                await slots.acquire()  # room first: a unit taken is a unit started
+                item = next(units, None)
+                if item is None:
+                    slots.release()
+                    break
+                k, unit, specs = item
                 _check_parent()
                 t0, episodes = time.perf_counter(), []
-                for spec, ep in zip(specs, unit.episodes):
-                    await slots.acquire()
+                for i, (spec, ep) in enumerate(zip(specs, unit.episodes)):
+                    if i:
+                        await slots.acquire()
                     episodes.append(group.create_task(episode(spec, ep.seed)))
                     await asyncio.sleep(0)  # let it play to its first request
                 group.create_task(unit_done(k, unit, episodes, t0))
@@ -798,7 +847,7 @@ async def _play_one(plugin, mp, instance, resources, spec, seed, llm):
     tables and run info to the run log)."""
     t0 = time.perf_counter()
     market_obj, agents, agents_table = plugin.build_episode(mp, resources, spec, llm=llm)
-    result = await run_episode(market_obj, agents, seed)
+    result = await run_episode(market_obj, agents, seed, share_loop=llm is not None)
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
     meta = {"market": mp.market, "instance": instance, "lineup": agents_table["name"].tolist(),
             "setting": dict(spec.setting), "package_version": package_version()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from marketarena.core import logs
 
@@ -98,3 +99,47 @@ def test_write_table_writes_exactly_the_bytes_of_pandas_to_parquet(tmp_path):
         ours = (tmp_path / f"{name}.parquet").read_bytes()
         assert ours == (tmp_path / f"{name}.pandas.parquet").read_bytes(), name
         assert record == logs.file_record(tmp_path / f"{name}.parquet")
+
+
+def test_write_table_of_rows_writes_exactly_the_bytes_of_their_frame(tmp_path, monkeypatch):
+    """``Rows`` are written without building their DataFrame (``logs._rows_table``: a schema
+    kept per shape of table), yet byte for byte as ``rows.frame().to_parquet`` writes them: the
+    first table of a shape, and the later ones whose columns Arrow builds and casts (missing
+    values, ints that pandas makes floats, strings, casts of an empty table, values Arrow cannot
+    take as pandas does)."""
+    import numpy as np
+
+    from marketarena.core.types import Rows
+
+    cols = ["i", "f", "mixed", "i_none", "b", "b_none", "s", "s_none", "none", "nan", "np"]
+    tables = {
+        "full": Rows(cols, [(1, 0.5, 1, 1, True, True, "a", "x", None, float("nan"), np.int64(3)),
+                            (2, 1.5, 2.5, None, False, None, "b", None, None, 1.0, np.int64(4))]),
+        "same shape": Rows(cols, [(3, 2.5, 3, 5, True, False, "c", "y", None, float("nan"),
+                                   np.int64(5)),
+                                  (4, 3.5, 4.5, None, True, None, "d", None, None, 2.0,
+                                   np.int64(6))]),
+        "no missing now": Rows(cols, [(5, 4.5, 5.5, 7, False, True, "e", "z", None, 3.0,
+                                       np.int64(7))]),
+        "empty, cast": Rows(["step", "x"], [], {"step": "int64"}),
+        "empty again": Rows(["step", "x"], [], {"step": "int64"}),
+        "cast": Rows(["step", "v"], [(1, 2), (3, 4)], {"v": "float64"}),
+        "cast again": Rows(["step", "v"], [(5, 6)], {"v": "float64"}),
+        "unarrowable": Rows(["o"], [(1,), ("a",)]),
+    }
+    monkeypatch.setattr(logs, "_ROWS_SCHEMAS", {})
+    built, frame = [], Rows.frame
+    monkeypatch.setattr(Rows, "frame", lambda self: (built.append(1), frame(self))[1])
+    for name, rows in tables.items():
+        try:
+            expected = tmp_path / f"{name}.pandas.parquet"
+            rows.frame().to_parquet(expected, index=False, engine="pyarrow", compression="zstd")
+        except Exception as err:  # noqa: BLE001 - what pandas refuses, ours refuses too
+            with pytest.raises(type(err)):
+                logs.write_table(rows, tmp_path / f"{name}.parquet")
+            continue
+        built.clear()
+        record = logs.write_table(rows, tmp_path / f"{name}.parquet")
+        assert (tmp_path / f"{name}.parquet").read_bytes() == expected.read_bytes(), name
+        assert record == logs.file_record(tmp_path / f"{name}.parquet")
+        assert bool(built) == (name in ("full", "no missing now", "empty, cast", "cast")), name

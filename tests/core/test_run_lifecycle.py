@@ -227,8 +227,9 @@ def test_a_worker_killed_from_outside_ends_the_run_in_one_line(tmp_path):
         run = start(params)
         wait_for(lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
                  what="two workers asking the endpoint")
-        workers = sorted(p for p in children(run.pid)
-                         if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text(errors="replace"))
+        workers = sorted(p for p in children(run.pid)  # forked or spawned, not the tracker
+                         if "resource_tracker"
+                         not in Path(f"/proc/{p}/cmdline").read_text(errors="replace"))
         started = children(run.pid)
         os.kill(workers[0], signal.SIGKILL)  # what the OOM killer does
         _, stderr = run.communicate(timeout=120)

@@ -231,3 +231,38 @@ def test_llm_calls_split_what_was_asked_from_how_it_was_obtained():
     assert costs[["cost_usd", "latency_s", "cached", "retries"]].iloc[0].tolist() == [0.5, 0.2, False, 2]
     assert calls["purpose"].tolist() == ["review", "review"]
     assert (calls[["step", "agent_id", "attempt"]] == costs[["step", "agent_id", "attempt"]]).all().all()
+
+
+def test_with_share_loop_scripted_episodes_side_by_side_take_turns():
+    """``share_loop``: after each step that awaited nothing (scripted seats only) an episode
+    hands the event loop over, so episodes side by side take turns instead of one playing to its
+    end while the others' answers wait; their logs are the same either way."""
+    from marketarena.core.scripted import ScriptedAgent
+
+    class Steady(ScriptedAgent):
+        def decide(self, observation, decision):
+            return Guess(value=1)
+
+    class Named(CountingMarket):
+        def __init__(self, name, seen):
+            self.label, self.seen = name, seen
+
+        def step(self, actions):
+            self.seen.append((self.label, self.t))
+            return super().step(actions)
+
+    def side_by_side(share_loop):
+        seen = []
+
+        async def main():
+            return await asyncio.gather(*(
+                run_episode(Named(name, seen), {a: Steady(a) for a in "ABC"}, 3,
+                            share_loop=share_loop) for name in ("x", "y")))
+        return seen, asyncio.run(main())
+
+    taking_turns, shared = side_by_side(True)
+    one_then_other, alone = side_by_side(False)
+    assert taking_turns == [("x", 0), ("y", 0), ("x", 1), ("y", 1)]
+    assert one_then_other == [("x", 0), ("x", 1), ("y", 0), ("y", 1)]
+    for a, b in zip(shared, alone):
+        pd.testing.assert_frame_equal(a.decisions, b.decisions)

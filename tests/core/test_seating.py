@@ -202,3 +202,24 @@ def test_english_auctions_seat_matrix_is_its_plan_of_baselines_and_challengers()
     assert [[s.role for s in spec.seats] for spec in plan] == [roles] * len(plan)
     fast = check_seating("english_auction", params_of("english_auction", block))
     assert fast.episodes.tolist() == [12, 12, 4, 4, 4] and fast.n_episodes == 12
+
+
+@pytest.mark.parametrize("kind", market_names())
+def test_dense_and_sparse_counts_of_a_plan_agree(kind, monkeypatch):
+    """``seating._summary`` counts a small plan in a dense array (no scipy import at a run's
+    start) and a large one on a sparse matrix: the same episodes, seats and meetings (a seat
+    twice in one episode included: a meeting counts episodes, seats count seats)."""
+    mp = params_of(kind, tiny(kind)).markets[kind]
+    specs = get_plugin(kind).plan(mp)
+    dense = seating.seating(mp, specs)
+    monkeypatch.setattr(seating, "_DENSE_CELLS", 0)
+    sparse = seating.seating(mp, specs)
+    for field in ("episodes", "seats", "meetings"):
+        assert getattr(dense, field).dtype == getattr(sparse, field).dtype, field
+        assert (getattr(dense, field) == getattr(sparse, field)).all(), field
+    rows, cols = np.array([0, 0, 0, 1]), np.array([0, 0, 1, 1])  # entry 0 twice in episode 0
+    for cells in (0, 10**6):
+        monkeypatch.setattr(seating, "_DENSE_CELLS", cells)
+        made = seating._summary(mp, 2, rows, cols, set())
+        assert list(made.seats[:2]) == [2, 2] and made.meetings[0, 1] == 1
+        assert list(made.episodes[:2]) == [1, 2]

@@ -16,6 +16,7 @@ import yaml
 import marketarena
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.types import RunAborted
+from marketarena.llm.fake import LoopbackEndpoint, schema_answer
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,3 +178,110 @@ def test_a_simulation_refuses_a_numpy_imported_before_marketarena(tmp_path):
                                                                 "import marketarena\nimport sys, numpy, yaml\n"),
                              str(tmp_path / "b")], env=env, capture_output=True, text=True, timeout=600)
     assert pinned.returncode == 0, pinned.stderr
+
+
+FORKED_OR_SPAWNED = """
+import json, sys, threading
+import yaml
+import marketarena
+from marketarena.config import parse_params
+from marketarena.simulate import simulate, start_method
+params = parse_params(yaml.safe_load(open(sys.argv[1])))
+if sys.argv[3] == "thread":  # a caller running a thread of its own (a notebook's kernel)
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+method = start_method()
+summary = simulate("english_auction", params, sys.argv[2], progress=False)
+print(json.dumps({"method": method, "workers": summary["workers"], "played": summary["played"]}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+def test_forked_and_spawned_workers_write_the_same_logs(tmp_path):
+    """A run from a single-threaded main process forks its workers (they start with its modules
+    instead of re-importing them); one whose caller runs a thread spawns them. Both write the same
+    bytes, LLM seats included (answers seeded by the request, each run with its own cache)."""
+    server = LoopbackEndpoint(schema_answer)
+    runs, before = {}, 0
+    try:
+        for how in ("plain", "thread"):
+            block = tiny("english_auction")["markets"]["english_auction"]
+            block["roster"] = block["roster"][:2] + [{"name": "llm", "kind": "llm",
+                                                      "model": "loop"}]
+            raw = {"models": {"loop": {"model": "loopback", "base_url": server.base_url,
+                                       "api_key_env": None, "max_tokens": 300}},
+                   "llm": {"cache_dir": str(tmp_path / how / "cache")},
+                   "markets": {"english_auction": block}, "execution": {"workers": 2}}
+            path = tmp_path / f"{how}.yaml"
+            path.write_text(yaml.safe_dump(raw))
+            done = subprocess.run([sys.executable, "-c", FORKED_OR_SPAWNED, str(path),
+                                   str(tmp_path / how), how], capture_output=True, text=True,
+                                  timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
+            assert done.returncode == 0, done.stderr
+            runs[how] = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[how]["requests"], before = server.n_calls - before, server.n_calls
+    finally:
+        server.close()
+    assert runs["plain"]["method"] == "fork" and runs["thread"]["method"] == "spawn"
+    assert runs["plain"]["workers"] == runs["thread"]["workers"] == 2
+    assert runs["plain"]["played"] == runs["thread"]["played"] >= 2
+    assert runs["plain"]["requests"] == runs["thread"]["requests"] > 0
+    a = files(tmp_path / "plain" / "episodes" / "english_auction")
+    b = files(tmp_path / "thread" / "episodes" / "english_auction")
+    assert a.keys() == b.keys() and any(k.endswith("llm_calls.parquet") for k in a)
+    assert [k for k in a if a[k] != b[k]] == []
+
+
+def test_a_worker_takes_a_unit_only_when_it_has_room_to_start_it(monkeypatch):
+    """``_play_side_by_side`` pulls the next unit from the run's queue once a place in its window
+    is free, not before: a unit held while the window is full was one the other worker could have
+    started (crash's benchmark: one LLM episode held from 1.5 s to 9.2 s ran alone at the end)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from marketarena import simulate as sim
+
+    release = {k: asyncio.Event() for k in range(3)}
+    taken, finished = [], []
+
+    async def play_one(plugin, mp, instance, resources, spec, seed, llm):
+        await release[spec].wait()
+        return spec
+
+    monkeypatch.setattr(sim, "_play_one", play_one)
+    monkeypatch.setattr(sim, "_finish_unit", lambda *a: finished.append(a[3]))
+
+    def queue():
+        for k in range(3):
+            taken.append(k)
+            yield k, SimpleNamespace(episodes=[SimpleNamespace(seed=k)]), [k]
+
+    async def main():
+        run = asyncio.create_task(sim._play_side_by_side(None, None, "x", None, None, 3, queue(),
+                                                         {}, False, None, window=1))
+        await asyncio.sleep(0.05)
+        assert taken == [0]  # the window is full: unit 1 stays in the queue
+        release[0].set()
+        await asyncio.sleep(0.05)
+        assert taken == [0, 1] and finished == [[0]]
+        release[1].set()
+        release[2].set()
+        await asyncio.wait_for(run, 5)
+
+    asyncio.run(main())
+    assert taken == [0, 1, 2] and finished == [[0], [1], [2]]
+
+
+def test_units_with_llm_seats_are_handed_out_first_each_kind_in_plan_order():
+    """``_numbered``: the units of an LLM run that wait on the endpoint start first; each keeps
+    its index among the units to play."""
+    from types import SimpleNamespace
+
+    from marketarena import simulate as sim
+
+    def unit(kinds):
+        return ("unit", [SimpleNamespace(seats=[SimpleNamespace(entry=SimpleNamespace(kind=k))
+                                                for k in kinds])])
+
+    todo = [unit(["scripted"]), unit(["scripted", "llm"]), unit(["scripted"]), unit(["llm"])]
+    assert [k for k, _, _ in sim._numbered(todo)] == [1, 3, 0, 2]
+    assert [k for k, _, _ in sim._numbered(todo[:1] + todo[2:3])] == [0, 1]

@@ -144,3 +144,64 @@ def test_a_settle_is_written_by_the_next_transaction_and_its_reservation_stands_
     guard.settle(second, 0.5)
     assert guard.spent_usd == pytest.approx(0.75)  # a read writes what is queued
     assert SpendLedger(path).read()["reserved"] == {}
+
+
+def counting(guard: CostGuard) -> list[int]:
+    """The guard's transactions, counted as they open."""
+    transactions, state = [], guard._state
+
+    def counted():
+        transactions.append(1)
+        return state()
+    guard._state = counted
+    return transactions
+
+
+def test_reserve_all_is_one_transaction_each_answered_in_order(tmp_path):
+    guard = CostGuard(2.5, SpendLedger(tmp_path / "spend.json"))
+    transactions = counting(guard)
+    outcomes = guard.reserve_all([(1.0, "a"), (1.0, "b"), (1.0, "c"), (0.1, "d")])
+    assert len(transactions) == 1
+    assert [type(o).__name__ for o in outcomes] == ["Reservation", "Reservation",
+                                                    "BudgetExceeded", "BudgetExceeded"]
+    assert [o.alias for o in outcomes[:2]] == ["a", "b"]  # the refusal trips the guard: d too
+    on_disk = SpendLedger(tmp_path / "spend.json").read()
+    assert sorted(on_disk["reserved"]) == sorted(o.id for o in outcomes[:2])
+
+
+def test_reserve_all_raises_what_the_ledger_raises(tmp_path):
+    guard = CostGuard(10.0, SpendLedger(tmp_path / "spend.json"))
+
+    def broken():
+        raise OSError(28, "No space left on device")
+    guard._state = broken
+    with pytest.raises(OSError):
+        guard.reserve_all([(1.0, "a"), (1.0, "b")])
+
+
+def test_the_requests_of_one_loop_turn_reserve_in_one_transaction(tmp_path):
+    """``transport._Reservations``: the requests that ask in one turn of the event loop share a
+    transaction, made in the loop at the turn's end; one cancelled before its turn ended leaves
+    nothing reserved."""
+    import asyncio
+
+    from marketarena.llm.transport import _Reservations
+
+    guard = CostGuard(10.0, SpendLedger(tmp_path / "spend.json"))
+    transactions = counting(guard)
+    batch = _Reservations(guard)
+
+    async def main():
+        first = await asyncio.gather(*(batch.reserve(0.5, f"m{i}") for i in range(5)))
+        assert len(transactions) == 1 and len({r.id for r in first}) == 5
+        kept = asyncio.ensure_future(batch.reserve(0.5, "kept"))
+        dropped = asyncio.ensure_future(batch.reserve(0.5, "dropped"))
+        await asyncio.sleep(0)  # both asked: the turn's commit is scheduled
+        dropped.cancel()
+        await asyncio.sleep(0)
+        return first, await kept
+
+    first, kept = asyncio.run(main())
+    assert len(transactions) == 3  # the second turn's, and the release of the cancelled one
+    reserved = SpendLedger(tmp_path / "spend.json").read()["reserved"]
+    assert sorted(reserved) == sorted([r.id for r in first] + [kept.id])

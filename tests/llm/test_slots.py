@@ -100,3 +100,49 @@ def test_slots_are_one_count_for_every_process_of_a_run():
     finally:
         if child.is_alive():
             child.kill()
+
+
+def test_a_freed_slot_goes_to_the_least_advanced_request_of_any_process(monkeypatch):
+    """The board: a slot freed while two processes wait goes to the less advanced request, not
+    to whichever process's waiting thread the semaphore wakes (here the one that waited longer,
+    at step 9, against a request at step 1 of the process that freed it). Two event loops in two
+    threads stand for the two processes; giving way is not capped, so the order is certain."""
+    import math
+    import threading
+
+    from marketarena.llm import slots as slots_module
+
+    monkeypatch.setattr(slots_module, "_GIVE_WAY", 10_000)
+    context = multiprocessing.get_context("fork")
+    semaphore = context.BoundedSemaphore(1)
+    board = context.Array("d", [math.inf] * 4, lock=False)
+    served: list[str] = []
+
+    def other_process() -> None:
+        async def main():
+            slots = SharedSlots(semaphore, 1, board, seat=1)
+            await slots.acquire((9, 0))
+            served.append("step 9")
+            slots.release()
+        asyncio.run(main())
+
+    async def main():
+        slots = SharedSlots(semaphore, 1, board, seat=0)
+        await slots.acquire((0, 0))  # the only slot
+        other = threading.Thread(target=other_process)
+        other.start()
+        while board[2] != 9:  # the other process waits at step 9
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.1)  # its waiting thread blocks on the semaphore
+        mine = asyncio.create_task(slots.acquire((1, 0)))
+        await asyncio.sleep(0.05)
+        assert (board[0], board[1]) == (1.0, 0.0) and not mine.done()
+        slots.release()
+        await asyncio.wait_for(mine, 10)
+        served.append("step 1")
+        slots.release()
+        await asyncio.to_thread(other.join, 10)
+
+    asyncio.run(main())
+    assert served == ["step 1", "step 9"]
+    assert list(board) == [math.inf] * 4  # nobody waits any more

@@ -163,24 +163,65 @@ def plan_units(planned: list[PlannedEpisode], shard_episodes: int | None) -> lis
     return out
 
 
-def write_table(df: pd.DataFrame, path: Path) -> dict[str, Any]:
-    """``df`` as a zstd Parquet file at ``path``; returns its :func:`file_record`. The bytes are
-    exactly ``df.to_parquet(path, index=False, engine="pyarrow", compression="zstd")``'s (the same
-    Arrow conversion and writer, tested), built in memory and hashed there: pandas' path handling
-    and the file's read-back cost more than the write itself for an episode's small tables."""
+def write_table(table: pd.DataFrame | Rows, path: Path) -> dict[str, Any]:
+    """``table`` as a zstd Parquet file at ``path``; returns its :func:`file_record`. The bytes are
+    exactly ``df.to_parquet(path, index=False, engine="pyarrow", compression="zstd")``'s, ``df``
+    the table or (``Rows``) the frame it makes (the same Arrow table and writer, tested), built in
+    memory and hashed there: pandas' path handling and the file's read-back cost more than the
+    write itself for an episode's small tables."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    df = df.reset_index(drop=True)
     sink = pa.BufferOutputStream()
-    if df.attrs:  # pandas writes them into the schema's metadata: let it (none of ours has any)
-        df.to_parquet(sink, index=False, engine="pyarrow", compression="zstd")
+    if isinstance(table, Rows):
+        pq.write_table(_rows_table(table), sink, compression="zstd")
+    elif table.attrs:  # pandas writes them into the schema's metadata: let it (ours have none)
+        table.reset_index(drop=True).to_parquet(sink, index=False, engine="pyarrow",
+                                                compression="zstd")
     else:
-        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), sink, compression="zstd")
+        pq.write_table(pa.Table.from_pandas(table.reset_index(drop=True), preserve_index=False),
+                       sink, compression="zstd")
     data = sink.getvalue().to_pybytes()
     with open(path, "wb") as f:
         f.write(data)
     return _record(data)
+
+
+#: the Arrow schema pandas gives a ``Rows`` table, by the table's shape (:func:`_rows_table`)
+_ROWS_SCHEMAS: dict[tuple, Any] = {}
+
+
+def _rows_table(rows: Rows) -> Any:
+    """The Arrow table ``pa.Table.from_pandas(rows.frame())`` makes, without the frame.
+
+    Building the DataFrame and converting it back column by column was most of an episode's
+    write (an LLM crash episode: 29 ms, 16 of them in pandas), and a worker's event loop waits
+    for it. What pandas makes of a column (its dtype, so the Arrow type and the schema's pandas
+    metadata) depends only on the Arrow type of the column's values, on whether any is missing,
+    and on the table's casts (``Rows.dtypes``): the first table of each such shape is converted
+    by pandas and its schema kept; later ones have their columns built by Arrow from the values
+    and cast to that schema (an int column with a missing value to float, strings to pandas'
+    large strings). Values Arrow will not take as pandas would, or cannot cast without loss, go
+    through pandas. Tested byte for byte against ``to_parquet`` of the frame."""
+    import pyarrow as pa
+
+    columns = list(zip(*rows.rows)) if rows.rows else [()] * len(rows.columns)
+    try:
+        arrays = [pa.array(values, from_pandas=True) for values in columns]
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return pa.Table.from_pandas(rows.frame(), preserve_index=False)
+    shape = (tuple(rows.columns), tuple((a.type, a.null_count > 0) for a in arrays),
+             tuple(sorted(rows.dtypes.items())))
+    schema = _ROWS_SCHEMAS.get(shape)
+    if schema is not None:
+        try:
+            return pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, schema)],
+                                        schema=schema)
+        except (pa.ArrowException, TypeError, ValueError):
+            pass
+    table = pa.Table.from_pandas(rows.frame(), preserve_index=False)
+    _ROWS_SCHEMAS.setdefault(shape, table.schema)
+    return table
 
 
 def file_record(path: Path) -> dict[str, Any]:
@@ -265,7 +306,7 @@ def write_episode(
         unit = Unit(plan.episode_id, (plan,), False)
         _write_run_log(run_dir, unit, [(run_tables, run_info or {})],
                        (run_info or {}).get("wall_time_s", 0.0))
-    return _write_folder(root, plan.episode_id, {n: as_frame(t) for n, t in results.items()},
+    return _write_folder(root, plan.episode_id, results,
                          {**_episode_meta(plan, meta), "status": "complete"}, indent=2)
 
 
@@ -282,8 +323,8 @@ def _episode_meta(plan: PlannedEpisode, meta: dict[str, Any]) -> dict[str, Any]:
             "fingerprint": plan.fingerprint}
 
 
-def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: dict[str, Any],
-                  indent: int, meta_name: str = META) -> Path:
+def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame | Rows],
+                  meta: dict[str, Any], indent: int, meta_name: str = META) -> Path:
     """``frames`` as ``<name>.parquet`` files and ``meta`` (plus the files' sizes and hashes) as
     ``meta_name``, in a temporary folder renamed to ``root / name`` once everything is on disk
     (an existing ``root / name`` is replaced)."""
@@ -304,20 +345,25 @@ def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame], meta: 
     return final
 
 
-def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]) -> dict[str, pd.DataFrame]:
+def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
+                     ) -> dict[str, pd.DataFrame | Rows]:
     """Each table of ``unit``'s episodes (``tables`` in unit order) as the episodes' rows one after
-    another with ``episode_id`` first (an episode without rows adds none): one frame built from
-    all the rows when every episode gave :class:`Rows`, else the non-empty frames concatenated."""
-    frames = {}
+    another with ``episode_id`` first (an episode without rows adds none): one ``Rows`` of all the
+    rows when every episode gave :class:`Rows` (the same casts, ``episode_id`` a string), else the
+    non-empty frames concatenated."""
+    frames: dict[str, pd.DataFrame | Rows] = {}
     for name in sorted({name for t in tables for name in t}):
         held = [(plan.episode_id, t[name]) for plan, t in zip(unit.episodes, tables) if name in t]
         rows = [(i, t) for i, t in held if len(t)]
-        ids = np.repeat(np.array([i for i, _ in rows], dtype=object), [len(t) for _, t in rows])
         first = held[0][1]
         if isinstance(first, Rows) and all(isinstance(t, Rows) and t.columns == first.columns
-                                           for _, t in held):  # one frame from all the rows
-            table = first.build([row for _, t in rows for row in t.rows])
-        elif rows:
+                                           for _, t in held):  # one table of all the rows
+            frames[name] = Rows(["episode_id", *first.columns],
+                                [(i, *row) for i, t in rows for row in t.rows],
+                                {**first.dtypes, "episode_id": "str"})
+            continue
+        ids = np.repeat(np.array([i for i, _ in rows], dtype=object), [len(t) for _, t in rows])
+        if rows:
             table = pd.concat([as_frame(t) for _, t in rows], ignore_index=True)
         else:
             table = as_frame(first).reset_index(drop=True)

@@ -202,9 +202,14 @@ async def _ask(agent: Agent, observation: Any, decision: Decision, retry: Retry 
                   else agent.act(observation, decision, retry))
 
 
-async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -> EpisodeResult:
+async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int, *,
+                      share_loop: bool = False) -> EpisodeResult:
     """Play one episode to the end and return its logs. ``agents`` maps each acting agent id (a
-    seat's actor) to its agent, in seat order (that order fixes each agent's seeded generator)."""
+    seat's actor) to its agent, in seat order (that order fixes each agent's seeded generator).
+    ``share_loop``: hand the event loop over after every step that awaited nothing (scripted
+    seats only), for episodes played side by side: a run of scripted steps (an episode without
+    LLM seats, the days after an LLM firm's bankruptcy) then takes turns with the other episodes
+    instead of holding up the answers they wait for. The logs are the same either way."""
     decision = market.reset(seed)
     for agent, rng in zip(agents.values(), agent_generators(seed, len(agents))):
         agent.reset(rng)
@@ -217,12 +222,14 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -
                                f"{decision.step}")
         actions: dict[AgentId, Any] = {}
         pending: dict[AgentId, Retry | None] = dict.fromkeys(decision.observations)
+        scripted_only = True
         for attempt in range(max(1, decision.max_attempts)):
             acting = list(pending)
             if all(type(agents[a]).act is ScriptedAgent.act for a in acting):
                 raw = [_ask_now(agents[a], decision.observations[a], decision, pending[a])
                        for a in acting]  # scripted seats only: no coroutines, the same answers
             else:
+                scripted_only = False
                 raw = await asyncio.gather(
                     *(_ask(agents[a], decision.observations[a], decision, pending[a])
                       for a in acting), return_exceptions=True)
@@ -244,6 +251,8 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int) -
             if not pending:
                 break
         decision = market.step({a: actions[a] for a in decision.observations})
+        if share_loop and scripted_only:
+            await asyncio.sleep(0)
     return EpisodeResult({"decisions": log.rows("decisions"), "llm_calls": log.rows("llm_calls"),
                           "llm_costs": log.rows("llm_costs"), "llm_messages": log.rows("llm_messages"),
                           "events": _events(getattr(market, "events", []))}, market.tables())

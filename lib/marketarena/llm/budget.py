@@ -375,11 +375,19 @@ class CostGuard:
     def _commit(self, op: Any) -> Any:
         """``op(state)`` applied in the next transaction, with every operation queued by then
         (see the class docstring); its result, or its exception raised here."""
-        mine = _Queued(op)
+        [mine] = self._commit_all([op])
+        if mine.error is not None:
+            raise mine.error
+        return mine.result
+
+    def _commit_all(self, ops: list[Any]) -> list[_Queued]:
+        """Each of ``ops`` applied in order in the next transaction (one transaction: they are
+        queued together); their outcomes."""
+        mine = [_Queued(op) for op in ops]
         with self._queue_lock:
-            self._queued.append(mine)
+            self._queued.extend(mine)
         with self._lock:
-            if not mine.done:  # nobody took it yet: this thread commits everything queued
+            if not mine[-1].done:  # nobody took them yet: this thread commits everything queued
                 with self._queue_lock:
                     batch, self._queued = self._queued, []
                 try:
@@ -396,13 +404,24 @@ class CostGuard:
                 finally:
                     for queued in batch:
                         queued.done = True
-        if mine.error is not None:
-            raise mine.error
-        return mine.result
+        return mine
 
     def reserve(self, amount: float, alias: str) -> Reservation:
         rid = uuid.uuid4().hex
         return self._commit(lambda s: self._reserve(s, rid, amount, alias))
+
+    def reserve_all(self, asked: list[tuple[float, str]]) -> list[Reservation | BudgetExceeded]:
+        """Reservations for several requests ((amount, alias) each) in one transaction: each its
+        ``Reservation``, or the ``BudgetExceeded`` that refused it, in order (a budget refuses
+        every later one too). A ledger that cannot be read or written raises."""
+        ops = [lambda s, rid=uuid.uuid4().hex, amount=amount, alias=alias:
+               self._reserve(s, rid, amount, alias) for amount, alias in asked]
+        outcomes = []
+        for queued in self._commit_all(ops):
+            if queued.error is not None and not isinstance(queued.error, BudgetExceeded):
+                raise queued.error
+            outcomes.append(queued.error or queued.result)
+        return outcomes
 
     def _reserve(self, s: dict[str, Any], rid: str, amount: float, alias: str) -> Reservation:
         if self.max_cost_usd is not None:

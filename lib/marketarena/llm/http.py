@@ -99,7 +99,7 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 class AiohttpWire:
     """The real wire: one aiohttp session (keep-alive connections, no limit of its own: the
     transport's semaphore per endpoint bounds the requests in flight), created in the event loop
-    of its first request."""
+    of its first request (a ``ChatClient``'s, whose one URL says whether it needs certificates)."""
 
     def __init__(self) -> None:
         self._session: Any = None
@@ -109,11 +109,12 @@ class AiohttpWire:
                        timeout: float) -> tuple[int, Mapping[str, str], bytes]:
         import aiohttp
 
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ssl=_ssl_context()))
         if url not in self._proxies:
             self._proxies[url] = env_proxy(url)
+        if self._session is None:  # certificates only where TLS is spoken (17 ms to load them)
+            tls = any(u and u.startswith("https:") for u in (url, self._proxies[url]))
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ssl=_ssl_context() if tls else True))
         try:
             async with self._session.post(url, data=data, headers=headers, allow_redirects=False,
                                           proxy=self._proxies[url],
