@@ -393,8 +393,7 @@ def _numbered(todo) -> list[tuple[int, logs.Unit, list[EpisodeSpec]]]:
     the LLM firm in 60 of 96 episodes, reached its 30th request 0.1-0.3 s sooner and ended about
     0.1 s sooner in three pairs of four). Where a unit plays changes nothing in its logs."""
     numbered = [(k, unit, specs) for k, (unit, specs) in enumerate(todo)]
-    return sorted(numbered, key=lambda item: not any(seat.entry.kind == "llm" for spec in item[2]
-                                                     for seat in spec.seats))
+    return sorted(numbered, key=lambda item: not item[1].episodes[0].llm)  # a unit is of one kind
 
 
 def _shares(todo, workers: int) -> list[list[tuple[int, logs.Unit, list[EpisodeSpec]]]]:

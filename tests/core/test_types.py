@@ -31,7 +31,7 @@ def test_rows_build_the_frame_of_their_rows_with_the_casts():
                                                               "bid": [10, 12]}))
     empty = Rows(["step", "bid"], [], {"bid": "int64"})
     assert len(empty) == 0 and empty.frame().dtypes["bid"] == "int64"
-    joined = rows.build(rows.rows + [(2, "B3", 7)])
+    joined = Rows(rows.columns, rows.rows + [(2, "B3", 7)], rows.dtypes).frame()
     assert joined["bid"].tolist() == [10, 12, 7]
     df = pd.DataFrame({"x": [1]})
     assert as_frame(df) is df

@@ -278,10 +278,9 @@ def test_units_with_llm_seats_are_handed_out_first_each_kind_in_plan_order():
 
     from marketarena import simulate as sim
 
-    def unit(kinds):
-        return ("unit", [SimpleNamespace(seats=[SimpleNamespace(entry=SimpleNamespace(kind=k))
-                                                for k in kinds])])
+    def unit(llm):  # a unit is of one kind (``logs.plan_units``): its episodes' flag says which
+        return SimpleNamespace(episodes=(SimpleNamespace(llm=llm),) * 2), []
 
-    todo = [unit(["scripted"]), unit(["scripted", "llm"]), unit(["scripted"]), unit(["llm"])]
+    todo = [unit(False), unit(True), unit(False), unit(True)]
     assert [k for k, _, _ in sim._numbered(todo)] == [1, 3, 0, 2]
     assert [k for k, _, _ in sim._numbered(todo[:1] + todo[2:3])] == [0, 1]

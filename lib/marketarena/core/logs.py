@@ -65,7 +65,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from marketarena.core.types import Rows, as_frame
+from marketarena.core.types import Rows, as_columns, as_frame
 
 META = "meta.json"
 RUN_META = "run.json"
@@ -205,9 +205,8 @@ def _rows_table(rows: Rows) -> Any:
     through pandas. Tested byte for byte against ``to_parquet`` of the frame."""
     import pyarrow as pa
 
-    columns = list(zip(*rows.rows)) if rows.rows else [()] * len(rows.columns)
     try:
-        arrays = [pa.array(values, from_pandas=True) for values in columns]
+        arrays = [pa.array(values, from_pandas=True) for values in as_columns(rows).values()]
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return pa.Table.from_pandas(rows.frame(), preserve_index=False)
     shape = (tuple(rows.columns), tuple((a.type, a.null_count > 0) for a in arrays),

@@ -188,9 +188,8 @@ class Rows:
     """A log table as row tuples in ``columns`` order, made a DataFrame only when read.
 
     A game of a large tournament is short; building its handful of DataFrames cost as much as
-    playing it. A shard of many episodes (``core.logs.write_shard``) joins its episodes' rows and
-    builds one frame per table instead; a folder per episode, or a reader of
-    ``EpisodeResult.tables``, gets :meth:`frame`. ``dtypes`` are casts applied to the built frame
+    playing it. Written, rows go to Parquet without a frame (``core.logs.write_table``; a shard's
+    episodes' rows joined first); a reader of ``EpisodeResult.tables`` gets :meth:`frame`. ``dtypes`` are casts applied to the built frame
     (e.g. ``int64`` for a column an empty table would leave ``object``)."""
 
     columns: list[str]
@@ -201,11 +200,8 @@ class Rows:
         return len(self.rows)
 
     def frame(self) -> pd.DataFrame:
-        return self.build(self.rows)
-
-    def build(self, rows: list[tuple]) -> pd.DataFrame:
-        """A DataFrame of ``rows`` (this table's or several episodes' joined) with the casts."""
-        df = pd.DataFrame(rows, columns=self.columns)
+        """The table as a DataFrame, with the casts."""
+        df = pd.DataFrame(self.rows, columns=self.columns)
         for column, dtype in self.dtypes.items():
             df[column] = df[column].astype(dtype)
         return df

@@ -178,7 +178,7 @@ class LLMClient:
         backoff_max_s: float | None = None,
         rng: random.Random | None = None,
         on_record: Callable[[CallRecord], None] | None = None,
-        shared_slots: Mapping[str | None, tuple[Any, int]] | None = None,
+        shared_slots: Mapping[str | None, tuple[Any, ...]] | None = None,
         slot_sizes: Mapping[str | None, int] | None = None,
     ) -> None:
         self.settings = settings or LLMSettings()

@@ -137,22 +137,23 @@ class SharedSlots(Slots):
             self.board[2 * self.seat], self.board[2 * self.seat + 1] = (
                 _rank(self._waiters[0][0]) if self._waiters else _NOBODY)
 
+    def _posted(self, seat: int) -> tuple[float, float]:
+        """The least advanced waiting request ``seat``'s process posts."""
+        return self.board[2 * seat], self.board[2 * seat + 1]
+
     def _behind(self, mine: tuple[float, float]) -> bool:
         """Whether another process posts a waiting request less advanced than ``mine``."""
-        board = self.board
-        if board is None:
+        if self.board is None:
             return False
-        return any((board[2 * j], board[2 * j + 1]) < mine
-                   for j in range(len(board) // 2) if j != self.seat)
+        return any(self._posted(j) < mine for j in range(len(self.board) // 2) if j != self.seat)
 
     def _give_way(self) -> bool:
         """In the waiting thread, holding a slot it just took: hand it back for another process's
         less advanced request (not more than :data:`_GIVE_WAY` times in a row)."""
-        board = self.board
-        if board is None or self._given >= _GIVE_WAY:
+        if self.board is None or self._given >= _GIVE_WAY:
             self._given = 0
             return False
-        if self._behind((board[2 * self.seat], board[2 * self.seat + 1])):
+        if self._behind(self._posted(self.seat)):
             self._given += 1
             return True
         self._given = 0

@@ -189,12 +189,13 @@ def slot_key(spec: ModelSpec) -> str | None:
 class Transport:
     """Sends requests; one per ``LLMClient`` (it holds the connection pools and slots of one
     event loop, rebuilt when the client is used from a new loop). ``shared_slots``: {slot_key:
-    (a ``multiprocessing`` semaphore, its size)} the run's processes share (``llm.slots``);
+    ``SharedSlots``' arguments (a ``multiprocessing`` semaphore the run's processes share, its
+    size, their board, this process's seat on it: ``llm.slots``)};
     ``slot_sizes``: {slot_key: slots} of the endpoints this process alone uses."""
 
     def __init__(self, factory: OpenAIFactory | None, environ: Mapping[str, str] | None,
                  backoff_base_s: float, backoff_max_s: float, rng: random.Random | None = None,
-                 shared_slots: Mapping[str | None, tuple[Any, int]] | None = None,
+                 shared_slots: Mapping[str | None, tuple[Any, ...]] | None = None,
                  slot_sizes: Mapping[str | None, int] | None = None):
         self._factory = factory or default_openai_factory
         self._environ = environ if environ is not None else os.environ

@@ -91,7 +91,7 @@ def pool():
     for run in range(400):
         market, agents, table, spec = build("double_auction", params, run)
         play_quietly(market, agents, spec.seed)
-        logged = {k: v.build(v.rows) for k, v in market.tables().items()}
+        logged = {k: v.frame() for k, v in market.tables().items()}
         logged["agents"] = table
         for k in parts:
             parts[k].append(logged[k].assign(episode_id=spec.episode_id))
