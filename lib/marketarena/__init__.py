@@ -29,6 +29,15 @@ PINNED_CPU_PATH = {
 }
 
 
+#: OpenBLAS (numpy's and scipy's) on one thread, on every machine: a run's parallelism is its
+#: worker processes (one per core), and the matrices here are small. With a thread per core,
+#: OpenBLAS's threads busy-wait after every call: during an LLM supply_chain episode (one
+#: similarity product per retail step) its second thread burnt 0.55 s of CPU in 9.5 s, on a
+#: 2-core machine the core the endpoint and the event loop needed. Threads split a product's
+#: rows, not its sums, so the numbers are the same; an already set variable is left as it is.
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def _cpu_flags() -> set[str]:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
@@ -73,3 +82,5 @@ def check_numpy_pinned() -> None:
 
 
 pin_cpu_path()
+for _key, _value in SINGLE_THREADED.items():
+    os.environ.setdefault(_key, _value)

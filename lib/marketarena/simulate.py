@@ -738,13 +738,14 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
     never waits in a full worker while another has room. Each episode started runs to its first
     request before the next is started, so requests leave from the first moment rather than
     after the whole window's first steps, and hands the loop over between steps that await
-    nothing (``run_episode``'s ``share_loop``). A unit is written (atomically, as ever) when its
-    last episode ends, by one writer thread: writing an episode's tables takes 10-30 ms of CPU,
-    during which the event loop would send no request (the writer lets it run between its own
-    steps). Units may finish out of order; each
-    episode's logs depend on its seed and its answers only, never on what ran beside it. The
-    first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in flight
-    and is raised; every unit finished before it is on disk (a write under way completes)."""
+    nothing (``run_episode``'s ``share_loop``). A unit is written (atomically, as ever) once its
+    last episode has ended, by one writer thread: writing an episode's tables takes 10-30 ms of
+    CPU, during which the event loop would send no request (the writer lets it run between its
+    own steps); it is committed once its answers are in the response cache (the client's
+    ``store_answers``, stored meanwhile). Units may finish out of order; each episode's logs
+    depend on its seed and its answers only, never on what ran beside it. The first failure (a
+    ``RunAborted``: endpoint down, budget spent) cancels the episodes in flight and is raised;
+    every unit finished before it is on disk (a write under way completes)."""
     from concurrent.futures import ThreadPoolExecutor
 
     slots = asyncio.Semaphore(window)
@@ -758,8 +759,10 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
 
     async def unit_done(k, unit, episodes, t0):
         played = [await task for task in episodes]
+        stored = llm and llm.client.store_answers()  # waited for before the unit is committed
         await loop.run_in_executor(writer, _finish_unit, instance, dirs, unit, played,
-                                   time.perf_counter() - t0, summary, progress, k, n_units, llm)
+                                   time.perf_counter() - t0, summary, progress, k, n_units, llm,
+                                   stored)
 
     writer = ThreadPoolExecutor(1, thread_name_prefix="marketarena-writer")
     try:
@@ -792,13 +795,17 @@ def _first_error(group: BaseExceptionGroup) -> BaseException:
     return _first_error(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _finish_unit(instance, dirs, unit, played, wall, summary, progress, k, n_units, llm) -> None:
-    """Write a unit whose episodes have all been played, and say so."""
+def _finish_unit(instance, dirs, unit, played, wall, summary, progress, k, n_units, llm,
+                 before_commit=None) -> None:
+    """Write a unit whose episodes have all been played (``before_commit``: called before it is
+    renamed into place), and say so."""
     out_dir, run_dir = dirs
     if unit.shard:
-        logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir)
+        logs.write_shard(out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run_dir,
+                         before_commit=before_commit)
     else:
-        logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir)
+        logs.write_episode(out_dir, unit.episodes[0], *played[0], run_dir=run_dir,
+                           before_commit=before_commit)
     summary["played"] += len(unit.episodes)
     if _COUNTERS is not None:
         _COUNTERS[0].add(_COUNTERS[1], progress_line.EPISODES, len(unit.episodes))

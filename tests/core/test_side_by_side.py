@@ -142,3 +142,49 @@ def test_an_interrupted_concurrent_run_keeps_finished_units_and_resumes_to_the_s
     simulate(kind, clean, tmp_path, tmp_path / "clean_eps", progress=False,
              openai_factory=FakeEndpoint(responder=schema_answer).factory)
     assert files(tmp_path / "eps") == files(tmp_path / "clean_eps")
+
+
+def test_a_unit_is_committed_only_once_its_answers_are_in_the_cache(tmp_path, monkeypatch):
+    """Answers are stored by the client's writer thread, held while the market works on them
+    (here for as long as nothing else is sent): the episode folder is renamed into place only
+    once every answer of the episode is in the response cache, so a kept unit always replays.
+    The last unit is committed after every episode has ended: by then every answer is stored."""
+    from marketarena.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "CACHE_WRITE_HOLD_S", 60.0)
+    raw = llm_params(tmp_path, "crash")
+    cached_at_commit = []
+    real_replace = logs.os.replace
+
+    def replace_and_count(src, dst):
+        if Path(dst).parent == tmp_path / "eps":
+            cached_at_commit.append(sum(1 for _ in (tmp_path / "llm").rglob("*.json")))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(logs.os, "replace", replace_and_count)
+    fake = FakeEndpoint(responder=surviving_firm)
+    simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False,
+             openai_factory=fake.factory)
+    assert len(cached_at_commit) > 1 and cached_at_commit[-1] == fake.n_calls
+    assert cached_at_commit == sorted(cached_at_commit)
+
+
+def test_an_answer_that_cannot_be_stored_ends_the_run_and_no_unit_is_committed(tmp_path,
+                                                                                 monkeypatch):
+    from marketarena.llm.cache import ResponseCache
+    from marketarena.llm.errors import CacheError
+
+    real_put, puts = ResponseCache.put, {"n": 0}
+
+    def put_until_the_disk_is_full(self, key, request, response):
+        puts["n"] += 1
+        if puts["n"] > 3:
+            raise OSError(28, "No space left on device")
+        return real_put(self, key, request, response)
+
+    monkeypatch.setattr(ResponseCache, "put", put_until_the_disk_is_full)
+    raw = llm_params(tmp_path, "crash")
+    with pytest.raises(CacheError, match="llm.cache_dir.*No space left"):
+        simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False,
+                 openai_factory=FakeEndpoint(responder=surviving_firm).factory)
+    assert not [p for p in (tmp_path / "eps").iterdir() if not p.name.startswith(".")]

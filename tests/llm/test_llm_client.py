@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from marketarena.llm import (
     MissingAPIKey,
     ModelSpec,
 )
+from marketarena.llm import client as client_module
 from marketarena.llm.budget import Bound
 from marketarena.llm.schema import response_format_for
 from marketarena.llm.fake import (
@@ -84,6 +86,15 @@ def run(coro):
     return asyncio.run(coro)
 
 
+def ask(client: LLMClient, *args: Any, **kwargs: Any):
+    """One call of ``client``, which is then closed: its answers are in the cache once it is."""
+    async def once():
+        async with client:
+            return await client.complete(*args, **kwargs)
+
+    return asyncio.run(once())
+
+
 @pytest.fixture
 def spec() -> ModelSpec:
     return make_spec()
@@ -134,7 +145,7 @@ def test_exchanges_record_every_request_and_raw_answer(spec, tmp_path):
     """What the episode's llm_messages table is built from: per answer, the messages that request
     added to the conversation, the raw answer and why it was not accepted."""
     fake = FakeEndpoint(invalid_then_valid("I bid 3 units at 60", GOOD))
-    record = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids)).record
+    record = ask(make_client(fake, tmp_path), spec, MESSAGES, Bids).record
     first, second = record.exchanges
     assert (first["reask"], second["reask"]) == (0, 1)
     assert json.loads(first["messages"]) == MESSAGES  # the whole prompt of the first ask
@@ -250,7 +261,7 @@ def test_missing_key_names_the_variable_and_is_lazy(spec, tmp_path):
         run(make_client(fake, tmp_path, environ={}).complete(spec, MESSAGES, Bids))
     assert fake.n_calls == 0
     # with the answer cached, no key is needed at all (offline replay)
-    run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    ask(make_client(fake, tmp_path), spec, MESSAGES, Bids)
     replay = run(make_client(fake, tmp_path, environ={}).complete(spec, MESSAGES, Bids))
     assert replay.record.cached and fake.n_calls == 1
 
@@ -264,7 +275,7 @@ def test_no_key_env_sends_a_dummy_key_not_the_environment_one(tmp_path):
 
 def test_second_identical_call_is_served_from_cache(spec, tmp_path):
     fake = FakeEndpoint(invalid_then_valid(BAD_TYPE, GOOD, prompt_tokens=70, completion_tokens=30))
-    first = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    first = ask(make_client(fake, tmp_path), spec, MESSAGES, Bids)
     calls = fake.n_calls
 
     replay_client = make_client(fake, tmp_path)
@@ -279,10 +290,75 @@ def test_second_identical_call_is_served_from_cache(spec, tmp_path):
     assert replay_client.cache.stats.hits == 2 and replay_client.cache.stats.misses == 0
 
 
+def cache_files(client: LLMClient) -> int:
+    return sum(1 for _ in client.cache.cache_dir.rglob("*.json"))
+
+
+def eventually(condition, within_s: float = 10.0) -> bool:
+    """Whether ``condition()`` holds within ``within_s`` (the writer thread's work is awaited
+    by polling, not by a fixed sleep)."""
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_an_answer_whose_write_is_held_is_served_from_memory(spec, tmp_path, monkeypatch):
+    """While its cache write waits, an identical request gets the answer from memory (a hit, no
+    HTTP), and the wait ``store_answers`` returns ends once the file is there."""
+    monkeypatch.setattr(client_module, "CACHE_WRITE_HOLD_S", 60.0)
+    fake = FakeEndpoint(valid(GOOD))
+    client = make_client(fake, tmp_path)
+
+    async def twice():
+        first = await client.complete(spec, MESSAGES, Bids)
+        on_disk = cache_files(client)
+        second = await client.complete(spec, MESSAGES, Bids)
+        await asyncio.to_thread(client.store_answers())
+        return first, on_disk, second, cache_files(client)
+
+    first, on_disk_before, second, on_disk_after = run(twice())
+    assert on_disk_before == 0  # held: no request has left since the answer came
+    assert second.record.cached and second.action == first.action and fake.n_calls == 1
+    assert client.cache.stats.hits == 1 and on_disk_after == 1
+
+
+def test_cache_writes_wait_for_the_next_request_to_leave(spec, tmp_path, monkeypatch):
+    """An answer's write begins when the next request is sent (the market's work on the answers
+    comes first), not before: the first answer is stored once the second request has left,
+    while the second answer, after which nothing was sent, is still held."""
+    monkeypatch.setattr(client_module, "CACHE_WRITE_HOLD_S", 60.0)
+    fake = FakeEndpoint([Reply(GOOD)], repeat_last=True)
+    client = make_client(fake, tmp_path)
+
+    async def two_calls():
+        await client.complete(spec, MESSAGES, Bids)
+        held = cache_files(client)
+        await client.complete(spec, MESSAGES, Bids, sample=1)
+        return held, await asyncio.to_thread(eventually, lambda: cache_files(client) == 1)
+
+    held, first_stored = run(two_calls())
+    assert held == 0 and first_stored
+    assert not eventually(lambda: cache_files(client) == 2, within_s=0.3)  # the second is held
+    run(client.aclose())
+    assert cache_files(client) == 2
+
+
+def test_a_client_never_closed_still_stores_its_answers(spec, tmp_path):
+    fake = FakeEndpoint(valid(GOOD))
+    client = make_client(fake, tmp_path)
+    run(client.complete(spec, MESSAGES, Bids))
+    assert eventually(lambda: cache_files(client) == 1)  # after CACHE_WRITE_HOLD_S at most
+    replay = run(make_client(FakeEndpoint([]), tmp_path).complete(spec, MESSAGES, Bids))
+    assert replay.record.cached
+
+
 def test_invalid_answers_are_cached_so_replay_takes_the_same_path(tmp_path):
     spec = make_spec(max_reasks=1)
     fake = FakeEndpoint(always_invalid("nope", times=2))
-    first = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
+    first = ask(make_client(fake, tmp_path), spec, MESSAGES, Bids)
     second = run(make_client(fake, tmp_path).complete(spec, MESSAGES, Bids))
     assert fake.n_calls == 2
     assert first.action is None and second.action is None

@@ -66,3 +66,14 @@ def test_response_format_is_a_fresh_copy():
     first = response_format_for(Plan, "json_schema")
     first["json_schema"]["name"] = "mutated"
     assert response_format_for(Plan, "json_schema")["json_schema"]["name"] == "Plan"
+
+
+def test_the_shared_response_format_is_one_object_bounded_as_its_copies():
+    from marketarena.llm.budget import prompt_token_bound
+    from marketarena.llm.schema import shared_response_format
+
+    shared = shared_response_format(Plan, "json_schema")
+    assert shared is shared_response_format(Plan, "json_schema") == response_format_for(Plan, "json_schema")
+    messages = [{"role": "user", "content": "plan"}]
+    assert prompt_token_bound(messages, shared) == prompt_token_bound(messages, shared) \
+        == prompt_token_bound(messages, response_format_for(Plan, "json_schema"))

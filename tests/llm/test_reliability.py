@@ -69,6 +69,15 @@ def run(coro):
     return asyncio.run(coro)
 
 
+def ask(c: LLMClient, *args, **kwargs):
+    """One call of ``c``, which is then closed: its answers are in the cache once it is."""
+    async def once():
+        async with c:
+            return await c.complete(*args, **kwargs)
+
+    return asyncio.run(once())
+
+
 # ------------------------------------------------------------------ the budget
 def test_the_bound_covers_any_byte_level_tokenizer():
     bound = prompt_token_bound(MESSAGES, None)
@@ -204,17 +213,17 @@ def test_a_cache_entry_that_is_not_utf8_or_is_a_directory_is_refetched(tmp_path,
     s = spec()
     fake = FakeEndpoint(responder=lambda body: Reply({"price": 1.0}))
     c = client(fake, tmp_path)
-    first = run(c.complete(s, MESSAGES, Quote))
+    first = ask(c, s, MESSAGES, Quote)
     (path,) = c.cache.cache_dir.rglob("*.json")  # the one entry (its key holds the endpoint)
     assert first.action == Quote(price=1.0)
     path.write_bytes(b"\xff\xfe not utf-8")
     with caplog.at_level(logging.WARNING):
-        again = run(client(fake, tmp_path).complete(s, MESSAGES, Quote))
+        again = ask(client(fake, tmp_path), s, MESSAGES, Quote)
     assert again.action == Quote(price=1.0) and fake.n_calls == 2
     assert str(path) in caplog.text and json.loads(path.read_text())["key"] == path.stem
     path.unlink()
     path.mkdir()
-    third = run(client(fake, tmp_path).complete(s, MESSAGES, Quote))
+    third = ask(client(fake, tmp_path), s, MESSAGES, Quote)
     assert third.action == Quote(price=1.0) and path.is_dir()
 
 
@@ -227,7 +236,7 @@ def test_an_unwritable_cache_ends_the_run_naming_the_path(tmp_path):
     c = client(fake, tmp_path)
     c.cache.path_for = lambda key: cache_dir / "ab" / f"{key}.json"  # every entry under the file
     with pytest.raises(CacheError, match="llm.cache_dir"):
-        run(c.complete(s, MESSAGES, Quote))
+        ask(c, s, MESSAGES, Quote)
     assert issubclass(CacheError, RunAborted)
 
 

@@ -60,7 +60,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -296,17 +296,20 @@ def write_episode(
     meta: dict[str, Any],
     run_info: dict[str, Any] | None = None,
     run_dir: Path | None = None,
+    before_commit: Callable[[], None] | None = None,
 ) -> Path:
     """Write the episode's result tables and meta.json to a temporary folder, then rename it into
-    place. Its run information (``run_info`` and the ``RUN_TABLES``) goes to ``run_dir``'s run
-    log first; without ``run_dir`` (tests, benchmarks) it is not kept."""
+    place (after calling ``before_commit``, which may raise to keep it out). Its run information
+    (``run_info`` and the ``RUN_TABLES``) goes to ``run_dir``'s run log first; without
+    ``run_dir`` (tests, benchmarks) it is not kept."""
     results, run_tables = _split(tables)
     if run_dir is not None:
         unit = Unit(plan.episode_id, (plan,), False)
         _write_run_log(run_dir, unit, [(run_tables, run_info or {})],
                        (run_info or {}).get("wall_time_s", 0.0))
     return _write_folder(root, plan.episode_id, results,
-                         {**_episode_meta(plan, meta), "status": "complete"}, indent=2)
+                         {**_episode_meta(plan, meta), "status": "complete"}, indent=2,
+                         before_commit=before_commit)
 
 
 def _split(tables: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -323,10 +326,11 @@ def _episode_meta(plan: PlannedEpisode, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame | Rows],
-                  meta: dict[str, Any], indent: int, meta_name: str = META) -> Path:
+                  meta: dict[str, Any], indent: int, meta_name: str = META,
+                  before_commit: Callable[[], None] | None = None) -> Path:
     """``frames`` as ``<name>.parquet`` files and ``meta`` (plus the files' sizes and hashes) as
     ``meta_name``, in a temporary folder renamed to ``root / name`` once everything is on disk
-    (an existing ``root / name`` is replaced)."""
+    and ``before_commit`` (if any) has returned (an existing ``root / name`` is replaced)."""
     final = root / name
     tmp = root / f"{TMP_PREFIX}{name}-{os.getpid()}"
     if tmp.exists():
@@ -338,6 +342,8 @@ def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame | Rows],
         files[path.name] = write_table(df, path)
     text = json.dumps({**meta, "files": files}, indent=indent, sort_keys=True, default=str)
     (tmp / meta_name).write_text(text + "\n")
+    if before_commit is not None:
+        before_commit()
     if final.exists():  # a run log being rewritten (results folders are swept before a replay)
         shutil.rmtree(final)
     os.replace(tmp, final)
@@ -373,12 +379,13 @@ def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
 
 def write_shard(root: Path, unit: Unit,
                 episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any], dict[str, Any]]],
-                run_info: dict[str, Any] | None = None, run_dir: Path | None = None) -> Path:
+                run_info: dict[str, Any] | None = None, run_dir: Path | None = None,
+                before_commit: Callable[[], None] | None = None) -> Path:
     """Write one shard: ``episodes`` holds (tables, meta, run info) of each of ``unit``'s episodes
     in unit order. Each result table is the episodes' rows one after another with ``episode_id``
     first; the run tables and run information go to ``run_dir``'s run log first (not kept without
-    ``run_dir``). Written to a temporary folder renamed into place when complete, like an episode
-    folder."""
+    ``run_dir``). Written to a temporary folder renamed into place when complete and
+    ``before_commit`` has returned, like an episode folder."""
     if len(episodes) != len(unit.episodes):
         raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
     split = [_split(tables) for tables, _, _ in episodes]
@@ -388,7 +395,7 @@ def write_shard(root: Path, unit: Unit,
     listed = [_episode_meta(plan, meta) for plan, (_, meta, _) in zip(unit.episodes, episodes)]
     return _write_folder(root, unit.name, _concat_episodes(unit, [r for r, _ in split]), {
         "layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed},
-        indent=1)
+        indent=1, before_commit=before_commit)
 
 
 # ---------------------------------------------------------------- run logs (not hashed by DVC)

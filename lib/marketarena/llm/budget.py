@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from marketarena.llm.errors import BudgetExceeded, LedgerError
+from marketarena.llm.schema import SharedFormat
 from marketarena.llm.spec import ModelSpec
 
 log = logging.getLogger("marketarena.llm")
@@ -68,9 +69,26 @@ def prompt_token_bound(messages: list[dict[str, Any]], response_format: Any = No
     """An upper bound of the prompt tokens of a request (see the module docstring)."""
     text_bytes = sum(_utf8_len(str(m.get("content") or "")) + len(str(m.get("role", "")))
                      for m in messages)
-    schema_bytes = 0 if response_format is None else len(
-        json.dumps(response_format, separators=(",", ":")).encode("utf-8"))
-    return text_bytes + schema_bytes + MESSAGE_OVERHEAD_TOKENS * len(messages) + REQUEST_OVERHEAD_TOKENS
+    return (text_bytes + _schema_bytes(response_format) + MESSAGE_OVERHEAD_TOKENS * len(messages)
+            + REQUEST_OVERHEAD_TOKENS)
+
+
+_SCHEMA_BYTES: dict[int, tuple[SharedFormat, int]] = {}  # id -> (the shared format, its size)
+
+
+def _schema_bytes(response_format: Any) -> int:
+    """The compact JSON size of ``response_format``, kept for the client's shared, never modified
+    ones (``schema.SharedFormat``; encoding one took 20 us a request): each is held here, so its
+    ``id`` cannot become another object's."""
+    if response_format is None:
+        return 0
+    known = _SCHEMA_BYTES.get(id(response_format))
+    if known is not None and known[0] is response_format:
+        return known[1]
+    size = len(json.dumps(response_format, separators=(",", ":")).encode("utf-8"))
+    if isinstance(response_format, SharedFormat):
+        _SCHEMA_BYTES[id(response_format)] = (response_format, size)
+    return size
 
 
 @dataclass(frozen=True)

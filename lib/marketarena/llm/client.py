@@ -23,6 +23,18 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
   result has ``action=None`` and the market applies its fallback. That is the only way a call can
   end in an invalid decision: any other failure (endpoint down after retries, budget, a cache that
   cannot be written, a key that cannot be a key) raises a ``RunAborted`` subclass.
+- Cache writes: an answer is stored by one writer thread while the call goes on (an atomic
+  write is a few hundred microseconds of file work, and every answer of a decision point used to
+  wait for its own before the market could move on). Until its file is there, the answer is
+  kept in memory and an identical request gets it from there, as a cache hit. The thread holds
+  its writes while the market works on the answers: from an answer's arrival until the next
+  request leaves, at most ``CACHE_WRITE_HOLD_S`` (its file work, with the GIL it takes back after
+  each system call, then overlaps the wait for the endpoint instead of slowing the market's step
+  and the next prompts). Before an episode's logs are committed, the wait ``store_answers()``
+  returns is called: a unit on disk always has its answers in the cache, so an interrupted run
+  replays what it kept; a client never closed still stores every answer. A write that
+  fails (``OSError``) ends the run with ``CacheError`` naming ``llm.cache_dir``, raised by the
+  next call, by that wait or by ``aclose()``, whichever comes first.
 - Records: ``request_hash`` is the hash of the first request of the call without its endpoint
   (stable per decision, so logs are the same whichever server or port answered; the cache key
   holds the endpoint);
@@ -43,6 +55,9 @@ import json
 import os
 import random
 import tempfile
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from urllib.parse import urlsplit
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
@@ -53,7 +68,7 @@ from marketarena.llm.budget import Bound, CostGuard, charge_for
 from marketarena.llm.cache import ResponseCache, request_keys
 from marketarena.llm.errors import (BudgetExceeded, CacheError, CacheMiss, LLMConfigError,
                                      LLMEndpointError)
-from marketarena.llm.schema import parse_action, reask_messages, response_format_for
+from marketarena.llm.schema import parse_action, reask_messages, shared_response_format
 from marketarena.llm.spec import LLMSettings, ModelSpec
 from marketarena.llm.transport import Attempts, OpenAIFactory, Transport, answer_text
 
@@ -62,6 +77,8 @@ Message = dict[str, Any]
 
 REQUEST_FORMAT_VERSION = 2  # 2: the completion cap is keyed by the field the request sends
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+#: longest a cache write waits for the next request to leave (the module docstring)
+CACHE_WRITE_HOLD_S = 0.05
 
 
 def endpoint_key(base_url: str) -> str:
@@ -194,6 +211,15 @@ class LLMClient:
         self.in_flight = 0  # calls under way (the progress line shows them)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._unstored: dict[str, dict[str, Any]] = {}  # answers whose cache write is to come
+        self._writer: ThreadPoolExecutor | None = None  # made at the first write
+        # the writer thread's queue: (releases when queued, hold until, key, request, answer)
+        self._queued: deque[tuple[int, float, str, dict[str, Any], dict[str, Any]]] = deque()
+        self._draining = False  # a drain of the queue is under way or handed to the thread
+        self._releases = 0  # requests sent (and flushes asked) so far: what ends a hold
+        self._write_failed: str | None = None  # why the first failed write failed
+        self._write_failed_told = False  # raised to someone already
+        self.transport.on_wire = self._release
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -213,7 +239,7 @@ class LLMClient:
             self._loop, self._inflight = loop, {}
             self.transport.new_loop()
         conversation: list[Message] = [dict(m) for m in messages]
-        response_format = response_format_for(schema, spec.structured_output)
+        response_format = shared_response_format(schema, spec.structured_output)
         record = CallRecord(model=spec.alias, request_hash="", context=dict(context or {}))
         action: A | None = None
         raw_text = ""
@@ -224,7 +250,12 @@ class LLMClient:
             key, without_endpoint = request_keys(request, "endpoint")
             if attempt == 0:  # the logged hash: the same whatever the endpoint's address
                 record.request_hash = without_endpoint
-            data = self.cache.get(key, request)
+            self._check_writes()
+            data = self._unstored.get(key)
+            if data is not None:  # fetched, its write under way: what the cache will answer
+                self.cache.stats.hits += 1
+            else:
+                data = self.cache.get(key, request)
             pending = self._inflight.get(key) if data is None else None
             if pending is not None:  # the same request is on the wire already: share its answer
                 data = await asyncio.shield(pending)
@@ -284,12 +315,38 @@ class LLMClient:
             raise LLMConfigError(f"llm.cache_dir: cannot write the response cache at {path} "
                                  f"({type(exc).__name__}: {exc.strerror or exc})") from None
 
+    def store_answers(self) -> Callable[[], None]:
+        """Begin storing every answer fetched so far (call in the client's event loop) and return
+        a wait, callable from any thread, that returns once they are in the response cache (the
+        writer thread takes its writes in order, so a no-op after them ends after them) and
+        raises ``CacheError`` if one could not be written."""
+        self._release()
+        written = None if self._writer is None else self._writer.submit(lambda: None)
+
+        def wait() -> None:
+            if written is not None:
+                written.result()
+            self._check_writes()
+
+        return wait
+
     async def aclose(self) -> None:
-        """Close the connections and write the settles still queued to the spend ledger."""
+        """Close the connections, wait for the answers still being stored (``CacheError`` if one
+        could not be and no call or wait has said so yet) and write the settles still queued to
+        the spend ledger."""
         try:
             await self.transport.aclose()
         finally:
-            self.cost_guard.flush()
+            try:
+                self._release()
+                if self._writer is not None:
+                    writer, self._writer = self._writer, None
+                    await asyncio.wrap_future(writer.submit(lambda: None))
+                    writer.shutdown()
+                if not self._write_failed_told:
+                    self._check_writes()
+            finally:
+                self.cost_guard.flush()
 
     async def __aenter__(self) -> "LLMClient":
         return self
@@ -313,6 +370,60 @@ class LLMClient:
         self.totals.setdefault(record.model, UsageTotals()).add(record)
         if self.on_record is not None:
             self.on_record(record)
+
+    def _store(self, key: str, request: dict[str, Any], data: dict[str, Any]) -> None:
+        """Queue ``data`` for the writer thread, which puts it in the cache once a request has left
+        or ``CACHE_WRITE_HOLD_S`` have passed; it is answered from memory until its file is there
+        (see the module docstring). The thread is handed a queue's worth at a time, not an answer
+        at a time (each hand-over wakes it, and it then takes the GIL from the loop), and the two
+        threads share no lock: one the writer held while the loop waited for it cost the loop a
+        GIL switch interval (5 ms), now and then seconds in a double_auction run."""
+        if not self.cache.enabled:
+            self.cache.put(key, request, data)  # counted, nothing written
+            return
+        self._unstored[key] = data
+        self._queued.append((self._releases, time.monotonic() + CACHE_WRITE_HOLD_S, key,
+                             request, data))
+        if not self._draining:
+            self._draining = True
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix="marketarena-cache")
+            self._writer.submit(self._drain)
+
+    def _release(self) -> None:
+        """A request has left (or the answers are wanted on disk now): the held writes go."""
+        self._releases += 1
+
+    def _drain(self) -> None:
+        """In the writer thread: the queued writes in order, each once a request has left since
+        it was queued or its hold is over (looked at every millisecond: an ``Event`` would share
+        its lock with the loop); a failure is kept for the calls to raise."""
+        while True:
+            try:
+                released, due, key, request, data = self._queued.popleft()
+            except IndexError:
+                self._draining = False
+                if not self._queued:  # else a write queued meanwhile saw the drain under way
+                    return
+                self._draining = True
+                continue
+            while self._releases == released and time.monotonic() < due:
+                time.sleep(0.001)
+            try:
+                self.cache.put(key, request, data)
+            except Exception as exc:  # noqa: BLE001 - raised to the run as CacheError
+                if self._write_failed is None:
+                    self._write_failed = (
+                        f"llm.cache_dir: cannot store an answer at {self.cache.path_for(key)} "
+                        f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})")
+            self._unstored.pop(key, None)
+
+    def _check_writes(self) -> None:
+        """Raise ``CacheError`` if a write has failed, every time asked: once an answer could
+        not be stored, no call goes on and no unit is committed."""
+        if self._write_failed is not None:
+            self._write_failed_told = True
+            raise CacheError(self._write_failed)
 
     @staticmethod
     def _where(record: CallRecord) -> str:
@@ -340,12 +451,7 @@ class LLMClient:
             record.prompt_tokens += attempts.charge.prompt_tokens
             record.completion_tokens += attempts.charge.completion_tokens
             record.cost_usd += attempts.charge.usd
-            try:  # in a thread: an atomic write takes milliseconds the other episodes can use
-                await asyncio.to_thread(self.cache.put, key, request, data)
-            except OSError as exc:
-                raise CacheError(f"llm.cache_dir: cannot store an answer at "
-                                 f"{self.cache.path_for(key)} ({type(exc).__name__}: "
-                                 f"{exc.strerror or exc})") from None
+            self._store(key, request, data)
         except BaseException as err:
             if isinstance(err, (LLMEndpointError, BudgetExceeded)):
                 err.record = record

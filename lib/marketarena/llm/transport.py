@@ -207,6 +207,7 @@ class Transport:
         self._slot_sizes = dict(slot_sizes or {})
         self._warned: set[str] = set()
         self._reserving: dict[int, _Reservations] = {}  # per guard (its id), in this loop
+        self.on_wire: Callable[[], None] = lambda: None  # called as each request is sent
 
     def new_loop(self) -> None:
         self._clients, self._slots, self._reserving = {}, {}, {}
@@ -294,9 +295,10 @@ class Transport:
                     err.args = (err.args[0] + where,)
                     raise
                 started = time.perf_counter()
+                self.on_wire()
                 try:
-                    response = await asyncio.wait_for(
-                        endpoint.client.complete(body, spec.timeout_s), timeout=spec.timeout_s)
+                    async with asyncio.timeout(spec.timeout_s):  # no task of its own (wait_for's)
+                        response = await endpoint.client.complete(body, spec.timeout_s)
                     data = completion_dict(response)
                 except BadResponse as err:
                     attempts.add_unanswered(guard, reservation, bound)

@@ -229,3 +229,27 @@ def test_a_rivals_slogan_reaches_a_prompt_only_as_quoted_capped_data():
         if baseline is None:
             baseline = (system, shape)
         assert (system, shape) == baseline, name
+
+
+def test_log_chunks_join_into_the_table_a_frame_per_chunk_would_give():
+    """``market._joined``: columns joined as arrays where that gives the same table as
+    ``pd.concat`` of a DataFrame per chunk, the frames concatenated otherwise (mixed types,
+    lists, text with a missing value)."""
+    from marketarena.markets.supply_chain.market import _joined
+
+    def concat(chunks):
+        return pd.concat([pd.DataFrame(c) for c in chunks], ignore_index=True)
+
+    cases = [
+        [{"step": np.repeat(0, 2), "kind": np.repeat("procurement", 2),
+          "who": np.array(["R01", "R02"], dtype=object), "qty": np.array([1, 2]),
+          "price": np.array([1.5, np.nan])},
+         {"step": np.repeat(1, 1), "kind": np.repeat("sale", 1), "who": np.array(["R3"], dtype=object),
+          "qty": np.array([3]), "price": np.array([2.0])}],
+        [{"a": np.array([1, 2]), "b": ["x", "y"]}, {"a": np.array([3]), "b": ["z"]}],
+        [{"a": np.array([1, 2])}, {"a": np.array([0.5])}],
+        [{"a": np.array(["x", None], dtype=object)}, {"a": np.array(["y"], dtype=object)}],
+        [{"a": np.array([True, False])}, {"a": np.array([1])}],
+    ]
+    for chunks in cases:
+        pd.testing.assert_frame_equal(_joined(chunks), concat(chunks))

@@ -105,3 +105,29 @@ def test_the_paper_parity_profile_merges_into_params_and_sets_what_it_says():
     spec = parsed.models["gpt-4o"]
     assert spec.structured_output == "none" and spec.max_reasks == 0
     assert parsed.markets["supply_chain"].prompts == "appendix_b"
+
+
+def test_a_past_steps_history_block_is_rendered_once_and_reads_as_rendered_afresh():
+    """Every retailer's prompt at every later decision point shows the same block for a past
+    step: it is rendered once and kept with the step (``observations.step_text``), and a prompt
+    built from it reads exactly as one rendered from a fresh copy of the step."""
+    from marketarena.markets.supply_chain.observations import (
+        ItemSummary, SellerSummary, StepSummary)
+
+    def past_step():
+        return StepSummary(step=0, items=[ItemSummary(item="item1", supply=200, units_won=20,
+                                                      clearing_price=55, units_sold=12,
+                                                      avg_sale_price=80.0)],
+                           sellers=[SellerSummary(agent_id="R02", prices={"item1": 80},
+                                                  slogan='"Fair prices"', units_sold=12)])
+
+    shared = past_step()
+    obs = [procurement(step=1).model_copy(update={"history": [shared]}),
+           retail(step=1).model_copy(update={"history": [shared]})]
+    first = [render_messages(o) for o in obs]
+    assert "Step 1 retailers (id | prices | units sold | slogan):\nR02 | item1=80 | 12 | " \
+        '"Fair prices"' in first[0][1]["content"]
+    assert [render_messages(o.model_copy(update={"history": [past_step()]})) for o in obs] == first
+    shared._text = "KEPT\n"  # what later prompts reuse, not render again
+    assert all("Historical sales (market_history):\nKEPT\n" in render_messages(o)[1]["content"]
+               for o in obs)

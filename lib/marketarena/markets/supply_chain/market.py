@@ -106,7 +106,7 @@ class SupplyChainMarket:
         self.history: list[StepSummary] = []
         self._indicative: np.ndarray | None = None
         self._bids: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self.frames: dict[str, list[pd.DataFrame]] = {k: [] for k in self.TABLE_COLUMNS}
+        self.chunks: dict[str, list[dict]] = {k: [] for k in self.TABLE_COLUMNS}
         return self._procurement_decision()
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
@@ -365,18 +365,42 @@ class SupplyChainMarket:
     }
 
     def _log(self, table: str, **columns) -> None:
-        """Append one chunk (a step or round) to a log table; scalars broadcast."""
+        """Append one chunk (a step or round) to a log table; scalars broadcast. Kept as columns
+        and made a DataFrame once, in :meth:`tables` (a frame per chunk, 3 to 9 a step, cost more
+        than the step's arithmetic)."""
         n = max((len(v) for v in columns.values() if isinstance(v, (np.ndarray, list))), default=1)
-        self.frames[table].append(pd.DataFrame(
+        self.chunks[table].append(
             {k: columns[k] if isinstance(columns[k], (np.ndarray, list)) else np.repeat(columns[k], n)
-             for k in self.TABLE_COLUMNS[table]}))
+             for k in self.TABLE_COLUMNS[table]})
 
     def tables(self) -> dict[str, pd.DataFrame]:
         out = {}
         for name, cols in self.TABLE_COLUMNS.items():
-            chunks = [f for f in self.frames[name] if len(f)]
-            out[name] = (pd.concat(chunks, ignore_index=True) if chunks
-                         else pd.DataFrame(columns=cols))
+            chunks = [c for c in self.chunks[name] if len(c[cols[0]])]
+            out[name] = _joined(chunks) if chunks else pd.DataFrame(columns=cols)
         out["items"] = pd.DataFrame([it.model_dump() for it in self.p.items]).rename(
             columns={"id": "item"})
         return out
+
+
+def _joined(chunks: list[dict]) -> pd.DataFrame:
+    """The chunks' rows one after another, as ``pd.concat`` of a DataFrame per chunk makes them:
+    each column joined as one array where that gives the same column (every chunk a numpy array
+    of one numeric or boolean dtype, or of text: numpy's fixed-width strings, or objects that are
+    all ``str``), else the frames concatenated."""
+    columns = {}
+    for name in chunks[0]:
+        parts = [c[name] for c in chunks]
+        if not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in parts):
+            break
+        kinds = {a.dtype.kind for a in parts}
+        if kinds <= {"U", "O"} and all(a.dtype.kind == "U" or pd.api.types.infer_dtype(
+                a, skipna=False) == "string" for a in parts):
+            columns[name] = np.concatenate([a.astype(object) for a in parts])
+        elif len(kinds) == 1 and kinds <= set("biuf") and len({a.dtype for a in parts}) == 1:
+            columns[name] = np.concatenate(parts)
+        else:
+            break
+    else:
+        return pd.DataFrame(columns)
+    return pd.concat([pd.DataFrame(c) for c in chunks], ignore_index=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model
 
 from marketarena.core.prompts import chat_messages, template_env
 
@@ -121,6 +121,7 @@ class StepSummary(BaseModel):
     step: int
     items: list[ItemSummary]
     sellers: list[SellerSummary]
+    _text: str | None = PrivateAttr(default=None)  # its block of the history, once rendered
 
 
 class ProcurementObservation(BaseModel):
@@ -157,5 +158,18 @@ class RetailObservation(BaseModel):
 def render_messages(obs: ProcurementObservation | RetailObservation) -> list[dict[str, str]]:
     """System + user chat messages for one observation."""
     phase = "procurement" if isinstance(obs, ProcurementObservation) else "retail"
-    return chat_messages(template_env("marketarena.markets.supply_chain"), f"{phase}_system.j2",
-                         f"{phase}_user.j2", obs=obs)
+    return chat_messages(_env(), f"{phase}_system.j2", f"{phase}_user.j2", obs=obs,
+                         step_text=step_text)
+
+
+def _env():
+    return template_env("marketarena.markets.supply_chain")
+
+
+def step_text(step: StepSummary) -> str:
+    """A past step's block of the market history (``_history.j2``'s ``step``), rendered once
+    and kept with it: the same for every retailer and every later decision point in the window,
+    it was most of the time spent rendering a prompt (20 prompts per decision point by default)."""
+    if step._text is None:
+        step._text = str(_env().get_template("_history.j2").module.step(step))
+    return step._text
