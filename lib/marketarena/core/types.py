@@ -189,8 +189,9 @@ class Rows:
 
     A game of a large tournament is short; building its handful of DataFrames cost as much as
     playing it. Written, rows go to Parquet without a frame (``core.logs.write_table``; a shard's
-    episodes' rows joined first); a reader of ``EpisodeResult.tables`` gets :meth:`frame`. ``dtypes`` are casts applied to the built frame
-    (e.g. ``int64`` for a column an empty table would leave ``object``)."""
+    episodes' rows joined first); a reader of ``EpisodeResult.tables`` gets :meth:`frame`.
+    ``dtypes`` are casts applied to the built frame (e.g. ``int64`` for a column an empty table
+    would leave ``object``)."""
 
     columns: list[str]
     rows: list[tuple]

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from marketarena.llm.errors import BudgetExceeded, LedgerError
-from marketarena.llm.schema import SharedFormat
+from marketarena.llm.schema import SharedFormat, compact_json_size
 from marketarena.llm.spec import ModelSpec
 
 log = logging.getLogger("marketarena.llm")
@@ -73,22 +73,14 @@ def prompt_token_bound(messages: list[dict[str, Any]], response_format: Any = No
             + REQUEST_OVERHEAD_TOKENS)
 
 
-_SCHEMA_BYTES: dict[int, tuple[SharedFormat, int]] = {}  # id -> (the shared format, its size)
-
-
 def _schema_bytes(response_format: Any) -> int:
-    """The compact JSON size of ``response_format``, kept for the client's shared, never modified
-    ones (``schema.SharedFormat``; encoding one took 20 us a request): each is held here, so its
-    ``id`` cannot become another object's."""
+    """The compact JSON size of ``response_format``, kept with the client's shared ones
+    (``schema.SharedFormat``: encoding one took 20 us a request)."""
     if response_format is None:
         return 0
-    known = _SCHEMA_BYTES.get(id(response_format))
-    if known is not None and known[0] is response_format:
-        return known[1]
-    size = len(json.dumps(response_format, separators=(",", ":")).encode("utf-8"))
     if isinstance(response_format, SharedFormat):
-        _SCHEMA_BYTES[id(response_format)] = (response_format, size)
-    return size
+        return response_format.size
+    return compact_json_size(response_format)
 
 
 @dataclass(frozen=True)

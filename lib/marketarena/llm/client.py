@@ -57,7 +57,7 @@ import random
 import tempfile
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from urllib.parse import urlsplit
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
@@ -317,11 +317,9 @@ class LLMClient:
 
     def store_answers(self) -> Callable[[], None]:
         """Begin storing every answer fetched so far (call in the client's event loop) and return
-        a wait, callable from any thread, that returns once they are in the response cache (the
-        writer thread takes its writes in order, so a no-op after them ends after them) and
+        a wait, callable from any thread, that returns once they are in the response cache and
         raises ``CacheError`` if one could not be written."""
-        self._release()
-        written = None if self._writer is None else self._writer.submit(lambda: None)
+        written = self._flush()
 
         def wait() -> None:
             if written is not None:
@@ -338,10 +336,9 @@ class LLMClient:
             await self.transport.aclose()
         finally:
             try:
-                self._release()
-                if self._writer is not None:
-                    writer, self._writer = self._writer, None
-                    await asyncio.wrap_future(writer.submit(lambda: None))
+                written, writer, self._writer = self._flush(), self._writer, None
+                if written is not None:
+                    await asyncio.wrap_future(written)
                     writer.shutdown()
                 if not self._write_failed_told:
                     self._check_writes()
@@ -379,8 +376,7 @@ class LLMClient:
         threads share no lock: one the writer held while the loop waited for it cost the loop a
         GIL switch interval (5 ms), now and then seconds in a double_auction run."""
         if not self.cache.enabled:
-            self.cache.put(key, request, data)  # counted, nothing written
-            return
+            return  # nothing is stored
         self._unstored[key] = data
         self._queued.append((self._releases, time.monotonic() + CACHE_WRITE_HOLD_S, key,
                              request, data))
@@ -393,6 +389,13 @@ class LLMClient:
     def _release(self) -> None:
         """A request has left (or the answers are wanted on disk now): the held writes go."""
         self._releases += 1
+
+    def _flush(self) -> Future | None:
+        """Release the held writes; a future done once every write queued so far is (the writer
+        thread takes its work in order, so a no-op after them ends after them), None when there
+        is no writer."""
+        self._release()
+        return None if self._writer is None else self._writer.submit(lambda: None)
 
     def _drain(self) -> None:
         """In the writer thread: the queued writes in order, each once a request has left since

@@ -83,9 +83,18 @@ def response_format_for(schema: type[BaseModel], mode: str) -> dict[str, Any] | 
     return None if shared is None else json.loads(json.dumps(shared))
 
 
+def compact_json_size(obj: Any) -> int:
+    """Bytes of ``obj`` as compact UTF-8 JSON (what ``budget.prompt_token_bound`` counts)."""
+    return len(json.dumps(obj, separators=(",", ":")).encode("utf-8"))
+
+
 class SharedFormat(dict):
     """A ``response_format`` built once and shared by every request of its (schema, mode): never
-    modified, so what is computed from it (its size, ``budget.prompt_token_bound``) is kept."""
+    modified, so its size (``budget.prompt_token_bound``) is computed once and kept."""
+
+    @functools.cached_property
+    def size(self) -> int:
+        return compact_json_size(self)
 
 
 @functools.lru_cache(maxsize=256)
