@@ -34,19 +34,33 @@ from _common import EndpointProcess  # noqa: E402
 from marketarena.config import parse_params  # noqa: E402
 from marketarena.simulate import simulate  # noqa: E402
 from marketarena.llm.fake import Reply  # noqa: E402
+from marketarena.markets.supply_chain.params import DEFAULT_ITEMS, ItemSpec  # noqa: E402
 from marketarena.pipeline import Paths, run_embed, run_personas  # noqa: E402
 
 
+#: item -> base price, from the params (set before the endpoint's process is forked)
+BASE_PRICES: dict[str, int] = {}
+
+
 def responder(body: dict) -> Reply:
-    """A modest scripted 'LLM': bids 5% above base on every item offered, prices at 1.6 x base."""
+    """A modest scripted 'LLM' that trades: bids 5 units at 5% above base on each item offered,
+    cheapest first, while its funds cover them; prices every item it holds at 1.6 x base."""
     user = body["messages"][-1]["content"]
-    # the procurement prompt lists offers as "item1,staple,120,50"; retail as "Base prices: item1 50; ..."
-    base = {x: int(p) for x, p in re.findall(r"^(item\d+),\w+,\d+,(\d+)$", user, re.MULTILINE)}
-    base = base or {x: int(p) for x, p in re.findall(r"(item\d+) (\d+);", user)}
     if "sealed-bid auction" in body["messages"][0]["content"]:
-        answer = {"bids": {x: {"qty": 5, "price": round(p * 1.05)} for x, p in base.items()}}
-    else:
-        answer = {"prices": {x: round(p * 1.6) for x, p in base.items()}, "slogan": "Fair prices, every day"}
+        # offers are "item1,200,50" (id, qty, base price), or "item1,commodity,200,50" (extended)
+        offers = re.findall(r"^(item\d+),(?:\w+,)?\d+,(\d+)$", user, re.MULTILINE)
+        funds = float(re.search(r"^Funds: ([\d.]+)", user, re.MULTILINE).group(1))
+        bids = {}
+        for item, base in sorted(offers, key=lambda offer: int(offer[1])):
+            price = round(int(base) * 1.05)
+            if 5 * price <= funds:
+                bids[item] = {"qty": 5, "price": price}
+                funds -= 5 * price
+        answer = {"bids": bids}
+    else:  # "Current inventory:" then "item1: 5, item3: 2" (or "item1: 5 units, cost ..." lines)
+        held = re.findall(r"(item\d+): (\d+)", user.split("Current inventory", 1)[1].split("\n\n")[0])
+        answer = {"prices": {x: round(BASE_PRICES[x] * 1.6) for x, units in held if int(units)},
+                  "slogan": "Fair prices, every day"}
     return Reply(answer, prompt_tokens=1500, completion_tokens=120)
 
 
@@ -66,6 +80,8 @@ def main() -> None:
     market["runs"] = args.runs
     raw["markets"] = {"supply_chain": market}
 
+    items = [ItemSpec.model_validate(it) for it in market["items"]] if "items" in market else DEFAULT_ITEMS
+    BASE_PRICES.update((it.id, it.base_price) for it in items)
     endpoint = EndpointProcess(responder, args.delay)
     base_url = endpoint.base_url
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,6 +111,7 @@ def main() -> None:
         replayed = time.perf_counter() - t
         assert endpoint.calls - calls_warm == calls, "the replay made network calls"
         log = pd.concat(pd.read_parquet(p / "llm_calls.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
+        states = pd.concat(pd.read_parquet(p / "states.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
     endpoint.close()
 
     points = args.runs * market["steps"] * (market["rounds"] + 1)
@@ -106,6 +123,8 @@ def main() -> None:
     print(f"live:   {live:7.2f} s for {calls} HTTP calls ({len(log)} logged, "
           f"{int(log['valid'].sum())} valid); ideal {points} decision points x {args.delay:.2f} s = "
           f"{ideal:.2f} s; one call after another would take {calls * args.delay:.1f} s")
+    print(f"        the LLM retailers won {int(states['units_won'].sum())} units and sold "
+          f"{int(states['units_sold'].sum())}")
     print(f"        our time on top of the ideal: {live - ideal:.2f} s "
           f"({(live - ideal) / points * 1000:.0f} ms per decision point)")
     print(f"replay: {replayed:7.2f} s from the cache, no HTTP ({replayed / args.runs:.2f} s per episode)")

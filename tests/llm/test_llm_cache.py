@@ -86,3 +86,17 @@ def test_request_keys_from_one_encoding_are_the_two_request_keys(left_out):
     rest = {k: v for k, v in request.items() if k != left_out}
     assert request_keys(request, left_out) == (request_key(request), request_key(rest))
     assert request_keys(rest, left_out) == (request_key(rest), request_key(rest))
+
+
+def test_a_dangling_link_where_the_entry_belongs_is_corrupt_not_missing(tmp_path):
+    """Looked up with one ``lstat``: nothing there is a miss; a link to nothing is an unusable
+    entry (a warning, counted corrupt), and storing the answer replaces it."""
+    cache = ResponseCache(tmp_path)
+    key = request_key(REQUEST)
+    assert cache.get(key, REQUEST) is None and (cache.stats.misses, cache.stats.corrupt) == (1, 0)
+    path = cache.path_for(key)
+    path.parent.mkdir(parents=True)
+    path.symlink_to(tmp_path / "gone.json")
+    assert cache.get(key, REQUEST) is None and (cache.stats.misses, cache.stats.corrupt) == (2, 1)
+    cache.put(key, REQUEST, RESPONSE)
+    assert cache.get(key, REQUEST) == RESPONSE and not path.is_symlink()

@@ -328,9 +328,10 @@ def test_an_answer_whose_write_is_held_is_served_from_memory(spec, tmp_path, mon
 def test_cache_writes_wait_for_the_next_request_to_leave(spec, tmp_path, monkeypatch):
     """An answer's write begins when the next request is sent (the market's work on the answers
     comes first), not before: the first answer is stored once the second request has left,
-    while the second answer, after which nothing was sent, is still held."""
+    while the second answer, after which nothing was sent, is still held. (The answers come in a
+    later turn of the event loop than their requests, as over HTTP.)"""
     monkeypatch.setattr(client_module, "CACHE_WRITE_HOLD_S", 60.0)
-    fake = FakeEndpoint([Reply(GOOD)], repeat_last=True)
+    fake = FakeEndpoint([Reply(GOOD, delay_s=0.01)], repeat_last=True)
     client = make_client(fake, tmp_path)
 
     async def two_calls():
@@ -344,6 +345,33 @@ def test_cache_writes_wait_for_the_next_request_to_leave(spec, tmp_path, monkeyp
     assert not eventually(lambda: cache_files(client) == 2, within_s=0.3)  # the second is held
     run(client.aclose())
     assert cache_files(client) == 2
+
+
+def test_held_writes_go_once_the_turns_requests_have_all_left(spec, tmp_path, monkeypatch):
+    """The requests of one event-loop turn (a decision point's seats) all leave before the held
+    writes are let go, once, at the end of the turn: the writer's file work then overlaps the
+    wait for the endpoint, not the sends (released at the first send, it took the GIL between
+    them)."""
+    monkeypatch.setattr(client_module, "CACHE_WRITE_HOLD_S", 60.0)
+    releases_at_send = []
+
+    def responder(body):
+        releases_at_send.append(client._releases)
+        return Reply(GOOD)
+
+    fake = FakeEndpoint(responder=responder)
+    client = make_client(fake, tmp_path)
+
+    async def one_then_three():
+        await client.complete(spec, MESSAGES, Bids)
+        await asyncio.gather(*(client.complete(spec, MESSAGES, Bids, sample=k) for k in (1, 2, 3)))
+        return await asyncio.to_thread(eventually, lambda: cache_files(client) >= 1)
+
+    assert run(one_then_three())
+    first, *turn = releases_at_send
+    assert turn == [first + 1] * 3  # the first send's release came after its turn; none in this one
+    run(client.aclose())
+    assert cache_files(client) == 4
 
 
 def test_a_client_never_closed_still_stores_its_answers(spec, tmp_path):

@@ -42,15 +42,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from marketarena.core import logs
+from marketarena.llm import jsontext
 
 CACHE_FORMAT_VERSION = 1
 log = logging.getLogger("marketarena.llm")
 
 
 def canonical_json(obj: Any) -> str:
-    """Deterministic JSON text: sorted keys, no whitespace, non-ASCII kept, NaN refused."""
-    return logs.canonical_json(obj, strict=True)
+    """Deterministic JSON text: sorted keys, no whitespace, non-ASCII kept, NaN refused (the shared
+    ``response_format`` spliced in as encoded once: ``jsontext``)."""
+    return jsontext.dumps(obj, canonical=True)
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -121,7 +122,7 @@ class ResponseCache:
             self.stats.misses += 1
             return None
         path = self.path_for(key)
-        if not path.exists() and not path.is_symlink():
+        if not os.path.lexists(path):  # neither a file nor a symlink (a dangling one is corrupt)
             self.stats.misses += 1
             return None
         try:

@@ -28,13 +28,14 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
   wait for its own before the market could move on). Until its file is there, the answer is
   kept in memory and an identical request gets it from there, as a cache hit. The thread holds
   its writes while the market works on the answers: from an answer's arrival until the next
-  request leaves, at most ``CACHE_WRITE_HOLD_S`` (its file work, with the GIL it takes back after
-  each system call, then overlaps the wait for the endpoint instead of slowing the market's step
-  and the next prompts). Before an episode's logs are committed, the wait ``store_answers()``
-  returns is called: a unit on disk always has its answers in the cache, so an interrupted run
-  replays what it kept; a client never closed still stores every answer. A write that
-  fails (``OSError``) ends the run with ``CacheError`` naming ``llm.cache_dir``, raised by the
-  next call, by that wait or by ``aclose()``, whichever comes first.
+  requests have left (at the end of the event loop's turn in which one leaves: a decision point's
+  all do in one), at most ``CACHE_WRITE_HOLD_S`` (its file work, with the GIL it takes back after
+  each system call, then overlaps the wait for the endpoint instead of slowing the market's step,
+  the next prompts and their sending). Before an episode's logs are committed, the wait
+  ``store_answers()`` returns is called: a unit on disk always has its answers in the cache, so
+  an interrupted run replays what it kept; a client never closed still stores every answer. A
+  write that fails (``OSError``) ends the run with ``CacheError`` naming ``llm.cache_dir``,
+  raised by the next call, by that wait or by ``aclose()``, whichever comes first.
 - Records: ``request_hash`` is the hash of the first request of the call without its endpoint
   (stable per decision, so logs are the same whichever server or port answered; the cache key
   holds the endpoint);
@@ -216,10 +217,11 @@ class LLMClient:
         # the writer thread's queue: (releases when queued, hold until, key, request, answer)
         self._queued: deque[tuple[int, float, str, dict[str, Any], dict[str, Any]]] = deque()
         self._draining = False  # a drain of the queue is under way or handed to the thread
-        self._releases = 0  # requests sent (and flushes asked) so far: what ends a hold
+        self._releases = 0  # turns that sent requests (and flushes asked) so far: what ends a hold
+        self._release_due = False  # a release is scheduled for the end of the loop's turn
         self._write_failed: str | None = None  # why the first failed write failed
         self._write_failed_told = False  # raised to someone already
-        self.transport.on_wire = self._release
+        self.transport.on_wire = self._sent
 
     # -- public -----------------------------------------------------------------------------------
 
@@ -236,7 +238,7 @@ class LLMClient:
                         sample: int, context: Mapping[str, Any] | None) -> LLMResult[A]:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # connection pools, semaphores, futures belong to one event loop
-            self._loop, self._inflight = loop, {}
+            self._loop, self._inflight, self._release_due = loop, {}, False
             self.transport.new_loop()
         conversation: list[Message] = [dict(m) for m in messages]
         response_format = shared_response_format(schema, spec.structured_output)
@@ -386,8 +388,17 @@ class LLMClient:
                 self._writer = ThreadPoolExecutor(1, thread_name_prefix="marketarena-cache")
             self._writer.submit(self._drain)
 
+    def _sent(self) -> None:
+        """A request is leaving: the held writes go at the end of the event loop's turn, once every
+        request leaving in it is on the wire (a decision point's twenty do in one turn; released
+        at the first, the writer's file work took the GIL between their sends)."""
+        if not self._release_due:
+            self._release_due = True
+            asyncio.get_running_loop().call_soon(self._release)
+
     def _release(self) -> None:
-        """A request has left (or the answers are wanted on disk now): the held writes go."""
+        """Requests have left (or the answers are wanted on disk now): the held writes go."""
+        self._release_due = False
         self._releases += 1
 
     def _flush(self) -> Future | None:

@@ -37,6 +37,8 @@ import json
 import os
 from typing import Any, Awaitable, Callable, Mapping
 
+from marketarena.llm import jsontext
+
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 Wire = Callable[[str, Mapping[str, str], bytes, float],
@@ -168,7 +170,7 @@ class ChatClient:
         self._wire = wire if wire is not None else AiohttpWire()
 
     async def complete(self, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = jsontext.dumps(body).encode("utf-8")  # a shared response_format as encoded once
         status, headers, answer = await self._wire(self.url, self._headers, data, timeout)
         if status >= 400:
             raise StatusError(status, error_message(status, answer), retry_after(headers))

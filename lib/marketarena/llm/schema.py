@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from marketarena.llm.jsontext import Encoded
+
 A = TypeVar("A", bound=BaseModel)
 Message = dict[str, Any]
 
@@ -88,9 +90,10 @@ def compact_json_size(obj: Any) -> int:
     return len(json.dumps(obj, separators=(",", ":")).encode("utf-8"))
 
 
-class SharedFormat(dict):
+class SharedFormat(Encoded):
     """A ``response_format`` built once and shared by every request of its (schema, mode): never
-    modified, so its size (``budget.prompt_token_bound``) is computed once and kept."""
+    modified, so its size (``budget.prompt_token_bound``) and its JSON texts (``jsontext``) are
+    computed once and kept."""
 
     @functools.cached_property
     def size(self) -> int:

@@ -204,6 +204,48 @@ def test_walk_stops_when_demand_met():
     assert len(res.visits) == 1  # later sellers are not attempts
 
 
+def reference_walk(rng, buyers, visible, prices, stock):
+    """The walk as its docstring says it, one buyer and one seller at a time with the same draws
+    (the plain loop ``purchase_walk`` was before it walked Python lists)."""
+    stock = stock.copy()
+    order, tiebreak = rng.permutation(len(buyers.item)), rng.random(visible.shape)
+    visits, bought = [], np.zeros(len(buyers.item), dtype=np.int64)
+    for j in order:
+        x, want = buyers.item[j], int(buyers.demand[j])
+        sellers = [s for s in range(visible.shape[1]) if visible[j, s]
+                   and prices[s, x] <= buyers.wtp[j]]  # a NaN price compares False
+        for s in sorted(sellers, key=lambda s: (prices[s, x], tiebreak[j, s])):
+            if want == 0:
+                break
+            take = min(want, int(stock[s, x]))
+            visits.append((j, s, x, want, int(stock[s, x]), take, prices[s, x]))
+            stock[s, x] -= take
+            want -= take
+            bought[j] += take
+    return np.array(visits, dtype=np.float64).reshape(-1, 7), bought, stock
+
+
+def test_walk_equals_the_plain_loop_on_random_markets():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        k, m, n = int(rng.integers(0, 40)), int(rng.integers(1, 7)), int(rng.integers(1, 4))
+        buyers = rules.Buyers(tribe=np.zeros(k, int), persona=np.zeros(k, int),
+                              item=rng.integers(0, n, k), demand=rng.integers(0, 6, k),
+                              wtp=np.where(rng.random(k) < 0.3, np.inf, rng.uniform(1, 100, k)),
+                              lam=np.zeros(k), rho=np.zeros(k))
+        visible = rng.random((k, m)) < 0.7
+        prices = np.where(rng.random((m, n)) < 0.2, np.nan, rng.integers(1, 60, (m, n)) * 1.0)
+        stock = rng.integers(0, 8, (m, n))
+        seed = int(rng.integers(2**31))
+        got = rules.purchase_walk(np.random.default_rng(seed), buyers, visible, prices, stock)
+        visits, bought, left = reference_walk(np.random.default_rng(seed), buyers, visible,
+                                              prices, stock)
+        assert np.array_equal(got.visits, visits) and got.visits.dtype == np.float64
+        assert np.array_equal(got.bought, bought) and got.bought.dtype == np.int64
+        assert np.array_equal(got.stock, left) and got.stock.dtype == stock.dtype
+        assert got.bought.sum() == stock.sum() - got.stock.sum()  # no unit made or lost
+
+
 def test_equal_prices_order_is_seeded_random():
     buyers = one_item_buyers([1], [np.inf])
     firsts = {int(rules.purchase_walk(np.random.default_rng(s), buyers, np.ones((1, 2), bool),

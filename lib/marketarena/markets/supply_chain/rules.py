@@ -146,7 +146,6 @@ def purchase_walk(
     its demand is met. Each seller reached with demand unmet is a *directed attempt* (``wanted`` =
     units still wanted then); reaching it with zero stock is a *stockout*.
     """
-    stock = stock.copy()
     k = len(buyers.item)
     order = rng.permutation(k)
     tiebreak = rng.random(visible.shape)
@@ -155,20 +154,23 @@ def purchase_walk(
     price = prices[:, buyers.item].T  # (k, m)
     eligible = visible & (price <= buyers.wtp[:, None])
     walk_order = np.lexsort((tiebreak, np.where(eligible, price, np.inf)), axis=-1)
-    n_eligible = eligible.sum(axis=1)
+    n_eligible = eligible.sum(axis=1).tolist()
+    # the walk itself on Python lists: a numpy scalar read or write costs several list accesses
+    walks, prices_seen, left = walk_order.tolist(), price.tolist(), stock.tolist()
+    demand, items = buyers.demand.tolist(), buyers.item.tolist()
     visits: list[tuple] = []
-    bought = np.zeros(k, dtype=np.int64)
-    for j in order:  # sequential: each buyer sees the stock the earlier ones left
-        want = int(buyers.demand[j])
-        x = buyers.item[j]
-        for s in walk_order[j, : n_eligible[j]]:
+    bought = [0] * k
+    for j in order.tolist():  # sequential: each buyer sees the stock the earlier ones left
+        want, x = demand[j], items[j]
+        for s in walks[j][: n_eligible[j]]:
             if want == 0:
                 break
-            have = int(stock[s, x])
+            have = left[s][x]
             take = min(want, have)
-            visits.append((j, s, x, want, have, take, price[j, s]))
-            stock[s, x] -= take
+            visits.append((j, s, x, want, have, take, prices_seen[j][s]))
+            left[s][x] = have - take
             want -= take
             bought[j] += take
     arr = np.array(visits, dtype=np.float64).reshape(-1, len(VISIT_FIELDS))
-    return WalkResult(visits=arr, bought=bought, stock=stock)
+    return WalkResult(visits=arr, bought=np.array(bought, dtype=np.int64),
+                      stock=np.array(left, dtype=stock.dtype).reshape(stock.shape))
