@@ -8,7 +8,10 @@ answers every call after ``--delay`` seconds with a valid bid or price list. Tim
 
 1. the live episodes: every call goes over HTTP (fresh response cache); the ideal is
    (sequential decision points) x (delay), since all LLM seats of a decision point ask at once;
-2. the replay: the same params with ``llm.cache_only``, every answer from the cache, no HTTP.
+2. the replay: the same params with ``llm.cache_only``, every answer from the cache, no HTTP;
+3. the endpoint alone: a bare aiohttp client that does nothing else sends the live run's requests
+   (recorded on the wire), one decision point's at a time, to the same endpoint process. The live
+   time less this is ours, whatever this machine's speed at the hour (it drifts by a fifth).
 
 Prints figures; asserts nothing (DESIGN.md section 9). Run:
 ``.venv/bin/python benchmarks/bench_llm_episode.py [--llm-seats 20] [--delay 0.5] [--runs 1]``.
@@ -17,6 +20,7 @@ Prints figures; asserts nothing (DESIGN.md section 9). Run:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
 import sys
 import tempfile
@@ -34,6 +38,7 @@ from _common import EndpointProcess  # noqa: E402
 from marketarena.config import parse_params  # noqa: E402
 from marketarena.simulate import simulate  # noqa: E402
 from marketarena.llm.fake import Reply  # noqa: E402
+from marketarena.llm.http import AiohttpWire, ChatClient  # noqa: E402
 from marketarena.markets.supply_chain.params import DEFAULT_ITEMS, ItemSpec  # noqa: E402
 from marketarena.pipeline import Paths, run_embed, run_personas  # noqa: E402
 
@@ -62,6 +67,37 @@ def responder(body: dict) -> Reply:
         answer = {"prices": {x: round(BASE_PRICES[x] * 1.6) for x, units in held if int(units)},
                   "slogan": "Fair prices, every day"}
     return Reply(answer, prompt_tokens=1500, completion_tokens=120)
+
+
+def recording_factory(sent: list[bytes]):
+    """``simulate``'s ``openai_factory``: the real client and wire, each request's bytes kept."""
+    def factory(base_url, api_key):
+        wire = AiohttpWire()
+
+        async def recording(url, headers, data, timeout):
+            sent.append(data)
+            return await wire(url, headers, data, timeout)
+
+        recording.close = wire.close
+        return ChatClient(base_url, api_key, wire=recording)
+    return factory
+
+
+async def bare_client(url: str, bodies: list[bytes], per_point: int) -> float:
+    """Seconds for a bare aiohttp client to send ``bodies``, ``per_point`` at once, one decision
+    point after the other (connections opened by a first point that is not timed)."""
+    import aiohttp
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        async def one(body: bytes) -> None:
+            async with session.post(url, data=body, headers={"content-type": "application/json"}) as r:
+                await r.read()
+
+        await asyncio.gather(*(one(b) for b in bodies[:per_point]))
+        t = time.perf_counter()
+        for i in range(0, len(bodies), per_point):
+            await asyncio.gather(*(one(b) for b in bodies[i:i + per_point]))
+        return time.perf_counter() - t
 
 
 def main() -> None:
@@ -100,8 +136,10 @@ def main() -> None:
         calls_warm = endpoint.calls
 
         fresh = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2")}})
+        sent: list[bytes] = []
         t = time.perf_counter()
-        simulate("supply_chain", fresh, paths.data, Path(tmp) / "live", progress=False)
+        simulate("supply_chain", fresh, paths.data, Path(tmp) / "live", progress=False,
+                 openai_factory=recording_factory(sent))
         live = time.perf_counter() - t
         calls = endpoint.calls - calls_warm
 
@@ -112,11 +150,15 @@ def main() -> None:
         assert endpoint.calls - calls_warm == calls, "the replay made network calls"
         log = pd.concat(pd.read_parquet(p / "llm_calls.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
         states = pd.concat(pd.read_parquet(p / "states.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
-    endpoint.close()
-
     points = args.runs * market["steps"] * (market["rounds"] + 1)
     ideal = points * args.delay
     seats = min(args.llm_seats, len(roster))
+    # one point's requests at a time: only when no answer was asked again (then each point has
+    # exactly its seats' requests, in the order they left)
+    alone = (asyncio.run(bare_client(f"{base_url}/chat/completions", sent, seats))
+             if len(sent) == points * seats else None)
+    endpoint.close()
+
     print(f"supply_chain, {len(roster)} retailers of which {seats} LLM, {market['steps']} steps x "
           f"({market['rounds']} bidding rounds + retail), {args.runs} episode(s); endpoint delay "
           f"{args.delay * 1000:.0f} ms (setup, model load, warm-up: {setup:.1f} s)")
@@ -127,6 +169,10 @@ def main() -> None:
           f"{int(states['units_sold'].sum())}")
     print(f"        our time on top of the ideal: {live - ideal:.2f} s "
           f"({(live - ideal) / points * 1000:.0f} ms per decision point)")
+    if alone is not None:
+        print(f"alone:  {alone:7.2f} s for the endpoint alone (a bare aiohttp client sending the same "
+              f"requests, {seats} at a time): the live run's own time {live - alone:.2f} s "
+              f"({(live - alone) / points * 1000:.0f} ms per decision point)")
     print(f"replay: {replayed:7.2f} s from the cache, no HTTP ({replayed / args.runs:.2f} s per episode)")
 
 
