@@ -9,8 +9,8 @@ answers every call after ``--delay`` seconds with a valid bid or price list. Tim
 1. the live episodes: every call goes over HTTP (fresh response cache); the ideal is
    (sequential decision points) x (delay), since all LLM seats of a decision point ask at once;
 2. the replay: the same params with ``llm.cache_only``, every answer from the cache, no HTTP;
-3. the endpoint alone: a bare aiohttp client that does nothing else sends the live run's requests
-   (recorded on the wire), one decision point's at a time, to the same endpoint process. The live
+3. the endpoint alone: the HTTP layer by itself (``llm.http.AiohttpWire``) sends the live run's
+   requests (recorded on the wire), one decision point's at a time, to the same endpoint process. The live
    time less this is ours, whatever this machine's speed at the hour (it drifts by a fifth).
 
 Prints figures; asserts nothing (DESIGN.md section 9). Run:
@@ -84,20 +84,23 @@ def recording_factory(sent: list[bytes]):
 
 
 async def bare_client(url: str, bodies: list[bytes], per_point: int) -> float:
-    """Seconds for a bare aiohttp client to send ``bodies``, ``per_point`` at once, one decision
-    point after the other (connections opened by a first point that is not timed)."""
-    import aiohttp
+    """Seconds for the HTTP layer alone (``llm.http.AiohttpWire``, what the run's client sends
+    through, without prompts, cache or budget) to send ``bodies``, ``per_point`` at once, one
+    decision point after the other (connections opened by a first point that is not timed)."""
+    wire = AiohttpWire()
+    headers = {"content-type": "application/json"}
 
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        async def one(body: bytes) -> None:
-            async with session.post(url, data=body, headers={"content-type": "application/json"}) as r:
-                await r.read()
+    async def point(chunk: list[bytes]) -> None:
+        await asyncio.gather(*(wire(url, headers, body, 60.0) for body in chunk))
 
-        await asyncio.gather(*(one(b) for b in bodies[:per_point]))
+    try:
+        await point(bodies[:per_point])
         t = time.perf_counter()
         for i in range(0, len(bodies), per_point):
-            await asyncio.gather(*(one(b) for b in bodies[i:i + per_point]))
+            await point(bodies[i:i + per_point])
         return time.perf_counter() - t
+    finally:
+        await wire.close()
 
 
 def main() -> None:
@@ -170,8 +173,8 @@ def main() -> None:
     print(f"        our time on top of the ideal: {live - ideal:.2f} s "
           f"({(live - ideal) / points * 1000:.0f} ms per decision point)")
     if alone is not None:
-        print(f"alone:  {alone:7.2f} s for the endpoint alone (a bare aiohttp client sending the same "
-              f"requests, {seats} at a time): the live run's own time {live - alone:.2f} s "
+        print(f"alone:  {alone:7.2f} s for the endpoint alone (the HTTP layer by itself sending the "
+              f"same requests, {seats} at a time): the live run's own time {live - alone:.2f} s "
               f"({(live - alone) / points * 1000:.0f} ms per decision point)")
     print(f"replay: {replayed:7.2f} s from the cache, no HTTP ({replayed / args.runs:.2f} s per episode)")
 

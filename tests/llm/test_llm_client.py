@@ -37,6 +37,7 @@ from marketarena.llm.fake import (
     timeout_then,
     valid,
 )
+from tests.llm.conftest import ask
 
 SECRET = "sk-test-THIS-MUST-NEVER-LEAK-0123456789"
 KEY_ENV = "MARKETARENA_TEST_KEY"
@@ -84,15 +85,6 @@ def make_client(fake: FakeEndpoint, tmp_path, **kwargs: Any) -> LLMClient:
 
 def run(coro):
     return asyncio.run(coro)
-
-
-def ask(client: LLMClient, *args: Any, **kwargs: Any):
-    """One call of ``client``, which is then closed: its answers are in the cache once it is."""
-    async def once():
-        async with client:
-            return await client.complete(*args, **kwargs)
-
-    return asyncio.run(once())
 
 
 @pytest.fixture

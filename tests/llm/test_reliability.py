@@ -32,6 +32,7 @@ from marketarena.llm.mock import random_instance
 from marketarena.llm.schema import REASK_ANSWER_CHARS, response_format_for, strict_json_schema
 from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import simulate
+from tests.llm.conftest import ask
 
 KEY_ENV = "MARKETARENA_TEST_KEY"
 SECRET = "sk-test-reliability-0123456789abcdef"
@@ -67,15 +68,6 @@ def client(fake, tmp_path, guard=None, environ=None, **settings) -> LLMClient:
 
 def run(coro):
     return asyncio.run(coro)
-
-
-def ask(c: LLMClient, *args, **kwargs):
-    """One call of ``c``, which is then closed: its answers are in the cache once it is."""
-    async def once():
-        async with c:
-            return await c.complete(*args, **kwargs)
-
-    return asyncio.run(once())
 
 
 # ------------------------------------------------------------------ the budget
