@@ -185,7 +185,7 @@ def build(instance: str, params: Params, run: int = 0, resources=None, llm=None)
 
 def spend_ledger_path(data_dir: Path, instance: str) -> Path:
     """Where an instance's LLM spend is summed over every run (``llm.max_cost_usd`` caps it)."""
-    return Path(data_dir) / "llm_spend" / f"{instance}.json"
+    return Path(data_dir) / "llm_spend" / f"{instance}.jsonl"
 
 
 def llm_aliases(params: Params, instance: str) -> set[str]:

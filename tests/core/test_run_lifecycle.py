@@ -15,7 +15,6 @@ OpenAI-compatible endpoint (``llm.fake.LoopbackEndpoint``) whose answers we cont
 from __future__ import annotations
 
 import ast
-import json
 import os
 import signal
 import subprocess
@@ -28,7 +27,7 @@ import numpy as np
 import pytest
 import yaml
 
-from marketarena.llm.budget import Bound, SpendLedger
+from marketarena.llm.budget import Bound, SpendLedger, read_ledger
 from marketarena.llm.fake import LoopbackEndpoint, Reply
 from marketarena.llm.mock import _schema_of, random_instance
 from marketarena.llm.spec import ModelSpec
@@ -150,7 +149,7 @@ def test_kill_9_with_requests_in_flight_charges_them_and_the_limit_holds(tmp_pat
             time.sleep(0.2)  # anything else the run was about to send
             run.send_signal(signal.SIGKILL)
             run.wait()
-            in_flight = json.loads(ledger.read_text())["reserved"]
+            in_flight = read_ledger(ledger)["reserved"]
             assert len(in_flight) == len(endpoint.bodies) - seen  # left behind by the dead run
             state = SpendLedger(ledger).read()  # opened again: the owner is gone
             charged = sum(bound_of(b, spec) for b in endpoint.bodies)

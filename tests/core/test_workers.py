@@ -16,6 +16,7 @@ import yaml
 import marketarena
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.types import RunAborted
+from marketarena.llm.budget import read_ledger
 from marketarena.llm.fake import LoopbackEndpoint, schema_answer
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
 
@@ -75,7 +76,7 @@ def test_the_budget_holds_for_all_workers_together(tmp_path):
     assert worker_count(params, "english_auction", 4) == 2
     with pytest.raises(RunAborted, match="BudgetExceeded|budget"):
         simulate("english_auction", params, tmp_path, progress=False)
-    ledger = json.loads(spend_ledger_path(tmp_path, "english_auction").read_text())
+    ledger = read_ledger(spend_ledger_path(tmp_path, "english_auction"))
     assert 0 < ledger["spent_usd"] <= 0.5 and ledger["reserved"] == {}
 
 

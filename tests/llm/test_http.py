@@ -220,3 +220,28 @@ def test_requests_go_through_the_proxy_the_environment_names(monkeypatch):
     finally:
         proxy.close()
     assert proxy.seen[0][0] == "http://llm.example.invalid/v1/chat/completions"
+
+
+def test_the_loopback_endpoint_answers_when_its_delay_ends_with_the_answer_made_meanwhile():
+    """The benchmarks' endpoint: the answer is made during the delay (a remote server's CPU is not
+    the client's) and sent when the delay since the request's arrival ends, never before; a slow
+    responder (1 s here) does not lengthen the call. Margins of most of a second: an ordering, not
+    a speed, is checked."""
+    import time
+
+    from marketarena.llm.fake import LoopbackEndpoint, Reply
+
+    made = []
+
+    def slow(body):
+        made.append(time.monotonic())
+        time.sleep(1.0)
+        return Reply({"q": 1})
+
+    with LoopbackEndpoint(slow, delay_s=1.5) as endpoint:
+        start = time.monotonic()
+        answer = complete(endpoint.base_url, {"model": "m", "messages": []})
+        took = time.monotonic() - start
+    assert json.loads(answer["choices"][0]["message"]["content"]) == {"q": 1}
+    assert made[0] - start < 0.8  # made early in the delay, not once it is over
+    assert 1.5 <= took < 2.3  # sent when the delay ends (made after it: 2.5 s)

@@ -25,7 +25,7 @@ from marketarena.llm import (
     ModelSpec,
     SpendLedger,
 )
-from marketarena.llm.budget import Bound, charge_for, prompt_token_bound
+from marketarena.llm.budget import Bound, charge_for, prompt_token_bound, read_ledger
 from marketarena.llm.errors import redact
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.llm.mock import random_instance
@@ -121,7 +121,7 @@ def test_an_overrun_is_charged_the_bound_recorded_and_stops_the_next_call(tmp_pa
     with pytest.raises(BudgetExceeded, match="more tokens than the request's upper bound"):
         run(c.complete(s, MESSAGES, Quote, sample=1))
     assert fake.n_calls == 1
-    state = json.loads((tmp_path / "spend.json").read_text())
+    state = read_ledger(tmp_path / "spend.json")
     assert state["spent_usd"] == pytest.approx(bound.usd)
     overrun = state["overruns"][0]
     assert overrun["charged_usd"] == pytest.approx(overrun["reserved_usd"])
@@ -197,7 +197,7 @@ def test_one_ledger_is_one_budget_for_several_processes(tmp_path):
         p.join(60)
     granted = sum(out.get(timeout=5) for _ in procs)
     assert granted == 64  # exactly 1 / (1/64), across the three processes
-    assert json.loads(path.read_text())["spent_usd"] == pytest.approx(1.0)
+    assert read_ledger(path)["spent_usd"] == pytest.approx(1.0)
 
 
 # ------------------------------------------------------------------ faults are not answers

@@ -101,7 +101,7 @@ class BudgetExceeded(LLMError):
 
 
 class LedgerError(LLMError):
-    """The spend ledger (``data/llm_spend/<instance>.json``) cannot be read."""
+    """The spend ledger (``data/llm_spend/<instance>.jsonl``) cannot be read."""
 
 
 class CacheMiss(LLMError):

@@ -207,9 +207,17 @@ def completion_json(model: str, reply: Reply, serial: int = 1) -> dict[str, Any]
     return body
 
 
+#: a loopback endpoint makes its answer this long after a request arrives (at most its delay)
+PREPARE_AFTER_S = 0.05
+
+
 class LoopbackEndpoint:
     """A real OpenAI-compatible HTTP endpoint on loopback answering ``responder(body)`` (a ``Reply``;
-    its own ``delay_s`` is ignored) after ``delay_s`` seconds, each request in its own thread.
+    its own ``delay_s`` is ignored) ``delay_s`` seconds after the request arrived, each request in
+    its own thread. The answer is made during the delay, ``PREPARE_AFTER_S`` after the request came
+    (when a client has sent its requests and waits), not once the delay is over: a remote server's
+    CPU is not the client's, and an answer made at the end would add its time to every call and
+    meet the client's next requests on the cores both share.
     ``delay_s`` may be changed between calls; ``base_url`` is ready once constructed; ``close()`` (or
     leaving the ``with`` block) stops it."""
 
@@ -240,17 +248,20 @@ class LoopbackEndpoint:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                delay = endpoint.delay_s
+                due = time.monotonic() + delay
                 with endpoint._count:
                     endpoint.n_calls += 1
                     endpoint.in_flight += 1
                     endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
                 try:
-                    time.sleep(endpoint.delay_s)
-                    reply = responder(body)
+                    time.sleep(min(delay, PREPARE_AFTER_S))
+                    answer = completion_json(body.get("model", "loopback"), responder(body))
+                    time.sleep(max(0.0, due - time.monotonic()))
                 finally:
                     with endpoint._count:
                         endpoint.in_flight -= 1
-                self._send(completion_json(body.get("model", "loopback"), reply))
+                self._send(answer)
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # many simultaneous connects overflow the default 5
