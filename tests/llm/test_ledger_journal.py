@@ -60,8 +60,8 @@ def test_a_line_cut_short_by_a_killed_process_is_dropped_and_the_state_before_it
 
 
 def test_the_journal_is_compacted_and_every_ledger_on_it_follows(tmp_path, monkeypatch):
-    """Two ledgers on one file (each with its own open journal and lock, as two processes have)
-    take turns past several compactions: no charge is lost, the file stays small."""
+    """Two ledgers on one file (each with its own lock handle and known state, as two processes
+    have) take turns past several compactions: no charge is lost, the file stays small."""
     monkeypatch.setattr(budget, "COMPACT_AT_BYTES", 2000)
     path = tmp_path / "spend.jsonl"
     guards = [CostGuard(None, SpendLedger(path)) for _ in range(2)]
@@ -86,7 +86,7 @@ def test_a_ledger_deleted_between_runs_starts_counting_afresh(tmp_path):
     assert guard.spent_usd == 1.0
     path.unlink()
     assert CostGuard(None, SpendLedger(path)).spent_usd == 0.0
-    assert guard.spent_usd == 0.0  # a ledger kept open follows the file now at its path
+    assert guard.spent_usd == 0.0  # a ledger in use follows the file now at its path
 
 
 def test_an_earlier_versions_ledger_is_carried_over_then_removed(tmp_path):

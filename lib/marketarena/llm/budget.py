@@ -156,22 +156,24 @@ class SpendLedger:
     (why the run stopped, or false).
 
     The file holds JSON lines, each the whole state after one transaction: the state is the last
-    complete line (:func:`read_ledger` reads it from outside, without the lock). A transaction, under
-    the lock, appends one line, so that it costs one ``write`` of a file already open. The file
-    written aside and renamed over the old one, as before, made every transaction create a file and
-    replace another: a transaction with twenty requests in flight took 0.46-0.59 ms on ext4, 0.14 ms
-    now, and in crash's LLM benchmark on one worker the creates and renames held the event loop
-    1.2 s of the run's 11.7 s. What was written stays as safe as a rename made it against a
-    killed process (neither is synced against a power cut): a line is appended whole or, if its
-    process is killed while writing it, cut short, without a newline; the next transaction drops
-    such a tail (truncates it, under the lock: a tail that does not begin as every line does, with
-    ``{``, is not ours and is refused, not dropped) and the state is the line before it. The transaction
-    killed had not returned, so no request it reserved for had been sent, and the settles it held
-    still have their reservations in the file, charged at their bound once the owner is gone. Past
-    ``COMPACT_AT_BYTES`` the journal is rewritten to its last line (a file written aside and
-    renamed over it; every process notices the new file at its next transaction). A process keeps
-    the state it last read or wrote and reads the file again only when its size or identity
-    changed (another process wrote).
+    complete line (:func:`read_ledger` reads it from outside, without the lock). A transaction,
+    under the lock, opens the journal, appends one line and closes it: no file is created and none
+    replaced. The file written aside and renamed over the old one, as before, made every
+    transaction create a file and replace another: with twenty requests in flight a transaction
+    took about 0.5 ms on ext4, 0.14 ms now (``benchmarks/bench_ledger.py``), and in crash's LLM
+    benchmark on one worker the creates and renames held the event loop 1.2 s of the run's 11.7 s.
+
+    What was written stays as safe as a rename made it against a killed process (neither is synced
+    against a power cut). A line is appended whole or, if its process is killed while writing it,
+    cut short, without a newline. The next transaction drops such a tail (truncates it, under the
+    lock; a tail that does not begin as every line does, with ``{``, is not ours: refused, not
+    dropped) and the state is the line before it. The transaction killed had not returned, so no
+    request it reserved for had been sent, and the settles it held still have their reservations
+    in the file, charged at their bound once the owner is gone. Past ``COMPACT_AT_BYTES`` the
+    journal is rewritten to its last line (a file written aside and renamed over it; every process
+    notices the new file at its next transaction). A process keeps the state it last read or wrote
+    with its line, and parses the journal again only when the journal no longer ends with that
+    line (another process wrote).
 
     Opening the ledger settles the reservations of processes that are gone at their bound; with
     ``exclusive=True`` (the caller holds the instance's run lock, so no process of an earlier run is
@@ -186,11 +188,9 @@ class SpendLedger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._lock_file: tuple[int, Any] | None = None  # (pid, open lock file)
-        self._journal: tuple[int, Any] | None = None  # (pid, the journal open for appending)
-        # (the journal's device, inode and size, its state, its last line) as last read or written
-        self._known: tuple[tuple[int, int, int], dict[str, Any], bytes] | None = None
-        self._size, self._line = 0, b""  # the journal's size and last line once loaded (locked)
-        self._file: tuple[Any, int, int] | None = None  # (journal, its device, inode) once loaded
+        self._known: tuple[dict[str, Any], bytes] | None = None  # (state, its line) last seen
+        self._file: Any = None  # the journal, open during a transaction
+        self._size, self._line = 0, b""  # its size and last line once loaded (in a transaction)
         self._legacy: Path | None = None  # an earlier version's ledger being carried over
         self._threads = threading.Lock()  # one transaction of this object at a time
         with self._locked() as state:
@@ -224,51 +224,44 @@ class SpendLedger:
             self._lock_file = (os.getpid(), fh)
         return self._lock_file[1]
 
-    def _journal_file(self) -> tuple[Any, os.stat_result]:
-        """The journal, open for reading and appending, and its ``fstat``: the file now at
-        ``path`` (opened again when it was replaced by a compaction or deleted, and in a forked
-        child)."""
-        held = self._journal
-        if held is not None and held[0] == os.getpid():
-            try:
-                on_path, open_ = os.stat(self.path), os.fstat(held[1].fileno())
-                if (on_path.st_dev, on_path.st_ino) == (open_.st_dev, open_.st_ino):
-                    return held[1], open_
-            except FileNotFoundError:
-                pass
-        f = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - closed when replaced or collected
-        self._journal = (os.getpid(), f)  # the old one closes after: its inode is not reused meanwhile
-        return f, os.fstat(f.fileno())
-
     def _load(self) -> dict[str, Any]:
-        """The state (under the lock): the one this object last read or wrote if the journal has
-        not changed since, else its last complete line (a tail cut short is truncated first)."""
-        f, st = self._journal_file()
-        self._file = (f, st.st_dev, st.st_ino)
-        if self._known is not None and self._known[0] == (st.st_dev, st.st_ino, st.st_size):
-            self._size, self._line = st.st_size, self._known[2]
-            return self._known[1]
+        """The state (in a transaction): the one this object last read or wrote if the journal
+        still ends with its line, else the journal's last complete line (a tail cut short is
+        truncated first). The journal is opened anew by every transaction and closed at its end:
+        on NFS an open is what makes the client check what it cached (close-to-open), and the close
+        is what sends the line to the server."""
+        self._file = f = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - closed by _close
+        size = os.fstat(f.fileno()).st_size
+        if self._known is not None and _ends_with(f.fileno(), size, self._known[1]):
+            self._size, self._line = size, self._known[1]
+            return self._known[0]
         self._known = None
-        state, line, complete = _last_state(f.fileno(), st.st_size, self.path)
-        if complete < st.st_size:
+        state, line, complete = _last_state(f.fileno(), size, self.path)
+        if complete < size:
             if os.pread(f.fileno(), 1, complete) != b"{":
-                raise LedgerError(f"{self.path}: the spend ledger ends with {st.st_size - complete} "
+                raise LedgerError(f"{self.path}: the spend ledger ends with {size - complete} "
                                   "bytes that are not a line of it; fix it, or delete the file to "
                                   "start counting afresh")
             log.warning("%s: dropped %d bytes of a spend ledger line cut short (its process was "
-                        "killed while writing it)", self.path, st.st_size - complete)
+                        "killed while writing it)", self.path, size - complete)
             os.ftruncate(f.fileno(), complete)
         self._size, self._line = complete, line
         if state is None:
             state = self._carried_over()
         else:  # a transaction that changes nothing leaves it as read
-            self._known = ((st.st_dev, st.st_ino, complete), state, line)
+            self._known = (state, line)
         state.setdefault("spent_usd", 0.0)
         state.setdefault("reserved", {})
         state.setdefault("overruns", [])
         state.setdefault("settled_in_flight", {"calls": 0, "usd": 0.0})
         state.setdefault("tripped", False)
         return state
+
+    def _close(self) -> None:
+        """The transaction's journal closed (on NFS: its line sent to the server)."""
+        f, self._file = self._file, None
+        if f is not None:
+            f.close()
 
     def _carried_over(self) -> dict[str, Any]:
         """The state of an earlier version's ledger (``<name>.json`` beside a ``.jsonl`` journal),
@@ -298,14 +291,11 @@ class SpendLedger:
             with open(tmp, "wb") as out:
                 out.write(line)
             os.replace(tmp, self.path)
-            _, st = self._journal_file()
-            self._known = ((st.st_dev, st.st_ino, st.st_size), state, line)
         else:
-            f, dev, ino = self._file
             view = memoryview(line)
             while view:
-                view = view[os.write(f.fileno(), view):]
-            self._known = ((dev, ino, self._size + len(line)), state, line)
+                view = view[os.write(self._file.fileno(), view):]
+        self._known = (state, line)
         if self._legacy is not None:  # carried over: the journal has it now
             self._legacy.unlink(missing_ok=True)
             self._legacy = None
@@ -335,6 +325,7 @@ class _Transaction:
         try:
             self.state = ledger._load()
         except BaseException:
+            ledger._close()
             self._unlock()
             raise
         return self.state
@@ -343,7 +334,10 @@ class _Transaction:
         try:  # written even when a refusal raises: it may have tripped the guard
             self.ledger._append(self.state)
         finally:
-            self._unlock()
+            try:
+                self.ledger._close()
+            finally:
+                self._unlock()
 
     def _unlock(self) -> None:
         try:
@@ -362,6 +356,14 @@ def read_ledger(path: str | os.PathLike[str]) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     return state or {}
+
+
+def _ends_with(fd: int, size: int, line: bytes) -> bool:
+    """The journal (``size`` bytes) ends with ``line`` as a whole line: then its state is the
+    state that line holds."""
+    if size == len(line):
+        return os.pread(fd, size, 0) == line
+    return size > len(line) and os.pread(fd, len(line) + 1, size - len(line) - 1) == b"\n" + line
 
 
 def _last_state(fd: int, size: int, path: Path) -> tuple[dict[str, Any] | None, bytes, int]:

@@ -217,9 +217,9 @@ class LoopbackEndpoint:
     its own thread. The answer is made during the delay, ``PREPARE_AFTER_S`` after the request came
     (when a client has sent its requests and waits), not once the delay is over: a remote server's
     CPU is not the client's, and an answer made at the end would add its time to every call and
-    meet the client's next requests on the cores both share.
-    ``delay_s`` may be changed between calls; ``base_url`` is ready once constructed; ``close()`` (or
-    leaving the ``with`` block) stops it."""
+    meet the client's next requests on the cores both share. ``delay_s`` may be changed between
+    calls; ``base_url`` is ready once constructed; ``close()`` (or leaving the ``with`` block)
+    stops it."""
 
     def __init__(self, responder: Callable[[dict[str, Any]], Reply], delay_s: float = 0.0):
         self.delay_s, self.n_calls = delay_s, 0
