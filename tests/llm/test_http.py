@@ -9,6 +9,7 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 
 from marketarena.llm import LLMClient, LLMSettings
 from marketarena.llm.errors import LLMEndpointError
+from marketarena.llm.fake import LoopbackEndpoint, Reply
 from marketarena.llm.http import (OPENAI_DEFAULT_URL, BadResponse, ChatClient, ConnectionFailed,
                                   StatusError, resolve_base_url)
 from marketarena.llm.spec import ModelSpec
@@ -158,7 +160,6 @@ def test_a_server_that_hangs_up_may_have_served_the_request():
 
 def test_no_answer_within_the_timeout_is_a_timeout():
     def slow(data):
-        import time
         time.sleep(1.0)
         return 200, {}, b"{}"
     server = Server(slow)
@@ -227,10 +228,6 @@ def test_the_loopback_endpoint_answers_when_its_delay_ends_with_the_answer_made_
     the client's) and sent when the delay since the request's arrival ends, never before; a slow
     responder (1 s here) does not lengthen the call. Margins of most of a second: an ordering, not
     a speed, is checked."""
-    import time
-
-    from marketarena.llm.fake import LoopbackEndpoint, Reply
-
     made = []
 
     def slow(body):
