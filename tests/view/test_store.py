@@ -19,7 +19,7 @@ INSTANCE = "double_auction"
 
 def test_one_game_reads_the_same_rows_from_shards_and_folders(llm_runs):
     shards, folders = (llm_runs[k] / INSTANCE for k in ("shards", "folders"))
-    assert locate(shards, "x-gpt_fake-0001").name == "x-gpt_fake-0000..x-gpt_fake-0002"
+    assert locate(shards, "x-gpt_fake-0001").name == "x-gpt_fake-0001..x-gpt_fake-0001"  # a unit each
     assert locate(folders, "x-gpt_fake-0001").name == "x-gpt_fake-0001"
     assert locate(shards, "x-gpt_fake-0009") is None and locate(shards, "../x") is None
     reader = EpisodeReader(shards)
