@@ -211,6 +211,34 @@ def test_same_seed_identical_logs_whatever_the_global_rng(kind, persona_world, t
         assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), f"{kind}: {name}"
 
 
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tables_written_byte_for_byte_as_pandas_writes_them(kind, persona_world, tmp_path,
+                                                            monkeypatch):
+    """Every log table of two episodes is written (``logs.write_table``; ``Rows`` built into
+    Arrow with a schema kept per shape of table, without their frame) with exactly the bytes of
+    pandas' ``to_parquet``: the first episode's tables make the schemas, the second's reuse them."""
+    from marketarena.core.types import Rows, as_frame
+
+    params, _, res = world(kind, persona_world, tmp_path)
+    monkeypatch.setattr(logs, "_ROWS_SCHEMAS", {})
+    built, frame = [], Rows.frame
+    for run in (0, 1):
+        result, table, _, _, _ = play(kind, params, res, run=run)
+        tables = {"agents": table, **result.raw}
+        expected = {name: as_frame(t).reset_index(drop=True) for name, t in tables.items()}
+        monkeypatch.setattr(Rows, "frame", lambda self: (built.append(1), frame(self))[1])
+        built.clear()
+        for name, t in tables.items():
+            ours, theirs = tmp_path / f"{run}-{name}.parquet", tmp_path / f"{run}-{name}.pd.parquet"
+            logs.write_table(t, ours)
+            expected[name].to_parquet(theirs, index=False, engine="pyarrow", compression="zstd")
+            assert ours.read_bytes() == theirs.read_bytes(), f"{kind}, episode {run}: {name}"
+        monkeypatch.setattr(Rows, "frame", frame)
+    rows = sum(isinstance(t, Rows) for t in tables.values())
+    assert rows and len(built) < rows / 2, "the second episode's rows mostly went through pandas"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_figures_from_the_metrics(kind, persona_world, tmp_path):
     import matplotlib
