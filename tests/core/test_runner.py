@@ -266,3 +266,60 @@ def test_with_share_loop_scripted_episodes_side_by_side_take_turns():
     assert one_then_other == [("x", 0), ("x", 1), ("y", 0), ("y", 1)]
     for a, b in zip(shared, alone):
         pd.testing.assert_frame_equal(a.decisions, b.decisions)
+
+
+def test_a_step_giving_way_waits_for_the_work_ready_in_the_loop():
+    """``give_way`` (a scripted step beside LLM episodes) returns only once nothing else is ready
+    to run: here after all five turns of a busy task, where ``asyncio.sleep(0)`` returns after
+    one."""
+    from marketarena.core.runner import give_way
+
+    async def main(pause):
+        order = []
+
+        async def busy():
+            for _ in range(5):
+                order.append("busy")
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(busy())
+        await asyncio.sleep(0)
+        await pause()
+        order.append("step")
+        await task
+        return order
+
+    assert asyncio.run(main(give_way)) == ["busy"] * 5 + ["step"]
+    assert asyncio.run(main(lambda: asyncio.sleep(0))).index("step") < 5
+
+
+def test_steps_giving_way_take_turns_and_a_busy_loop_only_slows_them():
+    """Steps giving way in an otherwise idle loop go one at a time, in the order they came; in a
+    loop that is never idle, each still goes after ``turns`` turns."""
+    from marketarena.core.runner import give_way
+
+    async def scripted(name, order, turns):
+        for _ in range(3):
+            order.append(name)
+            await give_way(turns)
+
+    async def idle():
+        order = []
+        await asyncio.gather(scripted("a", order, 200), scripted("b", order, 200))
+        return order
+
+    async def busy():
+        order, spinning = [], True
+
+        async def spin():
+            while spinning:
+                await asyncio.sleep(0)
+
+        spinner = asyncio.create_task(spin())
+        await asyncio.wait_for(scripted("a", order, 10), timeout=5)
+        spinning = False
+        await spinner
+        return order
+
+    assert asyncio.run(idle()) == ["a", "b"] * 3
+    assert asyncio.run(busy()) == ["a"] * 3
