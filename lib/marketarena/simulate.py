@@ -737,8 +737,8 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
     is taken from ``todo`` (the run's queue) only once there is room to start it, so that a unit
     never waits in a full worker while another has room. Each episode started runs to its first
     request before the next is started, so requests leave from the first moment rather than
-    after the whole window's first steps, and hands the loop over between steps that await
-    nothing (``run_episode``'s ``share_loop``). A unit is written (atomically, as ever) once its
+    after the whole window's first steps, and gives way between steps that await nothing
+    (``run_episode``'s ``share_loop``, ``core.runner.give_way``). A unit is written (atomically, as ever) once its
     last episode has ended, by one writer thread: writing an episode's tables takes 10-30 ms of
     CPU, during which the event loop would send no request (the writer lets it run between its
     own steps); it is committed once its answers are in the response cache (the client's

@@ -276,11 +276,10 @@ async def give_way(turns: int = GIVE_WAY_TURNS) -> None:
 
     Scripted steps are idle-time work in a run with LLM seats: they wait on no endpoint, while an
     answer that arrives behind them holds up its episode's next request. crash's LLM benchmark
-    plays 36 scripted episodes beside 60 with an LLM firm; taking turns with every answer
-    (``asyncio.sleep(0)``), they cost the run about 0.2 s of its 11 (the run without them: 10.7-11.0
-    s); giving way, the run took 0.13-0.3 s less in four pairs of four. "Ready" is asyncio's
-    queue of callbacks due this turn (the loop's ``_ready``, CPython's since 3.4); a loop without
-    one (another implementation) gets one turn."""
+    plays 36 scripted episodes beside 60 with an LLM firm: taking turns with every answer
+    (``asyncio.sleep(0)``) the run took 10.80-11.34 s, giving way 10.75-10.88 s (5 pairs, run in
+    turn). "Ready" is asyncio's queue of callbacks due this turn (the loop's ``_ready``, CPython's
+    since 3.4); a loop without one (another implementation) gets one turn."""
     loop = asyncio.get_running_loop()
     ready = getattr(loop, "_ready", None)
     if ready is None:
