@@ -738,14 +738,15 @@ async def _play_side_by_side(plugin, mp, instance, resources, dirs, n_units, tod
     never waits in a full worker while another has room. Each episode started runs to its first
     request before the next is started, so requests leave from the first moment rather than
     after the whole window's first steps, and gives way between steps that await nothing
-    (``run_episode``'s ``share_loop``, ``core.runner.give_way``). A unit is written (atomically, as ever) once its
-    last episode has ended, by one writer thread: writing an episode's tables takes 10-30 ms of
-    CPU, during which the event loop would send no request (the writer lets it run between its
-    own steps); it is committed once its answers are in the response cache (the client's
-    ``store_answers``, stored meanwhile). Units may finish out of order; each episode's logs
-    depend on its seed and its answers only, never on what ran beside it. The first failure (a
-    ``RunAborted``: endpoint down, budget spent) cancels the episodes in flight and is raised;
-    every unit finished before it is on disk (a write under way completes)."""
+    (``run_episode``'s ``share_loop``, ``core.runner.give_way``). A unit is written
+    (atomically, as ever) once its last episode has ended, by one writer thread: writing an
+    episode's tables takes 10-30 ms of CPU, during which the event loop would send no request
+    (the writer lets it run between its own steps); it is committed once its answers are in the
+    response cache (the client's ``store_answers``, stored meanwhile). Units may finish out of
+    order; each episode's logs depend on its seed and its answers only, never on what ran beside
+    it. The first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in
+    flight and is raised; every unit finished before it is on disk (a write under way
+    completes)."""
     from concurrent.futures import ThreadPoolExecutor
 
     slots = asyncio.Semaphore(window)

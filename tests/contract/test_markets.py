@@ -211,7 +211,6 @@ def test_same_seed_identical_logs_whatever_the_global_rng(kind, persona_world, t
         assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), f"{kind}: {name}"
 
 
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_tables_written_byte_for_byte_as_pandas_writes_them(kind, persona_world, tmp_path,
                                                             monkeypatch):
