@@ -185,8 +185,7 @@ def write_table(table: pd.DataFrame | Rows, path: Path) -> dict[str, Any]:
         table.reset_index(drop=True).to_parquet(sink, index=False, engine="pyarrow",
                                                 compression="zstd")
     else:
-        pq.write_table(pa.Table.from_pandas(table.reset_index(drop=True), preserve_index=False,
-                                            nthreads=1), sink, compression="zstd")
+        pq.write_table(_pandas_table(table.reset_index(drop=True)), sink, compression="zstd")
     data = sink.getvalue().to_pybytes()
     with open(path, "wb") as f:
         f.write(data)
@@ -214,7 +213,7 @@ def _rows_table(rows: Rows) -> Any:
     try:
         arrays = [pa.array(values, from_pandas=True) for values in as_columns(rows).values()]
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return pa.Table.from_pandas(rows.frame(), preserve_index=False, nthreads=1)
+        return _pandas_table(rows.frame())
     shape = (tuple(rows.columns), tuple((a.type, a.null_count > 0) for a in arrays),
              tuple(sorted(rows.dtypes.items())))
     schema = _ROWS_SCHEMAS.get(shape)
@@ -224,9 +223,16 @@ def _rows_table(rows: Rows) -> Any:
                                         schema=schema)
         except (pa.ArrowException, TypeError, ValueError):
             pass
-    table = pa.Table.from_pandas(rows.frame(), preserve_index=False, nthreads=1)
+    table = _pandas_table(rows.frame())
     _ROWS_SCHEMAS.setdefault(shape, table.schema)
     return table
+
+
+def _pandas_table(df: pd.DataFrame) -> Any:
+    """pandas' own conversion of a frame to Arrow, in this thread (see :func:`write_table`)."""
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df, preserve_index=False, nthreads=1)
 
 
 def file_record(path: Path) -> dict[str, Any]:
