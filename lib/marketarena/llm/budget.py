@@ -269,13 +269,8 @@ class SpendLedger:
         legacy = self.path.with_suffix(".json")
         if self.path.suffix != ".jsonl" or not legacy.is_file():
             return {}
-        try:
-            state = json.loads(legacy.read_text(encoding="utf-8"))
-            if not isinstance(state, dict):
-                raise ValueError
-        except ValueError:
-            raise LedgerError(f"{legacy}: the spend ledger is not valid JSON; fix it, or delete it "
-                              "to start counting afresh") from None
+        state = _state_of(legacy.read_bytes(), f"{legacy}: the spend ledger is not valid JSON; fix "
+                          "it, or delete it to start counting afresh")
         self._legacy = legacy
         return state
 
@@ -380,14 +375,20 @@ def _last_state(fd: int, size: int, path: Path) -> tuple[dict[str, Any] | None, 
             continue
         if end < 0:
             return None, b"", 0
-        try:
-            state = json.loads(data[begin:end])
-            if not isinstance(state, dict):
-                raise ValueError
-        except ValueError:
-            raise LedgerError(f"{path}: the spend ledger's last line is not valid JSON; fix it, or "
-                              "delete the file to start counting afresh") from None
+        state = _state_of(data[begin:end], f"{path}: the spend ledger's last line is not valid "
+                          "JSON; fix it, or delete the file to start counting afresh")
         return state, data[begin:end + 1], start + end + 1
+
+
+def _state_of(data: bytes, error: str) -> dict[str, Any]:
+    """A ledger state (a JSON object) from ``data``; ``LedgerError(error)`` if it is not one."""
+    try:
+        state = json.loads(data)
+    except ValueError:
+        state = None
+    if not isinstance(state, dict):
+        raise LedgerError(error) from None
+    return state
 
 
 def _dumps(state: dict[str, Any]) -> str:
