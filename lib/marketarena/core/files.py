@@ -1,0 +1,47 @@
+"""A file replaced whole or not at all: written aside in its own folder, then renamed over it.
+
+``replaced(target)`` gives a fresh temporary path beside ``target`` (``.<name>.<random>.tmp``);
+when the block ends without an error the temporary file becomes ``target`` (``os.replace``, atomic
+within one filesystem), and when anything is raised, a kill's ``KeyboardInterrupt`` included, it
+is removed and ``target`` is left as it was. ``write_atomic(target, data)`` is the common case:
+bytes, or text as UTF-8.
+
+Who uses it: the response cache's entries (``llm.cache``), the spend ledger's compaction
+(``llm.budget``), the bundled model's assembled weights and chat template (``llm.local_server``).
+A reader in another process (a worker, a resumed run) sees the old file or the new one, never
+half of one. No fsync: a killed process loses nothing that was renamed, and these files can be
+made again (a cache entry is fetched again, a ledger's reservations were on disk before). A
+``SIGKILL`` between the write and the rename leaves at most a stray ``.tmp`` file, which nothing
+reads. An episode's folder of tables is renamed into place the same way, as a folder
+(``core.logs``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+
+@contextmanager
+def replaced(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """A new empty temporary file beside ``target`` that becomes ``target`` if the block ends
+    without an error, and is removed otherwise (see the module docstring)."""
+    target = Path(target)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(target: str | os.PathLike[str], data: bytes | str) -> None:
+    """``target`` replaced by ``data`` (text as UTF-8) whole or not at all."""
+    with replaced(target) as tmp:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
