@@ -123,13 +123,12 @@ def collusion_table(market: pd.DataFrame, path_md, path_tex, window: int, n_boot
     return list(write_tables(path_md, md, path_tex, tex))
 
 
-def outcome_table(market: pd.DataFrame, path_md, path_tex, window: int) -> list[Path]:
-    """Start-up preset: episodes per outcome category (seed 003, Figure 11; rules in
-    ``markets/bertrand/outcomes.py``) and the mean HHI of each product."""
-    from marketarena.markets.bertrand.outcomes import outcome_counts
-
-    frame = outcome_counts(market).rename(columns={"outcome": "Outcome", "episodes": "Episodes",
-                                                   "share": "Share"})
+def outcome_table(counts: pd.DataFrame, market: pd.DataFrame, path_md, path_tex,
+                  window: int) -> list[Path]:
+    """Start-up preset: episodes per outcome category (seed 003, Figure 11; ``counts``: outcome,
+    episodes, share, by the rules of ``markets/bertrand/outcomes.py``) and the mean HHI of each
+    product (``market``: one row per episode)."""
+    frame = counts.rename(columns={"outcome": "Outcome", "episodes": "Episodes", "share": "Share"})
     hhi = {c: market[c].mean() for c in market.columns if c.startswith("hhi_")}
     note = ", ".join(f"mean HHI of product {c[4:]}: {v:.2f}" for c, v in hhi.items())
     what = (f"outcome of each episode over the last {window} periods (domination, specialisation, "

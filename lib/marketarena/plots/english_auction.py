@@ -33,6 +33,7 @@ auctions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -45,23 +46,21 @@ from marketarena.stats import bootstrap_mean_ci
 
 ORDERS = ("ascending", "descending")
 MODE_COLOURS = {"adaptive": "#1b7837", "static": "#e08214", "none": "#762a83"}
-#: bootstrap resamples of the per-cell and per-budget ratings in the figures
-FIGURE_BOOT = 50
+
+#: the ratings of a subset of the agents table's auctions: one row per player with its TrueSkill
+#: ``mu`` and the interval ``mu_lo``-``mu_hi`` (the market's ``rate_players``, handed in by it)
+Rate = Callable[[pd.DataFrame], pd.DataFrame]
 
 
-def _rating_bars(ax, agents: pd.DataFrame, passes: int, colour) -> None:
-    from marketarena.markets.english_auction import rate_players
-    from marketarena.ratings import TrueSkillParams
-
-    board = rate_players(agents, TrueSkillParams(), passes, FIGURE_BOOT, 0)
-    board = board.sort_values("player", kind="stable")
+def _rating_bars(ax, agents: pd.DataFrame, rate: Rate, colour) -> None:
+    board = rate(agents).sort_values("player", kind="stable")
     x = np.arange(len(board))
     ax.bar(x, board["mu"], color=[colour(p) for p in board["player"]],
            yerr=[board["mu"] - board["mu_lo"], board["mu_hi"] - board["mu"]], capsize=3)
     ax.set_xticks(x, board["player"], rotation=45, ha="right", fontsize=7)
 
 
-def trueskill_by_cell(agents: pd.DataFrame, path: Path, passes: int) -> Path:
+def trueskill_by_cell(agents: pd.DataFrame, path: Path, rate: Rate, passes: int) -> Path:
     apply_theme()
     budgets, orders = sorted(agents["budget"].unique()), sorted(agents["order"].unique())
     fig, axes = plt.subplots(len(budgets), len(orders), figsize=(3.4 * len(orders), 3.0 * len(budgets)),
@@ -74,7 +73,7 @@ def trueskill_by_cell(agents: pd.DataFrame, path: Path, passes: int) -> Path:
             if sub["episode_id"].nunique() < 1:
                 no_data(ax)
                 continue
-            _rating_bars(ax, sub, passes, palette.__getitem__)
+            _rating_bars(ax, sub, rate, palette.__getitem__)
             ax.set_title(f"${budget:,.0f}, {order} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
             ax.label_outer()
         axes[r, 0].set_ylabel("TrueSkill mu")
@@ -190,11 +189,10 @@ def profit_bids(eng: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
-def bip(bids: pd.DataFrame, path: Path) -> Path:
-    from marketarena.markets.english_auction.metrics import BIP_RANGES, bip_label
-
+def bip(bids: pd.DataFrame, path: Path, labels: Sequence[str]) -> Path:
+    """``labels``: the brackets of ``bids["bip_range"]``, in their order."""
     apply_theme()
-    labels = [bip_label(lo, hi) for lo, hi in BIP_RANGES]
+    labels = list(labels)
     shares = pd.crosstab(bids["name"], bids["bip_range"], normalize="index").reindex(columns=labels, fill_value=0)
     fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(shares), 1) + 1.5), layout="constrained")
     if shares.empty:
@@ -211,7 +209,7 @@ def bip(bids: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
-def ablation(agents: pd.DataFrame, path: Path, passes: int) -> Path:
+def ablation(agents: pd.DataFrame, path: Path, rate: Rate) -> Path:
     apply_theme()
     budgets = sorted(agents["budget"].unique())
     fig, axes = plt.subplots(1, len(budgets), figsize=(3.6 * len(budgets), 3.4), sharey=True,
@@ -219,7 +217,7 @@ def ablation(agents: pd.DataFrame, path: Path, passes: int) -> Path:
     mode = agents.groupby("name")["plan_mode"].agg(lambda m: m.mode().iat[0] if len(m.mode()) else "none")
     for ax, budget in zip(axes[0], budgets):
         sub = agents[agents["budget"] == budget]
-        _rating_bars(ax, sub, passes, lambda p: MODE_COLOURS.get(mode.get(p, "none"), "0.5"))
+        _rating_bars(ax, sub, rate, lambda p: MODE_COLOURS.get(mode.get(p, "none"), "0.5"))
         ax.set_title(f"${budget:,.0f} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
     axes[0, 0].set_ylabel("TrueSkill mu")
     fig.legend(handles=[Patch(color=c, label=m) for m, c in MODE_COLOURS.items()], title="plan",
@@ -313,15 +311,19 @@ def tables(spearman: pd.DataFrame, board: pd.DataFrame, agents: pd.DataFrame, ta
 
 
 def draw_all(frames: dict[str, pd.DataFrame], board: pd.DataFrame, figures_dir: Path,
-             tables_dir: Path, instance: str, passes: int) -> list[Path]:
+             tables_dir: Path, instance: str, passes: int, rate: Rate,
+             bip_labels: Sequence[str]) -> list[Path]:
+    """Every figure and table of the module docstring. ``rate``: the ratings of a subset of
+    auctions (:data:`Rate`) over ``passes`` passes; ``bip_labels``: the BIP brackets in their
+    order."""
     eng, plans, agents = frames["engagement"], frames["plans"], frames["agents"]
-    return [trueskill_by_cell(agents, figures_dir / "fig2_trueskill.png", passes),
+    return [trueskill_by_cell(agents, figures_dir / "fig2_trueskill.png", rate, passes),
             errors(agents, figures_dir / "fig3_errors.png"),
             *[priorities(plans, figures_dir / f"fig4_priorities_{int(b)}.png", b)
               for b in sorted(plans["budget"].unique())],
             profit_bids(eng, figures_dir / "fig5_profit_bids.png"),
-            bip(frames["bids"], figures_dir / "fig6_bip.png"),
-            ablation(agents, figures_dir / "fig7_ablation.png", passes),
+            bip(frames["bids"], figures_dir / "fig6_bip.png", bip_labels),
+            ablation(agents, figures_dir / "fig7_ablation.png", rate),
             bidders_profit(eng, figures_dir / "fig8_bidders_profit.png"),
             budget_profit(frames["states"], figures_dir / "fig_budget_profit.png"),
             *tables(frames["spearman"], board, agents, tables_dir, instance)]

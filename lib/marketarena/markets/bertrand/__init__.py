@@ -27,6 +27,7 @@ from marketarena.markets.bertrand.baselines import STRATEGIES, Game
 from marketarena.markets.bertrand.economics import reference_summary
 from marketarena.markets.bertrand.market import BertrandMarket
 from marketarena.markets.bertrand.observations import render_messages
+from marketarena.markets.bertrand.outcomes import outcome_counts
 from marketarena.markets.bertrand.params import BertrandParams
 
 
@@ -77,7 +78,8 @@ class BertrandPlugin(OligopolyPlugin):
                                      tables_dir / f"{instance}_collusion.tex", mp.collusion_window,
                                      n_boot=2000, seed=mp.seed)
         if mp.invest:  # the start-up preset: the seed's outcome categories (outcomes.py)
-            out += plots.outcome_table(frames["market"], tables_dir / f"{instance}_outcomes.md",
+            out += plots.outcome_table(outcome_counts(frames["market"]), frames["market"],
+                                       tables_dir / f"{instance}_outcomes.md",
                                        tables_dir / f"{instance}_outcomes.tex", mp.collusion_window)
         return out
 

@@ -35,6 +35,8 @@ from marketarena.markets.english_auction.params import EnglishAuctionParams
 #: the board's columns of per-auction means besides profit
 BOARD_RATES = ("items_won", "failed_bid_rate", "self_error_rate", "other_error_rate", "cfr",
                "self_answer_error_rate", "other_answer_error_rate", "format_failure_rate", "mean_bip")
+#: bootstrap resamples of the per-cell and per-budget ratings in the figures (Figures 2 and 7)
+FIGURE_BOOT = 50
 
 
 def rate_players(agents: pd.DataFrame, ts, passes: int, n_boot: int, seed: int) -> pd.DataFrame:
@@ -125,11 +127,17 @@ class EnglishAuctionPlugin(MarketPlugin):
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: EnglishAuctionParams, instance: str) -> list[Path]:
         from marketarena.plots import english_auction as plots
+        from marketarena.ratings import TrueSkillParams
 
         frames = read_metrics(metrics_dir, ("agents", "engagement", "bids", "spearman", "states", "plans"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
+
+        def rate(agents: pd.DataFrame) -> pd.DataFrame:  # a figure's cell: default TrueSkill
+            return rate_players(agents, TrueSkillParams(), mp.rating_passes, FIGURE_BOOT, 0)
+
         return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance,
-                              mp.rating_passes)
+                              mp.rating_passes, rate,
+                              [ea_metrics.bip_label(lo, hi) for lo, hi in ea_metrics.BIP_RANGES])
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         states = result.tables["states"]
