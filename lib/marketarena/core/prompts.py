@@ -55,6 +55,10 @@ def chat_messages(env: Environment, system: str, user: str, **context: Any) -> l
             {"role": "user", "content": env.get_template(user).render(**context)}]
 
 
+#: characters of the notes an agent keeps for its own later prompts (the notes harness's default,
+#: the oligopoly markets' PLANS.txt and INSIGHTS.txt), beyond which they are cut
+NOTE_MAX_CHARS = 4000
+
 ELLIPSIS = "…"
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # bidi embeddings/overrides/isolates and marks, zero-width characters, BOM

@@ -16,8 +16,7 @@ from pydantic import BaseModel, Field
 
 from marketarena.agents.harnesses.base import Harness
 from marketarena.core.params import Strict
-
-NOTE_MAX_CHARS = 4000
+from marketarena.core.prompts import NOTE_MAX_CHARS
 
 
 @dataclass(frozen=True)

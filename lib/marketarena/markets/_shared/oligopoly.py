@@ -23,10 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from marketarena.agents.harnesses.notes import NOTE_MAX_CHARS
 from marketarena.core.params import RosterEntry
 from marketarena.core.plugin import MarketPlugin, Seat
-from marketarena.core.prompts import chat_messages, template_env
+from marketarena.core.prompts import NOTE_MAX_CHARS, chat_messages, template_env
 from marketarena.markets._shared.boards import player_board
 
 
