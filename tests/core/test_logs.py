@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from marketarena.core import logs
+from marketarena.core.reader import EpisodeReader
 
 
 def plan(n, fp="f"):
@@ -28,7 +29,7 @@ def test_write_is_atomic_and_complete(tmp_path):
     assert meta["status"] == "complete" and meta["fingerprint"] == ep.fingerprint
     assert meta["seed"] == 100 and "run" not in meta
     assert not any(p.name.startswith(logs.TMP_PREFIX) for p in tmp_path.iterdir())
-    assert logs.read_tables(tmp_path, "states")["episode_id"].tolist() == [ep.episode_id]
+    assert EpisodeReader(tmp_path).table("states")["episode_id"].tolist() == [ep.episode_id]
 
 
 def test_run_information_goes_to_the_run_log_and_leaves_the_results_identical(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from marketarena.config import parse_params
 from marketarena.core import logs
+from marketarena.core.reader import EpisodeReader
 from marketarena.simulate import simulate
 from marketarena.core.types import InputError
 from marketarena.llm.fake import FakeEndpoint, Reply
@@ -104,7 +105,7 @@ def test_a_corrupt_input_deletes_no_finished_episode(tmp_path):
 
 def test_readers_see_every_kept_episode(tmp_path):
     _, root = run(tmp_path, params_for(tmp_path, llm_seat=False))
-    states = logs.read_tables(root, "states")
+    states = EpisodeReader(root).table("states")
     assert sorted(states["episode_id"].unique()) == ["ep-0000", "ep-0001"]
     assert isinstance(states, pd.DataFrame)
 

@@ -510,10 +510,3 @@ def episode_folders(root: Path) -> list[Path]:
     """Finished episode folders (not shards) under ``root``, sorted by name."""
     return [p for p, meta in finished_units(root) if meta.get("layout", "episode") == "episode"
             and meta.get("fingerprint") is not None]
-
-
-def read_tables(root: Path, name: str) -> pd.DataFrame:
-    """Table ``name`` over every finished episode, with an ``episode_id`` column (either layout)."""
-    from marketarena.core.reader import EpisodeReader
-
-    return EpisodeReader(root).table(name)
