@@ -29,19 +29,27 @@ from typing import Iterator
 def replaced(target: str | os.PathLike[str]) -> Iterator[Path]:
     """A new empty temporary file beside ``target`` that becomes ``target`` if the block ends
     without an error, and is removed otherwise (see the module docstring)."""
-    target = Path(target)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
+    with _aside(target) as (fd, tmp):
+        os.close(fd)
         yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def write_atomic(target: str | os.PathLike[str], data: bytes | str) -> None:
     """``target`` replaced by ``data`` (text as UTF-8) whole or not at all."""
-    with replaced(target) as tmp:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    with _aside(target) as (fd, _), open(fd, "wb") as out:  # the file made: not opened again
+        out.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+@contextmanager
+def _aside(target: str | os.PathLike[str]) -> Iterator[tuple[int, Path]]:
+    """The temporary file beside ``target`` (its open descriptor, for the caller to close, and
+    its path), renamed over ``target`` after the block or removed if the block raises."""
+    target = Path(target)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = Path(name)
+    try:
+        yield fd, tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
