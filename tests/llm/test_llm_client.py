@@ -339,12 +339,14 @@ def test_cache_writes_wait_for_the_next_request_to_leave(spec, tmp_path, monkeyp
     assert cache_files(client) == 2
 
 
-def test_held_writes_go_once_the_turns_requests_have_all_left(spec, tmp_path, monkeypatch):
+def test_held_writes_go_a_moment_after_the_turns_requests_have_all_left(spec, tmp_path, monkeypatch):
     """The requests of one event-loop turn (a decision point's seats) all leave before the held
-    writes are let go, once, at the end of the turn: the writer's file work then overlaps the
-    wait for the endpoint, not the sends (released at the first send, it took the GIL between
-    them)."""
+    writes are let go, once, ``CACHE_WRITE_AFTER_SEND_S`` after that turn: the writer's file work
+    then overlaps the wait for the endpoint, not the sends (released at the first send, it took
+    the GIL between them) nor the moments after them (released at the end of their turn, it
+    delayed the endpoint's answers by 3 ms a decision point)."""
     monkeypatch.setattr(client_module, "CACHE_WRITE_HOLD_S", 60.0)
+    monkeypatch.setattr(client_module, "CACHE_WRITE_AFTER_SEND_S", 0.05)
     releases_at_send = []
 
     def responder(body):
@@ -355,15 +357,23 @@ def test_held_writes_go_once_the_turns_requests_have_all_left(spec, tmp_path, mo
     client = make_client(fake, tmp_path)
 
     async def one_then_three():
+        seen = []
         await client.complete(spec, MESSAGES, Bids)
+        seen.append(client._releases)  # answered at once: its release is still to come
+        await asyncio.sleep(0.2)
+        seen.append(client._releases)
         await asyncio.gather(*(client.complete(spec, MESSAGES, Bids, sample=k) for k in (1, 2, 3)))
-        return await asyncio.to_thread(eventually, lambda: cache_files(client) >= 1)
+        seen.append(client._releases)  # the turn's release is still to come
+        await asyncio.sleep(0.2)
+        seen.append(client._releases)
+        return seen, await asyncio.to_thread(eventually, lambda: cache_files(client) == 4)
 
-    assert run(one_then_three())
+    seen, all_stored = run(one_then_three())
     first, *turn = releases_at_send
-    assert turn == [first + 1] * 3  # the first send's release came after its turn; none in this one
+    assert turn == [first + 1] * 3  # one release after the first send; none within the turn
+    assert seen == [first, first + 1, first + 1, first + 2]
+    assert all_stored
     run(client.aclose())
-    assert cache_files(client) == 4
 
 
 def test_a_client_never_closed_still_stores_its_answers(spec, tmp_path):
