@@ -29,13 +29,14 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
   kept in memory and an identical request gets it from there, as a cache hit. The thread holds
   its writes while the market works on the answers: from an answer's arrival until
   ``CACHE_WRITE_AFTER_SEND_S`` after the next requests have left (a decision point's all leave in
-  one turn of the event loop), at most ``CACHE_WRITE_HOLD_S`` (its file work, with the GIL it takes
-  back after each system call, then overlaps the wait for the endpoint instead of slowing the
-  market's step, the next prompts, their sending and the endpoint taking them). Before an episode's logs are committed, the wait
-  ``store_answers()`` returns is called: a unit on disk always has its answers in the cache, so
-  an interrupted run replays what it kept; a client never closed still stores every answer. A
-  write that fails (``OSError``) ends the run with ``CacheError`` naming ``llm.cache_dir``,
-  raised by the next call, by that wait or by ``aclose()``, whichever comes first.
+  one turn of the event loop), at most ``CACHE_WRITE_HOLD_S`` (its file work, with the GIL it
+  takes back after each system call, then overlaps the wait for the endpoint instead of slowing
+  the market's step, the next prompts, their sending and the endpoint taking them). Before an
+  episode's logs are committed, the wait ``store_answers()`` returns is called: a unit on disk
+  always has its answers in the cache, so an interrupted run replays what it kept; a client never
+  closed still stores every answer. A write that fails (``OSError``) ends the run with
+  ``CacheError`` naming ``llm.cache_dir``, raised by the next call, by that wait or by
+  ``aclose()``, whichever comes first.
 - Records: ``request_hash`` is the hash of the first request of the call without its endpoint
   (stable per decision, so logs are the same whichever server or port answered; the cache key
   holds the endpoint);
