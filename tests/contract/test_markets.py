@@ -12,7 +12,9 @@ Each market ships ``tiny_params.yaml`` (one small instance). For each kind:
   completes, every one of their decisions is logged invalid with a reason, and metrics still come
   out (supply_chain's metrics once crashed on exactly this);
 - **seed**: the same seed gives byte-identical logs, even when the global ``random`` and
-  ``numpy.random`` states are disturbed between the runs.
+  ``numpy.random`` states are disturbed between the runs;
+- **inputs**: each file the market reads (``input_files``), cut short, is refused with an
+  ``InputError`` naming it before any episode is played.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
 from marketarena.core.registry import get_plugin, market_names
 from marketarena.core.runner import run_episode
+from marketarena.core.types import InputError
 from marketarena.pipeline import Paths, run_embed, run_personas, run_reference
 from marketarena.simulate import build, load_inputs
 
@@ -140,6 +143,23 @@ def test_plan_declares_seats_and_unique_episodes(kind, persona_world, tmp_path):
         assert len(ids) == len(set(ids)) and all(s.role for s in e.seats)
         assert {s.actor_id for s in e.seats} <= set(ids)
         assert plugin.episode(mp, e.run) == e
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_truncated_input_file_is_refused_before_any_episode(kind, persona_world, tmp_path):
+    """Each input file cut short (a copy interrupted, a disk full) makes ``load_inputs`` raise an
+    ``InputError`` naming the instance and the file, before any episode is touched."""
+    params, paths, _ = world(kind, persona_world, tmp_path)
+    inputs = get_plugin(kind).input_files(params.markets[kind], paths.data)
+    if not inputs:
+        pytest.skip(f"{kind} reads no input file")
+    for path in inputs:
+        whole = path.read_bytes()
+        path.write_bytes(whole[:len(whole) // 2])
+        with pytest.raises(InputError, match=f"{kind}: cannot load.*{path.name}"):
+            load_inputs(kind, params, paths.data)
+        path.write_bytes(whole)
+    load_inputs(kind, params, paths.data)  # whole again: loads
 
 
 @pytest.mark.parametrize("kind", KINDS)
