@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def test_a_truncated_input_file_is_refused_before_any_episode(kind, persona_worl
     for path in inputs:
         whole = path.read_bytes()
         path.write_bytes(whole[:len(whole) // 2])
-        with pytest.raises(InputError, match=f"{kind}: cannot load.*{path.name}"):
+        with pytest.raises(InputError, match=f"{kind}: cannot load.*{re.escape(path.name)}"):
             load_inputs(kind, params, paths.data)
         path.write_bytes(whole)
     load_inputs(kind, params, paths.data)  # whole again: loads
