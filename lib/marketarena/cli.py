@@ -222,27 +222,41 @@ def leaderboard(market: str = typer.Argument("overall", help="market name or 'ov
 
 @app.command("import-bazaar")
 def import_bazaar(
-    logs: str = typer.Argument(..., help="BAZAAR's logs/ folder (github.com/lechmazur/bazaar)"),
-    out: str = typer.Option("data/bazaar", "--out", help="folder to write (replaced)"),
-    passes: int = typer.Option(200, min=1, help="shuffled TrueSkill passes of the board"),
+    logs: str = typer.Argument(..., help="BAZAAR's logs/ folder (github.com/lechmazur/bazaar, or "
+                               "lechmazur/emergent_collusion)"),
+    out: str = typer.Option("data/bazaar", "--out", help="folder to write (replaced whole, only "
+                            "when the import succeeds)"),
+    passes: int = typer.Option(200, min=1, max=100_000, help="shuffled TrueSkill passes of the "
+                               "board"),
+    debug: bool = DebugOpt,
 ) -> None:
-    """Read BAZAAR's published game logs (JSONL) into our log schema: episodes (shards), our
-    metrics with each seat's logged CSα, a check of our efficiency and surplus shares against the
-    logged ones, and a board (multipass TrueSkill on the seed's scale, ranked by logged CSα).
-    See markets/double_auction/bazaar.py."""
-    from marketarena.markets.double_auction.bazaar import LogError, import_logs
+    """Read BAZAAR's published game logs (JSONL) into our log schema: episodes (shards) with
+    their chat, our metrics with each seat's logged CSα (or ours, from a truthful reference under
+    the games' own setting, where the games logged none), a check of our efficiency and surplus
+    shares against the logged ones, and a board (multipass TrueSkill on the seed's scale, ranked
+    by CSα). A bad file stops the import in one line naming the file and line, and leaves an
+    earlier import in --out as it was. To put the games on the results site and in the viewer,
+    make them an instance instead (README "Published games"). See markets/double_auction/bazaar.py."""
+    from marketarena.markets.double_auction.bazaar import import_logs
 
-    try:
+    with one_line_errors(debug):
         s = import_logs(logs, out, passes=passes)
-    except (FileNotFoundError, LogError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
     llm = s["spearman_llm"]
-    typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM) -> {out}")
+    chat = f", {s['messages']} chat messages" if s["messages"] else ""
+    typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")
     typer.echo(f"largest |ours - logged|: efficiency {s['max_abs_diff_efficiency']:.2g}, "
                f"surplus share {s['max_abs_diff_surplus_share']:.2g}")
-    typer.echo(f"board ({out}/board.csv): Spearman of the LLMs' μ with the seed's table "
-               f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
+    used = ", ".join(f"{src} in {n} games" for src, n in sorted(s["csa_source"].items()))
+    typer.echo(f"CSα: {used}" + (" (ours: a truthful trader against BAZAAR's 29 baselines, "
+                                 f"{s['own_csa_reference']['n_buyers']}x"
+                                 f"{s['own_csa_reference']['n_sellers']} seats, "
+                                 f"{s['own_csa_reference']['rounds']} rounds)"
+                                 if s["own_csa_reference"] else ""))
+    if llm["n"] >= 3:
+        typer.echo(f"board ({out}/board.csv): Spearman of the LLMs' μ with the seed's table "
+                   f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
+    else:
+        typer.echo(f"board: {out}/board.csv")
 
 
 @app.command("serve-local")

@@ -6,13 +6,14 @@ stderr and a non-zero exit code, never in a traceback. The data is safe in every
 shards, references and the response cache are written to a temporary name and renamed when complete,
 so a run stopped anywhere keeps what it finished and the next run resumes.
 
-Exit codes: 2 for a params error, 130 for an interrupt (Ctrl-C), 1 for everything else.
+Exit codes: 2 for a params error or a bad published log, 130 for an interrupt (Ctrl-C), 1 for
+everything else.
 ``--debug`` (the ``marketarena`` command) or ``MARKETARENA_DEBUG=1`` (anything, DVC stages
 included) prints the traceback as well.
 
 What is recognised, anywhere in the chain of causes: a run that stops cleanly (``RunAborted``: an
 endpoint down, the budget spent, a missing input, a lock held by another run), a params error,
-a worker process killed from outside (``BrokenProcessPool``), a full disk or quota, a read-only or
+a published log an importer cannot use (``core.sources.SourceError``, exit code 2), a worker process killed from outside (``BrokenProcessPool``), a full disk or quota, a read-only or
 unwritable folder, a missing file, memory exhausted, an interrupt. Anything else is a bug: it is
 named in one line too, with the hint to re-run with the traceback and report it.
 """
@@ -65,6 +66,7 @@ def describe(exc: BaseException) -> tuple[str, int]:
     from concurrent.futures.process import BrokenProcessPool
 
     from marketarena.config import ParamsError
+    from marketarena.core.sources import SourceError
     from marketarena.core.types import RunAborted
 
     for cause in _chain(exc):
@@ -72,6 +74,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
             return f"interrupted; {KEPT} (run the same command again)", 130
         if isinstance(cause, ParamsError):
             return str(cause), 2
+        if isinstance(cause, SourceError):  # a published log an importer cannot use
+            return f"{cause}; nothing was imported (an earlier import is kept as it was)", 2
         if isinstance(cause, RunAborted):
             return str(cause), 1
         if isinstance(cause, BrokenProcessPool):

@@ -71,6 +71,7 @@ def _write_json(obj, path: Path) -> None:
 #: test checks, from what each stage really imported, that nothing is missing)
 INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
                  "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate.py",
+                 "importing.py",
                  "pipeline.py", "progress.py", "stats.py", "ratings.py", "_trueskill_kernel.py")
 
 
@@ -119,6 +120,13 @@ def run_reference(instance: str, params: Params, paths: Paths) -> dict:
 
 
 def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = True) -> dict:
+    """Play the instance's episodes, or, for an imported instance (``source``), import its
+    published games (``importing.py``)."""
+    if params.markets[instance].imported:
+        from marketarena.importing import import_instance
+
+        return import_instance(instance, params, paths.data, paths.episodes(instance),
+                               root=paths.root, progress=progress)
     from marketarena.simulate import simulate
 
     return simulate(instance, params, paths.data, paths.episodes(instance), progress=progress,

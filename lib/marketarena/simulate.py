@@ -94,7 +94,7 @@ from marketarena.core.types import InputError, RunAborted, as_columns
 PACKAGE_ROOT = Path(__file__).resolve().parent
 #: the code every episode depends on besides its market's folder: change it and episodes replay
 SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "personas.py",
-                  "simulate.py", "markets/_shared")
+                  "simulate.py", "importing.py", "markets/_shared")
 #: model-spec fields that cannot change an answer or what is logged about it
 NON_ANSWER_FIELDS = frozenset({"alias", "timeout_s", "max_concurrency", "max_retries", "api_key_env"})
 

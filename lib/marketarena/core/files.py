@@ -19,6 +19,7 @@ reads. An episode's folder of tables is renamed into place the same way, as a fo
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,3 +54,40 @@ def _aside(target: str | os.PathLike[str]) -> Iterator[tuple[int, Path]]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def folder_replaced(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """A new empty folder beside ``target`` (``.<name>.<random>.tmp``), to be filled in the block.
+
+    When the block ends without an error, the new folder takes ``target``'s place whole: the old
+    folder (if any) is renamed aside, the new one renamed in, then the old one removed. When the
+    block raises (a kill's ``KeyboardInterrupt`` included), the new folder is removed and
+    ``target`` is left exactly as it was. A ``SIGKILL`` between the two renames leaves ``target``
+    missing and the old folder beside it as ``.<name>.<random>.old``, which the next call does not
+    read; every other moment leaves the old folder or the new one in place, never a mix.
+
+    Who uses it: the importers of published games (``core.sources``), which rebuild a whole
+    instance folder from a source, and the results site (``report.site``)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+        os.replace(target, old / target.name)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        if old is not None:
+            os.replace(old / target.name, target)
+            shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

@@ -19,6 +19,11 @@ shares are in their natural ranges. ``tests/contract`` pushes every numeric para
 the extremes its model allows and requires a refusal naming the key, or an episode that plays without
 overflowing.
 
+An instance with a ``source`` is *imported*: its episodes are published games of others (BAZAAR's,
+Agent Bazaar's), read by the market's importer instead of played (``importing.py``). Its roster may
+be empty (the players come from the games), and is then only what its reference plays against
+(double_auction: the pool behind a truthful CSα reference).
+
 A roster entry is one *player*: a scripted baseline (``strategy`` + ``params``) or an LLM (``model``
 alias, a ``harness``, its ``params``). A player may hold several seats of an episode (a deceptive
 principal's identities); its seats share its ``name``, which is what leaderboards rank. Across
@@ -121,13 +126,25 @@ def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
     return roster
 
 
+class SourceSpec(Strict):
+    """Where an imported instance's games come from (``importing.py``)."""
+
+    format: str = Field(min_length=1, description="the importer: one of the market's "
+                        "``source_formats`` (double_auction: bazaar; crash, lemon: agent_bazaar)")
+    path: str = Field(min_length=1, description="the folder of published logs; relative paths are "
+                      "relative to the project root (the params file's folder)")
+
+
 class MarketParams(Strict):
     """The keys every market instance has; markets extend it with their own."""
 
     market: str = Field(default="", description="the market kind (default: the instance name)")
     runs: StrictInt = Field(default=10, ge=1, le=MAX_RUNS, description="episodes to play")
     seed: StrictInt = Field(default=0, ge=0, description="base seed; episode r derives from (seed, r)")
-    roster: list[RosterEntry] = Field(min_length=1)
+    roster: list[RosterEntry] = Field(default_factory=list, description="the players (at least "
+                                      "one, but for an imported instance)")
+    source: SourceSpec | None = Field(default=None, description="published games to import instead "
+                                      "of playing (README \"Published games\"); null: play")
     shard_episodes: StrictInt | None = Field(
         default=None, ge=1, le=100_000, description="log layout: null writes a folder per episode; "
         "n writes sharded Parquet, n episodes per shard (written and resumed as a unit)")
@@ -148,8 +165,15 @@ class MarketParams(Strict):
 
     @model_validator(mode="after")
     def _unique_roster(self):
+        if not self.roster and self.source is None:
+            raise ValueError("roster: List should have at least 1 item after validation, not 0")
         check_unique_names(self.roster)
         return self
+
+    @property
+    def imported(self) -> bool:
+        """Its episodes are published games read by an importer, not played."""
+        return self.source is not None
 
     def episode_params(self) -> dict[str, Any]:
         """The params an episode depends on, as JSON: all but ``runs``, ``roster`` (each episode

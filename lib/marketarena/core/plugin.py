@@ -112,12 +112,19 @@ class MarketPlugin:
     #: role -> side: one roster entry may hold roles of one side only (lemon: an entry cannot be
     #: both an honest seller and the deceptive principal); roles not listed exclude nothing
     role_sides: ClassVar[dict[str, str]] = {}
+    #: formats of published games the market imports (``source.format`` of an imported instance)
+    source_formats: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ params
     def check_params(self, mp: MarketParams) -> None:
         """Roster checks that need the market's tables: baseline strategies and their params,
         LLM harnesses among the market's (their params are checked by ``config``, which knows
-        the harnesses). Raises ``ValueError`` naming ``roster.<i>.<key>``."""
+        the harnesses), and an imported instance's ``source.format``. Raises ``ValueError``
+        naming ``roster.<i>.<key>`` (or ``source.format``)."""
+        if mp.source is not None and mp.source.format not in self.source_formats:
+            offered = ", ".join(self.source_formats) or "none"
+            raise ValueError(f"source.format: {self.kind} imports the formats {offered} "
+                             f"(got {mp.source.format!r})")
         for i, entry in enumerate(mp.roster):
             where = f"roster.{i}"
             if entry.kind == "baseline":
@@ -223,6 +230,16 @@ class MarketPlugin:
         """Numbers a reflecting harness scores past steps by (e.g. profit, market health),
         read from the observation of the step after."""
         return {}
+
+    # ------------------------------------------------------------------ published games
+    def import_source(self, mp: MarketParams, source: Path, out: Path) -> dict:
+        """*Required with* ``source_formats``: read the published games under ``source`` (format
+        ``mp.source.format``) and write them into ``out`` (an empty folder) as units of our log
+        schema (``core.logs.write_shard`` / ``write_episode``). Every problem with the input raises
+        ``core.sources.SourceError`` naming the file (and line); the caller swaps ``out`` in whole
+        only when this returns. Returns the import report (JSON): what was imported, and what was
+        missing or left out and why (``importing.py`` writes it beside the episodes)."""
+        raise NotImplementedError(f"{self.kind} imports no published games")
 
     # ------------------------------------------------------------------ after the episodes
     def compute_reference(self, mp: MarketParams, out_dir: Path, workers: int = 1) -> dict | None:

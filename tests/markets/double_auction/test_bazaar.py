@@ -114,7 +114,7 @@ def test_bad_logs_are_named(tmp_path):
     cut.write_text("\n".join(good[:-1]) + "\n")
     with pytest.raises(bazaar.LogError, match="no 'final' record"):
         bazaar.read_game(cut)
-    with pytest.raises(FileNotFoundError, match="lechmazur/bazaar"):
+    with pytest.raises(bazaar.LogError, match="lechmazur/bazaar"):
         bazaar.log_files(tmp_path / "nope")
 
 

@@ -68,6 +68,7 @@ class DoubleAuctionPlugin(MarketPlugin):
     strategies = STRATEGIES
     rank_by = "csa"
     metric_columns = da_metrics.AGENT_METRICS
+    source_formats = ("bazaar",)
 
     def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
         return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))
@@ -109,6 +110,19 @@ class DoubleAuctionPlugin(MarketPlugin):
 
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)
+
+    def import_source(self, mp: DoubleAuctionParams, source: Path, out: Path) -> dict:
+        """BAZAAR's published games (``bazaar.py``): every ``*.jsonl`` under ``source``, each in
+        the instance's setting (rounds, seats, one of its distributions), as episodes
+        ``bz-<k>`` in shards of ``shard_episodes``."""
+        from marketarena.markets.double_auction import bazaar
+
+        games = bazaar.read_games(source)
+        for game, path in zip(games, bazaar.log_files(source)):
+            bazaar.check_setting(game, path, mp.rounds, mp.n_buyers, mp.n_sellers,
+                                 mp.distributions)
+        bazaar.import_games(games, out, mp.shard_episodes)
+        return bazaar.import_report(games)
 
     def compute_reference(self, mp: DoubleAuctionParams, out_dir: Path, workers: int = 1) -> dict:
         return compute_reference(mp, out_dir, workers)

@@ -108,8 +108,63 @@ def _margins(seats: pd.DataFrame) -> pd.DataFrame:
     return s[["episode_id", "agent_id", "potential", "intra"]]
 
 
+def with_logged(seats: pd.DataFrame, logged: pd.DataFrame) -> pd.DataFrame:
+    """``seats`` with the figures an imported game logged (``bazaar.LOGGED_COLUMNS``) beside
+    ours: ``logged_efficiency``, ``logged_surplus_share``, ``logged_csa``."""
+    return seats.merge(logged, on=["episode_id", "agent_id"], how="left")
+
+
+def choose_csa(seats: pd.DataFrame) -> pd.DataFrame:
+    """An imported game's CSα: the logged one where the game logged a CSα for every seat
+    (BAZAAR's own reference, not published), else ours (``own_csa``: our truthful reference
+    under the game's setting); ``csa_source`` says which (``logged`` or ``ours``), per game, so
+    that a game is never rated on a mix of the two scales."""
+    out = seats.copy()
+    logged_game = out["logged_csa"].notna().groupby(out["episode_id"]).transform("all")
+    own = out["own_csa"] if "own_csa" in out else pd.Series(np.nan, index=out.index)
+    out["csa"] = np.where(logged_game, out["logged_csa"], own)
+    out["csa_source"] = np.where(logged_game, "logged", "ours")
+    return out
+
+
+#: chat recipients that reach more than one trader
+GROUP_RECIPIENTS = ("all", "all_buyers", "all_sellers", "all_traders")
+
+
+def with_chat(seats: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
+    """Per seat, its chat (``messages`` of an imported game): ``messages_sent``,
+    ``messages_private`` (to one trader), ``messages_group`` (to all, all buyers or all
+    sellers), ``chat_chars`` (characters written) and ``messages_received`` (sent to it
+    privately). Zero for a seat that wrote nothing; the columns are absent without a chat."""
+    if messages is None or messages.empty or "sender" not in messages:
+        return seats
+    m = messages.assign(private=~messages["recipients"].isin(GROUP_RECIPIENTS))
+    key = ["episode_id", "sender"]
+    sent = m.groupby(key).agg(messages_sent=("text", "size"), messages_private=("private", "sum"),
+                              chat_chars=("chars", "sum"))
+    sent["messages_group"] = sent["messages_sent"] - sent["messages_private"]
+    received = m[m["private"]].groupby(["episode_id", "recipients"]).size().rename(
+        "messages_received")
+    out = seats.merge(sent.rename_axis(["episode_id", "agent_id"]).reset_index(),
+                      on=["episode_id", "agent_id"], how="left")
+    out = out.merge(received.rename_axis(["episode_id", "agent_id"]).reset_index(),
+                    on=["episode_id", "agent_id"], how="left")
+    cols = ["messages_sent", "messages_private", "messages_group", "chat_chars",
+            "messages_received"]
+    out[cols] = out[cols].fillna(0).astype("int64")
+    return out
+
+
 def compute(reader: EpisodeReader, mp, data_dir: Path) -> dict[str, pd.DataFrame]:
+    """The metrics of played games, or of imported ones (``mp.imported``): then each game's CSα
+    is its logged one where it logged one, else ours (:func:`choose_csa`), and the chat is
+    counted per seat (:func:`with_chat`)."""
     reference = load_reference(reference_path(data_dir, mp.instance))
     tables = {name: reader.require().table(name) for name in TABLES}
     seats, rounds, market = frames(tables)
-    return {"agents": seat_csa(seats, reference, mp), "agent_rounds": rounds, "market": market}
+    seats = seat_csa(seats, reference, mp)
+    if mp.imported:
+        seats = seats.rename(columns={"csa": "own_csa"})
+        seats = choose_csa(with_logged(seats, reader.table("bazaar_logged")))
+        seats = with_chat(seats, reader.table("messages"))
+    return {"agents": seats, "agent_rounds": rounds, "market": market}

@@ -120,7 +120,9 @@ class DoubleAuctionParams(MarketParams):
                              "games behind the μ and rank intervals (0: none)")
     rating_boot_passes: int = Field(default=10, ge=1, le=1000,
                                     description="shuffled passes per resample (its μ: their median)")
-    roster: list[RosterEntry] = Field(min_length=2)
+    roster: list[RosterEntry] = Field(default_factory=list, description="the pool and the "
+                                      "entrants (at least 2); an imported instance: the pool its "
+                                      "CSα reference plays against (empty: truthful self-play)")
     shard_episodes: StrictInt | None = Field(
         default=600, ge=1, le=100_000, description="games per log shard (sharded Parquet: 90,000 "
         "games make 150 shards of 10 files); null writes a folder per game")
@@ -145,6 +147,8 @@ class DoubleAuctionParams(MarketParams):
     @model_validator(mode="after")
     def _consistent(self):
         seats = self.n_buyers + self.n_sellers
+        if len(self.roster) < 2 and not (self.imported and not self.roster):
+            raise ValueError(f"roster: at least 2 traders (got {len(self.roster)})")
         names = [e.name for e in self.roster]
         if self.pool is not None:
             unknown = [n for n in self.pool if n not in names]
@@ -153,7 +157,7 @@ class DoubleAuctionParams(MarketParams):
             if len(set(self.pool)) != len(self.pool):
                 raise ValueError(f"pool: a name is listed twice in {self.pool}")
         pool = self.pool_indices()
-        if len(pool) < seats:
+        if len(pool) < seats and not self.imported:
             what = "pool" if self.pool is not None else "pool (every baseline of the roster)"
             raise ValueError(f"{what}: {len(pool)} traders cannot fill {seats} seats (n_buyers + "
                              "n_sellers; a trader holds at most one seat per game); add baselines "
