@@ -25,7 +25,7 @@ import pandas as pd
 import typer
 
 from marketarena.config import Params, load_params
-from marketarena.faults import one_line_errors
+from marketarena.faults import KEPT, one_line_errors
 from marketarena.pipeline import Paths
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -201,7 +201,7 @@ def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
 
     params = _load(params_file)
     _market(params, market)
-    with one_line_errors(debug):
+    with one_line_errors(debug, kept=KEPT):
         typer.echo(run_simulate(market, params, Paths.of(params_file, root)))
 
 
