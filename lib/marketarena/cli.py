@@ -8,7 +8,7 @@
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
 (market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
-    marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs in a web browser
+    marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs (./data/episodes)
 
 ``--root`` (the folder holding ``data/`` and ``reports/``) defaults to the folder of the params
 file, so ``--params ../project/params.yaml`` works on that project from anywhere. A run that stops
@@ -267,14 +267,19 @@ def view(
     port: int = typer.Option(8765, help="port to listen on"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default: the "
                              "viewer has no access control)"),
-    root: str = RootOpt,
+    params_file: str = typer.Option("params.yaml", "--params", help="params file: only its "
+                                    "folder is used, as the default --root (it need not exist)"),
+    root: str | None = RootOpt,
 ) -> None:
     """Browse the episode logs (data/episodes/, folders and shards) in a web browser: pick an
     instance, filter its episodes by player, setting and seed, open one: its timeline and every
-    decision's prompt, raw answer, re-asks, cost and latency. Read-only."""
+    decision's prompt, raw answer, re-asks, cost and latency. Read-only. Which project: as for
+    the other commands, --root, by default the folder of --params (params.yaml: the current
+    folder), so `marketarena view` in a project folder serves its data/episodes, and
+    `marketarena view --params ../project/params.yaml` that project's."""
     import socket
 
-    episodes = Paths(root).data / "episodes"
+    episodes = Paths.of(params_file, root).data / "episodes"
     if not episodes.is_dir():
         typer.echo(f"error: {episodes} does not exist; run `dvc repro` (or `marketarena simulate "
                    "<instance>`) first", err=True)
