@@ -156,9 +156,10 @@ def _resources(market: str, params: Params, paths: Paths, tmp: str):
 @app.command()
 def estimate(
     markets: list[str] = typer.Argument(None, help="instances (default: every one with LLM seats)"),
-    latency: float = typer.Option(1.0, "--latency", help="seconds an endpoint takes per request"),
+    latency: float = typer.Option(1.0, "--latency", help="seconds an endpoint takes per request "
+                                  "(a finite number >= 0)"),
     sample: int = typer.Option(20, "--sample", help="episodes of each instance played in the dry "
-                               "run, spread over its plan (0: all)"),
+                               "run, spread over its plan (0: all; >= 0)"),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
@@ -166,9 +167,17 @@ def estimate(
     """Before an LLM run: per instance with LLM seats, its calls (and the re-ask bound), prompt
     and completion tokens, cost per model at its prices and wall time at its max_concurrency and
     --latency, from a dry run of its real prompts on the mock provider (no endpoint, no key)."""
+    import math
+
     from marketarena import estimate as est
     from marketarena.simulate import check_seating, llm_aliases
 
+    for bad, message in ((not math.isfinite(latency) or latency < 0,
+                          f"--latency {latency}: must be a finite number of seconds >= 0"),
+                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)")):
+        if bad:
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(2)
     params = _load(params_file)
     for market in markets or []:
         _market(params, market)
