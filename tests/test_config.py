@@ -55,6 +55,10 @@ def test_defaults_give_the_paper_setting():
         {"id": "a", "category": "c", "qty": 1, "base_price": 1},
         {"id": "a", "category": "c", "qty": 1, "base_price": 1}]), "item ids must be unique"),
     (lambda d: d["markets"]["supply_chain"]["roster"].pop(), "markets.supply_chain.roster"),
+    (lambda d: d.update(models={"m": {"model": "x", "max_tokens": 10**18}}),
+     "params.yaml: models.m.max_tokens: Input should be less than or equal to 1000000"),
+    (lambda d: d.update(models={"m": {"model": "x", "max_concurrency": 10**9}}),
+     "params.yaml: models.m.max_concurrency: Input should be less than or equal to 1000"),
 ])
 def test_bad_params_name_the_key(mutate, expected):
     assert expected in bad(mutate)
