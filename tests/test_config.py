@@ -157,3 +157,14 @@ def test_params_files_that_yaml_would_silently_accept(tmp_path):
     inner.write_text("markets:\n  supply_chain:\n    runs: 2\n    runs: 3\n    roster: []\n")
     with pytest.raises(ParamsError, match="duplicate key 'runs'"):
         load_params(inner)
+
+
+def test_a_params_file_nested_too_deeply_is_named(tmp_path):
+    """The audit's E1: 5,000 nested lists gave `unexpected RecursionError ...; This is likely a
+    bug`, naming neither the file nor the cause."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("markets: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ParamsError) as info:
+        load_params(deep)
+    assert str(info.value) == (f"{deep}: lists or mappings nested too deeply (hundreds of levels); "
+                               "params are a few levels deep")
