@@ -6,7 +6,8 @@ and validates params.yaml (exit code 2 with the message naming the bad key), and
 Whatever stops a stage (``RunAborted``: an endpoint down, the budget spent, an input file missing or
 corrupt; a full disk, a read-only folder, a killed worker, ...) ends in one ``error:`` line naming
 the cause and what to do, exit code non-zero (``marketarena.faults``; ``MARKETARENA_DEBUG=1`` adds
-the traceback); finished episodes are on disk and the next run resumes.
+the traceback); the line says what is kept where it applies (``simulate``: finished episodes are
+on disk and the next run resumes; ``report``: the earlier site is left as it was).
 
 ``MARKETARENA_RECORD_IMPORTS=<file>`` makes a stage append, when it ends, the source files of every
 ``marketarena`` module it loaded (one JSON line: the stage's arguments and the files); the end-to-end
@@ -46,9 +47,12 @@ def load(path: str, instances: list[str] | None = None) -> Params:
         return load_params(path, instances)
 
 
-def stage_app(fn: Callable, per_market: bool = False, markets: bool = True) -> typer.Typer:
+def stage_app(fn: Callable, per_market: bool = False, markets: bool = True,
+              kept: str | None = None) -> typer.Typer:
     """``per_market``: the stage takes a market instance and validates only that instance;
-    ``markets=False``: a global stage that reads no market (validates none of them)."""
+    ``markets=False``: a global stage that reads no market (validates none of them); ``kept``:
+    what a stop midway leaves safe, added to the error line where it applies
+    (``faults.one_line_errors``; ``faults.KEPT`` for simulate)."""
     app = typer.Typer(add_completion=False, help=fn.__doc__)
 
     if per_market:
@@ -60,7 +64,7 @@ def stage_app(fn: Callable, per_market: bool = False, markets: bool = True) -> t
                                             "reports/ (default: the params file's folder)"),
         ) -> None:
             params = load(params_file, [market])
-            with one_line_errors(prefix=f"{market}: "):  # finished episodes are on disk
+            with one_line_errors(prefix=f"{market}: ", kept=kept):
                 fn(market, params, Paths.of(params_file, root))
     else:
         @app.command()
@@ -70,7 +74,7 @@ def stage_app(fn: Callable, per_market: bool = False, markets: bool = True) -> t
                                             "reports/ (default: the params file's folder)"),
         ) -> None:
             params = load(params_file, None if markets else [])
-            with one_line_errors():
+            with one_line_errors(kept=kept):
                 fn(params, Paths.of(params_file, root))
 
     return app

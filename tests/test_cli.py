@@ -154,3 +154,30 @@ def test_validate_shows_who_plays_whom_and_refuses_an_unseated_entry(tmp_path):
     assert res.exit_code == 2
     assert res.output.startswith(f"error: {tmp_path / 'params.yaml'}: markets.crash.roster.1: "
                                  "'myopic' is seated in none of the 2 planned episodes")
+
+
+def test_view_as_its_help_shows_it_serves_the_current_folder(tmp_path, monkeypatch):
+    """The audit's V5: `marketarena view` without --root ended in a traceback (Paths(None))."""
+    import socket
+
+    from marketarena.view import app as view_app
+
+    served = []
+    monkeypatch.setattr(view_app, "serve", lambda root, host, port: served.append((str(root), port)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    res = runner.invoke(app, ["view", "--port", str(port)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.output.splitlines() == ["error: data/episodes does not exist; run `dvc repro` (or "
+                                       "`marketarena simulate <instance>`) first"]
+    (project / "data" / "episodes").mkdir(parents=True)
+    res = runner.invoke(app, ["view", "--port", str(port)])
+    assert res.exit_code == 0, res.output
+    monkeypatch.chdir(tmp_path)  # elsewhere: the project of --params, as for the other commands
+    res = runner.invoke(app, ["view", "--port", str(port), "--params", "project/params.yaml"])
+    assert res.exit_code == 0, res.output
+    assert served == [("data/episodes", port), ("project/data/episodes", port)]

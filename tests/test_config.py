@@ -55,6 +55,10 @@ def test_defaults_give_the_paper_setting():
         {"id": "a", "category": "c", "qty": 1, "base_price": 1},
         {"id": "a", "category": "c", "qty": 1, "base_price": 1}]), "item ids must be unique"),
     (lambda d: d["markets"]["supply_chain"]["roster"].pop(), "markets.supply_chain.roster"),
+    (lambda d: d.update(models={"m": {"model": "x", "max_tokens": 10**18}}),
+     "params.yaml: models.m.max_tokens: Input should be less than or equal to 1000000"),
+    (lambda d: d.update(models={"m": {"model": "x", "max_concurrency": 10**9}}),
+     "params.yaml: models.m.max_concurrency: Input should be less than or equal to 1000"),
 ])
 def test_bad_params_name_the_key(mutate, expected):
     assert expected in bad(mutate)
@@ -153,3 +157,14 @@ def test_params_files_that_yaml_would_silently_accept(tmp_path):
     inner.write_text("markets:\n  supply_chain:\n    runs: 2\n    runs: 3\n    roster: []\n")
     with pytest.raises(ParamsError, match="duplicate key 'runs'"):
         load_params(inner)
+
+
+def test_a_params_file_nested_too_deeply_is_named(tmp_path):
+    """The audit's E1: 5,000 nested lists gave `unexpected RecursionError ...; This is likely a
+    bug`, naming neither the file nor the cause."""
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("markets: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ParamsError) as info:
+        load_params(deep)
+    assert str(info.value) == (f"{deep}: lists or mappings nested too deeply (hundreds of levels); "
+                               "params are a few levels deep")

@@ -93,3 +93,25 @@ def test_no_llm_seats_no_estimate(tmp_path):
     params = parse_params({"markets": {"crash": yaml.safe_load(
         (ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())}})
     assert estimate("crash", params, None) is None
+
+
+@pytest.mark.parametrize("option, value, shown", [
+    ("--latency", "-1", "--latency -1.0: must be a finite number of seconds >= 0"),
+    ("--latency", "nan", "--latency nan: must be a finite number of seconds >= 0"),
+    ("--latency", "inf", "--latency inf: must be a finite number of seconds >= 0"),
+    ("--sample", "-3", "--sample -3: must be >= 0 (0: every episode)")])
+def test_nonsense_options_are_refused_in_one_line(tmp_path, option, value, shown):
+    """The audit's E2: `--latency -1` printed a wall time of -6.0 s; nan, inf and `--sample -3`
+    were taken."""
+    from typer.testing import CliRunner
+
+    from marketarena.cli import app
+
+    block = yaml.safe_load((ROOT / "lib/marketarena/markets/cournot/tiny_params.yaml").read_text())
+    block["roster"][0] = {**block["roster"][0], "kind": "llm", "model": "mock"}
+    block["roster"][0].pop("strategy", None)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"models": {"mock": {"model": "m", "provider": "mock"}},
+                                    "markets": {"cournot": block}}))
+    res = CliRunner().invoke(app, ["estimate", "--params", str(path), option, value])
+    assert res.exit_code == 2 and res.output.splitlines() == [f"error: {shown}"], res.output

@@ -8,7 +8,7 @@
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
 (market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
-    marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs in a web browser
+    marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs (./data/episodes)
 
 ``--root`` (the folder holding ``data/`` and ``reports/``) defaults to the folder of the params
 file, so ``--params ../project/params.yaml`` works on that project from anywhere. A run that stops
@@ -25,7 +25,7 @@ import pandas as pd
 import typer
 
 from marketarena.config import Params, load_params
-from marketarena.faults import one_line_errors
+from marketarena.faults import KEPT, one_line_errors
 from marketarena.pipeline import Paths
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -156,9 +156,10 @@ def _resources(market: str, params: Params, paths: Paths, tmp: str):
 @app.command()
 def estimate(
     markets: list[str] = typer.Argument(None, help="instances (default: every one with LLM seats)"),
-    latency: float = typer.Option(1.0, "--latency", help="seconds an endpoint takes per request"),
+    latency: float = typer.Option(1.0, "--latency", help="seconds an endpoint takes per request "
+                                  "(a finite number >= 0)"),
     sample: int = typer.Option(20, "--sample", help="episodes of each instance played in the dry "
-                               "run, spread over its plan (0: all)"),
+                               "run, spread over its plan (0: all; >= 0)"),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
@@ -166,9 +167,17 @@ def estimate(
     """Before an LLM run: per instance with LLM seats, its calls (and the re-ask bound), prompt
     and completion tokens, cost per model at its prices and wall time at its max_concurrency and
     --latency, from a dry run of its real prompts on the mock provider (no endpoint, no key)."""
+    import math
+
     from marketarena import estimate as est
     from marketarena.simulate import check_seating, llm_aliases
 
+    for bad, message in ((not math.isfinite(latency) or latency < 0,
+                          f"--latency {latency}: must be a finite number of seconds >= 0"),
+                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)")):
+        if bad:
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(2)
     params = _load(params_file)
     for market in markets or []:
         _market(params, market)
@@ -201,7 +210,7 @@ def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
 
     params = _load(params_file)
     _market(params, market)
-    with one_line_errors(debug):
+    with one_line_errors(debug, kept=KEPT):
         typer.echo(run_simulate(market, params, Paths.of(params_file, root)))
 
 
@@ -281,14 +290,19 @@ def view(
     port: int = typer.Option(8765, help="port to listen on"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default: the "
                              "viewer has no access control)"),
-    root: str = RootOpt,
+    params_file: str = typer.Option("params.yaml", "--params", help="params file: only its "
+                                    "folder is used, as the default --root (it need not exist)"),
+    root: str | None = RootOpt,
 ) -> None:
     """Browse the episode logs (data/episodes/, folders and shards) in a web browser: pick an
     instance, filter its episodes by player, setting and seed, open one: its timeline and every
-    decision's prompt, raw answer, re-asks, cost and latency. Read-only."""
+    decision's prompt, raw answer, re-asks, cost and latency. Read-only. Which project: as for
+    the other commands, --root, by default the folder of --params (params.yaml: the current
+    folder), so `marketarena view` in a project folder serves its data/episodes, and
+    `marketarena view --params ../project/params.yaml` that project's."""
     import socket
 
-    episodes = Paths(root).data / "episodes"
+    episodes = Paths.of(params_file, root).data / "episodes"
     if not episodes.is_dir():
         typer.echo(f"error: {episodes} does not exist; run `dvc repro` (or `marketarena simulate "
                    "<instance>`) first", err=True)

@@ -269,6 +269,9 @@ def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | Non
         raise ParamsError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+        return parse_params(data or {}, source=str(path), instances=instances)
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from None
-    return parse_params(data or {}, source=str(path), instances=instances)
+    except RecursionError:  # YAML's reader and the validators recurse: ~500 levels is the limit
+        raise ParamsError(f"{path}: lists or mappings nested too deeply (hundreds of levels); "
+                          "params are a few levels deep") from None

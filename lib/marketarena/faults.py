@@ -3,8 +3,14 @@
 The command line (``marketarena ...``) and every DVC stage (``stages/*.py``) run their work through
 :func:`one_line_errors`: whatever stops a run ends in a single ``error: <cause>; <remedy>`` line on
 stderr and a non-zero exit code, never in a traceback. The data is safe in every case: episodes,
-shards, references and the response cache are written to a temporary name and renamed when complete,
-so a run stopped anywhere keeps what it finished and the next run resumes.
+shards, references, the response cache and the results site are written to a temporary name and
+renamed when complete, so a run stopped anywhere keeps what it finished and the next run resumes.
+
+What the line says is safe depends on the command, so the caller says it: ``kept`` is the sentence
+added to the faults that stop a run midway (a full disk, an interrupt, a killed worker, ...), e.g.
+:data:`KEPT` for ``simulate`` ("finished episodes are kept and the next run resumes"), a sentence of
+its own for the ``report`` stage (the earlier site is left as it was), or nothing (the default) where
+no such sentence is true.
 
 Exit codes: 2 for a params error or a bad published log, 130 for an interrupt (Ctrl-C), 1 for
 everything else.
@@ -61,17 +67,19 @@ def _where(exc: OSError) -> str:
     return f" ({name})" if name else ""
 
 
-def describe(exc: BaseException) -> tuple[str, int]:
-    """The one line (without ``error:``) and the exit code for ``exc``."""
+def describe(exc: BaseException, kept: str | None = None) -> tuple[str, int]:
+    """The one line (without ``error:``) and the exit code for ``exc``; ``kept``: what a run
+    stopped midway leaves safe, said where it applies (none: nothing said)."""
     from concurrent.futures.process import BrokenProcessPool
 
     from marketarena.config import ParamsError
     from marketarena.core.sources import SourceError
     from marketarena.core.types import RunAborted
 
+    safe = f"; {kept}" if kept else ""
     for cause in _chain(exc):
         if isinstance(cause, KeyboardInterrupt):
-            return f"interrupted; {KEPT} (run the same command again)", 130
+            return f"interrupted{safe} (run the same command again)", 130
         if isinstance(cause, ParamsError):
             return str(cause), 2
         if isinstance(cause, SourceError):  # a published log an importer cannot use
@@ -80,37 +88,38 @@ def describe(exc: BaseException) -> tuple[str, int]:
             return str(cause), 1
         if isinstance(cause, BrokenProcessPool):
             return ("a worker process died (killed from outside: the out-of-memory killer, kill -9, "
-                    f"...); {KEPT}; run again, with fewer execution.workers if memory is short"), 1
+                    f"...){safe}; run again, with fewer execution.workers if memory is short"), 1
         if isinstance(cause, MemoryError):
-            return ("out of memory; " + KEPT + "; lower execution.workers or the market's sizes "
+            return (f"out of memory{safe}; lower execution.workers or the market's sizes "
                     "(runs, days, consumers, ...)"), 1
         code = _errno_of(cause)
         if code in (errno.ENOSPC, errno.EDQUOT):
             what = "no space left on the device" if code == errno.ENOSPC else "disk quota exceeded"
-            return f"{what}{_where(cause)}; {KEPT}; free some space and run again", 1
+            return f"{what}{_where(cause)}{safe}; free some space and run again", 1
         if code == errno.EROFS:
-            return (f"read-only file system{_where(cause)}; {KEPT}; point --root (or the folder) "
+            return (f"read-only file system{_where(cause)}{safe}; point --root (or the folder) "
                     "at a writable place, or remount it read-write"), 1
         if code in (errno.EACCES, errno.EPERM):
-            return (f"permission denied{_where(cause)}; {KEPT}; make the folder writable for this "
+            return (f"permission denied{_where(cause)}{safe}; make the folder writable for this "
                     "user, or choose another with --root"), 1
         if code == errno.ENOENT and isinstance(cause, OSError):
             return (f"no such file or folder{_where(cause)}: {cause.strerror or cause}; check the "
                     "path, or run the stages that write it first (dvc repro)"), 1
         if code is not None and isinstance(cause, OSError):
-            return (f"{cause.strerror or cause}{_where(cause)} (errno {code}); {KEPT}; fix the "
+            return (f"{cause.strerror or cause}{_where(cause)} (errno {code}){safe}; fix the "
                     "cause and run again"), 1
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return (f"unexpected {type(exc).__name__}{': ' + text[:300] if text else ''}; {KEPT}. This is "
+    return (f"unexpected {type(exc).__name__}{': ' + text[:300] if text else ''}{safe}. This is "
             "likely a bug: run again with --debug (or MARKETARENA_DEBUG=1) for the traceback and "
             "report it"), 1
 
 
 @contextmanager
-def one_line_errors(debug: bool = False, prefix: str = ""):
+def one_line_errors(debug: bool = False, prefix: str = "", kept: str | None = None):
     """Run the block; turn any exception into one ``error:`` line on stderr and ``SystemExit``
     with its code (``SystemExit`` itself passes through). With ``debug`` (or
-    ``MARKETARENA_DEBUG=1``) the traceback is printed first."""
+    ``MARKETARENA_DEBUG=1``) the traceback is printed first. ``kept``: what a stop midway leaves
+    safe (:data:`KEPT` for simulate; see the module docstring)."""
     from click.exceptions import ClickException, Exit
 
     try:
@@ -120,7 +129,7 @@ def one_line_errors(debug: bool = False, prefix: str = ""):
     except BaseException as exc:  # noqa: BLE001 - every fault ends in one line
         if debug_enabled(debug):
             traceback.print_exc(file=sys.stderr)
-        message, code = describe(exc)
+        message, code = describe(exc, kept)
         line = "; ".join(part.strip() for part in message.splitlines() if part.strip())
         print(f"error: {prefix}{line}", file=sys.stderr, flush=True)
         raise SystemExit(code) from None

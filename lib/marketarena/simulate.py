@@ -625,7 +625,7 @@ def _worker(instance, params, data_dir, dirs, n_units, share, progress, slot: in
             asyncio.run(_play_all(instance, params, resources, dirs, n_units,
                                   _pulled() if share is None else share, summary, progress, llm))
     except RunAborted as exc:  # crosses the process boundary as a plain RunAborted with its text
-        raise RunAborted(f"{type(exc).__name__}: {exc}") from None
+        raise RunAborted(str(exc)) from None  # alone, as one worker's run says it
     return summary["played"]
 
 

@@ -1,12 +1,13 @@
-"""core.files: a file replaced whole or not at all."""
+"""core.files: a file, or a folder, replaced whole or not at all."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pytest
 
-from marketarena.core.files import replaced, write_atomic
+from marketarena.core.files import folder_replaced, replaced, write_atomic
 
 
 def test_write_atomic_replaces_the_file_and_leaves_nothing_beside_it(tmp_path):
@@ -61,3 +62,61 @@ def test_a_reader_never_sees_a_partial_file(tmp_path, monkeypatch):
             out.write(b"B" * 5)
     assert seen == [b"A" * 10, b"A" * 10]
     assert target.read_bytes() == b"B" * 10
+
+
+def _tree(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_folder_built_aside_replaces_the_old_one_whole(tmp_path):
+    dest = tmp_path / "site"
+    with folder_replaced(dest) as tmp:  # no earlier folder: it is created
+        assert tmp.parent == tmp_path and tmp.name.startswith(".site.") and not any(tmp.iterdir())
+        (tmp / "index.html").write_text("one")
+    assert _tree(dest) == {"index.html": b"one"}
+    with folder_replaced(dest) as tmp:
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "page.html").write_text("two")
+        assert _tree(dest) == {"index.html": b"one"}  # the old folder, whole, until the block ends
+    assert _tree(dest) == {"sub/page.html": b"two"}  # the old one's files are gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # nothing left beside it
+
+
+@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"),
+                                   KeyboardInterrupt()])
+def test_a_failed_build_leaves_the_old_folder_as_it_was_and_names_the_destination(tmp_path, error):
+    dest = tmp_path / "site"
+    (dest / "a").mkdir(parents=True)
+    (dest / "a" / "fig.png").write_bytes(b"\x89PNG old")
+    (dest / "index.html").write_text("old")
+    before = _tree(dest)
+    with pytest.raises(type(error)) as info:
+        with folder_replaced(dest) as tmp:
+            (tmp / "index.html").write_text("new")
+            if isinstance(error, OSError):  # a write of a file inside: named under dest
+                error.filename = str(tmp / "a" / "fig.png")
+            raise error
+    assert _tree(dest) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    if isinstance(error, OSError):
+        assert info.value.filename == str(dest / "a" / "fig.png")
+
+
+def test_a_failed_swap_puts_the_old_folder_back(tmp_path, monkeypatch):
+    dest = tmp_path / "site"
+    dest.mkdir()
+    (dest / "index.html").write_text("old")
+    real_rename, calls = os.rename, []
+
+    def rename(src, dst):
+        calls.append((src, dst))
+        if len(calls) == 2:  # the new folder into place
+            raise OSError(errno.EXDEV, "Invalid cross-device link", str(src), str(dst))
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(OSError):
+        with folder_replaced(dest) as tmp:
+            (tmp / "index.html").write_text("new")
+    assert _tree(dest) == {"index.html": b"old"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]

@@ -285,3 +285,14 @@ def test_units_with_llm_seats_are_handed_out_first_each_kind_in_plan_order():
     todo = [unit(False), unit(True), unit(False), unit(True)]
     assert [k for k, _, _ in sim._numbered(todo)] == [1, 3, 0, 2]
     assert [k for k, _, _ in sim._numbered(todo[:1] + todo[2:3])] == [0, 1]
+
+
+def test_the_budget_stop_reads_the_same_with_one_worker_or_two(tmp_path):
+    """The audit: two workers said `BudgetExceeded: budget ...`, one worker `budget ...`."""
+    said = []
+    for workers in (1, 2):
+        params = llm_params(tmp_path / str(workers), workers=workers, limit=0.5)
+        with pytest.raises(RunAborted) as info:
+            simulate("english_auction", params, tmp_path / str(workers), progress=False)
+        said.append(str(info.value))
+    assert [s.split(" reached")[0] for s in said] == ["budget max_cost_usd=0.5000"] * 2, said

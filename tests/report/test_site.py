@@ -1,12 +1,21 @@
 """The results site's parts that need no pipeline run: boards with their intervals folded in,
-numbers as printed, the captions files (every market has one; errors name the file and key)."""
+numbers as printed, the captions files (every market has one; errors name the file and key), and
+the ``report`` stage on a full disk (the earlier site left as it was, the error naming the file of
+the site it could not write)."""
 
 from __future__ import annotations
 
+import builtins
+import errno
+import io
 import math
+import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from typer.testing import CliRunner
 
 from marketarena.core.registry import market_names
 from marketarena.report import captions
@@ -62,3 +71,45 @@ def test_missing_says_which_stem_and_where_to_add_it():
         f"{path} under `figures:` as `fig9_new: {{title: ..., caption: ...}}`",
         f"table 'cournot_b_extra' (reports/tables/cournot_b/cournot_b_extra.md) has no caption: "
         f"add it to {path} under `tables:` as `extra: {{title: ..., caption: ...}}`"]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_full_disk_leaves_the_earlier_site_as_it_was_and_names_the_file(tmp_path, monkeypatch):
+    from stages.report import app
+
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"markets": {"crash": {"runs": 1, "days": 5, "firms": 2, "roster": [
+        {"name": "undercut", "kind": "baseline", "strategy": "undercut"},
+        {"name": "myopic", "kind": "baseline", "strategy": "myopic"}]}}}))
+    figures = tmp_path / "reports" / "figures" / "crash"
+    figures.mkdir(parents=True)
+    for name in ("fig3_bankruptcy_grid", "fig_spillover"):
+        (figures / f"{name}.png").write_bytes(b"\x89PNG first " + name.encode())
+    runner = CliRunner()
+    res = runner.invoke(app, ["--params", str(params)])
+    assert res.exit_code == 0, res.output
+    site = tmp_path / "reports" / "site"
+    before = _files(site)
+    assert "index.html" in before and "crash/figures/fig_spillover.png" in before
+
+    for png in figures.iterdir():  # new figures: a site rewritten in part would differ
+        png.write_bytes(b"\x89PNG second")
+    real_open = io.open
+
+    def full_disk(file, mode="r", *args, **kwargs):  # the second figure: the first one is written
+        if "w" in mode and isinstance(file, (str, os.PathLike)) and Path(file).name == "fig_spillover.png":
+            raise OSError(errno.ENOSPC, "No space left on device")  # as a write: no file named
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", full_disk)  # pathlib's writes
+    monkeypatch.setattr(builtins, "open", full_disk)  # shutil's copies
+    res = runner.invoke(app, ["--params", str(params)])
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 1 and len(lines) == 1, res.output
+    assert lines[0] == (f"error: no space left on the device ({site}/crash/figures/fig_spillover.png); "
+                        "the earlier reports/site is left as it was; free some space and run again")
+    assert _files(site) == before
+    assert sorted(p.name for p in site.parent.iterdir()) == ["figures", "site"]  # no temporary left

@@ -1,6 +1,7 @@
 """What the episode viewer reads, without a browser: one game by id from either layout (the same
 rows as the EpisodeReader gives), without touching the other shards; the instance index and its
-filters; a decision with its prompt, raw answers and re-asks."""
+filters; a decision with its prompt, raw answers and re-asks; ids that are no plain name found
+nowhere, and a damaged table named with its episode."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from marketarena.core.reader import EpisodeReader, locate, read_episode
+from marketarena.core.reader import EpisodeReader, UnreadableTable, locate, read_episode
 from marketarena.view.store import EpisodeStore, decision_view, episode_view, plots_of
 from tests.view.conftest import NOT_JSON
 
@@ -116,3 +117,28 @@ def test_decision_view_shows_prompt_raw_answers_and_the_reask(llm_runs):
         assert scripted.attempts[0].calls == []
     with pytest.raises(KeyError):
         decision_view(root, INSTANCE, "x-gpt_fake-0000", 99, 0, "quote", agent)
+
+
+@pytest.mark.parametrize("episode_id", [
+    "ep-" + "1" * 5000,  # over a file name's 255 bytes: os.stat raised "File name too long"
+    "e" * 300, ".tmp-ep-0001", "..", "ep-0001/../ep-0002", "ep\x000001", "ep 0001", ""])
+def test_an_id_that_is_not_a_plain_name_is_in_no_folder(llm_runs, episode_id):
+    for layout in ("shards", "folders"):
+        assert locate(llm_runs[layout] / INSTANCE, episode_id) is None
+        with pytest.raises(KeyError):
+            read_episode(llm_runs[layout] / INSTANCE, episode_id)
+
+
+def test_a_damaged_table_is_named_with_its_episode(llm_runs, tmp_path):
+    for layout in ("shards", "folders"):
+        root = tmp_path / layout / INSTANCE
+        shutil.copytree(llm_runs[layout] / INSTANCE, root)
+        table = locate(root, "ep-0001") / "decisions.parquet"
+        table.write_bytes(table.read_bytes()[:200])  # truncated
+        with pytest.raises(UnreadableTable) as info:
+            read_episode(root, "ep-0001")
+        assert info.value.path == table and info.value.episode_id == "ep-0001" and info.value.damaged
+        assert str(info.value).startswith(f"{table} of episode ep-0001 cannot be read (ArrowInvalid")
+        assert str(info.value).endswith("it no longer has the size and hash its meta.json records (it "
+                                        "changed after it was written); the next simulate run of "
+                                        "this instance plays it again")

@@ -1,12 +1,16 @@
 """`marketarena view` for real: the command serves the tiny LLM run (shards) on loopback; plain
 HTTP checks (read-only, 404s, the libraries served from their packages), then a real browser
 (tests/browser.py) picks the instance, filters by player, opens an episode and a decision, and
-reads its prompt, raw answer and re-ask, with no console error on the way."""
+reads its prompt, raw answer and re-ask, with no console error on the way. Ids that are no plain
+name are not found, and a damaged episode is a page naming its file, with no traceback in the
+server's log."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,11 +41,11 @@ def get(url: str, method: str = "GET") -> tuple[int, bytes]:
         return e.code, e.read()
 
 
-@pytest.fixture(scope="module")
-def viewer(llm_runs):
-    """The base URL of `marketarena view --root <tiny run>` on a free loopback port."""
+@contextlib.contextmanager
+def serving(root: Path):
+    """(base URL, process) of `marketarena view --root <root>` on a free loopback port; the
+    process's output (its log) is read once it is stopped."""
     port = free_port()
-    root = llm_runs["shards"].parents[1]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
     proc = subprocess.Popen([sys.executable, "-m", "marketarena.cli", "view", "--root", str(root),
                              "--port", str(port)], env=env, stdout=subprocess.PIPE,
@@ -58,10 +62,17 @@ def viewer(llm_runs):
             if proc.poll() is not None or time.time() > deadline:
                 raise AssertionError(f"the viewer did not start:\n{proc.stdout.read()}")
             time.sleep(0.2)
-        yield base
+        yield base, proc
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def viewer(llm_runs):
+    """The base URL of `marketarena view --root <tiny run>` on a free loopback port."""
+    with serving(llm_runs["shards"].parents[1]) as (base, _):
+        yield base
 
 
 def test_serves_read_only_pages_and_its_libraries(viewer):
@@ -77,6 +88,29 @@ def test_serves_read_only_pages_and_its_libraries(viewer):
     for name, start in (("plotly.min.js", b"/**"), ("dt_bundle.js", b"var ")):
         status, body = get(f"{viewer}/vendor/{name}")
         assert status == 200 and body.startswith(start) and len(body) > 100_000
+
+
+def test_odd_ids_are_not_found_and_a_damaged_episode_is_a_page_not_a_traceback(llm_runs, tmp_path):
+    """The audit's V4: an id over 255 bytes and a truncated table answered 500 with a traceback."""
+    shutil.copytree(llm_runs["folders"].parents[1] / "data", tmp_path / "data")
+    table = tmp_path / "data" / "episodes" / "double_auction" / "ep-0001" / "decisions.parquet"
+    table.write_bytes(table.read_bytes()[:200])  # truncated
+    with serving(tmp_path) as (base, proc):
+        decision = "/d?step=0&round=0&phase=quote&agent=S1"
+        for odd in ("ep-" + "1" * 5000, "e" * 300, "ep-" + "1" * 5000 + decision):
+            assert get(f"{base}/i/double_auction/e/{odd}")[0] == 404
+        assert get(f"{base}/i/{'x' * 300}")[0] == 404
+        assert get(f"{base}/i/double_auction/e/ep-0002")[0] == 200  # the other episodes open
+        for url in ("/i/double_auction/e/ep-0001", "/i/double_auction/e/ep-0001" + decision):
+            status, body = get(base + url)
+            page = body.decode()
+            assert status == 500 and page.startswith("<!doctype html>"), page[:300]
+            assert f"{table} of episode ep-0001 cannot be read (ArrowInvalid" in page
+            assert "changed after it was written" in page
+    log = proc.stdout.read()
+    assert "Traceback" not in log and "Errno 36" not in log, log
+    warnings = [line for line in log.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2 and f"{table} of episode ep-0001 cannot be read" in warnings[0], log
 
 
 def test_open_an_episode_and_a_decision_in_a_browser(viewer):

@@ -14,11 +14,23 @@ made again (a cache entry is fetched again, a ledger's reservations were on disk
 ``SIGKILL`` between the write and the rename leaves at most a stray ``.tmp`` file, which nothing
 reads. An episode's folder of tables is renamed into place the same way, as a folder
 (``core.logs``).
+
+A folder replaced whole: ``folder_replaced(dest)`` gives a new empty folder beside ``dest``
+(``.<name>.<random>.tmp``, on the same filesystem) to build in. When the block ends without an
+error, ``dest`` (if any) is renamed aside, the new folder renamed to ``dest`` and the old one
+removed; when anything is raised, the new folder is removed and ``dest`` is left exactly as it was,
+and an ``OSError`` naming a path inside the temporary folder is made to name the same path under
+``dest`` (what the user knows, e.g. ``reports/site/index.html``). Who uses it: the results site
+(``report.site``), the importers of published games (``importing.py``, ``import-bazaar``'s
+``--out``). A kill while the block runs leaves a stray ``.<name>.*.tmp`` folder beside
+``dest``; a kill between the two renames (microseconds) leaves ``dest`` missing and the earlier
+folder as ``.<name>.*.old`` beside it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -57,37 +69,63 @@ def _aside(target: str | os.PathLike[str]) -> Iterator[tuple[int, Path]]:
 
 
 @contextmanager
-def folder_replaced(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """A new empty folder beside ``target`` (``.<name>.<random>.tmp``), to be filled in the block.
+def folder_replaced(dest: str | os.PathLike[str]) -> Iterator[Path]:
+    """A new empty folder beside ``dest`` to build in, swapped in as ``dest`` if the block ends
+    without an error and removed otherwise, ``dest`` then untouched (see the module docstring).
 
-    When the block ends without an error, the new folder takes ``target``'s place whole: the old
-    folder (if any) is renamed aside, the new one renamed in, then the old one removed. When the
-    block raises (a kill's ``KeyboardInterrupt`` included), the new folder is removed and
-    ``target`` is left exactly as it was. A ``SIGKILL`` between the two renames leaves ``target``
-    missing and the old folder beside it as ``.<name>.<random>.old``, which the next call does not
-    read; every other moment leaves the old folder or the new one in place, never a mix.
-
-    Who uses it: the importers of published games (``core.sources``), which rebuild a whole
-    instance folder from a source, and the results site (``report.site``)."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        with folder_replaced("reports/site") as tmp:
+            (tmp / "index.html").write_text(page)
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _new_folder(dest)
     try:
         yield tmp
-    except BaseException:
+        old = None
+        if dest.exists() or dest.is_symlink():
+            old = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.old"
+            os.rename(dest, old)
+        try:
+            os.rename(tmp, dest)
+        except BaseException:
+            if old is not None:
+                os.rename(old, dest)
+            raise
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        _name_under(exc, tmp, dest)
         raise
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
-        os.replace(target, old / target.name)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        if old is not None:
-            os.replace(old / target.name, target)
-            shutil.rmtree(old, ignore_errors=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
+    if old is not None and old.is_dir() and not old.is_symlink():
         shutil.rmtree(old, ignore_errors=True)
+    elif old is not None:
+        old.unlink(missing_ok=True)
+
+
+def _new_folder(dest: Path) -> Path:
+    """A new empty folder ``.<name>.<random>.tmp`` beside ``dest`` (made with ``mkdir``, so with
+    the umask's mode, as ``dest`` would have been; ``mkdtemp`` would make it private)."""
+    while True:
+        path = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def _name_under(exc: BaseException, tmp: Path, dest: Path) -> None:
+    """Make the ``OSError``s in ``exc``'s chain that name a path inside ``tmp`` name it under
+    ``dest`` instead (the temporary folder is gone by the time the message is read)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError):
+            for attr in ("filename", "filename2"):
+                name = getattr(exc, attr, None)
+                if isinstance(name, (str, os.PathLike)):
+                    try:
+                        rel = Path(name).relative_to(tmp)
+                    except ValueError:
+                        continue
+                    setattr(exc, attr, str(dest / rel))
+        exc = exc.__cause__ or exc.__context__

@@ -259,14 +259,16 @@ def intact(folder: Path, meta: dict[str, Any]) -> bool:
     files = meta.get("files")
     if not isinstance(files, dict) or not files:
         return False
-    for name, record in files.items():
-        path = folder / name
-        try:
-            if path.stat().st_size != record.get("bytes") or file_record(path) != record:
-                return False
-        except (OSError, AttributeError):
-            return False
-    return True
+    return all(matches(folder / name, record) for name, record in files.items())
+
+
+def matches(path: Path, record: Any) -> bool:
+    """``path`` is present with the size and sha256 of ``record`` (its entry in
+    ``meta.json["files"]``)."""
+    try:
+        return path.stat().st_size == record.get("bytes") and file_record(path) == record
+    except (OSError, AttributeError):
+        return False
 
 
 def finished(folder: Path, unit: Unit) -> bool:

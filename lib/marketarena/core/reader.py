@@ -20,11 +20,16 @@ one a market uses.
 One episode by id, without reading the set (the episode viewer): :func:`locate` finds its folder,
 or the shard whose name (``<first id>..<last id>``, one series) spans its number, from the folder
 names alone; :func:`read_episode` reads its meta and tables, from a shard only its rows (a pyarrow
-filter on ``episode_id``; one shard of 600 games, not 150 of them).
+filter on ``episode_id``; one shard of 600 games, not 150 of them). An id that is not a plain name
+(:data:`EPISODE_ID`: no path, no leading dot, not longer than a file name) is in no folder. A table
+file that cannot be read (truncated, corrupt) raises :class:`UnreadableTable`, naming the file, the
+episode and whether the file still has the size and hash its ``meta.json`` records (the check that
+makes ``simulate`` replay a damaged unit, ``core.logs.intact``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +124,32 @@ class EpisodeReader:
         return self
 
 
+#: what an episode id can be: a series' prefix and roster names (letters, digits, ``_ . + -``), not
+#: starting with a dot, at most 255 characters (a file name's limit; ``locate`` opens it as one)
+EPISODE_ID = re.compile(r"[A-Za-z0-9_+\-][A-Za-z0-9_.+\-]{0,254}")
+
+
+class UnreadableTable(Exception):
+    """A table file of a finished episode cannot be read (truncated, corrupt, unreadable)."""
+
+    def __init__(self, path: Path, episode_id: str, cause: BaseException):
+        files = (logs.read_meta(path.parent) or {}).get("files")
+        record = files.get(path.name) if isinstance(files, dict) else None
+        self.path, self.episode_id = path, episode_id
+        self.damaged = record is not None and not logs.matches(path, record)
+        why = str(cause).strip().splitlines()[0][:200] if str(cause).strip() else ""
+        if self.damaged:
+            after = ("it no longer has the size and hash its meta.json records (it changed after "
+                     "it was written); the next simulate run of this instance plays it again")
+        elif record is None:
+            after = "its meta.json records no size and hash for it"
+        else:
+            after = ("it has the size and hash its meta.json records (it was written so): this "
+                     "is likely a bug, please report it")
+        super().__init__(f"{path} of episode {episode_id} cannot be read "
+                         f"({type(cause).__name__}{': ' + why if why else ''}); {after}")
+
+
 def _number(episode_id: str) -> int | None:
     digits = episode_id[len(logs.series(episode_id)):]
     return int(digits) if digits else None
@@ -128,7 +159,7 @@ def locate(root: str | Path, episode_id: str) -> Path | None:
     """The finished folder or shard under ``root`` holding ``episode_id`` (None: none), found from
     folder names: an episode folder is named by its id, a shard ``<first>..<last>`` of one series."""
     root = Path(root)
-    if not episode_id or "/" in episode_id or episode_id.startswith("."):
+    if not EPISODE_ID.fullmatch(episode_id):
         return None
     if (root / episode_id / logs.META).is_file():
         return root / episode_id
@@ -166,11 +197,15 @@ def read_episode(root: str | Path, episode_id: str, skip: tuple[str, ...] = (),
 
 def read_rows(path: Path, episode_id: str, filters: list[tuple] | None = None) -> pd.DataFrame:
     """One episode's rows of a table file: the whole file of an episode folder, or a shard's
-    rows of ``episode_id`` (``filters``: more pyarrow conditions, e.g. ``("step", "=", 3)``)."""
-    names = pq.read_schema(path).names
-    sharded = bool(names) and names[0] == "episode_id"
-    conditions = [*([("episode_id", "=", episode_id)] if sharded else []), *(filters or [])]
-    table = pq.read_table(path, filters=conditions or None)
-    if sharded:
-        table = table.drop(["episode_id"])
-    return table.to_pandas()
+    rows of ``episode_id`` (``filters``: more pyarrow conditions, e.g. ``("step", "=", 3)``).
+    :class:`UnreadableTable` when the file cannot be read."""
+    try:
+        names = pq.read_schema(path).names
+        sharded = bool(names) and names[0] == "episode_id"
+        conditions = [*([("episode_id", "=", episode_id)] if sharded else []), *(filters or [])]
+        table = pq.read_table(path, filters=conditions or None)
+        if sharded:
+            table = table.drop(["episode_id"])
+        return table.to_pandas()
+    except (OSError, pa.ArrowException) as exc:
+        raise UnreadableTable(path, episode_id, exc) from exc

@@ -31,6 +31,10 @@ Choices:
   ``none`` sends no ``response_format`` (endpoints that support neither). Validation happens always.
 - Numbers and switches are strict (``Field(strict=True)``): ``max_tokens: "200"``, ``cache_only:
   "yes"`` or ``max_concurrency: true`` are errors, not 200, True and 1.
+- Every number is finite (``allow_inf_nan=False``) and bounded above as well as below, so a typo
+  (``max_tokens: 1e18``, ``max_concurrency: 1000000000``, ``timeout_s: 1e9``) stops the run naming
+  the key instead of reserving an absurd budget, opening a million connections or hanging for
+  ever. Each field's description gives its bound and why.
 """
 
 from __future__ import annotations
@@ -70,6 +74,11 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEY_PREFIXES = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "pplx-", "or-")
 
 
+#: upper bounds of a model entry's numbers (see the fields' descriptions)
+MAX_TOKENS = 1_000_000
+MAX_PRICE = 10_000.0
+
+
 def _looks_like_a_key(value: str) -> bool:
     if value.startswith(_KEY_PREFIXES):
         return True
@@ -96,13 +105,34 @@ class ModelSpec(BaseModel):
         "(when base_url is also unset, i.e. OpenAI itself, an omitted api_key_env means OPENAI_API_KEY)",
     )
     temperature: float = Field(strict=True, default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(strict=True, default=1024, ge=1)
-    timeout_s: float = Field(strict=True, default=60.0, gt=0)
-    max_concurrency: int = Field(strict=True, default=8, ge=1, description="concurrent requests per endpoint")
-    max_retries: int = Field(strict=True, default=5, ge=0, description="retries on 429 / 5xx / timeout / connection")
-    max_reasks: int = Field(strict=True, default=2, ge=0, description="re-asks after an answer that fails validation")
-    price_in_per_mtok: float = Field(strict=True, default=0.0, ge=0.0, description="USD per million prompt tokens")
-    price_out_per_mtok: float = Field(strict=True, default=0.0, ge=0.0, description="USD per million completion tokens")
+    max_tokens: int = Field(
+        strict=True, default=1024, ge=1, le=MAX_TOKENS,
+        description="cap on an answer's tokens, also what each call is charged against the budget "
+        "before it is sent; at most 1,000,000, several times any model's output limit today")
+    timeout_s: float = Field(
+        strict=True, default=60.0, gt=0, le=3600.0,
+        description="seconds a request may take; at most 3,600: a request unanswered after an hour "
+        "is hung, not slow")
+    max_concurrency: int = Field(
+        strict=True, default=8, ge=1, le=1000,
+        description="concurrent requests per endpoint; at most 1,000: each holds a connection (an "
+        "open file; 1,024 per process is a common limit), and 30,000 requests a minute at 2 s each "
+        "is only 1,000 in flight")
+    max_retries: int = Field(
+        strict=True, default=5, ge=0, le=100,
+        description="retries on 429 / 5xx / timeout / connection; at most 100 (with the longest "
+        "back-off, about an hour of retrying one request)")
+    max_reasks: int = Field(
+        strict=True, default=2, ge=0, le=20,
+        description="re-asks after an answer that fails validation; at most 20 (each re-ask is one "
+        "more request, resending the conversation so far)")
+    price_in_per_mtok: float = Field(
+        strict=True, default=0.0, ge=0.0, le=MAX_PRICE,
+        description="USD per million prompt tokens; at most 10,000, far above any list price "
+        "today (a few hundred at most)")
+    price_out_per_mtok: float = Field(
+        strict=True, default=0.0, ge=0.0, le=MAX_PRICE,
+        description="USD per million completion tokens; at most 10,000 (see price_in_per_mtok)")
     structured_output: StructuredOutput = "json_schema"
 
     @model_validator(mode="before")
@@ -185,8 +215,11 @@ class LLMSettings(BaseModel):
     cache_only: bool = Field(strict=True, 
         default=False, description="replay only: a cache miss is an error instead of a network call"
     )
-    backoff_base_s: float = Field(strict=True, default=1.0, ge=0.0, description="first retry waits ~this long")
-    backoff_max_s: float = Field(strict=True, default=30.0, ge=0.0, description="longest wait between retries")
+    backoff_base_s: float = Field(strict=True, default=1.0, ge=0.0, le=600.0,
+                                  description="first retry waits ~this long; at most 600 s")
+    backoff_max_s: float = Field(strict=True, default=30.0, ge=0.0, le=3600.0,
+                                 description="longest wait between retries; at most 3,600 s (an "
+                                 "endpoint down for an hour ends the run, it is not waited on)")
 
 
 def _format_validation_error(prefix: str, err: ValidationError) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from marketarena.core import logs
 
@@ -55,11 +56,14 @@ def episode_run_info(episodes_dir: Path, unit: str, episode_id: str) -> dict[str
 def call_costs(episodes_dir: Path, unit: str, episode_id: str, n_calls: int) -> pd.DataFrame:
     """How each of the ``n_calls`` LLM calls of one episode was obtained (``cost_usd``,
     ``latency_s``, ``cached``, ``retries``), row for row beside its ``llm_calls``; empty columns
-    when not recorded."""
+    when not recorded (or its run log cannot be read: it is not a result)."""
     _, folder = logs.read_unit_run_log(logs.run_dir_for(episodes_dir), unit)
     path = folder / "llm_costs.parquet"
     if n_calls and path.is_file():
-        costs = pd.read_parquet(path, filters=[("episode_id", "=", episode_id)])
+        try:
+            costs = pd.read_parquet(path, filters=[("episode_id", "=", episode_id)])
+        except (OSError, pa.ArrowException):
+            costs = pd.DataFrame()
         if len(costs) == n_calls:
             return costs[COST_COLUMNS].reset_index(drop=True)
     return pd.DataFrame({c: [None] * n_calls for c in COST_COLUMNS})

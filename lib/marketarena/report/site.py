@@ -26,6 +26,11 @@ The one exception is kept out of the hash: how the run went (wall time, dollars 
 ``run-info.js``, which ``.dvcignore`` excludes from the site's hash and the pages load with a
 plain ``<script>`` (allowed from disk, unlike ``fetch``); without it they say it was not recorded.
 
+Replaced whole: the site is built in a folder beside ``reports/site`` and swapped in only when
+complete (``core.files.folder_replaced``), so a failure (a full disk, a read-only folder, an
+unreadable input) leaves the earlier site exactly as it was, and the error names the file of the
+site that could not be written (``reports/site/<instance>/figures/<name>.png``), not its source.
+
 No JavaScript library ships with the site: everything is static HTML (a table library's module
 would not even load from ``file://``), so there is nothing to go stale or offline.
 """
@@ -34,7 +39,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,10 +50,13 @@ from markdown_it import MarkdownIt
 from markupsafe import escape
 
 from marketarena.config import Params
+from marketarena.core.files import folder_replaced
 from marketarena.core.reader import EpisodeReader
 from marketarena.report import captions as captions_mod
 from marketarena.report.runinfo import run_info
 
+#: what a failed ``report`` stage leaves safe (its error line says so: ``faults.one_line_errors``)
+KEPT = "the earlier reports/site is left as it was"
 ASSETS = ("style.css",)
 RUN_INFO = "run-info.js"  # excluded from the site's hash by .dvcignore
 MISSING = "–"
@@ -170,8 +177,19 @@ def _environment() -> jinja2.Environment:
 
 
 def _copy(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dest)  # bytes only: no mtimes or modes that a hash could see
+    _write(dest, src.read_bytes())  # bytes only: no mtimes or modes that a hash could see
+
+
+def _write(dest: Path, data: bytes | str) -> None:
+    """``data`` (text as UTF-8) as the site's file ``dest``; an ``OSError`` names ``dest`` (a
+    failed write names no file, a failed copy its source)."""
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(dest)) from exc
 
 
 def run_size(reader: EpisodeReader, params: Params) -> dict[str, Any]:
@@ -316,26 +334,23 @@ def _overall(paths, md: MarkdownIt) -> list[Item]:
 
 
 def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
-    """Write ``reports/site/`` afresh (see the module docstring); returns the files written and
-    the figures and tables that lack a caption (:func:`captions.missing`)."""
+    """Write ``reports/site/`` afresh, replacing the earlier one whole or not at all (see the
+    module docstring); returns the files written and the figures and tables that lack a caption
+    (:func:`captions.missing`)."""
     site = paths.reports / "site"
-    if site.exists():
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
-    env, md = _environment(), _markdown()
-    pages = [instance_page(i, params, paths, site, md) for i in params.markets]
-    nav = [(p.name, p.info.title) for p in pages]
-    for asset in ASSETS:
-        _copy(Path(__file__).parent / "static" / asset, site / asset)
-    (site / "index.html").write_text(
-        env.get_template("index.html.j2").render(pages=pages, nav=nav, here=None,
-                                                 overall=_overall(paths, md)), encoding="utf-8")
-    for page in pages:
-        (site / f"{page.name}.html").write_text(
-            env.get_template("instance.html.j2").render(page=page, nav=nav, here=page.name),
-            encoding="utf-8")
-    runs = {p.name: p.run for p in pages}
-    (site / RUN_INFO).write_text(
-        "// How the run went (not results; excluded from the site's hash by .dvcignore)\n"
-        f"window.RUN_INFO = {json.dumps(runs, indent=1, sort_keys=True)};\n", encoding="utf-8")
+    with folder_replaced(site) as new:
+        env, md = _environment(), _markdown()
+        pages = [instance_page(i, params, paths, new, md) for i in params.markets]
+        nav = [(p.name, p.info.title) for p in pages]
+        for asset in ASSETS:
+            _copy(Path(__file__).parent / "static" / asset, new / asset)
+        _write(new / "index.html", env.get_template("index.html.j2").render(
+            pages=pages, nav=nav, here=None, overall=_overall(paths, md)))
+        for page in pages:
+            _write(new / f"{page.name}.html", env.get_template("instance.html.j2").render(
+                page=page, nav=nav, here=page.name))
+        runs = {p.name: p.run for p in pages}
+        _write(new / RUN_INFO,
+               "// How the run went (not results; excluded from the site's hash by .dvcignore)\n"
+               f"window.RUN_INFO = {json.dumps(runs, indent=1, sort_keys=True)};\n")
     return sorted(p for p in site.rglob("*") if p.is_file()), [x for p in pages for x in p.problems]

@@ -14,12 +14,20 @@ Routes (GET only; nothing writes):
   tokens, cost, latency and cache hit;
 - ``/static/*`` (our stylesheet and script), ``/vendor/*`` (the DataTables bundle from the
   itables package, plotly.min.js from the plotly package).
+
+An instance that is not one of the folders there, or an episode id that is not a plain name
+(``core.reader.EPISODE_ID``: no path, no leading dot, at most 255 characters), is not found (404),
+whatever its length. A finished episode whose table file cannot be read (truncated,
+corrupt) gets a page (status 500) naming the file and the episode and whether the file still has
+the size and hash its ``meta.json`` records (``core.reader.UnreadableTable``), and one
+``warning:`` line in the server's log, not a traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 from importlib import resources
 from pathlib import Path
@@ -33,6 +41,7 @@ from starlette.responses import FileResponse, HTMLResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from marketarena.core.reader import UnreadableTable
 from marketarena.view.store import EpisodeStore, decision_view, episode_view
 
 PAGE_SIZE = 100
@@ -62,14 +71,18 @@ def create_app(episodes_root: str | Path) -> Starlette:
     env = _environment()
     vendor = vendor_files()
 
-    def render(name: str, **context) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(**context))
+    def render(name: str, status_code: int = 200, **context) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(**context), status_code=status_code)
 
     def instance_of(request: Request) -> str:
         instance = request.path_params["instance"]
-        if instance not in store.instances():
-            raise HTTPException(404, f"no instance {instance!r} under {root}")
+        if len(instance.encode("utf-8", "replace")) > 255 or instance not in store.instances():
+            raise HTTPException(404, f"no instance {instance[:100]!r} under {root}")
         return instance
+
+    def unreadable(instance: str, exc: UnreadableTable) -> HTMLResponse:
+        print(f"warning: {exc}", file=sys.stderr, flush=True)  # the server's log: one line
+        return render("unreadable.html.j2", status_code=500, instance=instance, error=exc)
 
     async def home(request: Request) -> HTMLResponse:
         rows = []
@@ -103,8 +116,10 @@ def create_app(episodes_root: str | Path) -> Starlette:
         try:
             view = episode_view(root / instance, instance, request.path_params["episode"])
         except KeyError:
-            raise HTTPException(404, f"no finished episode {request.path_params['episode']!r} "
+            raise HTTPException(404, f"no finished episode {request.path_params['episode'][:100]!r} "
                                      f"in {instance}") from None
+        except UnreadableTable as exc:
+            return unreadable(instance, exc)
         return render("episode.html.j2", view=view)
 
     def decision(request: Request) -> HTMLResponse:
@@ -113,8 +128,10 @@ def create_app(episodes_root: str | Path) -> Starlette:
         try:
             view = decision_view(root / instance, instance, request.path_params["episode"],
                                  int(q["step"]), int(q["round"]), q["phase"], q["agent"])
+        except UnreadableTable as exc:
+            return unreadable(instance, exc)
         except (KeyError, ValueError) as exc:
-            raise HTTPException(404, f"no such decision ({exc})") from None
+            raise HTTPException(404, f"no such decision ({str(exc)[:200]})") from None
         return render("decision.html.j2", view=view)
 
     async def vendor_file(request: Request) -> FileResponse:
