@@ -18,7 +18,11 @@ buyer, p - c for the seller.
 5. ``offset_by_round``: median offset per round, one small panel per trader, buyers and sellers.
 6. ``trade_margin``: margin of every trade (strip) per trader.
 7. ``trade_frequency``: share of rounds in which the trader traded (%).
-8. ``calibration_shade``: mean shade (value - bid, ask - cost) per round, one small panel per
+8. ``chat_surplus`` (imported games with chat: BAZAAR's collusion study): per trader, the mean
+   surplus share of its seats against the messages it sent per game (both with 95% intervals
+   over seats), and per game the mean trade price against the messages sent in it; the
+   emergent-collusion question is whether talking more goes with more surplus, and at what price.
+9. ``calibration_shade``: mean shade (value - bid, ask - cost) per round, one small panel per
    baseline, ours (line) against BAZAAR's published games (dots), the panel's title marked
    "ok" when the baseline is within the calibration bounds (``calibration.behaviour``).
 """
@@ -247,10 +251,56 @@ def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) 
                    title="Baselines against BAZAAR's logs: shade by round ((ok) = within bounds)")
 
 
+def chat_surplus(agents: pd.DataFrame, market: pd.DataFrame, board: pd.DataFrame,
+                 path: Path) -> Path:
+    """Figure 8 of the module docstring: surplus share and price against the volume of chat."""
+    from marketarena.plots.style import mean_ci
+
+    apply_theme()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
+    order = _order(board, agents["name"].unique())
+    pal = agent_palette(agents["name"])
+    share = mean_ci(agents, ["name"], "surplus_share", bounds=(0, None)).set_index("name")
+    sent = mean_ci(agents, ["name"], "messages_sent", bounds=(0, None)).set_index("name")
+    for name in order:
+        x, y = sent.loc[name], share.loc[name]
+        left.errorbar(x["mean"], y["mean"], xerr=[[x["mean"] - x["lo"]], [x["hi"] - x["mean"]]],
+                      yerr=[[y["mean"] - y["lo"]], [y["hi"] - y["mean"]]], marker="o", ms=6,
+                      capsize=2, color=pal[name], label=name, lw=1)
+    left.set_xlabel("messages sent per game (mean, 95% interval over seats)")
+    left.set_ylabel("surplus share (mean, 95% interval over seats)")
+    left.set_ylim(bottom=0)
+    left.set_title("Surplus share against chat, per trader")
+    left.legend(fontsize=7, loc="best", ncol=2)
+    per_game = agents.groupby("episode_id")["messages_sent"].sum().rename("messages")
+    games = market.set_index("episode_id").join(per_game).dropna(subset=["mean_price"])
+    if len(games):
+        right.scatter(games["messages"], games["mean_price"], s=8, alpha=0.35, color="#1f77b4",
+                      edgecolor="none")
+        bins = pd.qcut(games["messages"], q=min(8, games["messages"].nunique()), duplicates="drop")
+        binned = games.groupby(bins, observed=True).agg(x=("messages", "mean"),
+                                                        y=("mean_price", "mean"))
+        right.plot(binned["x"], binned["y"], color="black", lw=1.5, marker="s", ms=4,
+                   label="mean per bin of games")
+        right.legend(fontsize=8, loc="best")
+        right.set_xlim(left=0)
+    else:
+        no_data(right, "no trades")
+    right.set_xlabel("messages sent in the game (all traders)")
+    right.set_ylabel("mean trade price of the game")
+    right.set_title("Price against chat, per game")
+    return save(fig, path)
+
+
 def draw_all(board: pd.DataFrame, agents: pd.DataFrame, rounds: pd.DataFrame,
-             figures_dir: Path) -> list[Path]:
+             figures_dir: Path, market: pd.DataFrame | None = None) -> list[Path]:
+    """Every figure of the module docstring but the calibration's; ``chat_surplus`` only when the
+    games had a chat (``messages_sent``, imported games)."""
     d = Path(figures_dir)
-    return [
+    chat = []
+    if "messages_sent" in agents and market is not None and agents["messages_sent"].sum() > 0:
+        chat = [chat_surplus(agents, market, board, d / "chat_surplus.png")]
+    return chat + [
         leaderboard(board, d / "leaderboard.png"),
         csa_strip(agents, board, d / "csa_strip.png"),
         offset_by_trader(agents, board, d / "offset_by_trader.png"),

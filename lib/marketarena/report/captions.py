@@ -2,7 +2,8 @@
 ``markets/<kind>/figures.yaml``, beside the market's code and read only by the site.
 
 The file names the market (``market``: title, the paper it reproduces, its seed number, a paragraph
-on what competes), optionally what its board ranks by (``board``), and gives every figure stem
+on what competes), optionally what its board ranks by (``board``) and, per format of published
+games it imports (``sources``), what an imported instance's page says about them, and gives every figure stem
 (``reports/figures/<instance>/<stem>.png``) and every table key (``reports/tables/<instance>/
 <instance>_<key>.md``) a title and a caption, worded as README.md's "What the pipeline produces".
 It is not code: folders are hashed without it (``core.logs.NOT_CODE``), so editing a caption
@@ -39,10 +40,19 @@ class MarketInfo(BaseModel):
     about: str
 
 
+class SourceInfo(BaseModel):
+    """What an imported instance's page says about its games (one per ``source.format``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str  # whose games, e.g. "BAZAAR's published games"
+    about: str  # where they come from, what is in them, what differs from our own runs
+
+
 class MarketCaptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     market: MarketInfo
     board: str | None = None  # what the board ranks by and how its intervals are made
+    sources: dict[str, SourceInfo] = {}  # imported instances, by source format
     figures: dict[str, Caption] = {}
     tables: dict[str, Caption] = {}
 

@@ -153,6 +153,8 @@ class InstancePage:
     leader: str
     run: dict[str, Any]  # how the run went (runinfo): run-info.js, not the page
     problems: list[str] = field(default_factory=list)
+    #: an imported instance: (its source's description, the import report as label -> value)
+    imported: tuple[captions_mod.SourceInfo, dict[str, str]] | None = None
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -303,7 +305,20 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     aliases = sorted({e.model for e in mp.roster if e.kind == "llm" and e.model})
     models = {a: params.models[a].model_dump(mode="json", exclude={"alias"})
               for a in aliases if a in params.models}
+    imported = None
+    if mp.imported:
+        from marketarena.importing import read_report
+
+        record = read_report(paths.episodes(instance)) or {}
+        about = captions.sources.get(mp.source.format) or captions_mod.SourceInfo(
+            title=f"Imported games ({mp.source.format})", about="")
+        facts = {"format": mp.source.format, "source": mp.source.path,
+                 "episodes": number(record.get("episodes"))}
+        facts.update({k.replace("_", " "): _fact(v)
+                      for k, v in sorted((record.get("report") or {}).items())})
+        imported = (about, facts)
     return InstancePage(
+        imported=imported,
         name=instance, kind=kind, info=captions.market,
         board_note=captions.board or "TrueSkill by player over episodes (one free-for-all match "
                                      "per episode), with 95% bootstrap intervals over episodes.",
@@ -312,6 +327,18 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
         models_yaml=yaml.safe_dump(models, sort_keys=True, allow_unicode=True, width=100) if models else "",
         episodes=len(reader), players=len(mp.roster), leader=leader, run=run_info(paths.episodes(instance)),
         problems=problems)
+
+
+def _fact(value: Any) -> str:
+    """An import report's value as one line of the page: numbers as :func:`number`, lists
+    joined, mappings as ``key value`` pairs (at most 20 items, then how many more)."""
+    if isinstance(value, dict):
+        items = [f"{k} {_fact(v)}" for k, v in sorted(value.items())]
+        return "; ".join(items[:20]) + (f"; … {len(items) - 20} more" if len(items) > 20 else "")
+    if isinstance(value, list):
+        items = [_fact(v) for v in value]
+        return ", ".join(items[:20]) + (f", … {len(items) - 20} more" if len(items) > 20 else "")
+    return number(value)
 
 
 def _overall(paths, md: MarkdownIt) -> list[Item]:

@@ -212,6 +212,11 @@ def test_games_without_logged_csa_get_ours_and_their_chat_is_data(tmp_path):
                                                     "S3": 0}
     assert agents["messages_received"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 1, "S2": 1,
                                                      "S3": 0}
+    # S1 to all sellers and S2 to S1: a seller to sellers; S2 to B2 and B2 to S2: across the book
+    assert agents["messages_to_rivals"].to_dict() == {"B1": 0, "B2": 0, "B3": 0, "S1": 1, "S2": 1,
+                                                      "S3": 0}
+    assert agents["messages_to_counterparties"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 0,
+                                                              "S2": 1, "S3": 0}
     board = pd.read_csv(tmp_path / "ec" / "board.csv")
     assert sorted(board["name"]) == [f"model-{c}" for c in "abcdef"]
     assert (board["csa_source"] == "ours").all()
@@ -277,7 +282,14 @@ def _params(tmp_path: Path, source: Path, **market) -> Path:
 def test_an_imported_instance_runs_through_the_pipeline(tmp_path):
     from marketarena.config import load_params
     from marketarena.importing import REPORT
-    from marketarena.pipeline import Paths, run_metrics, run_ratings, run_reference, run_simulate
+    from marketarena.pipeline import (
+        Paths,
+        run_figures,
+        run_metrics,
+        run_ratings,
+        run_reference,
+        run_simulate,
+    )
 
     logs = tmp_path / "logs"
     shutil.copytree(CHAT, logs)
@@ -297,6 +309,10 @@ def test_an_imported_instance_runs_through_the_pipeline(tmp_path):
     assert agents.loc["S2", "messages_sent"] == 2
     board = run_ratings("collusion", params, paths)
     assert sorted(board["name"]) == [f"model-{c}" for c in "abcdef"]
+    assert (board["csa_source"] == "ours").all()
+    assert board.set_index("name").loc["model-e", "messages_sent_mean"] == 2
+    figures = run_figures("collusion", params, paths)
+    assert paths.reports / "figures" / "collusion" / "chat_surplus.png" in figures
     # a bad file: one error, the earlier import exactly as it was
     rs = _records(logs / "auction_chat_1.jsonl")
     rs[5]["price"] = 1e308

@@ -149,11 +149,17 @@ class DoubleAuctionPlugin(MarketPlugin):
                 "collapses over many games until one upset breaks the update; raise rating_tau "
                 "(0.001 keeps σ reflecting the games)") from None
         board = board.rename(columns={"player": "name"})
+        extra = {}
+        if "csa_source" in agents:  # imported games: whose CSα rated the player's games
+            extra["csa_source"] = ("csa_source", lambda s: "+".join(sorted(set(s))))
+        for col in ("messages_sent", "messages_private", "messages_to_rivals"):  # a chat
+            if col in agents:
+                extra[f"{col}_mean"] = (col, "mean")
         info = agents.groupby("name").agg(
             kind=("kind", "first"), strategy=("strategy", "first"), model=("model", "first"),
             csa_mean=("csa", "mean"), surplus_mean=("surplus", "mean"),
             trade_freq=("trade_freq", "mean"), mean_offset=("mean_offset", "mean"),
-            game_efficiency=("game_efficiency", "mean"))
+            game_efficiency=("game_efficiency", "mean"), **extra)
         ci = pd.DataFrame(
             [(name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed)[1:])
              for name, v in agents.groupby("name")["csa"]], columns=["name", "csa_lo", "csa_hi"])
@@ -175,7 +181,7 @@ class DoubleAuctionPlugin(MarketPlugin):
         market = pd.read_parquet(Path(metrics_dir) / "market.parquet")
         # the instance's leaderboard (ratings stage): reports/leaderboards/<instance>.csv
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
-        out = plots.draw_all(board, agents, rounds, Path(figures_dir))
+        out = plots.draw_all(board, agents, rounds, Path(figures_dir), market)
         cols = ["rank", "name", "mu", "sigma", "mu_lo", "mu_hi", "rank_lo", "rank_hi", "games",
                 "csa_mean", "trade_freq", "mean_offset", "game_efficiency"]
         shown = board[[c for c in cols if c in board.columns]].copy()

@@ -132,15 +132,32 @@ GROUP_RECIPIENTS = ("all", "all_buyers", "all_sellers", "all_traders")
 
 
 def with_chat(seats: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
-    """Per seat, its chat (``messages`` of an imported game): ``messages_sent``,
-    ``messages_private`` (to one trader), ``messages_group`` (to all, all buyers or all
-    sellers), ``chat_chars`` (characters written) and ``messages_received`` (sent to it
-    privately). Zero for a seat that wrote nothing; the columns are absent without a chat."""
+    """Per seat, its chat (``messages`` of an imported game), to whom:
+
+    - ``messages_sent``: every message it wrote (an empty one, BAZAAR's way of staying silent,
+      is not logged as a message);
+    - ``messages_private`` (to one trader) and ``messages_group`` (to all, all buyers or all
+      sellers);
+    - ``messages_to_rivals``: to its own side (a seller to all sellers or to one seller): the
+      channel a cartel needs; ``messages_to_counterparties``: to the other side; a message to
+      everyone counts in neither;
+    - ``chat_chars``: characters written; ``messages_received``: sent to it privately.
+
+    Zero for a seat that wrote nothing; the columns are absent without a chat."""
     if messages is None or messages.empty or "sender" not in messages:
         return seats
+    side = seats.set_index(["episode_id", "agent_id"])["role"]
     m = messages.assign(private=~messages["recipients"].isin(GROUP_RECIPIENTS))
+    own = pd.Series(list(zip(m["episode_id"], m["sender"]))).map(side).to_numpy()
+    to = np.where(m["recipients"] == "all_buyers", "buyer",
+                  np.where(m["recipients"] == "all_sellers", "seller", ""))
+    seat_to = pd.Series(list(zip(m["episode_id"], m["recipients"]))).map(side).fillna("").to_numpy()
+    to = np.where(m["private"], seat_to, to)
+    m = m.assign(to_rivals=(to == own) & (to != ""), to_counterparties=(to != own) & (to != ""))
     key = ["episode_id", "sender"]
     sent = m.groupby(key).agg(messages_sent=("text", "size"), messages_private=("private", "sum"),
+                              messages_to_rivals=("to_rivals", "sum"),
+                              messages_to_counterparties=("to_counterparties", "sum"),
                               chat_chars=("chars", "sum"))
     sent["messages_group"] = sent["messages_sent"] - sent["messages_private"]
     received = m[m["private"]].groupby(["episode_id", "recipients"]).size().rename(
@@ -149,8 +166,8 @@ def with_chat(seats: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
                       on=["episode_id", "agent_id"], how="left")
     out = out.merge(received.rename_axis(["episode_id", "agent_id"]).reset_index(),
                     on=["episode_id", "agent_id"], how="left")
-    cols = ["messages_sent", "messages_private", "messages_group", "chat_chars",
-            "messages_received"]
+    cols = ["messages_sent", "messages_private", "messages_group", "messages_to_rivals",
+            "messages_to_counterparties", "chat_chars", "messages_received"]
     out[cols] = out[cols].fillna(0).astype("int64")
     return out
 
