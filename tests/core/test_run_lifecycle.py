@@ -32,6 +32,7 @@ from marketarena.llm.fake import LoopbackEndpoint, Reply
 from marketarena.llm.mock import _schema_of, random_instance
 from marketarena.llm.spec import ModelSpec
 from marketarena.simulate import spend_ledger_path
+from tests.processes import alive, children, python, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE = 50.0  # USD per million tokens, in and out: a request's bound is a few cents
@@ -85,45 +86,8 @@ class Endpoint:
 
 def start(params: Path) -> subprocess.Popen:
     """``marketarena simulate english_auction`` in its own session (signals reach only it)."""
-    return subprocess.Popen([sys.executable, "-m", "marketarena.cli", "simulate", "english_auction",
-                             "--params", str(params)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
-
-
-def wait_for(condition, timeout_s: float = 120.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def children(pid: int) -> set[int]:
-    """Every live descendant of ``pid``."""
-    out, frontier = set(), {pid}
-    while frontier:
-        found = set()
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if int(fields[1]) in frontier and fields[0] != "Z":
-                    found.add(int(entry.name))
-        out |= found
-        frontier = found
-    return out
+    return python("-m", "marketarena.cli", "simulate", "english_auction", "--params", str(params),
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def bound_of(body: dict, spec: ModelSpec) -> float:
