@@ -1,15 +1,18 @@
 """Issue 49: ``core.lifetime``, what keeps every child process from outliving its parent. Real
 processes: a child started by ``lifetime.popen`` (from the main thread or a short-lived one) dies
-when its parent is SIGKILLed; a child whose parent is already gone ends at once; ``stop`` kills
-what ignores SIGINT; SIGTERM and SIGHUP become ``KeyboardInterrupt`` inside
-``terminate_as_interrupt`` and get their old handlers back after it."""
+when its parent is SIGKILLed, not when that thread ends (as a plain fork from it would); a child
+whose parent is already gone ends at once; ``stop`` kills what ignores SIGINT; SIGTERM and SIGHUP
+become ``KeyboardInterrupt`` inside ``terminate_as_interrupt`` and get their old handlers back
+after it."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -50,6 +53,19 @@ def test_a_child_dies_with_its_killed_parent_and_not_with_the_thread_that_starte
     finally:
         parent.kill()
         parent.wait()
+
+
+@linux
+def test_the_kernel_ties_the_signal_to_the_forking_thread():
+    """Why ``lifetime.popen`` forks in a lasting thread: a child given the parent-death signal by
+    a plain Popen from a short-lived thread is killed when that thread ends."""
+    started = []
+    init = functools.partial(lifetime.die_with_parent, os.getpid())
+    thread = threading.Thread(target=lambda: started.append(
+        subprocess.Popen(["sleep", "300"], preexec_fn=init)))
+    thread.start()
+    thread.join()
+    assert started[0].wait(timeout=10) == -signal.SIGKILL
 
 
 def test_a_child_whose_parent_is_already_gone_ends_at_once():
