@@ -147,7 +147,7 @@ def test_no_process_of_a_run_outlives_its_parent(tmp_path, sig):
         wait_for(lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
                  what="two workers asking the endpoint")
         started = children(run.pid)
-        run.send_signal(sig)  # SIGINT: the pool is stopped; the others: the kernel kills it
+        run.send_signal(sig)  # SIGINT: the pool is stopped; the others: the kernel kills them
         run.communicate(timeout=30)
         wait_for(lambda: not any(alive(p) for p in started), timeout_s=30,
                  what=f"the run's processes {sorted(p for p in started if alive(p))} to end")
