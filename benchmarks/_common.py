@@ -5,6 +5,7 @@ temporary folder, and a loopback LLM endpoint in a process of its own."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import tempfile
 import time
 from importlib import resources
@@ -52,8 +53,15 @@ def default_sweep(kind: str) -> dict[str, float]:
             "episodes": summary["played"], "params": params}
 
 
-def _serve(responder, delay: float, conn, counter) -> None:
+def _serve(responder, delay: float, conn, counter, parent: int) -> None:
     from marketarena.llm.fake import LoopbackEndpoint
+
+    try:  # a killed benchmark leaves no endpoint behind
+        from marketarena.core.lifetime import die_with_parent
+    except ImportError:  # a checkout before issue 49: close() or the benchmark's exit ends it
+        pass
+    else:
+        die_with_parent(parent)
 
     def counting(body: dict):
         with counter.get_lock():
@@ -71,14 +79,15 @@ class EndpointProcess:
     """``llm.fake.LoopbackEndpoint(responder, delay)`` in a process of its own (forked), so that
     its threads do not compete with the simulation for the GIL: what a benchmark measures is our
     side of the HTTP connection. ``base_url``; ``calls`` so far; ``close()`` returns the most
-    requests it had in flight at once (-1 on checkouts that do not count them)."""
+    requests it had in flight at once (-1 on checkouts that do not count them). The process
+    dies with the benchmark's, however that ends (``core.lifetime.die_with_parent``)."""
 
     def __init__(self, responder, delay: float):
         ctx = mp.get_context("fork")
         self._conn, child = ctx.Pipe()
         self._counter = ctx.Value("i", 0)
-        self._process = ctx.Process(target=_serve, args=(responder, delay, child, self._counter),
-                                    daemon=True)
+        self._process = ctx.Process(target=_serve, daemon=True, args=(
+            responder, delay, child, self._counter, os.getpid()))
         self._process.start()
         self.base_url = self._conn.recv()
 

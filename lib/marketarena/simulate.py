@@ -47,11 +47,11 @@ share); the spend ledger (``llm/budget.py``) is a locked file all workers charge
 ``openai_factory``) the run stays in one process.
 
 Workers end with their run, however it ends (:func:`episodes_lock`, :func:`_worker_init`): the
-kernel kills a worker when the main process dies (``PR_SET_PDEATHSIG``, even on kill -9), a worker
-also checks its parent between units, Ctrl-C or a bug in the main process kills the pool, and a
-worker's death (the OOM killer) stops the others and ends the run with one line. Every process of
-a run holds the instance's liveness lock, so a resume started while anything of an earlier run
-lives refuses, naming the pids.
+kernel kills a worker when the main process dies (``PR_SET_PDEATHSIG`` set by ``core/lifetime.py``,
+even on kill -9), a worker also checks its parent between units, Ctrl-C or a bug in the main
+process kills the pool, and a worker's death (the OOM killer) stops the others and ends the run
+with one line. Every process of a run holds the instance's liveness lock, so a resume started
+while anything of an earlier run lives refuses, naming the pids.
 
 Run information (wall time, LLM cost, latency, retries, cache hits) is not part of the episode
 logs: it goes to the run log (``run_dir``, default ``data/run_logs/<instance>/``; ``core.logs``
@@ -86,6 +86,7 @@ import marketarena
 from marketarena import progress as progress_line
 from marketarena.config import Params, available_cores
 from marketarena.core import logs
+from marketarena.core.lifetime import die_with_parent, stop_pool
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin
 from marketarena.core.registry import plugin_for
 from marketarena.core.runner import run_episode
@@ -460,12 +461,12 @@ def _play_in_workers(instance, params, data_dir, dirs, n_units, todo, progress,
                         error = error or exc
                         _drain(units)
     except BrokenProcessPool:
-        _stop(pool)
+        stop_pool(pool)
         raise RunAborted("a worker process died (killed from outside: the out-of-memory killer, "
                          "kill -9, ...); every finished unit is kept; run again to resume, with "
                          "fewer execution.workers if memory is short") from None
     except BaseException:  # Ctrl-C, a bug: no worker may outlive the run
-        _stop(pool)
+        stop_pool(pool)
         raise
     finally:
         units.cancel_join_thread()  # nothing left to deliver: exit without waiting on the pipe
@@ -490,16 +491,6 @@ def _drain(units) -> None:
             return
 
 
-def _stop(pool) -> None:
-    """Stop a process pool now: queued work cancelled, every worker killed and reaped."""
-    processes = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.kill()
-    for process in processes:
-        process.join(10)
-
-
 #: the main process of the run a worker belongs to (None in the main process itself)
 _PARENT: int | None = None
 _LIVE_LOCK = None
@@ -518,22 +509,14 @@ def _set_counters(counters: progress_line.Counters | None, slot: int) -> None:
 
 
 def _worker_init(parent: int, live: str, counters_array=None, units=None, slots=None) -> None:
-    """A worker's start: die with the run's main process (Linux ``PR_SET_PDEATHSIG``: the kernel
+    """A worker's start: die with the run's main process (``core/lifetime.py``: on Linux the kernel
     sends SIGKILL when it dies, however it dies; elsewhere :func:`_check_parent` between units) and
     hold the run's liveness lock (shared) for as long as the worker lives."""
     global _PARENT, _LIVE_LOCK, _COUNTERS_ARRAY, _UNITS, _SLOTS
     _PARENT = parent
     _COUNTERS_ARRAY = counters_array  # shared memory: handed over when the process starts
     _UNITS, _SLOTS = units, slots
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    _check_parent()  # the parent may have died before the line above took effect
+    die_with_parent(parent)  # core/lifetime.py: also exits if the parent is already gone
     _LIVE_LOCK = open(live, "a+")  # noqa: SIM115 - held until the process ends
     try:
         fcntl.flock(_LIVE_LOCK, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -6,7 +6,8 @@ OpenAI-compatible endpoint (``llm.fake.LoopbackEndpoint``) whose answers we cont
 - kill -9 with requests in flight (the endpoint hangs): the next open of the spend ledger charges
   every request the endpoint received at its bound, across repeated kills, and a last run with the
   limit just above that stops within it;
-- the parent of a two-worker run killed with SIGKILL: no process the run started outlives it;
+- the parent of a two-worker run ended by SIGKILL, SIGTERM or SIGINT: no process the run started
+  outlives it (``docs/reliability.md``);
 - a resume while a process of an earlier run still holds the instance: refused in one line;
 - a worker killed from outside (the OOM killer): the run ends in one ``error:`` line, no
   traceback, no process left, and resumes.
@@ -32,6 +33,7 @@ from marketarena.llm.fake import LoopbackEndpoint, Reply
 from marketarena.llm.mock import _schema_of, random_instance
 from marketarena.llm.spec import ModelSpec
 from marketarena.simulate import spend_ledger_path
+from tests.processes import alive, children, python, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICE = 50.0  # USD per million tokens, in and out: a request's bound is a few cents
@@ -85,45 +87,8 @@ class Endpoint:
 
 def start(params: Path) -> subprocess.Popen:
     """``marketarena simulate english_auction`` in its own session (signals reach only it)."""
-    return subprocess.Popen([sys.executable, "-m", "marketarena.cli", "simulate", "english_auction",
-                             "--params", str(params)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
-
-
-def wait_for(condition, timeout_s: float = 120.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
-def alive(pid: int) -> bool:
-    """The process exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def children(pid: int) -> set[int]:
-    """Every live descendant of ``pid``."""
-    out, frontier = set(), {pid}
-    while frontier:
-        found = set()
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if int(fields[1]) in frontier and fields[0] != "Z":
-                    found.add(int(entry.name))
-        out |= found
-        frontier = found
-    return out
+    return python("-m", "marketarena.cli", "simulate", "english_auction", "--params", str(params),
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def bound_of(body: dict, spec: ModelSpec) -> float:
@@ -172,7 +137,9 @@ def test_kill_9_with_requests_in_flight_charges_them_and_the_limit_holds(tmp_pat
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc")
-def test_no_process_of_a_run_outlives_its_killed_parent(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
+                         ids=lambda sig: sig.name)
+def test_no_process_of_a_run_outlives_its_parent(tmp_path, sig):
     # LLM seats on an endpoint: two workers whatever the machine's cores
     with Endpoint(delay_s=0.02) as endpoint:
         params = write_params(tmp_path, endpoint.server.base_url, llm_seats=1, workers=2, runs=4)
@@ -180,8 +147,8 @@ def test_no_process_of_a_run_outlives_its_killed_parent(tmp_path):
         wait_for(lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
                  what="two workers asking the endpoint")
         started = children(run.pid)
-        run.send_signal(signal.SIGKILL)
-        run.wait()
+        run.send_signal(sig)  # SIGINT: the pool is stopped; the others: the kernel kills them
+        run.communicate(timeout=30)
         wait_for(lambda: not any(alive(p) for p in started), timeout_s=30,
                  what=f"the run's processes {sorted(p for p in started if alive(p))} to end")
         # and the next run resumes: the episodes written so far are kept, the rest are played

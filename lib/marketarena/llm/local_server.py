@@ -35,15 +35,28 @@ Choices:
   answers a ``json_schema`` response_format with HTTP 500 (a request-validation error it reports as a
   server error) and takes the schema as ``{"type": "json_object", "schema": ...}`` instead.
 - Ports: ``port=0`` picks a free loopback port (tests); ``serve()`` defaults to 8080.
+
+Lifetime: the server dies with the process that started it, whatever ends that process
+(``core/lifetime.py``). It is started by ``lifetime.popen``, so on Linux the kernel SIGKILLs it
+when its parent dies, even by SIGKILL (the parent-death signal, as the simulate workers have).
+``serve()`` first turns SIGTERM and SIGHUP into ``KeyboardInterrupt``
+(``lifetime.terminate_as_interrupt``), so on Ctrl-C, SIGTERM, SIGHUP or an exception its
+``finally`` stops the server (SIGINT, SIGKILL after 10 s, reaped: the port is free when ``serve``
+returns; 0 on an interrupt). ``start_server()``'s server stops on ``stop()``, on leaving its
+``with`` block, on an exception while it starts, and at the interpreter's exit (``atexit``), its
+log file closed; on a SIGTERM or SIGKILL of the script, the kernel's signal ends it. Called from a
+thread other than the main one, ``start_server`` still forks from a thread that lives as long as
+the process (the kernel ties the signal to the forking thread), so the server does not die with a
+short-lived thread. ``docs/reliability.md`` lists every process the project starts.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -54,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Sequence
 
+from marketarena.core import lifetime
 from marketarena.core.files import replaced, write_atomic
 from marketarena.llm.spec import ModelSpec
 
@@ -233,16 +247,15 @@ class LocalServer:
         return local_model_spec(self.base_url, alias=alias, **overrides)
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
+        """SIGINT (the server shuts down cleanly), SIGKILL after ``timeout`` s; reaped, its log
+        closed. Idempotent."""
+        atexit.unregister(self.stop)
+        try:
+            lifetime.stop(self.process, timeout)
+        finally:
+            if self._log_file is not None:
+                self._log_file.close()
+                self._log_file = None
 
     def __enter__(self) -> "LocalServer":
         return self
@@ -265,6 +278,7 @@ def start_server(
     python: str | None = None,
 ) -> LocalServer:
     """Start the local model server in the background (``port=0``: a free port) and wait until ready.
+    It dies with this process (module docstring); ``stop()`` or a ``with`` block ends it sooner.
 
     ``python``: the interpreter that has llama-cpp-python (default: this one)."""
     if python is None and not llama_cpp_available():
@@ -288,8 +302,14 @@ def start_server(
         extra_args=extra_args,
         python=python,
     )
-    process = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        process = lifetime.popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL)
+    except BaseException:
+        log_file.close()
+        raise
     server = LocalServer(process, host, port, model_file, log, _log_file=log_file)
+    atexit.register(server.stop)
     try:
         server.startup_s = wait_until_ready(server.base_url, ready_timeout, process=process, log_path=log)
     except BaseException:
@@ -308,30 +328,28 @@ def serve(
     ready_timeout: float = 180.0,
 ) -> int:
     """Foreground: assemble the model once, run the server, print its base_url, and wait until it
-    exits or Ctrl-C. Returns the server's exit code."""
-    model_file = model_path()
-    cmd = server_command(
-        model_file, host, port, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch
-    )
-    print(f"model: {model_file}", flush=True)
-    process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
-    try:
-        waited = wait_until_ready(f"http://{host}:{port}/v1", ready_timeout, process=process)
-        print(
-            f"ready after {waited:.1f}s: base_url http://{host}:{port}/v1, model {MODEL_ALIAS} "
-            "(api_key_env: null); Ctrl-C stops it",
-            flush=True,
+    exits or Ctrl-C, SIGTERM or SIGHUP (0 then). Returns the server's exit code. The server is
+    stopped and reaped before this returns or raises, and dies with this process if it is killed
+    (module docstring)."""
+    with lifetime.terminate_as_interrupt():
+        model_file = model_path()
+        cmd = server_command(
+            model_file, host, port, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch
         )
-        return process.wait()
-    except KeyboardInterrupt:
-        return 0
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        print(f"model: {model_file}", flush=True)
+        process = lifetime.popen(cmd, stdin=subprocess.DEVNULL)
+        try:
+            waited = wait_until_ready(f"http://{host}:{port}/v1", ready_timeout, process=process)
+            print(
+                f"ready after {waited:.1f}s: base_url http://{host}:{port}/v1, model {MODEL_ALIAS} "
+                "(api_key_env: null); Ctrl-C stops it",
+                flush=True,
+            )
+            return process.wait()
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            lifetime.stop(process)
 
 
 def local_model_spec(base_url: str, alias: str = "gemma-local", **overrides: Any) -> ModelSpec:

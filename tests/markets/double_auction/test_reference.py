@@ -1,8 +1,12 @@
-"""The CSα reference table: tabulation by hand, pooling of sparse buckets, CSα lookup, the stage."""
+"""The CSα reference table: tabulation by hand, pooling of sparse buckets, CSα lookup, the stage,
+and its worker processes, which end with the process that started them (issue 49)."""
 
 from __future__ import annotations
 
 import json
+import signal
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,6 +14,8 @@ import pytest
 
 from marketarena.markets.double_auction.reference import (
     INFO, TABLE, compute_reference, seat_csa, tabulate)
+
+from tests.processes import alive, children, python, wait_for
 
 from .conftest import small_params
 
@@ -70,3 +76,32 @@ def test_reference_stage_outputs(tmp_path):
     again = tmp_path / "again"
     compute_reference(mp, again, workers=2)  # two processes, the same table byte for byte
     assert (again / TABLE).read_bytes() == (tmp_path / TABLE).read_bytes()
+
+
+ENDLESS = """
+from marketarena.markets.double_auction.reference import truthful_seats
+from tests.markets.double_auction.conftest import small_params
+truthful_seats(small_params(reference={"games_per_distribution": 1_000_000}), workers=2)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
+                         ids=lambda sig: sig.name)
+def test_reference_workers_end_with_their_parent(sig):
+    run = python("-c", ENDLESS, cwd=Path(__file__).resolve().parents[3])
+    try:
+        def workers() -> list[int]:
+            assert run.poll() is None, f"the run ended with {run.returncode}"
+            return [pid for pid in children(run.pid)
+                    if b"--multiprocessing-fork" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+        wait_for(lambda: len(workers()) == 2, timeout_s=120, what="two reference workers")
+        started = children(run.pid)  # the workers and multiprocessing's resource tracker
+        run.send_signal(sig)  # SIGINT: the pool is stopped; the others: the kernel kills them
+        run.wait(timeout=30)
+        wait_for(lambda: not any(alive(p) for p in started), timeout_s=10,
+                 what=f"the workers {sorted(p for p in started if alive(p))} to end")
+    finally:
+        run.kill()
+        run.wait()

@@ -33,11 +33,13 @@ CSα of a seat with game surplus S = clip((S - mean) / sd_used, -clip, clip).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from marketarena.core.lifetime import die_with_parent, stop_pool
 from marketarena.core.params import RosterEntry
 from marketarena.core.plugin import EpisodeSpec
 from marketarena.core.runner import play_quietly
@@ -86,7 +88,9 @@ def play_reference_games(mp: DoubleAuctionParams, games: range) -> list[dict]:
 def truthful_seats(mp: DoubleAuctionParams, workers: int = 1) -> pd.DataFrame:
     """Every reference game's truthful seat: game, distribution, role, value, surplus, ce_surplus.
     With ``workers`` > 1 the games are split into that many contiguous ranges played by spawned
-    processes; the rows are the same, in game order."""
+    processes; the rows are the same, in game order. The processes end with this call however it
+    ends: killed on an exception or Ctrl-C, and by the kernel if this process dies
+    (``core/lifetime.py``)."""
     n = mp.reference.games_per_distribution * len(mp.distributions)
     workers = max(1, min(workers, n // 200))  # a process is worth starting for 200 games or more
     if workers == 1:
@@ -95,10 +99,16 @@ def truthful_seats(mp: DoubleAuctionParams, workers: int = 1) -> pd.DataFrame:
     from concurrent.futures import ProcessPoolExecutor
 
     cuts = np.linspace(0, n, workers + 1).astype(int)
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        parts = pool.map(play_reference_games, [mp] * workers,
-                         [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])])
-        return pd.DataFrame([row for part in parts for row in part])
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+    try:
+        parts = list(pool.map(play_reference_games, [mp] * workers,
+                              [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]))
+    except BaseException:  # Ctrl-C, a bug: no worker may outlive the call
+        stop_pool(pool)
+        raise
+    pool.shutdown()
+    return pd.DataFrame([row for part in parts for row in part])
 
 
 def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) -> pd.DataFrame:
