@@ -61,6 +61,11 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
     with one_line_errors(debug):
         for name, mp in params.markets.items():
             plugin, _ = plugin_for(params, name)
+            if mp.imported:  # its games are read, not planned: nothing to seat
+                pool = f"; its reference plays against {len(mp.roster)} players" if mp.roster else ""
+                typer.echo(f"{name} ({mp.market}): imported, {mp.source.format} games from "
+                           f"{mp.source.path}{pool}")
+                continue
             seated = check_seating(name, params, source=params_file)
             kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()
             kind = "" if mp.market == name else f" ({mp.market})"
@@ -96,6 +101,10 @@ def play(
     params = _load(params_file)
     _market(params, market)
     plugin, mp = plugin_for(params, market)
+    if mp.imported:
+        typer.echo(f"error: {market} is imported: its games are read from {mp.source.path}, not "
+                   "played (`marketarena view` shows them)", err=True)
+        raise typer.Exit(2)
     paths = Paths.of(params_file, root)
     aliases = llm_aliases(params, market)
     if run < 0 or run >= mp.runs:

@@ -342,3 +342,13 @@ def test_source_params_are_checked(tmp_path):
     with pytest.raises(ParamsError, match=r"markets.collusion.source.format: double_auction imports "
                                           r"the formats bazaar \(got 'agent_bazaar'\)"):
         load_params(path)
+
+
+def test_validate_and_play_say_what_an_imported_instance_is(tmp_path):
+    path = _params(tmp_path, CHAT)
+    res = CliRunner().invoke(app, ["validate", "--params", str(path)])
+    assert res.exit_code == 0, res.output
+    assert f"collusion (double_auction): imported, bazaar games from {CHAT}; its reference " \
+           "plays against 7 players" in res.output
+    res = CliRunner().invoke(app, ["play", "collusion", "--params", str(path)])
+    assert res.exit_code == 2 and "collusion is imported: its games are read from" in res.output
