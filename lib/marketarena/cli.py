@@ -246,6 +246,11 @@ def import_bazaar(
                             "when the import succeeds)"),
     passes: int = typer.Option(200, min=1, max=100_000, help="shuffled TrueSkill passes of the "
                                "board"),
+    reference_games: int = typer.Option(2000, "--reference-games", min=10, max=1_000_000,
+                                        help="games per distribution of our truthful CSα reference, "
+                                        "for games that logged no CSα"),
+    workers: int = typer.Option(0, "--workers", min=0, max=1024, help="processes for that "
+                                "reference (0: one per core)"),
     debug: bool = DebugOpt,
 ) -> None:
     """Read BAZAAR's published game logs (JSONL) into our log schema: episodes (shards) with
@@ -255,10 +260,12 @@ def import_bazaar(
     by CSα). A bad file stops the import in one line naming the file and line, and leaves an
     earlier import in --out as it was. To put the games on the results site and in the viewer,
     make them an instance instead (README "Published games"). See markets/double_auction/bazaar.py."""
+    from marketarena.config import available_cores
     from marketarena.markets.double_auction.bazaar import import_logs
 
     with one_line_errors(debug):
-        s = import_logs(logs, out, passes=passes)
+        s = import_logs(logs, out, passes=passes, workers=workers or available_cores(),
+                        reference_games=reference_games)
     llm = s["spearman_llm"]
     chat = f", {s['messages']} chat messages" if s["messages"] else ""
     typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")

@@ -488,7 +488,8 @@ def own_csa(seats: pd.DataFrame, games: list[LoggedGame], out: Path, workers: in
 
 
 def import_logs(folder: str | Path, out: str | Path, shard_episodes: int = 600,
-                passes: int = 200, seed: int = 0, workers: int = 1) -> dict:
+                passes: int = 200, seed: int = 0, workers: int = 1,
+                reference_games: int = 2000) -> dict:
     """Import every game under ``folder`` into ``out`` (``marketarena import-bazaar``):
 
     - ``episodes/``: the games as shards of ``shard_episodes`` (our log schema; game ``k`` in
@@ -529,7 +530,7 @@ def import_logs(folder: str | Path, out: str | Path, shard_episodes: int = 600,
         if unrated:
             mine = seats["episode_id"].isin({e for _, _, e in unrated})
             own, reference = own_csa(seats[mine], [g for g, _, _ in unrated], tmp / "reference",
-                                     workers)
+                                     workers, reference_games)
             seats = seats.merge(own[["episode_id", "agent_id", "own_csa"]],
                                 on=["episode_id", "agent_id"], how="left")
         seats = da_metrics.choose_csa(seats)
