@@ -25,7 +25,8 @@ How:
   parent once, and children end on the paths that run our code (Ctrl-C, SIGTERM under
   :func:`terminate_as_interrupt`, exceptions, the interpreter's exit), not on SIGKILL.
 
-Also here, so that every launcher stops its children the same way: :func:`stop` (a signal, SIGINT
+Also here, so that every launcher stops its children the same way: :func:`pool_map` (a function
+mapped over items by a pool of such workers, in order), :func:`stop` (a signal, SIGINT
 by default, so that a server shuts down cleanly; SIGKILL after a timeout or a second interrupt;
 reaped), :func:`stop_pool` (a process pool's queued work cancelled, its workers killed and reaped)
 and :func:`terminate_as_interrupt` (SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in the main
@@ -139,6 +140,30 @@ def stop_pool(pool: Any) -> None:
         process.kill()
     for process in processes:
         process.join(10)
+
+
+def pool_map(fn: Callable[..., T], *iterables: Sequence[Any], workers: int,
+             start_method: str = "spawn") -> list[T]:
+    """``[fn(*args) for args in zip(*iterables)]``, in that order, run by ``workers`` processes
+    that end with this call however it ends: killed on an exception or Ctrl-C (:func:`stop_pool`),
+    and by the kernel if this process dies (:func:`die_with_parent`). One worker or one item: in
+    this process. ``fn`` must be a module-level function (it is pickled)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    items = list(zip(*iterables))
+    if workers <= 1 or len(items) <= 1:
+        return [fn(*args) for args in items]
+    pool = ProcessPoolExecutor(min(workers, len(items)),
+                               mp_context=multiprocessing.get_context(start_method),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
+    try:
+        out = list(pool.map(fn, *zip(*items)))
+    except BaseException:  # Ctrl-C, a bug: no worker may outlive the call
+        stop_pool(pool)
+        raise
+    pool.shutdown()
+    return out
 
 
 @contextmanager

@@ -27,12 +27,13 @@ sees, the firm-side sample of competitor prices.
 Log tables (``step`` = the day, 0-based):
   states    step, agent_id, cash_start, price, supply_asked, supply, cost, units_sold, revenue,
             unsold, overhead, holding, tax, fee, profit, cash_end, bankrupt
-  orders    step, order, consumer, firm (agent id, "" for none), seen, price, wanted, filled,
-            spend, surplus
+  orders    step, order, consumer, firm (agent id, "" for none), seen, price, wanted, budget
+            (the shopper's cash before it, NaN without consumer_savings), filled, spend, surplus
   days      step, active, shoppers, mean_price, filled, wanted, spend, surplus, health
   consumers consumer, income
-  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price,
-            initial_cash, overhead, tax_rate, platform_fee, holding_cost, unsold, arrival_rate
+  setting   discovery_limit, stabilizing, firms, consumers, days, unit_cost, max_price (NaN:
+            none), initial_cash, overhead, tax_rate, platform_fee, holding_cost, unsold,
+            arrival_rate, demand_index, consumer_savings, liability
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class CrashMarket(EventLog):
         n = len(self.ids)
         self.t = 0
         self.cash = np.full(n, float(p.initial_cash))
+        self.savings = np.zeros(p.consumers)  # consumers' cash (consumer_savings)
         self.stock = np.zeros(n)
         self.active = np.ones(n, dtype=bool)
         self.last_price = np.full(n, 2.0 * p.unit_cost)
@@ -141,11 +143,26 @@ class CrashMarket(EventLog):
         firm = rules.choose_cheapest(seen, np.where(np.isnan(price), np.inf, price))
         order_price = np.where(firm >= 0, price[np.maximum(firm, 0)], np.nan)
         income = self.consumers.income[who]
-        wanted = rules.demand(income, order_price, p.max_price)
+        index = rules.posted_mean(price, offering) if p.demand_index == "mean_quote" else None
+        wanted = rules.demand(income, order_price, p.max_price, index)
         firm = np.where(wanted > 0, firm, -1)
-        filled = rules.fill_orders(firm, wanted, self.stock)
+        budget = np.full(who.size, np.nan)
+        if p.consumer_savings:  # every consumer earns the day's income; shoppers spend from it
+            self.savings += self.consumers.income
+            budget = self.savings[who]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                affordable = np.where(firm >= 0, np.minimum(wanted, budget / order_price), 0.0)
+        else:
+            affordable = wanted
+        filled = rules.fill_orders(firm, affordable, self.stock)
         spend = np.where(filled > 0, filled * order_price, 0.0)
-        surplus = rules.consumer_surplus(income, wanted, filled, order_price, p.max_price)
+        if p.consumer_savings:
+            self.savings[who] -= spend
+        if p.max_price is None:
+            surplus = rules.ces_surplus(income, filled, order_price,
+                                        order_price if index is None else index, p.ces_sigma)
+        else:
+            surplus = rules.consumer_surplus(income, wanted, filled, order_price, p.max_price)
         units = np.bincount(firm[firm >= 0], weights=filled[firm >= 0], minlength=n)
         revenue = np.bincount(firm[firm >= 0], weights=spend[firm >= 0], minlength=n)
         self.stock -= units
@@ -158,13 +175,11 @@ class CrashMarket(EventLog):
             self.stock[:] = 0.0
         else:
             holding = unsold * p.holding_cost
-        overhead = np.where(self.active, p.overhead, 0.0)
-        self.cash -= overhead + holding
-        positive = np.maximum(self.cash, 0.0) * self.active
-        tax, fee = positive * p.tax_rate, positive * p.platform_fee
-        self.cash -= tax + fee
+        overhead, holding, tax, fee, bankrupt = rules.day_costs(
+            self.cash, self.active, p.overhead, holding, p.tax_rate, p.platform_fee,
+            limited=p.liability == "limited")
+        self.cash -= overhead + holding + tax + fee
         profit = revenue - cost - overhead - holding - tax - fee
-        bankrupt = self.active & (self.cash < 0)
 
         # -- logs
         sellers = self.active.copy()
@@ -181,7 +196,7 @@ class CrashMarket(EventLog):
                                                          + fee[i]), profit=float(profit[i])))
         self.rows["orders"].append((np.full(who.size, t), np.arange(who.size), who,
                                     np.where(firm >= 0, firm, n), (seen >= 0).sum(axis=1),
-                                    order_price, wanted, filled, spend, surplus))
+                                    order_price, wanted, budget, filled, spend, surplus))
         for i in np.flatnonzero(bankrupt):
             self.retire(t, 0, self.ids[i], f"cash {self.cash[i]:.4f} < 0")
         self.active &= ~bankrupt
@@ -208,8 +223,8 @@ class CrashMarket(EventLog):
     def tables(self) -> dict[str, pd.DataFrame]:
         p = self.p
         out = {name: pd.DataFrame(self.rows[name], columns=cols) for name, cols in self.COLUMNS.items()}
-        columns = ["step", "order", "consumer", "firm", "seen", "price", "wanted", "filled",
-                   "spend", "surplus"]
+        columns = ["step", "order", "consumer", "firm", "seen", "price", "wanted", "budget",
+                   "filled", "spend", "surplus"]
         orders = self.rows["orders"]
         if orders:  # one frame at the end: a frame a day costs more than the day's arithmetic
             data = dict(zip(columns, (np.concatenate(c) for c in zip(*orders))))
@@ -223,8 +238,9 @@ class CrashMarket(EventLog):
             "discovery_limit": self.discovery_limit,
             "stabilizing": sum(r == "stabilizing" for r in self.roles), "firms": len(self.ids),
             "consumers": p.consumers, "days": p.days, "unit_cost": p.unit_cost,
-            "max_price": p.max_price, "initial_cash": p.initial_cash, "overhead": p.overhead,
+            "max_price": np.nan if p.max_price is None else p.max_price, "initial_cash": p.initial_cash, "overhead": p.overhead,
             "tax_rate": p.tax_rate, "platform_fee": p.platform_fee,
             "holding_cost": p.holding_cost, "unsold": p.unsold,
-            "arrival_rate": p.consumer.arrival_rate}])
+            "arrival_rate": p.consumer.arrival_rate, "demand_index": p.demand_index,
+            "consumer_savings": p.consumer_savings, "liability": p.liability}])
         return out

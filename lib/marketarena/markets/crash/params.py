@@ -148,8 +148,23 @@ class CrashParams(MarketParams):
                                                "over to the next day (the authors' code) or perishes")
     holding_cost: float = Field(default=0.0, ge=0, le=MAX_AMOUNT, description="per unit and day of "
                                 "carried stock (unsold: carry)")
-    max_price: float = Field(default=10.0, gt=0, le=1e6, description="consumers' choke price "
-                             "(posted prices are at most 10^6)")
+    max_price: float | None = Field(default=10.0, gt=0, le=1e6, description="consumers' choke "
+                                    "price: no order at or above it (null: none, as the authors' "
+                                    "engine; posted prices are at most 10^6)")
+    demand_index: Literal["mean_quote", "chosen_price"] = Field(
+        default="chosen_price", description="a shopper orders its budget over this price: the mean "
+        "of every posted quote (the authors' engine) or the price of the firm it chose")
+    consumer_savings: bool = Field(default=False, description="consumers earn their income every "
+                                   "day and keep what they do not spend; an order is capped at the "
+                                   "shopper's cash (the authors' engine); false: a shopper spends "
+                                   "from the day's income, uncapped")
+    liability: Literal["limited", "unlimited"] = Field(
+        default="unlimited", description="limited: a firm that cannot pay its overhead pays what it "
+        "has and ends at 0 (the authors' engine); unlimited: it is charged in full and ends below 0 "
+        "(bankrupt either way)")
+    ces_sigma: float = Field(default=5.0, gt=1, le=100, description="the consumers' CES elasticity: "
+                             "their willingness to pay, P (I / P)^(1 / sigma), prices consumer "
+                             "surplus when there is no choke price (the authors' sigma 5)")
     history: int = size(3, ge=0, le=1000, description="H: days of own history shown")
     consumer: ConsumerParams = Field(default_factory=ConsumerParams)
     personas: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PERSONAS),
@@ -166,7 +181,7 @@ class CrashParams(MarketParams):
                              f"stabilizer_seats: add puts them beside the firms")
         if self.tax_rate + self.platform_fee >= 1:
             raise ValueError("tax_rate + platform_fee must be below 1 (a share of cash a day)")
-        if not self.max_price > self.unit_cost:
+        if self.max_price is not None and not self.max_price > self.unit_cost:
             raise ValueError(f"max_price ({self.max_price:g}) must exceed unit_cost "
                              f"({self.unit_cost:g}): consumers buy only below it")
         if any(s > 0 for s in self.stabilizing):

@@ -78,16 +78,34 @@ def choose_cheapest(visible: np.ndarray, prices: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(p.min(axis=1)), chosen, -1)
 
 
-def demand(income: np.ndarray, price: np.ndarray, max_price: float) -> np.ndarray:
-    """Units each shopper orders at ``price``: its budget over the price (one good, CES), none at or
-    above the choke price (or from nobody: NaN price)."""
+def posted_mean(price: np.ndarray, offering: np.ndarray) -> float:
+    """The day's price index of the authors' engine: the mean of every posted quote (the prices of
+    the firms that offer the good), NaN when none is posted. Summed in firm order, as their
+    engine sums its quote list, so the bits match theirs."""
+    posted = price[offering]
+    return float(sum(posted.tolist()) / posted.size) if posted.size else float("nan")
+
+
+def demand(income: np.ndarray, price: np.ndarray, max_price: float | None,
+           index: float | None = None) -> np.ndarray:
+    """Units each shopper orders from its chosen firm at that firm's ``price``: its budget over
+    the price index (one good, CES, so the whole budget goes to it), none from nobody (NaN price)
+    and none at or above the choke price ``max_price`` (None: no choke, as the authors' engine).
+    The index is ``index`` (the authors' engine: the mean of every posted quote, the same for
+    every shopper of the day, :func:`posted_mean`) or, when None, the chosen price itself."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((price > 0) & (price < max_price), income / price, 0.0)
+        ok = price > 0
+        if max_price is not None:
+            ok &= price < max_price
+        units = income / (price if index is None else index)
+        return np.where(ok & np.isfinite(units), units, 0.0)
 
 
 def fill_orders(firm: np.ndarray, wanted: np.ndarray, stock: np.ndarray) -> np.ndarray:
     """Units filled for each order, served in array order: an order gets what is left of its firm's
-    stock after the earlier orders to the same firm (vectorised per firm: cumulative sums)."""
+    stock after the earlier orders to the same firm (vectorised per firm: cumulative sums). A
+    shopper's cash limit is applied by the caller, by capping ``wanted`` at cash / price (the
+    authors' engine: ``min(order, stock left, cash / price)``, the same in either order)."""
     filled = np.zeros_like(wanted, dtype=float)
     ok = firm >= 0
     if not ok.any():
@@ -100,6 +118,39 @@ def fill_orders(firm: np.ndarray, wanted: np.ndarray, stock: np.ndarray) -> np.n
     before = cum - w - np.repeat(np.r_[0.0, cum[starts[1:] - 1]], np.diff(np.r_[starts, len(f)]))
     filled[order] = np.clip(stock[f] - before, 0.0, w)
     return filled
+
+
+def ces_surplus(income: np.ndarray, filled: np.ndarray, price: np.ndarray, index: float,
+                sigma: float) -> np.ndarray:
+    """The authors' consumer surplus per order: ``max(0, (WTP - p) q)`` with the CES willingness
+    to pay of one good, ``WTP = P (I / P)^(1 / sigma)``, P the day's price index (``index``):
+    what a shopper of budget I values a unit at, against what it paid (0 for nothing filled)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        wtp = index * (income / index) ** (1.0 / sigma)
+        return np.where(filled > 0, np.maximum(0.0, (wtp - price) * filled), 0.0)
+
+
+def day_costs(cash: np.ndarray, active: np.ndarray, overhead: float, holding: np.ndarray,
+              tax_rate: float, platform_fee: float, limited: bool = True):
+    """A day's costs after sales, for firms ``active`` at its start: overhead and holding, then
+    the tax on the cash left, then the platform fee on the cash left after the tax (the authors'
+    engine charges them in this order). Returns (overhead paid, holding paid, tax, fee, bankrupt).
+
+    ``limited`` (the authors' engine): a firm whose cash cannot cover overhead and holding pays
+    what it has, ends at 0 and is bankrupt (no tax or fee that day): it cannot pay with money it
+    does not have. Otherwise it is charged in full, ends below 0 and is bankrupt then. Either
+    way it is bankrupt exactly when cash after overhead and holding is below 0 (the seed's rule).
+    """
+    due = np.where(active, overhead + holding, 0.0)
+    bankrupt = active & (cash < due)
+    share = np.where(due > 0, np.clip(np.maximum(cash, 0.0) / np.where(due > 0, due, 1.0), 0, 1),
+                     0.0)
+    paid = np.where(bankrupt & limited, share, 1.0)
+    over, hold = np.where(active, overhead, 0.0) * paid, holding * paid
+    left = np.maximum(cash - over - hold, 0.0) * (active & ~bankrupt)
+    tax = left * tax_rate
+    fee = (left - tax) * platform_fee
+    return over, hold, tax, fee, bankrupt
 
 
 def consumer_surplus(income: np.ndarray, wanted: np.ndarray, filled: np.ndarray,

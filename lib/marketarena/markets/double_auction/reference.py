@@ -33,13 +33,12 @@ CSα of a seat with game surplus S = clip((S - mean) / sd_used, -clip, clip).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from marketarena.core.lifetime import die_with_parent, stop_pool
+from marketarena.core.lifetime import pool_map
 from marketarena.core.params import RosterEntry
 from marketarena.core.plugin import EpisodeSpec
 from marketarena.core.runner import play_quietly
@@ -93,21 +92,9 @@ def truthful_seats(mp: DoubleAuctionParams, workers: int = 1) -> pd.DataFrame:
     (``core/lifetime.py``)."""
     n = mp.reference.games_per_distribution * len(mp.distributions)
     workers = max(1, min(workers, n // 200))  # a process is worth starting for 200 games or more
-    if workers == 1:
-        return pd.DataFrame(play_reference_games(mp, range(n)))
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     cuts = np.linspace(0, n, workers + 1).astype(int)
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
-    try:
-        parts = list(pool.map(play_reference_games, [mp] * workers,
-                              [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]))
-    except BaseException:  # Ctrl-C, a bug: no worker may outlive the call
-        stop_pool(pool)
-        raise
-    pool.shutdown()
+    parts = pool_map(play_reference_games, [mp] * workers,
+                     [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])], workers=workers)
     return pd.DataFrame([row for part in parts for row in part])
 
 

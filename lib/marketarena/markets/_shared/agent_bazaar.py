@@ -1,0 +1,366 @@
+"""Agent Bazaar's published runs, as data: what the crash and lemon importers share.
+
+The authors of Agent Bazaar (seed 001) published their LLM runs in their repository
+(``github.com/sethkarten/AI-Bazaar``, branch ``Market-v1``, folder ``logs-data/``, MIT licence):
+
+- ``exp1_<model>/<prefix>_stab_<S>_dlc<L>_seed<s>/``: crash runs (``markets/crash/agent_bazaar.py``);
+- ``exp2_<model>/<prefix>_k<K>_rep<r>_seed<s>[_base]/``: lemon runs (``markets/lemon/agent_bazaar.py``);
+- folders named ``(OLD) ...`` (superseded) and ``(gpt seller) ...`` (a variant with GPT sellers), and
+  ``exp3_*`` (shocks), which neither importer reads: the import report lists them as left out.
+
+A run folder holds ``state_t<N>.json`` for every step N it reached (written at the end of the
+step), ``experiment_args.json`` (every argument of the run), ``firm_attributes.json`` (the firms'
+system prompts), ``consumer_attributes.json``, ``<name>_token_usage.json`` (written when the run
+ended, so missing when the process was killed) and, in some runs, the prompt log
+(``crash_agent_prompts.jsonl`` / ``lemon_agent_prompts.jsonl``: every prompt and raw answer).
+Files of 4 MiB or more may be missing from a repository snapshot (most prompt logs are): the
+importers import what is there and the report says which runs lack what.
+
+These are the authors' pre-release runs; they may differ from the paper's final ones, and every
+page that shows them says so (``figures.yaml`` ``sources``).
+
+What is here: finding the runs (:func:`discover`), the run's arguments (:class:`RunArgs`), the
+player name of a model (:func:`player_of`), reading state files strictly and fast
+(:func:`read_states`: pydantic models validated straight from the JSON bytes, so a NaN, a
+missing field or a truncated file is one error naming the file), the token usage, the prompt
+log as our ``llm_messages`` table (:func:`prompt_messages`), and the driver that imports every run
+in worker processes and writes them in order (:func:`import_runs`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from marketarena.core.sources import MAX_FILE_BYTES, SourceError, parse_json, plain_name
+
+#: which experiment folder each market reads, and its run folders' names
+EXPERIMENT = {"crash": "exp1", "lemon": "exp2"}
+RUN_NAME = {
+    "crash": re.compile(r"^.+_stab_(?P<stabilizing>\d{1,3})_dlc(?P<discovery_limit>\d{1,3})"
+                        r"_seed(?P<seed>\d{1,9})$"),
+    "lemon": re.compile(r"^.+_k(?P<sybil>\d{1,3})_rep(?P<reputation_visible>[01])"
+                        r"_seed(?P<seed>\d{1,9})(?P<base>_base)?$"),
+}
+STATE = re.compile(r"^state_t(\d{1,6})\.json$")
+#: a state file larger than this is refused (the largest published: 1.2 MiB)
+MAX_STATE_BYTES = 64 * 2**20
+#: model ids the authors spelled two ways, to one player name
+ALIASES = {"claude-sonnet-4-6": "claude-sonnet-4.6"}
+#: characters of a prompt or answer kept in ``llm_messages`` (as our own runs log them)
+TEXT_MAX_CHARS = 20_000
+
+S = TypeVar("S", bound=BaseModel)
+
+
+def player_of(model_id: str) -> str:
+    """A model id of the authors' args (``anthropic/claude-sonnet-4-6``) as a player name: the part
+    after the provider, the spellings of one model made one (:data:`ALIASES`), a plain name."""
+    name = str(model_id).rsplit("/", 1)[-1].strip()
+    return plain_name(ALIASES.get(name, name), "model")
+
+
+class RunArgs(BaseModel):
+    """The arguments of a run the importers use (``experiment_args.json``; the rest is ignored).
+    Counts are bounded before anything of their size is built."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+    llm: str = Field(min_length=1, max_length=200)
+    buyer_llm: str | None = Field(default=None, max_length=200)
+    seller_llm: str | None = Field(default=None, max_length=200)
+    seed: int = Field(ge=0, le=2**32)
+    max_timesteps: int = Field(ge=1, le=100_000)
+    discovery_limit_consumers: int = Field(default=5, ge=0, le=1000)
+    num_firms: int | None = Field(default=None, ge=1, le=1000)
+    num_consumers: int | None = Field(default=None, ge=1, le=100_000)
+    num_stabilizing_firms: int = Field(default=0, ge=0, le=1000)
+    num_sellers: int | None = Field(default=None, ge=1, le=1000)
+    num_buyers: int | None = Field(default=None, ge=1, le=1000)
+    sybil_cluster_size: int = Field(default=0, ge=0, le=1000)
+    no_buyer_rep: bool = False
+    lemon_base_buyer: bool = False
+    prompt_algo: str | None = Field(default=None, max_length=50)
+    max_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    firm_initial_cash: float = Field(default=500.0, ge=0, le=1e12)
+    overhead_costs: float = Field(default=14.0, ge=0, le=1e12)
+    firm_tax_rate: float = Field(default=0.05, ge=0, lt=1)
+    poisson_demand_lambda: float | None = Field(default=None, ge=0, le=1e6)
+    reputation_initial: float | None = Field(default=None, ge=0, le=1)
+    sybil_rho_min: float = Field(default=0.3, ge=0, le=1)
+    log_crash_firm_prompts: bool = False
+    log_buyer_prompts: bool = False
+    log_seller_prompts: bool = False
+
+
+class TokenUsage(BaseModel):
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+    input_tokens: int = Field(ge=0, le=10**13)
+    output_tokens: int = Field(ge=0, le=10**13)
+    requests: int = Field(ge=0, le=10**10)
+
+
+@dataclass
+class Run:
+    """One run folder: where it is, its cell (from its folder name) and its arguments."""
+
+    path: Path
+    market: str
+    model_folder: str
+    cell: dict[str, Any]
+    args: RunArgs | None = None
+    lacks: list[str] = field(default_factory=list)  # files it should have and has not
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def where(self) -> str:
+        return f"{self.model_folder}/{self.name}"
+
+
+def _listdir(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError as exc:
+        raise SourceError(folder, f"cannot be listed ({exc.strerror or exc})") from None
+
+
+def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
+    """Every run folder of ``market`` under ``root`` (the ``logs-data`` folder), sorted by model
+    folder and name, and what was left out, with why (a variant or another experiment's folder,
+    a run folder whose name is not the experiment's). A ``root`` that holds no run of the
+    market's experiment is a :class:`SourceError` saying what it expected."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SourceError(root, "not a folder (the logs-data folder of sethkarten/AI-Bazaar, "
+                          "branch Market-v1)")
+    experiment, pattern = EXPERIMENT[market], RUN_NAME[market]
+    runs, left_out, others = [], [], {}
+    for folder in _listdir(root):
+        if not (root / folder).is_dir():
+            continue
+        if not folder.startswith(f"{experiment}_"):
+            bare = folder.split(") ", 1)[-1]
+            if bare.startswith(f"{experiment}_"):  # "(OLD) exp2_...", "(gpt seller) exp2_..."
+                why = ("superseded by the authors" if folder.startswith("(OLD)") else
+                       "a variant of the experiment, not its grid")
+                left_out.append({"folder": folder, "why": why})
+            elif re.match(r"^exp\d+_", bare):
+                others[bare.split("_", 1)[0]] = others.get(bare.split("_", 1)[0], 0) + 1
+            continue
+        for name in _listdir(root / folder):
+            path = root / folder / name
+            if not path.is_dir():
+                continue
+            m = pattern.match(name)
+            if m is None:
+                left_out.append({"folder": f"{folder}/{name}",
+                                 "why": f"not a {market} run folder name"})
+                continue
+            cell = {k: (v == "1" if k == "reputation_visible" else bool(v) if k == "base" else int(v))
+                    for k, v in m.groupdict().items() if k != "base" or v}
+            runs.append(Run(path, market, folder, cell))
+    if not runs:
+        raise SourceError(root, f"holds no {experiment}_<model>/<run> folders of {market} runs "
+                          "(the logs-data folder of sethkarten/AI-Bazaar, branch Market-v1)")
+    left_out += [{"folder": f"{exp}_* ({n} folders)",
+                  "why": "another experiment" + (" (the other market's)" if exp in EXPERIMENT.values()
+                                                 else "")} for exp, n in sorted(others.items())]
+    return runs, left_out
+
+
+def read_model(model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES) -> S:
+    """``path`` validated as ``model`` straight from its JSON bytes (strict: NaN, Infinity, a
+    missing or mistyped field, a truncated file are refused), or :class:`SourceError` naming the
+    file and the key."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise SourceError(path, f"is {size / 2**20:.1f} MiB, over the "
+                              f"{max_bytes / 2**20:.0f} MiB this importer reads")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"].startswith("json"):
+            raise SourceError(path, f"not valid JSON: {err['msg']}") from None
+        value = err.get("input")
+        shown = "" if isinstance(value, (dict, list)) else f" (got {str(value)[:60]!r})"
+        raise SourceError(path, f"{loc + ': ' if loc else ''}{err['msg']}{shown}") from None
+
+
+def read_args(run: Run) -> RunArgs:
+    path = run.path / "experiment_args.json"
+    if not path.is_file():
+        raise SourceError(path, "missing: every run folder has its experiment_args.json")
+    return read_model(RunArgs, path)
+
+
+def state_files(run: Run) -> list[tuple[int, Path]]:
+    """(step, path) of every ``state_t<N>.json`` of the run, by step."""
+    found = []
+    for name in _listdir(run.path):
+        m = STATE.match(name)
+        if m:
+            found.append((int(m.group(1)), run.path / name))
+    return sorted(found)
+
+
+def read_states(run: Run, model: type[S]) -> list[tuple[int, S]]:
+    """The run's states from step 0 on, as long as they follow each other (a missing step ends
+    them: what follows is reported, not read); each state's ``timestep`` must be its file's."""
+    states = []
+    for expected, (t, path) in enumerate(state_files(run)):
+        if t != expected:
+            run.lacks.append(f"state_t{expected}.json (the states after it are not read)")
+            break
+        state = read_model(model, path, MAX_STATE_BYTES)
+        if getattr(state, "timestep", t) != t:
+            raise SourceError(path, f"timestep {state.timestep} in the file of step {t}")
+        states.append((t, state))
+    return states
+
+
+def read_tokens(run: Run) -> dict[str, TokenUsage] | None:
+    """The run's token usage, by role (``total`` for a crash run; ``total``, ``buyers``,
+    ``sellers`` for lemon), or None when the file is missing (a killed process)."""
+    files = [p for p in _listdir(run.path) if p.endswith("_token_usage.json")]
+    if not files:
+        run.lacks.append("token usage (the process did not end normally)")
+        return None
+    raw = parse_json((run.path / files[0]).read_bytes(), run.path / files[0])
+    if not isinstance(raw, dict):
+        raise SourceError(run.path / files[0], "not a JSON object")
+    roles = raw if "total" in raw else {"total": raw}
+    out = {}
+    for role, usage in roles.items():
+        try:
+            out[str(role)] = TokenUsage.model_validate(usage)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise SourceError(run.path / files[0], f"{role}.{'.'.join(map(str, err['loc']))}: "
+                              f"{err['msg']}") from None
+    return out
+
+
+class PromptRecord(BaseModel):
+    """One line of a prompt log: one request of one agent and its raw answer."""
+
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+    role: str = Field(max_length=100)
+    agent: str = Field(max_length=200)
+    call: str = Field(max_length=100)
+    timestep: int = Field(ge=0, le=100_000)
+    depth: int = Field(default=0, ge=0, le=10_000)
+    system_prompt: str = ""
+    user_prompt: str = ""
+    response: str | None = ""
+
+
+def prompt_records(run: Run, filename: str, wanted: bool) -> tuple[list[PromptRecord], int]:
+    """The prompt log's records and the number of lines that could not be read. The authors'
+    logs were appended to by several threads at once, and a few lines are interleaved: such a
+    line is skipped and counted (the import report names the run and the count), not fatal, as
+    a prompt log is evidence beside the states, not the states. ``wanted``: the run's args say
+    it logged prompts; the log's absence is then reported."""
+    path = run.path / filename
+    if not path.is_file():
+        if wanted:
+            run.lacks.append(f"{filename} (logged by the run, absent here: files of 4 MiB or "
+                             "more may be missing from a snapshot)")
+        return [], 0
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise SourceError(path, f"is over the {MAX_FILE_BYTES / 2**20:.0f} MiB this importer reads")
+    records, bad = [], 0
+    for line in path.read_bytes().split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            records.append(PromptRecord.model_validate_json(line))
+        except ValidationError:
+            bad += 1
+    if bad:
+        run.lacks.append(f"{bad} unreadable line(s) of {filename} (interleaved appends)")
+    return records, bad
+
+
+def _capped(text: str | None) -> str:
+    text = text or ""
+    return text if len(text) <= TEXT_MAX_CHARS else text[:TEXT_MAX_CHARS] + " [cut]"
+
+
+def prompt_messages(records: list[PromptRecord], agent_id: Callable[[str], str | None],
+                    phase_of: Callable[[PromptRecord], str]) -> pd.DataFrame:
+    """The prompt log as our ``llm_messages`` table (``core.runner``): one row per request, keyed
+    by (step = the log's timestep, round 0, phase ``phase_of(record)``, the agent's id in our
+    tables, attempt 0), ``call`` numbering the requests of one decision, ``reask`` = the log's
+    retry depth, ``messages`` the system and user prompts, ``answer`` the raw answer. Records of
+    agents without a seat (``agent_id`` None) are left out."""
+    from marketarena.core.runner import LLM_MESSAGE_COLUMNS
+
+    rows, calls = [], {}
+    for r in records:
+        agent = agent_id(r.agent)
+        if agent is None:
+            continue
+        phase = phase_of(r)
+        key = (r.timestep, phase, agent)
+        call = calls[key] = calls.get(key, -1) + (r.depth == 0)
+        messages = json.dumps([{"role": "system", "content": _capped(r.system_prompt)},
+                               {"role": "user", "content": _capped(r.user_prompt)}],
+                              ensure_ascii=False)
+        rows.append((r.timestep, 0, phase, agent, 0, r.call, max(call, 0), r.depth, messages,
+                     _capped(r.response), ""))
+    frame = pd.DataFrame(rows, columns=LLM_MESSAGE_COLUMNS)
+    return frame.astype({"step": "int64", "round": "int64", "attempt": "int64", "call": "int64",
+                         "reask": "int64"})
+
+
+def import_runs(runs: list[Run], convert: Callable[[Run], tuple[str, dict, dict, dict] | None],
+                out: Path, workers: int) -> list[dict]:
+    """Convert every run (``convert(run)`` -> episode id, tables, meta, report row; None: nothing
+    to import, with its report row in ``run.lacks``) in ``workers`` processes that end with this
+    call (``core.lifetime.pool_map``), and write the episodes into ``out`` in run order, a folder
+    per run (``importing.write_games``). Returns the report rows, one per run."""
+    from marketarena.core.lifetime import pool_map
+    from marketarena.importing import write_games
+
+    chunks = [runs[i::workers] for i in range(max(1, workers))]  # a few big jobs, not many small
+    converted = pool_map(_convert_all, [convert] * len(chunks), chunks, workers=workers,
+                         start_method="fork")
+    by_path = {row["run"]: (row, episode) for part in converted for row, episode in part}
+    rows, episodes = [], []
+    for run in runs:
+        row, episode = by_path[run.where]
+        rows.append(row)
+        if episode is not None:
+            episodes.append(episode)
+    write_games(out, iter(episodes), None, fingerprint_of="agent_bazaar")
+    return rows
+
+
+def _convert_all(convert, runs: list[Run]) -> list[tuple[dict, tuple | None]]:
+    out = []
+    for run in runs:
+        result = convert(run)
+        row = {"run": run.where, **run.cell, "lacks": list(run.lacks)}
+        if result is None:
+            out.append((row, None))
+            continue
+        episode_id, tables, meta, report = result
+        out.append(({**row, "episode_id": episode_id, **report, "lacks": list(run.lacks)},
+                    (episode_id, tables, meta)))
+    return out
