@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from marketarena.core.sources import MAX_FILE_BYTES, SourceError, parse_json, plain_name
 
@@ -297,9 +297,21 @@ def prompt_records(run: Run, filename: str, wanted: bool) -> tuple[list[PromptRe
     return records, bad
 
 
-def _capped(text: str | None) -> str:
+def capped(text: str | None) -> str:
+    """A prompt or answer as kept in our tables: at most :data:`TEXT_MAX_CHARS` characters, a cut
+    marked (the viewer escapes it; a prompt of ours never quotes it)."""
     text = text or ""
     return text if len(text) <= TEXT_MAX_CHARS else text[:TEXT_MAX_CHARS] + " [cut]"
+
+
+class FirmAttribute(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str = Field(max_length=128)
+    system_prompt: str = ""
+
+
+class FirmAttributes(RootModel[list[FirmAttribute]]):
+    """``firm_attributes.json``: the sellers (crash firms, lemon sellers) at construction."""
 
 
 def prompt_messages(records: list[PromptRecord], agent_id: Callable[[str], str | None],
@@ -319,11 +331,11 @@ def prompt_messages(records: list[PromptRecord], agent_id: Callable[[str], str |
         phase = phase_of(r)
         key = (r.timestep, phase, agent)
         call = calls[key] = calls.get(key, -1) + (r.depth == 0)
-        messages = json.dumps([{"role": "system", "content": _capped(r.system_prompt)},
-                               {"role": "user", "content": _capped(r.user_prompt)}],
+        messages = json.dumps([{"role": "system", "content": capped(r.system_prompt)},
+                               {"role": "user", "content": capped(r.user_prompt)}],
                               ensure_ascii=False)
         rows.append((r.timestep, 0, phase, agent, 0, r.call, max(call, 0), r.depth, messages,
-                     _capped(r.response), ""))
+                     capped(r.response), ""))
     frame = pd.DataFrame(rows, columns=LLM_MESSAGE_COLUMNS)
     return frame.astype({"step": "int64", "round": "int64", "attempt": "int64", "call": "int64",
                          "reask": "int64"})
@@ -342,14 +354,38 @@ def import_runs(runs: list[Run], convert: Callable[[Run], tuple[str, dict, dict,
     converted = pool_map(_convert_all, [convert] * len(chunks), chunks, workers=workers,
                          start_method="fork")
     by_path = {row["run"]: (row, episode) for part in converted for row, episode in part}
-    rows, episodes = [], []
+    rows, episodes, first = [], [], {}
     for run in runs:
         row, episode = by_path[run.where]
         rows.append(row)
-        if episode is not None:
-            episodes.append(episode)
+        if episode is None:
+            continue
+        held = first.setdefault(episode[0], run.where)
+        if held != run.where:
+            raise SourceError(run.path, f"holds the same run as {held} (episode {episode[0]}: "
+                              "one model, cell and seed): remove one of the two")
+        episodes.append(episode)
     write_games(out, iter(episodes), None, fingerprint_of="agent_bazaar")
     return rows
+
+
+def report(rows: list[dict], left_out: list[dict]) -> dict:
+    """The import report (``importing.REPORT``): runs found, imported and lacking something, by
+    model; what each run lacks; what was left out and why."""
+    imported = [r for r in rows if "episode_id" in r]
+    by_model: dict[str, dict[str, int]] = {}
+    for r in imported:
+        m = by_model.setdefault(r["model"], {"runs": 0})
+        m["runs"] += 1
+        m[r.get("status", "imported")] = m.get(r.get("status", "imported"), 0) + 1
+    return {"format": "agent_bazaar", "runs_found": len(rows), "runs_imported": len(imported),
+            "runs_without_states": len(rows) - len(imported),
+            "runs_lacking_something": sum(bool(r["lacks"]) for r in rows),
+            "models": len(by_model), "by_model": by_model,
+            "lacks": {r["run"]: r["lacks"] for r in rows if r["lacks"]},
+            "left_out": left_out,
+            "note": "the authors' pre-release runs (AI-Bazaar, branch Market-v1); they may differ "
+                    "from the paper's final ones"}
 
 
 def _convert_all(convert, runs: list[Run]) -> list[tuple[dict, tuple | None]]:

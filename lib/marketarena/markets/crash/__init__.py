@@ -44,6 +44,7 @@ class CrashPlugin(MarketPlugin):
     metric_columns = crash_metrics.AGENT_METRICS
     seat_score = "mean"  # a firm kind holding several seats is ranked by its mean profit per seat
     role_keys = {"stabilizing": "stabilizer", "competitor": "competitors"}
+    source_formats = ("agent_bazaar",)
 
     def seating_period(self, mp: CrashParams) -> int:
         """The cells times the competitors' rotation (``CrashParams.seat_names``)."""
@@ -93,15 +94,39 @@ class CrashPlugin(MarketPlugin):
                 "profit_score": max(0.0, profit) / max(observation.initial_cash, 1.0),
                 "market_health": observation.health}
 
+    def import_source(self, mp: CrashParams, source: Path, out: Path) -> dict:
+        """Agent Bazaar's published crash runs (``agent_bazaar.py``), read in one worker process
+        per core."""
+        from marketarena.config import available_cores
+        from marketarena.markets.crash import agent_bazaar
+
+        return agent_bazaar.import_runs(source, out, available_cores())
+
     def compute_metrics(self, reader, mp: CrashParams, data_dir: Path) -> dict[str, pd.DataFrame]:
-        return crash_metrics.compute(reader, mp.eas)
+        """The crash metrics; for an imported instance also the authors' own score per cell and
+        the replay of their engine (``published.py``, ``replay.py``)."""
+        frames = crash_metrics.compute(reader, mp.eas)
+        if mp.imported:
+            from marketarena.markets.crash import published
+
+            tables = {n: reader.table(n) for n in ("setting", "days", "states", "orders",
+                                                   "consumers")}
+            frames = published.frames(tables, frames)
+        return frames
 
     def leaderboard(self, agents: pd.DataFrame, mp: CrashParams, ratings, stats) -> pd.DataFrame:
         """TrueSkill by firm kind (mean profit per seat in each episode), with the kind's EAS
         components and EAS (fixed anchors, 95% bootstrap interval over its episodes) and the
-        seed's relative EAS (``metrics.eas.eas_board``)."""
+        seed's relative EAS (``metrics.eas.eas_board``). An imported instance of the authors'
+        runs (every firm of a run is one model's): one row per model, ranked by our EAS, with
+        their own score beside it (``published.board``)."""
         from marketarena.metrics.eas import eas_board
         from marketarena.markets._shared.boards import player_board
+
+        if mp.imported:
+            from marketarena.markets.crash import published
+
+            return published.board(agents, stats.n_boot, stats.seed)
 
         board = player_board(self, agents, ratings, stats)
         return board.merge(eas_board(agents, mp.eas, stats.n_boot, stats.seed), on="name", how="left")

@@ -184,6 +184,8 @@ class CrashParams(MarketParams):
         if self.max_price is not None and not self.max_price > self.unit_cost:
             raise ValueError(f"max_price ({self.max_price:g}) must exceed unit_cost "
                              f"({self.unit_cost:g}): consumers buy only below it")
+        if self.imported:  # the grid and the seats come from the imported runs
+            return self
         if any(s > 0 for s in self.stabilizing):
             if self.stabilizer is None:
                 raise ValueError("stabilizing > 0 needs 'stabilizer', the roster entry holding "

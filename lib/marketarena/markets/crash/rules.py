@@ -92,9 +92,11 @@ def demand(income: np.ndarray, price: np.ndarray, max_price: float | None,
     the price index (one good, CES, so the whole budget goes to it), none from nobody (NaN price)
     and none at or above the choke price ``max_price`` (None: no choke, as the authors' engine).
     The index is ``index`` (the authors' engine: the mean of every posted quote, the same for
-    every shopper of the day, :func:`posted_mean`) or, when None, the chosen price itself."""
+    every shopper of the day, :func:`posted_mean`) or, when None, the chosen price itself. With an
+    index a price of 0 is ordered from too (the authors' consumers take such goods for free; our
+    firms cannot post 0: their answer's schema wants a price above 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ok = price > 0
+        ok = price > 0 if index is None else price >= 0
         if max_price is not None:
             ok &= price < max_price
         units = income / (price if index is None else index)
