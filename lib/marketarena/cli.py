@@ -6,6 +6,7 @@
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
+    marketarena import-agent-bazaar <logs-data>       Agent Bazaar's crash and lemon runs, replayed
 (market arguments are instance names: keys of params.markets)
     marketarena serve-local [--host H] [--port P]     serve the bundled Gemma 3 270M over HTTP
     marketarena view [--port 8765] [--host 127.0.0.1] browse the episode logs (./data/episodes)
@@ -282,6 +283,49 @@ def import_bazaar(
                    f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
     else:
         typer.echo(f"board: {out}/board.csv")
+
+
+@app.command("import-agent-bazaar")
+def import_agent_bazaar(
+    logs: str = typer.Argument(..., help="Agent Bazaar's logs-data folder (github.com/sethkarten/"
+                               "AI-Bazaar, branch Market-v1)"),
+    out: str = typer.Option("data/agent_bazaar", "--out", help="folder to write: <out>/crash, "
+                            "<out>/lemon, each replaced whole only when its import succeeds"),
+    market: str = typer.Option("both", "--market", help="crash, lemon or both"),
+    debug: bool = DebugOpt,
+) -> None:
+    """Read Agent Bazaar's published runs into our log schema and check them against our rules:
+    the crash runs (exp1) and the lemon runs (exp2), each run an episode of <out>/<market>/
+    episodes; the import report (which runs lack what, what was left out and why:
+    <out>/<market>/import.json); the replay of their engine through our rules
+    (<out>/<market>/replay_rules.csv: the firm-days that agree, and the rule that explains each
+    disagreement). A bad file stops the import in one line naming it and leaves an earlier import
+    in --out as it was. To rate the runs, draw the paper's figures from them and browse them in
+    the viewer, make them instances instead (README "Published games"). These are the authors'
+    pre-release runs; they may differ from the paper's final ones."""
+    from pathlib import Path
+
+    from marketarena.importing import import_folder
+
+    if market not in ("crash", "lemon", "both"):
+        typer.echo(f"error: --market {market!r}: choose crash, lemon or both", err=True)
+        raise typer.Exit(2)
+    with one_line_errors(debug):
+        for kind in ["crash", "lemon"] if market == "both" else [market]:
+            report, frames = import_folder(kind, "agent_bazaar", Path(logs), Path(out) / kind)
+            typer.echo(f"{kind}: {report['runs_imported']} runs imported of {report['runs_found']} "
+                       f"found ({report['models']} model{'s' * (report['models'] != 1)}), "
+                       f"{report['runs_without_states']} without states, "
+                       f"{report['runs_lacking_something']} lacking something "
+                       f"({Path(out) / kind / 'import.json'})")
+            rules = frames.get("replay_rules")
+            if rules is not None and len(rules):
+                rules.to_csv(Path(out) / kind / "replay_rules.csv", index=False)
+                base = rules.iloc[0]
+                what = {"crash": "firm-days", "lemon": "steps"}.get(kind, "rows")
+                typer.echo(f"replay: {base['agree']} of {base['firm_days']} {what} agree "
+                           f"({100 * base['share']:.3f}%); each rule that explains a "
+                           f"disagreement: {Path(out) / kind / 'replay_rules.csv'}")
 
 
 @app.command("serve-local")

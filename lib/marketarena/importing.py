@@ -148,6 +148,31 @@ def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None 
     return {"market": instance, "imported": episodes, "skipped": 0, "source": str(folder)}
 
 
+def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, dict]:
+    """Outside the pipeline (``marketarena import-bazaar`` / ``import-agent-bazaar``): import
+    ``source`` as an instance of market ``kind`` with its default params into ``out/episodes``,
+    with the import report (``out/import.json``) and the market's metrics of the imported games
+    (``out/metrics/<frame>.parquet``: for the authors' runs, the replay of their engine among
+    them). ``out`` is built aside and swapped in whole. Returns (report, metrics frames)."""
+    from marketarena.core.reader import EpisodeReader
+    from marketarena.core.registry import get_plugin
+
+    plugin = get_plugin(kind)
+    mp = plugin.params_model.model_validate(
+        {"market": kind, "source": {"format": fmt, "path": str(source)}}).named(kind)
+    plugin.check_params(mp)
+    with folder_replaced(out) as tmp:
+        report = plugin.import_source(mp, Path(source), tmp / "episodes")
+        (tmp / REPORT).write_text(json.dumps({"market": kind, "source": mp.source.model_dump(),
+                                              "report": report}, indent=1, sort_keys=True,
+                                             allow_nan=False, default=str) + "\n")
+        frames = plugin.compute_metrics(EpisodeReader(tmp / "episodes"), mp, tmp)
+        (tmp / "metrics").mkdir()
+        for name, frame in frames.items():
+            frame.to_parquet(tmp / "metrics" / f"{name}.parquet", index=False)
+    return report, frames
+
+
 def write_games(out: Path, games: Iterable[tuple[str, dict[str, pd.DataFrame | Rows], dict]],
                 shard_episodes: int | None, fingerprint_of: str = "") -> int:
     """Write imported games into ``out`` as units, streaming (a shard's games at a time in

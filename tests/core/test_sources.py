@@ -89,3 +89,12 @@ def test_the_same_game_in_two_files_is_refused_naming_both():
     seen.add("g1", "a.jsonl")  # the same file again: no duplicate
     with pytest.raises(SourceError, match=r"b.jsonl: holds run 'g1', which a.jsonl holds too"):
         seen.add("g1", "b.jsonl")
+
+
+def test_the_error_crosses_process_boundaries_whole():
+    """A worker process's ``SourceError`` re-raised in its parent (pickled) keeps its text."""
+    import pickle
+
+    err = pickle.loads(pickle.dumps(SourceError("a/b.json", "not valid JSON", 3)))
+    assert (str(err), err.path, err.what, err.line) == ("a/b.json:3: not valid JSON", "a/b.json",
+                                                        "not valid JSON", 3)

@@ -52,6 +52,9 @@ class SourceError(ValueError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {what}")
 
+    def __reduce__(self):  # raised in a worker process, re-raised in the parent
+        return type(self), (self.path, self.what, self.line)
+
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")

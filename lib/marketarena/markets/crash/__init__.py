@@ -133,10 +133,17 @@ class CrashPlugin(MarketPlugin):
 
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: CrashParams, instance: str) -> list[Path]:
+        board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
+        if mp.imported:  # the authors' runs: per model, their score beside ours, the replay
+            from marketarena.plots import crash_published
+
+            frames = read_metrics(metrics_dir, ("market", "days", "survival", "agents",
+                                                "replay_runs", "replay_rules"))
+            return crash_published.draw_all(frames, board, Path(figures_dir), Path(tables_dir),
+                                            instance)
         from marketarena.plots import crash as plots
 
         frames = read_metrics(metrics_dir, ("market", "days", "survival", "agents"))
-        board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
