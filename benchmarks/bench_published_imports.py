@@ -1,0 +1,89 @@
+"""Importing published games (issues 44 and 46): the wall time of each import as the pipeline's
+simulate stage does it (read every file, check it, write our episodes, built aside and swapped
+in), then of the metrics stage on them (for the authors' runs, the replay of their engine among
+them), and the size written.
+
+Sources (not part of this project):
+- Agent Bazaar's runs: ``git clone https://github.com/sethkarten/AI-Bazaar`` then
+  ``git -C AI-Bazaar checkout Market-v1``: ``AI-Bazaar/logs-data`` (5.5 GB; files of 4 MiB or more,
+  mostly prompt logs, may be missing from a snapshot; the import says which);
+- BAZAAR's games: ``git clone --depth 1 https://github.com/lechmazur/bazaar``: ``bazaar/logs``;
+  ``git clone --depth 1 https://github.com/lechmazur/emergent_collusion``: its ``logs``.
+
+    .venv/bin/python benchmarks/bench_published_imports.py --agent-bazaar AI-Bazaar/logs-data \\
+        [--bazaar bazaar/logs] [--collusion emergent_collusion/logs] [--markets crash lemon]
+
+The issue's target: the whole ``logs-data`` (crash and lemon) imported in at most 5 minutes on 2
+cores. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
+
+from marketarena.config import parse_params
+from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
+
+
+def _size(folder: Path) -> float:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
+
+
+def _instance(name: str, kind: str, fmt: str, source: str, **extra) -> dict:
+    return {name: {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
+                   **extra}}
+
+
+def time_import(block: dict, name: str) -> None:
+    params = parse_params({"markets": block})
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = Paths(Path(tmp))
+        t0 = time.perf_counter()
+        run_reference(name, params, paths)
+        t1 = time.perf_counter()
+        summary = run_simulate(name, params, paths, progress=False)
+        t2 = time.perf_counter()
+        run_metrics(name, params, paths)
+        t3 = time.perf_counter()
+        print(f"{name}: {summary['imported']} episodes imported in {t2 - t1:.1f} s "
+              f"({_size(paths.episodes(name)):.0f} MiB written); reference {t1 - t0:.1f} s, "
+              f"metrics {t3 - t2:.1f} s", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--agent-bazaar", default=os.environ.get("AGENT_BAZAAR_LOGS"))
+    ap.add_argument("--bazaar", default=os.environ.get("BAZAAR_LOGS"))
+    ap.add_argument("--collusion", default=os.environ.get("COLLUSION_LOGS"))
+    ap.add_argument("--markets", nargs="+", default=["crash", "lemon"])
+    args = ap.parse_args()
+    if not (args.agent_bazaar or args.bazaar or args.collusion):
+        sys.exit(__doc__)
+    print(f"cores: {len(os.sched_getaffinity(0))}")
+    if args.agent_bazaar:
+        for kind in args.markets:
+            t0 = time.perf_counter()
+            time_import(_instance(f"{kind}_authors", kind, "agent_bazaar", args.agent_bazaar),
+                        f"{kind}_authors")
+            print(f"  {kind} in all: {time.perf_counter() - t0:.1f} s")
+    if args.bazaar:
+        time_import(_instance("bazaar_games", "double_auction", "bazaar", args.bazaar,
+                              rating_boot=0), "bazaar_games")
+    if args.collusion:
+        from marketarena.markets.double_auction.bazaar import bazaar_pool
+
+        pool = [e.model_dump(mode="json", exclude_defaults=True) for e in bazaar_pool()]
+        time_import(_instance("emergent_collusion", "double_auction", "bazaar", args.collusion,
+                              rounds=8, n_buyers=3, n_sellers=3, distributions=["correlated"],
+                              roster=pool), "emergent_collusion")
+
+
+if __name__ == "__main__":
+    main()
