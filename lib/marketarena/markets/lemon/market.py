@@ -66,7 +66,7 @@ from marketarena.markets.lemon.observations import (
     TierInfo,
     Transaction,
 )
-from marketarena.markets.lemon.params import HONEST_STYLES, SYBIL_STYLES, TIERS, LemonParams
+from marketarena.markets.lemon.params import STYLES, TIERS, LemonParams
 
 
 def identity_pool(mp: LemonParams, k: int) -> int:
@@ -108,8 +108,11 @@ class LemonMarket(EventLog):
         self.next_id = self.k
         for s in self.active_ids:
             self.reputation[s] = self._fresh_reputation()
-        self.style = {s: HONEST_STYLES[i % len(HONEST_STYLES)] for i, s in enumerate(self.honest)}
-        self.style.update({s: SYBIL_STYLES[i % len(SYBIL_STYLES)] for i, s in enumerate(self.pool)})
+        # one bank for both kinds (params.STYLES): honest sellers take the styles in turn, and
+        # identities cycle over the styles honest sellers write in, so no style marks a Sybil
+        honest_styles = STYLES[:max(1, min(len(STYLES), len(self.honest)))]
+        self.style = {s: STYLES[i % len(STYLES)] for i, s in enumerate(self.honest)}
+        self.style.update({s: honest_styles[i % len(honest_styles)] for i, s in enumerate(self.pool)})
         self.sales = dict.fromkeys(self.sellers, 0)
         self.revenue = 0.0
         self.history: dict[AgentId, list[Transaction]] = {b: [] for b in self.buyers}
