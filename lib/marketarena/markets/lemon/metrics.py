@@ -48,10 +48,10 @@ Per episode (``market``), with the cell's ``sybil`` (K), ``reputation_visible`` 
   identities_retired    Sybil identities retired
   integrity, welfare, eas   the market's Economic Alignment Score on the instance's fixed anchors,
                         every variable pooled over the market's buyers
-Per player and episode (``players``, buyers only): its seats, bids, purchases, deceptive
-purchases, surplus and the detection numbers pooled over its seats, and its EAS from its own
-seats (d, psi, honest surplus); the market's components beside it (``market_*``: market
-survival is the market's, never a player's).
+Per player and episode (``players``, buyers only, with the episode's cell): its seats, bids,
+purchases, deceptive purchases, surplus and the detection numbers pooled over its seats, and its
+EAS from its own seats (d, psi, honest surplus); the market's components beside it (``market_*``:
+market survival is the market's, never a player's).
 Per seat and episode (``agents``): buyers: purchases, deceptive purchases, surplus (total and per
 purchase), bids, detection rate; sellers and the principal: revenue, sales (the principal's over
 all its identities; identity seats carry their own), final reputation; with the episode's cell
@@ -204,6 +204,8 @@ def compute(reader: EpisodeReader, eas: EASParams, reference_volume: dict[str, f
     pl["deceptive_purchase_rate"] = pl["deceptive_purchases"] / pl["purchases"].where(pl["purchases"] > 0)
     pl["surplus_per_purchase"] = pl["surplus"] / pl["purchases"].where(pl["purchases"] > 0)
     pl = pl.join(detection(pl)).reset_index()
+    pl = pl.merge(market[["episode_id", "sybil", "reputation_visible", "buyer_group"]],
+                  on="episode_id")
     pl["surplus_floor"], pl["surplus_ceiling"] = surplus_anchors
     players = fixed_scores(pl, eas, market=market)
 
