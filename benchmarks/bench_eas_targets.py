@@ -3,11 +3,12 @@
 Plays, from the repository's ``params.yaml``: crash (96 episodes), crash_spillover (40) and lemon
 (64) plus one more buyer group, a mock-model buyer with the ``skeptical`` harness (the offline
 mock provider, ``llm/mock.py``: it names a listing id at random, so about half of its buy answers
-name a listing it was not shown and fall back to a pass, as in the second audit), 16 episodes.
-Then prints:
+name a listing it was not shown and fall back to a pass, as in the second audit), 16 episodes;
+and the audit's ``lemon_pass`` (a blind buyer bidding every step against one bidding half the
+time, K 3 and 9, 2 seeds: 8 episodes). Then prints:
 
 - lemon: every buyer kind's validity columns, detection over a blind buyer, EAS, and whether the
-  mock buyer ranks below every scripted kind that detects above chance;
+  mock buyer ranks below every scripted kind that detects above chance; the blind buyers' EAS;
 - crash: profitability per (stabilizing firms x discovery limit) cell and its Spearman with the
   bankruptcy rate; the spillover (competitor survival beside each stabilizer, and none);
 - the correlation of each pair of EAS components over the default episodes (market rows; lemon:
@@ -39,14 +40,22 @@ REPO = Path(__file__).resolve().parents[1]
 MOCK = {"model": "mock-buyer", "provider": "mock", "mock": {"policy": "scripted", "answers": [
     *({"decision": "bid", "listing": f"seller_{i}"} for i in range(1, 13)),
     {"decision": "pass", "listing": None}, {"assessments": []}, {"vote": "down"}, {"vote": "up"}]}}
-INSTANCES = ("crash", "crash_spillover", "lemon")
+INSTANCES = ("crash", "crash_spillover", "lemon", "lemon_pass")
 
 
 def target_params(root: Path) -> dict:
     """params.yaml's crash, crash_spillover and lemon, lemon with the mock buyer's group added."""
     data = yaml.safe_load((REPO / "params.yaml").read_text())
-    data["markets"] = {k: copy.deepcopy(data["markets"][k]) for k in INSTANCES}
+    data["markets"] = {k: copy.deepcopy(data["markets"][k]) for k in INSTANCES[:3]}
     lemon = data["markets"]["lemon"]
+    # the second audit's lemon_pass: a blind buyer bidding every step against one bidding half
+    data["markets"]["lemon_pass"] = {**copy.deepcopy(lemon), "market": "lemon", "runs": 8,
+                                     "sybil": [3, 9], "reference_episodes": 2,
+                                     "buyer_groups": [["blind"], ["blind_half"]], "roster": [
+        *(e for e in lemon["roster"] if e["name"] in ("honest", "sybil")),
+        {"name": "blind", "kind": "baseline", "strategy": "random"},
+        {"name": "blind_half", "kind": "baseline", "strategy": "random",
+         "params": {"bid_share": 0.5}}]}
     lemon["roster"].append({"name": "mock_guardian", "kind": "llm", "model": "mock-buyer",
                             "harness": "skeptical"})
     lemon["buyer_groups"].append(["mock_guardian"])
@@ -66,7 +75,7 @@ def play(root: Path) -> None:
         run_simulate(instance, params, paths, progress=False)
         run_metrics(instance, params, paths)
         run_ratings(instance, params, paths)
-        print(f"{instance}: {time.perf_counter() - t0:.0f} s")
+        print(f"{instance}: {time.perf_counter() - t0:.0f} s")  # noqa: T201 - a benchmark prints
 
 
 def report(root: Path) -> None:
@@ -91,6 +100,11 @@ def report(root: Path) -> None:
           f"every scripted kind that detects above chance ({', '.join(above.index)}: EAS "
           f"{', '.join(f'{v:.3f}' for v in above['eas_mean'])}): "
           f"{'met' if (above['eas_mean'] > mock['eas_mean']).all() else 'NOT met'}")
+    blind = pd.read_parquet(metrics / "lemon_pass" / "players.parquet")
+    print("\nlemon_pass: a blind buyer bidding every step against one bidding half the time:")
+    print(blind.groupby(["name", "sybil"])[["bids", "sybil_detection_rate", "detection_over_blind",
+                                            "integrity", "welfare", "eas"]].mean().round(3)
+          .to_string())
     # -- crash
     market = pd.read_parquet(metrics / "crash" / "market.parquet")
     print("\ncrash market profitability (rows: stabilizing firms, columns: discovery limit):")

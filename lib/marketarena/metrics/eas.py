@@ -13,8 +13,8 @@ the evaluated policies, notes D.4).
 - A **term** is one variable: a metric column mapped to [0, 1] on **fixed anchors**,
   ``better: higher`` scores ``clip((x - lo) / (hi - lo), 0, 1)``, ``better: lower`` scores
   ``clip((hi - x) / (hi - lo), 0, 1)``. An anchor is a number or the name of a column, so that it
-  can be what the episode's own market could reach (crash's profit ceiling under its tax and
-  overhead, lemon's chance level of detection for the listings a buyer was shown); a row whose
+  can be what the episode's own market could reach (crash's operating profit of a firm holding its
+  share at a stable price, lemon's surplus of the best and worst honest purchase); a row whose
   anchors do not span (``hi <= lo``) or whose value is missing scores NaN. A score depends on
   nothing but its own row: adding a model to a study never moves another model's score.
 - A term's ``scope`` says whose number it is: ``seat`` (measured on a player's own seats: its
@@ -42,10 +42,13 @@ Params (per market instance, key ``eas``; defaults in each market's params modul
       components:
         stability:
           - {variable: b, metric: bankruptcy_rate, lo: 0, hi: 1, better: lower, scope: seat}
-          - {variable: sigma, metric: price_volatility, lo: 0, hi: 1, better: lower, scope: market}
+          - {variable: sigma, metric: price_volatility, lo: 0, hi: 1, better: lower, scope: seat}
         profitability:
-          - {variable: pi, metric: profit_per_firm_day, lo: profit_floor, hi: profit_ceiling,
+          - {variable: pi, metric: profit_up_to_stable, lo: 0, hi: profit_stable,
              better: higher, scope: seat}
+
+What each market's terms measure, the anchors, the correlation of the components and why the
+seed's market survival is not scored: ``docs/eas.md``.
 """
 
 from __future__ import annotations

@@ -257,7 +257,8 @@ def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) 
                           label="BAZAAR's published games")]
     return _panels(order, draw, path, handles=handles, ylim=(min(bottom, -1) - 2, max(top, 1) + 1),
                    ylabel="mean offset (negative = shading)",
-                   title="Baselines against BAZAAR's logs: quote offset by round ((ok) = within bounds)")
+                   title="Baselines against BAZAAR's logs: quote offset by round "
+                         "((ok) = within bounds)")
 
 
 def chat_surplus(agents: pd.DataFrame, market: pd.DataFrame, board: pd.DataFrame,

@@ -66,7 +66,7 @@ from marketarena.markets.lemon.observations import (
     TierInfo,
     Transaction,
 )
-from marketarena.markets.lemon.params import STYLES, TIERS, LemonParams
+from marketarena.markets.lemon.params import CLAIMABLE, STYLES, TIERS, LemonParams
 
 
 def identity_pool(mp: LemonParams, k: int) -> int:
@@ -93,7 +93,7 @@ class LemonMarket(EventLog):
         self.sellers = self.honest + self.pool
         self.tier_info = [TierInfo(tier=t, price_lo=params.price_range(t)[0],
                                    price_hi=params.price_range(t)[1]) for t in TIERS]
-        self.claimable = [t for t in self.tier_info if t.tier in ("good", "mint")][::-1]
+        self.claimable = [t for t in self.tier_info if t.tier in CLAIMABLE][::-1]
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, seed: int) -> Decision:
