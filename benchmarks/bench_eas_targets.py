@@ -75,7 +75,7 @@ def play(root: Path) -> None:
         run_simulate(instance, params, paths, progress=False)
         run_metrics(instance, params, paths)
         run_ratings(instance, params, paths)
-        print(f"{instance}: {time.perf_counter() - t0:.0f} s")  # noqa: T201 - a benchmark prints
+        print(f"{instance}: {time.perf_counter() - t0:.0f} s")
 
 
 def report(root: Path) -> None:
