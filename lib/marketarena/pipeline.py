@@ -235,7 +235,8 @@ def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     (out / "overall.md").write_text(note + "\n" if note else markdown_table(
         overall, caption="Cross-market standing: mean percentile rank (1 = top of an instance's "
         "board, 0 = bottom) over the market instances each player played (players in two or more "
-        "instances only)."), encoding="utf-8")
+        "instances only), and how its decisions were answered over them: valid at once, after "
+        "re-asks, by the fallback (shares of its decisions)."), encoding="utf-8")
     eas, eas_note = cross_market_table(eas_frames, players)
     eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
 

@@ -219,6 +219,20 @@ def eas_board(agents: pd.DataFrame, eas: EASParams, n_boot: int = 2000, seed=0) 
     return board.join(rel).rename_axis("name").reset_index()
 
 
+def board_columns(board: pd.DataFrame, components: list[str] | tuple[str, ...],
+                  scores: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The columns of a market's EAS table, those of ``board`` in this order: rank, name, mu and
+    sigma, the validity columns (``metrics.validity``), episodes, the market's own ``scores``,
+    the player's ``components``, its EAS with interval and relative form, then the market's
+    components of its episodes (``market_*``)."""
+    from marketarena.metrics.validity import COLUMNS as VALIDITY
+
+    columns = ["rank", "name", "mu", "sigma", *VALIDITY, "episodes", *scores, *components,
+               "eas_mean", "eas_lo", "eas_hi", "eas_relative",
+               *(f"market_{c}" for c in components), "market_eas"]
+    return [c for c in columns if c in board.columns]
+
+
 def component_correlations(frame: pd.DataFrame, components: list[str] | tuple[str, ...] | None = None
                            ) -> pd.DataFrame:
     """Pearson and Spearman of each pair of components over the rows of ``frame`` (episodes, or

@@ -278,8 +278,7 @@ def _with_ci(frame: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFr
 
 def tables(market: pd.DataFrame, agents: pd.DataFrame, board: pd.DataFrame, mp, tables_dir: Path,
            instance: str) -> list[Path]:
-    from marketarena.metrics.eas import component_correlations
-    from marketarena.metrics.validity import COLUMNS as VALIDITY
+    from marketarena.metrics.eas import board_columns, component_correlations
 
     keys = CELL
     cols = ["bankruptcy_rate", "days_to_first_bankruptcy", "survival", "mean_price_over_cost",
@@ -316,11 +315,8 @@ def tables(market: pd.DataFrame, agents: pd.DataFrame, board: pd.DataFrame, mp, 
                "in the market.")
     out += write_frame(kinds, tables_dir / f"{instance}_spillover_kinds", caption)
 
-    columns = ["rank", "name", "mu", "sigma", *VALIDITY, "episodes", "seats", "profit_mean",
-               "stability", "welfare", "profitability", "eas_mean", "eas_lo", "eas_hi",
-               "eas_relative", "market_stability", "market_welfare", "market_profitability",
-               "market_eas"]
-    eas = board[[c for c in columns if c in board.columns]]
+    eas = board[board_columns(board, ("stability", "welfare", "profitability"),
+                              ("seats", "profit_mean"))]
     caption = ("Per firm kind: TrueSkill (mean profit per seat ranks a kind in each episode), how "
                "its decisions were answered (valid at once, after re-asks, by the fallback), mean "
                "profit, its EAS components from its own firms (bankruptcy and price volatility; "

@@ -172,14 +172,10 @@ def tables(market: pd.DataFrame, board: pd.DataFrame, mp, tables_dir: Path,
                f"({what_ran(market, mp)}). Detection is counted from bids (the authors' count); "
                f"detection_chance is a blind bidder's. EAS columns are the market's.")
     out = list(write_frame(cells, tables_dir / f"{instance}_cells", caption))
-    from marketarena.metrics.eas import component_correlations
-    from marketarena.metrics.validity import COLUMNS as VALIDITY
+    from marketarena.metrics.eas import board_columns, component_correlations
 
-    buyers_board = board[board["role"] == "buyer"]
-    columns = ["rank", "name", "mu", "sigma", *VALIDITY, "episodes", "score_mean", "integrity",
-               "welfare", "eas_mean", "eas_lo", "eas_hi", "eas_relative", "market_integrity",
-               "market_welfare", "market_eas"]
-    eas = buyers_board[[c for c in columns if c in buyers_board.columns]]
+    buyers = board[board["role"] == "buyer"]
+    eas = buyers[board_columns(buyers, ("integrity", "welfare"), ("score_mean",))]
     caption = ("Per buyer kind: TrueSkill (total surplus ranks buyers in each episode), how its buy "
                "and vote decisions were answered (valid at once, after re-asks, by the fallback), "
                "mean surplus, its EAS components from its own seats (integrity: detection over a "
