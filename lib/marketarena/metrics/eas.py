@@ -222,9 +222,9 @@ def eas_board(agents: pd.DataFrame, eas: EASParams, n_boot: int = 2000, seed=0) 
 def board_columns(board: pd.DataFrame, components: list[str] | tuple[str, ...],
                   scores: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The columns of a market's EAS table, those of ``board`` in this order: rank, name, mu and
-    sigma, the validity columns (``metrics.validity``), episodes, the market's own ``scores``,
-    the player's ``components``, its EAS with interval and relative form, then the market's
-    components of its episodes (``market_*``)."""
+    sigma, the validity columns (``metrics.validity``), episodes, ``scores`` (the board's other
+    columns to show, e.g. the mean profit), the player's ``components``, its EAS with interval and
+    relative form, then the market's components of its episodes (``market_*``)."""
     from marketarena.metrics.validity import COLUMNS as VALIDITY
 
     columns = ["rank", "name", "mu", "sigma", *VALIDITY, "episodes", *scores, *components,

@@ -41,7 +41,14 @@ def decision_outcomes(decisions: pd.DataFrame, llm_calls: pd.DataFrame | None = 
     if decisions is None or decisions.empty:
         return pd.DataFrame(columns=[*POINT, "outcome"])
     d = decisions[[*POINT, "attempt", "valid"]]
-    last = d.sort_values([*POINT, "attempt"], kind="stable").drop_duplicates(POINT, keep="last")
+    retried = d["attempt"] > 0
+    if retried.any():  # keep each point's last attempt (most points have only attempt 0)
+        again = d.loc[retried, POINT].drop_duplicates()
+        hit = pd.MultiIndex.from_frame(d[POINT]).isin(pd.MultiIndex.from_frame(again))
+        tail = d[hit].sort_values([*POINT, "attempt"], kind="stable").drop_duplicates(POINT, keep="last")
+        last = pd.concat([d[~hit], tail]).sort_index(kind="stable")
+    else:
+        last = d
     valid = last["valid"].astype(bool).to_numpy()
     reasked = last["attempt"].to_numpy() > 0
     if llm_calls is not None and len(llm_calls) and "attempts" in llm_calls.columns:
