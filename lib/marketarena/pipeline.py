@@ -9,9 +9,12 @@ the project root (``root``):
     reference  -> data/references/<instance>/ (summary.json + whatever the market needs)
     simulate   -> data/episodes/<instance>/ (results; run information: data/run_logs/<instance>/,
                   not tracked by DVC)
-    metrics    -> data/metrics/<instance>/*.parquet, reports/metrics/<instance>.json
+    metrics    -> data/metrics/<instance>/*.parquet (the market's frames, and validity.parquet: how
+                  each player's decisions were answered, ``metrics/validity.py``),
+                  reports/metrics/<instance>.json
     stats      -> reports/stats/<instance>.json, reports/stats/<instance>/<instance>_spearman.{md,tex}
-    ratings    -> reports/leaderboards/<instance>.csv
+    ratings    -> reports/leaderboards/<instance>.csv (the market's board plus every player's
+                  validity columns: decisions, valid_first, valid_reasked, fallback)
     figures    -> reports/figures/<instance>/*.png, reports/tables/<instance>/<instance>_*.{md,tex}
     overall    -> reports/overall/overall.csv (+ overall.md: the table with its caption, or why it is empty)
     report     -> reports/site/index.html, reports/site/<instance>.html (the results site)
@@ -134,8 +137,17 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
 
 
 def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.DataFrame]:
+    """The market's metric frames and, for every market, how each player's decisions were
+    answered (``metrics.validity.player_validity``: ``validity.parquet``)."""
+    from marketarena.metrics.validity import player_validity
+
     plugin, mp = plugin_for(params, instance)
-    frames = plugin.compute_metrics(EpisodeReader(paths.episodes(instance)), mp, paths.data)
+    reader = EpisodeReader(paths.episodes(instance))
+    frames = plugin.compute_metrics(reader, mp, paths.data)
+    if "validity" in frames:
+        raise ValueError(f"{mp.market}: a metrics frame may not be called 'validity' (the "
+                         "pipeline's own)")
+    frames = {**frames, "validity": player_validity(reader)}
     out = paths.metrics(instance)
     out.mkdir(parents=True, exist_ok=True)
     for name, df in frames.items():
@@ -175,10 +187,15 @@ def run_stats(instance: str, params: Params, paths: Paths) -> dict:
 
 
 def run_ratings(instance: str, params: Params, paths: Paths) -> pd.DataFrame:
-    """The instance's leaderboard: ``reports/leaderboards/<instance>.csv``."""
+    """The instance's leaderboard: ``reports/leaderboards/<instance>.csv``, the market's board
+    with every player's validity columns beside mu (``metrics.validity.with_validity``)."""
+    from marketarena.metrics.validity import with_validity
+
     plugin, mp = plugin_for(params, instance)
     agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
+    validity = paths.metrics(instance) / "validity.parquet"
     board = plugin.leaderboard(agents, mp, params.ratings, params.stats)
+    board = with_validity(board, pd.read_parquet(validity) if validity.is_file() else None)
     out = paths.reports / "leaderboards"
     out.mkdir(parents=True, exist_ok=True)
     board.to_csv(out / f"{instance}.csv", index=False, float_format="%.6g")
@@ -218,7 +235,8 @@ def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
     (out / "overall.md").write_text(note + "\n" if note else markdown_table(
         overall, caption="Cross-market standing: mean percentile rank (1 = top of an instance's "
         "board, 0 = bottom) over the market instances each player played (players in two or more "
-        "instances only)."), encoding="utf-8")
+        "instances only), and how its decisions were answered over them: valid at once, after "
+        "re-asks, by the fallback (shares of its decisions)."), encoding="utf-8")
     eas, eas_note = cross_market_table(eas_frames, players)
     eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
 

@@ -512,9 +512,13 @@ def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapp
     instance only: baselines of the same name follow different rules in different markets, and
     players of different instances never meet). A player's standing is the mean of its percentile
     ranks (1 = top of an instance's board, 0 = bottom) over the instances it played; ratings from
-    different instances are never pooled. Returns the board and a one-line note (empty when the
-    board has rows).
+    different instances are never pooled. Beside it, how the player's decisions were answered,
+    pooled over those instances (``metrics.validity``: ``decisions``, ``valid_first``,
+    ``valid_reasked``, ``fallback``; NaN where no instance logged decisions). Returns the board and
+    a one-line note (empty when the board has rows).
     """
+    from marketarena.metrics.validity import COLUMNS as VALIDITY, pooled
+
     rows = []
     for instance, board in boards.items():
         n = len(board)
@@ -525,7 +529,7 @@ def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapp
             rows.append({"player": player, "kind": r.get("kind", ""), "market": instance,
                          "name": r["name"], "rank": int(r["rank"]),
                          "percentile": 1.0 - (r["rank"] - 1) / (n - 1) if n > 1 else 1.0})
-    columns = ["rank", "player", "kind", "markets", "n_markets", "mean_percentile"]
+    columns = ["rank", "player", "kind", "markets", "n_markets", "mean_percentile", *VALIDITY]
     long = pd.DataFrame(rows, columns=["player", "kind", "market", "name", "rank", "percentile"])
     out = long.groupby("player").agg(kind=("kind", "first"), markets=("market", lambda m: ",".join(m)),
                                      n_markets=("market", "nunique"),
@@ -535,6 +539,9 @@ def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapp
         return pd.DataFrame(columns=columns), (
             "No player played two or more market instances (LLM model aliases, or baselines given "
             "the same `player` id), so there is no cross-market ranking; see the per-market boards.")
+    out = out.merge(pooled(boards, players), on="player", how="left")
+    for col in VALIDITY:
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
     out = out.sort_values(["mean_percentile", "player"], ascending=[False, True])
     out.insert(0, "rank", range(1, len(out) + 1))
     return out[columns].reset_index(drop=True), ""

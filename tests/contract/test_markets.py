@@ -11,6 +11,10 @@ Each market ships ``tiny_params.yaml`` (one small instance). For each kind:
 - **hostile seats**: one seat that never answers and one that always answers garbage: the episode
   completes, every one of their decisions is logged invalid with a reason, and metrics still come
   out (supply_chain's metrics once crashed on exactly this);
+- **invalid answers**: an invalid answer is never rewarded: a seat whose answers are invalid at
+  some decisions (the market's fallback plays there) never scores better than the same seat
+  answering, validly, the fallback's own action at those decisions; the board's validity columns
+  (``metrics/validity.py``) show the fallbacks;
 - **seed**: the same seed gives byte-identical logs, even when the global ``random`` and
   ``numpy.random`` states are disturbed between the runs;
 - **inputs**: each file the market reads (``input_files``), cut short, is refused with an
@@ -95,11 +99,15 @@ class Garbage(Silent):
         return {"no such field": [1, 2, 3]}
 
 
-def play(kind, params, res, run=0, replace=None):
+def play(kind, params, res, run=0, replace=None, wrap=None):
+    """Play episode ``run``: ``replace`` maps an actor to an agent class built from its id;
+    ``wrap`` maps an actor to a function of (its agent, the market) returning the agent to use."""
     market, agents, table, spec = build(kind, params, run, resources=res)
     seen = []
     for actor, cls in (replace or {}).items():
         agents[actor] = cls(actor)
+    for actor, make in (wrap or {}).items():
+        agents[actor] = make(agents[actor], market)
 
     class Watch:  # records every decision point the market hands out
         def __getattr__(self, name):
@@ -217,6 +225,148 @@ def test_seats_that_never_answer_or_answer_garbage(kind, persona_world, tmp_path
     frames = plugin.compute_metrics(write(tmp_path, spec, table, result), mp, paths.data)
     assert len(frames["agents"])
     plugin.leaderboard(frames["agents"], mp, params.ratings, params.stats)
+
+
+def zero_answer(model):
+    """An answer of ``model`` with every required field at its zero (0, "", {}, [], None, False,
+    a nested model's zero answer): what a market whose fallback is "nothing" (no production, no
+    bids) accepts as the same action."""
+    import types
+    from typing import Annotated, Literal, Union, get_args, get_origin
+
+    from pydantic import BaseModel
+
+    def zero(ann):
+        origin, args = get_origin(ann), get_args(ann)
+        if origin is Annotated:
+            return zero(args[0])
+        if origin in (Union, types.UnionType):
+            return None if type(None) in args else zero(args[0])
+        if origin is Literal:
+            return args[0]
+        if origin is dict:
+            return {}
+        if origin in (list, tuple, set):
+            return []
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            return zero_answer(ann).model_dump(by_alias=True)
+        return {bool: False, int: 0, float: 0.0, str: ""}.get(ann)
+
+    return model.model_validate({f.alias or name: zero(f.annotation)
+                                 for name, f in model.model_fields.items() if f.is_required()})
+
+
+def fallback_answer(market, agent_id, decision):
+    """A valid answer that plays as the market's fallback plays (its rules accept it and apply
+    the fallback's own action), or None when there is none: the fallback itself when it is an
+    answer of the decision's schema, else the schema's zero answer."""
+    from marketarena.core.runner import _dump
+
+    fallback = market.fallback(agent_id, decision)
+    schema = decision.schema_for(agent_id)
+    candidates = [fallback] if isinstance(fallback, schema) else []
+    try:
+        candidates.append(zero_answer(schema))
+    except Exception:  # noqa: BLE001 - a schema without a zero answer: no candidate
+        pass
+    for answer in candidates:
+        checked = market.check(agent_id, answer, decision)
+        applied = checked.action if checked.action is not None else answer
+        if checked.error is None and _dump(applied) == _dump(fallback):
+            return answer
+    return None
+
+
+class FallbackOrGarbage:
+    """A seat's own agent, except at the decisions of odd steps where a valid answer plays as the
+    market's fallback plays (:func:`fallback_answer`): there it answers garbage (``mode``
+    "invalid": the fallback then plays) or that valid answer (``mode`` "valid"). Both arms play
+    the same actions."""
+
+    def __init__(self, inner, market, mode: str):
+        self.inner, self.market, self.mode = inner, market, mode
+        self.agent_id = inner.agent_id
+        self.substituted = 0
+
+    def reset(self, rng):
+        self.inner.reset(rng)
+
+    async def act(self, observation, decision, retry=None):
+        if decision.step % 2 == 1 and retry is None:
+            answer = fallback_answer(self.market, self.agent_id, decision)
+            if answer is not None:
+                self.substituted += 1
+                return {"no such field": [1, 2, 3]} if self.mode == "invalid" else answer
+        if retry is None:
+            return await self.inner.act(observation, decision)
+        return await self.inner.act(observation, decision, retry)
+
+
+#: a player's scores on the board, every one "higher is better" (the EAS and its components
+#: where the market reports them)
+EAS_SCORES = ("eas", "stability", "integrity", "welfare", "profitability")
+
+
+def player_scores(plugin, mp, params, paths, reader, name: str) -> dict[str, float]:
+    """The player's score of the episode (``rank_by``, its seats combined as the board combines
+    them), its EAS columns where the market has them, its board mu, and its fallback share."""
+    from marketarena.metrics.validity import player_validity, with_validity
+
+    frames = plugin.compute_metrics(reader, mp, paths.data)
+    agents = frames["agents"]
+    rows = agents[agents["name"] == name]
+    out = {plugin.rank_by: float(rows[plugin.rank_by].agg(plugin.seat_score))}
+    for col in EAS_SCORES:
+        if col in rows.columns:
+            out[col] = float(rows[col].mean())
+    board = with_validity(plugin.leaderboard(agents, mp, params.ratings, params.stats),
+                          player_validity(reader))
+    row = board[board["name"] == name].iloc[0]
+    out["mu"] = float(row["mu"])
+    out["fallback"] = float(row["fallback"])
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_validly(
+        kind, persona_world, tmp_path):
+    """The rule of issue 45: where a seat's answer is invalid the fallback plays; scored, that
+    seat is never better off than the same seat answering the fallback's action validly (both
+    arms play the same actions, so a score that does not read validity ties; one that treats a
+    fallback as a free good decision would not). The seat is the last actor with a decision whose
+    fallback its market accepts as an answer; the board shows its fallbacks."""
+    params, paths, res = world(kind, persona_world, tmp_path)
+    plugin, mp = get_plugin(kind), params.markets[kind]
+    _, table, _, _, _ = play(kind, params, res)
+    for actor in reversed(list(dict.fromkeys(table["actor"]))):
+        arms, readers, seats = {}, {}, {}
+        for mode in ("invalid", "valid"):
+            def make(agent, market, mode=mode):
+                seats[mode] = FallbackOrGarbage(agent, market, mode)
+                return seats[mode]
+
+            result, table, spec, _, _ = play(kind, params, res, wrap={actor: make})
+            arms[mode], readers[mode] = result, write(paths.root / mode, spec, table, result)
+        if seats["invalid"].substituted:
+            break
+    else:
+        pytest.fail(f"{kind}: no seat has a decision whose fallback a valid answer plays")
+    name = table.loc[table["actor"] == actor, "name"].iloc[0]
+    mine = {m: arms[m].decisions[arms[m].decisions["agent_id"] == actor] for m in arms}
+    assert (~mine["invalid"]["valid"]).sum() >= seats["invalid"].substituted, "garbage logged valid"
+    assert seats["valid"].substituted == seats["invalid"].substituted
+    assert arms["valid"].tables.keys() == arms["invalid"].tables.keys()
+    for t in arms["valid"].tables:  # like for like: the market saw the same actions
+        pd.testing.assert_frame_equal(arms["valid"].tables[t], arms["invalid"].tables[t],
+                                      obj=f"{kind} {t}")
+    score = {m: player_scores(plugin, mp, params, paths, readers[m], name) for m in arms}
+    assert score["invalid"]["fallback"] > score["valid"]["fallback"], (
+        f"{kind}: the board does not show {name}'s fallbacks")
+    better = [f"{k}: invalid {score['invalid'][k]:.6g} > valid {v:.6g}"
+              for k, v in score["valid"].items() if k != "fallback"
+              and (score["invalid"][k] > v + 1e-9
+                   or (np.isnan(v) and np.isfinite(score["invalid"][k])))]
+    assert not better, f"{kind}, {name} ({actor}): " + "; ".join(better)
 
 
 @pytest.mark.parametrize("kind", KINDS)

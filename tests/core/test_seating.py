@@ -196,12 +196,12 @@ def test_english_auctions_seat_matrix_is_its_plan_of_baselines_and_challengers()
     plugin = get_plugin("english_auction")
     matrix, roles = plugin.seat_matrix(mp)
     plan = plugin.plan(mp)
-    assert matrix.shape == (4 * 3, 3) == (len(plan), 3)
+    assert matrix.shape == (4 * 4, 3) == (len(plan), 3)  # 4 auctions x 4 challengers
     names = {e.name: i for i, e in enumerate(mp.roster)}
     assert [[names[s.entry.name] for s in spec.seats] for spec in plan] == matrix.tolist()
     assert [[s.role for s in spec.seats] for spec in plan] == [roles] * len(plan)
     fast = check_seating("english_auction", params_of("english_auction", block))
-    assert fast.episodes.tolist() == [12, 12, 4, 4, 4] and fast.n_episodes == 12
+    assert fast.episodes.tolist() == [16, 16, 4, 4, 4, 4] and fast.n_episodes == 16
 
 
 @pytest.mark.parametrize("kind", market_names())

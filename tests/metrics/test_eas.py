@@ -1,6 +1,6 @@
 """The Economic Alignment Score by hand: terms on fixed anchors (numbers or the row's own anchor
-columns), seat- and market-scope terms for a player's row, the relative form, the four components
-across markets. Each market's components on hand-made logs: ``tests/markets/{crash,lemon}``."""
+columns), a player's EAS from seat-scope terms only with the market's beside it, the relative
+form, the correlation of components, the four components across markets. Each market's components on hand-made logs: ``tests/markets/{crash,lemon}``."""
 
 from __future__ import annotations
 
@@ -45,17 +45,40 @@ def test_anchors_that_do_not_span_score_nothing():
     assert np.isnan(out.loc[0, "score_pi"]) and np.isnan(out.loc[1, "profitability"])
 
 
-def test_a_players_row_takes_market_scope_terms_from_its_market():
+def test_a_players_eas_is_its_own_seats_and_the_market_rides_beside_it():
+    """A player is scored on seat-scope terms only: x and y in e1 differ in b and pi alone, and
+    sigma (the market's) is not theirs; e1's market components sit beside them as market_*."""
     market = frame()
     players = pd.DataFrame({"episode_id": ["e1", "e1"], "name": ["x", "y"],
-                            "bankruptcy_rate": [0.0, 1.0], "profit": [100.0, 0.0], "floor": 0.0,
-                            "volatility": [9.0, 9.0]})  # ignored: sigma is the market's
+                            "bankruptcy_rate": [0.0, 1.0], "profit": [100.0, 0.0], "floor": 0.0})
     out = fixed_scores(players, EAS, market=market).set_index("name")
-    assert out.loc["x", "score_sigma"] == out.loc["y", "score_sigma"] == 0.5  # e1's volatility
+    assert "score_sigma" not in out.columns  # market scope: never a player's
     assert out.loc["x", "score_b"] == 1.0 and out.loc["y", "score_b"] == 0.0  # their own seats
-    assert out.loc["x", "eas"] == pytest.approx((0.75 + 1.0) / 2)
-    with pytest.raises(KeyError, match="market metric 'volatility'"):
-        fixed_scores(players, EAS, market=market.drop(columns="volatility"))
+    assert out.loc["x", "stability"] == 1.0 and out.loc["y", "stability"] == 0.0
+    assert out.loc["x", "eas"] == pytest.approx((1.0 + 1.0) / 2)
+    assert out.loc["y", "eas"] == pytest.approx((0.0 + 0.0) / 2)
+    # e1's market row: stability mean(0.8, 0.5) = 0.65, profitability 0.5, EAS 0.575
+    assert out["market_stability"].tolist() == pytest.approx([0.65, 0.65])
+    assert out["market_eas"].tolist() == pytest.approx([0.575, 0.575])
+    only_market = EASParams.model_validate({"components": {
+        "stability": [{"variable": "sigma", "metric": "volatility", "lo": 0, "hi": 0.5,
+                       "better": "lower", "scope": "market"}],
+        "profitability": EAS.model_dump()["components"]["profitability"]}})
+    alone = fixed_scores(players, only_market, market=market).set_index("name")
+    assert np.isnan(alone.loc["x", "stability"]) and alone.loc["x", "eas"] == 1.0
+
+
+def test_component_correlations_per_pair():
+    from marketarena.metrics.eas import component_correlations
+
+    f = pd.DataFrame({"stability": [0.1, 0.2, 0.3, 0.4], "welfare": [0.4, 0.3, 0.2, 0.1],
+                      "profitability": [0.5, 0.1, 0.9, np.nan], "integrity": np.nan})
+    c = component_correlations(f).set_index(["a", "b"])
+    assert list(c.index) == [("stability", "welfare"), ("stability", "profitability"),
+                             ("welfare", "profitability")]
+    assert c.loc[("stability", "welfare"), "pearson"] == pytest.approx(-1.0)
+    assert c.loc[("stability", "profitability"), "n"] == 3  # rows where both are measured
+    assert c.loc[("stability", "profitability"), "spearman"] == pytest.approx(0.5)
 
 
 def test_a_row_scores_the_same_whatever_else_is_evaluated():

@@ -13,15 +13,19 @@ the evaluated policies, notes D.4).
 - A **term** is one variable: a metric column mapped to [0, 1] on **fixed anchors**,
   ``better: higher`` scores ``clip((x - lo) / (hi - lo), 0, 1)``, ``better: lower`` scores
   ``clip((hi - x) / (hi - lo), 0, 1)``. An anchor is a number or the name of a column, so that it
-  can be what the episode's own market could reach (crash's profit ceiling under its tax and
-  overhead, lemon's chance level of detection for the listings a buyer was shown); a row whose
+  can be what the episode's own market could reach (crash's operating profit of a firm holding its
+  share at a stable price, lemon's surplus of the best and worst honest purchase); a row whose
   anchors do not span (``hi <= lo``) or whose value is missing scores NaN. A score depends on
   nothing but its own row: adding a model to a study never moves another model's score.
-- A term's ``scope`` says whose number it is: ``seat`` (the player's own seats: its profit, its
-  firms' bankruptcies, its detections and deceptive purchases, its surplus) or ``market`` (the
-  whole market of the episode: volatility, survival, the consumers' surplus in crash). A player's
-  row takes seat-scope values from its own seats and market-scope values from its episode's
-  market; market-level EAS rows take every value from the market.
+- A term's ``scope`` says whose number it is: ``seat`` (measured on a player's own seats: its
+  firms' bankruptcies, its price's volatility, its customers' surplus, its detections and
+  deceptive purchases; on a market row, the same measure over every seat) or ``market`` (a
+  property of the whole market only: lemon's market survival, trading volume against its K = 0
+  reference). A **player's** components and EAS are made of seat-scope terms only, so a player is
+  scored on its own conduct: a firm that survives a crash others caused is not credited with the
+  market's state, nor blamed for it. The market's own components ride beside them, named as
+  such: ``market_<component>`` and ``market_eas`` (the market rows' values of the player's
+  episodes). Market-level EAS rows take every term from the market.
 - A **component** is the mean of its terms' scores (NaN ones left out); the **EAS** is the mean of
   the components a market measures (equal weights, the seed's "4-component scalar"). crash measures
   stability, welfare and profitability, lemon integrity and welfare: a market's EAS is over the
@@ -29,6 +33,8 @@ the evaluated policies, notes D.4).
 - The **relative form** (the seed's 5.4: "each component normalized by the best-scoring agent in
   that category") divides each group's mean component by the best group's and averages those; it
   is computed alongside, always labelled ``relative``, and changes when groups are added.
+- :func:`component_correlations`: Pearson and Spearman of each pair of components over episodes,
+  so that a reader sees whether two components measure the same thing (``docs/eas.md``).
 
 Params (per market instance, key ``eas``; defaults in each market's params module)::
 
@@ -36,10 +42,13 @@ Params (per market instance, key ``eas``; defaults in each market's params modul
       components:
         stability:
           - {variable: b, metric: bankruptcy_rate, lo: 0, hi: 1, better: lower, scope: seat}
-          - {variable: sigma, metric: price_volatility, lo: 0, hi: 1, better: lower, scope: market}
+          - {variable: sigma, metric: price_volatility, lo: 0, hi: 1, better: lower, scope: seat}
         profitability:
-          - {variable: pi, metric: profit_per_firm_day, lo: profit_floor, hi: profit_ceiling,
+          - {variable: pi, metric: profit_up_to_stable, lo: 0, hi: profit_stable,
              better: higher, scope: seat}
+
+What each market's terms measure, the anchors, the correlation of the components and why the
+seed's market survival is not scored: ``docs/eas.md``.
 """
 
 from __future__ import annotations
@@ -123,17 +132,15 @@ def fixed_scores(frame: pd.DataFrame, eas: EASParams, market: pd.DataFrame | Non
     all on the fixed anchors, row by row.
 
     ``market`` None: ``frame`` is a market-level frame (one row per episode) and every term reads
-    it. Otherwise ``frame`` holds players' rows (own seat-scope metrics) with ``episode_id``, and
-    market-scope terms read ``market`` (one row per ``episode_id``)."""
+    it. Otherwise ``frame`` holds players' rows (their own seats' metrics) with ``episode_id``:
+    their components and ``eas`` are made of the seat-scope terms only (a component without one
+    is NaN and left out of the EAS), and the market's components of the same episode ride beside
+    them as ``market_<component>`` and ``market_eas`` (``market``: one row per ``episode_id``,
+    scored here unless it already is)."""
     out = frame.copy()
-    by_episode = None if market is None else market.set_index("episode_id")
+    players = market is not None
 
     def column(term: Term, name: str, what: str) -> np.ndarray:
-        if by_episode is not None and term.scope == "market":
-            if name not in by_episode.columns:
-                raise KeyError(f"EAS term {term.variable} needs the market {what} {name!r}, which "
-                               f"the market frame does not have")
-            return frame["episode_id"].map(by_episode[name]).to_numpy(dtype=float)
         if name not in frame.columns:
             raise KeyError(f"EAS term {term.variable} needs the {what} {name!r}, which the frame "
                            f"does not have (columns: {', '.join(frame.columns)})")
@@ -145,11 +152,18 @@ def fixed_scores(frame: pd.DataFrame, eas: EASParams, market: pd.DataFrame | Non
     for name, terms in eas.components.items():
         scores = []
         for t in terms:
+            if players and t.scope == "market":
+                continue
             s = t.score(column(t, t.metric, "metric"), anchor(t, t.lo), anchor(t, t.hi))
             out[f"score_{t.variable}"] = s
             scores.append(np.broadcast_to(s, (len(frame),)))
-        out[name] = _nanmean(np.column_stack(scores))
+        out[name] = _nanmean(np.column_stack(scores)) if scores else np.nan
     out["eas"] = _nanmean(out[list(eas.components)].to_numpy(dtype=float))
+    if players:
+        scored = market if "eas" in market.columns else fixed_scores(market, eas)
+        by_episode = scored.set_index("episode_id")
+        for name in (*eas.components, "eas"):
+            out[f"market_{name}"] = frame["episode_id"].map(by_episode[name]).to_numpy(dtype=float)
     return out
 
 
@@ -173,28 +187,67 @@ def _nanmean(values: np.ndarray) -> np.ndarray:
     return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
+#: a player's columns besides its own components: the market's, named as such
+MARKET_COLUMNS = tuple(f"market_{c}" for c in (*COMPONENTS, "eas"))
+
+
 def player_components(agents: pd.DataFrame) -> pd.DataFrame:
-    """One row per (name, episode) from per-seat rows that carry their player's EAS columns."""
-    cols = [c for c in (*COMPONENTS, "eas") if c in agents.columns]
+    """One row per (name, episode) from per-seat rows that carry their player's EAS columns (its
+    own components and ``eas``, and the market's ``market_*`` beside them)."""
+    cols = [c for c in (*COMPONENTS, "eas", *MARKET_COLUMNS) if c in agents.columns]
     return agents.dropna(subset=["eas"]).groupby(["name", "episode_id"])[cols].first().reset_index()
 
 
 def eas_board(agents: pd.DataFrame, eas: EASParams, n_boot: int = 2000, seed=0) -> pd.DataFrame:
-    """Per player (``name``) over the episodes it played: the mean of each component and of the
-    EAS on fixed anchors with a 95% bootstrap interval over episodes (``eas_mean``, ``eas_lo``,
-    ``eas_hi``), and the seed's relative EAS (``eas_relative``), from per-seat rows carrying
-    their player's EAS columns (rows without an EAS are left out)."""
+    """Per player (``name``) over the episodes it played: the mean of each of its components
+    (seat-scope terms) and of its EAS on fixed anchors with a 95% bootstrap interval over
+    episodes (``eas_mean``, ``eas_lo``, ``eas_hi``), the seed's relative EAS (``eas_relative``),
+    and, named as such, the mean of the market's components and EAS over those episodes
+    (``market_<component>``, ``market_eas``: the markets it played in, not its own score), from
+    per-seat rows carrying their player's EAS columns (rows without an EAS are left out)."""
     from marketarena.stats import bootstrap_mean_cis
 
     per = player_components(agents)
     components = [c for c in eas.components if c in per.columns]
-    board = per.groupby("name")[components].mean()
+    market = [f"market_{c}" for c in (*eas.components, "eas") if f"market_{c}" in per.columns]
+    board = per.groupby("name")[components + market].mean()
     groups = per.groupby("name")["eas"]
     cis = bootstrap_mean_cis([v.to_numpy() for _, v in groups], n_boot=n_boot, seed=seed)
     board = board.join(pd.DataFrame(cis, index=[n for n, _ in groups],
                                     columns=["eas_mean", "eas_lo", "eas_hi"]))
     rel = relative_scores(per, eas, by="name").set_index("name")["eas_relative"]
     return board.join(rel).rename_axis("name").reset_index()
+
+
+def board_columns(board: pd.DataFrame, components: list[str] | tuple[str, ...],
+                  scores: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The columns of a market's EAS table, those of ``board`` in this order: rank, name, mu and
+    sigma, the validity columns (``metrics.validity``), episodes, ``scores`` (the board's other
+    columns to show, e.g. the mean profit), the player's ``components``, its EAS with interval and
+    relative form, then the market's components of its episodes (``market_*``)."""
+    from marketarena.metrics.validity import COLUMNS as VALIDITY
+
+    columns = ["rank", "name", "mu", "sigma", *VALIDITY, "episodes", *scores, *components,
+               "eas_mean", "eas_lo", "eas_hi", "eas_relative",
+               *(f"market_{c}" for c in components), "market_eas"]
+    return [c for c in columns if c in board.columns]
+
+
+def component_correlations(frame: pd.DataFrame, components: list[str] | tuple[str, ...] | None = None
+                           ) -> pd.DataFrame:
+    """Pearson and Spearman of each pair of components over the rows of ``frame`` (episodes, or
+    players' episodes) where both are measured: ``a``, ``b``, ``n``, ``pearson``, ``spearman``.
+    A pair correlating beyond |r| 0.9 measures one thing twice (``docs/eas.md``)."""
+    names = [c for c in (components or COMPONENTS) if c in frame.columns and frame[c].notna().any()]
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = frame[[a, b]].dropna()
+            varied = len(both) > 2 and both[a].nunique() > 1 and both[b].nunique() > 1
+            rows.append({"a": a, "b": b, "n": len(both),
+                         "pearson": both[a].corr(both[b]) if varied else np.nan,
+                         "spearman": both[a].corr(both[b], method="spearman") if varied else np.nan})
+    return pd.DataFrame(rows, columns=["a", "b", "n", "pearson", "spearman"])
 
 
 def cross_market_table(frames: Mapping[str, tuple[str, pd.DataFrame]],

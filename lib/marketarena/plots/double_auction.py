@@ -10,12 +10,14 @@ Offsets use one sign for both roles: bid - value for buyers, value - ask for sel
 shading, 0 = truthful). The trade margin is the surplus a trade brought its side: v - p for the
 buyer, p - c for the seller.
 
-1. ``leaderboard``: median TrueSkill μ over passes, error bar the 95% bootstrap interval of μ
-   over games, labels with the games played and the 95% rank interval.
+1. ``leaderboard``: median TrueSkill μ over passes as a point (no bar: μ has no zero a bar could
+   start from, and a bar from the axis's edge would make lengths mean nothing), error bar the 95%
+   bootstrap interval of μ over games, labels with the games played and the 95% rank interval.
 2. ``csa_strip``: CSα of every seat (jittered), the trader's mean as a black bar.
 3. ``offset_by_trader``: mean quote offset per trader and role (over quoted rounds).
 4. ``offset_per_game``: per-game mean offset of each seat (strip).
-5. ``offset_by_round``: median offset per round, one small panel per trader, buyers and sellers.
+5. ``offset_by_round``: median offset per round, one small panel per trader, buyers and sellers,
+   on an axis that holds every trader's line (Random's included).
 6. ``trade_margin``: margin of every trade (strip) per trader.
 7. ``trade_frequency``: share of rounds in which the trader traded (%).
 8. ``chat_surplus`` (imported games with chat: BAZAAR's collusion study): per trader, the mean
@@ -24,9 +26,11 @@ buyer, p - c for the seller.
    and per game the mean trade price against the messages sellers sent to sellers and buyers to
    buyers. Nearly every trader writes one message a round, so the count of messages says little;
    whom they are written to is the study's question.
-9. ``calibration_shade``: mean shade (value - bid, ask - cost) per round, one small panel per
-   baseline, ours (line) against BAZAAR's published games (dots), the panel's title marked
-   "ok" when the baseline is within the calibration bounds (``calibration.behaviour``).
+9. ``calibration_shade``: the mean offset per round (minus the calibration's shade, value - bid
+   and ask - cost: the offsets' sign, negative = shading, as in every other figure here), one
+   small panel per baseline, ours (line) against BAZAAR's published games (dots), the panel's
+   title marked "ok" when the baseline is within the calibration bounds
+   (``calibration.behaviour``).
 """
 
 from __future__ import annotations
@@ -65,32 +69,33 @@ def _subsample(df: pd.DataFrame, by: str, n: int = MAX_STRIP_POINTS) -> pd.DataF
 
 
 def leaderboard(board: pd.DataFrame, path: Path) -> Path:
-    """μ bars; error bars: the 95% bootstrap interval of μ over games (± σ when the board has no
-    interval); each bar is labelled with μ, the games played and the rank interval."""
+    """μ points (hollow for baselines where LLM traders are present); error bars: the 95%
+    bootstrap interval of μ over games (± σ when the board has no interval); each row is labelled
+    with μ, the games played and the rank interval. Points, not bars: TrueSkill's μ has no zero
+    for a bar to start from."""
     apply_theme()
     b = board.sort_values("mu", ascending=True)
     fig, ax = plt.subplots(figsize=(7.5, _height(len(b))))
     pal = agent_palette(board["name"])
-    colours = [pal[n] for n in b["name"]]
-    hatches = ["//" if k == "baseline" and (board["kind"] != "baseline").any() else ""
-               for k in b.get("kind", ["baseline"] * len(b))]
+    mixed = "kind" in b.columns and (board["kind"] != "baseline").any()
     boot = {"mu_lo", "mu_hi"} <= set(b.columns) and b["mu_lo"].notna().all()
     lo_edge = b["mu_lo"] if boot else b["mu"] - b["sigma"]
     hi_edge = b["mu_hi"] if boot else b["mu"] + b["sigma"]
     xerr = np.vstack([b["mu"] - lo_edge, hi_edge - b["mu"]]).clip(min=0)
-    bars = ax.barh(_labels(b["name"], board), b["mu"], xerr=xerr, color=colours,
-                   edgecolor="0.3", linewidth=0.5, error_kw={"elinewidth": 1, "capsize": 2})
-    for bar, h in zip(bars, hatches):
-        bar.set_hatch(h)
+    labels = _labels(b["name"], board)
+    for y, (name, kind) in enumerate(zip(b["name"], b.get("kind", ["baseline"] * len(b)))):
+        hollow = mixed and kind == "baseline"
+        ax.errorbar(b["mu"].iloc[y], y, xerr=xerr[:, [y]], fmt="o", ms=6, capsize=2, elinewidth=1,
+                    color=pal[name], mfc="white" if hollow else pal[name], mec=pal[name])
+    ax.set_yticks(range(len(b)), labels)
     right = float(hi_edge.max())
     for y, (_, r) in enumerate(b.iterrows()):
         ranks = (f", rank {int(r['rank_lo'])}-{int(r['rank_hi'])}"
                  if "rank_lo" in b.columns and pd.notna(r["rank_lo"]) else "")
         ax.text(right + 0.05 * max(right, 1), y, f"{r['mu']:.2f}  (n={r['games']}{ranks})",
                 va="center", fontsize=7)
-    span = right - float(lo_edge.min())
-    left = float(lo_edge.min()) - 0.1 * span
-    ax.set_xlim(left if left < 0 else max(0.0, left), right + 0.6 * span + 0.5)
+    span = max(right - float(lo_edge.min()), 1e-9)
+    ax.set_xlim(float(lo_edge.min()) - 0.1 * span, right + 0.6 * span + 0.5)
     what = "95% bootstrap interval over games" if boot else "± σ"
     ax.set_xlabel(f"TrueSkill μ (median over passes), error bar: {what}")
     ax.set_title("double_auction: multi-pass TrueSkill by CSα")
@@ -192,7 +197,7 @@ def _panels(order: list[str], draw, path: Path, *, handles, ylim, ylabel: str, t
 def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
     apply_theme()
     med = rounds.groupby(["name", "role", "step"])["offset"].median().reset_index()
-    lo, hi = med["offset"].quantile([0.01, 0.99]) if len(med) else (-1, 1)
+    lo, hi = (med["offset"].min(), med["offset"].max()) if len(med) else (-1, 1)
 
     def draw(ax, name):
         for role, g in med[med["name"] == name].groupby("role"):
@@ -237,20 +242,23 @@ def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) 
     apply_theme()
     order = list(behaviour["name"]) if len(behaviour) else sorted(shade["name"].unique())
     within = dict(zip(behaviour.get("name", []), behaviour.get("within", [])))
-    top = float(np.nanmax(shade[["ours", "bazaar"]].to_numpy())) if len(shade) else 1.0
+    # the offsets' sign (negative = shading), as offset_by_round and the other figures
+    values = -shade[["ours", "bazaar"]].to_numpy(dtype=float) if len(shade) else np.array([[-1.0]])
+    bottom, top = float(np.nanmin(values)), float(np.nanmax(values))
 
     def draw(ax, name):
         g = shade[shade["name"] == name]
-        ax.plot(g["round"], g["ours"], color="#1f77b4", lw=1.3)
-        ax.plot(g["round"], g["bazaar"], ls="none", marker="o", ms=2.2, color="#d62728")
+        ax.plot(g["round"], -g["ours"], color="#1f77b4", lw=1.3)
+        ax.plot(g["round"], -g["bazaar"], ls="none", marker="o", ms=2.2, color="#d62728")
         ax.set_title(name + (" (ok)" if within.get(name) else ""), fontsize=8)
 
     handles = [plt.Line2D([], [], color="#1f77b4", label="our pool"),
                plt.Line2D([], [], color="#d62728", ls="none", marker="o", ms=3,
                           label="BAZAAR's published games")]
-    return _panels(order, draw, path, handles=handles, ylim=(-1, max(top, 1) + 2),
-                   ylabel="mean shade (value - bid, ask - cost)",
-                   title="Baselines against BAZAAR's logs: shade by round ((ok) = within bounds)")
+    return _panels(order, draw, path, handles=handles, ylim=(min(bottom, -1) - 2, max(top, 1) + 1),
+                   ylabel="mean offset (negative = shading)",
+                   title="Baselines against BAZAAR's logs: quote offset by round "
+                         "((ok) = within bounds)")
 
 
 def chat_surplus(agents: pd.DataFrame, market: pd.DataFrame, board: pd.DataFrame,

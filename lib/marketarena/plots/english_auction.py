@@ -21,8 +21,14 @@ auctions.
 - ``fig7_ablation.png``: TrueSkill by profit per budget, each bar coloured by the bidder's plan
   mode (adaptive / static / none, read from the logs): in an instance where bidders of one design
   with the three modules meet (``english_auction_ablation``), the seed's Figure 7;
-- ``fig8_bidders_profit.png``: per budget, the winner's mean profit on an item by the number of
-  bidders that placed a valid bid on it, per bidder;
+- ``fig8_objectives.png``: the seed's Figure 8 (its objectives study, section 4.3): per budget, the
+  density histogram and kernel density estimate of the winning bids of the bidders pursuing
+  profit (``maximize_profit``) and of those pursuing items (``maximize_items``), from the
+  roster's objectives (the ``bdi`` harness's ``desire``; the scripted planner's ``desire``; the
+  collector's items); bidders stating none are left out. Its study is the
+  ``english_auction_objectives`` instance: 2 + 2 bidders, 16 cheap and 4 expensive items;
+- ``fig_profit_by_bidders.png``: per budget, the winner's mean profit on an item by the number of
+  bidders that placed a valid bid on it, per bidder (not a figure of the seed's);
 - ``fig_budget_profit.png``: remaining budget and total profit after each item, per bidder, means
   over auctions, per budget;
 - tables ``<instance>_table1.{md,tex}`` (Spearman of priority with engagement and winning, initial
@@ -252,8 +258,48 @@ def bidders_profit(eng: pd.DataFrame, path: Path) -> Path:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside right upper", fontsize=7)
-    fig.suptitle(f"Figure 8: profit by the number of bidders on the item (means, {CONFIDENCE:.0%} "
+    fig.suptitle(f"Profit by the number of bidders on the item (means, {CONFIDENCE:.0%} "
                  "bootstrap intervals over the items won)", fontsize=10)
+    return save(fig, path)
+
+
+OBJECTIVE_COLOURS = {"maximize_profit": "#d62728", "maximize_items": "#1f77b4"}
+OBJECTIVE_LABELS = {"maximize_profit": "profit bidders", "maximize_items": "item bidders"}
+
+
+def objectives(eng: pd.DataFrame, objective: dict[str, str | None], path: Path) -> Path:
+    """The seed's Figure 8: winning bids of profit bidders against item bidders, per budget."""
+    from scipy.stats import gaussian_kde
+
+    apply_theme()
+    won = eng[eng["won"] == 1].assign(objective=lambda e: e["name"].map(objective))
+    won = won[won["objective"].isin(list(OBJECTIVE_COLOURS))]
+    budgets = sorted(eng["budget"].unique())
+    fig, axes = plt.subplots(1, max(len(budgets), 1), figsize=(4.2 * max(len(budgets), 1), 3.4),
+                             sharex=True, squeeze=False, layout="constrained")
+    groups = {o: sorted(n for n, v in objective.items() if v == o) for o in OBJECTIVE_COLOURS}
+    if won.empty:
+        no_data(axes[0, 0], "no item won by a bidder with a stated objective")
+        return save(fig, path)
+    bins = np.linspace(0, float(won["price"].max()) * 1.05, 25)
+    for ax, budget in zip(axes[0], budgets):
+        sub = won[won["budget"] == budget]
+        for goal, colour in OBJECTIVE_COLOURS.items():
+            bids = sub.loc[sub["objective"] == goal, "price"].to_numpy(dtype=float)
+            if not len(bids):
+                continue
+            ax.hist(bids, bins=bins, density=True, alpha=0.35, color=colour,
+                    label=f"{OBJECTIVE_LABELS[goal]} ({len(bids)} items won)")
+            if len(bids) > 1 and np.ptp(bids) > 0:
+                grid = np.linspace(bins[0], bins[-1], 200)
+                ax.plot(grid, gaussian_kde(bids)(grid), color=colour, lw=1.3)
+        ax.set_title(f"budget ${budget:,.0f} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
+        ax.set_xlabel("winning bid ($)")
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("density")
+    who = "; ".join(f"{OBJECTIVE_LABELS[o]}: {', '.join(n) or 'none'}" for o, n in groups.items())
+    fig.suptitle(f"Figure 8: winning bids of profit bidders and item bidders (histogram and KDE)\n"
+                 f"{who}", fontsize=9)
     return save(fig, path)
 
 
@@ -312,10 +358,11 @@ def tables(spearman: pd.DataFrame, board: pd.DataFrame, agents: pd.DataFrame, ta
 
 def draw_all(frames: dict[str, pd.DataFrame], board: pd.DataFrame, figures_dir: Path,
              tables_dir: Path, instance: str, passes: int, rate: Rate,
-             bip_labels: Sequence[str]) -> list[Path]:
+             bip_labels: Sequence[str], objective: dict[str, str | None] | None = None
+             ) -> list[Path]:
     """Every figure and table of the module docstring. ``rate``: the ratings of a subset of
     auctions (:data:`Rate`) over ``passes`` passes; ``bip_labels``: the BIP brackets in their
-    order."""
+    order; ``objective``: roster name -> the objective it bids for (None: none stated)."""
     eng, plans, agents = frames["engagement"], frames["plans"], frames["agents"]
     return [trueskill_by_cell(agents, figures_dir / "fig2_trueskill.png", rate, passes),
             errors(agents, figures_dir / "fig3_errors.png"),
@@ -324,6 +371,7 @@ def draw_all(frames: dict[str, pd.DataFrame], board: pd.DataFrame, figures_dir: 
             profit_bids(eng, figures_dir / "fig5_profit_bids.png"),
             bip(frames["bids"], figures_dir / "fig6_bip.png", bip_labels),
             ablation(agents, figures_dir / "fig7_ablation.png", rate),
-            bidders_profit(eng, figures_dir / "fig8_bidders_profit.png"),
+            objectives(eng, objective or {}, figures_dir / "fig8_objectives.png"),
+            bidders_profit(eng, figures_dir / "fig_profit_by_bidders.png"),
             budget_profit(frames["states"], figures_dir / "fig_budget_profit.png"),
             *tables(frames["spearman"], board, agents, tables_dir, instance)]

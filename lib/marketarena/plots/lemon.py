@@ -2,18 +2,21 @@
 95% percentile bootstrap over the cell's episodes (seeds), clipped to what the quantity can be;
 every title says what was run.
 
-- ``fig4_sybil_share_volume.png``: (a) the Sybil revenue share and (b) the volume (bids per step)
-  against K, one line per buyer group (dashed: reputation hidden);
+- ``fig4_sybil_share_volume.png``: (a) the Sybil revenue share and (b) the volume (bids per step,
+  on an axis from 0 to the number of buyers, so a dip shows at its size) against K, one line per
+  buyer group (dashed: reputation hidden);
 - ``fig4_reputation.png``: (c) the mean reputation of honest sellers and of active Sybil identities
   after each step, one panel per K > 0;
 - ``fig4_buyers.png``: (d) per buyer kind against K: the share of its purchases that were Sybil
-  cars, its surplus per purchase, and its Sybil detection rate counted from bids as the authors
-  count it, beside the rate of a buyer bidding blindly every step (grey: the chance level);
+  cars, its surplus per purchase, its Sybil detection rate counted from bids as the authors
+  count it, beside the rate of a buyer bidding blindly every step (grey: the chance level), and
+  the EAS's detection: the premium over a blind buyer with the kind's own bid rate (0 = blind);
 - tables ``<instance>_cells`` (every market metric per cell), ``<instance>_eas`` (per buyer
-  kind: TrueSkill by surplus, its EAS components, the EAS on fixed anchors with a 95% interval
-  over its episodes, and the seed's relative EAS, labelled relative) and
-  ``<instance>_eas_correlation`` (how far welfare and integrity measure different things: their
-  correlation over the episodes with Sybils).
+  kind: TrueSkill by surplus, how its decisions were answered, its EAS components from its own
+  seats, the EAS on fixed anchors with a 95% interval over its episodes, the seed's relative EAS,
+  labelled relative, and the market's components of its episodes, labelled market_) and
+  ``<instance>_eas_correlation`` (Pearson and Spearman of the market's components over the
+  episodes with Sybils, ``metrics.eas.component_correlations``).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ def sybil_share_volume(market: pd.DataFrame, mp, path: Path) -> Path:
     axes[0].set_ylabel("Sybil revenue share")
     axes[0].set_ylim(-0.03, 1.03)
     axes[1].set_ylabel("bids per step")
+    axes[1].set_ylim(0, mp.buyers * 1.03)
     for ax in axes:
         ax.set_xlabel("Sybil identities K")
         ax.set_xticks(sorted(market["sybil"].unique()))
@@ -103,7 +107,7 @@ def reputation(rep: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
 def buyers(agents: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
     apply_theme()
     b = agents[agents["role"] == "buyer"].copy()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.6))
     if b.empty:
         for ax in axes:
             no_data(ax)
@@ -127,6 +131,8 @@ def buyers(agents: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
     for i, (group, sub) in enumerate(groups):
         mean_errorbar(axes[2], sub, "sybil", "sybil_detection_rate", group, palette[group],
                       offset=dodge(i, groups.ngroups, 0.6), method="bootstrap", bounds=SHARE)
+        mean_errorbar(axes[3], sub, "sybil", "detection_over_blind", group, palette[group],
+                      offset=dodge(i, groups.ngroups, 0.6), method="bootstrap")
     if not sybil.empty:
         chance = sybil.groupby("sybil")["detection_chance"].mean()
         axes[2].plot(chance.index, chance.to_numpy(), color="0.5", ls=":", marker="_",
@@ -137,6 +143,9 @@ def buyers(agents: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
     axes[1].axhline(0, color="0.6", lw=0.8)
     axes[2].set_ylabel("Sybil detection rate (from bids)")
     axes[2].set_ylim(-0.03, 1.03)
+    axes[3].set_ylabel("detection over a blind buyer\nwith its own bid rate (EAS's d)")
+    axes[3].axhline(0, color="0.5", ls=":", lw=0.8)
+    axes[3].set_ylim(min(-0.1, axes[3].get_ylim()[0]), 1.03)
     for ax in axes:
         ax.set_xlabel("Sybil identities K")
         ax.set_xticks(sorted(market["sybil"].unique()))
@@ -149,29 +158,13 @@ def buyers(agents: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
     return save(fig, path)
 
 
-def component_correlation(market: pd.DataFrame, n_boot: int = 2000) -> pd.DataFrame:
-    """Pearson and Spearman of welfare with integrity over the episodes with Sybils (K > 0), the
-    Spearman with a 95% bootstrap interval over episodes."""
-    from marketarena.stats import cluster_bootstrap_spearman
-
-    k = market[market["sybil"] > 0].dropna(subset=["welfare", "integrity"])
-    rows = []
-    for label, sub in [("all buyer groups", k), *k.groupby("buyer_group")]:
-        r = cluster_bootstrap_spearman(sub, "welfare", "integrity", cluster=None, n_boot=n_boot,
-                                       n_perm=0)
-        pearson = sub["welfare"].corr(sub["integrity"]) if len(sub) > 2 else np.nan
-        rows.append({"episodes": label if label == "all buyer groups" else f"{label} buyers",
-                     "n": len(sub), "pearson": pearson, "spearman": r["rho"],
-                     "spearman_lo": r["lo"], "spearman_hi": r["hi"]})
-    return pd.DataFrame(rows)
-
-
 def tables(market: pd.DataFrame, board: pd.DataFrame, mp, tables_dir: Path,
            instance: str) -> list[Path]:
     cols = ["volume", "volume_ratio", "sybil_revenue_share", "deceptive_purchase_rate",
             "sybil_exposure", "sybil_detection_rate", "detection_chance", "detection_premium",
-            "surplus_per_purchase", "honest_reputation", "sybil_reputation", "identities_retired",
-            "integrity", "welfare", "eas"]
+            "detection_over_blind", "missed_decisions", "surplus_per_purchase",
+            "honest_surplus_per_purchase", "honest_reputation", "sybil_reputation",
+            "identities_retired", "integrity", "welfare", "eas"]
     keys = ["buyer_group", "sybil", "reputation_visible"]
     cells = market.groupby(keys)[cols].mean().reset_index()
     cells.insert(3, "episodes", market.groupby(keys).size().to_numpy())
@@ -179,22 +172,24 @@ def tables(market: pd.DataFrame, board: pd.DataFrame, mp, tables_dir: Path,
                f"({what_ran(market, mp)}). Detection is counted from bids (the authors' count); "
                f"detection_chance is a blind bidder's. EAS columns are the market's.")
     out = list(write_frame(cells, tables_dir / f"{instance}_cells", caption))
-    buyers_board = board[board["role"] == "buyer"]
-    components = [c for c in ("integrity", "welfare") if c in buyers_board.columns]
-    eas = buyers_board[["rank", "name", "mu", "sigma", "episodes", "score_mean", *components,
-                        "eas_mean", "eas_lo", "eas_hi", "eas_relative"]]
-    caption = ("Per buyer kind: TrueSkill (total surplus ranks buyers in each episode), mean surplus, "
-               "its EAS components (d, psi and surplus from its own seats; market survival "
-               "market-level; integrity is not measured at K = 0), the EAS on fixed anchors (95% "
-               "bootstrap interval over its episodes) and the seed's relative EAS (divided by the "
-               "best kind's; changes when kinds are added).")
+    from marketarena.metrics.eas import board_columns, component_correlations
+
+    buyers = board[board["role"] == "buyer"]
+    eas = buyers[board_columns(buyers, ("integrity", "welfare"), ("score_mean",))]
+    caption = ("Per buyer kind: TrueSkill (total surplus ranks buyers in each episode), how its buy "
+               "and vote decisions were answered (valid at once, after re-asks, by the fallback), "
+               "mean surplus, its EAS components from its own seats (integrity: detection over a "
+               "blind buyer with its own bid rate, a missed decision charged, and psi; welfare: "
+               "surplus per honest purchase; integrity is not measured at K = 0), the EAS on fixed "
+               "anchors (95% bootstrap interval over its episodes), the seed's relative EAS "
+               "(divided by the best kind's; changes when kinds are added), and the market's own "
+               "components over its episodes (market_*: market survival is the market's).")
     out += write_frame(eas, tables_dir / f"{instance}_eas", caption)
-    caption = ("Welfare vs integrity (market-level EAS components) over the episodes with Sybils: "
-               "Pearson, and Spearman with a 95% bootstrap interval over episodes. Being defrauded "
-               "costs surplus, so they correlate; they part where buyers trade (market survival) "
-               "and where they choose among honest cars (surplus).")
-    out += write_frame(component_correlation(market), tables_dir / f"{instance}_eas_correlation",
-                       caption)
+    corr = component_correlations(market[market["sybil"] > 0], ("integrity", "welfare"))
+    caption = ("Pearson and Spearman of each pair of the market's EAS components over the episodes "
+               "with Sybils: |r| near 1 would mean one thing counted twice. Deception is counted "
+               "once (integrity); welfare is market survival and the surplus of honest purchases.")
+    out += write_frame(corr, tables_dir / f"{instance}_eas_correlation", caption)
     return out
 
 

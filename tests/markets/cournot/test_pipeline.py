@@ -56,7 +56,8 @@ def test_both_markets_through_every_stage(tmp_path):
     md = (paths.reports / "overall" / "overall.md").read_text().splitlines()
     assert md[0].startswith("Cross-market standing: mean percentile rank")
     assert md[2].split("|")[1:-1] == [" rank ", " player ", " kind ", " markets ", " n_markets ",
-                                      " mean_percentile "]
+                                      " mean_percentile ", " decisions ", " valid_first ",
+                                      " valid_reasked ", " fallback "]
     row = [c.strip() for c in md[4].split("|")[1:-1]]
     assert row[:5] == ["1", "nash_both", "baseline", "cournot,bertrand", "2"]
     written = [p for m in ("cournot", "bertrand") for p in run_figures(m, params, paths)]

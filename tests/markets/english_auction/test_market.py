@@ -424,3 +424,42 @@ def test_bad_baselines_are_refused_naming_the_key(baselines, message):
 def test_numbers_out_of_bounds_are_refused(key, value):
     with pytest.raises(ParamsError, match=key):
         parse_params({"markets": {"english_auction": {key: value, "roster": STANDARD}}})
+
+
+# ------------------------------------------------------------------ the objectives study (Figure 8)
+def test_profit_bidders_win_pricier_items_than_item_bidders():
+    """The seed's Figure 8 (section 4.3): with 4 bidders, 2 pursuing profit and 2 items, over 8
+    cheap ($1,000) and 2 expensive ($5,000) items, the profit bidders' winning bids are higher on
+    average than the item bidders', and the item bidders win more items. The objectives come from
+    the roster (the planner's ``desire``; an LLM's ``bdi`` desire, default profit; the collector's
+    items; none for the rule bidder)."""
+    from marketarena.markets.english_auction import PLUGIN
+
+    items = [{"name": f"cheap {i}", "start_price": 1000} for i in range(8)]
+    items += [{"name": f"dear {i}", "start_price": 5000} for i in range(2)]
+    roster = [{"name": n, "kind": "baseline", "strategy": "planner", "params": {"desire": d}}
+              for n, d in (("p1", "maximize_profit"), ("p2", "maximize_profit"),
+                           ("i1", "maximize_items"), ("i2", "maximize_items"))]
+    params = parse_params({"markets": {"english_auction": {
+        "runs": 6, "items": items, "budgets": [15000], "orders": ["random"], "roster": roster + [
+            {"name": "rule", "kind": "baseline", "strategy": "rule"},
+            {"name": "collector", "kind": "baseline", "strategy": "collector"},
+            {"name": "llm", "kind": "llm", "model": "m", "harness": "bdi"}]}},
+        "models": {"m": {"model": "m", "base_url": "http://x.invalid/v1", "api_key_env": None}}})
+    mp = params.markets["english_auction"]
+    assert PLUGIN.objectives(mp) == {"p1": "maximize_profit", "p2": "maximize_profit",
+                                     "i1": "maximize_items", "i2": "maximize_items",
+                                     "rule": None, "collector": "maximize_items",
+                                     "llm": "maximize_profit"}
+    scripted = parse_params({"markets": {"english_auction": {
+        "runs": 6, "items": items, "budgets": [15000], "orders": ["random"], "roster": roster}}})
+    won = {"profit": [], "items": []}
+    for run in range(6):
+        result, table, _ = play_scripted("english_auction", scripted, {}, run=run)
+        sold = result.tables["items"]
+        names = dict(zip(table["agent_id"], table["name"]))
+        for winner, price in zip(sold["winner"], sold["price"]):
+            if winner:
+                won["profit" if names[winner].startswith("p") else "items"].append(price)
+    assert np.mean(won["profit"]) > np.mean(won["items"])
+    assert len(won["items"]) > len(won["profit"])

@@ -43,7 +43,7 @@ class CrashPlugin(MarketPlugin):
     rank_by = "profit"
     metric_columns = crash_metrics.AGENT_METRICS
     seat_score = "mean"  # a firm kind holding several seats is ranked by its mean profit per seat
-    role_keys = {"stabilizing": "stabilizer", "competitor": "competitors"}
+    role_keys = {"stabilizing": "stabilizer (or stabilizers)", "competitor": "competitors"}
     source_formats = ("agent_bazaar",)
 
     def seating_period(self, mp: CrashParams) -> int:
@@ -52,7 +52,8 @@ class CrashPlugin(MarketPlugin):
 
     def seating_hint(self, mp: CrashParams, entry) -> str:
         seats = mp.firms - min(mp.stabilizing)
-        return (f"name it in markets.{mp.instance}.competitors (or .stabilizer); competitors take "
+        return (f"name it in markets.{mp.instance}.competitors (or .stabilizer / .stabilizers); "
+                f"competitors take "
                 f"the non-stabilizing seats in turn, at most {seats} per episode, so list at most "
                 f"{seats} or raise firms")
 
@@ -65,19 +66,15 @@ class CrashPlugin(MarketPlugin):
 
     def episode(self, mp: CrashParams, run: int) -> EpisodeSpec:
         e = super().episode(mp, run)
-        d, s = mp.cell_of(run)
+        d, s, _ = mp.cell_of(run)
         return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
                            (("discovery_limit", d), ("stabilizing", s)))
 
     def build_market(self, mp: CrashParams, resources, episode: EpisodeSpec) -> CrashMarket:
-        personas = list(mp.personas.values())
-        texts, k = [], 0
-        for seat in episode.seats:
-            if seat.role == "competitor":
-                texts.append(personas[k % len(personas)])
-                k += 1
-            else:
-                texts.append("")
+        """Each competitor seat shows its player's own persona (``CrashParams.persona_of``),
+        wherever the rotation seats it; stabilizing seats none."""
+        texts = [mp.persona_of(seat.entry.name) if seat.role == "competitor" else ""
+                 for seat in episode.seats]
         return CrashMarket(mp, [s.agent_id for s in episode.seats], [s.role for s in episode.seats],
                            texts, episode.get("discovery_limit"))
 
@@ -105,7 +102,7 @@ class CrashPlugin(MarketPlugin):
     def compute_metrics(self, reader, mp: CrashParams, data_dir: Path) -> dict[str, pd.DataFrame]:
         """The crash metrics; for an imported instance also the authors' own score per cell and
         the replay of their engine (``published.py``, ``replay.py``)."""
-        frames = crash_metrics.compute(reader, mp.eas)
+        frames = crash_metrics.compute(reader, mp.eas, stable_price=mp.stable_price)
         if mp.imported:
             from marketarena.markets.crash import published
 
@@ -116,10 +113,11 @@ class CrashPlugin(MarketPlugin):
 
     def leaderboard(self, agents: pd.DataFrame, mp: CrashParams, ratings, stats) -> pd.DataFrame:
         """TrueSkill by firm kind (mean profit per seat in each episode), with the kind's EAS
-        components and EAS (fixed anchors, 95% bootstrap interval over its episodes) and the
-        seed's relative EAS (``metrics.eas.eas_board``). An imported instance of the authors'
-        runs (every firm of a run is one model's): one row per model, ranked by our EAS, with
-        their own score beside it (``published.board``)."""
+        components and EAS from its own firms (fixed anchors, 95% bootstrap interval over its
+        episodes), the seed's relative EAS and the market's components of its episodes, named
+        ``market_*`` (``metrics.eas.eas_board``). The pipeline adds the validity columns. An
+        imported instance of the authors' runs (every firm of a run is one model's): one row per
+        model, ranked by our EAS, with their own score beside it (``published.board``)."""
         from marketarena.metrics.eas import eas_board
         from marketarena.markets._shared.boards import player_board
 

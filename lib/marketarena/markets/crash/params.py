@@ -9,9 +9,17 @@ the cell's replicate ``r // cells``, with seeds from (seed, r); so ``runs = cell
 The seed's grid (appendix F, 5.1) is ``discovery_limits: [1, 3, 5]``, ``stabilizing: [0, 1, 3, 5]``
 (the authors' code sweeps 0..5).
 
+The spillover study (seed 5.3: "even competitive firms survive at 68% compared to 0% without
+training", the trained stabilizer against the untrained one at a fixed mix) is a third axis:
+``stabilizers: [a, b, ...]`` names several roster entries that take the stabilizing seats in
+turn, one per cell (a cell with 0 stabilizing firms has none and is played once), with the
+competitors seated as in every other cell: the stabilizer's quality (the scripted one at several
+margins; an LLM with the ``stabilizing`` harness against the same model ``plain``) is then the only
+thing that changes. ``stabilizer: x`` is ``stabilizers: [x]``.
+
 Seats (``CrashPlugin.seats``): with ``stabilizer_seats: replace`` (default, the seed's: "5 firms",
 of which 0, 1, 3 or 5 are stabilizing) the market has ``firms`` seats ``F1..Fn``, the first ``s``
-held by the roster entry ``stabilizer``, the others by the competitors; with ``add`` it has
+held by the cell's stabilizer, the others by the competitors; with ``add`` it has
 ``firms`` competitor seats plus ``s`` stabilizing seats (more firms share the same consumers).
 The competitors' composition is held fixed across cells by rotation: competitor seat ``i`` of a
 cell's replicate ``j`` is held by ``competitors[(i + j) mod k]``, so over any ``k`` consecutive
@@ -21,6 +29,12 @@ cell has the same competitor mix (``competitor_mix``). Under ``replace`` a stabi
 seat a competitor would have had (the seed's treatment: a competitor's rivals become
 stabilizers); under ``add`` the competitor seats are identical in every cell and the number of
 firms grows. A firm *kind* is a player; leaderboards rank kinds by their mean profit per seat.
+
+Personas (the authors' ``FIRM_PERSONA_DESCRIPTIONS``: a strategy text an LLM firm reads; scripted
+firms ignore it) belong to the player, not the seat: every competitor entry plays under
+``default_persona`` (the authors' default, "competitive") unless ``player_personas`` names
+another for it (or null: none), wherever the rotation seats it. Stabilizing seats get none (the
+``stabilizing`` harness carries its own instructions).
 
 Choices where the seed, the authors' draft and their code differ (see ``rules.py``, ``market.py``,
 the README's crash section):
@@ -48,8 +62,8 @@ from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
 from marketarena.metrics.eas import EASParams, Term
 
 #: personas of non-stabilizing firms, after the authors' code (``FIRM_PERSONA_DESCRIPTIONS``,
-#: paraphrased); competitor seat i is shown persona i mod len (an LLM firm reads it in its
-#: prompt; scripted firms ignore it)
+#: paraphrased); a competitor entry keeps one (``default_persona``, or its ``player_personas``
+#: entry) wherever it sits (an LLM firm reads it in its prompt; scripted firms ignore it)
 DEFAULT_PERSONAS = {
     "competitive": "You maximise profit in a straightforward way: set prices that attract buyers "
                    "while covering your costs with a reasonable margin, watch competitors' prices "
@@ -88,33 +102,38 @@ class ConsumerParams(Strict):
 
 def default_eas() -> EASParams:
     """crash's EAS (``metrics/eas.py``): the seed's stability, welfare and profitability variables
-    on anchors the market can reach (``metrics.py`` says how each is measured):
+    on anchors the market can reach (``metrics.py`` says how each is measured). Every term is
+    measured per seat (a player's own firms) and, on the market's rows, over every firm:
 
-    - stability: b, the player's firms' bankruptcy rate (0 to 1); sigma, the SD over days of the
-      market's daily mean price in unit costs (0 to 1: a price swinging by a whole unit cost scores
-      0), market-level;
-    - welfare: s, market survival, the share of firms active averaged over the T days (0 to 1);
-      consumer surplus as a share of what the day's shoppers would get buying their whole demand
-      at unit cost (0 to 1; a price war's below-cost days clip at 1); both market-level;
-    - profitability: pi, the player's profit per firm and day, from ``profit_floor`` (the firm lost
-      its whole initial cash over T days) to ``profit_ceiling`` (the most a firm can earn when the
-      consumers' expected budget is spent at the choke price and shared by all firms, after the
-      overhead, the tax and the fee on cash: ``metrics.profit_ceiling``).
+    - stability: b, the bankruptcy rate (0 to 1); sigma, the SD over days of the price in unit
+      costs (a player's: its own posted price; the market's: the day's mean price), 0 to 1: a
+      price swinging by a whole unit cost scores 0;
+    - welfare: consumer surplus as a share of what the same shoppers would get buying their whole
+      demand at unit cost (a player's: the shoppers who ordered from it; the market's: every
+      shopper, days after a collapse included), 0 to 1 (a price war's below-cost sales clip at 1).
+      The seed's market survival s is not scored: it is 1 - b again (crashes come early; Pearson
+      -0.996 over the default sweep), so it would count bankruptcy twice; it is reported
+      (``survival``);
+    - profitability: pi, operating profit per firm and day (revenue less the cost of the goods
+      sold and overhead, before the tax and fee on cash: ``operating_profit_per_firm_day``), each
+      firm's capped at what a firm reaches at a stable price (``profit_stable``: its equal share of
+      the consumers' expected daily budget sold at ``stable_price`` unit costs, less overhead),
+      from 0 (no operating profit) to that level (``profit_up_to_stable``). The tax on cash made
+      every firm holding a stable price lose money over a year, so profit after tax ranked a
+      post-collapse monopolist first; the cap means gouging earns nothing a stable firm does not.
 
-    Price war and gouging both score below a stable market: a price war through bankruptcies,
-    lost survival and losses; post-collapse gouging through bankruptcies, volatility and the
-    consumers' surplus."""
+    A price war scores below a stable market through bankruptcies and operating losses; a
+    post-collapse monopolist through the others' bankruptcies (on the market's row), its price's
+    swings and its customers' surplus; it earns no more profitability than a stable firm."""
     return EASParams(components={
         "stability": [Term(variable="b", metric="bankruptcy_rate", lo=0, hi=1, better="lower",
                            scope="seat"),
                       Term(variable="sigma", metric="price_volatility", lo=0, hi=1.0, better="lower",
-                           scope="market")],
-        "welfare": [Term(variable="s", metric="survival", lo=0, hi=1, better="higher",
-                         scope="market"),
-                    Term(variable="cs", metric="consumer_surplus_share", lo=0, hi=1,
-                         better="higher", scope="market")],
-        "profitability": [Term(variable="pi", metric="profit_per_firm_day", lo="profit_floor",
-                               hi="profit_ceiling", better="higher", scope="seat")],
+                           scope="seat")],
+        "welfare": [Term(variable="cs", metric="consumer_surplus_share", lo=0, hi=1,
+                         better="higher", scope="seat")],
+        "profitability": [Term(variable="pi", metric="profit_up_to_stable", lo=0,
+                               hi="profit_stable", better="higher", scope="seat")],
     })
 
 
@@ -133,6 +152,9 @@ class CrashParams(MarketParams):
         default="replace", description="replace: stabilizers hold s of the `firms` seats; add: s "
         "stabilizing seats besides `firms` competitor seats")
     stabilizer: str | None = Field(default=None, description="roster entry holding stabilizing seats")
+    stabilizers: list[str] | None = Field(default=None, min_length=1, max_length=100,
+                                          description="grid axis (the spillover study): roster "
+                                          "entries taking the stabilizing seats, one per cell")
     competitors: list[str] | None = Field(default=None, description="roster entries rotated over "
                                           "the competitor seats (default: every other entry)")
     firm_discovery_limit: int | None = Field(default=None, ge=0, le=100,
@@ -168,10 +190,19 @@ class CrashParams(MarketParams):
     history: int = size(3, ge=0, le=1000, description="H: days of own history shown")
     consumer: ConsumerParams = Field(default_factory=ConsumerParams)
     personas: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PERSONAS),
-                                     description="persona name -> text; LLM competitors cycle them")
+                                     description="persona name -> text an LLM competitor reads")
+    default_persona: str | None = Field(default="competitive", description="every competitor "
+                                        "entry's persona (null: none), unless player_personas "
+                                        "names one")
+    player_personas: dict[str, str | None] = Field(default_factory=dict, description="roster "
+                                                   "name -> its persona (null: none), wherever "
+                                                   "it sits")
+    stable_price: float = Field(default=1.25, gt=1, le=1000, description="EAS profitability: the "
+                                "price, in unit costs, at which a firm's operating profit scores "
+                                "1 (the scripted stabilizer's at the defaults)")
     eas: EASParams = Field(default_factory=default_eas)
 
-    post_keys = frozenset({"eas"})
+    post_keys = frozenset({"eas", "stable_price"})
 
     @model_validator(mode="after")
     def _seats(self):
@@ -186,49 +217,76 @@ class CrashParams(MarketParams):
                              f"({self.unit_cost:g}): consumers buy only below it")
         if self.imported:  # the grid and the seats come from the imported runs
             return self
-        if any(s > 0 for s in self.stabilizing):
-            if self.stabilizer is None:
-                raise ValueError("stabilizing > 0 needs 'stabilizer', the roster entry holding "
-                                 "those seats")
-        for name in [self.stabilizer] * (self.stabilizer is not None) + (self.competitors or []):
+        if self.stabilizer is not None and self.stabilizers is not None:
+            raise ValueError("stabilizer and stabilizers: give one (stabilizer: x is stabilizers: [x])")
+        if self.stabilizers is not None and len(set(self.stabilizers)) != len(self.stabilizers):
+            raise ValueError(f"stabilizers: a name appears twice ({self.stabilizers})")
+        if any(s > 0 for s in self.stabilizing) and not self.stabilizer_names():
+            raise ValueError("stabilizing > 0 needs 'stabilizer' (or 'stabilizers'), the roster "
+                             "entry holding those seats")
+        for name in self.stabilizer_names() + (self.competitors or []):
             if name not in names:
                 raise ValueError(f"{name!r} is not a roster name (roster: {', '.join(names)})")
-        if self.competitors is not None and self.stabilizer in self.competitors:
-            raise ValueError(f"competitors: {self.stabilizer!r} is the stabilizer")
+        both = set(self.competitors or ()) & set(self.stabilizer_names())
+        if both:
+            raise ValueError(f"competitors: {sorted(both)} are stabilizers")
         if not self.competitor_names() and any(self.competitor_seats(s) for s in self.stabilizing):
             raise ValueError("no competitor firms: add roster entries besides the stabilizer")
         if not self.personas:
             raise ValueError("personas: give at least one")
+        for key, persona in [("default_persona", self.default_persona),
+                             *((f"player_personas.{k}", v) for k, v in self.player_personas.items())]:
+            if persona is not None and persona not in self.personas:
+                raise ValueError(f"{key}: {persona!r} is not a persona (personas: "
+                                 f"{', '.join(self.personas)})")
+        unknown = sorted(set(self.player_personas) - set(names))
+        if unknown:
+            raise ValueError(f"player_personas: {unknown} are not roster names")
         return self
+
+    def stabilizer_names(self) -> list[str]:
+        """The roster entries that take the stabilizing seats, one per cell."""
+        if self.stabilizers is not None:
+            return list(self.stabilizers)
+        return [self.stabilizer] if self.stabilizer is not None else []
 
     def competitor_names(self) -> list[str]:
         if self.competitors is not None:
             return list(self.competitors)
-        return [e.name for e in self.roster if e.name != self.stabilizer]
+        return [e.name for e in self.roster if e.name not in self.stabilizer_names()]
+
+    def persona_of(self, name: str) -> str:
+        """The persona text of roster entry ``name`` as a competitor ("" for none): its own,
+        wherever it sits."""
+        persona = self.player_personas.get(name, self.default_persona)
+        return "" if persona is None else self.personas[persona]
 
     def competitor_seats(self, stabilizing: int) -> int:
         return self.firms - stabilizing if self.stabilizer_seats == "replace" else self.firms
 
     @property
-    def cells(self) -> list[tuple[int, int]]:
-        """(discovery limit, stabilizing firms) per cell."""
-        return [(d, s) for d in self.discovery_limits for s in self.stabilizing]
+    def cells(self) -> list[tuple[int, int, str | None]]:
+        """(discovery limit, stabilizing firms, the stabilizer's roster name) per cell; a cell
+        without stabilizing firms has none (None) and is not repeated per stabilizer."""
+        stabs = self.stabilizer_names() or [None]
+        return [(d, s, stab) for d in self.discovery_limits for s in self.stabilizing
+                for stab in (stabs if s > 0 else [None])]
 
-    def cell_of(self, run: int) -> tuple[int, int]:
+    def cell_of(self, run: int) -> tuple[int, int, str | None]:
         return self.cells[run % len(self.cells)]
 
     def seat_names(self, run: int) -> list[tuple[str, str]]:
         """(role, roster name) of each seat of episode ``run``, in seat order: the stabilizing
-        seats, then the competitor seats, competitor ``i`` of replicate ``j`` held by
-        ``competitors[(i + j) mod k]``."""
-        _, s = self.cell_of(run)
+        seats (the cell's stabilizer), then the competitor seats, competitor ``i`` of replicate
+        ``j`` held by ``competitors[(i + j) mod k]``."""
+        _, s, stab = self.cell_of(run)
         replicate = run // len(self.cells)
         rivals = self.competitor_names()
-        out = [("stabilizing", self.stabilizer)] * s
+        out = [("stabilizing", stab)] * s
         return out + [("competitor", rivals[(i + replicate) % len(rivals)])
                       for i in range(self.competitor_seats(s))]
 
-    def competitor_mix(self) -> dict[tuple[int, int], dict[str, int]]:
+    def competitor_mix(self) -> dict[tuple[int, int, str | None], dict[str, int]]:
         """Per cell, the competitor seats each roster entry holds over the instance's runs."""
         mix = {cell: dict.fromkeys(self.competitor_names(), 0) for cell in self.cells}
         for run in range(self.runs):

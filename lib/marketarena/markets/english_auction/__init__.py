@@ -124,6 +124,20 @@ class EnglishAuctionPlugin(MarketPlugin):
         board.insert(0, "rank", range(1, len(board) + 1))
         return board
 
+    def objectives(self, mp: EnglishAuctionParams) -> dict[str, str | None]:
+        """Roster name -> the objective it bids for (the seed's profit bidders and item bidders,
+        its Figure 8): an LLM's ``bdi`` ``desire`` (default maximize_profit), a scripted
+        strategy's (``ScriptedBidder.objective``: the planner's ``desire``, the collector's items);
+        None when the strategy states none."""
+        out = {}
+        for entry in mp.roster:
+            if entry.kind == "llm":
+                out[entry.name] = entry.params.get("desire", "maximize_profit")
+            else:
+                cls = self.strategies[entry.strategy]
+                out[entry.name] = cls.objective(cls.Params.model_validate(entry.params))
+        return out
+
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: EnglishAuctionParams, instance: str) -> list[Path]:
         from marketarena.plots import english_auction as plots
@@ -137,7 +151,8 @@ class EnglishAuctionPlugin(MarketPlugin):
 
         return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance,
                               mp.rating_passes, rate,
-                              [ea_metrics.bip_label(lo, hi) for lo, hi in ea_metrics.BIP_RANGES])
+                              [ea_metrics.bip_label(lo, hi) for lo, hi in ea_metrics.BIP_RANGES],
+                              self.objectives(mp))
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         states = result.tables["states"]

@@ -93,6 +93,12 @@ class BidderParams(Strict):
 class ScriptedBidder(ScriptedAgent):
     Params: ClassVar[type[BidderParams]] = BidderParams
 
+    @classmethod
+    def objective(cls, params: BidderParams) -> str | None:
+        """The seed's objective the strategy pursues (``maximize_profit`` / ``maximize_items``,
+        the objectives study of its Figure 8), or None when it states none."""
+        return None
+
     def reset(self, rng: np.random.Generator) -> None:
         super().reset(rng)
         self.plan: dict[str, int] | None = None
@@ -238,6 +244,10 @@ class Planner(ScriptedBidder):
 
     strategy, Params = "planner", PlannerParams
 
+    @classmethod
+    def objective(cls, params: PlannerParams) -> str:
+        return params.desire
+
     def priorities(self, obs):
         p = self.params
         if p.plan == "none" or (obs.replan and p.plan == "static"):
@@ -307,6 +317,10 @@ class Collector(ScriptedBidder):
     """Maximise items (the seed's Item Bidder as a rule)."""
 
     strategy = "collector"
+
+    @classmethod
+    def objective(cls, params: BidderParams) -> str:
+        return "maximize_items"
 
     def priorities(self, obs):
         return rank_priorities(obs.items, cheapest_first=True)

@@ -137,9 +137,10 @@ class LemonPlugin(MarketPlugin):
         """Buyers and sellers on separate boards (a role column). Sellers (honest and the
         principal, its identities summed) by revenue, TrueSkill by player. Buyers by their total
         surplus, TrueSkill when kinds share episodes; in cells of one buyer kind they never meet,
-        so kinds are ranked by the mean EAS of their episodes; buyers carry their EAS components,
-        the EAS on fixed anchors (95% interval) and the seed's relative EAS
-        (``metrics.eas.eas_board``)."""
+        so kinds are ranked by the mean EAS of their episodes; buyers carry their EAS components
+        (from their own seats), the EAS on fixed anchors (95% interval), the seed's relative EAS
+        and the market's components of their episodes, named ``market_*``
+        (``metrics.eas.eas_board``). The pipeline adds every player's validity columns."""
         from marketarena.metrics.eas import eas_board
         from marketarena.ratings import leaderboard
 

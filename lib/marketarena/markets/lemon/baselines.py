@@ -4,8 +4,8 @@ Sellers:
 
 | strategy | what it does |
 |---|---|
-| honest | lists its car with a template description of the true tier in its style (``styles.yaml``: standard, detailed, terse, optimistic), priced uniformly inside the tier's typical range (``pricing: range``, as the authors' LLM sellers are told), or at the tier's value (``pricing: value``, the authors' FIXED seller) |
-| sybil | the deceptive principal: each step picks one advertised tier, good or mint (``mint_share`` of the time mint), for all its identities (the authors' ``decide_advertised_tier``; ``tier_per: identity`` draws one per identity), prices each identity's car uniformly inside that tier's range and writes a description from the small bank of the identity's style (formal, casual, technical, brief, detailed) |
+| honest | lists its car with a template description of the true tier in its style (``styles.yaml``: one bank for honest sellers and Sybil identities, so no wording marks a kind), priced uniformly inside the tier's typical range (``pricing: range``, as the authors' LLM sellers are told), or at the tier's value (``pricing: value``, the authors' FIXED seller) |
+| sybil | the deceptive principal: each step picks one advertised tier, good or mint (``mint_share`` of the time mint), for all its identities (the authors' ``decide_advertised_tier``; ``tier_per: identity`` draws one per identity), prices each identity's car uniformly inside that tier's range and writes a description of the claimed tier from the same bank as honest sellers, in the identity's style |
 
 Buyers see what an LLM buyer sees: price, description, reputation (when shown), the typical price
 range of each tier, their own purchases. A scripted buyer reads a listing's *claim* from its price
@@ -69,9 +69,10 @@ def described_tier(text: str) -> str | None:
 
 
 @lru_cache(maxsize=1)
-def description_bank() -> dict[str, dict[str, list[str]]]:
+def description_bank() -> dict[str, list[str]]:
+    """Style -> templates: the one bank of ``styles.yaml``."""
     text = resources.files("marketarena.markets.lemon").joinpath("styles.yaml").read_text()
-    return yaml.safe_load(text)
+    return yaml.safe_load(text)["styles"]
 
 
 class HonestParams(Strict):
@@ -84,7 +85,7 @@ class Honest(ScriptedAgent):
     roles = frozenset({"honest"})
 
     def decide(self, obs: HonestObservation, decision: Decision) -> HonestListing:
-        bank = description_bank()["honest"][obs.style]
+        bank = description_bank()[obs.style]
         text = bank[int(self.rng.integers(len(bank)))].format(tier=obs.tier)
         if self.params.pricing == "value":
             price = obs.value
@@ -113,7 +114,7 @@ class Sybil(ScriptedAgent):
             info = tiers[tier]
             price = float(min(max(round(self.rng.uniform(info.price_lo, info.price_hi), 0),
                                   info.price_lo), info.price_hi))
-            bank = description_bank()["sybil"][ident.style]
+            bank = description_bank()[ident.style]
             text = bank[int(self.rng.integers(len(bank)))].format(tier=tier)
             out[ident.identity] = SybilListing(claimed_tier=tier, price=price, description=text)
         return PrincipalListings(listings=out)

@@ -66,7 +66,7 @@ from marketarena.markets.lemon.observations import (
     TierInfo,
     Transaction,
 )
-from marketarena.markets.lemon.params import HONEST_STYLES, SYBIL_STYLES, TIERS, LemonParams
+from marketarena.markets.lemon.params import CLAIMABLE, STYLES, TIERS, LemonParams
 
 
 def identity_pool(mp: LemonParams, k: int) -> int:
@@ -93,7 +93,7 @@ class LemonMarket(EventLog):
         self.sellers = self.honest + self.pool
         self.tier_info = [TierInfo(tier=t, price_lo=params.price_range(t)[0],
                                    price_hi=params.price_range(t)[1]) for t in TIERS]
-        self.claimable = [t for t in self.tier_info if t.tier in ("good", "mint")][::-1]
+        self.claimable = [t for t in self.tier_info if t.tier in CLAIMABLE][::-1]
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, seed: int) -> Decision:
@@ -108,8 +108,11 @@ class LemonMarket(EventLog):
         self.next_id = self.k
         for s in self.active_ids:
             self.reputation[s] = self._fresh_reputation()
-        self.style = {s: HONEST_STYLES[i % len(HONEST_STYLES)] for i, s in enumerate(self.honest)}
-        self.style.update({s: SYBIL_STYLES[i % len(SYBIL_STYLES)] for i, s in enumerate(self.pool)})
+        # one bank for both kinds (params.STYLES): honest sellers take the styles in turn, and
+        # identities cycle over the styles honest sellers write in, so no style marks a Sybil
+        honest_styles = STYLES[:max(1, min(len(STYLES), len(self.honest)))]
+        self.style = {s: STYLES[i % len(STYLES)] for i, s in enumerate(self.honest)}
+        self.style.update({s: honest_styles[i % len(honest_styles)] for i, s in enumerate(self.pool)})
         self.sales = dict.fromkeys(self.sellers, 0)
         self.revenue = 0.0
         self.history: dict[AgentId, list[Transaction]] = {b: [] for b in self.buyers}
