@@ -67,22 +67,27 @@ def test_cash_exactly_zero_survives_below_zero_is_bankrupt_and_never_trades_agai
     st = result.tables["states"]
     assert (st[st.agent_id == "F1"]["cash_end"] == 0).all() and not st["bankrupt"].any()
     assert result.events.empty
-    p = params(days=4, firms=2, initial_cash=10.0, overhead=0.5, tax_rate=0.0, max_price=5.0)
-    result, market = play(p, [(5.0, 10.0), (5.0, 0.0)])
-    st = result.tables["states"]
-    f1 = st[st.agent_id == "F1"]
-    assert f1["step"].tolist() == [0] and f1["bankrupt"].item() and f1["cash_end"].item() == -0.5
-    assert result.events[["step", "agent_id", "event"]].values.tolist() == [[0, "F1", "retired"]]
-    assert "F1" not in set(result.decisions.query("step > 0")["agent_id"])
-    assert "F1" not in set(result.tables["orders"].query("step > 0")["firm"])
+    # with an overhead of 0.5 it cannot pay: limited liability (the authors' engine) takes what it
+    # has, 0, and it ends at 0; unlimited charges it in full, -0.5; bankrupt on day 0 either way
+    for liability, end, paid in (("limited", 0.0, 0.0), ("unlimited", -0.5, 0.5)):
+        p = params(days=4, firms=2, initial_cash=10.0, overhead=0.5, tax_rate=0.0, max_price=5.0,
+                   liability=liability)
+        result, market = play(p, [(5.0, 10.0), (5.0, 0.0)])
+        st = result.tables["states"]
+        f1 = st[st.agent_id == "F1"]
+        assert f1["step"].tolist() == [0] and f1["bankrupt"].item()
+        assert (f1["cash_end"].item(), f1["overhead"].item()) == (end, paid)
+        assert result.events[["step", "agent_id", "event"]].values.tolist() == [[0, "F1", "retired"]]
+        assert "F1" not in set(result.decisions.query("step > 0")["agent_id"])
+        assert "F1" not in set(result.tables["orders"].query("step > 0")["firm"])
 
 
 def test_an_invalid_answer_keeps_yesterdays_price_and_buys_nothing():
     p = params(days=2, firms=2)
     result, _ = play(p, [(None, None), (1.5, 10.0)])
     st = result.tables["states"]
-    f1 = st[st.agent_id == "F1"]
-    assert (f1["price"] == 2.0).all() and (f1["supply"] == 0).all()
+    f1 = st[st.agent_id == "F1"]  # the unit cost on day 1, as the authors' engine
+    assert (f1["price"] == 1.0).all() and (f1["supply"] == 0).all()
     assert not result.decisions.query("agent_id == 'F1'")["valid"].any()
 
 
@@ -118,6 +123,42 @@ def test_money_and_units_are_conserved_every_day(answers, discovery, unsold, see
         g = g.sort_values("step")
         carried = np.r_[0.0, g["unsold"].to_numpy()[:-1]] if unsold == "carry" else 0.0
         np.testing.assert_allclose(g["supply"] + carried, g["units_sold"] + g["unsold"], atol=1e-9)
+
+
+def test_the_authors_engine_by_hand_mean_quote_savings_and_costs():
+    """Two firms, one day, one shopper of income I who sees both (discovery 2): A at 2 with 10
+    units, B at 4 with 10; the mean quote is 3, so the shopper orders I / 3 from A. Overhead 2,
+    tax 5% of the cash left, fee 10% of the cash left after the tax."""
+    p = params(days=1, firms=2, consumers=1, initial_cash=100.0, overhead=2.0, tax_rate=0.05,
+               platform_fee=0.1, consumer={"arrival_rate": 10.0})
+    result, market = play(p, [(2.0, 10.0), (4.0, 10.0)], discovery=2)
+    orders, st = result.tables["orders"], result.tables["states"].set_index("agent_id")
+    income = float(result.tables["consumers"]["income"].iloc[0])
+    o = orders.iloc[0]
+    assert o["firm"] == "F1" and o["wanted"] == pytest.approx(income / 3.0)
+    assert o["budget"] == pytest.approx(income)  # day 0: the day's income, saved from nothing
+    assert o["filled"] == pytest.approx(income / 3.0) and o["spend"] == pytest.approx(2 * income / 3)
+    cash = 100 - 10 + 2 * income / 3 - 2
+    tax = 0.05 * cash
+    fee = 0.1 * (cash - tax)
+    assert st.loc["F1", ["tax", "fee", "cash_end"]].tolist() == pytest.approx(
+        [tax, fee, cash - tax - fee])
+    # WTP = P (I / P)^(1/5) at the index P = 3: the surplus of the units it got at 2
+    wtp = 3.0 * (income / 3.0) ** 0.2
+    assert o["surplus"] == pytest.approx(max(0.0, (wtp - 2.0) * income / 3.0))
+
+
+def test_a_shopper_cannot_spend_more_than_it_has_and_saves_the_rest():
+    """One firm at 1 with 1,000 units, one shopper: each day it earns I and orders I / 1; it
+    spends all it has each day, so its budget is I every day; with a firm at 2 and another at 0.5
+    (mean 1.25) it wants I / 1.25 from the cheap one and pays 0.4 I, keeping 0.6 I."""
+    p = params(days=2, firms=2, consumers=1, consumer={"arrival_rate": 10.0})
+    result, _ = play(p, [(2.0, 100.0), (0.5, 100.0)], discovery=2)
+    o = result.tables["orders"].sort_values("step")
+    income = float(result.tables["consumers"]["income"].iloc[0])
+    assert o["firm"].tolist() == ["F2", "F2"]
+    assert o["spend"].tolist() == pytest.approx([0.4 * income] * 2)
+    assert o["budget"].tolist() == pytest.approx([income, 1.6 * income])  # 0.6 I saved
 
 
 def test_market_health_by_hand():

@@ -60,3 +60,29 @@ def test_consumer_surplus_is_the_area_under_demand_scaled_by_the_fill():
     surplus = rules.consumer_surplus(np.array([10.0, 10.0, 10.0]), np.array([5.0, 5.0, 0.0]),
                                      np.array([5.0, 2.5, 0.0]), np.array([2.0, 2.0, np.nan]), 10.0)
     assert surplus == pytest.approx([10 * np.log(5), 5 * np.log(5), 0.0])
+
+
+def test_demand_on_the_mean_quote_and_at_a_price_of_zero():
+    """The authors' engine: every shopper of the day orders I / (mean posted quote) at its chosen
+    firm's price; a price of 0 is ordered from (the goods are free); no choke price."""
+    income = np.array([6.0, 3.0, 9.0])
+    price = np.array([2.0, 0.0, 50.0])
+    index = rules.posted_mean(np.array([2.0, 0.0, 50.0, np.nan]),
+                              np.array([True, True, True, False]))
+    assert index == pytest.approx(52 / 3)
+    assert rules.demand(income, price, None, index).tolist() == pytest.approx(
+        (income / index).tolist())
+    assert rules.demand(income, price, 10.0, index).tolist()[2] == 0.0  # a choke when asked
+
+
+def test_day_costs_limited_liability_and_the_fee_after_the_tax():
+    cash = np.array([100.0, 1.5, 2.0, 50.0])
+    active = np.array([True, True, True, False])
+    over, hold, tax, fee, bankrupt = rules.day_costs(cash, active, 2.0, np.zeros(4), 0.05, 0.05)
+    assert over.tolist() == [2.0, 1.5, 2.0, 0.0]  # 1.5 < 2: pays what it has
+    assert bankrupt.tolist() == [False, True, False, False]  # exactly 2 survives, at 0
+    assert tax.tolist() == pytest.approx([4.9, 0.0, 0.0, 0.0])
+    assert fee.tolist() == pytest.approx([0.05 * 93.1, 0.0, 0.0, 0.0])
+    over, _, tax, _, bankrupt = rules.day_costs(cash, active, 2.0, np.zeros(4), 0.05, 0.0,
+                                                limited=False)
+    assert over.tolist()[1] == 2.0 and bankrupt.tolist()[1] and tax.tolist()[1] == 0.0

@@ -290,7 +290,7 @@ def setting_table(args: ab.RunArgs, cell: dict, model: str, status: str, days: i
         "overhead": args.overhead_costs * OVERHEAD_SCALE, "tax_rate": args.firm_tax_rate,
         "platform_fee": PLATFORM_FEE, "holding_cost": 0.0, "unsold": "carry",
         "arrival_rate": lam / consumers, "demand_index": "mean_quote", "consumer_savings": True,
-        "liability": "limited", "model": model, "seed": cell["seed"], "status": status,
+        "liability": "limited", "ces_sigma": 5.0, "model": model, "seed": cell["seed"], "status": status,
         "days_logged": days}])
 
 

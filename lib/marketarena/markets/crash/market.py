@@ -7,19 +7,25 @@ active firm answers ``{"price", "supply"}``. Then, in this order:
 1. supply: a firm buys ``supply`` units at the unit cost, at most what its cash pays for (a larger
    order is scaled down and noted; the decision stays valid); with ``unsold: carry`` (default, as
    in the authors' code) yesterday's leftovers are still in stock, with ``perish`` they are gone;
-2. sales (``rules``): today's shoppers each see ``discovery_limit`` firms with stock, order their
-   demand from the cheapest, and are filled in their drawn order up to the firm's stock; revenue =
-   price x units filled, consumer surplus per order as ``rules.consumer_surplus``;
-3. costs: overhead; the holding cost of carried stock; then tax (and the optional platform fee) as
-   shares of the cash left, if positive;
-4. bankruptcy: a firm with cash below zero (exactly zero survives) is bankrupt: retired (an event),
-   it never acts or sells again. The episode ends after ``days`` days or when no firm is left.
+2. sales (``rules``): every consumer earns the day's income (``consumer_savings``: unspent income
+   is kept); today's shoppers each see ``discovery_limit`` firms with stock, order their demand
+   (income over the day's price index, ``demand_index``) from the cheapest, capped at their
+   cash, and are filled in their drawn order up to the firm's stock; revenue = price x units
+   filled, consumer surplus per order as ``rules.ces_surplus`` (no choke price) or
+   ``rules.consumer_surplus`` (with ``max_price``);
+3. costs (``rules.day_costs``): overhead and the holding cost of carried stock; then the tax on
+   the cash left, then the optional platform fee on the cash left after the tax;
+4. bankruptcy: a firm whose cash cannot cover overhead and holding is bankrupt (``liability:
+   limited``: it pays what it has and ends at 0; ``unlimited``: it ends below 0; exactly enough
+   survives): retired (an event), it never acts or sells again. The episode ends after ``days``
+   days or when no firm is left.
 
-Money: consumers' spending equals firms' revenue; supply, overhead, holding, tax and fee leave the
-firms to outside sinks; so each day sum(cash change) = revenue - every expense, which the tests
-check. Units: bought = sold + perished (or carried).
+Money: consumers' spending equals firms' revenue (and leaves their savings); supply, overhead,
+holding, tax and fee leave the firms to outside sinks; so each day sum(cash change) = revenue -
+every expense, which the tests check. Units: bought = sold + perished (or carried).
 
-Fallback (invalid or missing answer): yesterday's price (``2 x`` unit cost on day 1) and no supply.
+Fallback (invalid or missing answer): yesterday's price (the unit cost on day 1, as the authors'
+engine) and no supply.
 
 Randomness: ``SeedSequence([seed, 0]).spawn(4)``: consumers' budgets, shoppers, what each shopper
 sees, the firm-side sample of competitor prices.
@@ -82,7 +88,7 @@ class CrashMarket(EventLog):
         self.savings = np.zeros(p.consumers)  # consumers' cash (consumer_savings)
         self.stock = np.zeros(n)
         self.active = np.ones(n, dtype=bool)
-        self.last_price = np.full(n, 2.0 * p.unit_cost)
+        self.last_price = np.full(n, float(p.unit_cost))
         self.last_profit = np.zeros(n)
         self.health = 1.0
         self.history: list[list[DayRecord]] = [[] for _ in range(n)]
@@ -242,5 +248,6 @@ class CrashMarket(EventLog):
             "tax_rate": p.tax_rate, "platform_fee": p.platform_fee,
             "holding_cost": p.holding_cost, "unsold": p.unsold,
             "arrival_rate": p.consumer.arrival_rate, "demand_index": p.demand_index,
-            "consumer_savings": p.consumer_savings, "liability": p.liability}])
+            "consumer_savings": p.consumer_savings, "liability": p.liability,
+            "ces_sigma": p.ces_sigma}])
         return out

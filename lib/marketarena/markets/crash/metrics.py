@@ -16,9 +16,9 @@ Per episode (``market``), with the cell's ``discovery_limit``, ``stabilizing`` a
   volume                 units filled per day; fill_rate = filled / wanted over the episode
   consumer_surplus       total over the episode (``rules.consumer_surplus``)
   consumer_surplus_share consumer_surplus / what the shoppers would get buying their whole demand at
-                         unit cost, sum over the played days' shoppers of I ln(max_price / c), the
-                         mean of a played day for each day not played; above 1 when they buy
-                         below cost
+                         unit cost (:func:`surplus_at_cost`), summed over the played days'
+                         shoppers, the mean of a played day for each day not played; above 1 when
+                         they buy below cost
   profit_per_firm_day    total profit / (firms x T): after the tax and fee on cash
   operating_profit_per_firm_day   total operating profit / (firms x T): revenue less the cost of
                          the goods sold and overhead (and holding), before the tax and fee on cash:
@@ -104,6 +104,20 @@ def operating_profit(states: pd.DataFrame, setting: pd.DataFrame, survived: pd.S
     return before_tax + value * survived.reindex(left.index).fillna(0.0).to_numpy()
 
 
+def surplus_at_cost(income: np.ndarray, episode: pd.Series, setting: pd.DataFrame) -> np.ndarray:
+    """What each shopper's surplus would be buying its whole demand at unit cost (the anchor of
+    ``consumer_surplus_share``), as ``rules`` prices surplus: with a choke price, the area under
+    its demand between c and the choke, ``I ln(max_price / c)``; without (the authors' engine),
+    its CES surplus at price and index c, ``I ((I / c)^(1 / sigma) - 1)``, 0 when negative."""
+    c = episode.map(setting["unit_cost"]).to_numpy(dtype=float)
+    choke = episode.map(setting["max_price"]).to_numpy(dtype=float)
+    sigma = (episode.map(setting["ces_sigma"]).to_numpy(dtype=float) if "ces_sigma" in setting
+             else np.full(len(c), 5.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ces = np.maximum(income * ((income / c) ** (1.0 / sigma) - 1.0), 0.0)
+        return np.where(np.isfinite(choke), income * np.log(choke / c), ces)
+
+
 def compute(reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_PRICE
             ) -> dict[str, pd.DataFrame]:
     """The frames of the module docstring; ``stable_price``: the price in unit costs behind the
@@ -129,8 +143,8 @@ def compute(reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_
     income = consumers.set_index(["episode_id", "consumer"])["income"]
     shopper_income = income.reindex(pd.MultiIndex.from_arrays([orders["episode_id"],
                                                                 orders["consumer"]])).to_numpy()
-    choke = orders["episode_id"].map(s["max_price"] / s["unit_cost"]).to_numpy(dtype=float)
-    potential = pd.Series(shopper_income * np.log(choke), index=orders.index)
+    potential = pd.Series(surplus_at_cost(shopper_income, orders["episode_id"], s),
+                          index=orders.index)
     placed = orders["firm"].astype(str) != ""
     by_firm = pd.DataFrame({"surplus": orders["surplus"], "potential": potential})[placed].groupby(
         [orders.loc[placed, "episode_id"], orders.loc[placed, "firm"].astype(str)]).sum()

@@ -39,16 +39,23 @@ another for it (or null: none), wherever the rotation seats it. Stabilizing seat
 Choices where the seed, the authors' draft and their code differ (see ``rules.py``, ``market.py``,
 the README's crash section):
 
-- tax on cash 5% a day (seed, DESIGN.md); the code's extra "platform fee" (another 5% of cash,
-  commented as 10% of revenue) only as ``platform_fee`` (default 0);
+- tax on cash 5% a day (seed, DESIGN.md); the code's extra "platform fee" (another 5% of the cash
+  left after the tax, commented as 10% of revenue) only as ``platform_fee`` (default 0: the seed's
+  equation 3 charges overhead and tax only; 0.05 replays the authors' runs);
 - unsold stock **carries over** to the next day, as in the authors' code (their firms re-post
   their inventory; only consumers' goods are zeroed); ``unsold: perish`` is the option, and
   ``holding_cost`` (per unit and day of carried stock, the paper's formal cost f) defaults to 0;
   the firm prompt says which rule holds;
 - firms see every active competitor's price (the authors' code: ``discovery_limit_firms`` 0 =
   all); the seed's "random sample of active competitors" is ``firm_discovery_limit: n``;
-- consumers do not buy at or above ``max_price`` (the code's consumers buy at any price), and a
-  consumer's demand uses the chosen firm's own price as its price index (``rules.py``);
+- where the seed is silent, the authors' engine, as their published runs show it (issue 44: their
+  every logged firm-day replayed through these rules, ``replay.py``): a shopper's demand is its
+  income over the mean of every posted quote (``demand_index: mean_quote``; ``chosen_price``
+  keeps our former rule, income over the chosen price); consumers save what they do not spend and
+  an order is capped at the shopper's cash (``consumer_savings``); there is no choke price
+  (``max_price: null``; a number keeps our former ceiling on prices consumers pay); a firm that
+  cannot pay its overhead pays what it has and ends at 0 (``liability: limited``); an invalid
+  answer keeps yesterday's price, the unit cost on the first day, and buys nothing;
 - consumer discovery limits {1, 3, 5} as the seed's grid.
 """
 
@@ -170,18 +177,18 @@ class CrashParams(MarketParams):
                                                "over to the next day (the authors' code) or perishes")
     holding_cost: float = Field(default=0.0, ge=0, le=MAX_AMOUNT, description="per unit and day of "
                                 "carried stock (unsold: carry)")
-    max_price: float | None = Field(default=10.0, gt=0, le=1e6, description="consumers' choke "
+    max_price: float | None = Field(default=None, gt=0, le=1e6, description="consumers' choke "
                                     "price: no order at or above it (null: none, as the authors' "
                                     "engine; posted prices are at most 10^6)")
     demand_index: Literal["mean_quote", "chosen_price"] = Field(
-        default="chosen_price", description="a shopper orders its budget over this price: the mean "
+        default="mean_quote", description="a shopper orders its budget over this price: the mean "
         "of every posted quote (the authors' engine) or the price of the firm it chose")
-    consumer_savings: bool = Field(default=False, description="consumers earn their income every "
+    consumer_savings: bool = Field(default=True, description="consumers earn their income every "
                                    "day and keep what they do not spend; an order is capped at the "
                                    "shopper's cash (the authors' engine); false: a shopper spends "
                                    "from the day's income, uncapped")
     liability: Literal["limited", "unlimited"] = Field(
-        default="unlimited", description="limited: a firm that cannot pay its overhead pays what it "
+        default="limited", description="limited: a firm that cannot pay its overhead pays what it "
         "has and ends at 0 (the authors' engine); unlimited: it is charged in full and ends below 0 "
         "(bankrupt either way)")
     ces_sigma: float = Field(default=5.0, gt=1, le=100, description="the consumers' CES elasticity: "

@@ -146,7 +146,8 @@ def frames(tables: dict[str, pd.DataFrame], out: dict[str, pd.DataFrame]) -> dic
     per_run = per_run.rename(columns={c: f"market_{c}" for c in MARKET_COLUMNS})
     per_run = per_run.merge(runs[["episode_id", *CELL]], on=["episode_id", "model"])
     per_run = per_run.merge(cells[[*CELL, "their_health"]], on=CELL)
-    agents = out["agents"].drop(columns=["model"], errors="ignore").merge(
+    added = [c for c in per_run.columns if c not in ("episode_id", "stabilizing", "discovery_limit")]
+    agents = out["agents"].drop(columns=added, errors="ignore").merge(
         per_run.drop(columns=["stabilizing", "discovery_limit"]), on="episode_id", how="left")
     days, per_episode, rules_table = replay.replay(tables["states"], tables["orders"],
                                                    tables["consumers"], setting)
