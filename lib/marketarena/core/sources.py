@@ -52,6 +52,11 @@ class SourceError(ValueError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {what}")
 
+    def __reduce__(self):
+        """Rebuilt from its parts when pickled: an importer's worker process raises it, and the
+        process pool hands it to the parent, where it must still be one line naming the file."""
+        return type(self), (self.path, self.what, self.line)
+
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
