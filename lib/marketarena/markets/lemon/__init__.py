@@ -17,6 +17,9 @@ Reference stage: ``reference@<instance>`` plays the instance's configuration wit
 buyers replaced by the scripted ``reputation`` buyer, documented in the summary) and writes its
 volume (bids per step), the base of the EAS's market-survival term, like double_auction's CSα table.
 
+Imported instances (``source: {format: agent_bazaar, path: <logs-data>}``, the authors' own LLM
+runs, ``agent_bazaar.py``; docs/agent-bazaar-lemon.md): the simulate stage imports the runs.
+
 Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
 (sethkarten/AI-Bazaar: agents/buyer.py, seller.py, sybil.py), paraphrased: the buyer
 is told the typical price range of each tier and that some sellers misrepresent car quality, and
@@ -68,6 +71,7 @@ class LemonPlugin(MarketPlugin):
                  "buyer": "buyer_groups"}
     role_sides = {"honest": "the honest seller", "principal": "the deceptive principal",
                   "identity": "the deceptive principal", "buyer": "a buyer"}
+    source_formats = ("agent_bazaar",)
 
     def seating_period(self, mp: LemonParams) -> int:
         return len(mp.cells)
@@ -102,6 +106,17 @@ class LemonPlugin(MarketPlugin):
 
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)
+
+    # ------------------------------------------------------------------ published games
+    def import_source(self, mp: LemonParams, source: Path, out: Path) -> dict:
+        """Agent Bazaar's lemon runs under ``source`` (their ``logs-data`` folder), one episode
+        per run (``agent_bazaar.py``), converted in worker processes (one per core, at most 8)."""
+        import os
+
+        from marketarena.markets.lemon import agent_bazaar
+
+        return agent_bazaar.import_runs(mp, Path(source), Path(out),
+                                        workers=min(8, os.cpu_count() or 1))
 
     # ------------------------------------------------------------------ the K = 0 reference
     def compute_reference(self, mp: LemonParams, out_dir: Path, workers: int = 1) -> dict:
