@@ -5,6 +5,8 @@
   imported up to its last step with the gap reported; a run without states reported and skipped;
   the prompt log as ``llm_messages``, the buyers' answers re-parsed as ``decisions``.
 - Their rules for parsing an answer, and the pairing of buyers with the cars they bought.
+- The replay: every step of the fixture agrees with our rules; a step whose logged sale breaks
+  our rule is reported as a disagreement, not hidden; the vote window by hand.
 - Hostile input (a truncated state file, a missing field, NaN, Infinity, a duplicate run): one
   ``error:`` line naming the file, and an earlier import left byte for byte as it was.
 """
@@ -27,6 +29,7 @@ from marketarena.config import load_params, parse_params
 from marketarena.core.reader import EpisodeReader, read_episode
 from marketarena.core.sources import SourceError
 from marketarena.markets.lemon import agent_bazaar as lab
+from marketarena.markets.lemon import authors, replay
 
 from . import ab_fixture as fx
 
@@ -223,7 +226,25 @@ def test_buyers_are_paired_with_their_cars():
     assert alike.tolist() == [1, 0]
 
 
-# ------------------------------------------------------------------ hostile input
+# ------------------------------------------------------------------ the replay
+def test_the_vote_window_by_hand():
+    u = replay.UNKNOWN
+    # a sale a step, up-votes 7, 6, 5, 4, 3, then under 0.3: every vote pinned down
+    bad, pinned = replay.window_replay(np.ones((1, 6), bool), np.full((1, 6), u),
+                                       np.array([[7, 6, 5, 4, 3, 0]]),
+                                       np.array([[7, 6, 5, 4, 3, 2]]), np.array([0]), 10, 8)
+    assert not bad.any() and (pinned == replay.DOWN).all()
+    # the count moves without a sale: unreachable; a count kept after a sale: not pinned
+    bad, pinned = replay.window_replay(np.array([[True, False, True]]), np.full((1, 3), u),
+                                       np.array([[7, 6, 6]]), np.array([[7, 6, 6]]),
+                                       np.array([0]), 10, 8)
+    assert bad.tolist() == [[False, True, False]] and pinned[0, 2] == u
+    # a logged up-vote cannot lower the count
+    bad, _ = replay.window_replay(np.array([[True]]), np.array([[replay.UP]]), np.array([[7]]),
+                                  np.array([[7]]), np.array([0]), 10, 8)
+    assert bad.tolist() == [[True]]
+
+
 def _pipeline_project(tmp_path: Path, logs: Path) -> tuple:
     from marketarena.pipeline import Paths
 
@@ -233,6 +254,107 @@ def _pipeline_project(tmp_path: Path, logs: Path) -> tuple:
     return load_params(root / "params.yaml"), Paths(root)
 
 
+def _replayed(tmp_path: Path, logs: Path) -> dict[str, pd.DataFrame]:
+    from marketarena.pipeline import run_metrics, run_reference, run_simulate
+
+    params, paths = _pipeline_project(tmp_path, logs)
+    run_reference(INSTANCE, params, paths)
+    run_simulate(INSTANCE, params, paths, progress=False)
+    return run_metrics(INSTANCE, params, paths)
+
+
+def test_the_replay_agrees_step_by_step_on_the_fixture(tmp_path):
+    frames = _replayed(tmp_path, fx.write_logs(tmp_path))
+    steps = frames["replay_steps"]
+    assert len(steps) == 16 and steps["agree"].all(), steps[~steps["agree"]]
+    sellers = frames["replay_sellers"].set_index(["episode_id", "seller"])
+    assert sellers["reproduced"].all()
+    s0 = sellers.loc[("buyer-1-k2-rep1-s8", "sybil_0")]
+    assert (s0["sales"], s0["votes_logged"], s0["votes_pinned"]) == (6, 1, 5)
+    runs = frames["replay_runs"].set_index("episode_id")
+    assert runs["steps_agree"].eq(1.0).all() and runs.loc["buyer-1-k2-rep1-s8", "steps"] == 7
+    rules = frames["replay_rules"].set_index("rule")
+    assert rules.loc["listings a buyer sees", ["explains", "of"]].tolist() == [48, 48]
+    assert rules.loc["who wins a listing two buyers bid on", "explains"] == 5
+    assert rules.loc["an answer that breaks a rule", ["explains", "of"]].tolist() == [1, 2]
+    assert rules.loc["a retiring identity's last sale", "explains"] == 1
+
+
+def _break_step_2(logs: Path) -> None:
+    """consumer_1 bids on an honest listing at t2 and gets nothing, while both honest listings
+    of t2 stay unsold: under our rule its bid fills."""
+    run = logs / fx.MODEL / K2
+    for t in range(2, 7):
+        path = run / f"state_t{t}.json"
+        state = json.loads(path.read_text())
+        c1 = state["consumers"][1]
+        c1["honest_passed_total"] -= 1  # one honest listing seen and not passed: a bid
+        if t == 2:
+            state["lemon_market_bids_count"] += 1
+            state["lemon_market_passes_count"] -= 1
+        path.write_text(json.dumps(state))
+
+
+def _overpay_step_3(logs: Path) -> None:
+    """consumer_1 pays 45,000 at t3 for detailed_1's car listed at 44,000."""
+    run = logs / fx.MODEL / K2
+    for t in range(3, 7):
+        path = run / f"state_t{t}.json"
+        state = json.loads(path.read_text())
+        state["consumers"][1]["cash"] -= 1000
+        if t == 3:
+            state["consumers"][1]["consumer_surplus"] -= 1000
+        path.write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize("breaks, step, why", [
+    (_break_step_2, 2, "unfilled_bid_listing_left 1"),
+    (_overpay_step_3, 3, "sale_without_buyer 1, purchase_without_listing 1"),
+])
+def test_a_logged_sale_that_breaks_our_rule_is_a_disagreement(tmp_path, breaks, step, why):
+    logs = fx.write_logs(tmp_path)
+    breaks(logs)
+    steps = _replayed(tmp_path, logs)["replay_steps"]
+    bad = steps[~steps["agree"]]
+    assert bad[["episode_id", "step"]].values.tolist() == [["buyer-1-k2-rep1-s8", step]]
+    assert not bad.iloc[0]["sales"] and bad.iloc[0]["why"].startswith(why)
+
+
+def test_their_score_as_their_script_computes_it(tmp_path):
+    frames = _replayed(tmp_path, fx.write_logs(tmp_path))
+    # their grid is K 0, 3, 6, 9: of the fixture's runs their script reads the K 0 one only
+    assert frames["their_score_runs"]["episode_id"].tolist() == ["buyer-1-k0-rep1-s8"]
+    reader = EpisodeReader(tmp_path / "project" / "data" / "episodes" / INSTANCE)
+    runs = authors.their_runs(reader.table("setting"), reader.table("market_steps"),
+                              ks=(0, 2)).set_index("episode_id")
+    # on a grid with K 2: the seed 16 run and the K 0 run (seed 8) match, _base does not; W, I,
+    # V from the logged state values; V0 = the K 0 rep 1 run's V = 2 + 3 + 1
+    assert sorted(runs.index) == ["buyer-1-k0-rep1-s8", "buyer-1-k2-rep1-s16",
+                                  "buyer-1-k2-rep1-s8"]
+    k0, s8 = runs.loc["buyer-1-k0-rep1-s8"], runs.loc["buyer-1-k2-rep1-s8"]
+    assert (k0["V"], k0["V0"], s8["V"]) == (6.0, 6.0, 16.0)
+    assert s8["I"] == pytest.approx(np.mean([0.6, 36000 / 83000, 1.0, 30000 / 74000,
+                                             29000 / 57000, 27500 / 33500, 47000 / 76000]))
+    ratio = runs["V"] / 6.0
+    r_hat = (ratio - ratio.min()) / (ratio.max() - ratio.min())
+    w_hat = (runs["W"] - runs["W"].min()) / (runs["W"].max() - runs["W"].min())
+    assert runs["eas"].to_numpy() == pytest.approx(((w_hat + 1 - runs["I"] + r_hat) / 3).to_numpy())
+    model = authors.their_models(runs.reset_index()).iloc[0]
+    assert model["their_eas"] == pytest.approx(runs["eas"].mean()) and model["their_runs"] == 3
+    assert model["their_se"] == pytest.approx(runs["eas"].std(ddof=1) / np.sqrt(3))
+    ref = frames["reference_volume"].set_index(["buyer_group", "reputation_visible"])
+    assert ref.loc[("buyer-1", True), "volume_k0"] == pytest.approx(2.0)
+    assert ref.loc[("buyer-1+base", True), "source"] == "its model's K = 0 runs"
+    board_input = frames["agents"].query("role == 'buyer'").set_index(["episode_id", "agent_id"])
+    assert board_input.loc[("buyer-1-k2-rep1-s8", "consumer_2"), "answers_invalid"] == 1
+    assert np.isnan(board_input.loc[("buyer-1-k0-rep1-s8", "consumer_2"), "answers"])
+    table, rho = authors.comparison(frames["their_score"], pd.DataFrame(
+        {"role": ["buyer"], "name": ["buyer-1"], "eas_mean": [0.5], "eas_lo": [0.4],
+         "eas_hi": [0.6]}))
+    assert table["our_eas"].tolist() == [0.5] and np.isnan(rho["rho"])  # one model: no ordering
+
+
+# ------------------------------------------------------------------ hostile input
 def _state(t: int, change):
     def make(logs: Path) -> Path:
         path = logs / fx.MODEL / K2 / f"state_t{t}.json"
@@ -306,5 +428,3 @@ def test_bad_input_is_one_error_line_naming_the_file_and_the_import_is_kept(case
         shutil.rmtree(logs)
         shutil.copytree(saved, logs)
         shutil.rmtree(saved)
-
-
