@@ -9,6 +9,8 @@
   our rule is reported as a disagreement, not hidden; the vote window by hand.
 - Hostile input (a truncated state file, a missing field, NaN, Infinity, a duplicate run): one
   ``error:`` line naming the file, and an earlier import left byte for byte as it was.
+- An imported lemon instance through the whole pipeline (reference, simulate = import, metrics,
+  stats, ratings, figures, report).
 """
 
 from __future__ import annotations
@@ -428,3 +430,45 @@ def test_bad_input_is_one_error_line_naming_the_file_and_the_import_is_kept(case
         shutil.rmtree(logs)
         shutil.copytree(saved, logs)
         shutil.rmtree(saved)
+
+
+# ------------------------------------------------------------------ the whole pipeline
+def test_an_imported_lemon_instance_runs_through_the_pipeline(tmp_path):
+    from marketarena.importing import REPORT
+    from marketarena.pipeline import (
+        run_figures,
+        run_metrics,
+        run_ratings,
+        run_reference,
+        run_report,
+        run_simulate,
+        run_stats,
+    )
+
+    params, paths = _pipeline_project(tmp_path, fx.write_logs(tmp_path))
+    summary = run_reference(INSTANCE, params, paths)
+    assert summary["sweep_episodes"] == 8  # our scripted sweep: 2 K x 2 reputation x 2 groups
+    assert run_simulate(INSTANCE, params, paths, progress=False)["imported"] == 4
+    record = json.loads((paths.episodes(INSTANCE) / REPORT).read_text())
+    assert record["source"]["format"] == "agent_bazaar" and record["report"]["runs_imported"] == 4
+    again = run_simulate(INSTANCE, params, paths, progress=False)
+    assert again["imported"] == 0 and again["skipped"] == 4
+    frames = run_metrics(INSTANCE, params, paths)
+    market = frames["market"].set_index("episode_id")
+    assert market.loc["buyer-1-k0-rep1-s8", "volume_ratio"] == pytest.approx(1.0)
+    assert market.loc["buyer-1-k2-rep1-s8", "volume"] == pytest.approx(16 / 7)
+    assert set(frames["fig4_ours"]["buyer_group"]) == {"guardian", "naive"}
+    assert len(frames["fig4_authors"]) == 16
+    run_stats(INSTANCE, params, paths)
+    board = run_ratings(INSTANCE, params, paths).set_index("name")
+    assert board.loc["buyer-1", "invalid_answer_rate"] == pytest.approx(0.5)  # 1 of 2 answers
+    assert np.isnan(board.loc["buyer-1+base", "invalid_answer_rate"])
+    assert board.loc["buyer-1", "eas_lo"] <= board.loc["buyer-1", "eas_mean"]
+    outputs = {p.name for p in run_figures(INSTANCE, params, paths)}
+    assert {"fig4_authors.png", "their_score.png", f"{INSTANCE}_their_score.md",
+            f"{INSTANCE}_replay.md", f"{INSTANCE}_replay_rules.md", f"{INSTANCE}_models.md",
+            f"{INSTANCE}_model_cells.md", f"{INSTANCE}_reference_volume.md"} <= outputs
+    run_report(params, paths)
+    page = (paths.reports / "site" / f"{INSTANCE}.html").read_text()
+    assert "pre-release runs" in page and "Their lemon EAS beside ours" in page
+    assert "has no caption" not in page

@@ -23,7 +23,8 @@ reference stage plays our scripted sweep of the instance's grid with its roster 
 Figure 4 from our rules, drawn beside the authors', ``figure4.py``); the metrics stage takes the
 K = 0 volume from the imported runs themselves (``authors.own_reference``), replays their steps
 under our rules (``replay.py``) and computes the authors' own lemon EAS (``authors.py``); the
-board adds each buyer model's invalid-answer rate where its prompt logs are present.
+board adds each buyer model's invalid-answer rate where its prompt logs are present; the figures
+stage draws ``plots/lemon_authors.py``.
 
 Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
 (sethkarten/AI-Bazaar: agents/buyer.py, seller.py, sybil.py), paraphrased: the buyer
@@ -256,6 +257,12 @@ class LemonPlugin(MarketPlugin):
 
         frames = read_metrics(metrics_dir, ("market", "agents", "steps", "reputation"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
+        if mp.imported:
+            from marketarena.plots import lemon_authors
+
+            frames.update(read_metrics(metrics_dir, lemon_authors.FRAMES))
+            return lemon_authors.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir),
+                                          instance)
         return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
