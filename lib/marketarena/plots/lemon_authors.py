@@ -185,7 +185,9 @@ def replay_table(runs: pd.DataFrame) -> pd.DataFrame:
 
     per = w.groupby("buyer_group").apply(total, include_groups=False).reset_index()
     every = total(w).to_frame().T.assign(buyer_group="all runs")
-    return pd.concat([per, every], ignore_index=True).rename(columns={"buyer_group": "model"})
+    out = pd.concat([per, every], ignore_index=True).rename(columns={"buyer_group": "model"})
+    counts = ["runs", "steps", "sellers", "sales", "votes_pinned", "votes_logged"]
+    return out.astype(dict.fromkeys(counts, "int64"))
 
 
 def tables(frames: dict[str, pd.DataFrame], board: pd.DataFrame, mp, tables_dir: Path,

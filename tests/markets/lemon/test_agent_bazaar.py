@@ -74,7 +74,7 @@ def test_the_runs_found_imported_and_reported(imported):
                                   "exp1_* (1 folders)": "another experiment (the other market's)"}
     assert report["lacks_by_run"] == {
         f"{fx.MODEL}_k0_rep1_seed8": "steps 3 to 6",
-        f"{fx.MODEL}_k2_rep0_seed8": "no state file",
+        f"{fx.MODEL}_k2_rep0_seed8": "token usage, no state file",
         f"{fx.MODEL}_k2_rep1_seed16": "steps 3 to 6, prompt log",
         K2: "1 unreadable line(s)",
         f"{K2}_base": "steps 3 to 6"}

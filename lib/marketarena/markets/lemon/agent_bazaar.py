@@ -764,6 +764,7 @@ def agents_table(st: Steps, args: LemonArgs, buyers: str) -> pd.DataFrame:
 def convert_run(mp: LemonParams, run: ab.Run) -> tuple[str, dict, dict, dict] | None:
     """One run as (episode id, tables, meta, report row), or None when it has no state."""
     args = run.args
+    tokens = ab.read_tokens(run)
     states = [s for _, s in ab.read_states(run, LemonState)]
     if not states:
         run.lacks.append("state files (none: nothing to import)")
@@ -807,7 +808,6 @@ def convert_run(mp: LemonParams, run: ab.Run) -> tuple[str, dict, dict, dict] | 
             "model_folder": run.model_folder, "run": run.name}]),
         **(answers.tables if answers else {}),
     }
-    tokens = ab.read_tokens(run)
     meta = {"source": "agent_bazaar", "run": run.where, "model": args.buyer_llm or args.llm,
             "cell": run.cell, "steps": steps, "steps_planned": args.max_timesteps,
             "tokens": {k: v.model_dump() for k, v in (tokens or {}).items()},
