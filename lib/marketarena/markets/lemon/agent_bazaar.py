@@ -98,6 +98,7 @@ from marketarena.core.params import MAX_AMOUNT
 from marketarena.core.plugin import AGENT_COLUMNS
 from marketarena.core.runner import DECISION_COLUMNS
 from marketarena.core.sources import Seen, SourceError, plain_name
+from marketarena.core.types import Rows
 from marketarena.markets._shared import agent_bazaar as ab
 from marketarena.markets.lemon.params import CLAIMABLE, TIERS, LemonParams
 
@@ -684,7 +685,8 @@ def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], mod
 def buyer_tables(st: Steps, arrays: dict[str, np.ndarray], got: dict[tuple[int, int], int],
                  answers: Answers | None) -> dict[str, Any]:
     """``bids`` (one row per buyer and step, with what its state logged) and ``views`` (module
-    docstring), and each listing's buyer (``buyer_of``)."""
+    docstring) as :class:`~marketarena.core.types.Rows`, and each listing's buyer
+    (``buyer_of``)."""
     seller, kind = st.cols["seller"], st.cols["kind"]
     arrays = {k: v.tolist() for k, v in arrays.items()}  # scalar reads: lists are faster
     bids, views = [], []
@@ -715,13 +717,12 @@ def buyer_tables(st: Steps, arrays: dict[str, np.ndarray], got: dict[tuple[int, 
                 first = kinds.index(side) if side and bid_on >= 0 and side in kinds else -1
                 views += [(t, name, seller[bid_on] if k == first else "", "", k, x)
                           for k, x in enumerate(kinds)]
-    return {
-        "bids": pd.DataFrame(bids, columns=[
-            "step", "buyer", "decision", "seller", "alias", "served", "filled", "kind",
-            "answered", "answer_seller", "honest_shown", "sybil_shown", "car", "paid",
-            "surplus_logged", "bought"]),
-        "views": pd.DataFrame(views, columns=["step", "buyer", "seller", "alias", "position",
-                                              "kind"]),
+    return {  # as rows: written to Parquet without a DataFrame (``core.logs.write_table``)
+        "bids": Rows(["step", "buyer", "decision", "seller", "alias", "served", "filled", "kind",
+                      "answered", "answer_seller", "honest_shown", "sybil_shown", "car", "paid",
+                      "surplus_logged", "bought"], bids),
+        "views": Rows(["step", "buyer", "seller", "alias", "position", "kind"], views,
+                      {"step": "int64", "position": "int64"}),
         "buyer_of": buyer_of,
     }
 
