@@ -429,10 +429,11 @@ def observation_of(user_prompt: str) -> list[tuple[str, float, str]]:
         return []
     try:
         obs, _ = json.JSONDecoder().raw_decode(user_prompt, at + len(OBSERVATION))
-        return [(str(x["listing_id"]), float(x["listed_price"]), str(x.get("description", "")))
-                for x in obs.get("listings_visible", [])]
-    except (ValueError, KeyError, TypeError, AttributeError):
+        shown = [(str(x["listing_id"]), float(x["listed_price"]), str(x.get("description", "")))
+                 for x in obs.get("listings_visible", [])]
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return []
+    return shown if all(np.isfinite(p) and abs(p) <= MAX_AMOUNT for _, p, _ in shown) else []
 
 
 def _state_error(run: ab.Run, t: int, what: str) -> SourceError:
@@ -625,7 +626,6 @@ class Answers:
     aliases: dict[tuple[int, str], list[str]]
     votes: dict[tuple[int, str], str]
     tables: dict[str, pd.DataFrame]
-    records: int = 0
     invalid: int = 0
 
 
@@ -667,7 +667,6 @@ def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], mod
             out.votes[(t, agent)] = vote
             action = {"vote": vote}
         rows.append((t, ROUNDS[phase], phase, agent, 0, json.dumps(action), valid, error, notes))
-        out.records += len(recs)
         out.invalid += not valid
     decisions = pd.DataFrame(rows, columns=DECISION_COLUMNS).sort_values(
         ["step", "round", "agent_id"], kind="stable").reset_index(drop=True)
@@ -817,7 +816,7 @@ def convert_run(mp: LemonParams, run: ab.Run) -> tuple[str, dict, dict, dict] | 
     sold = listings[listings["sold"]]
     alike = int(sold.duplicated(["step", "price", "kind", "true_tier"], keep=False).sum())
     report = {"steps": steps, "truncated": steps < args.max_timesteps,
-              "prompt_records": answers.records if answers else 0,
+              "prompt_records": len(records),
               "unreadable_prompt_lines": unreadable,
               "answers_invalid": answers.invalid if answers else 0,
               "sales_unpaired": unpaired, "sales_alike": alike}
