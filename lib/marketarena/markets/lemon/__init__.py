@@ -151,6 +151,11 @@ class LemonPlugin(MarketPlugin):
         if mp.imported:
             from marketarena.markets.lemon import figure4
 
+            llm = [e.name for e in mp.roster if e.kind == "llm"]
+            if llm:
+                raise ValueError(f"markets.{mp.instance}.roster: an imported instance's roster "
+                                 f"plays our scripted sweep beside the imported runs; {llm} "
+                                 "are LLM entries (name baselines)")
             frame = figure4.sweep(self, mp, mp.reference_episodes)
             frame.to_parquet(Path(out_dir) / "sweep.parquet", index=False)
             return {"sweep_episodes": int(frame["episode_id"].nunique()),
