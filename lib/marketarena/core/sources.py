@@ -52,7 +52,9 @@ class SourceError(ValueError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {what}")
 
-    def __reduce__(self):  # raised in a worker process, re-raised in the parent
+    def __reduce__(self):
+        """Rebuilt from its parts when pickled: an importer's worker process raises it, and the
+        process pool hands it to the parent, where it must still be one line naming the file."""
         return type(self), (self.path, self.what, self.line)
 
 

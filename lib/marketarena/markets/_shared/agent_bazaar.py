@@ -315,12 +315,14 @@ class FirmAttributes(RootModel[list[FirmAttribute]]):
 
 
 def prompt_messages(records: list[PromptRecord], agent_id: Callable[[str], str | None],
-                    phase_of: Callable[[PromptRecord], str]) -> pd.DataFrame:
+                    phase_of: Callable[[PromptRecord], str],
+                    round_of: Callable[[PromptRecord], int] | None = None) -> pd.DataFrame:
     """The prompt log as our ``llm_messages`` table (``core.runner``): one row per request, keyed
-    by (step = the log's timestep, round 0, phase ``phase_of(record)``, the agent's id in our
-    tables, attempt 0), ``call`` numbering the requests of one decision, ``reask`` = the log's
-    retry depth, ``messages`` the system and user prompts, ``answer`` the raw answer. Records of
-    agents without a seat (``agent_id`` None) are left out."""
+    by (step = the log's timestep, round ``round_of(record)`` (default 0: a market with one
+    decision point a step), phase ``phase_of(record)``, the agent's id in our tables, attempt 0),
+    ``call`` numbering the requests of one decision, ``reask`` = the log's retry depth,
+    ``messages`` the system and user prompts, ``answer`` the raw answer. Records of agents without
+    a seat (``agent_id`` None) are left out."""
     from marketarena.core.runner import LLM_MESSAGE_COLUMNS
 
     rows, calls = [], {}
@@ -334,38 +336,56 @@ def prompt_messages(records: list[PromptRecord], agent_id: Callable[[str], str |
         messages = json.dumps([{"role": "system", "content": capped(r.system_prompt)},
                                {"role": "user", "content": capped(r.user_prompt)}],
                               ensure_ascii=False)
-        rows.append((r.timestep, 0, phase, agent, 0, r.call, max(call, 0), r.depth, messages,
-                     capped(r.response), ""))
+        rows.append((r.timestep, round_of(r) if round_of else 0, phase, agent, 0, r.call,
+                     max(call, 0), r.depth, messages, capped(r.response), ""))
     frame = pd.DataFrame(rows, columns=LLM_MESSAGE_COLUMNS)
     return frame.astype({"step": "int64", "round": "int64", "attempt": "int64", "call": "int64",
                          "reask": "int64"})
 
 
+def prompt_calls(messages: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Our ``llm_calls`` table for :func:`prompt_messages`' rows: one row per call of a decision
+    (what the viewer lists a decision's prompts and answers by), purpose ``act``, the run's
+    ``model``, ``attempts`` = 1 + the deepest retry of the call; the logs hold no token counts
+    per request (NaN) and no hash; ``valid`` True (a market that re-parses the answers sets it)."""
+    from marketarena.core.runner import CALL_KEYS, LLM_CALL_COLUMNS
+
+    if messages.empty:
+        return pd.DataFrame(columns=LLM_CALL_COLUMNS)
+    calls = (messages.groupby([*CALL_KEYS, "call"], sort=False)["reask"].max()
+             .reset_index().sort_values([*CALL_KEYS, "call"], kind="stable"))
+    return pd.DataFrame({**{k: calls[k].to_numpy() for k in CALL_KEYS}, "purpose": "act",
+                         "model": model, "request_hash": "", "prompt_tokens": float("nan"),
+                         "completion_tokens": float("nan"),
+                         "attempts": calls["reask"].to_numpy() + 1, "valid": True},
+                        columns=LLM_CALL_COLUMNS)
+
+
 def import_runs(runs: list[Run], convert: Callable[[Run], tuple[str, dict, dict, dict] | None],
                 out: Path, workers: int) -> list[dict]:
     """Convert every run (``convert(run)`` -> episode id, tables, meta, report row; None: nothing
-    to import, with its report row in ``run.lacks``) in ``workers`` processes that end with this
-    call (``core.lifetime.pool_map``), and write the episodes into ``out`` in run order, a folder
-    per run (``importing.write_games``). Returns the report rows, one per run."""
+    to import, with its report row in ``run.lacks``) and write it into ``out`` as an episode
+    folder (``core.logs.write_episode``; run ``k`` of ``runs`` gets run index ``k``), in
+    ``workers`` processes that end with this call (``core.lifetime.pool_map``): each converts and
+    writes its own runs, so no table crosses a process boundary. Returns the report rows, one per
+    run, in run order; two runs of one episode id are an error (the import is discarded)."""
     from marketarena.core.lifetime import pool_map
-    from marketarena.importing import write_games
 
-    chunks = [runs[i::workers] for i in range(max(1, workers))]  # a few big jobs, not many small
-    converted = pool_map(_convert_all, [convert] * len(chunks), chunks, workers=workers,
-                         start_method="fork")
-    by_path = {row["run"]: (row, episode) for part in converted for row, episode in part}
-    rows, episodes, first = [], [], {}
-    for run in runs:
-        row, episode = by_path[run.where]
-        rows.append(row)
-        if episode is None:
+    numbered = list(enumerate(runs))
+    chunks = [numbered[i::workers] for i in range(max(1, workers))]  # a few big jobs
+    converted = pool_map(_convert_all, [convert] * len(chunks), chunks, [Path(out)] * len(chunks),
+                         workers=workers, start_method="fork")
+    rows = [row for _, row in sorted((r for part in converted for r in part),
+                                     key=lambda kr: kr[0])]
+    first: dict[str, str] = {}
+    for row, run in zip(rows, runs):
+        if "episode_id" not in row:
             continue
-        held = first.setdefault(episode[0], run.where)
+        held = first.setdefault(row["episode_id"], run.where)
         if held != run.where:
-            raise SourceError(run.path, f"holds the same run as {held} (episode {episode[0]}: "
-                              "one model, cell and seed): remove one of the two")
-        episodes.append(episode)
-    write_games(out, iter(episodes), None, fingerprint_of="agent_bazaar")
+            raise SourceError(run.path, f"holds the same run as {held} (episode "
+                              f"{row['episode_id']}: one model, cell and seed): remove one of "
+                              "the two")
     return rows
 
 
@@ -388,15 +408,18 @@ def report(rows: list[dict], left_out: list[dict]) -> dict:
                     "from the paper's final ones"}
 
 
-def _convert_all(convert, runs: list[Run]) -> list[tuple[dict, tuple | None]]:
-    out = []
-    for run in runs:
+def _convert_all(convert, runs: list[tuple[int, Run]], out: Path) -> list[tuple[int, dict]]:
+    from marketarena.core import logs
+
+    done = []
+    for k, run in runs:
         result = convert(run)
         row = {"run": run.where, **run.cell, "lacks": list(run.lacks)}
         if result is None:
-            out.append((row, None))
+            done.append((k, row))
             continue
-        episode_id, tables, meta, report = result
-        out.append(({**row, "episode_id": episode_id, **report, "lacks": list(run.lacks)},
-                    (episode_id, tables, meta)))
-    return out
+        episode_id, tables, meta, extra = result
+        plan = logs.PlannedEpisode(episode_id, k, 0, logs.sha256_text(f"agent_bazaar:{episode_id}"))
+        logs.write_episode(out, plan, tables, meta)
+        done.append((k, {**row, "episode_id": episode_id, **extra, "lacks": list(run.lacks)}))
+    return done

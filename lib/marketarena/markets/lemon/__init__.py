@@ -17,6 +17,15 @@ Reference stage: ``reference@<instance>`` plays the instance's configuration wit
 buyers replaced by the scripted ``reputation`` buyer, documented in the summary) and writes its
 volume (bids per step), the base of the EAS's market-survival term, like double_auction's CSα table.
 
+Imported instances (``source: {format: agent_bazaar, path: <logs-data>}``, the authors' own LLM
+runs, ``agent_bazaar.py``; docs/agent-bazaar-lemon.md): the simulate stage imports the runs; the
+reference stage plays our scripted sweep of the instance's grid with its roster instead (the seed's
+Figure 4 from our rules, drawn beside the authors', ``figure4.py``); the metrics stage takes the
+K = 0 volume from the imported runs themselves (``authors.own_reference``), replays their steps
+under our rules (``replay.py``) and computes the authors' own lemon EAS (``authors.py``); the
+board adds each buyer model's invalid-answer rate where its prompt logs are present; the figures
+stage draws ``plots/lemon_authors.py``.
+
 Prompts: the seed's appendix A prompt boxes are empty; the templates follow the authors' code
 (sethkarten/AI-Bazaar: agents/buyer.py, seller.py, sybil.py), paraphrased: the buyer
 is told the typical price range of each tier and that some sellers misrepresent car quality, and
@@ -55,6 +64,23 @@ def summary_path(data_dir: Path, instance: str) -> Path:
     return Path(data_dir) / "references" / instance / "summary.json"
 
 
+class _OnceReader:
+    """An episode reader that reads each table once: an imported instance's metrics, replay and
+    series read the same tables of its 270 episode folders."""
+
+    def __init__(self, reader):
+        self.reader, self.read = reader, {}
+
+    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        if name not in self.read:
+            self.read[name] = self.reader.table(name)
+        frame = self.read[name]
+        return frame if columns is None or frame.empty else frame[["episode_id", *columns]]
+
+    def __getattr__(self, name: str):
+        return getattr(self.reader, name)
+
+
 class LemonPlugin(MarketPlugin):
     kind = "lemon"
     params_model = LemonParams
@@ -68,6 +94,7 @@ class LemonPlugin(MarketPlugin):
                  "buyer": "buyer_groups"}
     role_sides = {"honest": "the honest seller", "principal": "the deceptive principal",
                   "identity": "the deceptive principal", "buyer": "a buyer"}
+    source_formats = ("agent_bazaar",)
 
     def seating_period(self, mp: LemonParams) -> int:
         return len(mp.cells)
@@ -103,11 +130,37 @@ class LemonPlugin(MarketPlugin):
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)
 
+    # ------------------------------------------------------------------ published games
+    def import_source(self, mp: LemonParams, source: Path, out: Path) -> dict:
+        """Agent Bazaar's lemon runs under ``source`` (their ``logs-data`` folder), one episode
+        per run (``agent_bazaar.py``), converted in worker processes (one per core, at most 8)."""
+        import os
+
+        from marketarena.markets.lemon import agent_bazaar
+
+        return agent_bazaar.import_runs(mp, Path(source), Path(out),
+                                        workers=min(8, os.cpu_count() or 1))
+
     # ------------------------------------------------------------------ the K = 0 reference
     def compute_reference(self, mp: LemonParams, out_dir: Path, workers: int = 1) -> dict:
         """Bids per step of the configuration with K = 0, per (reputation visibility, buyer group):
         the mean over ``reference_episodes`` episodes (seeds from (seed, 10**6 + i)), LLM seats
-        played by the scripted ``reputation`` buyer."""
+        played by the scripted ``reputation`` buyer. An imported instance: our scripted sweep of
+        its grid instead (``figure4.sweep``, ``reference_episodes`` seeds per cell), whose
+        Figure 4 series (``sweep.parquet``) the figures draw beside the authors' runs."""
+        if mp.imported:
+            from marketarena.markets.lemon import figure4
+
+            llm = [e.name for e in mp.roster if e.kind == "llm"]
+            if llm:
+                raise ValueError(f"markets.{mp.instance}.roster: an imported instance's roster "
+                                 f"plays our scripted sweep beside the imported runs; {llm} "
+                                 "are LLM entries (name baselines)")
+            frame = figure4.sweep(self, mp, mp.reference_episodes)
+            frame.to_parquet(Path(out_dir) / "sweep.parquet", index=False)
+            return {"sweep_episodes": int(frame["episode_id"].nunique()),
+                    "seeds_per_cell": mp.reference_episodes,
+                    "volume_k0": "from the imported runs' own K = 0 runs (metrics stage)"}
         stand_in = RosterEntry(name=REFERENCE_STAND_IN, kind="baseline", strategy=REFERENCE_STAND_IN)
         roster = [e if e.kind == "baseline" else stand_in.model_copy(update={"name": e.name})
                   for e in mp.roster]
@@ -129,9 +182,46 @@ class LemonPlugin(MarketPlugin):
                 "stand_in_for_llm_seats": REFERENCE_STAND_IN}
 
     def compute_metrics(self, reader, mp: LemonParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+        if mp.imported:
+            return self._imported_metrics(reader, mp, data_dir)
         volume = json.loads(summary_path(data_dir, mp.instance).read_text())["reference"]["volume_k0"]
         return lemon_metrics.compute(reader, mp.eas, volume, {t: mp.tier_value(t) for t in TIERS},
                                      mp.surplus_anchors())
+
+    def _imported_metrics(self, reader, mp: LemonParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+        """An imported instance's metrics: ours with the K = 0 volume of its own runs, each
+        buyer seat's logged answers and invalid ones (``answers``, ``answers_invalid``: NaN
+        without a prompt log), the replay, the authors' own EAS, and the Figure 4 series of
+        their runs (``fig4_authors``) and of our sweep (``fig4_ours``, the reference stage's)."""
+        from marketarena.markets.lemon import authors, figure4, replay
+
+        reader = _OnceReader(reader.require())
+        setting, bids = reader.table("setting"), reader.table("bids")
+        reference = authors.own_reference(setting, bids)
+        frames = lemon_metrics.compute(reader, mp.eas, authors.reference_volumes(reference),
+                                       {t: mp.tier_value(t) for t in TIERS}, mp.surplus_anchors())
+        decisions = reader.table("decisions")
+        agents = frames["agents"]
+        if len(decisions):
+            buy = decisions[decisions["phase"] == "buy"].groupby(["episode_id", "agent_id"])
+            counts = pd.DataFrame({"answers": buy.size(),
+                                   "answers_invalid": buy["valid"].apply(lambda v: (~v).sum())})
+            agents = agents.join(counts, on=["episode_id", "agent_id"])
+            logged = agents["episode_id"].isin(decisions["episode_id"]) & (agents["role"] == "buyer")
+            agents.loc[logged, ["answers", "answers_invalid"]] = agents.loc[
+                logged, ["answers", "answers_invalid"]].fillna(0)
+        else:
+            agents = agents.assign(answers=np.nan, answers_invalid=np.nan)
+        frames["agents"] = agents
+        frames.update(replay.replay(reader, mp))
+        frames["their_score_runs"] = authors.their_runs(setting, reader.table("market_steps"))
+        frames["their_score"] = authors.their_models(frames["their_score_runs"])
+        frames["reference_volume"] = reference
+        frames["fig4_authors"] = figure4.series(reader.table("listings"), bids,
+                                                reader.table("reputation"), setting)
+        sweep = Path(data_dir) / "references" / mp.instance / "sweep.parquet"
+        frames["fig4_ours"] = pd.read_parquet(sweep) if sweep.is_file() else pd.DataFrame()
+        return frames
 
     def leaderboard(self, agents: pd.DataFrame, mp: LemonParams, ratings, stats) -> pd.DataFrame:
         """Buyers and sellers on separate boards (a role column). Sellers (honest and the
@@ -158,6 +248,12 @@ class LemonPlugin(MarketPlugin):
                 if board["mu"].isna().all():  # buyer kinds never met: rank by EAS
                     board = board.sort_values("eas_mean", ascending=False, kind="stable")
                     board["rank"] = range(1, len(board) + 1)
+                if "answers" in rows.columns:  # imported: answers re-parsed from prompt logs
+                    answered = rows.groupby("name")[["answers", "answers_invalid"]].sum(
+                        min_count=1)
+                    answered["invalid_answer_rate"] = answered["answers_invalid"] / answered[
+                        "answers"].where(answered["answers"] > 0)
+                    board = board.merge(answered.reset_index(), on="name", how="left")
             boards.append(board)
         return pd.concat(boards, ignore_index=True)
 
@@ -167,6 +263,12 @@ class LemonPlugin(MarketPlugin):
 
         frames = read_metrics(metrics_dir, ("market", "agents", "steps", "reputation"))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
+        if mp.imported:
+            from marketarena.plots import lemon_authors
+
+            frames.update(read_metrics(metrics_dir, lemon_authors.FRAMES))
+            return lemon_authors.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir),
+                                          instance)
         return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:

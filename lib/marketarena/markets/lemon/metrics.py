@@ -83,17 +83,23 @@ def buyer_steps(views: pd.DataFrame, listings: pd.DataFrame, bids: pd.DataFrame,
     whether its buy decision was missed (``missed``: rows of episode_id, step, buyer whose answer
     was invalid; its ``missed_sybil`` is then that blind bidder's expected Sybil bid)."""
     kind = listings.set_index(["episode_id", "step", "seller"])["kind"]
-    v = views[["episode_id", "step", "buyer", "seller"]].copy()
-    v["sybil"] = kind.reindex(pd.MultiIndex.from_frame(v[["episode_id", "step", "seller"]])
-                              ).to_numpy() == "sybil"
-    b = bids.loc[bids["decision"] == "bid", ["episode_id", "step", "buyer", "seller"]]
-    v = v.merge(b.assign(bid=True), on=["episode_id", "step", "buyer", "seller"], how="left")
-    v["bid"] = v["bid"].fillna(False).astype(bool)
-    v["sybil_bid"] = v["bid"] & v["sybil"]
-    v["honest_bid"] = v["bid"] & ~v["sybil"]
-    out = v.groupby(["episode_id", "buyer", "step"]).agg(
-        shown=("seller", "size"), sybil_shown=("sybil", "sum"), sybil_bids=("sybil_bid", "sum"),
-        honest_bids=("honest_bid", "sum")).reset_index()
+
+    def sybil(rows: pd.DataFrame) -> np.ndarray:
+        """Whether each view or bid is of a Sybil listing: its own ``kind`` where the table has
+        one (imported runs, whose views and bids do not always name the seller), else the kind
+        of its seller's listing (a bid is always on a listing shown: ``market.check``)."""
+        if "kind" in rows.columns:
+            return rows["kind"].to_numpy() == "sybil"
+        return kind.reindex(pd.MultiIndex.from_frame(rows[["episode_id", "step", "seller"]])
+                            ).to_numpy() == "sybil"
+
+    key = ["episode_id", "buyer", "step"]
+    b = bids[bids["decision"] == "bid"]
+    b = b[key].assign(sybil_bids=sybil(b), honest_bids=~sybil(b)).groupby(key).sum()
+    out = views[key].assign(sybil=sybil(views)).groupby(key).agg(
+        shown=("sybil", "size"), sybil_shown=("sybil", "sum")).join(b)
+    out = out.fillna({"sybil_bids": 0, "honest_bids": 0}).astype(
+        {"sybil_bids": int, "honest_bids": int}).reset_index()
     out["blind_sybil_bids"] = out["sybil_shown"] / out["shown"]
     out["steps_shown"] = 1
     out["missed"] = 0
@@ -242,9 +248,10 @@ def compute(reader: EpisodeReader, eas: EASParams, reference_volume: dict[str, f
 
     steps_frame = bids[bids["decision"] == "bid"].groupby(["episode_id", "step"]).size().rename(
         "volume").to_frame()
-    per_step_rev = sold.groupby(["episode_id", "step"]).apply(
-        lambda x: x.loc[x["sybil"], "price"].sum() / x["price"].sum() if x["price"].sum() > 0 else 0.0,
-        include_groups=False).rename("sybil_revenue_share")
+    rev = sold.assign(sybil_price=sold["price"].where(sold["sybil"], 0.0)).groupby(
+        ["episode_id", "step"])[["sybil_price", "price"]].sum()
+    per_step_rev = (rev["sybil_price"] / rev["price"].where(rev["price"] > 0)).fillna(0.0).rename(
+        "sybil_revenue_share")
     steps_frame = steps_frame.join(per_step_rev, how="outer").fillna(0.0).reset_index()
     cell = market[["episode_id", "sybil", "reputation_visible", "buyer_group"]]
     steps_frame = steps_frame.merge(cell, on="episode_id")
