@@ -17,7 +17,7 @@ Files of 4 MiB or more may be missing from a repository snapshot (most prompt lo
 importers import what is there and the report says which runs lack what.
 
 These are the authors' pre-release runs; they may differ from the paper's final ones, and every
-page that shows them says so (``figures.yaml`` ``sources``).
+page that shows them says so (each market's figures.yaml, ``sources``).
 
 What is here: finding the runs (:func:`discover`), the run's arguments (:class:`RunArgs`), the
 player name of a model (:func:`player_of`), reading state files strictly and fast

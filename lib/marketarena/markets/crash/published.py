@@ -1,7 +1,7 @@
 """What the crash metrics add for an imported instance of the authors' runs (``agent_bazaar.py``):
 their own score beside ours, per model and cell, and the replay of their engine (``replay.py``).
 
-**Their score** is the composite market health of their exp1 scoring script (``exp1_score.py`` of
+**Their score** is the composite market health of their exp1 scoring script (exp1_score.py of
 the authors' ``paper/fig/scripts``, read as ``notes/peers-crash-lemon-auction.md`` D.4 and checked
 against their cached results), on the runs as imported:
 
