@@ -295,11 +295,11 @@ def import_agent_bazaar(
     debug: bool = DebugOpt,
 ) -> None:
     """Read Agent Bazaar's published runs into our log schema and check them against our rules:
-    the crash runs (exp1) and the lemon runs (exp2), each run an episode of <out>/<market>/
-    episodes; the import report (which runs lack what, what was left out and why:
-    <out>/<market>/import.json); the replay of their engine through our rules
-    (<out>/<market>/replay_rules.csv: the firm-days that agree, and the rule that explains each
-    disagreement). A bad file stops the import in one line naming it and leaves an earlier import
+    the crash runs (exp1) and the lemon runs (exp2), each run an episode of
+    <out>/<market>/data/episodes/<market> (browse them: marketarena view --root <out>/<market>);
+    the import report (which runs lack what, what was left out and why: import.json beside the
+    episodes); our metrics; the replay of their engine through our rules
+    (<out>/<market>/replay_rules.csv: the rule that explains each disagreement). A bad file stops the import in one line naming it and leaves an earlier import
     in --out as it was. To rate the runs, draw the paper's figures from them and browse them in
     the viewer, make them instances instead (README "Published games"). These are the authors'
     pre-release runs; they may differ from the paper's final ones."""
@@ -317,15 +317,16 @@ def import_agent_bazaar(
                        f"found ({report['models']} model{'s' * (report['models'] != 1)}), "
                        f"{report['runs_without_states']} without states, "
                        f"{report['runs_lacking_something']} lacking something "
-                       f"({Path(out) / kind / 'import.json'})")
+                       f"({Path(out) / kind / 'data' / 'episodes' / kind / 'import.json'})")
             rules = frames.get("replay_rules")
-            if rules is not None and len(rules):
+            if rules is not None:
                 rules.to_csv(Path(out) / kind / "replay_rules.csv", index=False)
-                base = rules.iloc[0]
-                what = {"crash": "firm-days", "lemon": "steps"}.get(kind, "rows")
-                typer.echo(f"replay: {base['agree']} of {base['firm_days']} {what} agree "
-                           f"({100 * base['share']:.3f}%); each rule that explains a "
-                           f"disagreement: {Path(out) / kind / 'replay_rules.csv'}")
+            for name, what in (("replay", "firm-days"), ("replay_steps", "steps")):
+                if name in frames and len(frames[name]):
+                    agree = frames[name]["agree"]
+                    typer.echo(f"replay: {int(agree.sum())} of {len(agree)} {what} agree "
+                               f"({100 * agree.mean():.3f}%); the rules that explain the rest: "
+                               f"{Path(out) / kind / 'replay_rules.csv'}")
 
 
 @app.command("serve-local")

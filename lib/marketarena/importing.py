@@ -150,27 +150,26 @@ def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None 
 
 
 def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, dict]:
-    """Outside the pipeline (``marketarena import-bazaar`` / ``import-agent-bazaar``): import
-    ``source`` as an instance of market ``kind`` with its default params into ``out/episodes``,
-    with the import report (``out/import.json``) and the market's metrics of the imported games
-    (``out/metrics/<frame>.parquet``: for the authors' runs, the replay of their engine among
-    them). ``out`` is built aside and swapped in whole. Returns (report, metrics frames)."""
-    from marketarena.core.reader import EpisodeReader
+    """Outside ``params.yaml`` (``marketarena import-agent-bazaar``): ``source`` imported as the
+    one instance ``<kind>`` of a project rooted at ``out``, with the params its format needs
+    (``MarketPlugin.source_params``), through the pipeline's own functions: its reference, the
+    import (``out/data/episodes/<kind>``, with ``import.json``), its metrics (``out/data/metrics/
+    <kind>``: for the authors' runs, the replay of their engine among them). ``out`` is built
+    aside and swapped in whole; ``marketarena view --root <out>`` browses it. Returns (the import
+    report, the metrics frames)."""
+    from marketarena.config import parse_params
     from marketarena.core.registry import get_plugin
+    from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 
-    plugin = get_plugin(kind)
-    mp = plugin.params_model.model_validate(
-        {"market": kind, "source": {"format": fmt, "path": str(source)}}).named(kind)
-    plugin.check_params(mp)
+    block = {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
+             **get_plugin(kind).source_params.get(fmt, {})}
+    params = parse_params({"markets": {kind: block}})
     with folder_replaced(out) as tmp:
-        report = plugin.import_source(mp, Path(source), tmp / "episodes")
-        (tmp / REPORT).write_text(json.dumps({"market": kind, "source": mp.source.model_dump(),
-                                              "report": report}, indent=1, sort_keys=True,
-                                             allow_nan=False, default=str) + "\n")
-        frames = plugin.compute_metrics(EpisodeReader(tmp / "episodes"), mp, tmp)
-        (tmp / "metrics").mkdir()
-        for name, frame in frames.items():
-            frame.to_parquet(tmp / "metrics" / f"{name}.parquet", index=False)
+        paths = Paths(tmp)
+        run_reference(kind, params, paths)
+        run_simulate(kind, params, paths, progress=False)
+        frames = run_metrics(kind, params, paths)
+        report = (read_report(paths.episodes(kind)) or {}).get("report", {})
     return report, frames
 
 

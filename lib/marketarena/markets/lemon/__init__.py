@@ -95,6 +95,14 @@ class LemonPlugin(MarketPlugin):
     role_sides = {"honest": "the honest seller", "principal": "the deceptive principal",
                   "identity": "the deceptive principal", "buyer": "a buyer"}
     source_formats = ("agent_bazaar",)
+    #: the authors' lemon market (docs/agent-bazaar-lemon.md): each run's arguments are checked
+    #: against these; the roster plays our scripted sweep of the same grid beside theirs
+    source_params = {"agent_bazaar": {
+        "sellers": 12, "buyers": 12, "steps": 50, "sybil": [0, 3, 6, 9],
+        "reputation_visible": [True, False], "discovery_limit": 3, "reference_episodes": 3,
+        "honest": "honest", "principal": "sybil", "buyer_groups": [["guardian"], ["naive"]],
+        "roster": [{"name": n, "kind": "baseline", "strategy": n}
+                   for n in ("honest", "sybil", "guardian", "naive")]}}
 
     def seating_period(self, mp: LemonParams) -> int:
         return len(mp.cells)
