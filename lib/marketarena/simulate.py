@@ -630,7 +630,8 @@ def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
         key = str(model)
         totals = out.setdefault(key, {"calls": 0, "cached_calls": 0, "invalid_calls": 0,
                                       "attempts": 0, "retries": 0, "prompt_tokens": 0,
-                                      "completion_tokens": 0, "cost_usd": 0.0})
+                                      "completion_tokens": 0, "cached_prompt_tokens": 0,
+                                      "cost_usd": 0.0})
         totals["calls"] += 1
         totals["cached_calls"] += int(bool(costs["cached"][i]))
         totals["invalid_calls"] += int(not bool(calls["valid"][i]))
@@ -638,6 +639,7 @@ def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
         totals["retries"] += int(costs["retries"][i])
         totals["prompt_tokens"] += int(calls["prompt_tokens"][i])
         totals["completion_tokens"] += int(calls["completion_tokens"][i])
+        totals["cached_prompt_tokens"] += int(calls["cached_prompt_tokens"][i] or 0)
         usd.setdefault(key, []).append(float(costs["cost_usd"][i]))
     for key, amounts in usd.items():
         out[key]["cost_usd"] = math.fsum(amounts)

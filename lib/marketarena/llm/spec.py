@@ -24,7 +24,9 @@ Choices:
   client path (cache, re-asks, usage, cost, records) still runs, so ``dvc repro`` can play LLM seats
   offline and deterministically.
 - ``base_url=None`` is the OpenAI default (``OPENAI_BASE_URL`` when set, as the openai package reads it).
-- Prices are US dollars per million tokens; 0 (the default) is right for local models.
+- Prices are US dollars per million tokens; 0 (the default) is right for local models. Prompt
+  tokens the endpoint served from its prompt cache (``llm/caching.py``) cost
+  ``price_cached_in_per_mtok``, by default the input price (no discount assumed).
 - ``structured_output``: ``json_schema`` is OpenAI's ``response_format`` (OpenAI, vLLM, Ollama, the C++
   llama-server); ``json_object_schema`` is llama-cpp-python's dialect (``{"type": "json_object",
   "schema": ...}``; its server rejects ``json_schema``); ``json_object`` asks for any JSON object;
@@ -133,6 +135,11 @@ class ModelSpec(BaseModel):
     price_out_per_mtok: float = Field(
         strict=True, default=0.0, ge=0.0, le=MAX_PRICE,
         description="USD per million completion tokens; at most 10,000 (see price_in_per_mtok)")
+    price_cached_in_per_mtok: float | None = Field(
+        strict=True, default=None, ge=0.0, le=MAX_PRICE,
+        description="USD per million prompt tokens the endpoint served from its prompt cache "
+        "(llm/caching.py); null (the default): the input price, so no discount is assumed; at "
+        "most price_in_per_mtok (the budget bounds every prompt token at the input price)")
     structured_output: StructuredOutput = "json_schema"
 
     @model_validator(mode="before")
@@ -159,6 +166,18 @@ class ModelSpec(BaseModel):
         elif self.mock is not None:
             raise ValueError("mock settings need provider: mock")
         return self
+
+    @model_validator(mode="after")
+    def _cached_price(self):
+        if self.price_cached_in_per_mtok is not None and self.price_cached_in_per_mtok > self.price_in_per_mtok:
+            raise ValueError("price_cached_in_per_mtok must not exceed price_in_per_mtok (a cached "
+                             "prompt token is billed at a discount)")
+        return self
+
+    @property
+    def cached_in_price(self) -> float:
+        """USD per million cached prompt tokens (the input price when none is given)."""
+        return self.price_in_per_mtok if self.price_cached_in_per_mtok is None else self.price_cached_in_per_mtok
 
     @property
     def completion_cap_field(self) -> str:
@@ -198,9 +217,12 @@ class ModelSpec(BaseModel):
             raise ValueError("must be an environment variable name (letters, digits, underscore)")
         return value
 
-    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """Dollars for a call with these token counts at this model's prices."""
-        return (prompt_tokens * self.price_in_per_mtok + completion_tokens * self.price_out_per_mtok) / 1e6
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """Dollars for a call with these token counts at this model's prices, ``cached_tokens`` of
+        the prompt tokens at the cached-input price."""
+        return ((prompt_tokens - cached_tokens) * self.price_in_per_mtok
+                + cached_tokens * self.cached_in_price
+                + completion_tokens * self.price_out_per_mtok) / 1e6
 
 
 class LLMSettings(BaseModel):
