@@ -205,13 +205,19 @@ def estimate(
 @app.command()
 def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
              root: str | None = RootOpt, debug: bool = DebugOpt) -> None:
-    """Play every planned episode not yet finished (the `simulate` stage)."""
+    """Play every planned episode not yet finished (the `simulate` stage); ends with what the run
+    played and spent (calls, re-asks, invalid answers, tokens, dollars) and the next command."""
     from marketarena.pipeline import run_simulate
 
     params = _load(params_file)
     _market(params, market)
     with one_line_errors(debug, kept=KEPT):
-        typer.echo(run_simulate(market, params, Paths.of(params_file, root)))
+        summary = run_simulate(market, params, Paths.of(params_file, root))
+    if "played" not in summary:  # an imported instance: what the import did
+        typer.echo(", ".join(f"{k} {v}" for k, v in summary.items()))
+    # the run's summary went to stderr (progress.summary_lines); what to do next:
+    typer.echo("next: `dvc repro` computes the metrics, boards, figures and the results site "
+               "(reports/site/index.html); `marketarena view` browses the episodes now")
 
 
 @app.command()

@@ -326,8 +326,10 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
         counters = progress_line.Counters(workers) if progress and progress_line.live() else None
         lines = progress and counters is None  # a plain line per unit where no live line is drawn
+        limit = params.llm.max_cost_usd if aliases else None
+        budget = None if limit is None else (ledger_spent(data_dir, instance), limit)
         shown = functools.partial(progress_line.display, instance, to_play, counters,
-                                  bool(aliases), counters is not None)
+                                  bool(aliases), counters is not None, budget)
         try:
             with heap_frozen():
                 if ray_address is not None or workers > 1:
@@ -358,7 +360,20 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         summary["workers"] = workers
         summary["backend"] = "ray" if ray_address is not None else "local"
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
+        if aliases:
+            summary["llm"] = progress_line.run_totals(run_dir, {u.name for u, _ in todo})
+            if limit is not None:
+                summary["budget"] = (ledger_spent(data_dir, instance), limit)
+        if progress:
+            print("\n".join(progress_line.summary_lines(summary)), file=sys.stderr, flush=True)
         return summary
+
+
+def ledger_spent(data_dir: Path, instance: str) -> float:
+    """Dollars the instance's spend ledger holds (every run of it so far)."""
+    from marketarena.llm.budget import read_ledger
+
+    return float(read_ledger(spend_ledger_path(data_dir, instance)).get("spent_usd", 0.0))
 
 
 def worker_count(params: Params, instance: str, units: int, cores: int | None = None) -> int:
@@ -655,6 +670,7 @@ async def _play_all(instance, params, resources, dirs, n_units, todo, summary, p
     finally:
         if publishing is not None:
             publishing.cancel()
+            _COUNTERS[0].set(_COUNTERS[1], progress_line.totals_of(llm.client))  # the last frame
         if llm is not None:
             await llm.aclose()
 
