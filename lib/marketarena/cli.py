@@ -160,21 +160,30 @@ def estimate(
                                   "(a finite number >= 0)"),
     sample: int = typer.Option(20, "--sample", help="episodes of each instance played in the dry "
                                "run, spread over its plan (0: all; >= 0)"),
+    reask_rate: float = typer.Option(None, "--reask-rate", help="re-asks per call, from 0 to 20 "
+                                     "(default: each model's rate in its earlier "
+                                     "runs, else 5%)"),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
 ) -> None:
-    """Before an LLM run: per instance with LLM seats, its calls (and the re-ask bound), prompt
-    and completion tokens, cost per model at its prices and wall time at its max_concurrency and
-    --latency, from a dry run of its real prompts on the mock provider (no endpoint, no key)."""
+    """Before an LLM run: per instance with LLM seats, its calls, requests (with re-asks), prompt
+    tokens (cached ones among them), completion tokens, cost per model at its prices with a range
+    and wall time at its max_concurrency and --latency, from dry runs of its real prompts on the
+    mock provider (no endpoint, no key); warns when the range passes llm.max_cost_usd. How
+    accurate it is: docs/cost.md."""
     import math
 
     from marketarena import estimate as est
-    from marketarena.simulate import check_seating, llm_aliases
+    from marketarena.money import usd
+    from marketarena.simulate import ledger_spent, check_seating, llm_aliases
 
     for bad, message in ((not math.isfinite(latency) or latency < 0,
                           f"--latency {latency}: must be a finite number of seconds >= 0"),
-                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)")):
+                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)"),
+                         (reask_rate is not None and not (0 <= reask_rate <= 20),
+                          f"--reask-rate {reask_rate}: must be a number of re-asks per call "
+                          "from 0 to 20")):
         if bad:
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(2)
@@ -186,20 +195,25 @@ def estimate(
         typer.echo("no instance seats an LLM: nothing to estimate")
         return
     paths = Paths.of(params_file, root)
-    total = 0.0
+    history = est.earlier_usage(paths.data / "run_logs")
+    total = lo = hi = 0.0
     with one_line_errors(debug):
         for market in names:
             check_seating(market, params, source=params_file)
             with tempfile.TemporaryDirectory() as tmp:
                 found = est.estimate(market, params, _resources(market, params, paths, tmp),
-                                     latency_s=latency, sample=sample or None)
+                                     latency_s=latency, sample=sample or None,
+                                     reask_rate=reask_rate, history=history)
             if found is None:
                 typer.echo(f"{market}: no LLM seats")
                 continue
-            total += sum(m.cost_usd for m in found.models)
-            for line in est.describe(found):
+            total += found.cost_usd
+            lo += sum(m.cost_lo for m in found.models)
+            hi += found.cost_hi
+            for line in est.describe(found) + est.warnings(
+                    found, params.llm.max_cost_usd, ledger_spent(paths.data, market)):
                 typer.echo(line)
-    typer.echo(f"total: ${total:,.2f}")
+    typer.echo(f"total: {usd(total)} (range {usd(lo)} to {usd(hi)})")
 
 
 @app.command()
