@@ -177,6 +177,9 @@ def summary_lines(summary: dict) -> list[str]:
     lines = [f"{summary['market']}: {summary['played']:,} episodes played"
              + (f", {summary['skipped']:,} already on disk" if summary.get("skipped") else "")
              + f" in {summary.get('wall_time_s', 0.0):.1f} s"]
+    if summary.get("stop_lines"):  # the stopping rule's decisions (``stopping.Batches``)
+        lines.append("  stopping rule:")
+        lines += ["  " + line for line in summary["stop_lines"]]
     llm = summary.get("llm")
     if llm:
         reasks = llm["attempts"] - llm["calls"]
