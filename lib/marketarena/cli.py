@@ -3,6 +3,7 @@
     marketarena validate [--params params.yaml]       check params.yaml, print who plays whom
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena estimate [crash ...] [--latency 1]     calls, tokens, dollars, wall time of LLM seats
+    marketarena estimate --rate                       what rating one more model costs, per instance
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
@@ -163,6 +164,8 @@ def estimate(
     reask_rate: float = typer.Option(None, "--reask-rate", help="re-asks per call, from 0 to 20 "
                                      "(default: each model's rate in its earlier "
                                      "runs, else 5%)"),
+    rate: bool = typer.Option(False, "--rate", help="instead: what it costs to rate one more "
+                              "model in each instance (one LLM entrant), at reference_prices"),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
@@ -190,11 +193,14 @@ def estimate(
     params = _load(params_file)
     for market in markets or []:
         _market(params, market)
+    paths = Paths.of(params_file, root)
+    if rate:
+        _rate(params, paths, markets or list(params.markets), sample or None, debug)
+        return
     names = markets or [m for m in params.markets if llm_aliases(params, m)]
     if not names:
         typer.echo("no instance seats an LLM: nothing to estimate")
         return
-    paths = Paths.of(params_file, root)
     history = est.earlier_usage(paths.data / "run_logs")
     total = lo = hi = 0.0
     with one_line_errors(debug):
@@ -214,6 +220,24 @@ def estimate(
                     found, params.llm.max_cost_usd, ledger_spent(paths.data, market)):
                 typer.echo(line)
     typer.echo(f"total: {usd(total)} (range {usd(lo)} to {usd(hi)})")
+
+
+def _rate(params: Params, paths: Paths, names: list[str], sample: int | None, debug: bool) -> None:
+    """``estimate --rate``: the cost to rate one more model in each instance (rating_cost.py)."""
+    from marketarena import rating_cost
+
+    rows = []
+    with one_line_errors(debug):
+        for market in names:
+            if params.markets[market].imported:
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                resources = _resources(market, params, paths, tmp)
+                rows.append(rating_cost.measure(params, market, resources, sample))
+    for line in rating_cost.describe(rows, params.reference_prices):
+        typer.echo(line)
+    if not params.reference_prices:
+        typer.echo("(no reference_prices in the params: no dollars)")
 
 
 @app.command()

@@ -87,7 +87,9 @@ def test_a_run_on_an_endpoint_that_caches_prompts_logs_and_prices_them(tmp_path)
     provider would: the episode's llm_calls, the run log and the site's run table show them, and
     the logged cost prices them at the cached rate."""
     from marketarena.core.reader import EpisodeReader
-    from marketarena.report.site import run_size
+    from marketarena.money import usd
+    from marketarena.pipeline import Paths
+    from marketarena.report.site import _environment, _markdown, instance_page, number, run_size
     from marketarena.simulate import simulate
 
     block = yaml.safe_load((ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())
@@ -99,18 +101,24 @@ def test_a_run_on_an_endpoint_that_caches_prompts_logs_and_prices_them(tmp_path)
         "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {"crash": block}})
     fake = FakeEndpoint(responder=prompt_caching(
         lambda body: with_usage(body, {"price": 2.5, "supply": 15}), min_tokens=0, block_tokens=1))
-    simulate("crash", params, tmp_path, tmp_path / "eps", progress=False,
+    paths = Paths(tmp_path)
+    simulate("crash", params, paths.data, paths.episodes("crash"), progress=False,
              openai_factory=fake.factory)
-    reader = EpisodeReader(tmp_path / "eps")
+    reader = EpisodeReader(paths.episodes("crash"))
     calls = reader.table("llm_calls")
     assert 0 < calls["cached_prompt_tokens"].sum() < calls["prompt_tokens"].sum()
-    costs = logs.read_run_table(tmp_path / "eps.runs")
+    costs = logs.read_run_table(paths.run_logs("crash"))
     expected = ((calls["prompt_tokens"] - calls["cached_prompt_tokens"]) * 2.0
                 + calls["cached_prompt_tokens"] * 0.5 + calls["completion_tokens"] * 8.0) / 1e6
     assert costs["cost_usd"].to_numpy() == pytest.approx(expected.to_numpy())
-    run = json.loads(next((tmp_path / "eps.runs").rglob("run.json")).read_text())
+    run = json.loads(next(paths.run_logs("crash").rglob("run.json")).read_text())
     usage = run["episodes"][0]["llm"]["fake"]
     assert usage["cached_prompt_tokens"] > 0
     (model,) = run_size(reader, params)["models"]
     assert model["cached_prompt_tokens"] == calls["cached_prompt_tokens"].sum()
     assert model["list_cost_usd"] == pytest.approx(expected.sum())
+    page = instance_page("crash", params, paths, tmp_path / "site", _markdown())
+    html = _environment().get_template("instance.html.j2").render(page=page, nav=[], here="crash")
+    assert "of which cached by the provider" in html
+    assert f"<td>{number(model['cached_prompt_tokens'])}</td>" in html
+    assert usd(model["list_cost_usd"]) in html

@@ -225,6 +225,36 @@ class ModelSpec(BaseModel):
                 + completion_tokens * self.price_out_per_mtok) / 1e6
 
 
+class ReferencePrice(BaseModel):
+    """A reference model's list prices (``params.reference_prices``): US dollars per million
+    input, cached input and output tokens. Read by the results site's "cost to rate a model"
+    table only; no run is priced with them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False,
+                              populate_by_name=True)
+
+    input: float = Field(alias="in", strict=True, ge=0.0, le=MAX_PRICE,
+                         description="USD per million prompt tokens; at most 10,000")
+    cached_input: float | None = Field(
+        default=None, alias="cached_in", strict=True, ge=0.0, le=MAX_PRICE,
+        description="USD per million prompt tokens served from the provider's prompt cache "
+        "(null: the input price); at most the input price")
+    output: float = Field(alias="out", strict=True, ge=0.0, le=MAX_PRICE,
+                          description="USD per million completion tokens; at most 10,000")
+
+    @model_validator(mode="after")
+    def _cached_at_most_input(self):
+        if self.cached_input is not None and self.cached_input > self.input:
+            raise ValueError("cached_in must not exceed in (a cached prompt token is billed at a "
+                             "discount)")
+        return self
+
+    def cost_usd(self, prompt: float, completion: float, cached: float = 0.0) -> float:
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return ((prompt - cached) * self.input + cached * cached_price
+                + completion * self.output) / 1e6
+
+
 class LLMSettings(BaseModel):
     """Run-wide LLM settings (``params.llm``)."""
 

@@ -5,8 +5,8 @@ network.
 What it holds:
 
 - ``index.html``: every market instance (its market, the paper and seed it reproduces, episodes,
-  players, the leader of its board), the standing across instances (``reports/overall``) and the
-  Economic Alignment Score table;
+  players, the leader of its board), the standing across instances (``reports/overall``), the
+  Economic Alignment Score table and what it costs to rate a model (``report.costs``);
 - ``<instance>.html``, one per instance: what the market is and which seed it reproduces, the
   board with its 95% intervals, every figure with its caption, every table (the figures stage's,
   the Spearman table of the stats stage, mean metrics per player), the run's size (episodes,
@@ -54,6 +54,7 @@ from marketarena.core.files import folder_replaced
 from marketarena.core.reader import EpisodeReader
 from marketarena.money import usd
 from marketarena.report import captions as captions_mod
+from marketarena.report.costs import cost_table
 from marketarena.report.runinfo import run_info
 
 #: what a failed ``report`` stage leaves safe (its error line says so: ``faults.one_line_errors``)
@@ -377,7 +378,8 @@ def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
         for asset in ASSETS:
             _copy(Path(__file__).parent / "static" / asset, new / asset)
         _write(new / "index.html", env.get_template("index.html.j2").render(
-            pages=pages, nav=nav, here=None, overall=_overall(paths, md)))
+            pages=pages, nav=nav, here=None, overall=_overall(paths, md),
+            costs=cost_table(params)))
         for page in pages:
             _write(new / f"{page.name}.html", env.get_template("instance.html.j2").render(
                 page=page, nav=nav, here=page.name))
