@@ -181,6 +181,7 @@ def run_totals(eps: Path, runs: Path) -> dict[str, float]:
 
 def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
     params = parse_params({"models": {"fake": MODEL}, "llm": {"cache_dir": str(tmp / "llm")},
+                           "embedding": {"cache_dir": str(tmp / "emb")},
                            "markets": {kind: block_for(kind)}})
     paths = Paths(tmp)
     if kind == "supply_chain" and not paths.personas.exists():
