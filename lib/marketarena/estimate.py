@@ -22,7 +22,7 @@ The random play and the first stand-in's are played first; when they ask every e
 (double_auction's rounds, cournot's, bertrand's, supply_chain's days: the market's length does not
 depend on the play) the others are not needed. The estimate is the stand-in play that asks most
 (an LLM seat is taken to stay in the game as long as the most persistent baseline of its role:
-the side a budget errs on); the range runs from the smallest play to the largest, the random
+the side a budget errs on); the range runs from the least of the plays to the most, the random
 play included, and every play's calls are shown. Against a hand-written sensible model on the
 fake endpoint (``benchmarks/bench_estimate.py``) this was within 12% in calls where the median
 play was 21-38% short. Then per instance and model alias:
@@ -37,22 +37,22 @@ play was 21-38% short. Then per instance and model alias:
   tokenizers differ by some 10-25% on English text), plus for each re-ask the conversation
   resent with the previous answer and the error quoted; ``cached_prompt_tokens``, those a
   provider that caches prompt prefixes would serve from its cache: the model's share in its
-  earlier runs of this instance, else what ``llm.caching.PrefixCache`` (OpenAI's rule: prompts of
-  1,024 tokens and more, in blocks of 128, the longest prefix shared with a recent prompt)
-  serves on the dry run's prompts; ``prefix_share``, the share of prompt tokens that repeat the previous
-  request's prefix for the seat (no minimum, no blocks);
+  earlier runs of this instance, else what ``llm.caching.PrefixCache`` (OpenAI's rule: prompts
+  of 1,024 tokens and more, in blocks of 128, the longest prefix shared with a recent prompt)
+  serves on the dry run's prompts; ``prefix_share``, the share of prompt tokens that repeat the
+  previous request's prefix for the seat (no minimum, no blocks);
 - ``completion_tokens``: the model's tokens per call in its earlier runs of this instance, else
   the mock's bare JSON (a model that writes its reasons at length spends more, at most
   ``max_tokens`` a request);
 - ``cost_usd`` at the model's prices (cached prompt tokens at its cached-input price) with a
-  range, ``cost_lo``..``cost_hi``: the smallest play at half the re-ask rate with the largest
-  share of prompt tokens cached of any play and 15% fewer tokens, the largest play at twice the rate plus two points with none
-  cached and 15% more tokens (``TOKEN_SPREAD``: a real tokenizer's count differs from the mock's
-  by some 10-25%); and the ceiling
-  ``cost_max_usd``: every call re-asked to the bound, each request with its prompt grown by the
-  previous answers and every answer at ``max_tokens``. :func:`warnings` says when the range
-  passes ``llm.max_cost_usd`` (with what the instance's spend ledger holds), or when the ceiling
-  does;
+  range, ``cost_lo``..``cost_hi``: the fewest calls and tokens of any play at half the re-ask
+  rate, with the largest share of prompt tokens cached of any play and 15% fewer tokens; the
+  most calls and tokens of any play at twice the rate plus two points, with none cached and 15%
+  more tokens (``TOKEN_SPREAD``: a real tokenizer's count differs from the mock's by some
+  10-25%); and the ceiling ``cost_max_usd``: every call re-asked to the bound, each request with
+  its prompt grown by the previous answers and every answer at ``max_tokens``.
+  :func:`warnings` says when the range passes ``llm.max_cost_usd`` (with what the instance's
+  spend ledger holds), or when the ceiling does;
 - ``wall_s``, the wall time at ``latency_s`` per request: the larger of the longest episode's chain
   of sequential requests (decision points, a harness's calls one after the other, re-asks) times
   the latency, and each endpoint's requests times the latency over its ``max_concurrency``; it is
@@ -427,8 +427,9 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
         source = f"its earlier runs ({anywhere.calls:,} calls)"
     else:
         rate, source = PRIOR_REASK_RATE, "prior"
-    ranked = sorted(plays.values(), key=lambda p: p.calls)
-    lo, hi = ranked[0], ranked[-1]
+    fields = PlayTotals.__dataclass_fields__
+    lo = PlayTotals(*(min(asdict(p)[k] for p in plays.values()) for k in fields))
+    hi = PlayTotals(*(max(asdict(p)[k] for p in plays.values()) for k in fields))
     mean = max((p for name, p in plays.items() if name != "random"), key=lambda p: p.calls)
     per_answer = (here.completion_tokens / here.calls if here and here.calls else None)
     cache_share = (here.cached_prompt_tokens / here.prompt_tokens

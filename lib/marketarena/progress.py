@@ -190,7 +190,8 @@ def summary_lines(summary: dict) -> list[str]:
                     if llm["cached_calls"] else "")
         lines.append(f"  LLM: {llm['calls']:,.0f} calls ({reasks:,.0f} re-asked, "
                      f"{llm['invalid_calls']:,.0f} invalid), {prompt} + "
-                     f"{llm['completion_tokens']:,.0f} completion, {usd(llm['cost_usd'])}{replayed}")
+                     f"{llm['completion_tokens']:,.0f} completion, "
+                     f"{usd(llm['cost_usd'])}{replayed}")
         if summary.get("budget"):
             spent, limit = summary["budget"]
             lines.append(f"  budget: {usd(spent)} of llm.max_cost_usd {usd(limit)} spent "

@@ -14,8 +14,8 @@ player's μ is the median over ``passes`` shuffled passes of its games, and its 
 2.5-97.5 percentiles over ``boot`` bootstrap resamples of its games (each rated in one shuffled
 pass), its half-widths shrunk by sqrt(1 - n / cap) (the finite-population correction: the
 question is where its μ on all the cap's games will lie, and only the games still to come can
-move it; at the cap the interval is a point). The rank of a μ is one plus the number of other players whose μ is higher; the rank
-interval is that of the μ interval's ends. Opponents' ratings move a little within a lane (each
+move it; at the cap the interval is a point). The rank of a μ is one plus the number of other
+players whose μ is higher; the rank interval is that of the μ interval's ends. Opponents' ratings move a little within a lane (each
 game updates every seat), but only the player's is read: the others are the field, rated on
 many more games. Cheap: ``boot + passes`` lanes of the player's games in the compiled kernel
 (``ratings.rate_orders``), milliseconds for hundreds of games.
