@@ -142,8 +142,9 @@ class StopRule(Strict):
 
     batch: int = size(10, le=MAX_RUNS, description="a player's games between two looks")
     rank_width: StrictInt | None = Field(
-        default=2, ge=0, le=10_000, description="stop once rank_hi - rank_lo (the 95% rank "
-        "interval among the field) is at most this; null: the μ interval alone decides")
+        default=1, ge=0, le=10_000, description="stop once rank_hi - rank_lo (the 95% rank "
+        "interval among the field) is at most this (1: within one rank of where all the cap's "
+        "games place it in 96% of BAZAAR's draws, docs/cost.md); null: the μ interval decides")
     mu_width: float | None = Field(
         default=None, gt=0, le=1e6, description="or once mu_hi - mu_lo is at most this (null: not)")
     min_games: StrictInt = Field(default=30, ge=1, le=MAX_RUNS,
