@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -24,23 +23,9 @@ from marketarena.llm.fake import FakeEndpoint, prompt_caching, schema_answer, wi
 from marketarena.money import usd
 from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import load_inputs, simulate
+from benchmarks.bench_estimate import sensible  # the benchmark's modest player, per market
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def sensible(body: dict):
-    """A model that answers like a modest player: cournot firms make 20 and 10 units and keep
-    notes; double_auction traders shade their value by 5; anything else a random valid answer."""
-    props = body["response_format"]["json_schema"]["schema"].get("properties", {})
-    text = body["messages"][-1]["content"]
-    if "chosen_quantities" in props:
-        return with_usage(body, {"observations_and_thoughts": "steady",
-                                 "new_content": {"PLANS.txt": "hold", "INSIGHTS.txt": "A dearer"},
-                                 "chosen_quantities": {"Product_A": 20, "Product_B": 10}})
-    if "quote" in props:
-        value = int(re.search(r"Your private (?:value|cost): (\d+)", text).group(1))
-        return with_usage(body, {"quote": max(0, value - 5) if "(buyer)" in text else min(100, value + 5)})
-    return schema_answer(body)
 
 
 def params_for(tmp_path: Path, kind: str, seat: str = "myopic", **model):

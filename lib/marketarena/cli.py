@@ -179,7 +179,7 @@ def estimate(
 
     from marketarena import estimate as est
     from marketarena.money import usd
-    from marketarena.simulate import ledger_spent, check_seating, llm_aliases
+    from marketarena.simulate import check_seating, ledger_spent, llm_aliases
 
     for bad, message in ((not math.isfinite(latency) or latency < 0,
                           f"--latency {latency}: must be a finite number of seconds >= 0"),

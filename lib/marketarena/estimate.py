@@ -77,6 +77,7 @@ from marketarena.config import Params
 from marketarena.core.registry import plugin_for
 from marketarena.core.runner import run_episode
 from marketarena.llm.caching import PrefixCache, prompt_text, repeat_share
+from marketarena.llm.client import UsageTotals
 from marketarena.llm.spec import MockSpec
 from marketarena.money import usd
 
@@ -154,27 +155,13 @@ class InstanceEstimate:
         return sum(m.cost_max_usd for m in self.models)
 
 
-@dataclass(frozen=True)
-class Usage:
-    """A model's usage in its earlier runs (:func:`earlier_usage`)."""
-
-    calls: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(*(a + b for a, b in zip(asdict(self).values(), asdict(other).values())))
-
-
-def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], Usage]:
+def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], UsageTotals]:
     """(instance, alias) -> the alias's usage in every run log under ``run_logs_dir``
     (``data/run_logs/<instance>/``; ``core.logs``): what its earlier runs say of its re-ask rate,
     its answers' length and the provider's prompt cache."""
     from marketarena.core import logs
 
-    out: dict[tuple[str, str], Usage] = {}
+    out: dict[tuple[str, str], UsageTotals] = {}
     root = Path(run_logs_dir)
     if not root.is_dir():
         return out
@@ -182,9 +169,8 @@ def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], Usage]:
         for _, log in logs.run_logs(folder):
             for episode in log.get("episodes", []):
                 for alias, u in (episode.get("llm") or {}).items():
-                    got = Usage(*(int(u.get(k) or 0) for k in Usage.__dataclass_fields__))
-                    key = (folder.name, alias)
-                    out[key] = out.get(key, Usage()) + got
+                    got = UsageTotals(**{k: u.get(k) or 0 for k in UsageTotals.__dataclass_fields__})
+                    out.setdefault((folder.name, alias), UsageTotals()).merge(got)
     return out
 
 
@@ -374,7 +360,8 @@ def _lengths(per_episode) -> list[int]:
 
 def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
              sample: int | None = 20, reask_rate: float | None = None,
-             history: dict[tuple[str, str], Usage] | None = None) -> InstanceEstimate | None:
+             history: dict[tuple[str, str], UsageTotals] | None = None
+             ) -> InstanceEstimate | None:
     """The dry run of ``instance`` (see the module docstring); None when it seats no LLM.
     ``resources``: what ``simulate.load_inputs`` returns for it; ``reask_rate``: re-asks per call
     (None: each model's in ``history``, :func:`earlier_usage`, else the prior)."""
@@ -404,8 +391,11 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
         seated = sum(any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats)
                      for e in planned)
         plays = {play: play_totals(per, alias, scale) for play, per in runs.items()}
-        m = model_estimate(instance, alias, spec, seated, plays, reask_rate,
-                           sum((u for (_, a), u in history.items() if a == alias), Usage()),
+        anywhere = UsageTotals()
+        for (_, a), u in history.items():
+            if a == alias:
+                anywhere.merge(u)
+        m = model_estimate(instance, alias, spec, seated, plays, reask_rate, anywhere,
                            history.get((instance, alias)))
         models.append(m)
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
@@ -415,8 +405,8 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
 
 
 def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str, PlayTotals],
-                   reask_rate: float | None, anywhere: "Usage", here: "Usage | None"
-                   ) -> ModelEstimate:
+                   reask_rate: float | None, anywhere: UsageTotals,
+                   here: UsageTotals | None) -> ModelEstimate:
     """One alias's estimate from its plays' totals (module docstring): ``anywhere``, its usage
     in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
     length, the provider's cache share)."""

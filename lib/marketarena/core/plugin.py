@@ -245,7 +245,6 @@ class MarketPlugin:
         missing or left out and why (``importing.py`` writes it beside the episodes)."""
         raise NotImplementedError(f"{self.kind} imports no published games")
 
-    # ------------------------------------------------------------------ after the episodes
     # ------------------------------------------------------------------ stopping rule
     def stop_players(self, mp: MarketParams) -> dict[str, list[str]] | None:
         """The LLM players a stopping rule (``mp.stop``, ``stopping.py``) plays in batches: name ->
@@ -259,6 +258,7 @@ class MarketPlugin:
         defaults of DESIGN section 8 elsewhere: the simulate stage reads no ``ratings``)."""
         return {}
 
+    # ------------------------------------------------------------------ after the episodes
     def compute_reference(self, mp: MarketParams, out_dir: Path, workers: int = 1) -> dict | None:
         """Reference data for metrics (equilibria, a truthful-play table); None: none. A reference
         that plays games may spread them over ``workers`` processes (``execution.workers``); its

@@ -175,6 +175,12 @@ class UsageTotals:
         self.cached_prompt_tokens += record.cached_prompt_tokens
         self.cost_usd += record.cost_usd
 
+    def merge(self, other: "UsageTotals") -> "UsageTotals":
+        """Add ``other``'s totals to these; returns self."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        return self
+
 
 def progress_of(context: Mapping[str, Any]) -> tuple[float, float]:
     """How far the episode asking is: its decision point's (step, round), 0 where the context has
@@ -302,8 +308,7 @@ class LLMClient:
         """Totals over all aliases."""
         total = UsageTotals()
         for part in self.totals.values():
-            for name in total.__dataclass_fields__:
-                setattr(total, name, getattr(total, name) + getattr(part, name))
+            total.merge(part)
         return total
 
     def check_keys(self, specs: Sequence[ModelSpec] | Mapping[str, ModelSpec]) -> None:

@@ -87,6 +87,14 @@ def _looks_like_a_key(value: str) -> bool:
     return len(value) >= 32 and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
+def at_most_input(cached: float | None, full: float, cached_key: str, key: str) -> None:
+    """A cached-input price is a discount: ``ValueError`` naming both keys when it is above the
+    input price."""
+    if cached is not None and cached > full:
+        raise ValueError(f"{cached_key} must not exceed {key} (a cached prompt token is billed "
+                         "at a discount)")
+
+
 class ModelSpec(BaseModel):
     """One model alias: which model at which endpoint, with which sampling, limits and prices."""
 
@@ -169,9 +177,8 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _cached_price(self):
-        if self.price_cached_in_per_mtok is not None and self.price_cached_in_per_mtok > self.price_in_per_mtok:
-            raise ValueError("price_cached_in_per_mtok must not exceed price_in_per_mtok (a cached "
-                             "prompt token is billed at a discount)")
+        at_most_input(self.price_cached_in_per_mtok, self.price_in_per_mtok,
+                      "price_cached_in_per_mtok", "price_in_per_mtok")
         return self
 
     @property
@@ -244,9 +251,7 @@ class ReferencePrice(BaseModel):
 
     @model_validator(mode="after")
     def _cached_at_most_input(self):
-        if self.cached_input is not None and self.cached_input > self.input:
-            raise ValueError("cached_in must not exceed in (a cached prompt token is billed at a "
-                             "discount)")
+        at_most_input(self.cached_input, self.input, "cached_in", "in")
         return self
 
     def cost_usd(self, prompt: float, completion: float, cached: float = 0.0) -> float:
