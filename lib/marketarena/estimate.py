@@ -377,13 +377,13 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
     scale = len(planned) / max(len(played), 1)
     names = stand_in_names(plugin, mp, planned)
     with tempfile.TemporaryDirectory(prefix="marketarena-estimate-") as tmp:
-        def play(name: str, k: int | None):
+        def play(k: int | None):  # the k-th stand-in's play (None: the mock's own answers)
             return _play(plugin, mp, resources, played,
                          mock_params(params, aliases, Path(tmp) / str(k)), k)
 
-        runs = {"random": play("random", None), names[0]: play(names[0], 0)}
+        runs = {"random": play(None), names[0]: play(0)}
         if _lengths(runs["random"]) != _lengths(runs[names[0]]):  # the play decides the length
-            runs.update({name: play(name, k) for k, name in enumerate(names) if k})
+            runs.update({name: play(k) for k, name in enumerate(names) if k})
     depth = max((episode_depth(c) for per in runs.values() for c, _ in per), default=0)
     models, load = [], {}
     for alias in sorted(aliases):
@@ -420,7 +420,7 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
     fields = PlayTotals.__dataclass_fields__
     lo = PlayTotals(*(min(asdict(p)[k] for p in plays.values()) for k in fields))
     hi = PlayTotals(*(max(asdict(p)[k] for p in plays.values()) for k in fields))
-    mean = max((p for name, p in plays.items() if name != "random"), key=lambda p: p.calls)
+    point = max((p for name, p in plays.items() if name != "random"), key=lambda p: p.calls)
     per_answer = (here.completion_tokens / here.calls if here and here.calls else None)
     cache_share = (here.cached_prompt_tokens / here.prompt_tokens
                    if here and here.prompt_tokens else None)
@@ -435,7 +435,7 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
         return p.calls * (1 + r), prompt, hit, completion
 
     shares = [p.cached_prompt_tokens / p.prompt_tokens for p in plays.values() if p.prompt_tokens]
-    requests, prompt, hit, completion = totals(mean, rate, cache_share)
+    requests, prompt, hit, completion = totals(point, rate, cache_share)
     lo_t = [x * (1 - TOKEN_SPREAD) for x in totals(
         lo, rate / 2, max(shares + [cache_share or 0.0]))]
     hi_t = [x * (1 + TOKEN_SPREAD) for x in totals(hi, 2 * rate + 0.02, 0.0)]
@@ -445,7 +445,7 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
     prompt_max = bound * hi.prompt_tokens + n * spec.max_tokens * bound * (bound - 1) / 2
     endpoint = f"mock:{alias}" if spec.provider == "mock" else (spec.base_url or "openai")
     return ModelEstimate(
-        instance=instance, model=alias, episodes=seated, calls=mean.calls, requests=requests,
+        instance=instance, model=alias, episodes=seated, calls=point.calls, requests=requests,
         requests_max=n * bound, prompt_tokens=prompt, completion_tokens=completion,
         cost_usd=spec.cost_usd(prompt, completion, hit),
         cost_max_usd=spec.cost_usd(prompt_max, n * bound * spec.max_tokens),
@@ -453,7 +453,7 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
         cost_lo=spec.cost_usd(lo_t[1], lo_t[3], lo_t[2]),
         cost_hi=spec.cost_usd(hi_t[1], hi_t[3], hi_t[2]), calls_lo=lo.calls, calls_hi=hi.calls,
         reask_rate=rate, reask_source=source,
-        prefix_share=mean.repeated_tokens / mean.prompt_tokens if mean.prompt_tokens else 0.0,
+        prefix_share=point.repeated_tokens / point.prompt_tokens if point.prompt_tokens else 0.0,
         plays=plays)
 
 
