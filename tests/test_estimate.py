@@ -1,14 +1,15 @@
-"""``marketarena estimate`` against a real run on the fake endpoint: the dry run on the mock
-provider (with baseline stand-ins deciding for the LLM seats) predicts the calls and prompt tokens
-of a run whose model answers sensibly, within 10%; its wall time is the ideal of its calls.
-
-Markets whose episodes last as long whatever the seats do (double_auction's rounds, cournot's).
-Where a model's play decides how long an episode lasts (a crash market that collapses), the
-estimate is that of a market where the LLM seats play like their stand-in."""
+"""``marketarena estimate`` against real runs on the fake endpoint: the dry runs on the mock
+provider predict the calls and prompt tokens of a run whose model answers sensibly, within 10%,
+where the market's episodes last as long whatever the seats do (double_auction's rounds,
+cournot's); where the play decides (english_auction's bids, crash's survival), the estimate's
+range covers a run of random answers. Earlier runs' logs give the re-ask rate and the provider's
+prompt-cache share; costs never print as $0.00; a range above llm.max_cost_usd is warned of. The
+accuracy across every market: benchmarks/bench_estimate.py (docs/cost.md)."""
 
 from __future__ import annotations
 
-import re
+import hashlib
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -16,44 +17,43 @@ import pytest
 import yaml
 
 from marketarena.config import parse_params
-from marketarena.estimate import describe, estimate
-from marketarena.llm.fake import FakeEndpoint, schema_answer, with_usage
+from marketarena.core import logs
+from marketarena.estimate import describe, earlier_usage, estimate, warnings
+from marketarena.llm.fake import FakeEndpoint, prompt_caching, schema_answer, with_usage
+from marketarena.money import usd
 from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import load_inputs, simulate
+from benchmarks.bench_estimate import sensible  # the benchmark's modest player, per market
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def sensible(body: dict):
-    """A model that answers like a modest player: cournot firms make 20 and 10 units and keep
-    notes; double_auction traders shade their value by 5; anything else a random valid answer."""
-    props = body["response_format"]["json_schema"]["schema"].get("properties", {})
-    text = body["messages"][-1]["content"]
-    if "chosen_quantities" in props:
-        return with_usage(body, {"observations_and_thoughts": "steady",
-                                 "new_content": {"PLANS.txt": "hold", "INSIGHTS.txt": "A dearer"},
-                                 "chosen_quantities": {"Product_A": 20, "Product_B": 10}})
-    if "quote" in props:
-        value = int(re.search(r"Your private (?:value|cost): (\d+)", text).group(1))
-        return with_usage(body, {"quote": max(0, value - 5) if "(buyer)" in text else min(100, value + 5)})
-    return schema_answer(body)
-
-
-def params_for(tmp_path: Path, kind: str):
+def params_for(tmp_path: Path, kind: str, seat: str = "myopic", **model):
     block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
     llm = {"name": "gpt", "kind": "llm", "model": "fake"}
     if kind == "double_auction":
         block.update(pool=[e["name"] for e in block["roster"]], entrant_games=10, runs=2, rounds=12)
         block["roster"].append(llm)
     else:
-        block["roster"] = [{**llm, "name": "myopic"} if e["name"] == "myopic" else e
+        block["roster"] = [{**llm, "name": seat} if e["name"] == seat else e
                            for e in block["roster"]]
         block["runs"] = 6
     return parse_params({
         "models": {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1",
                             "api_key_env": None, "max_tokens": 200, "max_concurrency": 4,
-                            "price_in_per_mtok": 1.0, "price_out_per_mtok": 4.0}},
+                            "price_in_per_mtok": 1.0, "price_out_per_mtok": 4.0, **model}},
         "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {kind: block}})
+
+
+def run_on_fake(tmp_path: Path, kind: str, params, responder, name: str = "run") -> pd.DataFrame:
+    """The instance played on the fake endpoint into ``<tmp>/<name>``; its run log in
+    ``<tmp>/run_logs/<kind>``; its llm_calls."""
+    own = params.model_copy(update={"llm": params.llm.model_copy(
+        update={"cache_dir": tmp_path / f"llm-{name}"})})
+    simulate(kind, own, tmp_path, tmp_path / name, progress=False,
+             openai_factory=FakeEndpoint(responder=responder).factory,
+             run_dir=tmp_path / "run_logs" / kind)
+    return pd.concat(pd.read_parquet(p) for p in (tmp_path / name).rglob("llm_calls.parquet"))
 
 
 @pytest.mark.parametrize("kind", ["double_auction", "cournot"])
@@ -72,8 +72,10 @@ def test_estimate_predicts_calls_and_prompt_tokens_of_a_real_run(tmp_path, kind)
     assert model.calls == pytest.approx(len(calls), rel=0.10)
     assert model.prompt_tokens == pytest.approx(calls["prompt_tokens"].sum(), rel=0.10)
     assert model.requests_max == model.calls * 3  # max_reasks 2
-    assert model.cost_usd == pytest.approx(
+    assert model.reask_source == "prior" and model.requests == pytest.approx(model.calls * 1.05)
+    assert model.cost_usd == pytest.approx(  # no cached price: cached tokens cost the input price
         (model.prompt_tokens * 1.0 + model.completion_tokens * 4.0) / 1e6)
+    assert model.cost_lo < model.cost_usd < model.cost_hi < model.cost_max_usd
     assert model.cost_max_usd > model.cost_usd
     # wall time: the longest chain of sequential requests, or the requests over 4 at a time
     assert found.wall_s == pytest.approx(max(found.depth * 0.5, model.requests * 0.5 / 4))
@@ -96,6 +98,7 @@ def test_no_llm_seats_no_estimate(tmp_path):
 
 
 @pytest.mark.parametrize("option, value, shown", [
+    ("--reask-rate", "-0.5", "--reask-rate -0.5: must be a number of re-asks per call from 0 to 20"),
     ("--latency", "-1", "--latency -1.0: must be a finite number of seconds >= 0"),
     ("--latency", "nan", "--latency nan: must be a finite number of seconds >= 0"),
     ("--latency", "inf", "--latency inf: must be a finite number of seconds >= 0"),
@@ -115,3 +118,98 @@ def test_nonsense_options_are_refused_in_one_line(tmp_path, option, value, shown
                                     "markets": {"cournot": block}}))
     res = CliRunner().invoke(app, ["estimate", "--params", str(path), option, value])
     assert res.exit_code == 2 and res.output.splitlines() == [f"error: {shown}"], res.output
+
+
+@pytest.mark.parametrize("kind, seat", [("english_auction", "increment"), ("crash", "myopic")])
+def test_where_the_play_decides_the_length_the_range_covers_a_run_of_random_answers(
+        tmp_path, kind, seat):
+    """The audit's english_auction: estimated 73 calls (the rule bidder's play), the run made
+    204. Now every baseline of the role plays, and the mock's random answers too: their calls
+    are shown, and the range holds the run's calls and dollars."""
+    params = params_for(tmp_path, kind, seat)
+    paths = Paths(tmp_path)
+    run_reference(kind, params, paths)
+    _, resources = load_inputs(kind, params, paths.data)
+    found = estimate(kind, params, resources, sample=None, reask_rate=0.0)
+    (model,) = found.models
+    assert len(model.plays) > 2 and "random" in model.plays  # the length depended on the play
+    calls = run_on_fake(tmp_path, kind, params, schema_answer)
+    cost = logs.read_run_table(tmp_path / "run_logs" / kind)["cost_usd"].sum()
+    assert model.calls_lo <= len(calls) <= model.calls_hi
+    assert model.cost_lo <= cost <= model.cost_hi
+    assert f"random answers {model.plays['random'].calls:,.0f}" in describe(found)[1]
+
+
+def test_earlier_runs_give_the_re_ask_rate_and_the_providers_cache_share(tmp_path):
+    """A model that breaks the schema in one answer of three, behind a provider that caches
+    prompt prefixes: after its first run the estimate of the next one takes both from its log."""
+    params = params_for(tmp_path, "double_auction", price_cached_in_per_mtok=0.1)
+
+    def flaky(body):
+        messages = body["messages"]
+        if any(m["role"] == "assistant" for m in messages):  # re-asked: it answers well
+            return with_usage(body, sensible({**body, "messages": messages[:2]}).content)
+        if int(hashlib.sha256(json.dumps(body).encode()).hexdigest(), 16) % 3 == 0:
+            return with_usage(body, "I quote 50")
+        return sensible(body)
+
+    calls = run_on_fake(tmp_path, "double_auction", params,
+                        prompt_caching(flaky, min_tokens=0, block_tokens=1))
+    assert calls["attempts"].sum() > len(calls)  # it was re-asked
+    history = earlier_usage(tmp_path / "run_logs")
+    _, resources = load_inputs("double_auction", params, tmp_path)
+    (model,) = estimate("double_auction", params, resources, sample=None, history=history).models
+    rate = calls["attempts"].sum() / len(calls) - 1
+    assert model.reask_rate == pytest.approx(rate) and "earlier runs" in model.reask_source
+    assert model.requests == pytest.approx(calls["attempts"].sum(), rel=0.10)
+    share = calls["cached_prompt_tokens"].sum() / calls["prompt_tokens"].sum()
+    assert model.cached_prompt_tokens == pytest.approx(share * model.prompt_tokens)
+    assert model.cost_usd == pytest.approx((
+        (model.prompt_tokens - model.cached_prompt_tokens) * 1.0
+        + model.cached_prompt_tokens * 0.1 + model.completion_tokens * 4.0) / 1e6)
+    assert "cached by a prefix-caching provider" in describe(
+        estimate("double_auction", params, resources, sample=2, history=history))[1]
+
+
+def test_sub_cent_costs_never_print_as_zero_and_a_range_above_the_limit_is_warned_of(tmp_path):
+    params = params_for(tmp_path, "double_auction", price_in_per_mtok=0.05,
+                        price_out_per_mtok=0.2)
+    _, resources = load_inputs("double_auction", params, tmp_path)
+    found = estimate("double_auction", params, resources, sample=2)
+    line = describe(found)[1]
+    assert 0 < found.cost_usd < 0.005 and "$0.00 " not in line and "$0.00," not in line
+    assert f"{usd(found.cost_usd)} (range" in line
+    assert found.cost_hi < found.cost_max_usd
+    assert warnings(found, limit=found.cost_max_usd * 1.01) == []
+    (note,) = warnings(found, limit=found.cost_hi * 1.01)  # only the ceiling passes it
+    assert note.startswith("note: double_auction: its ceiling")
+    (warning,) = warnings(found, limit=found.cost_usd)
+    assert warning.startswith("warning: double_auction: the estimate's range reaches")
+    (earlier,) = warnings(found, limit=found.cost_hi * 2, spent=found.cost_hi * 1.5)
+    assert "warning" in earlier and "its earlier runs spent" in earlier
+
+
+@pytest.mark.parametrize("cost, shown", [(0.0774, "$0.077"), (0.0027, "$0.0027"),
+                                         (0.45, "$0.45"), (1234.5, "$1,234.50"), (0, "$0"),
+                                         (0.0999, "$0.10"), (0.996, "$1.00"), (1e-7, "$0.00000010")])
+def test_dollars_print_to_the_cent_or_in_two_significant_figures(cost, shown):
+    assert usd(cost) == shown
+
+
+def test_the_cli_warns_when_the_range_passes_max_cost_usd(tmp_path):
+    from typer.testing import CliRunner
+
+    from marketarena.cli import app
+
+    block = yaml.safe_load((ROOT / "lib/marketarena/markets/cournot/tiny_params.yaml").read_text())
+    block["roster"][0] = {**block["roster"][0], "kind": "llm", "model": "mock"}
+    block["roster"][0].pop("strategy", None)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({
+        "models": {"mock": {"model": "m", "provider": "mock", "price_in_per_mtok": 2.5,
+                            "price_out_per_mtok": 10.0}},
+        "llm": {"max_cost_usd": 0.001}, "markets": {"cournot": block}}))
+    res = CliRunner().invoke(app, ["estimate", "--params", str(path), "--sample", "2"])
+    assert res.exit_code == 0, res.output
+    assert "warning: cournot: the estimate's range reaches" in res.output
+    assert res.output.splitlines()[-1].startswith("total: $0.0")

@@ -3,6 +3,7 @@
     marketarena validate [--params params.yaml]       check params.yaml, print who plays whom
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena estimate [crash ...] [--latency 1]     calls, tokens, dollars, wall time of LLM seats
+    marketarena estimate --rate                       what rating one more model costs, per instance
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
@@ -170,58 +171,101 @@ def estimate(
                                   "(a finite number >= 0)"),
     sample: int = typer.Option(20, "--sample", help="episodes of each instance played in the dry "
                                "run, spread over its plan (0: all; >= 0)"),
+    reask_rate: float = typer.Option(None, "--reask-rate", help="re-asks per call, from 0 to 20 "
+                                     "(default: each model's rate in its earlier "
+                                     "runs, else 5%)"),
+    rate: bool = typer.Option(False, "--rate", help="instead: what it costs to rate one more "
+                              "model in each instance (one LLM entrant), at reference_prices"),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
 ) -> None:
-    """Before an LLM run: per instance with LLM seats, its calls (and the re-ask bound), prompt
-    and completion tokens, cost per model at its prices and wall time at its max_concurrency and
-    --latency, from a dry run of its real prompts on the mock provider (no endpoint, no key)."""
+    """Before an LLM run: per instance with LLM seats, its calls, requests (with re-asks), prompt
+    tokens (cached ones among them), completion tokens, cost per model at its prices with a range
+    and wall time at its max_concurrency and --latency, from dry runs of its real prompts on the
+    mock provider (no endpoint, no key); warns when the range passes llm.max_cost_usd. How
+    accurate it is: docs/cost.md."""
     import math
 
     from marketarena import estimate as est
-    from marketarena.simulate import check_seating, llm_aliases
+    from marketarena.money import usd
+    from marketarena.simulate import check_seating, ledger_spent, llm_aliases
 
     for bad, message in ((not math.isfinite(latency) or latency < 0,
                           f"--latency {latency}: must be a finite number of seconds >= 0"),
-                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)")):
+                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)"),
+                         (reask_rate is not None and not (0 <= reask_rate <= 20),
+                          f"--reask-rate {reask_rate}: must be a number of re-asks per call "
+                          "from 0 to 20")):
         if bad:
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(2)
     params = _load(params_file)
     for market in markets or []:
         _market(params, market)
+    paths = Paths.of(params_file, root)
+    if rate:
+        _rate(params, paths, markets or list(params.markets), sample or None, debug)
+        return
     names = markets or [m for m in params.markets if llm_aliases(params, m)]
     if not names:
         typer.echo("no instance seats an LLM: nothing to estimate")
         return
-    paths = Paths.of(params_file, root)
-    total = 0.0
+    history = est.earlier_usage(paths.data / "run_logs")
+    total = lo = hi = 0.0
     with one_line_errors(debug):
         for market in names:
             check_seating(market, params, source=params_file)
             with tempfile.TemporaryDirectory() as tmp:
                 found = est.estimate(market, params, _resources(market, params, paths, tmp),
-                                     latency_s=latency, sample=sample or None)
+                                     latency_s=latency, sample=sample or None,
+                                     reask_rate=reask_rate, history=history)
             if found is None:
                 typer.echo(f"{market}: no LLM seats")
                 continue
-            total += sum(m.cost_usd for m in found.models)
-            for line in est.describe(found):
+            total += found.cost_usd
+            lo += sum(m.cost_lo for m in found.models)
+            hi += found.cost_hi
+            for line in est.describe(found) + est.warnings(
+                    found, params.llm.max_cost_usd, ledger_spent(paths.data, market)):
                 typer.echo(line)
-    typer.echo(f"total: ${total:,.2f}")
+    typer.echo(f"total: {usd(total)} (range {usd(lo)} to {usd(hi)})")
+
+
+def _rate(params: Params, paths: Paths, names: list[str], sample: int | None, debug: bool) -> None:
+    """``estimate --rate``: the cost to rate one more model in each instance (rating_cost.py)."""
+    from marketarena import rating_cost
+
+    rows = []
+    with one_line_errors(debug):
+        for market in names:
+            if params.markets[market].imported:
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                resources = _resources(market, params, paths, tmp)
+                rows.append(rating_cost.measure(params, market, resources, sample))
+    for line in rating_cost.describe(rows, params.reference_prices):
+        typer.echo(line)
+    if not params.reference_prices:
+        typer.echo("(no reference_prices in the params: no dollars)")
 
 
 @app.command()
 def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
              root: str | None = RootOpt, debug: bool = DebugOpt) -> None:
-    """Play every planned episode not yet finished (the `simulate` stage)."""
+    """Play every planned episode not yet finished (the `simulate` stage); ends with what the run
+    played and spent (calls, re-asks, invalid answers, tokens, dollars) and the next command."""
     from marketarena.pipeline import run_simulate
 
     params = _load(params_file)
     _market(params, market)
     with one_line_errors(debug, kept=KEPT):
-        typer.echo(run_simulate(market, params, Paths.of(params_file, root)))
+        summary = run_simulate(market, params, Paths.of(params_file, root))
+    if "played" not in summary:  # an imported instance: what the import did
+        typer.echo(", ".join(f"{k} {v}" for k, v in summary.items()))
+    # the run's summary went to stderr (progress.summary_lines); what to do next:
+    typer.echo("next: `dvc repro` computes the metrics, boards, figures and the results site "
+               "(reports/site/index.html); `marketarena view` browses the episodes now")
 
 
 @app.command()

@@ -30,7 +30,8 @@ from pydantic import Field, SerializeAsAny, ValidationError, field_validator, mo
 
 from marketarena.core.params import MarketParams, Strict
 from marketarena.llm.errors import LLMConfigError
-from marketarena.llm.spec import LLMSettings, ModelSpec, parse_models, parse_settings
+from marketarena.llm.spec import (LLMSettings, ModelSpec, ReferencePrice, parse_models,
+                                  parse_settings)
 
 
 class ParamsError(ValueError):
@@ -146,6 +147,9 @@ class Params(Strict):
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
+    reference_prices: dict[str, ReferencePrice] = Field(
+        default_factory=dict, description="list prices of a few reference models, for the "
+        "results site's cost to rate a model (rating_cost.py); no run reads them")
 
 
 #: a part of an error location that names a member of a union type, not a key
@@ -218,7 +222,8 @@ def parse_params(data: dict, source: str = "params.yaml",
             raise ParamsError(f"{source}: markets: no instance {unknown[0]!r} "
                               f"(instances: {', '.join(map(str, markets))})")
         markets = {name: markets[name] for name in wanted}
-    for section in ("models", "llm", "personas", "embedding", "stats", "ratings"):
+    for section in ("models", "llm", "personas", "embedding", "stats", "ratings",
+                    "reference_prices"):
         if data.get(section) is not None and not isinstance(data[section], dict):
             raise ParamsError(f"{source}: {section}: must be a mapping "
                               f"(got {type(data[section]).__name__})")

@@ -3,35 +3,71 @@
 A dry run: the instance's planned episodes with LLM seats are played with every LLM alias
 answered by the mock provider (``llm/mock.py``), through the real prompts, harnesses, re-asks and
 market rules, in a temporary response cache; no endpoint is called, no key is needed, nothing is
-written under ``data/``. A random answer would steer an episode where no model goes (a crash firm
-pricing at 400,000 goes bankrupt on day one and is never asked again), so the answer to each
-decision is a *stand-in*'s: the first baseline of the roster that plays the seat's role decides
-what the seat does (the mock's random answer remains for what no stand-in answers: a harness's
-extra calls, roles no baseline plays). The LLM seats then live as long as a baseline would. ``sample`` episodes,
-spread evenly over the plan, stand for the others (their totals are scaled by episodes planned /
-episodes played; ``sample: None`` plays them all).
+written under ``data/``. ``sample`` episodes, spread evenly over the plan, stand for the others
+(their totals are scaled by episodes planned / episodes played; ``sample: None`` plays them all).
 
-Per instance and model alias it reports:
+Several plays, because how long an episode lasts can depend on how the LLM plays
+(english_auction's bidding rounds, crash's survival of a firm, lemon's purchases and reviews):
+
+- ``stand-in:<name>``: a baseline of the roster that can play the seat's role decides what the
+  seat does (the mock's answer to a harness's extra calls, or to roles no baseline plays,
+  remains): every such baseline, one per strategy, at most ``MAX_STAND_INS`` (4), in roster
+  order. One alone misleads: english_auction's rule bidder barely bids, its increment bidder
+  raises to its value;
+- ``random``: the mock's random valid answers decide. Not a baseline's play: bids and withdrawals
+  at random, failed bids re-asked by the market; but a crash firm pricing at random goes bankrupt
+  within days and is asked no more.
+
+The random play and the first stand-in's are played first; when they ask every episode as often
+(double_auction's rounds, cournot's, bertrand's, supply_chain's days: the market's length does not
+depend on the play) the others are not needed. The estimate is the stand-in play that asks most
+(an LLM seat is taken to stay in the game as long as the most persistent baseline of its role:
+the side a budget errs on); the range runs from the least of the plays to the most, the random
+play included, and every play's calls are shown. Against a hand-written sensible model on the
+fake endpoint (``benchmarks/bench_estimate.py``) this was within 12% in calls where the median
+play was 21-38% short. Then per instance and model alias:
 
 - ``calls``: the LLM calls (decisions asked, a harness's extra calls, the market's own re-asks
-  after a broken rule); ``requests``: the requests they make with the mock's answers (always
-  valid JSON, so no re-ask), and ``requests_max``, the re-ask bound, ``calls x (1 + max_reasks)``;
-- ``prompt_tokens`` and ``completion_tokens``, counted as the mock counts them (about 4 UTF-8
-  bytes a token: real tokenizers differ by some 10-25% on English text; a model that answers at
-  length spends more completion tokens than the mock's bare JSON, at most ``max_tokens`` a request);
-- ``cost_usd`` at the model's prices, and ``cost_max_usd``: every call re-asked to the bound, each
-  request with its prompt grown by the previous answers and every answer at ``max_tokens``;
+  after a broken rule);
+- ``requests``: ``calls x (1 + reask_rate)``, each re-ask one more request. The rate is the
+  caller's (``--reask-rate``), else the model's in its earlier runs (every instance's run log:
+  re-asks per call, :func:`earlier_usage`), else :data:`PRIOR_REASK_RATE`; ``requests_max`` is
+  the bound, ``calls x (1 + max_reasks)``;
+- ``prompt_tokens``, counted as the mock counts them (about 4 UTF-8 bytes a token: real
+  tokenizers differ by some 10-25% on English text), plus for each re-ask the conversation
+  resent with the previous answer and the error quoted; ``cached_prompt_tokens``, those a
+  provider that caches prompt prefixes would serve from its cache: the model's share in its
+  earlier runs of this instance, else what ``llm.caching.PrefixCache`` (OpenAI's rule: prompts
+  of 1,024 tokens and more, in blocks of 128, the longest prefix shared with a recent prompt)
+  serves on the dry run's prompts; ``prefix_share``, the share of prompt tokens that repeat the
+  previous request's prefix for the seat (no minimum, no blocks);
+- ``completion_tokens``: the model's tokens per call in its earlier runs of this instance, else
+  the mock's bare JSON (a model that writes its reasons at length spends more, at most
+  ``max_tokens`` a request);
+- ``cost_usd`` at the model's prices (cached prompt tokens at its cached-input price) with a
+  range, ``cost_lo``..``cost_hi``: the fewest calls and tokens of any play at half the re-ask
+  rate, with the largest share of prompt tokens cached of any play and 15% fewer tokens; the
+  most calls and tokens of any play at twice the rate plus two points, with none cached and 15%
+  more tokens (``TOKEN_SPREAD``: a real tokenizer's count differs from the mock's by some
+  10-25%); and the ceiling ``cost_max_usd``: every call re-asked to the bound, each request with
+  its prompt grown by the previous answers and every answer at ``max_tokens``.
+  :func:`warnings` says when the range passes ``llm.max_cost_usd`` (with what the instance's
+  spend ledger holds), or when the ceiling does;
 - ``wall_s``, the wall time at ``latency_s`` per request: the larger of the longest episode's chain
   of sequential requests (decision points, a harness's calls one after the other, re-asks) times
   the latency, and each endpoint's requests times the latency over its ``max_concurrency``; it is
   the ideal the side-by-side run approaches (``simulate``), not counting the CPU work.
+
+Measured against real runs on the fake endpoint, market by market: ``benchmarks/bench_estimate.py``
+(docs/cost.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +76,31 @@ import pandas as pd
 from marketarena.config import Params
 from marketarena.core.registry import plugin_for
 from marketarena.core.runner import run_episode
+from marketarena.llm.caching import PrefixCache, prompt_text, repeat_share
+from marketarena.llm.client import UsageTotals
 from marketarena.llm.spec import MockSpec
+from marketarena.money import usd
+
+#: re-asks per call assumed for a model with no earlier run (structured output keeps most answers
+#: valid; a model that often breaks the schema shows its own rate after its first run)
+PRIOR_REASK_RATE = 0.05
+#: prompt tokens a re-ask adds besides the previous answer: the error quoted, the instruction
+REASK_PROMPT_TOKENS = 60
+#: how far a real tokenizer's counts may lie from the mock's 4 bytes a token (the range's margin)
+TOKEN_SPREAD = 0.15
+#: stand-in plays at most (the roster's baselines that can play an LLM seat's role)
+MAX_STAND_INS = 4
+
+
+@dataclass
+class PlayTotals:
+    """One play's totals for one alias, scaled to the plan."""
+
+    calls: float = 0.0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    cached_prompt_tokens: float = 0.0  # what a prefix-caching provider would serve
+    repeated_tokens: float = 0.0  # prompt tokens repeating the seat's previous prompt's prefix
 
 
 @dataclass
@@ -57,6 +117,15 @@ class ModelEstimate:
     cost_max_usd: float
     max_concurrency: int
     endpoint: str
+    cached_prompt_tokens: float = 0.0
+    cost_lo: float = 0.0
+    cost_hi: float = 0.0
+    calls_lo: float = 0.0
+    calls_hi: float = 0.0
+    reask_rate: float = PRIOR_REASK_RATE
+    reask_source: str = "prior"
+    prefix_share: float = 0.0
+    plays: dict[str, PlayTotals] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,7 +139,39 @@ class InstanceEstimate:
     models: list[ModelEstimate]
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([asdict(m) for m in self.models])
+        return pd.DataFrame([{k: v for k, v in asdict(m).items() if k != "plays"}
+                             for m in self.models])
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(m.cost_usd for m in self.models)
+
+    @property
+    def cost_hi(self) -> float:
+        return sum(m.cost_hi for m in self.models)
+
+    @property
+    def cost_max_usd(self) -> float:
+        return sum(m.cost_max_usd for m in self.models)
+
+
+def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], UsageTotals]:
+    """(instance, alias) -> the alias's usage in every run log under ``run_logs_dir``
+    (``data/run_logs/<instance>/``; ``core.logs``): what its earlier runs say of its re-ask rate,
+    its answers' length and the provider's prompt cache."""
+    from marketarena.core import logs
+
+    out: dict[tuple[str, str], UsageTotals] = {}
+    root = Path(run_logs_dir)
+    if not root.is_dir():
+        return out
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        for _, log in logs.run_logs(folder):
+            for episode in log.get("episodes", []):
+                for alias, u in (episode.get("llm") or {}).items():
+                    got = UsageTotals(**{k: u.get(k) or 0 for k in UsageTotals.__dataclass_fields__})
+                    out.setdefault((folder.name, alias), UsageTotals()).merge(got)
+    return out
 
 
 def mock_params(params: Params, aliases: set[str], cache_dir: Path) -> Params:
@@ -89,7 +190,7 @@ def mock_params(params: Params, aliases: set[str], cache_dir: Path) -> Params:
 class StandInRuntime:
     """The dry run's LLM runtime: the real one (prompts, harness, client on the mock provider),
     its agents answering each decision with their stand-in's action (``stand_ins``: actor id ->
-    a scripted agent, set per episode)."""
+    a scripted agent, set per episode; empty: the mock's own answers)."""
 
     def __init__(self, params: Params):
         from marketarena.agents.llm_agent import LLMRuntime
@@ -129,21 +230,43 @@ class StandInRuntime:
         await self.runtime.aclose()
 
 
-def stand_ins(plugin, mp, resources, spec) -> dict:
-    """Actor id -> the scripted agent that decides for an LLM seat in the dry run: the first
-    baseline of the roster that plays the seat's role (none: the mock's answers)."""
+def role_players(plugin, mp, role: str) -> list:
+    """The roster's baselines that can play ``role``, one per strategy, in roster order."""
+    out, strategies = [], set()
+    for entry in mp.roster:
+        if entry.kind != "baseline" or entry.strategy in strategies:
+            continue
+        roles = plugin.strategies[entry.strategy].roles
+        if roles is None or role in roles:
+            out.append(entry)
+            strategies.add(entry.strategy)
+    return out
+
+
+def stand_ins(plugin, mp, resources, spec, k: int = 0) -> dict:
+    """Actor id -> the scripted agent that decides for an LLM seat in the dry run: the ``k``-th
+    baseline of the roster that plays the seat's role (``role_players``, cycled; none: the mock's
+    answers)."""
     out = {}
     for seat in spec.seats:
         if seat.entry.kind != "llm" or seat.actor_id in out:
             continue
-        for entry in mp.roster:
-            roles = plugin.strategies[entry.strategy].roles if entry.kind == "baseline" else ()
-            if entry.kind == "baseline" and (roles is None or seat.role in roles):
-                stand = replace(seat, entry=entry)
-                context = plugin.scripted_context(stand, mp, resources, spec)
-                out[seat.actor_id] = plugin.strategies.make(seat.actor_id, entry, context)
-                break
+        players = role_players(plugin, mp, seat.role)
+        if players:
+            stand = replace(seat, entry=players[k % len(players)])
+            context = plugin.scripted_context(stand, mp, resources, spec)
+            out[seat.actor_id] = plugin.strategies.make(seat.actor_id, stand.entry, context)
     return out
+
+
+def stand_in_names(plugin, mp, planned) -> list[str]:
+    """The stand-in plays (``stand-in:<roster name>``): every baseline that can play an LLM seat's
+    role, one per strategy, at most :data:`MAX_STAND_INS`, in roster order (the longest list of
+    the LLM seats' roles)."""
+    roles = {seat.role for spec in planned for seat in spec.seats if seat.entry.kind == "llm"}
+    lists = [role_players(plugin, mp, role) for role in sorted(roles)]
+    longest = max(lists, key=len, default=[])
+    return [f"stand-in:{e.name}" for e in longest[:MAX_STAND_INS]] or ["stand-in"]
 
 
 def sample_evenly(items: list, n: int | None) -> list:
@@ -162,71 +285,176 @@ def episode_depth(calls: pd.DataFrame) -> int:
     return int(calls.groupby(keys, sort=False)["attempts"].max().sum())
 
 
+def requests_of(messages: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """(model alias, seat, prompt text) of every request of one episode in the order sent, from
+    its ``llm_messages`` (each re-ask's request: the previous one's messages and what it added)
+    and ``llm_calls`` (the model of each call)."""
+    out, conversation = [], []
+    for row in messages.itertuples(index=False):
+        said = json.loads(row.messages)
+        conversation = said if row.reask == 0 else conversation + said
+        out.append((row.model, row.agent_id, prompt_text(conversation)))
+    return out
+
+
+def _models_of_messages(calls: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
+    """``messages`` with the model of its call (``call``: the call's position among the
+    ``llm_calls`` rows of its decision attempt, ``core.runner``)."""
+    keys = ["step", "round", "phase", "agent_id", "attempt"]
+    calls = calls.assign(call=calls.groupby(keys, sort=False).cumcount())
+    return messages.merge(calls[keys + ["call", "model"]], on=keys + ["call"], how="left",
+                          sort=False)
+
+
+def play_totals(per_episode: list[tuple[pd.DataFrame, pd.DataFrame]], alias: str,
+                scale: float) -> PlayTotals:
+    """One alias's totals over a play's episodes ((llm_calls, llm_messages) each), scaled."""
+    total = PlayTotals()
+    cache = PrefixCache()  # the provider's, over the run (episodes in plan order)
+    for calls, messages in per_episode:
+        mine = calls[calls["model"] == alias] if len(calls) else calls
+        total.calls += len(mine)
+        if not len(mine):
+            continue
+        total.prompt_tokens += float(mine["prompt_tokens"].sum())
+        total.completion_tokens += float(mine["completion_tokens"].sum())
+        prompts = [(seat, text) for model, seat, text in
+                   requests_of(_models_of_messages(calls, messages)) if model == alias]
+        total.cached_prompt_tokens += sum(cache.serve(text) for _, text in prompts)
+        repeated, _ = repeat_share(prompts)
+        total.repeated_tokens += repeated
+    return PlayTotals(*(v * scale for v in asdict(total).values()))
+
+
+def _play(plugin, mp, resources, played, dry: Params, k: int | None):
+    """(llm_calls, llm_messages) of each episode of ``played`` in the dry run where the ``k``-th
+    stand-in decides (None: the mock's random answers)."""
+
+    async def run_all() -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+        runtime = StandInRuntime(dry)
+        try:
+            out = []
+            for spec in played:
+                runtime.stand_ins = ({} if k is None else
+                                     stand_ins(plugin, mp, resources, spec, k))
+                market, agents, _ = plugin.build_episode(mp, resources, spec, llm=runtime)
+                result = await run_episode(market, agents, spec.seed)
+                out.append((result.llm_calls, result.frame("llm_messages")))
+            return out
+        finally:
+            await runtime.aclose()
+
+    box: list = []
+
+    async def main() -> None:  # the result through a closure (see core.runner.play_episode)
+        box.append(await run_all())
+
+    asyncio.run(main())
+    return box[0]
+
+
+def _lengths(per_episode) -> list[int]:
+    """The calls of each episode of a play."""
+    return [len(calls) for calls, _ in per_episode]
+
+
 def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
-             sample: int | None = 20) -> InstanceEstimate | None:
+             sample: int | None = 20, reask_rate: float | None = None,
+             history: dict[tuple[str, str], UsageTotals] | None = None
+             ) -> InstanceEstimate | None:
     """The dry run of ``instance`` (see the module docstring); None when it seats no LLM.
-    ``resources``: what ``simulate.load_inputs`` returns for it."""
+    ``resources``: what ``simulate.load_inputs`` returns for it; ``reask_rate``: re-asks per call
+    (None: each model's in ``history``, :func:`earlier_usage`, else the prior)."""
     from marketarena.simulate import llm_aliases
 
     aliases = llm_aliases(params, instance)
     if not aliases:
         return None
+    history = history or {}
     plugin, mp = plugin_for(params, instance)
     planned = [s for s in plugin.plan(mp) if any(seat.entry.kind == "llm" for seat in s.seats)]
     played = sample_evenly(planned, sample)
-    with tempfile.TemporaryDirectory(prefix="marketarena-estimate-") as tmp:
-        dry = mock_params(params, aliases, Path(tmp))
-
-        async def run_all() -> list[pd.DataFrame]:
-            runtime = StandInRuntime(dry)
-            try:
-                out = []
-                for spec in played:
-                    runtime.stand_ins = stand_ins(plugin, mp, resources, spec)
-                    market, agents, _ = plugin.build_episode(mp, resources, spec, llm=runtime)
-                    result = await run_episode(market, agents, spec.seed)
-                    out.append(result.llm_calls)
-                return out
-            finally:
-                await runtime.aclose()
-
-        box: list[list[pd.DataFrame]] = []
-
-        async def main() -> None:  # the result through a closure (see core.runner.play_episode)
-            box.append(await run_all())
-
-        asyncio.run(main())
-    per_episode = box[0]
     scale = len(planned) / max(len(played), 1)
-    calls = pd.concat(per_episode, ignore_index=True) if per_episode else pd.DataFrame()
-    depth = max((episode_depth(c) for c in per_episode), default=0)
+    names = stand_in_names(plugin, mp, planned)
+    with tempfile.TemporaryDirectory(prefix="marketarena-estimate-") as tmp:
+        def play(k: int | None):  # the k-th stand-in's play (None: the mock's own answers)
+            return _play(plugin, mp, resources, played,
+                         mock_params(params, aliases, Path(tmp) / str(k)), k)
+
+        runs = {"random": play(None), names[0]: play(0)}
+        if _lengths(runs["random"]) != _lengths(runs[names[0]]):  # the play decides the length
+            runs.update({name: play(k) for k, name in enumerate(names) if k})
+    depth = max((episode_depth(c) for per in runs.values() for c, _ in per), default=0)
     models, load = [], {}
     for alias in sorted(aliases):
         spec = params.models[alias]
-        mine = calls[calls["model"] == alias] if len(calls) else calls
-        n = len(mine)
-        prompt = float(mine["prompt_tokens"].sum()) if n else 0.0
-        completion = float(mine["completion_tokens"].sum()) if n else 0.0
-        requests = float(mine["attempts"].sum()) if n else 0.0
-        bound = 1 + spec.max_reasks
-        # every re-ask resends the conversation with the answers before it (at max_tokens)
-        prompt_max = bound * prompt + n * spec.max_tokens * bound * (bound - 1) / 2
-        price_in, price_out = spec.price_in_per_mtok / 1e6, spec.price_out_per_mtok / 1e6
-        endpoint = f"mock:{alias}" if spec.provider == "mock" else (spec.base_url or "openai")
         seated = sum(any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats)
                      for e in planned)
-        m = ModelEstimate(
-            instance=instance, model=alias, episodes=seated, calls=n * scale,
-            requests=requests * scale, requests_max=n * bound * scale,
-            prompt_tokens=prompt * scale, completion_tokens=completion * scale,
-            cost_usd=(prompt * price_in + completion * price_out) * scale,
-            cost_max_usd=(prompt_max * price_in + n * bound * spec.max_tokens * price_out) * scale,
-            max_concurrency=spec.max_concurrency, endpoint=endpoint)
+        plays = {play: play_totals(per, alias, scale) for play, per in runs.items()}
+        anywhere = UsageTotals()
+        for (_, a), u in history.items():
+            if a == alias:
+                anywhere.merge(u)
+        m = model_estimate(instance, alias, spec, seated, plays, reask_rate, anywhere,
+                           history.get((instance, alias)))
         models.append(m)
-        total, limit = load.get(endpoint, (0.0, spec.max_concurrency))
-        load[endpoint] = (total + m.requests, min(limit, spec.max_concurrency))
+        total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
+        load[m.endpoint] = (total + m.requests, min(limit, spec.max_concurrency))
     wall = max([depth * latency_s] + [r * latency_s / c for r, c in load.values()])
     return InstanceEstimate(instance, len(planned), len(played), latency_s, wall, depth, models)
+
+
+def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str, PlayTotals],
+                   reask_rate: float | None, anywhere: UsageTotals,
+                   here: UsageTotals | None) -> ModelEstimate:
+    """One alias's estimate from its plays' totals (module docstring): ``anywhere``, its usage
+    in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
+    length, the provider's cache share)."""
+    if reask_rate is not None:
+        rate, source = reask_rate, "given"
+    elif anywhere.calls:
+        rate = (anywhere.attempts - anywhere.calls) / anywhere.calls
+        source = f"its earlier runs ({anywhere.calls:,} calls)"
+    else:
+        rate, source = PRIOR_REASK_RATE, "prior"
+    fields = PlayTotals.__dataclass_fields__
+    lo = PlayTotals(*(min(asdict(p)[k] for p in plays.values()) for k in fields))
+    hi = PlayTotals(*(max(asdict(p)[k] for p in plays.values()) for k in fields))
+    point = max((p for name, p in plays.items() if name != "random"), key=lambda p: p.calls)
+    per_answer = (here.completion_tokens / here.calls if here and here.calls else None)
+    cache_share = (here.cached_prompt_tokens / here.prompt_tokens
+                   if here and here.prompt_tokens else None)
+
+    def totals(p: PlayTotals, r: float, share: float | None) -> tuple[float, float, float, float]:
+        """(requests, prompt, cached prompt, completion tokens) of a play at re-ask rate ``r``,
+        ``share`` of its prompt tokens cached (None: as its own prompts were)."""
+        answer = per_answer if per_answer is not None else p.completion_tokens / max(p.calls, 1)
+        completion = p.calls * answer * (1 + r)
+        prompt = p.prompt_tokens * (1 + r) + p.calls * r * (answer + REASK_PROMPT_TOKENS)
+        hit = p.cached_prompt_tokens * (1 + r) if share is None else prompt * share
+        return p.calls * (1 + r), prompt, hit, completion
+
+    shares = [p.cached_prompt_tokens / p.prompt_tokens for p in plays.values() if p.prompt_tokens]
+    requests, prompt, hit, completion = totals(point, rate, cache_share)
+    lo_t = [x * (1 - TOKEN_SPREAD) for x in totals(
+        lo, rate / 2, max(shares + [cache_share or 0.0]))]
+    hi_t = [x * (1 + TOKEN_SPREAD) for x in totals(hi, 2 * rate + 0.02, 0.0)]
+    bound = 1 + spec.max_reasks
+    n = hi.calls
+    # every re-ask resends the conversation with the answers before it (at max_tokens)
+    prompt_max = bound * hi.prompt_tokens + n * spec.max_tokens * bound * (bound - 1) / 2
+    endpoint = f"mock:{alias}" if spec.provider == "mock" else (spec.base_url or "openai")
+    return ModelEstimate(
+        instance=instance, model=alias, episodes=seated, calls=point.calls, requests=requests,
+        requests_max=n * bound, prompt_tokens=prompt, completion_tokens=completion,
+        cost_usd=spec.cost_usd(prompt, completion, hit),
+        cost_max_usd=spec.cost_usd(prompt_max, n * bound * spec.max_tokens),
+        max_concurrency=spec.max_concurrency, endpoint=endpoint, cached_prompt_tokens=hit,
+        cost_lo=spec.cost_usd(lo_t[1], lo_t[3], lo_t[2]),
+        cost_hi=spec.cost_usd(hi_t[1], hi_t[3], hi_t[2]), calls_lo=lo.calls, calls_hi=hi.calls,
+        reask_rate=rate, reask_source=source,
+        prefix_share=point.repeated_tokens / point.prompt_tokens if point.prompt_tokens else 0.0,
+        plays=plays)
 
 
 def describe(e: InstanceEstimate) -> list[str]:
@@ -235,13 +463,38 @@ def describe(e: InstanceEstimate) -> list[str]:
              f"mock provider, scaled); wall time at {e.latency_s:g} s a request: "
              f"{_duration(e.wall_s)} (longest episode: {e.depth} sequential requests)"]
     for m in e.models:
+        spread = ("" if round(m.calls_lo) == round(m.calls_hi) else
+                  " (the baseline that plays longest; plays: " + ", ".join(
+                      f"{'random answers' if name == 'random' else name.removeprefix('stand-in:')}"
+                      f" {p.calls:,.0f}" for name, p in m.plays.items()) + ")")
+        cached = (f", {m.cached_prompt_tokens:,.0f} of them cached by a prefix-caching provider"
+                  if m.cached_prompt_tokens else "")
         lines.append(
-            f"  {m.model}: {m.calls:,.0f} calls, {m.requests:,.0f} requests "
-            f"(at most {m.requests_max:,.0f} with every re-ask), "
-            f"tokens {m.prompt_tokens:,.0f} prompt + {m.completion_tokens:,.0f} completion, "
-            f"${m.cost_usd:,.2f} (at most ${m.cost_max_usd:,.2f}); "
-            f"max_concurrency {m.max_concurrency} at {m.endpoint}")
+            f"  {m.model}: {m.calls:,.0f} calls{spread}, {m.requests:,.0f} requests at "
+            f"{m.reask_rate:.0%} re-asks ({m.reask_source}; at most {m.requests_max:,.0f}); "
+            f"tokens {m.prompt_tokens:,.0f} prompt{cached} + {m.completion_tokens:,.0f} "
+            f"completion; {usd(m.cost_usd)} (range {usd(m.cost_lo)} to {usd(m.cost_hi)}, "
+            f"ceiling {usd(m.cost_max_usd)}); prompts repeat {m.prefix_share:.0%} of the seat's "
+            f"previous one; max_concurrency {m.max_concurrency} at {m.endpoint}")
     return lines
+
+
+def warnings(e: InstanceEstimate, limit: float | None, spent: float = 0.0) -> list[str]:
+    """What to tell a user whose ``llm.max_cost_usd`` (``limit``) the estimate of ``e`` passes,
+    with ``spent`` already in the instance's spend ledger (earlier runs)."""
+    if limit is None:
+        return []
+    already = f" on top of {usd(spent)} its earlier runs spent" if spent else ""
+    if spent + e.cost_hi > limit:
+        return [f"warning: {e.instance}: the estimate's range reaches {usd(e.cost_hi)}{already}, "
+                f"more than llm.max_cost_usd {usd(limit)}: the run may stop before its last "
+                "episode (raise the limit, or plan fewer episodes)"]
+    if spent + e.cost_max_usd > limit:
+        return [f"note: {e.instance}: its ceiling {usd(e.cost_max_usd)} (every call re-asked to "
+                f"max_reasks, every answer max_tokens long){already} passes llm.max_cost_usd "
+                f"{usd(limit)}; each request reserves its own ceiling while in flight, so the "
+                "run stops if the reservations would pass the limit"]
+    return []
 
 
 def _duration(seconds: float) -> str:

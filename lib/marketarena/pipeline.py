@@ -75,7 +75,8 @@ def _write_json(obj, path: Path) -> None:
 INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
                  "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate.py",
                  "importing.py",
-                 "pipeline.py", "progress.py", "stats.py", "ratings.py", "_trueskill_kernel.py")
+                 "pipeline.py", "progress.py", "money.py", "stopping.py", "stats.py", "ratings.py",
+                 "_trueskill_kernel.py")
 
 
 def run_instance(instance: str, params: Params, paths: Paths) -> dict:

@@ -53,6 +53,15 @@ process kills the pool, and a worker's death (the OOM killer) stops the others a
 with one line. Every process of a run holds the instance's liveness lock, so a resume started
 while anything of an earlier run lives refuses, naming the pids.
 
+Stopping rule (``markets.<instance>.stop``; off by default, and then nothing here changes): the
+LLM players' games (double_auction's entrants, english_auction's challengers:
+``MarketPlugin.stop_players``) are held back; every other unit (their field) is played first,
+then the players' games in rounds of ``batch`` each, looking at every player after each round
+and stopping it once its rank interval among the field is as narrow as the rule asks, or at the
+cap (``stopping.Batches``). A resumed run replays the looks from the logs and takes the same
+decisions; units past a player's stop left by an earlier run are removed at the end. The
+episodes' ids, seeds and logs are those of the plan whatever the rule decides.
+
 Run information (wall time, LLM cost, latency, retries, cache hits) is not part of the episode
 logs: it goes to the run log (``run_dir``, default ``data/run_logs/<instance>/``; ``core.logs``
 documents its files), which DVC does not track, so re-simulating identical episodes changes no
@@ -69,6 +78,7 @@ import asyncio
 import fcntl
 import functools
 import gc
+import itertools
 import json
 import math
 import os
@@ -308,57 +318,104 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         to_play = sum(len(u.episodes) for u, _ in todo)
         summary = {"market": instance, "planned": len(planned), "skipped": len(planned) - to_play,
                    "played": 0, "wall_time_s": 0.0}
-        if not todo:
+        mp = params.markets[instance]
+        stop = None
+        if mp.stop is not None:
+            from marketarena.stopping import Batches
+
+            stop = Batches(plugin_for(params, instance)[0], mp, units, out_dir, data_dir)
+        if not todo and stop is None:
             return summary
-        llm = None
         aliases = llm_aliases(params, instance)
-        if aliases:
-            from marketarena.agents.llm_agent import LLMRuntime
-
-            llm = LLMRuntime(params, openai_factory=openai_factory,  # under the run lock: every
-                             ledger_path=spend_ledger_path(data_dir, instance),  # reservation
-                             exclusive_ledger=True,  # left is a dead run's, charged now
-                             slot_sizes=endpoint_limits(params, instance))
-            if not params.llm.cache_only:
-                llm.check_keys(aliases)  # a missing key variable stops before any episode
+        limit = params.llm.max_cost_usd if aliases else None
         started = time.perf_counter()
-        ray_address = params.execution.ray_address if openai_factory is None else None
-        workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
-        counters = progress_line.Counters(workers) if progress and progress_line.live() else None
-        lines = progress and counters is None  # a plain line per unit where no live line is drawn
-        shown = functools.partial(progress_line.display, instance, to_play, counters,
-                                  bool(aliases), counters is not None)
-        try:
-            with heap_frozen():
-                if ray_address is not None or workers > 1:
-                    if llm is not None:  # the parent only checked the keys; each worker has its own
-                        asyncio.run(llm.aclose())
-                    play = _play_on_ray if ray_address is not None else _play_in_workers
-                    summary["played"], workers = play(instance, params, data_dir.resolve(),
-                                                      (out_dir.resolve(), run_dir.resolve()),
-                                                      len(todo), todo, lines, workers, live,
-                                                      counters, shown)
-                else:
-                    _set_counters(counters, 0)
-                    try:
-                        with shown():
-                            asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
-                                                  len(todo), _numbered(todo), summary, lines, llm))
-                    finally:
-                        _set_counters(None, 0)
-        finally:
-            if aliases and ray_address is None:
-                # every process of the run has ended (workers are joined or killed): a reservation
-                # still in the ledger is a request that may have been served (an episode cancelled
-                # mid-call when another one stopped the run), charged its bound now, as the next
-                # run would charge it
-                from marketarena.llm.budget import SpendLedger
-
-                SpendLedger(spend_ledger_path(data_dir, instance), exclusive=True)
-        summary["workers"] = workers
-        summary["backend"] = "ray" if ray_address is not None else "local"
+        parts = [todo] if stop is None else itertools.chain([stop.first(todo)], stop.rounds(todo))
+        summary["workers"] = 0
+        for part in parts:  # with a stopping rule: the field, then round after round of batches
+            played, workers, backend = _play_part(instance, params, data_dir, resources, out_dir,
+                                                  run_dir, live, part, progress, openai_factory)
+            summary["played"] += played
+            summary["workers"] = max(summary["workers"], workers)
+        summary["backend"] = backend
         summary["wall_time_s"] = round(time.perf_counter() - started, 3)
+        if stop is not None:
+            summary["stopped"] = dict(stop.stopped)
+            summary["stop_lines"] = stop.lines()
+            summary["pruned"] = stop.prune()
+            logs.prune_run_logs(run_dir, {p.name for p in out_dir.iterdir() if p.is_dir()})
+        if aliases:
+            summary["llm"] = progress_line.run_totals(run_dir, {u.name for u, _ in todo})
+            if limit is not None:
+                summary["budget"] = (ledger_spent(data_dir, instance), limit)
+        if progress:
+            print("\n".join(progress_line.summary_lines(summary)), file=sys.stderr, flush=True)
         return summary
+
+
+def _play_part(instance, params, data_dir, resources, out_dir, run_dir, live, todo, progress,
+               openai_factory) -> tuple[int, int, str]:
+    """Play the units of ``todo`` ((unit, its episode specs)): in this process or in workers
+    (or Ray tasks), with the run's LLM runtime, progress line and spend ledger. Returns
+    (episodes played, workers, backend)."""
+    ray_address = params.execution.ray_address if openai_factory is None else None
+    backend = "ray" if ray_address is not None else "local"
+    if not todo:
+        return 0, 0, backend
+    llm = None
+    aliases = llm_aliases(params, instance)
+    if aliases:
+        from marketarena.agents.llm_agent import LLMRuntime
+
+        llm = LLMRuntime(params, openai_factory=openai_factory,  # under the run lock: every
+                         ledger_path=spend_ledger_path(data_dir, instance),  # reservation
+                         exclusive_ledger=True,  # left is a dead run's, charged now
+                         slot_sizes=endpoint_limits(params, instance))
+        if not params.llm.cache_only:
+            llm.check_keys(aliases)  # a missing key variable stops before any episode
+    to_play = sum(len(u.episodes) for u, _ in todo)
+    summary = {"played": 0}
+    workers = 1 if openai_factory is not None else worker_count(params, instance, len(todo))
+    counters = progress_line.Counters(workers) if progress and progress_line.live() else None
+    lines = progress and counters is None  # a plain line per unit where no live line is drawn
+    limit = params.llm.max_cost_usd if aliases else None
+    budget = None if limit is None else (ledger_spent(data_dir, instance), limit)
+    shown = functools.partial(progress_line.display, instance, to_play, counters,
+                              bool(aliases), counters is not None, budget)
+    try:
+        with heap_frozen():
+            if ray_address is not None or workers > 1:
+                if llm is not None:  # the parent only checked the keys; each worker has its own
+                    asyncio.run(llm.aclose())
+                play = _play_on_ray if ray_address is not None else _play_in_workers
+                summary["played"], workers = play(instance, params, data_dir.resolve(),
+                                                  (out_dir.resolve(), run_dir.resolve()),
+                                                  len(todo), todo, lines, workers, live,
+                                                  counters, shown)
+            else:
+                _set_counters(counters, 0)
+                try:
+                    with shown():
+                        asyncio.run(_play_all(instance, params, resources, (out_dir, run_dir),
+                                              len(todo), _numbered(todo), summary, lines, llm))
+                finally:
+                    _set_counters(None, 0)
+    finally:
+        if aliases and ray_address is None:
+            # every process of the run has ended (workers are joined or killed): a reservation
+            # still in the ledger is a request that may have been served (an episode cancelled
+            # mid-call when another one stopped the run), charged its bound now, as the next
+            # run would charge it
+            from marketarena.llm.budget import SpendLedger
+
+            SpendLedger(spend_ledger_path(data_dir, instance), exclusive=True)
+    return summary["played"], workers, backend
+
+
+def ledger_spent(data_dir: Path, instance: str) -> float:
+    """Dollars the instance's spend ledger holds (every run of it so far)."""
+    from marketarena.llm.budget import read_ledger
+
+    return float(read_ledger(spend_ledger_path(data_dir, instance)).get("spent_usd", 0.0))
 
 
 def worker_count(params: Params, instance: str, units: int, cores: int | None = None) -> int:
@@ -630,7 +687,8 @@ def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
         key = str(model)
         totals = out.setdefault(key, {"calls": 0, "cached_calls": 0, "invalid_calls": 0,
                                       "attempts": 0, "retries": 0, "prompt_tokens": 0,
-                                      "completion_tokens": 0, "cost_usd": 0.0})
+                                      "completion_tokens": 0, "cached_prompt_tokens": 0,
+                                      "cost_usd": 0.0})
         totals["calls"] += 1
         totals["cached_calls"] += int(bool(costs["cached"][i]))
         totals["invalid_calls"] += int(not bool(calls["valid"][i]))
@@ -638,6 +696,7 @@ def usage_by_model(llm_calls, llm_costs) -> dict[str, dict[str, float | int]]:
         totals["retries"] += int(costs["retries"][i])
         totals["prompt_tokens"] += int(calls["prompt_tokens"][i])
         totals["completion_tokens"] += int(calls["completion_tokens"][i])
+        totals["cached_prompt_tokens"] += int(calls["cached_prompt_tokens"][i] or 0)
         usd.setdefault(key, []).append(float(costs["cost_usd"][i]))
     for key, amounts in usd.items():
         out[key]["cost_usd"] = math.fsum(amounts)
@@ -653,6 +712,7 @@ async def _play_all(instance, params, resources, dirs, n_units, todo, summary, p
     finally:
         if publishing is not None:
             publishing.cancel()
+            _COUNTERS[0].set(_COUNTERS[1], progress_line.totals_of(llm.client))  # the last frame
         if llm is not None:
             await llm.aclose()
 

@@ -27,6 +27,7 @@ from marketarena.llm.budget import CostGuard, SpendLedger
 from marketarena.llm.client import LLMClient, LLMResult
 from marketarena.llm.errors import LLMLayerError
 from marketarena.llm.spec import ModelSpec, resolve
+from marketarena.money import usd
 
 if TYPE_CHECKING:  # pragma: no cover
     from marketarena.core.plugin import MarketPlugin
@@ -111,8 +112,11 @@ class LLMRuntime:
     def progress(self) -> str:
         totals = self.client.usage()
         stats = self.client.cache.stats
-        return (f"calls {totals.calls}, tokens {totals.prompt_tokens}+{totals.completion_tokens}, "
-                f"${totals.cost_usd:.4f}, cache hits {stats.hits}")
+        cached = (f" ({totals.cached_prompt_tokens} cached)" if totals.cached_prompt_tokens
+                  else "")
+        return (f"calls {totals.calls} ({totals.attempts - totals.calls} re-asked, "
+                f"{totals.invalid_calls} invalid), tokens {totals.prompt_tokens}{cached}"
+                f"+{totals.completion_tokens}, {usd(totals.cost_usd)}, cache hits {stats.hits}")
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -43,8 +43,10 @@ pipeline), one sub-folder per unit, named like the unit:
 - ``run.json``: ``{"unit", "layout" ("episode" | "shard"), "finished_at" (UTC, ISO 8601),
   "wall_time_s" (the unit's), "episodes": [{"episode_id", "fingerprint", "wall_time_s",
   "cost_usd", "llm": {model alias: {"calls", "cached_calls", "invalid_calls", "attempts",
-  "retries", "prompt_tokens", "completion_tokens", "cost_usd"}}}], "files": {name: {"bytes",
-  "sha256"}}}``;
+  "retries", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cost_usd"}}}],
+  "files": {name: {"bytes", "sha256"}}}``; ``cached_calls`` are calls answered from our response
+  cache, ``cached_prompt_tokens`` the prompt tokens the provider served from its prompt cache
+  (``llm/caching.py``);
 - ``llm_costs.parquet``: ``episode_id``, then row for row beside the episode's ``llm_calls``:
   ``step, round, phase, agent_id, attempt, purpose, cost_usd, latency_s, cached, retries``.
 
@@ -468,7 +470,7 @@ def run_logs(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
 
 RUN_LOG_COLUMNS = ["unit", "episode_id", "fingerprint", "finished_at", "wall_time_s", "cost_usd",
                    "calls", "cached_calls", "invalid_calls", "attempts", "retries",
-                   "prompt_tokens", "completion_tokens"]
+                   "prompt_tokens", "completion_tokens", "cached_prompt_tokens"]
 
 
 def read_run_log(run_dir: Path) -> pd.DataFrame:

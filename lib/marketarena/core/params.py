@@ -135,6 +135,33 @@ class SourceSpec(Strict):
                       "relative to the project root (the params file's folder)")
 
 
+class StopRule(Strict):
+    """``markets.<instance>.stop``: play each LLM player's games (double_auction's entrants,
+    english_auction's challengers) in batches and stop once its rank is settled (``stopping.py``;
+    ``simulate``). Off (null) by default: every planned game is played."""
+
+    batch: int = size(10, le=MAX_RUNS, description="a player's games between two looks")
+    rank_width: StrictInt | None = Field(
+        default=1, ge=0, le=10_000, description="stop once rank_hi - rank_lo (the 95% rank "
+        "interval among the field) is at most this (1: within one rank of where all the cap's "
+        "games place it in 96% of BAZAAR's draws, docs/cost.md); null: the μ interval decides")
+    mu_width: float | None = Field(
+        default=None, gt=0, le=1e6, description="or once mu_hi - mu_lo is at most this (null: not)")
+    min_games: StrictInt = Field(default=30, ge=1, le=MAX_RUNS,
+                                 description="no stop before this many games")
+    boot: int = Field(default=100, ge=10, le=10_000,
+                      description="bootstrap resamples of the player's games a look")
+    passes: int = Field(default=10, ge=1, le=1_000,
+                        description="shuffled passes of the player's games behind its μ")
+    seed: StrictInt = Field(default=0, ge=0, description="the looks' random stream")
+
+    @model_validator(mode="after")
+    def _a_width(self):
+        if self.rank_width is None and self.mu_width is None:
+            raise ValueError("rank_width or mu_width: give at least one (what 'settled' means)")
+        return self
+
+
 class MarketParams(Strict):
     """The keys every market instance has; markets extend it with their own."""
 
@@ -148,6 +175,10 @@ class MarketParams(Strict):
     shard_episodes: StrictInt | None = Field(
         default=None, ge=1, le=100_000, description="log layout: null writes a folder per episode; "
         "n writes sharded Parquet, n episodes per shard (written and resumed as a unit)")
+    stop: StopRule | None = Field(
+        default=None, description="play each LLM player's games in batches and stop once its "
+        "rank is settled (double_auction's entrants, english_auction's challengers); null: "
+        "every planned game")
 
     #: keys read only after the episodes are played (metrics, ratings, figures); they are left out
     #: of the episode fingerprint, so changing them never replays an episode
@@ -178,6 +209,7 @@ class MarketParams(Strict):
     def episode_params(self) -> dict[str, Any]:
         """The params an episode depends on, as JSON: all but ``runs``, ``roster`` (each episode
         is fingerprinted over the entries it seats), the log layout (a shard records the episodes it
-        holds) and the post-processing keys."""
-        return self.model_dump(mode="json",
-                               exclude={"runs", "roster", "shard_episodes", *self.post_keys})
+        holds), the stopping rule (it decides which games are played, not how one plays) and the
+        post-processing keys."""
+        return self.model_dump(mode="json", exclude={"runs", "roster", "shard_episodes", "stop",
+                                                     *self.post_keys})

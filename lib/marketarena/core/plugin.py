@@ -135,6 +135,10 @@ class MarketPlugin:
             elif self.harness_of(entry) not in self.harnesses:
                 raise ValueError(f"{where}.harness: {self.kind} offers the harnesses "
                                  f"{', '.join(self.harnesses)} (got {entry.harness!r})")
+        if mp.stop is not None and self.stop_players(mp) is None:
+            raise ValueError(f"stop: {self.kind} plays no player's games in batches (the "
+                             "stopping rule serves double_auction's entrants and "
+                             "english_auction's challengers)")
 
     def harness_of(self, entry: RosterEntry) -> str:
         return "" if entry.kind != "llm" else (entry.harness or self.default_harness)
@@ -243,6 +247,19 @@ class MarketPlugin:
         only when this returns. Returns the import report (JSON): what was imported, and what was
         missing or left out and why (``importing.py`` writes it beside the episodes)."""
         raise NotImplementedError(f"{self.kind} imports no published games")
+
+    # ------------------------------------------------------------------ stopping rule
+    def stop_players(self, mp: MarketParams) -> dict[str, list[str]] | None:
+        """The LLM players a stopping rule (``mp.stop``, ``stopping.py``) plays in batches: name ->
+        the ids of its planned episodes in the order they are played (the cap); every other
+        episode is its *field*. None: the market plays no player's games in batches."""
+        return None
+
+    def stop_rating(self, mp: MarketParams) -> dict[str, float]:
+        """The TrueSkill environment of the stopping rule's looks (``ratings.TrueSkillParams``'
+        fields): the market's board's, as far as the instance's own params give it (the TrueSkill
+        defaults of DESIGN section 8 elsewhere: the simulate stage reads no ``ratings``)."""
+        return {}
 
     # ------------------------------------------------------------------ after the episodes
     def compute_reference(self, mp: MarketParams, out_dir: Path, workers: int = 1) -> dict | None:

@@ -29,6 +29,7 @@ makes ``simulate`` replay a damaged unit, ``core.logs.intact``).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,7 @@ class EpisodeReader:
         self._folders: dict[str, Path] = {}  # episode id -> its folder (folder layout)
         self._shards: list[tuple[Path, list[dict[str, Any]]]] = []  # (shard, episode metas)
         self._shard_meta: dict[str, dict[str, Any]] = {}  # episode id -> its meta (shard layout)
+        self._only: set[str] | None = None  # a subset's episodes (``subset``); None: every one
         for folder, meta in logs.finished_units(self.root):
             if meta.get("layout") == "shard":
                 self._shards.append((folder, meta.get("episodes", [])))
@@ -57,6 +59,19 @@ class EpisodeReader:
 
     def __len__(self) -> int:
         return len(self._folders) + len(self._shard_meta)
+
+    def subset(self, episode_ids) -> "EpisodeReader":
+        """A reader of the episodes ``episode_ids`` only (among this one's): units holding none
+        of them are not read, a shard's other episodes are left out of its rows."""
+        ids = set(episode_ids)
+        sub = copy.copy(self)
+        sub._folders = {k: v for k, v in self._folders.items() if k in ids}
+        sub._shards = [(folder, [e for e in listed if e["episode_id"] in ids])
+                       for folder, listed in self._shards]
+        sub._shards = [(folder, listed) for folder, listed in sub._shards if listed]
+        sub._shard_meta = {k: v for k, v in self._shard_meta.items() if k in ids}
+        sub._only = ids if self._only is None else ids & self._only
+        return sub
 
     def episode_ids(self) -> list[str]:
         return sorted([*self._folders, *self._shard_meta])
@@ -86,8 +101,9 @@ class EpisodeReader:
             schema = pa.unify_schemas([pq.read_schema(f) for f in files],
                                       promote_options="permissive")  # an all-null column: null
             wanted = None if columns is None else ["episode_id", *columns]
+            where = None if self._only is None else ds.field("episode_id").isin(sorted(self._only))
             frames.append(ds.dataset(files, format="parquet", schema=schema)
-                          .to_table(columns=wanted).to_pandas())
+                          .to_table(columns=wanted, filter=where).to_pandas())
         rows = [f for f in frames if len(f)]  # empty frames would turn typed columns to object
         if rows:
             return pd.concat(rows, ignore_index=True)

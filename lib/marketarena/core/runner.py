@@ -91,7 +91,7 @@ DECISION_COLUMNS = ["step", "round", "phase", "agent_id", "attempt", "action", "
                     "notes"]
 CALL_KEYS = ["step", "round", "phase", "agent_id", "attempt"]
 LLM_CALL_COLUMNS = CALL_KEYS + ["purpose", "model", "request_hash", "prompt_tokens",
-                                "completion_tokens", "attempts", "valid"]
+                                "completion_tokens", "attempts", "valid", "cached_prompt_tokens"]
 LLM_COST_COLUMNS = CALL_KEYS + ["purpose", "cost_usd", "latency_s", "cached", "retries"]
 LLM_MESSAGE_COLUMNS = CALL_KEYS + ["purpose", "call", "reask", "messages", "answer", "error"]
 EVENT_COLUMNS = ["step", "round", "agent_id", "event", "detail"]

@@ -9,6 +9,8 @@ Public API (see each module's docstring for the why):
 - ``http``: ``ChatClient``, the HTTP of one chat completion (aiohttp), and its errors
 - ``schema``: ``parse_action``, ``response_format_for``, ``strict_json_schema``, re-ask messages
 - ``budget``: ``CostGuard``, ``SpendLedger``, request bounds and charges
+- ``caching``: the provider's prompt cache: cached prompt tokens read from ``usage``, and a
+  prefix cache that predicts them (``PrefixCache``)
 - ``mock``: the offline ``provider: mock`` (random schema-valid or scripted answers)
 - ``cache``: ``ResponseCache``, ``request_key``, ``canonical_json``
 - ``errors``: ``LLMError``, ``LLMConfigError``, ``UnknownModelAlias``, ``MissingAPIKey``,

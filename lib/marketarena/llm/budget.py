@@ -11,7 +11,8 @@ What is guaranteed (``llm.max_cost_usd``; README "The budget"), in the ledger's 
   plus ``MESSAGE_OVERHEAD_TOKENS`` per message (every token of a byte-level tokenizer covers at least
   one byte; the overhead covers the chat template's special tokens); completion tokens at most the
   cap the request sends (``max_tokens``, or ``max_completion_tokens`` for OpenAI, which also bounds
-  reasoning tokens); priced at the model's prices.
+  reasoning tokens); priced at the model's prices, every prompt token at the input price (none
+  is assumed to come from the provider's prompt cache).
 - **How a request is charged.** An answer is charged the cost of the ``usage`` the endpoint reports.
   Usage that is missing, negative or not an integer is charged the bound. Usage that would cost
   more than the bound is never charged beyond it: the call is charged the bound, recorded as an
@@ -52,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from marketarena.core.files import write_atomic
+from marketarena.llm.caching import cached_tokens
 from marketarena.llm.errors import BudgetExceeded, LedgerError
 from marketarena.llm.schema import SharedFormat, compact_json_size
 from marketarena.llm.spec import ModelSpec
@@ -111,6 +113,7 @@ class Charge:
     trusted: bool
     over_bound: bool = False
     claimed_usd: float = 0.0
+    cached_tokens: int = 0  # of the prompt tokens, served from the provider's prompt cache
 
     @classmethod
     def bound(cls, bound: Bound) -> "Charge":
@@ -124,16 +127,19 @@ def _count(value: Any) -> int | None:
 def charge_for(spec: ModelSpec, usage: Any, bound: Bound) -> Charge:
     """The charge of a call whose endpoint reported ``usage`` (the response's ``usage`` field): its
     cost as reported, at most the bound's (a claim above it is ``over_bound``); the bound when the
-    usage is missing or malformed. The tokens are the reported ones (the bound's when unusable)."""
+    usage is missing or malformed. The tokens are the reported ones (the bound's when unusable);
+    the prompt tokens it says the provider served from its prompt cache (``llm/caching.py``) are
+    priced at the model's cached-input price (the bound prices every prompt token in full)."""
     usage = usage if isinstance(usage, dict) else {}
     prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
     if prompt is None or completion is None:
         return Charge.bound(bound)
-    claimed = spec.cost_usd(prompt, completion)
+    cached = cached_tokens(usage, prompt)
+    claimed = spec.cost_usd(prompt, completion, cached)
     if claimed > bound.usd:
         return Charge(prompt, completion, bound.usd, trusted=False, over_bound=True,
-                      claimed_usd=claimed)
-    return Charge(prompt, completion, claimed, trusted=True)
+                      claimed_usd=claimed, cached_tokens=cached)
+    return Charge(prompt, completion, claimed, trusted=True, cached_tokens=cached)
 
 
 @dataclass

@@ -11,7 +11,9 @@ schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; t
 
 - Cache: every request (the first ask and each re-ask) is looked up before it is sent; only
   well-formed chat completions are stored, invalid content included, so a replay walks the same
-  re-ask path. Cached answers cost 0 and report the tokens they originally used. A request
+  re-ask path. Cached answers cost 0 and report the tokens they originally used (the prompt
+  tokens the provider served from *its* prompt cache among them: ``cached_prompt_tokens``,
+  ``llm/caching.py``, priced at the model's cached-input price when fetched). A request
   identical to one already on the wire waits for it and shares its answer (counted as cached): a
   live run then gets what its replay will get, even at temperature > 0 (agents that must sample
   independently need distinct prompts or ``sample`` indices). The key is the sha256 of the canonical
@@ -123,6 +125,7 @@ class CallRecord:
     request_hash: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
     cost_usd: float = 0.0
     latency_s: float = 0.0
     cached: bool = True
@@ -158,6 +161,7 @@ class UsageTotals:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost_usd: float = 0.0
 
     def add(self, record: CallRecord) -> None:
@@ -168,7 +172,14 @@ class UsageTotals:
         self.retries += record.retries
         self.prompt_tokens += record.prompt_tokens
         self.completion_tokens += record.completion_tokens
+        self.cached_prompt_tokens += record.cached_prompt_tokens
         self.cost_usd += record.cost_usd
+
+    def merge(self, other: "UsageTotals") -> "UsageTotals":
+        """Add ``other``'s totals to these; returns self."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        return self
 
 
 def progress_of(context: Mapping[str, Any]) -> tuple[float, float]:
@@ -277,6 +288,7 @@ class LLMClient:
                                                                       response_format))
                 record.prompt_tokens += charge.prompt_tokens
                 record.completion_tokens += charge.completion_tokens
+                record.cached_prompt_tokens += charge.cached_tokens
             record.attempts = attempt + 1
             raw_text, finish_reason = answer_text(data)
             action, error = parse_action(raw_text, schema)
@@ -296,8 +308,7 @@ class LLMClient:
         """Totals over all aliases."""
         total = UsageTotals()
         for part in self.totals.values():
-            for name in total.__dataclass_fields__:
-                setattr(total, name, getattr(total, name) + getattr(part, name))
+            total.merge(part)
         return total
 
     def check_keys(self, specs: Sequence[ModelSpec] | Mapping[str, ModelSpec]) -> None:
@@ -473,6 +484,7 @@ class LLMClient:
                 record.cost_usd += attempts.unanswered_usd  # attempts charged their bound
             record.prompt_tokens += attempts.charge.prompt_tokens
             record.completion_tokens += attempts.charge.completion_tokens
+            record.cached_prompt_tokens += attempts.charge.cached_tokens
             record.cost_usd += attempts.charge.usd
             self._store(key, request, data)
         except BaseException as err:

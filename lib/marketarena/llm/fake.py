@@ -17,7 +17,9 @@ millisecond.
 Scenario helpers build the usual scripts: ``valid``, ``invalid_then_valid``, ``always_invalid``,
 ``timeout_then``, ``server_errors_then``. ``schema_answer`` is a responder for any market: a
 random answer valid for the schema the request sends (seeded by the request, as the mock provider
-draws it), with the usage an endpoint would report (about 4 bytes a token).
+draws it), with the usage an endpoint would report (about 4 bytes a token). ``prompt_caching``
+wraps a responder so that its answers report the prompt tokens a provider's prefix cache would
+serve (``usage.prompt_tokens_details.cached_tokens``).
 
 Both endpoints count requests in flight: ``in_flight`` now, ``max_in_flight`` the most at once.
 
@@ -42,7 +44,7 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence, Union
 from urllib.parse import urlsplit
@@ -64,6 +66,7 @@ class Reply:
     completion_tokens: int | None = 20
     finish_reason: str = "stop"
     delay_s: float = 0.0
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens, as OpenAI's
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,8 @@ def completion_json(model: str, reply: Reply, serial: int = 1) -> dict[str, Any]
     if reply.prompt_tokens is not None or reply.completion_tokens is not None:
         usage = {"prompt_tokens": reply.prompt_tokens or 0, "completion_tokens": reply.completion_tokens or 0}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if reply.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
         body["usage"] = usage
     return body
 
@@ -368,13 +373,37 @@ def schema_answer(body: dict[str, Any]) -> Reply:
     return with_usage(body, answer)
 
 
-def with_usage(body: dict[str, Any], answer: str | dict[str, Any]) -> Reply:
-    """``answer`` with the usage of about 4 UTF-8 bytes a token (the mock provider's count)."""
+def with_usage(body: dict[str, Any], answer: str | dict[str, Any],
+               cached_tokens: int | None = None) -> Reply:
+    """``answer`` with the usage of about 4 UTF-8 bytes a token (the mock provider's count) and,
+    when given, the prompt tokens served from the provider's prompt cache."""
     from marketarena.llm.cache import canonical_json
 
     text = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
     prompt = len(canonical_json(body.get("messages", [])).encode("utf-8"))
-    return Reply(text, prompt_tokens=-(-prompt // 4), completion_tokens=-(-len(text.encode()) // 4))
+    return Reply(text, prompt_tokens=-(-prompt // 4), completion_tokens=-(-len(text.encode()) // 4),
+                 cached_tokens=cached_tokens)
+
+
+def prompt_caching(responder: Responder, min_tokens: int | None = None,
+                   block_tokens: int | None = None) -> Responder:
+    """``responder`` behind a provider's automatic prompt cache (``caching.PrefixCache``, OpenAI's
+    rule unless ``min_tokens`` and ``block_tokens`` say otherwise): each ``Reply`` reports as
+    ``cached_tokens`` the tokens of its prompt the cache serves, at most its ``prompt_tokens``."""
+    from marketarena.llm import caching
+
+    cache = caching.PrefixCache(
+        caching.MIN_CACHED_PROMPT_TOKENS if min_tokens is None else min_tokens,
+        caching.CACHE_BLOCK_TOKENS if block_tokens is None else block_tokens)
+
+    def answer(body: dict[str, Any]) -> Behaviour:
+        reply = responder(body)
+        cached = cache.serve(caching.prompt_text(body.get("messages", [])))
+        if not isinstance(reply, Reply):
+            return reply
+        return replace(reply, cached_tokens=min(cached, reply.prompt_tokens or 0))
+
+    return answer
 
 
 def valid(answer: dict[str, Any] | BaseModel, **usage: Any) -> list[Behaviour]:

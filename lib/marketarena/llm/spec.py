@@ -24,7 +24,9 @@ Choices:
   client path (cache, re-asks, usage, cost, records) still runs, so ``dvc repro`` can play LLM seats
   offline and deterministically.
 - ``base_url=None`` is the OpenAI default (``OPENAI_BASE_URL`` when set, as the openai package reads it).
-- Prices are US dollars per million tokens; 0 (the default) is right for local models.
+- Prices are US dollars per million tokens; 0 (the default) is right for local models. Prompt
+  tokens the endpoint served from its prompt cache (``llm/caching.py``) cost
+  ``price_cached_in_per_mtok``, by default the input price (no discount assumed).
 - ``structured_output``: ``json_schema`` is OpenAI's ``response_format`` (OpenAI, vLLM, Ollama, the C++
   llama-server); ``json_object_schema`` is llama-cpp-python's dialect (``{"type": "json_object",
   "schema": ...}``; its server rejects ``json_schema``); ``json_object`` asks for any JSON object;
@@ -85,6 +87,14 @@ def _looks_like_a_key(value: str) -> bool:
     return len(value) >= 32 and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
+def at_most_input(cached: float | None, full: float, cached_key: str, key: str) -> None:
+    """A cached-input price is a discount: ``ValueError`` naming both keys when it is above the
+    input price."""
+    if cached is not None and cached > full:
+        raise ValueError(f"{cached_key} must not exceed {key} (a cached prompt token is billed "
+                         "at a discount)")
+
+
 class ModelSpec(BaseModel):
     """One model alias: which model at which endpoint, with which sampling, limits and prices."""
 
@@ -133,6 +143,11 @@ class ModelSpec(BaseModel):
     price_out_per_mtok: float = Field(
         strict=True, default=0.0, ge=0.0, le=MAX_PRICE,
         description="USD per million completion tokens; at most 10,000 (see price_in_per_mtok)")
+    price_cached_in_per_mtok: float | None = Field(
+        strict=True, default=None, ge=0.0, le=MAX_PRICE,
+        description="USD per million prompt tokens the endpoint served from its prompt cache "
+        "(llm/caching.py); null (the default): the input price, so no discount is assumed; at "
+        "most price_in_per_mtok (the budget bounds every prompt token at the input price)")
     structured_output: StructuredOutput = "json_schema"
 
     @model_validator(mode="before")
@@ -159,6 +174,17 @@ class ModelSpec(BaseModel):
         elif self.mock is not None:
             raise ValueError("mock settings need provider: mock")
         return self
+
+    @model_validator(mode="after")
+    def _cached_price(self):
+        at_most_input(self.price_cached_in_per_mtok, self.price_in_per_mtok,
+                      "price_cached_in_per_mtok", "price_in_per_mtok")
+        return self
+
+    @property
+    def cached_in_price(self) -> float:
+        """USD per million cached prompt tokens (the input price when none is given)."""
+        return self.price_in_per_mtok if self.price_cached_in_per_mtok is None else self.price_cached_in_per_mtok
 
     @property
     def completion_cap_field(self) -> str:
@@ -198,9 +224,40 @@ class ModelSpec(BaseModel):
             raise ValueError("must be an environment variable name (letters, digits, underscore)")
         return value
 
-    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
-        """Dollars for a call with these token counts at this model's prices."""
-        return (prompt_tokens * self.price_in_per_mtok + completion_tokens * self.price_out_per_mtok) / 1e6
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """Dollars for a call with these token counts at this model's prices, ``cached_tokens`` of
+        the prompt tokens at the cached-input price."""
+        return ((prompt_tokens - cached_tokens) * self.price_in_per_mtok
+                + cached_tokens * self.cached_in_price
+                + completion_tokens * self.price_out_per_mtok) / 1e6
+
+
+class ReferencePrice(BaseModel):
+    """A reference model's list prices (``params.reference_prices``): US dollars per million
+    input, cached input and output tokens. Read by the results site's "cost to rate a model"
+    table only; no run is priced with them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False,
+                              populate_by_name=True)
+
+    input: float = Field(alias="in", strict=True, ge=0.0, le=MAX_PRICE,
+                         description="USD per million prompt tokens; at most 10,000")
+    cached_input: float | None = Field(
+        default=None, alias="cached_in", strict=True, ge=0.0, le=MAX_PRICE,
+        description="USD per million prompt tokens served from the provider's prompt cache "
+        "(null: the input price); at most the input price")
+    output: float = Field(alias="out", strict=True, ge=0.0, le=MAX_PRICE,
+                          description="USD per million completion tokens; at most 10,000")
+
+    @model_validator(mode="after")
+    def _cached_at_most_input(self):
+        at_most_input(self.cached_input, self.input, "cached_in", "in")
+        return self
+
+    def cost_usd(self, prompt: float, completion: float, cached: float = 0.0) -> float:
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return ((prompt - cached) * self.input + cached * cached_price
+                + completion * self.output) / 1e6
 
 
 class LLMSettings(BaseModel):

@@ -5,8 +5,8 @@ network.
 What it holds:
 
 - ``index.html``: every market instance (its market, the paper and seed it reproduces, episodes,
-  players, the leader of its board), the standing across instances (``reports/overall``) and the
-  Economic Alignment Score table;
+  players, the leader of its board), the standing across instances (``reports/overall``), the
+  Economic Alignment Score table and what it costs to rate a model (``report.costs``);
 - ``<instance>.html``, one per instance: what the market is and which seed it reproduces, the
   board with its 95% intervals, every figure with its caption, every table (the figures stage's,
   the Spearman table of the stats stage, mean metrics per player), the run's size (episodes,
@@ -52,7 +52,9 @@ from markupsafe import escape
 from marketarena.config import Params
 from marketarena.core.files import folder_replaced
 from marketarena.core.reader import EpisodeReader
+from marketarena.money import usd
 from marketarena.report import captions as captions_mod
+from marketarena.report.costs import cost_table
 from marketarena.report.runinfo import run_info
 
 #: what a failed ``report`` stage leaves safe (its error line says so: ``faults.one_line_errors``)
@@ -175,6 +177,7 @@ def _environment() -> jinja2.Environment:
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["number"] = number
+    env.filters["usd"] = usd
     return env
 
 
@@ -197,22 +200,25 @@ def _write(dest: Path, data: bytes | str) -> None:
 def run_size(reader: EpisodeReader, params: Params) -> dict[str, Any]:
     """The results' size, a pure function of the logs: episodes, decisions (every answer attempt)
     and invalid ones, and per model alias the LLM calls, answers (first asks plus re-asks), invalid
-    calls, tokens and their cost at the prices ``params.models`` lists (what the answers would
-    cost bought anew, whether or not this run took them from the cache)."""
+    calls, tokens (with the prompt tokens the provider served from its prompt cache,
+    ``llm/caching.py``) and their cost at the prices ``params.models`` lists, cached prompt tokens
+    at its cached-input price (what the answers would cost bought anew, whether or not this run
+    took them from the response cache)."""
     decisions = reader.table("decisions", ["valid"]) if len(reader) else pd.DataFrame()
     calls = reader.table("llm_calls", ["model", "attempts", "valid", "prompt_tokens",
-                                       "completion_tokens"]) if len(reader) else pd.DataFrame()
+                                       "completion_tokens", "cached_prompt_tokens"]
+                         ) if len(reader) else pd.DataFrame()
     models = []
     if len(calls):
         for alias, g in calls.groupby("model", sort=True):
             spec = params.models.get(str(alias))
-            price_in = getattr(spec, "price_in_per_mtok", None) if spec else None
-            price_out = getattr(spec, "price_out_per_mtok", None) if spec else None
             p, c = int(g["prompt_tokens"].sum()), int(g["completion_tokens"].sum())
-            cost = None if price_in is None or price_out is None else (p * price_in + c * price_out) / 1e6
+            cached = int(g["cached_prompt_tokens"].fillna(0).sum())
             models.append({"alias": str(alias), "calls": len(g), "answers": int(g["attempts"].sum()),
                            "invalid": int((~g["valid"].astype(bool)).sum()),
-                           "prompt_tokens": p, "completion_tokens": c, "list_cost_usd": cost})
+                           "prompt_tokens": p, "cached_prompt_tokens": cached,
+                           "completion_tokens": c,
+                           "list_cost_usd": spec.cost_usd(p, c, cached) if spec else None})
     return {"episodes": len(reader), "decisions": len(decisions),
             "invalid_decisions": int((~decisions["valid"].astype(bool)).sum()) if len(decisions) else 0,
             "models": models}
@@ -372,7 +378,8 @@ def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
         for asset in ASSETS:
             _copy(Path(__file__).parent / "static" / asset, new / asset)
         _write(new / "index.html", env.get_template("index.html.j2").render(
-            pages=pages, nav=nav, here=None, overall=_overall(paths, md)))
+            pages=pages, nav=nav, here=None, overall=_overall(paths, md),
+            costs=cost_table(params)))
         for page in pages:
             _write(new / f"{page.name}.html", env.get_template("instance.html.j2").render(
                 page=page, nav=nav, here=page.name))

@@ -81,6 +81,20 @@ def test_observation_and_prompt(params):
     assert "no rounds played yet" in first and "Submit your bid" in first
 
 
+def test_a_seats_next_prompt_repeats_its_previous_one_up_to_the_round(params):
+    """What does not change comes first (llm/caching.py): the seat, its value and the rounds
+    played; round 9's prompt is round 10's up to where round 10 adds its own history line."""
+    from marketarena.markets.double_auction.observations import QuoteObservation
+
+    _, market = play(params, baseline_lineup(MIX, params), seed=3)
+    o = market._decision().observations["S2"]
+    last = render_messages(o)[1]["content"]
+    before = render_messages(QuoteObservation(**{**o.__dict__, "round": o.round - 1,
+                                                 "history": o.history[:-1]}))[1]["content"]
+    shared = before[:before.index("Round: ")]
+    assert last.startswith(shared) and len(shared) > 0.8 * len(before)
+
+
 def test_params_games_per_distribution_and_checks():
     p = small_params()
     assert p.runs == 4

@@ -105,6 +105,18 @@ class DoubleAuctionPlugin(MarketPlugin):
         return super().plan(mp) + [self.entrant_episode(mp, i, k) for i in mp.entrant_indices()
                                    for k in range(mp.entrant_games)]
 
+    def stop_players(self, mp: DoubleAuctionParams) -> dict[str, list[str]]:
+        """Each LLM entrant's games, in order (the stopping rule: ``stopping.py``)."""
+        return {mp.roster[i].name: [entrant_episode_id(mp.roster[i].name, k)
+                                    for k in range(mp.entrant_games)]
+                for i in mp.entrant_indices() if mp.roster[i].kind == "llm"}
+
+    def stop_rating(self, mp: DoubleAuctionParams) -> dict[str, float]:
+        """The board's environment (:func:`rating_env`) with the ratings section's defaults."""
+        from marketarena.config import RatingsParams
+
+        return rating_env(mp, RatingsParams()).model_dump()
+
     def build_market(self, mp: DoubleAuctionParams, resources, episode) -> DoubleAuctionMarket:
         return DoubleAuctionMarket(mp, episode.get("distribution"))
 

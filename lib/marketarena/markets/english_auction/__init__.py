@@ -91,6 +91,13 @@ class EnglishAuctionPlugin(MarketPlugin):
         return EpisodeSpec(episode_id, r, episode_seed(mp.seed, r), seats,
                            (("budget", budget), ("order", order)))
 
+    def stop_players(self, mp: EnglishAuctionParams) -> dict[str, list[str]]:
+        """Each LLM challenger's auctions, in order (the stopping rule: ``stopping.py``); with
+        every bidder in every auction (no ``baselines``) there is no challenger: none."""
+        entries = {e.name: e for e in mp.roster}
+        return {c: [self._auction(mp, c, names, r).episode_id for r in range(mp.runs)]
+                for c, names in mp.lineups() if c is not None and entries[c].kind == "llm"}
+
     def build_market(self, mp: EnglishAuctionParams, resources, episode: EpisodeSpec):
         return EnglishAuctionMarket(mp, [s.agent_id for s in episode.seats], episode.get("budget"),
                                     episode.get("order"))
