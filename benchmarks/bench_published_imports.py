@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -37,24 +38,38 @@ def _size(folder: Path) -> float:
 
 
 def _instance(name: str, kind: str, fmt: str, source: str, **extra) -> dict:
+    """An imported instance with the params its format needs (``MarketPlugin.source_params``)."""
+    from marketarena.core.registry import get_plugin
+
     return {name: {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
-                   **extra}}
+                   **get_plugin(kind).source_params.get(fmt, {}), **extra}}
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the import's workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def time_import(block: dict, name: str) -> None:
+    """The reference, the import (the simulate stage) and the metrics of one imported instance:
+    wall seconds and CPU seconds (on a machine shared with other jobs the wall time grows with
+    the load, the CPU time does not)."""
     params = parse_params({"markets": block})
     with tempfile.TemporaryDirectory() as tmp:
         paths = Paths(Path(tmp))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         run_reference(name, params, paths)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), _cpu()
         summary = run_simulate(name, params, paths, progress=False)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), _cpu()
         run_metrics(name, params, paths)
-        t3 = time.perf_counter()
-        print(f"{name}: {summary['imported']} episodes imported in {t2 - t1:.1f} s "
-              f"({_size(paths.episodes(name)):.0f} MiB written); reference {t1 - t0:.1f} s, "
-              f"metrics {t3 - t2:.1f} s", flush=True)
+        t3, c3 = time.perf_counter(), _cpu()
+        load = os.getloadavg()[0]
+        print(f"{name}: {summary['imported']} episodes imported in {t2 - t1:.1f} s wall, "
+              f"{c2 - c1:.1f} s CPU ({_size(paths.episodes(name)):.0f} MiB written; load "
+              f"{load:.1f}); reference {t1 - t0:.1f} s ({c1 - c0:.1f} s CPU), metrics "
+              f"{t3 - t2:.1f} s ({c3 - c2:.1f} s CPU)", flush=True)
 
 
 def main() -> None:
