@@ -192,24 +192,29 @@ def test_lists_sort_filter_and_page(llm_runs):
     from marketarena.view import lists
 
     index = EpisodeStore(llm_runs["shards"]).index(INSTANCE)
+    entrant = ["x-gpt_fake-0000", "x-gpt_fake-0001", "x-gpt_fake-0002"]
     rows = lists.episode_rows(index, index.entries)
     page = lists.page_of(rows, {"sort": "reasked", "desc": "1"}, ("episode_id", "reasked"), "episode_id")
-    assert [r["episode_id"] for r in page.rows[:3]] == ["x-gpt_fake-0000", "x-gpt_fake-0001",
-                                                         "x-gpt_fake-0002"]
+    assert [r["episode_id"] for r in page.rows[:3]] == entrant and page.total == len(index)
+    assert page.rows[0]["calls"] == 6 and page.rows[-1]["cost_usd"] is None
     assert page.sort_link("reasked") == "?sort=reasked&desc=0"  # again: the other way
-    only = lists.episode_rows(index, index.entries, only="reasked")
-    assert [r["episode_id"] for r in only] == ["x-gpt_fake-0000", "x-gpt_fake-0001", "x-gpt_fake-0002"]
-    assert lists.episode_rows(index, index.entries, only="invalid") == []
-    mine = lists.player_rows(index, "gpt_fake", index.entries)
-    assert len(mine) == 3 and all(r["calls"] == 6 and "gpt_fake" not in r["opponents"] for r in mine)
-    by_cost = lists.page_of(lists.player_rows(index, "truthful", index.entries),
-                            {"sort": "cost_usd"}, ("cost_usd",), "cost_usd")
-    assert by_cost.total == len([e for e in index.entries if "truthful" in e.lineup])  # no cost: last
+    assert list(lists.episode_rows(index, index.entries, only="reasked")["episode_id"]) == entrant
+    assert lists.episode_rows(index, index.entries, only="invalid").empty
+    one = lists.episode_rows(index, index.filter(seed=str(index.entries[1].seed)))
+    assert list(one["episode_id"]) == [index.entries[1].episode_id]
+    mine = lists.page_of(lists.player_rows(index, "gpt_fake", index.entries), {}, ("calls",),
+                         "episode_id").rows
+    assert [r["episode_id"] for r in mine] == entrant
+    assert all(r["calls"] == 6 and r["rank"] is None and "gpt_fake" in r["lineup"] for r in mine)
+    assert lists.totals(lists.player_rows(index, "gpt_fake", index.entries)) == {
+        "episodes": 3, "score": None, "rank": None, "won": 0, "calls": 18, "reasked": 3,
+        "invalid": 0, "tokens": sum(r["tokens"] for r in mine),
+        "cost_usd": pytest.approx(sum(r["cost_usd"] for r in mine))}
     players = {p["player"]: p for p in lists.players(index)}
     assert players["gpt_fake"]["episodes"] == 3 and players["gpt_fake"]["reasked"] == 3
     shared = lists.shared_rows(index, "gpt_fake", "truthful", index.entries)
-    assert [r["episode_id"] for r in shared] == [e.episode_id for e in index.entries
-                                                  if {"gpt_fake", "truthful"} <= set(e.lineup)]
+    assert list(shared["episode_id"]) == [e.episode_id for e in index.entries
+                                          if {"gpt_fake", "truthful"} <= set(e.lineup)]
     assert lists.versus(shared) == {"games": len(shared), "scored": 0, "win_share": None,
                                     "mean_difference": None}  # no metrics: no scores
 

@@ -170,17 +170,18 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     return out[COLUMNS]
 
 
-def episode_totals(outcomes: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per episode id: its players' LLM calls, tokens, cost, re-asked and invalid decisions."""
-    if outcomes.empty:
-        return {}
+def episode_totals(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Per episode id (the index): its players' LLM calls, tokens, cost, re-asked and invalid
+    decisions."""
     g = outcomes.groupby("episode_id", sort=False)
     totals = g[["calls", "tokens", "reasked", "invalid"]].sum()
     totals["cost_usd"] = g["cost_usd"].sum(min_count=1)
-    return {k: {c: _plain(v) for c, v in row.items()} for k, row in totals.iterrows()}
+    return totals
 
 
 def _plain(value: Any) -> Any:
+    if value is pd.NA:
+        return None
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and np.isnan(value):

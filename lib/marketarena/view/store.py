@@ -65,7 +65,7 @@ class InstanceIndex:
         self.root = root
         self.entries: list[Entry] = []
         self.market = ""
-        self._outcomes: tuple[float | None, pd.DataFrame] | None = None
+        self._outcomes: tuple[float | None, pd.DataFrame, dict] | None = None
         self._outcomes_lock = threading.Lock()
         for folder, meta in logs.finished_units(root):
             listed = meta.get("episodes", []) if meta.get("layout") == "shard" else [meta]
@@ -99,8 +99,18 @@ class InstanceIndex:
                 units: dict[str, list[str]] = {}
                 for e in self.entries:
                     units.setdefault(e.unit, []).append(e.episode_id)
-                self._outcomes = (stamp, outcomes_mod.build(self.root, self.market, units))
+                self._outcomes = (stamp, outcomes_mod.build(self.root, self.market, units), {})
             return self._outcomes[1]
+
+    def derived(self, name: str, make):
+        """``make(outcomes)``, kept until the outcomes are built again (the lists' per-episode
+        totals and per-player summaries: seconds at 90,000 games, so once, not per request)."""
+        outcomes = self.outcomes()
+        with self._outcomes_lock:
+            cache = self._outcomes[2]
+            if name not in cache:
+                cache[name] = make(outcomes)
+            return cache[name]
 
     def filter(self, player: str = "", setting: dict[str, str] | None = None, seed: str = "",
                text: str = "") -> list[Entry]:
@@ -140,9 +150,12 @@ class EpisodeStore:
         self._lock = threading.Lock()
 
     def warm(self) -> None:
-        """Build every instance's index (the viewer calls this in a thread when it starts)."""
+        """Build every instance's index, then its players' outcomes (the viewer calls this in a
+        thread when it starts)."""
         for instance in self.instances():
             self.index(instance)
+        for instance in self.instances():
+            self.index(instance).outcomes()
 
     def instances(self) -> list[str]:
         if not self.root.is_dir():
