@@ -263,6 +263,8 @@ class InstancePage:
     #: "compare two players" reads it
     versus_data: list[dict[str, Any]] = field(default_factory=list)
     sections: list[Section] = field(default_factory=lambda: list(SECTIONS))
+    #: where the LLM players land: (name, rank, players on its board or its role's)
+    llm_ranks: list[tuple[str, int, int]] = field(default_factory=list)
     viewer: str = VIEWER
 
     def viewer_url(self, *parts: str, **query: str) -> str:
@@ -468,7 +470,7 @@ def summary(frame: pd.DataFrame, headline: captions_mod.Headline) -> Markup:
                           f"{number(top['rank_hi'])}]: first place is not settled.")
         if "kind" in rows.columns:
             llm = rows[rows["kind"] == "llm"]
-            if len(llm):
+            if 0 < len(llm) < len(rows):  # where the LLMs land among the others
                 placed = [f"<strong>{escape(r[who])}</strong> ranks {i + 1} of {len(rows)} "
                           f"({headline_text(r, headline.column)})"
                           for i, r in llm.head(5).iterrows()]
@@ -476,6 +478,16 @@ def summary(frame: pd.DataFrame, headline: captions_mod.Headline) -> Markup:
                     f"; {len(llm) - 5} more" if len(llm) > 5 else "") + "."
         out.append(lead)
     return Markup(" ".join(out))
+
+
+def llm_ranks(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
+    """(name, rank, players) of every LLM row of a board (``kind`` llm), the rank within its role
+    on a board of several."""
+    who = _who(frame)
+    if who is None or "kind" not in frame.columns:
+        return []
+    return [(str(r[who]), i + 1, len(rows)) for _, rows in roles(frame)
+            for i, (_, r) in enumerate(rows.reset_index(drop=True).iterrows()) if r["kind"] == "llm"]
 
 
 #: players in a head-to-head matrix at most (the board's first; the CSV holds every pair)
@@ -573,7 +585,8 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
         models_yaml=yaml.safe_dump(models, sort_keys=True, allow_unicode=True, width=100) if models else "",
         episodes=len(reader), players=len(frame) if len(frame) else len(mp.roster), leader=leader,
         run=run_info(paths.episodes(instance)), problems=problems,
-        summary=summary(frame, headline), versus=matrices, versus_data=pairs)
+        summary=summary(frame, headline), versus=matrices, versus_data=pairs,
+        llm_ranks=llm_ranks(frame))
 
 
 def _fact(value: Any) -> str:
