@@ -45,10 +45,11 @@ SHOTS = [Shot("site.png", f"site/{INSTANCE}.html", "nav.side, p.crumbs, h1, p.to
          Shot("viewer.png", f"/i/{INSTANCE}/p/{ENTRANT}", "nav.side, main", height=1000)]
 
 
-def params():
+def params(folder: Path):
     """The tiny run's params: double_auction's contract-test block, 8 baselines, and the mock
     entrant (scripted answers, half of them a text that is no JSON: re-asked, and invalid when
-    every re-ask is no JSON either)."""
+    every re-ask is no JSON either); its response cache in ``folder``, so every answer is asked
+    afresh (and costs what it costs)."""
     import yaml
     from importlib import resources
 
@@ -65,6 +66,7 @@ def params():
         "models": {"mock": {"model": "mock-scripted", "provider": "mock",
                             "mock": {"policy": "scripted", "answers": answers},
                             "price_in_per_mtok": 0.15, "price_out_per_mtok": 0.6}},
+        "llm": {"cache_dir": str(folder / ".cache" / "llm")},
         "execution": {"workers": 1}, "ratings": {"n_boot": 20}, "stats": {"n_boot": 100},
         "markets": {INSTANCE: block}})
 
@@ -74,7 +76,7 @@ def build_project(folder: Path) -> Path:
     from marketarena.pipeline import (Paths, run_metrics, run_ratings, run_reference, run_report,
                                       run_simulate)
 
-    p, paths = params(), Paths(folder)
+    p, paths = params(folder), Paths(folder)
     paths.data.mkdir(parents=True, exist_ok=True)
     run_reference(INSTANCE, p, paths)
     run_simulate(INSTANCE, p, paths, progress=False)
