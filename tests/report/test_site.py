@@ -210,3 +210,19 @@ def test_every_market_declares_its_headline():
     for kind in market_names():
         declared = yaml.safe_load(captions.path_of(kind).read_text())["headline"]
         assert captions.load(kind).headline.model_dump() == declared, kind
+
+
+def test_a_horizontal_bar_is_its_length_against_its_category():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from marketarena.plots.drawn import rows_of
+
+    fig, ax = plt.subplots()
+    ax.barh(["gd", "zip"], [1.5, -2.0], label="μ")
+    fig.canvas.draw()
+    assert [r[3:] for r in rows_of(fig)] == [["bar", "μ", "1.5", "gd", 0],
+                                             ["bar", "μ", "-2", "zip", 0]]
+    plt.close(fig)

@@ -4,7 +4,7 @@ writes it when :func:`style.figure_data` names a folder; the ``figures`` stage d
 
 Read from matplotlib's artists after the figure is drawn, whatever market drew it: lines and
 markers (``line``: every x, y), scatter points (``points``), bars (``bar``: each bar's x, its height
-as y and its base as ``y2``), error bars and other segments (``segment``: x, y to ``y2``), shaded
+as y and its base as ``y2``; a horizontal bar's length as x, its category as y), error bars and other segments (``segment``: x, y to ``y2``), shaded
 bands (``band``: the outline's points), heatmap cells (``cell``: column, row, value). A category
 axis gives its labels instead of positions. Columns: ``panel`` (the axes' title, or ``panel <n>``),
 ``x_axis`` / ``y_axis`` (their labels), ``kind``, ``series`` (the artist's legend label, empty when
@@ -46,18 +46,24 @@ def _value(v: Any) -> Any:
 
 
 class _Categories:
-    """An axis's tick labels by position when they are words (a category axis)."""
+    """An axis's tick labels by position when they are words (a category axis): a value within
+    half a step of a tick is that tick's category (dodged bars and markers beside it too)."""
 
     def __init__(self, ticks, labels) -> None:
         texts = [t.get_text() for t in labels]
         words = [t for t in texts if t and not _numeric(t)]
-        self.names = {round(float(p), 6): t for p, t in zip(ticks, texts)} if words else {}
+        self.ticks = np.asarray(ticks, dtype=float) if words else np.empty(0)
+        self.names = texts
 
     def __call__(self, v: Any) -> Any:
+        if not len(self.ticks):
+            return v
         try:
-            return self.names.get(round(float(v), 6), v) if self.names else v
+            distance = np.abs(self.ticks - float(v))
         except (TypeError, ValueError):
             return v
+        i = int(np.argmin(distance))
+        return self.names[i] if distance[i] <= 0.5 else v
 
 
 def _numeric(text: str) -> bool:
@@ -80,17 +86,23 @@ def rows_of(fig: Figure) -> list[list[Any]]:
         cy = _Categories(ax.get_yticks(), ax.get_yticklabels())
 
         def add(kind: str, series: str, x, y, y2: Any = "") -> None:
-            rows.append([*head, kind, series, _value(cx(x)), _value(cy(y)) if kind != "bar" else
-                         _value(y), _value(y2)])
+            rows.append([*head, kind, series, _value(cx(x)), _value(cy(y)), _value(y2)])
 
         for line in ax.get_lines():
             for x, y in zip(np.atleast_1d(line.get_xdata()), np.atleast_1d(line.get_ydata())):
                 add("line", _label(line), x, y)
-        bars = {id(p): _label(c) for c in ax.containers if isinstance(c, BarContainer) for p in c}
+        bars = {id(p): c for c in ax.containers if isinstance(c, BarContainer) for p in c}
         for patch in ax.patches:
             if isinstance(patch, Rectangle) and id(patch) in bars:
-                x = patch.get_x() + patch.get_width() / 2
-                add("bar", bars[id(patch)], x, patch.get_height(), patch.get_y())
+                bar = bars[id(patch)]
+                if getattr(bar, "orientation", "vertical") == "horizontal":  # barh: y the category
+                    rows.append([*head, "bar", _label(bar), _value(patch.get_width()),
+                                 _value(cy(patch.get_y() + patch.get_height() / 2)),
+                                 _value(patch.get_x())])
+                else:
+                    rows.append([*head, "bar", _label(bar),
+                                 _value(cx(patch.get_x() + patch.get_width() / 2)),
+                                 _value(patch.get_height()), _value(patch.get_y())])
         for coll in ax.collections:
             series = _label(coll)
             if isinstance(coll, QuadMesh):
