@@ -299,3 +299,13 @@ def test_search_finds_prompts_answers_and_errors_with_filters(llm_runs):
         finally:
             store.close()
         assert not index.path.exists()  # its temporary file goes with the viewer
+
+
+def test_an_unreadable_metrics_table_leaves_the_outcomes_without_scores(llm_runs, tmp_path, capfd):
+    shutil.copytree(llm_runs["folders"].parent, tmp_path / "data")
+    metrics = tmp_path / "data" / "metrics" / INSTANCE / "agents.parquet"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_bytes(b"not parquet")
+    outcomes = EpisodeStore(tmp_path / "data" / "episodes").index(INSTANCE).outcomes()
+    assert len(outcomes) and outcomes["score"].isna().all()
+    assert f"warning: {metrics} cannot be read" in capfd.readouterr().err

@@ -68,10 +68,12 @@ PLAYER_SORTS = ("episode_id", "run", "seed", *lists.OUTCOME)
 SHARED_SORTS = ("episode_id", "run", "seed", "a_score", "a_rank", "b_score", "b_rank", "difference")
 
 
+HERE = Path(__file__).resolve().parent
+
+
 def marked(snippet: str) -> Markup:
     """A search hit's text, escaped, with its matches marked."""
     return Markup(str(escape(snippet)).replace(OPEN, "<mark>").replace(CLOSE, "</mark>"))
-HERE = Path(__file__).resolve().parent
 
 
 def vendor_files() -> dict[str, Path]:

@@ -25,6 +25,7 @@ the game is 1 for the highest score among the episode's players (ties share the 
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,11 +85,20 @@ def unit_table(path: Path, columns: list[str], filters=None) -> pd.DataFrame:
 
 
 def _seats_from_metrics(path: Path | None, score: str | None) -> pd.DataFrame:
+    """The metrics stage's seats and scores; none (so the units' own seats, without scores) when
+    it has not run or its file cannot be read (said once in the viewer's log)."""
+    none = pd.DataFrame(columns=["episode_id", "agent_id", "player", "score"])
     if path is None or not path.is_file():
-        return pd.DataFrame(columns=["episode_id", "agent_id", "player", "score"])
-    names = pq.read_schema(path).names
-    columns = ["episode_id", "agent_id", "name"] + ([score] if score in names else [])
-    df = pd.read_parquet(path, columns=columns).rename(columns={"name": "player", score: "score"})
+        return none
+    try:
+        names = pq.read_schema(path).names
+        columns = ["episode_id", "agent_id", "name"] + ([score] if score in names else [])
+        df = pd.read_parquet(path, columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        print(f"warning: {path} cannot be read ({type(exc).__name__}); the viewer shows no "
+              "scores until the metrics stage writes it again", file=sys.stderr, flush=True)
+        return none
+    df = df.rename(columns={"name": "player", score: "score"})
     if "score" not in df:
         df["score"] = np.nan
     return df
