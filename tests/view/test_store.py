@@ -309,3 +309,23 @@ def test_an_unreadable_metrics_table_leaves_the_outcomes_without_scores(llm_runs
     outcomes = EpisodeStore(tmp_path / "data" / "episodes").index(INSTANCE).outcomes()
     assert len(outcomes) and outcomes["score"].isna().all()
     assert f"warning: {metrics} cannot be read" in capfd.readouterr().err
+
+
+def test_a_decision_is_reasked_by_its_answers_not_by_its_calls():
+    """A harness's two calls at one attempt (skeptical: review, then act) are not a re-ask; a
+    client's re-ask or a market's second attempt is, on every row of that decision."""
+    from marketarena.view.store import marked_decisions
+
+    key = {"round": 0, "phase": "buy"}
+    decisions = pd.DataFrame([
+        {"step": 0, "agent_id": "B1", "attempt": 0, "valid": True, **key},  # two calls, no re-ask
+        {"step": 1, "agent_id": "B1", "attempt": 0, "valid": False, **key},  # a broken rule ...
+        {"step": 1, "agent_id": "B1", "attempt": 1, "valid": True, **key},  # ... asked again
+        {"step": 2, "agent_id": "B1", "attempt": 0, "valid": True, **key}])  # the client re-asked
+    calls = pd.DataFrame([{"step": s, "agent_id": "B1", "attempt": a, "attempts": n, **key}
+                          for s, a, n in ((0, 0, 1), (0, 0, 1), (1, 0, 1), (1, 1, 1), (2, 0, 3))])
+    marked = marked_decisions(decisions, calls)
+    assert marked["answers"].tolist() == [1, 1, 1, 3]
+    assert marked["reasked"].tolist() == [False, True, True, True]
+    assert marked["final"].tolist() == [True, False, True, True]
+    assert marked["llm"].all()

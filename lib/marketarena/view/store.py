@@ -281,17 +281,18 @@ def _llm_keys(calls: pd.DataFrame) -> set[tuple]:
 
 def marked_decisions(decisions: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFrame:
     """The decisions table as the episode page shows it: ``llm`` (an LLM seat's decision),
-    ``answers`` (the answers behind each attempt: 1, or the LLM calls' answers with the client's
-    re-asks), ``reasked`` (the decision point took more than one answer in all) and ``final``
+    ``answers`` (the answers behind each attempt: 1, and one more for each re-ask of its LLM calls'
+    client, whatever the number of calls a harness makes), ``reasked`` (the decision point took more than one answer in all) and ``final``
     (the point's last attempt: its ``valid`` is what counted), then the table's own columns."""
     decisions = decisions.copy()
     keys = decisions[DECISION_KEYS].astype(object).itertuples(index=False)
     llm = _llm_keys(calls)
     answers = pd.Series(1, index=decisions.index)
-    if not calls.empty and "attempts" in calls:
-        per = calls.groupby(DECISION_KEYS + ["attempt"])["attempts"].sum()
+    if not calls.empty and "attempts" in calls:  # a call's answers past its first are re-asks
+        extra = (calls["attempts"] - 1).groupby([calls[k] for k in DECISION_KEYS + ["attempt"]]).sum()
         index = pd.MultiIndex.from_frame(decisions[DECISION_KEYS + ["attempt"]])
-        answers = pd.Series(per.reindex(index).fillna(1).astype(int).to_numpy(), index=decisions.index)
+        answers = pd.Series(1 + extra.reindex(index).fillna(0).astype(int).to_numpy(),
+                            index=decisions.index)
     point = decisions.groupby(DECISION_KEYS, sort=False)
     total = answers.groupby([decisions[k] for k in DECISION_KEYS], sort=False).transform("sum")
     decisions.insert(0, "final", (decisions["attempt"] == point["attempt"].transform("max")).to_numpy())
