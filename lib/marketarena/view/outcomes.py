@@ -111,7 +111,8 @@ def _decision_points(frames: list[pd.DataFrame], calls: list[pd.DataFrame]) -> p
         d = pd.concat(frames, ignore_index=True)
         if len(d):
             d = d.sort_values("attempt", kind="stable")
-            last = d.groupby(KEYS, sort=False).agg(attempt=("attempt", "max"), valid=("valid", "last"))
+            last = d.groupby(KEYS, sort=False).agg(attempt=("attempt", "max"),
+                                                   valid=("valid", "last"))
             last["reasked"] = last["attempt"] > 0
             last["invalid"] = ~last["valid"].astype(bool)
             out.append(last[["reasked", "invalid"]].reset_index())
@@ -123,7 +124,8 @@ def _decision_points(frames: list[pd.DataFrame], calls: list[pd.DataFrame]) -> p
             out.append(again)
     if not out:
         return pd.DataFrame(columns=["episode_id", "agent_id", "reasked", "invalid"])
-    points = pd.concat(out, ignore_index=True).groupby(KEYS, sort=False)[["reasked", "invalid"]].max()
+    points = pd.concat(out, ignore_index=True).groupby(KEYS, sort=False)[["reasked", "invalid"]]
+    points = points.max()
     return points.groupby(level=["episode_id", "agent_id"]).sum().astype(int).reset_index()
 
 
@@ -131,8 +133,10 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     """The outcomes (``COLUMNS``) of the finished episodes under ``root``: ``units`` maps each
     finished unit's folder name to its episode ids (``InstanceIndex``)."""
     root = Path(root)
-    score, combine = scoring(market)
-    seats = _seats_from_metrics(metrics_file(root), score)
+    rank_by, combine = scoring(market)
+    seats = _seats_from_metrics(metrics_file(root), rank_by)
+    playing = {e for episodes in units.values() for e in episodes}
+    seats = seats[seats["episode_id"].isin(playing)]  # metrics of episodes since replaced: out
     known = set(seats["episode_id"].unique())
     extra, decisions, calls, costs = [], [], [], []
     run_dir = logs.run_dir_for(root)
@@ -141,11 +145,11 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
         if not known.issuperset(episodes):
             a = unit_table(folder / "agents.parquet", ["agent_id", "name"])
             extra.append(a[~a["episode_id"].isin(known)].rename(columns={"name": "player"}))
-        decisions.append(unit_table(folder / "decisions.parquet", ["step", "round", "phase", "agent_id",
-                                                             "attempt", "valid"],
-                               filters=[[("valid", "=", False)], [("attempt", ">", 0)]]))
-        c = unit_table(folder / "llm_calls.parquet", ["step", "round", "phase", "agent_id", "attempts",
-                                                "prompt_tokens", "completion_tokens"])
+        decisions.append(unit_table(folder / "decisions.parquet",
+                                    ["step", "round", "phase", "agent_id", "attempt", "valid"],
+                                    filters=[[("valid", "=", False)], [("attempt", ">", 0)]]))
+        c = unit_table(folder / "llm_calls.parquet", ["step", "round", "phase", "agent_id",
+                                                      "attempts", "prompt_tokens", "completion_tokens"])
         if len(c):
             calls.append(c)
             costs.append(unit_table(run_dir / unit / "llm_costs.parquet", ["agent_id", "cost_usd"]))
@@ -160,7 +164,8 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     if calls:
         c = pd.concat(calls, ignore_index=True)
         c["tokens"] = c["prompt_tokens"].fillna(0) + c["completion_tokens"].fillna(0)
-        usage = c.groupby(seat_keys).agg(calls=("attempts", "size"), tokens=("tokens", "sum")).reset_index()
+        usage = c.groupby(seat_keys).agg(calls=("attempts", "size"),
+                                         tokens=("tokens", "sum")).reset_index()
     spent = pd.DataFrame(columns=seat_keys + ["cost_usd"])
     costs = [x for x in costs if len(x)]
     if costs:
@@ -172,8 +177,8 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     g = per_seat.groupby(["episode_id", "player"], sort=False)
     out = g.agg(seats=("agent_id", "size"), calls=("calls", "sum"), tokens=("tokens", "sum"),
                 reasked=("reasked", "sum"), invalid=("invalid", "sum")).reset_index()
-    score = g["score"].sum(min_count=1) if combine == "sum" else g["score"].mean()
-    out["score"] = score.to_numpy()
+    scores = g["score"].sum(min_count=1) if combine == "sum" else g["score"].mean()
+    out["score"] = scores.to_numpy()
     out["cost_usd"] = g["cost_usd"].sum(min_count=1).to_numpy()
     out["rank"] = out.groupby("episode_id")["score"].rank(ascending=False, method="min")
     out["players"] = out.groupby("episode_id")["player"].transform("size")

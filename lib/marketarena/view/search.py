@@ -131,17 +131,18 @@ class SearchIndex:
                .itertuples(index=False)} if len(seats) else {}
         keys = ["episode_id", "step", "round", "phase", "agent_id", "attempt", "call"]
         reasked = messages.groupby(keys)["reask"].transform("max") > 0
+        calls, texts = [], []
         for row, again in zip(messages.itertuples(index=False), reasked.tolist()):
+            self.rows += 1  # the row's id in both tables
             player, model = who.get((row.episode_id, row.agent_id), ("", ""))
-            cur = db.execute(
-                "INSERT INTO calls (episode_id, step, round, phase, agent_id, attempt, call, reask, "
-                "player, model, invalid, reasked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (row.episode_id, int(row.step), int(row.round), str(row.phase), str(row.agent_id),
-                 int(row.attempt), int(row.call), int(row.reask), _clean(player), _clean(model),
-                 int(bool(row.error)), int(again)))
-            db.execute("INSERT INTO text (rowid, prompt, answer, error) VALUES (?,?,?,?)",
-                       (cur.lastrowid, _prompt(row.messages), _clean(row.answer), _clean(row.error)))
-            self.rows += 1
+            calls.append((self.rows, row.episode_id, int(row.step), int(row.round), str(row.phase),
+                          str(row.agent_id), int(row.attempt), int(row.call), int(row.reask),
+                          _clean(player), _clean(model), int(bool(row.error)), int(again)))
+            texts.append((self.rows, _prompt(row.messages), _clean(row.answer), _clean(row.error)))
+        db.executemany("INSERT INTO calls (id, episode_id, step, round, phase, agent_id, attempt, "
+                       "call, reask, player, model, invalid, reasked) "
+                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", calls)
+        db.executemany("INSERT INTO text (rowid, prompt, answer, error) VALUES (?,?,?,?)", texts)
 
     def choices(self) -> dict[str, list[str]]:
         """The players and models that have LLM calls (for the filters)."""
