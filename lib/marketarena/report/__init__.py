@@ -17,5 +17,6 @@ Dependencies, and why:
   header click, compare two players) is ``static/site.js``, a few lines of plain JavaScript
   loaded with a plain ``<script>``.
 - **Playwright** (the ``dev`` extra) drives Chromium for the browser tests and the README's
-  screenshots (``report.browser``, ``report.screenshots``).
+  screenshots (``report.browser``, ``report.screenshots``); **Pillow**, already installed as
+  matplotlib's own dependency, writes a screenshot's signature into its PNG.
 """
