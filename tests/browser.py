@@ -1,7 +1,6 @@
-"""A real browser for the tests of the results site and the episode viewer: Debian's Chromium
-(``/usr/bin/chromium``, or ``MARKETARENA_CHROMIUM``) driven by Playwright for Python. Playwright's
-own browser download cannot run on these machines, so it drives the system's Chromium with
-the flags a closed network needs (no background networking, no component updates).
+"""A real browser for the tests of the results site and the episode viewer:
+``marketarena.report.browser`` (Debian's Chromium driven by Playwright for Python, with the flags a
+closed network needs), with what the tests add: pages' errors collected, and the skip.
 
 Without Chromium or Playwright the browser tests skip, unless ``MARKETARENA_REQUIRE_BROWSER=1``
 (CI sets it, and ``.ci/run`` installs the browser), which turns the skip into a failure.
@@ -10,21 +9,12 @@ Without Chromium or Playwright the browser tests skip, unless ``MARKETARENA_REQU
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import ExitStack, contextmanager
 
 import pytest
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]
-
-
-def chromium() -> str | None:
-    path = os.environ.get("MARKETARENA_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    return path if Path(path).is_file() else None
+from marketarena.report.browser import NoBrowser, open_page
 
 
 def unavailable(why: str) -> None:
@@ -47,18 +37,9 @@ class Console:
 @contextmanager
 def browser_page(width: int = 1400, height: int = 1000) -> Iterator[tuple[object, Console]]:
     """(page, its Console) in a fresh headless Chromium."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("playwright is not installed")
-    exe = chromium()
-    if exe is None:
-        unavailable("no Chromium at /usr/bin/chromium")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=FLAGS)
+    with ExitStack() as stack:
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.set_default_timeout(60_000)  # a busy 2-core machine
-            yield page, Console(page)
-        finally:
-            browser.close()
+            page = stack.enter_context(open_page(width, height))
+        except NoBrowser as exc:
+            unavailable(str(exc))
+        yield page, Console(page)

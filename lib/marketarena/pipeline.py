@@ -63,6 +63,12 @@ class Paths:
     def references(self, instance: str) -> Path:
         return self.data / "references" / instance
 
+    def figure_data(self, instance: str) -> Path:
+        """What each figure of the instance draws, as CSV (``plots.style.figure_data``), in the
+        figures stage's tables folder (not beside the PNGs: ``dvc plots`` would draw a CSV
+        found under ``reports/figures`` as a plot of its own)."""
+        return self.reports / "tables" / instance / "figure_data"
+
 
 def _write_json(obj, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,10 +211,13 @@ def run_ratings(instance: str, params: Params, paths: Paths) -> pd.DataFrame:
 
 def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
     """The instance's figures and tables: ``reports/figures/<instance>/``,
-    ``reports/tables/<instance>/``."""
+    ``reports/tables/<instance>/``, and what each figure draws as CSV (``Paths.figure_data``)."""
+    from marketarena.plots.style import figure_data
+
     plugin, mp = plugin_for(params, instance)
-    return plugin.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
-                               paths.reports / "tables" / instance, mp, instance)
+    with figure_data(paths.figure_data(instance)):
+        return plugin.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
+                                   paths.reports / "tables" / instance, mp, instance)
 
 
 def run_overall(params: Params, paths: Paths) -> pd.DataFrame:

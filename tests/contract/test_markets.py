@@ -432,6 +432,10 @@ def test_figures_from_the_metrics(kind, persona_world, tmp_path):
     assert out and all(Path(p).is_file() and Path(p).stat().st_size > 0 for p in out)
     pngs = [p for p in out if str(p).endswith(".png")]
     assert pngs, f"{kind} draws no figure"
+    drawn = [pd.read_csv(paths.figure_data(kind) / f"{Path(png).stem}.csv") for png in pngs]
+    for png, data in zip(pngs, drawn):  # each with the data it draws (plots.drawn), for the site
+        assert set(data["kind"]) <= {"line", "points", "bar", "segment", "band", "cell", "cut"}, png
+    assert sum(len(d) for d in drawn) > 0  # (a panel saying "no data" draws none)
     # the results site captions every figure and table (report/captions.py)
     from marketarena.report.captions import missing
 

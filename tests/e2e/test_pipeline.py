@@ -165,6 +165,13 @@ def test_repro_produces_every_output(project):
     assert (site / "index.html").is_file() and (site / "style.css").is_file()
     assert sorted(p.stem for p in site.glob("*.html")) == sorted([*instances, "index"])
     assert "no cross-market ranking" in (reports / "overall" / "overall.md").read_text()
+    for instance in instances:  # every figure with the data it draws (plots.drawn) on the site
+        rows = 0
+        for png in (reports / "figures" / instance).glob("*.png"):
+            drawn = reports / "tables" / instance / "figure_data" / f"{png.stem}.csv"
+            rows += len(drawn.read_text().splitlines()) - 1  # (a "no data" panel draws none)
+            assert (site / instance / "figures" / drawn.name).read_bytes() == drawn.read_bytes()
+        assert rows > 0, instance
     stats = json.loads((reports / "stats" / "supply_chain.json").read_text())
     assert {r["metric"] for r in stats["spearman"]} >= {"fill_rate", "MMS", "NPM"}
     agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
@@ -220,6 +227,9 @@ def test_results_site_opens_from_disk_in_a_browser(project):
             assert len(widths) == len(pngs) > 0 and all(w > 0 for w in widths), instance
             first = page.locator("table.board tbody tr").first.inner_text()
             assert re.search(r"-?[\d.,]+ \[-?[\d.,]+, -?[\d.,]+\]", first), (instance, first)
+            assert "leads" in page.locator("p.result").inner_text()  # its result in a sentence
+            data = page.eval_on_selector_all("figcaption a[download]", "els => els.length")
+            assert data == len(widths), instance  # every figure's data beside it
             assert "episode wall time" in page.locator("td[data-run-info]").inner_text()
         assert console.errors == []
 

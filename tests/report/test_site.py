@@ -113,3 +113,116 @@ def test_a_full_disk_leaves_the_earlier_site_as_it_was_and_names_the_file(tmp_pa
                         "the earlier reports/site is left as it was; free some space and run again")
     assert _files(site) == before
     assert sorted(p.name for p in site.parent.iterdir()) == ["figures", "site"]  # no temporary left
+
+
+def test_a_board_shows_its_main_columns_and_links_each_player_to_the_viewer():
+    from marketarena.report.site import viewer_url
+
+    frame = pd.DataFrame({
+        "rank": [1, 2], "name": ["a b", "<i>x</i>"], "mu": [6.5, 5.25], "mu_lo": [6.0, 4.0],
+        "mu_hi": [7.0, 6.0], "rank_lo": [1, 1], "rank_hi": [1, 2], "games": [10, 12],
+        "csa_mean": [0.5, 0.25], "csa_lo": [0.1, 0.0], "csa_hi": [0.9, 0.5],
+        "valid_first": [0.9, 1.0], "something_new": [3, 4]})
+    board = Board.of(frame, main={"rank", "name", "mu", "games", "valid_first"},
+                     link=lambda n: viewer_url("da", "p", n))
+    shown = [c for c, m in zip(board.columns, board.main) if m]
+    assert shown == ["rank (95% interval)", "name", "mu (95% interval)", "games", "valid_first"]
+    assert board.hidden == 2  # csa and the unknown column: behind the switch
+    html = board.html("board")
+    assert '<a class="player" href="http://127.0.0.1:8765/i/da/p/%3Ci%3Ex%3C%2Fi%3E">&lt;i&gt;x' in html
+    assert '<tr data-player="a b">' in html and "<i>" not in html
+    assert '<th class="more">csa_mean (95% interval)</th>' in html
+    assert '<td data-sort="5.25">5.250 [4, 6]</td>' in html  # sorts by the value, not the text
+
+
+def test_the_page_states_its_result_in_a_sentence():
+    from marketarena.report.captions import Headline
+    from marketarena.report.site import summary
+
+    headline = Headline(column="mu", label="TrueSkill μ")
+    frame = pd.DataFrame({"name": ["<b>top</b>", "two", "llm"], "kind": ["baseline", "baseline", "llm"],
+                          "mu": [7.0, 6.0, 5.0], "mu_lo": [6.5, 5.0, 4.0], "mu_hi": [7.5, 7.0, 6.0],
+                          "rank_lo": [1, 1, 2], "rank_hi": [2, 3, 3], "games": [9, 9, 4]})
+    text = str(summary(frame, headline))
+    assert text == ("<strong>&lt;b&gt;top&lt;/b&gt;</strong> leads 3 players on TrueSkill μ: 7 [6.500, "
+                    "7.500] over 9 games; next is <strong>two</strong> (6). Its 95% rank interval is "
+                    "[1, 2]: first place is not settled. LLM players: <strong>llm</strong> ranks 3 of "
+                    "3 (5 [4, 6]).")
+    two = frame.assign(role=["buyer", "buyer", "seller"], rank_hi=[1, 2, 1])
+    text = str(summary(two, headline))
+    assert text.startswith("Among buyers, <strong>&lt;b&gt;top") and "Among sellers, <strong>llm" in text
+    assert "first place is clear" in text
+    assert str(summary(frame.drop(columns="mu"), headline)) == ""  # no headline column: no sentence
+
+
+def test_every_table_has_its_csv():
+    from marketarena.report.site import _markdown, markdown_csv
+
+    text = "Caption line.\n\n| name | mu | note |\n| --- | ---: | --- |\n| **a** | _1.5_ | x, y |\n| b | 2 | `z` |\n"
+    assert markdown_csv(_markdown(), text) == 'name,mu,note\na,1.5,"x, y"\nb,2,z\n'
+
+
+def test_head_to_head_counts_the_games_met_and_who_scored_above():
+    from marketarena.report.headtohead import game_scores, head_to_head
+
+    agents = pd.DataFrame({"episode_id": ["e1"] * 3 + ["e2"] * 3 + ["e3"] * 2,
+                           "name": ["a", "b", "c", "a", "b", "b", "a", "c"],
+                           "csa": [3.0, 1.0, 2.0, 0.0, 1.0, 1.0, 1.0, 1.0]})
+    scores = game_scores(agents, "csa")  # b holds two seats in e2: their sum, 2.0
+    assert scores.loc["e2", "b"] == 2.0
+    pairs = head_to_head(scores, ["a", "b", "c", "nobody"]).set_index(["player", "opponent"])
+    assert pairs.loc[("a", "b")].tolist() == [2, 0.5, 0.0]  # e1 won by 2, e2 lost by 2
+    assert pairs.loc[("b", "a")].tolist() == [2, 0.5, 0.0]
+    assert pairs.loc[("a", "c")].tolist() == [2, 0.75, 0.5]  # e3 a tie: half a win
+    assert pairs.loc[("c", "b")].tolist() == [1, 1.0, 1.0]
+    assert len(pairs) == 6
+
+
+def test_a_figures_data_is_what_it_draws(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from marketarena.plots.style import figure_data, save
+
+    fig, (left, right) = plt.subplots(1, 2)
+    left.plot([1, 2], [3.5, float("nan")], label="mean")
+    left.set_title("Prices")
+    left.set_xlabel("round")
+    right.bar(["x", "y"], [4, 5], label="units")
+    save(fig, tmp_path / "figures" / "plain.png")
+    assert not (tmp_path / "data").exists()  # outside a figure_data block: the PNG only
+    fig, (left, right) = plt.subplots(1, 2)
+    left.plot([1, 2], [3.5, float("nan")], label="mean")
+    left.set_title("Prices")
+    left.set_xlabel("round")
+    right.bar(["x", "y"], [4, 5], label="units")
+    with figure_data(tmp_path / "data"):
+        save(fig, tmp_path / "figures" / "fig.png")
+    assert (tmp_path / "data" / "fig.csv").read_text().splitlines() == [
+        "panel,x_axis,y_axis,kind,series,x,y,y2",
+        "Prices,round,,line,mean,1,3.5,", "Prices,round,,line,mean,2,,",
+        "panel 2,,,bar,units,x,4,0", "panel 2,,,bar,units,y,5,0"]
+
+
+def test_every_market_declares_its_headline():
+    for kind in market_names():
+        declared = yaml.safe_load(captions.path_of(kind).read_text())["headline"]
+        assert captions.load(kind).headline.model_dump() == declared, kind
+
+
+def test_a_horizontal_bar_is_its_length_against_its_category():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from marketarena.plots.drawn import rows_of
+
+    fig, ax = plt.subplots()
+    ax.barh(["gd", "zip"], [1.5, -2.0], label="μ")
+    fig.canvas.draw()
+    assert [r[3:] for r in rows_of(fig)] == [["bar", "μ", "1.5", "gd", 0],
+                                             ["bar", "μ", "-2", "zip", 0]]
+    plt.close(fig)

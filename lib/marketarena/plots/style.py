@@ -18,7 +18,8 @@ What lives here:
   episodes) or a percentile bootstrap over episodes (``method="bootstrap"``, ``stats.
   bootstrap_mean_cis``: never outside the observed values, so never outside what the quantity can
   be), optionally clipped to ``bounds`` (a share to [0, 1], a price to [0, inf)).
-- :func:`save` writes a figure (creating folders), closes it and returns the path.
+- :func:`save` writes a figure (creating folders), closes it and returns the path; inside a
+  :func:`figure_data` block (the figures stage) also what it draws, as CSV (``plots.drawn``).
 
 A figure's bytes depend only on its data (issue 28), so that DVC sees the same output on every run
 and machine: :func:`apply_theme`, which every figure function calls first, also reseeds numpy's
@@ -29,6 +30,7 @@ its bundled FreeType, so the same locked versions draw the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -190,13 +192,33 @@ def dodge(i: int, n: int, width: float) -> float:
     return 0.0 if n <= 1 else (i - (n - 1) / 2) * width / (n - 1)
 
 
+#: where :func:`save` writes each figure's drawn data (None: nowhere); set by :func:`figure_data`
+_DATA_FOLDER: list[Path] = []
+
+
+@contextlib.contextmanager
+def figure_data(folder: str | Path):
+    """While in this block, :func:`save` also writes what each figure draws to
+    ``folder/<stem>.csv`` (``plots.drawn``)."""
+    _DATA_FOLDER.append(Path(folder))
+    try:
+        yield
+    finally:
+        _DATA_FOLDER.pop()
+
+
 def save(fig: Figure, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` (parents created), close it, return the path."""
+    """Write ``fig`` to ``path`` (parents created), close it, return the path; and its drawn
+    data inside a :func:`figure_data` block."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white",
                     metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
+        if _DATA_FOLDER:
+            from marketarena.plots import drawn
+
+            drawn.write(fig, _DATA_FOLDER[-1] / f"{path.stem}.csv")
     finally:
         plt.close(fig)
         np.random.seed(JITTER_SEED)  # the next figure starts from the seed too
@@ -210,6 +232,7 @@ __all__ = [
     "agent_palette",
     "apply_theme",
     "dodge",
+    "figure_data",
     "integer_steps",
     "mean_ci",
     "mean_errorbar",

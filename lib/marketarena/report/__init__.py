@@ -1,6 +1,7 @@
-"""Reading results: the static results site (``site``, the ``report`` stage) and what it says
-about each market (``captions``: ``markets/<kind>/figures.yaml``); how a run went, as opposed to
-its results, is read in one place (``runinfo``). The episode viewer is ``marketarena.view``.
+"""Reading results: the static results site (``site``, the ``report`` stage), what it says about
+each market (``captions``: ``markets/<kind>/figures.yaml``) and who beats whom (``headtohead``);
+how a run went, as opposed to its results, is read in one place (``runinfo``). The episode viewer
+is ``marketarena.view``; the README's screenshots are made by ``screenshots``.
 
 Dependencies, and why:
 
@@ -12,5 +13,10 @@ Dependencies, and why:
   installed (rich, through typer, needs it).
 - No JavaScript library: the pages are static HTML and PNG (every figure is the figures stage's
   PNG), so they open from disk with no server, no network and nothing to load; an ES-module
-  table library would not load from ``file://`` anyway.
+  table library would not load from ``file://`` anyway. What the pages do (sort a table on a
+  header click, compare two players) is ``static/site.js``, a few lines of plain JavaScript
+  loaded with a plain ``<script>``.
+- **Playwright** (the ``dev`` extra) drives Chromium for the browser tests and the README's
+  screenshots (``report.browser``, ``report.screenshots``); **Pillow**, already installed as
+  matplotlib's own dependency, writes a screenshot's signature into its PNG.
 """

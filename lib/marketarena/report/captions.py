@@ -2,7 +2,10 @@
 ``markets/<kind>/figures.yaml``, beside the market's code and read only by the site.
 
 The file names the market (``market``: title, the paper it reproduces, its seed number, a paragraph
-on what competes), optionally what its board ranks by (``board``) and, per format of published
+on what competes), optionally what its board ranks by (``board``), its headline column
+(``headline``: shown first on the board and stated in the page's opening sentence; TrueSkill μ
+unless it says otherwise), what the episode viewer must know about its tables (``viewer``: values
+that stand for "none") and, per format of published
 games it imports (``sources``), what an imported instance's page says about them, and gives every figure stem
 (``reports/figures/<instance>/<stem>.png``) and every table key (``reports/tables/<instance>/
 <instance>_<key>.md``) a title and a caption, worded as README.md's "What the pipeline produces".
@@ -36,7 +39,7 @@ class MarketInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str
     source: str  # the paper (or papers) it reproduces
-    seed: str  # the seed document's number in shared/seeds (e.g. "002")
+    seed: str  # the number of the seed document it reproduces (e.g. "002")
     about: str
 
 
@@ -48,10 +51,30 @@ class SourceInfo(BaseModel):
     about: str  # where they come from, what is in them, what differs from our own runs
 
 
+class Headline(BaseModel):
+    """The board's headline: the column a reader looks at first (its ``_lo`` / ``_hi`` interval
+    shown beside it), named in words for the page's sentence."""
+
+    model_config = ConfigDict(extra="forbid")
+    column: str  # a column of reports/leaderboards/<instance>.csv, e.g. mu, eas_mean
+    label: str  # e.g. "TrueSkill μ (games ranked by CSα)"
+
+
+class ViewerInfo(BaseModel):
+    """What the episode viewer needs to know about the market's tables."""
+
+    model_config = ConfigDict(extra="forbid")
+    #: per table and column, the value that means "none" (drawn as a gap in the timeline's
+    #: plots, e.g. double_auction's price -1 for a round without a trade)
+    missing: dict[str, dict[str, float]] = {}
+
+
 class MarketCaptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     market: MarketInfo
     board: str | None = None  # what the board ranks by and how its intervals are made
+    headline: Headline = Headline(column="mu", label="TrueSkill μ")
+    viewer: ViewerInfo = ViewerInfo()
     sources: dict[str, SourceInfo] = {}  # imported instances, by source format
     figures: dict[str, Caption] = {}
     tables: dict[str, Caption] = {}

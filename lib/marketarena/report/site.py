@@ -1,23 +1,29 @@
-"""The results site (DESIGN.md section 9a): ``reports/site/``, built by the ``report`` stage from
-the pipeline's outputs, opened from disk (``reports/site/index.html``) with no server and no
-network.
+"""The results site: ``reports/site/``, built by the ``report`` stage from the pipeline's outputs,
+opened from disk (``reports/site/index.html``) with no server and no network.
 
 What it holds:
 
 - ``index.html``: every market instance (its market, the paper and seed it reproduces, episodes,
-  players, the leader of its board), the standing across instances (``reports/overall``), the
-  Economic Alignment Score table and what it costs to rate a model (``report.costs``);
-- ``<instance>.html``, one per instance: what the market is and which seed it reproduces, the
-  board with its 95% intervals, every figure with its caption, every table (the figures stage's,
-  the Spearman table of the stats stage, mean metrics per player), the run's size (episodes,
-  decisions and invalid answers, LLM calls, re-asks, tokens and their cost at the listed prices)
-  and the instance's params as validated (defaults filled in), with the models its LLM seats use;
-- ``<instance>/``: copies of its figures, tables (``.md``, ``.tex``) and board (``.csv``), so the
-  folder is whole wherever it is copied; ``style.css``.
+  players, the leader of its board with its headline score), the standing across instances
+  (``reports/overall``), the Economic Alignment Score table and what it costs to rate a model
+  (``report.costs``);
+- ``<instance>.html``, one per instance, in :data:`SECTIONS` (add a section there and a template
+  ``templates/sections/<id>.html.j2``): its result in a sentence (:func:`summary`), what the
+  market is, the board (rank, player, the market's headline column with its 95% interval, games
+  and the validity columns by default; the other columns behind a switch), every player linked to
+  its page in the episode viewer (``marketarena view`` at :data:`VIEWER`), the head-to-head
+  matrix (:func:`versus`) with "compare two players", every figure with its caption, every table
+  (the figures stage's, the Spearman table of the stats stage, mean metrics per player), the run's
+  size (episodes, decisions and invalid answers, LLM calls, re-asks, tokens and their cost at the
+  listed prices) and the instance's params as validated, with the models its LLM seats use;
+- ``<instance>/``: copies of its figures with the data each draws (CSV), its tables (``.md``,
+  ``.tex`` and ``.csv``), its board, head-to-head pairs, metrics and run as CSV, so the folder is
+  whole wherever it is copied; ``style.css`` and ``site.js`` (sorting on a header click, compare
+  two players, the run information: a few lines of plain JavaScript, no library).
 
-Captions come from ``markets/<kind>/figures.yaml`` (``report.captions``); a figure or table
-without one is shown marked as such. Tables are the figures stage's Markdown files rendered by
-markdown-it-py; nothing else is parsed by hand.
+Captions and each market's headline come from ``markets/<kind>/figures.yaml``
+(``report.captions``); a figure or table without a caption is shown marked as such. Tables are the
+figures stage's Markdown files rendered by markdown-it-py; nothing else is parsed by hand.
 
 Reproducible: the pages are a pure function of the stage's declared inputs (no timestamps, no
 absolute paths, sorted everything), so two machines with the same results build the same bytes.
@@ -31,23 +37,26 @@ complete (``core.files.folder_replaced``), so a failure (a full disk, a read-onl
 unreadable input) leaves the earlier site exactly as it was, and the error names the file of the
 site that could not be written (``reports/site/<instance>/figures/<name>.png``), not its source.
 
-No JavaScript library ships with the site: everything is static HTML (a table library's module
-would not even load from ``file://``), so there is nothing to go stale or offline.
+Everything from the logs (player names, LLM answers) is hostile text: escaped in the pages, and
+JSON for a script only through ``report.safe.script_json``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+from urllib.parse import quote, urlencode
 
 import jinja2
 import pandas as pd
 import yaml
 from markdown_it import MarkdownIt
-from markupsafe import escape
+from markupsafe import Markup, escape
 
 from marketarena.config import Params
 from marketarena.core.files import folder_replaced
@@ -56,10 +65,11 @@ from marketarena.money import usd
 from marketarena.report import captions as captions_mod
 from marketarena.report.costs import cost_table
 from marketarena.report.runinfo import run_info
+from marketarena.report.safe import script_json
 
 #: what a failed ``report`` stage leaves safe (its error line says so: ``faults.one_line_errors``)
 KEPT = "the earlier reports/site is left as it was"
-ASSETS = ("style.css",)
+ASSETS = ("style.css", "site.js")
 RUN_INFO = "run-info.js"  # excluded from the site's hash by .dvcignore
 MISSING = "–"
 
@@ -83,17 +93,49 @@ def number(value: Any) -> str:
     return text[1:] if text.startswith("-") and text.strip("-0.,") == "" else text
 
 
+#: where the site's links to the episode viewer point: `marketarena view`'s default address
+VIEWER = "http://127.0.0.1:8765"
+#: board columns shown by default besides the rank, the player, the headline and the games played
+#: (``games``, else ``episodes``): a board's role (lemon's buyers and sellers), and the validity of
+#: the player's answers (shares of its decisions: valid at the first attempt, only after re-asks,
+#: the market's fallback; and how many)
+MAIN_COLUMNS = ("role", "valid_first", "valid_reasked", "fallback", "decisions")
+
+
+def roles(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """A board's parts: one per role on a board of several (lemon's buyers and sellers, each
+    ranked on its own), else the whole board under no name."""
+    if "role" in frame.columns and frame["role"].nunique() > 1:
+        return [(str(r), rows) for r, rows in frame.groupby("role", sort=False)]
+    return [("", frame)]
+
+
+def viewer_url(instance: str, *parts: str, **query: str) -> str:
+    """The viewer's page of ``instance`` (``/i/<instance>/<parts...>?<query>``)."""
+    path = "/".join(quote(x, safe="") for x in (instance, *parts))
+    return f"{VIEWER}/i/{path}" + (f"?{urlencode(query)}" if query else "")
+
+
 @dataclass
 class Board:
     """A table of numbers as shown: columns, and rows of cells; ``x_lo`` / ``x_hi`` pairs are
     folded into one ``x [lo, hi]`` cell beside their value column (``x`` or ``x_mean``), or shown
-    alone where there is none (a rank interval)."""
+    alone where there is none (a rank interval). ``main`` says which columns show by default (the
+    others behind the page's "all columns" switch), ``keys`` holds each cell's number for sorting
+    (None: sort by its text) and ``links`` each row's link for its player cell."""
 
     columns: list[str]
     rows: list[list[str]]
+    main: list[bool] = field(default_factory=list)
+    keys: list[list[float | None]] = field(default_factory=list)
+    links: list[str | None] = field(default_factory=list)
+    player_column: int | None = None
 
     @classmethod
-    def of(cls, df: pd.DataFrame) -> "Board":
+    def of(cls, df: pd.DataFrame, main: set[str] | None = None,
+           link: Callable[[str], str] | None = None) -> "Board":
+        """``df`` as shown; ``main``: the CSV columns shown by default (None: every one),
+        ``link``: a player's name -> the href of its cell."""
         cols = list(df.columns)
         pairs = {c[:-3] for c in cols if c.endswith("_lo") and f"{c[:-3]}_hi" in cols}
         value_of = {b: next((v for v in (b, f"{b}_mean") if v in cols), None) for b in pairs}
@@ -105,24 +147,51 @@ class Board:
                 continue
             base = next((b for b, v in value_of.items() if v == c), None)
             shown.append((f"{c} (95% interval)" if base else c, c, base))
-        rows = []
+        who = next((c for c in ("name", "player") if c in cols), None)
+        rows, keys, links = [], [], []
         for record in df.to_dict(orient="records"):
-            row = []
+            row, key = [], []
             for _, value, base in shown:
                 cell = number(record[value]) if value else ""
                 if base:
                     interval = f"[{number(record[base + '_lo'])}, {number(record[base + '_hi'])}]"
                     cell = f"{cell} {interval}" if cell else interval
                 row.append(cell)
+                raw = record[value] if value else record[base + "_lo"]
+                key.append(float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool)
+                           and not math.isnan(raw) else None)
             rows.append(row)
-        return cls([h for h, _, _ in shown], rows)
+            keys.append(key)
+            links.append(link(str(record[who])) if link and who else None)
+        return cls([h for h, _, _ in shown], rows,
+                   [main is None or (v or b) in main or b in main for _, v, b in shown], keys,
+                   links, next((i for i, (_, v, _) in enumerate(shown) if v == who), None))
 
     def html(self, css_class: str = "") -> str:
-        head = "".join(f"<th>{escape(c)}</th>" for c in self.columns)
-        body = "\n".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>"
-                         for row in self.rows)
+        main = self.main or [True] * len(self.columns)
+        more = ["" if m else ' class="more"' for m in main]
+        head = "".join(f"<th{m}>{escape(c)}</th>" for c, m in zip(self.columns, more))
+        body = []
+        for r, row in enumerate(self.rows):
+            cells = []
+            for c, value in enumerate(row):
+                key = self.keys[r][c] if self.keys else None
+                attrs = more[c] + (f' data-sort="{key!r}"' if key is not None else "")
+                text = escape(value)
+                if c == self.player_column and self.links and self.links[r]:
+                    text = Markup(f'<a class="player" href="{escape(self.links[r])}">{text}</a>')
+                cells.append(f"<td{attrs}>{text}</td>")
+            who = (f' data-player="{escape(row[self.player_column])}"'
+                   if self.player_column is not None else "")
+            body.append(f"<tr{who}>" + "".join(cells) + "</tr>")
         attr = f' class="{css_class}"' if css_class else ""
-        return f"<table{attr}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
+        return (f"<table{attr}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
+                + "\n</tbody>\n</table>\n")
+
+    @property
+    def hidden(self) -> int:
+        """How many columns the default view leaves out."""
+        return sum(not m for m in self.main)
 
 
 @dataclass
@@ -136,6 +205,40 @@ class Item:
     href: str  # the copied file (PNG, or the table's Markdown)
     html: str = ""  # a table's rendering
     tex: str | None = None  # a table's LaTeX file
+    csv: str | None = None  # a table's CSV, or the data drawn in a figure
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of an instance page: its anchor, its heading (also the page's table of
+    contents) and the template that renders it (``templates/sections/<id>.html.j2``), given
+    ``page``. Add a section by adding it to :data:`SECTIONS`."""
+
+    id: str
+    title: str
+
+    @property
+    def template(self) -> str:
+        return f"sections/{self.id}.html.j2"
+
+
+#: an instance page's sections, in order
+SECTIONS = [Section("board", "Board"), Section("versus", "Head to head"),
+            Section("figures", "Figures"), Section("tables", "Tables"), Section("run", "Run"),
+            Section("params", "Params")]
+
+
+@dataclass
+class Versus:
+    """The head-to-head matrix of a group of players (a lemon board's role, or every player)."""
+
+    group: str
+    players: list[str]  # in board order
+    cells: dict[tuple[str, str], dict[str, Any]]  # (row, column) -> games, win_share, ...
+    cut: int = 0  # players left out (below the board's first MAX_VERSUS)
+
+    def cell(self, a: str, b: str) -> dict[str, Any] | None:
+        return self.cells.get((a, b))
 
 
 @dataclass
@@ -157,6 +260,18 @@ class InstancePage:
     problems: list[str] = field(default_factory=list)
     #: an imported instance: (its source's description, the import report as label -> value)
     imported: tuple[captions_mod.SourceInfo, dict[str, str]] | None = None
+    summary: str = ""  # the page's result in a sentence (Markup: names escaped)
+    versus: list[Versus] = field(default_factory=list)
+    #: every pair that met (player, opponent, games, win_share, mean_difference): the page's
+    #: "compare two players" reads it
+    versus_data: list[dict[str, Any]] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=lambda: list(SECTIONS))
+    #: where the LLM players land: (name, rank, players on its board or its role's)
+    llm_ranks: list[tuple[str, int, int]] = field(default_factory=list)
+    viewer: str = VIEWER
+
+    def viewer_url(self, *parts: str, **query: str) -> str:
+        return viewer_url(self.name, *parts, **query)
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -178,6 +293,7 @@ def _environment() -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["number"] = number
     env.filters["usd"] = usd
+    env.filters["tojson_script"] = script_json
     return env
 
 
@@ -235,6 +351,34 @@ def _tables(instance: str, kind: str, paths, site: Path, md: MarkdownIt) -> list
             for src in sources]
 
 
+def markdown_csv(md: MarkdownIt, text: str) -> str:
+    """The tables of a Markdown text as CSV (one after the other): each cell's text without its
+    emphasis (the best / second-best marks), as the table shows it."""
+    rows: list[list[str]] = []
+    cell: list[str] | None = None
+    for token in md.parse(text):
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type in ("th_open", "td_open"):
+            cell = []
+        elif token.type == "inline" and cell is not None:
+            cell.extend(c.content for c in token.children or () if c.type in ("text", "code_inline"))
+        elif token.type in ("th_close", "td_close") and cell is not None:
+            rows[-1].append("".join(cell))
+            cell = None
+    return csv_text(rows)
+
+
+def csv_text(rows: list[list[Any]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def frame_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+
+
 def _table(src: Path, instance: str, site: Path, md: MarkdownIt,
            entry: captions_mod.Caption | None) -> Item:
     rel = f"{instance}/tables/{src.name}"
@@ -243,8 +387,11 @@ def _table(src: Path, instance: str, site: Path, md: MarkdownIt,
     if tex.is_file():
         tex_rel = f"{instance}/tables/{tex.name}"
         _copy(tex, site / tex_rel)
+    text = src.read_text(encoding="utf-8")
+    csv_rel = f"{instance}/tables/{src.stem}.csv"
+    _write(site / csv_rel, markdown_csv(md, text))
     return Item(src.stem, entry.title if entry else src.stem, entry.caption if entry else "",
-                entry is not None, rel, html=md.render(src.read_text(encoding="utf-8")), tex=tex_rel)
+                entry is not None, rel, html=md.render(text), tex=tex_rel, csv=csv_rel)
 
 
 SPEARMAN = captions_mod.Caption(
@@ -260,12 +407,17 @@ def _figures(instance: str, kind: str, paths, site: Path) -> list[Item]:
     pngs = sorted((paths.reports / "figures" / instance).glob("*.png"),
                   key=lambda p: (order.get(captions.figure_key(p.stem), len(order)), p.stem))
     items = []
+    data = paths.figure_data(instance)
     for src in pngs:
         entry = captions.figure(src.stem)
         rel = f"{instance}/figures/{src.name}"
         _copy(src, site / rel)
+        drawn, csv_rel = data / f"{src.stem}.csv", None
+        if drawn.is_file():
+            csv_rel = f"{instance}/figures/{src.stem}.csv"
+            _copy(drawn, site / csv_rel)
         items.append(Item(src.stem, entry.title if entry else src.stem,
-                          entry.caption if entry else "", entry is not None, rel))
+                          entry.caption if entry else "", entry is not None, rel, csv=csv_rel))
     return items
 
 
@@ -278,9 +430,106 @@ def _metrics_table(paths, instance: str, site: Path) -> Item | None:
     rel = f"{instance}/metrics.json"
     _copy(path, site / rel)
     frame = pd.DataFrame.from_dict(agents, orient="index").sort_index().reset_index(names="player")
+    _write(site / instance / "metrics.csv", frame_csv(frame))
     return Item(f"{instance}_metrics", "Mean metrics per player",
                 "Every metric of the instance, mean over the player's seats and episodes "
-                "(the metrics stage).", True, rel, html=Board.of(frame).html())
+                "(the metrics stage).", True, rel, html=Board.of(frame).html(),
+                csv=f"{instance}/metrics.csv")
+
+
+def _who(frame: pd.DataFrame) -> str | None:
+    return next((c for c in ("name", "player") if c in frame.columns), None)
+
+
+def headline_text(row: pd.Series | dict, column: str) -> str:
+    """A board row's headline value with its 95% interval (``6.41 [5.52, 7.64]``)."""
+    base = column[:-5] if column.endswith("_mean") else column
+    text = number(row.get(column))
+    if f"{base}_lo" in row and f"{base}_hi" in row:
+        text += f" [{number(row[f'{base}_lo'])}, {number(row[f'{base}_hi'])}]"
+    return text
+
+
+def summary(frame: pd.DataFrame, headline: captions_mod.Headline) -> Markup:
+    """The board's result in a sentence or three (per role on a board of several): who leads on
+    the headline, by how much, whether its rank interval settles the first place, and where the
+    LLM players land. Names are escaped."""
+    who = _who(frame)
+    if who is None or headline.column not in frame.columns or frame.empty:
+        return Markup("")
+    out = []
+    for role, rows in roles(frame):
+        rows = rows.reset_index(drop=True)
+        top = rows.iloc[0]
+        lead = (f"Among {escape(role)}s, " if role else "") + (
+            f"<strong>{escape(top[who])}</strong> leads {len(rows)} players on "
+            f"{escape(headline.label)}: {headline_text(top, headline.column)}")
+        if "games" in rows.columns:
+            lead += f" over {number(top['games'])} games"
+        if len(rows) > 1:
+            second = rows.iloc[1]
+            lead += (f"; next is <strong>{escape(second[who])}</strong> "
+                     f"({number(second[headline.column])})")
+        lead += "."
+        if {"rank_lo", "rank_hi"} <= set(rows.columns) and not pd.isna(top["rank_hi"]):
+            lead += (" Its 95% rank interval is [1, 1]: first place is clear." if top["rank_hi"] <= 1
+                     else f" Its 95% rank interval is [{number(top['rank_lo'])}, "
+                          f"{number(top['rank_hi'])}]: first place is not settled.")
+        if "kind" in rows.columns:
+            llm = rows[rows["kind"] == "llm"]
+            if 0 < len(llm) < len(rows):  # where the LLMs land among the others
+                placed = [f"<strong>{escape(r[who])}</strong> ranks {i + 1} of {len(rows)} "
+                          f"({headline_text(r, headline.column)})"
+                          for i, r in llm.head(5).iterrows()]
+                lead += " LLM players: " + "; ".join(placed) + (
+                    f"; {len(llm) - 5} more" if len(llm) > 5 else "") + "."
+        out.append(lead)
+    return Markup(" ".join(out))
+
+
+def llm_ranks(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
+    """(name, rank, players) of every LLM row of a board (``kind`` llm), the rank within its role
+    on a board of several."""
+    who = _who(frame)
+    if who is None or "kind" not in frame.columns:
+        return []
+    return [(str(r[who]), i + 1, len(rows)) for _, rows in roles(frame)
+            for i, (_, r) in enumerate(rows.reset_index(drop=True).iterrows()) if r["kind"] == "llm"]
+
+
+#: players in a head-to-head matrix at most (the board's first; the CSV holds every pair)
+MAX_VERSUS = 30
+
+
+def versus(instance: str, kind: str, frame: pd.DataFrame, paths, site: Path
+           ) -> tuple[list[Versus], list[dict[str, Any]]]:
+    """The head-to-head matrices of an instance (``report.headtohead``), one per board role,
+    players in board order, and every pair that met (also written to ``<instance>/versus.csv``)."""
+    from marketarena.core.registry import get_plugin
+    from marketarena.report.headtohead import game_scores, head_to_head
+
+    path = paths.metrics(instance) / "agents.parquet"
+    who = _who(frame)
+    plugin = get_plugin(kind)
+    if who is None or not path.is_file():
+        return [], []
+    agents = pd.read_parquet(path)
+    if plugin.rank_by not in agents.columns:
+        return [], []
+    scores = game_scores(agents, plugin.rank_by, plugin.seat_score)
+    out, pairs = [], []
+    for role, rows in roles(frame):
+        players = [str(p) for p in rows[who]]
+        long = head_to_head(scores, players)
+        pairs.append(long.assign(group=role) if role else long)
+        shown = players[:MAX_VERSUS]
+        cells = {(r.player, r.opponent): {"games": r.games, "win_share": r.win_share,
+                                          "mean_difference": r.mean_difference}
+                 for r in long.itertuples(index=False) if r.player in shown and r.opponent in shown}
+        out.append(Versus(str(role), shown, cells, len(players) - len(shown)))
+    every = pd.concat(pairs, ignore_index=True)
+    _write(site / instance / "versus.csv", frame_csv(every))
+    return out, every.to_dict(orient="records")
 
 
 def instance_page(instance: str, params: Params, paths, site: Path, md: MarkdownIt) -> InstancePage:
@@ -291,12 +540,18 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     board = None
     leader = MISSING
     frame = _read_csv(board_path)
+    headline = captions.headline
     if len(frame.columns):
-        board = Board.of(frame)
+        who = _who(frame)
+        games = "games" if "games" in frame.columns else "episodes"
+        main = {"rank", who or "", headline.column, games, *MAIN_COLUMNS}
+        board = Board.of(frame, main=main, link=lambda name: viewer_url(instance, "p", name))
         _copy(board_path, site / instance / "board.csv")
         if len(frame):  # boards are sorted best first
-            who = next((c for c in ("name", "player") if c in frame.columns), frame.columns[0])
-            leader = str(frame.iloc[0][who])
+            top = frame.iloc[0]
+            leader = str(top[who or frame.columns[0]])
+            if headline.column in frame.columns:
+                leader += f" ({headline_text(top, headline.column)})"
     figures = _figures(instance, kind, paths, site)
     tables = _tables(instance, kind, paths, site, md)
     problems = captions_mod.missing(kind, instance, [f.stem for f in figures], [t.stem for t in tables])
@@ -306,7 +561,11 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     metrics = _metrics_table(paths, instance, site)
     if metrics is not None:
         tables.append(metrics)
+    matrices, pairs = versus(instance, kind, frame, paths, site)
     reader = EpisodeReader(paths.episodes(instance))
+    size = run_size(reader, params)
+    if size["models"]:
+        _write(site / instance / "run.csv", frame_csv(pd.DataFrame(size["models"])))
     dumped = mp.model_dump(mode="json", by_alias=True)
     aliases = sorted({e.model for e in mp.roster if e.kind == "llm" and e.model})
     models = {a: params.models[a].model_dump(mode="json", exclude={"alias"})
@@ -328,11 +587,13 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
         name=instance, kind=kind, info=captions.market,
         board_note=captions.board or "TrueSkill by player over episodes (one free-for-all match "
                                      "per episode), with 95% bootstrap intervals over episodes.",
-        board=board, figures=figures, tables=tables, size=run_size(reader, params),
+        board=board, figures=figures, tables=tables, size=size,
         params_yaml=yaml.safe_dump(dumped, sort_keys=False, allow_unicode=True, width=100),
         models_yaml=yaml.safe_dump(models, sort_keys=True, allow_unicode=True, width=100) if models else "",
-        episodes=len(reader), players=len(mp.roster), leader=leader, run=run_info(paths.episodes(instance)),
-        problems=problems)
+        episodes=len(reader), players=len(frame) if len(frame) else len(mp.roster), leader=leader,
+        run=run_info(paths.episodes(instance)), problems=problems,
+        summary=summary(frame, headline), versus=matrices, versus_data=pairs,
+        llm_ranks=llm_ranks(frame))
 
 
 def _fact(value: Any) -> str:
@@ -347,22 +608,25 @@ def _fact(value: Any) -> str:
     return number(value)
 
 
-def _overall(paths, md: MarkdownIt) -> list[Item]:
+def _overall(paths, md: MarkdownIt, site: Path) -> list[Item]:
     """The standing across instances and the EAS table (``reports/overall``): the CSV as a
     table under the stage's note, or the note alone when the CSV is empty."""
     out = []
     folder = paths.reports / "overall"
     for stem, title in (("overall", "Standing across instances"), ("eas", "Economic Alignment Score")):
-        csv, note = folder / f"{stem}.csv", folder / f"{stem}.md"
-        frame = _read_csv(csv)
+        source, note = folder / f"{stem}.csv", folder / f"{stem}.md"
+        frame = _read_csv(source)
         text = note.read_text(encoding="utf-8") if note.is_file() else ""
         table_in_text = any(line.lstrip().startswith("|") for line in text.splitlines())
+        href = None
         if len(frame):  # the CSV, its intervals folded; the note above it unless it is the table
             html = ("" if table_in_text else md.render(text)) + Board.of(frame).html()
+            href = f"{stem}.csv"
+            _copy(source, site / href)
         else:
             html = md.render(text)
         if html:
-            out.append(Item(stem, title, "", True, "", html=html))
+            out.append(Item(stem, title, "", True, "", html=html, csv=href))
     return out
 
 
@@ -378,11 +642,11 @@ def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
         for asset in ASSETS:
             _copy(Path(__file__).parent / "static" / asset, new / asset)
         _write(new / "index.html", env.get_template("index.html.j2").render(
-            pages=pages, nav=nav, here=None, overall=_overall(paths, md),
+            pages=pages, nav=nav, here=None, overall=_overall(paths, md, new), viewer=VIEWER,
             costs=cost_table(params)))
         for page in pages:
             _write(new / f"{page.name}.html", env.get_template("instance.html.j2").render(
-                page=page, nav=nav, here=page.name))
+                page=page, nav=nav, here=page.name, viewer=VIEWER))
         runs = {p.name: p.run for p in pages}
         _write(new / RUN_INFO,
                "// How the run went (not results; excluded from the site's hash by .dvcignore)\n"

@@ -1,5 +1,7 @@
 """The episode viewer: ``marketarena view`` serves read-only pages over ``data/episodes/`` on
-loopback (``app``), reading one game by id without loading its shard set (``store``).
+loopback (``app``), reading one game by id without loading its shard set (``store``); each
+player's outcome in each game from what the pipeline wrote (``outcomes``), the lists built on it
+(``lists``) and full-text search over the prompts and answers (``search``).
 
 Dependencies, and why:
 
@@ -12,6 +14,8 @@ Dependencies, and why:
   its assets installed from PyPI and served by the viewer (no CDN).
 - **plotly.js**, as the plotly package ships it (``package_data/plotly.min.js``): the timeline's
   small interactive plots. Only the bundled script is used, loaded after the tables are drawn.
+- **SQLite's FTS5** (Python's ``sqlite3``, in the standard library) indexes the prompts and
+  answers for the search, in a temporary file: bounded memory, no server, no new package.
 - **pyarrow**, already the logs' engine, reads one game of a shard with a filter on
   ``episode_id`` (``core.reader.read_episode``). Measured on a 90,000-game set
   (``benchmarks/bench_viewer.py``): a game's ten tables in about 80 ms, DuckDB over the same

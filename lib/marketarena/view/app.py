@@ -3,15 +3,28 @@
 Routes (GET only; nothing writes):
 
 - ``/``: the instances with their episodes;
-- ``/i/<instance>?player=&seed=&q=&s.<key>=&page=``: its episodes, filtered by player (in the
-  lineup), setting (each key of the episode's setting: a crash cell, a double_auction
-  distribution...), seed (the episode seed or its run index) and id, 100 per page;
+- ``/i/<instance>?player=&seed=&q=&s.<key>=&only=&sort=&desc=&page=``: its players (each with
+  its mean score and rank, games won, LLM calls, cost, re-asked and invalid decisions) and its
+  episodes (with their players' LLM calls, cost, re-asked and invalid decisions), filtered by
+  player (in the lineup: then the player's page), setting (each key of the episode's setting: a
+  crash cell, a double_auction distribution...), seed (the episode seed or its run index), id and
+  ``only`` (``invalid``, ``reasked``), sorted on the server by ``sort``, 100 per page
+  (``view.lists``);
+- ``/i/<instance>/p/<player>``: a player's page: its board row, its totals, its episodes with its
+  outcome in each (the market's score, rank in the game, seats, LLM calls, tokens, cost, re-asked
+  and invalid decisions; ``view.outcomes``), filtered and sorted as above; the results site's
+  boards link here;
+- ``/i/<instance>/compare?a=&b=``: two players' board rows and their shared episodes with both
+  outcomes (the site's head-to-head cells link here);
+- ``/i/<instance>/search?text=&player=&model=&invalid=1&reasked=1&episode=&page=``: full text over
+  the instance's prompts, answers and errors (``view.search``), each hit linking to its decision;
 - ``/i/<instance>/e/<episode>``: one episode: meta, seats, the timeline (every table with a
   ``step`` column, filtered to one step or all, and small plots), every decision (links to the
-  LLM ones), the other tables;
+  LLM ones; filters for LLM, invalid and re-asked decisions), the other tables;
+- ``/i/<instance>/e/<episode>/tables.zip``: its meta and every table as CSV;
 - ``/i/<instance>/e/<episode>/d?step=&round=&phase=&agent=``: one decision: each attempt's
   action, validity and reason, and each LLM call's prompt, raw answer, re-asks with their reason,
-  tokens, cost, latency and cache hit;
+  tokens, cost, latency and cache hit; the seat's previous and next decision;
 - ``/static/*`` (our stylesheet and script), ``/vendor/*`` (the DataTables bundle from the
   itables package, plotly.min.js from the plotly package).
 
@@ -26,26 +39,41 @@ the size and hash its ``meta.json`` records (``core.reader.UnreadableTable``), a
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import threading
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from marketarena.core.reader import UnreadableTable
-from marketarena.view.store import EpisodeStore, decision_view, episode_view
+from marketarena.report.safe import script_json
+from marketarena.report.site import number
+from marketarena.view import lists
+from marketarena.view.outcomes import scoring
+from marketarena.view.search import CLOSE, OPEN
+from marketarena.view.search import PAGE_SIZE as SEARCH_PAGE
+from marketarena.view.store import EpisodeStore, decision_view, episode_view, episode_zip
 
-PAGE_SIZE = 100
+EPISODE_SORTS = ("episode_id", "run", "seed", "calls", "tokens", "cost_usd", "reasked", "invalid")
+PLAYER_SORTS = ("episode_id", "run", "seed", *lists.OUTCOME)
+SHARED_SORTS = ("episode_id", "run", "seed", "a_score", "a_rank", "b_score", "b_rank", "difference")
+
+
 HERE = Path(__file__).resolve().parent
+
+
+def marked(snippet: str) -> Markup:
+    """A search hit's text, escaped, with its matches marked."""
+    return Markup(str(escape(snippet)).replace(OPEN, "<mark>").replace(CLOSE, "</mark>"))
 
 
 def vendor_files() -> dict[str, Path]:
@@ -59,14 +87,15 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("marketarena.view", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True)
-    env.filters["tojson_script"] = lambda v: Markup(
-        json.dumps(v, ensure_ascii=False, allow_nan=False, default=str)
-        .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    env.filters["tojson_script"] = script_json
+    env.filters["pathpart"] = lambda v: quote(str(v), safe="")
+    env.filters["number"] = number
     return env
 
 
 def create_app(episodes_root: str | Path) -> Starlette:
     root = Path(episodes_root)
+    reports = root.parent.parent / "reports"  # data/episodes -> the project's reports/
     store = EpisodeStore(root)
     env = _environment()
     vendor = vendor_files()
@@ -92,24 +121,82 @@ def create_app(episodes_root: str | Path) -> Starlette:
                          "players": len(index.players)})
         return render("home.html.j2", root=str(root), instances=rows)
 
+    def chosen_of(request: Request, index) -> dict:
+        q = request.query_params
+        return {"player": q.get("player", ""), "seed": q.get("seed", "").strip(),
+                "q": q.get("q", "").strip(), "only": q.get("only", ""),
+                "setting": {k: q.get(f"s.{k}", "") for k in index.settings}}
+
+    def found_of(index, chosen: dict, player: str = "") -> list:
+        return index.filter(player or chosen["player"], chosen["setting"], chosen["seed"],
+                            chosen["q"])
+
     def listing(request: Request) -> HTMLResponse:
         instance = instance_of(request)
         index = store.index(instance)
-        q = request.query_params
-        setting = {k: q.get(f"s.{k}", "") for k in index.settings}
-        chosen = {"player": q.get("player", ""), "seed": q.get("seed", "").strip(),
-                  "q": q.get("q", "").strip(), "setting": setting}
-        found = index.filter(chosen["player"], setting, chosen["seed"], chosen["q"])
-        try:
-            page = max(0, int(q.get("page", "0")))
-        except ValueError:
-            page = 0
-        pages = max(1, -(-len(found) // PAGE_SIZE))
-        page = min(page, pages - 1)
-        keep = {k: v for k, v in q.items() if k != "page" and v}
+        chosen = chosen_of(request, index)
+        found = found_of(index, chosen)
+        if chosen["player"] in index.players:
+            return player_page(instance, index, chosen, request, found)
+        rows = lists.episode_rows(index, found, chosen["only"])
         return render("instance.html.j2", instance=instance, index=index, chosen=chosen,
-                      found=found[page * PAGE_SIZE:(page + 1) * PAGE_SIZE], total=len(found),
-                      page=page, pages=pages, keep=keep)
+                      listing=lists.page_of(rows, request.query_params, EPISODE_SORTS,
+                                            "episode_id"),
+                      players=lists.players(index), score=scoring(index.market),
+                      only=lists.ONLY)
+
+    def player(request: Request) -> HTMLResponse:
+        instance = instance_of(request)
+        index = store.index(instance)
+        name = request.path_params["player"]
+        if name not in index.players:
+            raise HTTPException(404, f"no player {name[:100]!r} in {instance}")
+        chosen = {**chosen_of(request, index), "player": name}
+        return player_page(instance, index, chosen, request, found_of(index, chosen))
+
+    def player_page(instance: str, index, chosen: dict, request: Request, found) -> HTMLResponse:
+        name = chosen["player"]
+        rows = lists.player_rows(index, name, found, chosen["only"])
+        return render("player.html.j2", instance=instance, index=index, chosen=chosen,
+                      player=name, totals=lists.totals(rows),
+                      listing=lists.page_of(rows, request.query_params, PLAYER_SORTS, "episode_id"),
+                      board=lists.board_rows(reports, instance, [name]),
+                      score=scoring(index.market), only=lists.ONLY, of=len(index))
+
+    def compare(request: Request) -> HTMLResponse:
+        instance = instance_of(request)
+        index = store.index(instance)
+        chosen = chosen_of(request, index)
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        for name in (a, b):
+            if name not in index.players:
+                raise HTTPException(404, f"no player {name[:100]!r} in {instance}")
+        rows = lists.shared_rows(index, a, b, found_of(index, chosen, a))
+        return render("compare.html.j2", instance=instance, index=index, chosen=chosen, a=a, b=b,
+                      listing=lists.page_of(rows, request.query_params, SHARED_SORTS,
+                                            "episode_id"),
+                      summary=lists.versus(rows), board=lists.board_rows(reports, instance, [a, b]),
+                      score=scoring(index.market))
+
+    def search(request: Request) -> HTMLResponse:
+        instance = instance_of(request)
+        q = request.query_params
+        index = store.search(instance)
+        index.start()
+        chosen = {"text": q.get("text", "")[:500], "player": q.get("player", ""),
+                  "model": q.get("model", ""), "invalid": q.get("invalid") == "1",
+                  "reasked": q.get("reasked") == "1", "episode": q.get("episode", "")}
+        total, hits, page = 0, [], 0
+        if index.ready:
+            try:
+                page = max(0, int(q.get("page", "0")))
+            except ValueError:
+                page = 0
+            total, hits = index.query(**chosen, page=page)
+        keep = {k: v for k, v in q.items() if k != "page" and v}
+        return render("search.html.j2", instance=instance, index=index, chosen=chosen,
+                      total=total, hits=hits, page=page, page_size=SEARCH_PAGE, keep=keep,
+                      choices=index.choices(), marked=marked)
 
     def episode(request: Request) -> HTMLResponse:
         instance = instance_of(request)
@@ -121,6 +208,18 @@ def create_app(episodes_root: str | Path) -> Starlette:
         except UnreadableTable as exc:
             return unreadable(instance, exc)
         return render("episode.html.j2", view=view)
+
+    def download(request: Request) -> Response:
+        instance = instance_of(request)
+        episode_id = request.path_params["episode"]
+        try:
+            data = episode_zip(root / instance, episode_id)
+        except KeyError:
+            raise HTTPException(404, f"no finished episode {episode_id[:100]!r} in {instance}") from None
+        except UnreadableTable as exc:
+            return unreadable(instance, exc)
+        return Response(data, media_type="application/zip", headers={
+            "Content-Disposition": f'attachment; filename="{instance}-{episode_id}.zip"'})
 
     def decision(request: Request) -> HTMLResponse:
         instance = instance_of(request)
@@ -143,7 +242,11 @@ def create_app(episodes_root: str | Path) -> Starlette:
     routes = [
         Route("/", home),
         Route("/i/{instance}", listing),
+        Route("/i/{instance}/p/{player:path}", player),
+        Route("/i/{instance}/compare", compare),
+        Route("/i/{instance}/search", search),
         Route("/i/{instance}/e/{episode}", episode),
+        Route("/i/{instance}/e/{episode}/tables.zip", download),
         Route("/i/{instance}/e/{episode}/d", decision),
         Route("/vendor/{name}", vendor_file),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
@@ -152,7 +255,10 @@ def create_app(episodes_root: str | Path) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):  # the indexes are built while the user picks an instance
         threading.Thread(target=store.warm, daemon=True).start()
-        yield
+        try:
+            yield
+        finally:
+            store.close()  # the search indexes' temporary files
 
     return Starlette(routes=routes, lifespan=lifespan)
 

@@ -1,13 +1,17 @@
 """What the episode viewer reads: ``data/episodes/<instance>/`` in either layout, read-only.
 
 - :class:`InstanceIndex`: one row per finished episode of an instance (id, run index, seed,
-  setting, lineup), built from the folders' and shards' ``meta.json`` once and rebuilt only when
-  the instance's folder list changes; filtered by player, setting and seed in memory.
+  setting, lineup, unit), built from the folders' and shards' ``meta.json`` once and rebuilt only
+  when the instance's folder list changes; filtered by player, setting and seed in memory; each
+  player's outcome in each episode (``view.outcomes``) built on first use;
+- :meth:`EpisodeStore.search`: the instance's full-text index (``view.search``);
 - :func:`episode_view` / :func:`decision_view`: one episode, read by id through
   ``core.reader.read_episode`` (from a shard only that game's rows; ``llm_messages`` only for the
   decision asked for), shaped for the pages: its timeline (every table with a ``step`` column,
   and small plots of the numeric columns of those holding one row per step and seat), its
-  decisions, and a decision's every attempt, LLM call, prompt and raw answer.
+  decisions (marked re-asked where a decision took more than one answer), and a decision's every
+  attempt, LLM call, prompt and raw answer, with the seat's previous and next decision;
+  :func:`episode_zip`: an episode's tables as CSV for download.
 
 Opening a game never builds the index: :func:`core.reader.locate` finds its shard from the folder
 names, so the first page of a 90,000-game set does not wait for 150 shard metas.
@@ -29,6 +33,8 @@ import pandas as pd
 from marketarena.core import logs
 from marketarena.core.reader import locate, read_episode, read_rows
 from marketarena.report.runinfo import call_costs, episode_run_info
+from marketarena.view import outcomes as outcomes_mod
+from marketarena.view.search import SearchIndex
 
 RUNNER_TABLES = ("agents", "decisions", "llm_calls", "llm_messages")
 DECISION_KEYS = ["step", "round", "phase", "agent_id"]
@@ -45,6 +51,7 @@ class Entry:
     seed: int | None
     lineup: tuple[str, ...]
     setting: tuple[tuple[str, str], ...]
+    unit: str = ""  # the folder or shard holding it
 
 
 def _setting_text(value: Any) -> str:
@@ -58,6 +65,8 @@ class InstanceIndex:
         self.root = root
         self.entries: list[Entry] = []
         self.market = ""
+        self._outcomes: tuple[float | None, pd.DataFrame, dict] | None = None
+        self._outcomes_lock = threading.Lock()
         for folder, meta in logs.finished_units(root):
             listed = meta.get("episodes", []) if meta.get("layout") == "shard" else [meta]
             for m in listed:
@@ -66,7 +75,8 @@ class InstanceIndex:
                 setting = m.get("setting") or {}
                 self.entries.append(Entry(
                     m["episode_id"], m.get("run_index"), m.get("seed"), tuple(m.get("lineup", ())),
-                    tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else ()))
+                    tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else (),
+                    folder.name))
             if listed and not self.market:
                 self.market = str(listed[0].get("market", ""))
         self.players = sorted({p for e in self.entries for p in e.lineup})
@@ -78,6 +88,29 @@ class InstanceIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def outcomes(self) -> pd.DataFrame:
+        """Every player's outcome in every episode (``view.outcomes``), built on first use and
+        again when the metrics stage has rewritten its table since."""
+        path = outcomes_mod.metrics_file(self.root)
+        stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
+        with self._outcomes_lock:
+            if self._outcomes is None or self._outcomes[0] != stamp:
+                units: dict[str, list[str]] = {}
+                for e in self.entries:
+                    units.setdefault(e.unit, []).append(e.episode_id)
+                self._outcomes = (stamp, outcomes_mod.build(self.root, self.market, units), {})
+            return self._outcomes[1]
+
+    def derived(self, name: str, make):
+        """``make(outcomes)``, kept until the outcomes are built again (the lists' per-episode
+        totals and per-player summaries: seconds at 90,000 games, so once, not per request)."""
+        outcomes = self.outcomes()
+        with self._outcomes_lock:
+            cache = self._outcomes[2]
+            if name not in cache:
+                cache[name] = make(outcomes)
+            return cache[name]
 
     def filter(self, player: str = "", setting: dict[str, str] | None = None, seed: str = "",
                text: str = "") -> list[Entry]:
@@ -113,12 +146,16 @@ class EpisodeStore:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._indexes: dict[str, tuple[tuple[str, ...], InstanceIndex]] = {}
+        self._searches: dict[str, tuple[tuple[str, ...], SearchIndex]] = {}
         self._lock = threading.Lock()
 
     def warm(self) -> None:
-        """Build every instance's index (the viewer calls this in a thread when it starts)."""
+        """Build every instance's index, then its players' outcomes (the viewer calls this in a
+        thread when it starts)."""
         for instance in self.instances():
             self.index(instance)
+        for instance in self.instances():
+            self.index(instance).outcomes()
 
     def instances(self) -> list[str]:
         if not self.root.is_dir():
@@ -141,6 +178,27 @@ class EpisodeStore:
                 cached = (signature, InstanceIndex(folder))
                 self._indexes[instance] = cached
             return cached[1]
+
+    def search(self, instance: str) -> SearchIndex:
+        """The instance's full-text index (``view.search``; not built until started), made
+        afresh when its units changed."""
+        index = self.index(instance)
+        units = tuple(sorted({e.unit for e in index.entries}))
+        with self._lock:
+            cached = self._searches.get(instance)
+            if cached is None or cached[0] != units:
+                if cached is not None:
+                    cached[1].close()
+                cached = (units, SearchIndex(self.folder(instance), list(units)))
+                self._searches[instance] = cached
+            return cached[1]
+
+    def close(self) -> None:
+        """Remove the search indexes' temporary files."""
+        with self._lock:
+            for _, index in self._searches.values():
+                index.close()
+            self._searches.clear()
 
 
 # ---------------------------------------------------------------------------------------- pages
@@ -166,10 +224,13 @@ def records(df: pd.DataFrame, limit: int = MAX_ROWS) -> dict[str, Any]:
             "total": len(df), "cut": len(df) > limit}
 
 
-def plots_of(df: pd.DataFrame, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def plots_of(df: pd.DataFrame, labels: dict[str, str] | None = None,
+             missing: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """Small plots of a table holding one row per step (and seat): each numeric column against
     ``step``, one line per ``agent_id`` (named by ``labels``); none for tables with several rows
-    per step and seat."""
+    per step and seat. ``missing`` maps a column to the value that stands for "none" in it (the
+    market's ``viewer.missing``, e.g. in ``double_auction/figures.yaml``: the price -1 of a seat
+    that did not trade), drawn as a gap, not as a value."""
     if "step" not in df.columns or df.empty:
         return []
     keys = ["step", "agent_id"] if "agent_id" in df.columns else ["step"]
@@ -186,6 +247,8 @@ def plots_of(df: pd.DataFrame, labels: dict[str, str] | None = None) -> list[dic
     out = []
     for column in numeric[:MAX_PLOTS]:
         values = df[column].astype(float).to_numpy()
+        if column in (missing or {}):
+            values = np.where(values == missing[column], np.nan, values)
         lines = [{"name": (labels or {}).get(a, a), "x": steps[rows].tolist(),
                   "y": _column(pd.Series(values[rows]))} for a, rows in groups]
         out.append({"title": column, "lines": lines})
@@ -206,6 +269,8 @@ class EpisodeView:
     steps: list[int]
     llm_decisions: int
     llm_calls: int
+    reasked: int  # decision points with more than one answer
+    invalid: int  # decision points whose last answer was invalid (the fallback applied)
 
 
 def _llm_keys(calls: pd.DataFrame) -> set[tuple]:
@@ -214,18 +279,50 @@ def _llm_keys(calls: pd.DataFrame) -> set[tuple]:
     return set(map(tuple, calls[DECISION_KEYS].astype(object).itertuples(index=False)))
 
 
+def marked_decisions(decisions: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFrame:
+    """The decisions table as the episode page shows it: ``llm`` (an LLM seat's decision),
+    ``answers`` (the answers behind each attempt: 1, and one more for each re-ask of its LLM calls'
+    client, whatever the number of calls a harness makes), ``reasked`` (the decision point took more than one answer in all) and ``final``
+    (the point's last attempt: its ``valid`` is what counted), then the table's own columns."""
+    decisions = decisions.copy()
+    keys = decisions[DECISION_KEYS].astype(object).itertuples(index=False)
+    llm = _llm_keys(calls)
+    answers = pd.Series(1, index=decisions.index)
+    if not calls.empty and "attempts" in calls:  # a call's answers past its first are re-asks
+        extra = (calls["attempts"] - 1).groupby([calls[k] for k in DECISION_KEYS + ["attempt"]]).sum()
+        index = pd.MultiIndex.from_frame(decisions[DECISION_KEYS + ["attempt"]])
+        answers = pd.Series(1 + extra.reindex(index).fillna(0).astype(int).to_numpy(),
+                            index=decisions.index)
+    point = decisions.groupby(DECISION_KEYS, sort=False)
+    total = answers.groupby([decisions[k] for k in DECISION_KEYS], sort=False).transform("sum")
+    decisions.insert(0, "final", (decisions["attempt"] == point["attempt"].transform("max")).to_numpy())
+    decisions.insert(0, "reasked", (total > 1).to_numpy())
+    decisions.insert(0, "answers", answers.to_numpy())
+    decisions.insert(0, "llm", [tuple(k) in llm for k in keys])
+    return decisions
+
+
+def missing_values(market: str) -> dict[str, dict[str, float]]:
+    """The market's "no value" markers per table and column (``viewer`` in its figures.yaml)."""
+    from marketarena.report import captions
+
+    try:
+        return captions.load(market).viewer.missing
+    except (ValueError, ModuleNotFoundError):
+        return {}
+
+
 def episode_view(root: Path, instance: str, episode_id: str) -> EpisodeView:
     """One episode for its page (``KeyError`` when no finished folder or shard holds it)."""
     meta, tables = read_episode(root, episode_id, skip=("llm_messages",))
     unit = locate(root, episode_id)
     calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS))
-    llm = _llm_keys(calls)
-    decisions = tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS))
-    decisions = decisions.copy()
-    decisions.insert(0, "llm", [tuple(k) in llm for k in
-                                decisions[DECISION_KEYS].astype(object).itertuples(index=False)])
+    decisions = marked_decisions(tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS + [
+        "attempt", "valid"])), calls)
+    finals = decisions[decisions["final"]] if len(decisions) else decisions
     agents = tables.get("agents", pd.DataFrame())
     labels = {str(a): f"{a} {n}" for a, n in zip(agents.get("agent_id", []), agents.get("name", []))}
+    missing = missing_values(str(meta.get("market", "")))
     timeline, other, empty, steps = [], [], [], set()
     for name, df in sorted(tables.items(), key=lambda kv: (kv[0] != "states", kv[0])):
         if name in RUNNER_TABLES:
@@ -234,14 +331,40 @@ def episode_view(root: Path, instance: str, episode_id: str) -> EpisodeView:
             empty.append(name)
         elif "step" in df.columns:
             steps.update(int(s) for s in df["step"].dropna().unique())
-            timeline.append({"name": name, "table": records(df), "plots": plots_of(df, labels)})
+            timeline.append({"name": name, "table": records(df),
+                             "plots": plots_of(df, labels, missing.get(name))})
         else:
             other.append({"name": name, "table": records(df)})
     shown_meta = {k: v for k, v in meta.items() if k != "files"}
     run = episode_run_info(root, unit.name, episode_id) if unit is not None else None
     return EpisodeView(instance, episode_id, shown_meta, run, records(agents),
-                       records(decisions), timeline, other, empty, sorted(steps), len(llm),
-                       len(calls))
+                       records(decisions), timeline, other, empty, sorted(steps),
+                       len(_llm_keys(calls)), len(calls), int(finals["reasked"].sum()),
+                       int((~finals["valid"].astype(bool)).sum()))
+
+
+def episode_zip(root: Path, episode_id: str) -> bytes:
+    """One episode as a zip: ``meta.json`` and every table as CSV (the LLM calls' cost, latency
+    and cache hits beside them as llm_costs.csv when the run log has them). ``KeyError``
+    when no finished folder or shard holds it."""
+    import io
+    import zipfile
+
+    meta, tables = read_episode(root, episode_id)
+    unit = locate(root, episode_id)
+    calls = tables.get("llm_calls")
+    if unit is not None and calls is not None and len(calls):
+        costs = call_costs(root, unit.name, episode_id, len(calls))
+        if costs.notna().any().any():
+            tables["llm_costs"] = pd.concat([calls[DECISION_KEYS + ["attempt"]].reset_index(drop=True),
+                                             costs], axis=1)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        folder = episode_id
+        z.writestr(f"{folder}/meta.json", json.dumps(meta, indent=1, sort_keys=True, default=str))
+        for name, df in sorted(tables.items()):
+            z.writestr(f"{folder}/{name}.csv", df.to_csv(index=False, lineterminator="\n"))
+    return out.getvalue()
 
 
 @dataclass
@@ -269,6 +392,10 @@ class DecisionView:
     key: dict[str, Any]
     attempts: list[AttemptView]
     seat: dict[str, Any]
+    #: the seat's previous and next decision points in the episode (None at either end)
+    previous: dict[str, Any] | None = None
+    next: dict[str, Any] | None = None
+    position: tuple[int, int] = (0, 0)  # (this point's number, the seat's points), from 1
 
 
 def _plain(value: Any) -> Any:
@@ -298,9 +425,14 @@ def decision_view(root: Path, instance: str, episode_id: str, step: int, round_:
             mask &= (df[k] == v).to_numpy()
         return df[mask]
 
-    decisions = of(tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS)))
+    every = tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS))
+    decisions = of(every)
     if decisions.empty:
         raise KeyError(f"{episode_id}: no decision {key}")
+    points = [dict(zip(DECISION_KEYS, (_plain(v) for v in k))) for k in
+              every.loc[every["agent_id"] == agent_id, DECISION_KEYS].drop_duplicates()
+              .itertuples(index=False)]
+    here = points.index(key)
     calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS + ["attempt"]))
     calls = pd.concat([calls.reset_index(drop=True),
                        call_costs(root, unit.name, episode_id, len(calls))], axis=1)
@@ -327,4 +459,7 @@ def decision_view(root: Path, instance: str, episode_id: str, step: int, round_:
     agents = tables.get("agents", pd.DataFrame())
     seat = agents[agents["agent_id"] == agent_id].to_dict(orient="records") if "agent_id" in agents else []
     return DecisionView(instance, episode_id, key, attempts,
-                        {k: _plain(v) for k, v in seat[0].items()} if seat else {})
+                        {k: _plain(v) for k, v in seat[0].items()} if seat else {},
+                        points[here - 1] if here > 0 else None,
+                        points[here + 1] if here + 1 < len(points) else None,
+                        (here + 1, len(points)))

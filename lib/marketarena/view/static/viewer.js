@@ -34,7 +34,7 @@ document.querySelectorAll("table[data-source]").forEach((el) => {
     data: payload.data, columns, deferRender: true, pageLength: 25,
     lengthMenu: [10, 25, 100, 1000], order: [],
   });
-  tables.push({ el, dt, payload, step: at("step"), llm: at("llm") });
+  tables.push({ el, dt, payload, step: at("step") });
 });
 
 function show(entry, rows) {
@@ -46,15 +46,15 @@ function show(entry, rows) {
 // plotly.js (4.8 MB) loads after the tables are drawn, so it does not hold the page up
 const plots = [];
 let plotsReady = Promise.resolve();
-const boxes = document.querySelectorAll("[data-plots]");
-if (boxes.length) {
+const plotBoxes = document.querySelectorAll("[data-plots]");
+if (plotBoxes.length) {
   plotsReady = new Promise((resolve, reject) => {
     const script = document.createElement("script");
     script.src = "/vendor/plotly.min.js";
     script.onload = resolve;
     script.onerror = () => reject(new Error("plotly.min.js did not load"));
     document.head.appendChild(script);
-  }).then(() => boxes.forEach((box) => {
+  }).then(() => plotBoxes.forEach((box) => {
     payloadOf(box.dataset.plots).forEach((p) => {
       const div = document.createElement("div");
       div.className = "plot";
@@ -93,10 +93,15 @@ if (select) {
   document.getElementById("next-step").addEventListener("click", () => move(1));
 }
 
-const llmOnly = document.getElementById("llm-only");
-if (llmOnly) {
-  const t = tables.find((x) => x.el.id === "decisions-table");
-  llmOnly.addEventListener("change", () => {
-    show(t, llmOnly.checked ? t.payload.data.filter((r) => r[t.llm]) : t.payload.data);
-  });
+// the decisions: LLM decisions only, invalid attempts only, re-asked decisions only (combined)
+const decisionsTable = tables.find((x) => x.el.id === "decisions-table");
+const filterBoxes = ["llm-only", "invalid-only", "reasked-only"].map((id) => document.getElementById(id));
+if (decisionsTable) {
+  const col = (name) => decisionsTable.payload.columns.indexOf(name);
+  const tests = [(r) => r[col("llm")], (r) => r[col("valid")] === false, (r) => r[col("reasked")]];
+  const filter = () => {
+    const on = tests.filter((_, i) => filterBoxes[i] && filterBoxes[i].checked);
+    show(decisionsTable, decisionsTable.payload.data.filter((r) => on.every((t) => t(r))));
+  };
+  filterBoxes.forEach((box) => box && box.addEventListener("change", filter));
 }
