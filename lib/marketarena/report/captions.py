@@ -44,11 +44,17 @@ class MarketInfo(BaseModel):
 
 
 class SourceInfo(BaseModel):
-    """What an imported instance's page says about its games (one per ``source.format``)."""
+    """What an imported instance's page says about its games (one per ``source.format``), and
+    where it differs from a played instance's: its board's headline and note, and, per figure,
+    the figure of a played instance of the market drawn from our own runs to show beside it
+    (``beside``: imported stem -> played stem)."""
 
     model_config = ConfigDict(extra="forbid")
     title: str  # whose games, e.g. "BAZAAR's published games"
     about: str  # where they come from, what is in them, what differs from our own runs
+    headline: "Headline | None" = None
+    board: str | None = None
+    beside: dict[str, str] = {}
 
 
 class Headline(BaseModel):
@@ -58,6 +64,9 @@ class Headline(BaseModel):
     model_config = ConfigDict(extra="forbid")
     column: str  # a column of reports/leaderboards/<instance>.csv, e.g. mu, eas_mean
     label: str  # e.g. "TrueSkill μ (games ranked by CSα)"
+
+
+SourceInfo.model_rebuild()
 
 
 class ViewerInfo(BaseModel):

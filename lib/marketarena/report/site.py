@@ -206,6 +206,7 @@ class Item:
     html: str = ""  # a table's rendering
     tex: str | None = None  # a table's LaTeX file
     csv: str | None = None  # a table's CSV, or the data drawn in a figure
+    beside: tuple[str, str] | None = None  # a figure of our own runs to compare: (href, instance)
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,7 @@ def _environment() -> jinja2.Environment:
     env.filters["number"] = number
     env.filters["usd"] = usd
     env.filters["tojson_script"] = script_json
+    env.globals["viewer"] = VIEWER  # the footer of every page links the episode viewer
     return env
 
 
@@ -401,7 +403,27 @@ SPEARMAN = captions_mod.Caption(
             "stats stage).")
 
 
-def _figures(instance: str, kind: str, paths, site: Path) -> list[Item]:
+def _beside(params: Params, instance: str, paths) -> dict[str, tuple[Path, str]]:
+    """For an imported instance: its figure stems -> (the figure of a played instance of the same
+    market, that instance) to draw beside it (``figures.yaml`` ``sources.<format>.beside``), the
+    first played instance in params order that drew it."""
+    mp = params.markets[instance]
+    if not mp.imported:
+        return {}
+    about = captions_mod.load(mp.market).sources.get(mp.source.format)
+    played = [i for i, m in params.markets.items() if m.market == mp.market and not m.imported]
+    out = {}
+    for stem, theirs in (about.beside.items() if about else ()):
+        for other in played:
+            png = paths.reports / "figures" / other / f"{theirs}.png"
+            if png.is_file():
+                out[stem] = (png, other)
+                break
+    return out
+
+
+def _figures(instance: str, kind: str, paths, site: Path,
+             beside: dict[str, tuple[Path, str]] | None = None) -> list[Item]:
     captions = captions_mod.load(kind)
     order = {key: i for i, key in enumerate(captions.figures)}
     pngs = sorted((paths.reports / "figures" / instance).glob("*.png"),
@@ -416,8 +438,14 @@ def _figures(instance: str, kind: str, paths, site: Path) -> list[Item]:
         if drawn.is_file():
             csv_rel = f"{instance}/figures/{src.stem}.csv"
             _copy(drawn, site / csv_rel)
+        ours = None
+        if beside and src.stem in beside:
+            png, other = beside[src.stem]
+            ours = (f"{instance}/figures/ours_{other}_{png.name}", other)
+            _copy(png, site / ours[0])
         items.append(Item(src.stem, entry.title if entry else src.stem,
-                          entry.caption if entry else "", entry is not None, rel, csv=csv_rel))
+                          entry.caption if entry else "", entry is not None, rel, csv=csv_rel,
+                          beside=ours))
     return items
 
 
@@ -540,7 +568,8 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     board = None
     leader = MISSING
     frame = _read_csv(board_path)
-    headline = captions.headline
+    about = captions.sources.get(mp.source.format) if mp.imported else None
+    headline = about.headline if about and about.headline else captions.headline
     if len(frame.columns):
         who = _who(frame)
         games = "games" if "games" in frame.columns else "episodes"
@@ -552,7 +581,7 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
             leader = str(top[who or frame.columns[0]])
             if headline.column in frame.columns:
                 leader += f" ({headline_text(top, headline.column)})"
-    figures = _figures(instance, kind, paths, site)
+    figures = _figures(instance, kind, paths, site, _beside(params, instance, paths))
     tables = _tables(instance, kind, paths, site, md)
     problems = captions_mod.missing(kind, instance, [f.stem for f in figures], [t.stem for t in tables])
     spearman = paths.reports / "stats" / instance / f"{instance}_spearman.md"
@@ -585,8 +614,9 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     return InstancePage(
         imported=imported,
         name=instance, kind=kind, info=captions.market,
-        board_note=captions.board or "TrueSkill by player over episodes (one free-for-all match "
-                                     "per episode), with 95% bootstrap intervals over episodes.",
+        board_note=(about.board if about and about.board else captions.board)
+        or ("TrueSkill by player over episodes (one free-for-all match per episode), with 95% "
+            "bootstrap intervals over episodes."),
         board=board, figures=figures, tables=tables, size=size,
         params_yaml=yaml.safe_dump(dumped, sort_keys=False, allow_unicode=True, width=100),
         models_yaml=yaml.safe_dump(models, sort_keys=True, allow_unicode=True, width=100) if models else "",
@@ -642,11 +672,11 @@ def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
         for asset in ASSETS:
             _copy(Path(__file__).parent / "static" / asset, new / asset)
         _write(new / "index.html", env.get_template("index.html.j2").render(
-            pages=pages, nav=nav, here=None, overall=_overall(paths, md, new), viewer=VIEWER,
+            pages=pages, nav=nav, here=None, overall=_overall(paths, md, new),
             costs=cost_table(params)))
         for page in pages:
             _write(new / f"{page.name}.html", env.get_template("instance.html.j2").render(
-                page=page, nav=nav, here=page.name, viewer=VIEWER))
+                page=page, nav=nav, here=page.name))
         runs = {p.name: p.run for p in pages}
         _write(new / RUN_INFO,
                "// How the run went (not results; excluded from the site's hash by .dvcignore)\n"
