@@ -23,6 +23,8 @@ from tests.markets.crash import agent_bazaar_fixture as fx
 EP1 = "test-model-k1-d1-s8"
 EP2 = "test-model-k0-d1-s16"
 
+ROOT = Path(__file__).resolve().parents[3]
+
 
 def digest(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -178,7 +180,7 @@ def test_malformed_input_is_one_error_naming_the_file(logs, case, match):
 
 
 # ------------------------------------------------------------------ through the pipeline
-def _params(tmp_path: Path, logs: Path) -> Path:
+def _params(tmp_path: Path, logs: Path, played: str = "") -> Path:
     path = tmp_path / "params.yaml"
     path.write_text(f"""markets:
   crash_authors:
@@ -189,9 +191,16 @@ def _params(tmp_path: Path, logs: Path) -> Path:
     consumer_savings: true
     liability: limited
     platform_fee: 0.05
-stats: {{n_boot: 200, n_perm: 200}}
+{played}stats: {{n_boot: 200, n_perm: 200}}
 """)
     return path
+
+
+def _played(indent: str = "    ") -> str:
+    """A tiny played crash instance (``crash_ours``) for the site to draw beside the imported."""
+    tiny = (ROOT / "lib" / "marketarena" / "markets" / "crash" / "tiny_params.yaml").read_text()
+    body = "".join(indent + line + "\n" for line in tiny.splitlines() if line and line[0] != "#")
+    return "  crash_ours:\n    market: crash\n" + body
 
 
 def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
@@ -203,10 +212,12 @@ def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
         run_metrics,
         run_ratings,
         run_reference,
+        run_report,
         run_simulate,
+        run_stats,
     )
 
-    params = load_params(_params(tmp_path, logs))
+    params = load_params(_params(tmp_path, logs, _played()))
     paths = Paths(tmp_path)
     run_reference("crash_authors", params, paths)
     assert run_simulate("crash_authors", params, paths, progress=False)["imported"] == 2
@@ -222,6 +233,15 @@ def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
     names = {p.name for p in figures}
     assert {"fig3_bankruptcy_models.png", "fig8_days_model.png", "fig_scores.png",
             "crash_authors_replay.md", "crash_authors_scores.md"} <= names
+    run_stats("crash_authors", params, paths)
+    for stage in (run_reference, run_simulate, run_metrics, run_stats, run_ratings, run_figures):
+        stage("crash_ours", params, paths, **({"progress": False} if stage is run_simulate else {}))
+    run_report(params, paths)
+    page = (paths.reports / "site" / "crash_authors.html").read_text()
+    assert "pre-release runs" in page and "our EAS (the mean of the model" in page
+    # the seed's Figure 3 from their runs, ours beside it (the played instance's own figure)
+    assert 'src="crash_authors/figures/ours_crash_ours_fig3_bankruptcy_grid.png"' in page
+    assert "has no caption" not in page
     # a bad file now: one error, the earlier import byte for byte as it was
     before = digest(paths.episodes("crash_authors"))
     p = logs / fx.FOLDER / fx.RUN2 / "state_t0.json"
