@@ -213,3 +213,28 @@ def test_the_cli_warns_when_the_range_passes_max_cost_usd(tmp_path):
     assert res.exit_code == 0, res.output
     assert "warning: cournot: the estimate's range reaches" in res.output
     assert res.output.splitlines()[-1].startswith("total: $0.0")
+
+
+def test_a_blind_baseline_bounds_the_range_but_is_never_the_point():
+    """lemon's random buyer buys at every step and reviews every purchase: the play that asks most
+    (123 calls in the benchmark against the sensible model's 98). It stands for no model, so the
+    point is the most persistent baseline that reads the game; the blind play stays in the range."""
+    from marketarena.estimate import PlayTotals, model_estimate
+    from marketarena.llm.client import UsageTotals
+    from marketarena.llm.spec import ModelSpec
+
+    spec = ModelSpec(alias="mock", model="mock-random", provider="mock", price_in_per_mtok=1.0,
+                     price_out_per_mtok=4.0)
+    plays = {"random": PlayTotals(calls=102, prompt_tokens=60_000),
+             "stand-in:guardian": PlayTotals(calls=92, prompt_tokens=45_000),
+             "stand-in:reputation": PlayTotals(calls=90, prompt_tokens=44_000),
+             "stand-in:random": PlayTotals(calls=123, prompt_tokens=54_000)}
+    m = model_estimate("lemon", "mock", spec, 8, plays, 0.0, UsageTotals(), None,
+                       blind={"stand-in:random"})
+    assert m.calls == 92 and m.prompt_tokens == 45_000
+    assert (m.calls_lo, m.calls_hi) == (90, 123)
+    # every stand-in blind: the most persistent of them, as before
+    only = {"random": plays["random"], "stand-in:random": plays["stand-in:random"]}
+    m = model_estimate("lemon", "mock", spec, 8, only, 0.0, UsageTotals(), None,
+                       blind={"stand-in:random"})
+    assert m.calls == 123

@@ -352,3 +352,45 @@ def test_validate_and_play_say_what_an_imported_instance_is(tmp_path):
            "plays against 7 players" in res.output
     res = CliRunner().invoke(app, ["play", "collusion", "--params", str(path)])
     assert res.exit_code == 2 and "collusion is imported: its games are read from" in res.output
+
+
+def test_our_csa_is_needed_only_for_the_games_rated_on_it():
+    """BAZAAR's own games logged their CSα; a seat among them whose value our reference never met
+    (the instance's pool is not the one they played) has no CSα of ours, and needs none. A game
+    that logged none is rated on ours: a seat of it without a reference row is an error naming
+    the row."""
+    from marketarena.markets.double_auction import rules
+    from marketarena.markets.double_auction.params import DoubleAuctionParams
+    from marketarena.markets.double_auction.metrics import imported_csa
+
+    mp = DoubleAuctionParams(n_buyers=1, n_sellers=1, roster=[
+        {"name": n, "kind": "baseline", "strategy": n} for n in ("truthful", "zic")])
+    seats = pd.DataFrame({"episode_id": ["logged", "logged", "ours", "ours"],
+                          "agent_id": ["B1", "S1", "B1", "S1"],
+                          "distribution": "uniform", "role": ["buyer", "seller"] * 2,
+                          "value": [60.0, 91.0, 60.0, 91.0], "surplus": [10.0, 5.0, 10.0, 5.0]})
+    width = mp.reference.bucket_width
+    reference = pd.DataFrame({"distribution": ["uniform"], "role": ["buyer"],
+                              "bucket": [int(rules.value_bucket(60.0, width))],
+                              "mean": [8.0], "sd_used": [2.0]})
+    logged = pd.DataFrame({"episode_id": ["logged", "logged"], "agent_id": ["B1", "S1"],
+                           "logged_csa": [0.3, -0.2]})
+    only_logged = imported_csa(seats[seats.episode_id == "logged"], reference, mp, logged)
+    assert only_logged["csa"].tolist() == [0.3, -0.2]
+    assert only_logged["csa_source"].eq("logged").all()
+    assert only_logged["own_csa"].iloc[0] == pytest.approx(1.0) and only_logged["own_csa"].isna().iloc[1]
+    bucket = int(rules.value_bucket(91.0, width))
+    with pytest.raises(ValueError, match=rf"no row for .*'role': 'seller', 'bucket': {bucket}"):
+        imported_csa(seats, reference, mp, logged)
+
+
+def test_an_imported_instance_without_a_roster_references_bazaars_pool(tmp_path):
+    """BAZAAR's games were played against its 29 baselines: an imported instance that names no
+    roster gets them as the pool its CSα reference plays against (truthful self-play never
+    meets some of the values BAZAAR's sellers held, and the metrics stage stopped there)."""
+    from marketarena.config import parse_params
+    from marketarena.markets.double_auction.bazaar import bazaar_pool
+
+    params = parse_params({"markets": {"games": {
+        "market": "double_auction", "source": {"format": "bazaar", "path": str(GAMES)}}}})
+    assert params.markets["games"].roster == bazaar_pool() and len(bazaar_pool()) == 29

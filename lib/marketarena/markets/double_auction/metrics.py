@@ -33,7 +33,12 @@ import numpy as np
 import pandas as pd
 
 from marketarena.core.reader import EpisodeReader
-from marketarena.markets.double_auction.reference import TABLE, load_reference, seat_csa
+from marketarena.markets.double_auction.reference import (
+    TABLE,
+    load_reference,
+    no_reference,
+    seat_csa,
+)
 
 # game_efficiency is constant within a game, so a within-game rank statistic on it is void: it
 # stays a column of `agents` and of the leaderboard (per trader), not a ranked metric.
@@ -127,6 +132,18 @@ def choose_csa(seats: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def imported_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp,
+                 logged: pd.DataFrame) -> pd.DataFrame:
+    """The seats of imported games with their CSα (:func:`choose_csa`): ours (``own_csa``) is
+    needed only for the games rated on it, so a seat of a game that logged its CSα may have a
+    value our reference never met (NaN ``own_csa``: BAZAAR's games against a pool other than the
+    instance's roster); a seat of a game rated on ours may not (an error naming its bucket)."""
+    seats = seat_csa(seats, reference, mp, strict=False).rename(columns={"csa": "own_csa"})
+    seats = choose_csa(with_logged(seats, logged))
+    no_reference(seats, (seats["csa_source"] == "ours") & seats["ref_mu"].isna())
+    return seats
+
+
 #: chat recipients that reach more than one trader
 GROUP_RECIPIENTS = ("all", "all_buyers", "all_sellers", "all_traders")
 
@@ -179,9 +196,9 @@ def compute(reader: EpisodeReader, mp, data_dir: Path) -> dict[str, pd.DataFrame
     reference = load_reference(reference_path(data_dir, mp.instance))
     tables = {name: reader.require().table(name) for name in TABLES}
     seats, rounds, market = frames(tables)
-    seats = seat_csa(seats, reference, mp)
     if mp.imported:
-        seats = seats.rename(columns={"csa": "own_csa"})
-        seats = choose_csa(with_logged(seats, reader.table("bazaar_logged")))
+        seats = imported_csa(seats, reference, mp, reader.table("bazaar_logged"))
         seats = with_chat(seats, reader.table("messages"))
+    else:
+        seats = seat_csa(seats, reference, mp)
     return {"agents": seats, "agent_rounds": rounds, "market": market}

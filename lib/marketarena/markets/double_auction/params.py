@@ -122,13 +122,29 @@ class DoubleAuctionParams(MarketParams):
                                     description="shuffled passes per resample (its μ: their median)")
     roster: list[RosterEntry] = Field(default_factory=list, description="the pool and the "
                                       "entrants (at least 2); an imported instance: the pool its "
-                                      "CSα reference plays against (empty: truthful self-play)")
+                                      "CSα reference plays against (empty: BAZAAR's 29 baselines, "
+                                      "the pool BAZAAR's games were played against)")
     shard_episodes: StrictInt | None = Field(
         default=600, ge=1, le=100_000, description="games per log shard (sharded Parquet: 90,000 "
         "games make 150 shards of 10 files); null writes a folder per game")
 
     post_keys = frozenset({"csa_clip", "reference", "rating_passes", "rating_tau", "rating_scale",
                            "rating_boot", "rating_boot_passes"})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _imported_pool(cls, data):
+        """An imported instance of BAZAAR-schema games without a roster: BAZAAR's own 29 baselines
+        (``bazaar.bazaar_pool``), what its games were played against, so that our CSα reference
+        meets the values those games hold (truthful self-play leaves value buckets unmet)."""
+        source = data.get("source") if isinstance(data, dict) else None
+        fmt = source.get("format") if isinstance(source, dict) else getattr(source, "format", None)
+        if fmt == "bazaar" and not data.get("roster"):
+            from marketarena.markets.double_auction.bazaar import bazaar_pool
+
+            data = {**data, "roster": [e.model_dump(mode="json", exclude_defaults=True)
+                                       for e in bazaar_pool()]}
+        return data
 
     @model_validator(mode="before")
     @classmethod

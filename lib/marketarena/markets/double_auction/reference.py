@@ -158,6 +158,14 @@ def compute_reference(mp: DoubleAuctionParams, out_dir: Path, workers: int = 1) 
     return {"table": TABLE, "distributions": summary}
 
 
+def no_reference(seats: pd.DataFrame, missing: pd.Series) -> None:
+    """Raise naming the (distribution, role, bucket) of the ``missing`` seats, if any."""
+    if missing.any():
+        bad = seats.loc[missing, KEYS].drop_duplicates().to_dict(orient="records")
+        raise ValueError(f"the CSα reference has no row for {bad[:5]}; re-run the reference "
+                         "stage (or give the instance the roster its games were played against)")
+
+
 def load_reference(path: Path) -> pd.DataFrame:
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path}: no CSα reference table; run the reference stage "
@@ -165,17 +173,19 @@ def load_reference(path: Path) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
-def seat_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp: DoubleAuctionParams) -> pd.DataFrame:
-    """Add bucket, ref_mu, ref_sd and csa to ``seats`` (columns distribution, role, value, surplus)."""
+def seat_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp: DoubleAuctionParams,
+             strict: bool = True) -> pd.DataFrame:
+    """Add bucket, ref_mu, ref_sd and csa to ``seats`` (columns distribution, role, value, surplus).
+    A seat whose (distribution, role, bucket) the reference has no row for is an error
+    (:func:`no_reference`), or with ``strict=False`` gets a NaN CSα (an imported game that logged
+    its own CSα need not have ours)."""
     out = seats.copy()
     out["bucket"] = rules.value_bucket(out["value"].to_numpy(), mp.reference.bucket_width)
     ref = reference[KEYS + ["mean", "sd_used"]].rename(columns={"mean": "ref_mu",
                                                                  "sd_used": "ref_sd"})
     out = out.merge(ref, on=KEYS, how="left")
-    missing = out["ref_mu"].isna()
-    if missing.any():
-        bad = out.loc[missing, KEYS].drop_duplicates().to_dict(orient="records")
-        raise ValueError(f"the CSα reference has no row for {bad[:5]}; re-run the reference stage")
+    if strict:
+        no_reference(out, out["ref_mu"].isna())
     out["csa"] = rules.csa(out["surplus"], out["ref_mu"].to_numpy(), out["ref_sd"].to_numpy(),
                            mp.csa_clip)
     return out
