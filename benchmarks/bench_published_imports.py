@@ -38,11 +38,9 @@ def _size(folder: Path) -> float:
 
 
 def _instance(name: str, kind: str, fmt: str, source: str, **extra) -> dict:
-    """An imported instance with the params its format needs (``MarketPlugin.source_params``)."""
-    from marketarena.core.registry import get_plugin
-
+    """An imported instance (its format's ``MarketPlugin.source_params`` are its defaults)."""
     return {name: {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
-                   **get_plugin(kind).source_params.get(fmt, {}), **extra}}
+                   **extra}}
 
 
 def _cpu() -> float:
@@ -92,12 +90,9 @@ def main() -> None:
         time_import(_instance("bazaar_games", "double_auction", "bazaar", args.bazaar,
                               rating_boot=0), "bazaar_games")
     if args.collusion:
-        from marketarena.markets.double_auction.bazaar import bazaar_pool
-
-        pool = [e.model_dump(mode="json", exclude_defaults=True) for e in bazaar_pool()]
         time_import(_instance("emergent_collusion", "double_auction", "bazaar", args.collusion,
-                              rounds=8, n_buyers=3, n_sellers=3, distributions=["correlated"],
-                              roster=pool), "emergent_collusion")
+                              rounds=8, n_buyers=3, n_sellers=3, distributions=["correlated"]),
+                    "emergent_collusion")
 
 
 if __name__ == "__main__":

@@ -158,12 +158,10 @@ def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, d
     aside and swapped in whole; ``marketarena view --root <out>`` browses it. Returns (the import
     report, the metrics frames)."""
     from marketarena.config import parse_params
-    from marketarena.core.registry import get_plugin
     from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 
-    block = {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
-             **get_plugin(kind).source_params.get(fmt, {})}
-    params = parse_params({"markets": {kind: block}})
+    block = {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())}}
+    params = parse_params({"markets": {kind: block}})  # with the format's source_params
     with folder_replaced(out) as tmp:
         paths = Paths(tmp)
         run_reference(kind, params, paths)

@@ -114,8 +114,9 @@ class MarketPlugin:
     role_sides: ClassVar[dict[str, str]] = {}
     #: formats of published games the market imports (``source.format`` of an imported instance)
     source_formats: ClassVar[tuple[str, ...]] = ()
-    #: per format, the instance params that describe the market those games were played in
-    #: (``importing.import_folder`` imports with them; a user's instance in params.yaml says them)
+    #: per format, the instance params that describe the market those games were played in: the
+    #: defaults of an imported instance of that format (``config.parse_market``; a key the
+    #: instance writes wins), and what ``importing.import_folder`` imports with
     source_params: ClassVar[dict[str, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ params

@@ -475,3 +475,16 @@ def test_an_imported_lemon_instance_runs_through_the_pipeline(tmp_path):
     page = (paths.reports / "site" / f"{INSTANCE}.html").read_text()
     assert "pre-release runs" in page and "Their lemon EAS beside ours" in page
     assert "has no caption" not in page
+
+
+def test_an_instance_that_names_only_its_source_gets_their_market():
+    """lemon's ``source_params`` are the defaults of an agent_bazaar instance: their grid and
+    our scripted sweep's groups, unless the instance writes a key itself."""
+    from marketarena.config import parse_params
+
+    block = {"market": "lemon", "source": {"format": "agent_bazaar", "path": "/nowhere"}}
+    mp = parse_params({"markets": {"la": block}}).markets["la"]
+    assert (mp.sellers, mp.buyers, mp.steps, list(mp.sybil)) == (12, 12, 50, [0, 3, 6, 9])
+    assert mp.buyer_groups == [["guardian"], ["naive"]]
+    mine = parse_params({"markets": {"la": {**block, "buyer_groups": [["naive"]]}}}).markets["la"]
+    assert mine.buyer_groups == [["naive"]] and mine.steps == 50

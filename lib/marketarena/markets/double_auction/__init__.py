@@ -35,6 +35,7 @@ from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.double_auction import metrics as da_metrics
 from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.bazaar import bazaar_pool
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.observations import render_messages
 from marketarena.markets.double_auction.params import DoubleAuctionParams
@@ -69,6 +70,11 @@ class DoubleAuctionPlugin(MarketPlugin):
     rank_by = "csa"
     metric_columns = da_metrics.AGENT_METRICS
     source_formats = ("bazaar",)
+    #: BAZAAR's games were played against its 29 baselines: an imported instance without a roster
+    #: gets them, the pool its CSα reference plays against (truthful self-play never meets some
+    #: of the values BAZAAR's sellers held)
+    source_params = {"bazaar": {"roster": [e.model_dump(mode="json", exclude_defaults=True)
+                                           for e in bazaar_pool()]}}
 
     def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
         return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))

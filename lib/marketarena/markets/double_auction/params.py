@@ -133,21 +133,6 @@ class DoubleAuctionParams(MarketParams):
 
     @model_validator(mode="before")
     @classmethod
-    def _imported_pool(cls, data):
-        """An imported instance of BAZAAR-schema games without a roster: BAZAAR's own 29 baselines
-        (``bazaar.bazaar_pool``), what its games were played against, so that our CSα reference
-        meets the values those games hold (truthful self-play leaves value buckets unmet)."""
-        source = data.get("source") if isinstance(data, dict) else None
-        fmt = source.get("format") if isinstance(source, dict) else getattr(source, "format", None)
-        if fmt == "bazaar" and not data.get("roster"):
-            from marketarena.markets.double_auction.bazaar import bazaar_pool
-
-            data = {**data, "roster": [e.model_dump(mode="json", exclude_defaults=True)
-                                       for e in bazaar_pool()]}
-        return data
-
-    @model_validator(mode="before")
-    @classmethod
     def _games_per_distribution(cls, data):
         if isinstance(data, dict) and "games_per_distribution" in data:
             data = dict(data)
