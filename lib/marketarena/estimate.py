@@ -27,9 +27,9 @@ a roster's ``random`` stands for no model; the mock's random answers already bri
 into the range: lemon's random buyer, buying at every step and reviewing every purchase, asked
 26% more calls than the sensible model of the benchmark); the range runs from the least of the
 plays to the most, the random play and the blind stand-ins included, and every play's calls are
-shown. Against a hand-written sensible model on the
-fake endpoint (``benchmarks/bench_estimate.py``) this was within 12% in calls where the median
-play was 21-38% short. Then per instance and model alias:
+shown. Against a hand-written sensible model on the fake endpoint
+(``benchmarks/bench_estimate.py``, every market) this was within 4% in calls and 2% in prompt
+tokens. Then per instance and model alias:
 
 - ``calls``: the LLM calls (decisions asked, a harness's extra calls, the market's own re-asks
   after a broken rule);
