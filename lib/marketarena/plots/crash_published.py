@@ -32,7 +32,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from marketarena.plots.style import CONFIDENCE, apply_theme, dodge, mean_errorbar, no_data, save
+from marketarena.plots.style import (
+    CONFIDENCE,
+    apply_theme,
+    dodge,
+    mean_errorbar,
+    no_data,
+    ours_against_theirs,
+    save,
+)
 from marketarena.plots.tables import write_frame
 
 AUTHORS = "the authors' pre-release runs (AI-Bazaar, Market-v1)"
@@ -175,24 +183,12 @@ def survival_models(survival: pd.DataFrame, market: pd.DataFrame, path: Path) ->
 
 
 def scores(board: pd.DataFrame, rho: dict, path: Path) -> Path:
-    apply_theme()
-    fig, ax = plt.subplots(figsize=(7.5, 5.5))
-    data = board.dropna(subset=["eas", "their_health"])
-    if data.empty:
-        no_data(ax)
-        return save(fig, path)
-    ax.errorbar(data["their_health"], data["eas"],
-                yerr=[data["eas"] - data["eas_lo"], data["eas_hi"] - data["eas"]], fmt="o",
-                ms=5, capsize=2, lw=1, color="C0")
-    for _, row in data.iterrows():
-        ax.annotate(row["name"], (row["their_health"], row["eas"]), fontsize=7,
-                    xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("their composite market health (mean over the model's cells)")
-    ax.set_ylabel(f"our EAS (mean over the model's runs, {BAND} interval)")
-    ax.set_title(f"Their score against ours, per model: Spearman {rho['rho']:.2f} "
-                 f"[{rho['lo']:.2f}, {rho['hi']:.2f}] over {rho['n']} models\n{AUTHORS}",
-                 fontsize=9)
-    return save(fig, path)
+    return ours_against_theirs(
+        board, "their_health", "eas", "name", path,
+        "their composite market health (mean over the model's cells)",
+        f"our EAS (mean over the model's runs, {BAND} interval)",
+        f"Their score against ours, per model: Spearman {rho['rho']:.2f} [{rho['lo']:.2f}, "
+        f"{rho['hi']:.2f}] over {rho['n']} models\n{AUTHORS}")
 
 
 def tables(frames: dict[str, pd.DataFrame], board: pd.DataFrame, rho: dict, tables_dir: Path,

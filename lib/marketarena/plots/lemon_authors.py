@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from marketarena.plots.style import apply_theme, no_data, save
+from marketarena.plots.style import apply_theme, no_data, ours_against_theirs, save
 from marketarena.plots.tables import write_frame
 
 FRAMES = ("fig4_authors", "fig4_ours", "their_score", "replay_runs", "replay_rules",
@@ -143,24 +143,13 @@ def figure4(theirs: pd.DataFrame, ours: pd.DataFrame, mp, path: Path) -> Path:
 
 
 def scores(table: pd.DataFrame, rho: dict, path: Path) -> Path:
-    apply_theme()
-    fig, ax = plt.subplots(figsize=(6.5, 5.2))
     shown = table.dropna(subset=["their_eas", "our_eas"])
-    if shown.empty:
-        no_data(ax)
-        return save(fig, path)
-    ax.errorbar(shown["their_eas"], shown["our_eas"], xerr=shown["their_se"],
-                yerr=[shown["our_eas"] - shown["our_eas_lo"], shown["our_eas_hi"] - shown["our_eas"]],
-                fmt="o", ms=4, color="C0", ecolor="0.7", lw=0.8)
-    for x, y, name in zip(shown["their_eas"], shown["our_eas"], shown["model"]):
-        ax.annotate(name, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
-    ax.set_xlabel("their lemon EAS (exp2_score.py; ± SE)")
-    ax.set_ylabel("our EAS (fixed anchors; 95% interval)")
-    ax.set_title(f"Their score beside ours, {len(shown)} buyer models of {PRE_RELEASE}\n"
-                 f"Spearman ρ = {rho['rho']:.2f} [{rho['lo']:.2f}, {rho['hi']:.2f}] (bootstrap "
-                 f"over models), permutation p = {rho['p_perm']:.3f}", fontsize=8)
-    fig.tight_layout()
-    return save(fig, path)
+    return ours_against_theirs(
+        table, "their_eas", "our_eas", "model", path, "their lemon EAS (exp2_score.py; ± SE)",
+        "our EAS (fixed anchors; 95% interval)",
+        f"Their score beside ours, {len(shown)} buyer models of {PRE_RELEASE}\n"
+        f"Spearman ρ = {rho['rho']:.2f} [{rho['lo']:.2f}, {rho['hi']:.2f}] (bootstrap over "
+        f"models), permutation p = {rho['p_perm']:.3f}", theirs_err="their_se", figsize=(6.5, 5.2))
 
 
 def replay_table(runs: pd.DataFrame) -> pd.DataFrame:
