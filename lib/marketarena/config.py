@@ -189,9 +189,9 @@ def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> Market
     except KeyError as exc:
         key = "market" if "market" in raw else ""
         raise ParamsError(f"{where}{'.' + key if key else ''}: {exc.args[0]}") from None
-    source = raw.get("source")
-    if isinstance(source, dict):  # an imported instance: its format's market, unless it says
-        raw = {**plugin.source_params.get(source.get("format"), {}), **raw}
+    fmt = raw["source"].get("format") if isinstance(raw.get("source"), dict) else None
+    if isinstance(fmt, str):  # an imported instance: its format's market, unless it says
+        raw = {**plugin.source_params.get(fmt, {}), **raw}
     try:
         mp = plugin.params_model.model_validate({**raw, "market": kind}).named(instance)
     except ValidationError as exc:
