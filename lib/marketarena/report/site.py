@@ -405,7 +405,7 @@ SPEARMAN = captions_mod.Caption(
 
 def _beside(params: Params, instance: str, paths) -> dict[str, tuple[Path, str]]:
     """For an imported instance: its figure stems -> (the figure of a played instance of the same
-    market, that instance) to draw beside it (``figures.yaml`` ``sources.<format>.beside``), the
+    market, that instance) to draw beside it (the market's captions, ``sources.<format>.beside``), the
     first played instance in params order that drew it."""
     mp = params.markets[instance]
     if not mp.imported:
