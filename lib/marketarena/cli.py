@@ -356,21 +356,19 @@ def import_agent_bazaar(
         raise typer.Exit(2)
     with one_line_errors(debug):
         for kind in ["crash", "lemon"] if market == "both" else [market]:
-            report, frames = import_folder(kind, "agent_bazaar", Path(logs), Path(out) / kind)
+            dest = Path(out) / kind
+            report, frames = import_folder(kind, "agent_bazaar", Path(logs), dest)
             typer.echo(f"{kind}: {report['runs_imported']} runs imported of {report['runs_found']} "
                        f"found ({report['models']} model{'s' * (report['models'] != 1)}), "
                        f"{report['runs_without_states']} without states, "
                        f"{report['runs_lacking_something']} lacking something "
-                       f"({Path(out) / kind / 'data' / 'episodes' / kind / 'import.json'})")
-            rules = frames.get("replay_rules")
-            if rules is not None:
-                rules.to_csv(Path(out) / kind / "replay_rules.csv", index=False)
+                       f"({dest / 'data' / 'episodes' / kind / 'import.json'})")
             for name, what in (("replay", "firm-days"), ("replay_steps", "steps")):
                 if name in frames and len(frames[name]):
                     agree = frames[name]["agree"]
                     typer.echo(f"replay: {int(agree.sum())} of {len(agree)} {what} agree "
                                f"({100 * agree.mean():.3f}%); the rules that explain the rest: "
-                               f"{Path(out) / kind / 'replay_rules.csv'}")
+                               f"{dest / 'replay_rules.csv'}")
 
 
 @app.command("serve-local")

@@ -399,7 +399,7 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
         if _lengths(runs["random"]) != _lengths(runs[names[0]]):  # the play decides the length
             runs.update({name: play(k) for k, name in enumerate(names) if k})
     depth = max((episode_depth(c) for per in runs.values() for c, _ in per), default=0)
-    models, load = [], {}
+    models, load, blind = [], {}, blind_stand_ins(plugin, mp, names)
     for alias in sorted(aliases):
         spec = params.models[alias]
         seated = sum(any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats)
@@ -410,7 +410,7 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
             if a == alias:
                 anywhere.merge(u)
         m = model_estimate(instance, alias, spec, seated, plays, reask_rate, anywhere,
-                           history.get((instance, alias)), blind_stand_ins(plugin, mp, names))
+                           history.get((instance, alias)), blind)
         models.append(m)
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
         load[m.endpoint] = (total + m.requests, min(limit, spec.max_concurrency))

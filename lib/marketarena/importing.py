@@ -154,9 +154,10 @@ def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, d
     one instance ``<kind>`` of a project rooted at ``out``, with the params its format needs
     (``MarketPlugin.source_params``), through the pipeline's own functions: its reference, the
     import (``out/data/episodes/<kind>``, with ``import.json``), its metrics (``out/data/metrics/
-    <kind>``: for the authors' runs, the replay of their engine among them). ``out`` is built
-    aside and swapped in whole; ``marketarena view --root <out>`` browses it. Returns (the import
-    report, the metrics frames)."""
+    <kind>``: for the authors' runs, the replay of their engine among them, its rules table also
+    as ``out/replay_rules.csv``). ``out`` is built aside and swapped in whole;
+    ``marketarena view --root <out>`` browses it. Returns (the import report, the metrics
+    frames)."""
     from marketarena.config import parse_params
     from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 
@@ -167,6 +168,8 @@ def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, d
         run_reference(kind, params, paths)
         run_simulate(kind, params, paths, progress=False)
         frames = run_metrics(kind, params, paths)
+        if frames.get("replay_rules") is not None:
+            frames["replay_rules"].to_csv(tmp / "replay_rules.csv", index=False)
         report = (read_report(paths.episodes(kind)) or {}).get("report", {})
     return report, frames
 

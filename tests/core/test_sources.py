@@ -37,6 +37,7 @@ def test_records_come_with_their_line_numbers(tmp_path):
     ('{"a": 1}\n"text"\n', 2, "a record must be a JSON object, not str"),
     ('{"a": 1}\n{"a": 1]\n', 2, "not valid JSON"),
     ('{"a": 1}\n1],[2\n', 2, "not valid JSON"),
+    ('{"a":[1\n2]}, {"c":3}\n', 1, "not valid JSON"),  # two halves that join as an array
 ])
 def test_a_bad_line_is_named_even_when_the_whole_file_parses_as_an_array(tmp_path, text, line, what):
     with pytest.raises(SourceError, match=rf"games.jsonl:{line}: .*{what}"):
@@ -52,6 +53,10 @@ def test_binary_and_oversized_files_are_refused_before_parsing(tmp_path):
         list(read_jsonl(path, max_bytes=1000))
     with pytest.raises(SourceError, match=r"games.jsonl:1: a line of"):
         list(read_jsonl(path, max_line_bytes=1000))
+    wide = _jsonl(tmp_path, '{"a": "' + "é" * 600 + '"}\n')  # 600 characters, 1,209 bytes
+    with pytest.raises(SourceError, match=r"games.jsonl:1: a line of"):
+        list(read_jsonl(wide, max_line_bytes=1000))
+    assert len(list(read_jsonl(wide, max_line_bytes=1209))) == 1
     (tmp_path / "s.json").write_text('{"a": Infinity}')
     with pytest.raises(SourceError, match=r"s.json: not valid JSON: Infinity"):
         read_json(tmp_path / "s.json")
