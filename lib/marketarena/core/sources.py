@@ -73,6 +73,16 @@ def _size_checked(path: Path, max_bytes: int) -> int:
     return size
 
 
+def read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """A file's bytes, at most ``max_bytes`` of them; anything else (a folder of that name, no
+    permission) is a :class:`SourceError` naming it."""
+    _size_checked(path, max_bytes)
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
 #: one strict decoder for every record (``json.loads`` with a hook builds a new one per call)
 _DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
@@ -100,8 +110,7 @@ def parse_json(text: str | bytes, path: str | os.PathLike[str], line: int | None
 def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> Any:
     """A whole JSON file, strictly (see :func:`parse_json`), at most ``max_bytes`` long."""
     path = Path(path)
-    _size_checked(path, max_bytes)
-    return parse_json(path.read_bytes(), path)
+    return parse_json(read_bytes(path, max_bytes), path)
 
 
 def read_jsonl(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
@@ -109,8 +118,7 @@ def read_jsonl(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
     """``(line number, record)`` for every non-blank line of a JSONL file; each record must be a
     JSON object. Raises :class:`SourceError` naming the file and line of the first bad one."""
     path = Path(path)
-    _size_checked(path, max_bytes)
-    text = _text(path.read_bytes(), path)  # whole: the file's size is bounded above
+    text = _text(read_bytes(path, max_bytes), path)  # whole: the file's size is bounded above
     numbered = []
     for line_no, raw in enumerate(text.split("\n"), 1):
         # a character is 1-4 bytes in UTF-8: encode only a line that may be over the limit

@@ -140,6 +140,23 @@ def test_a_run_folder_mixing_two_executions_is_cut_where_they_meet(logs, tmp_pat
     assert report["by_model"]["test-model"]["cut"] == 1
 
 
+def test_a_prompt_log_keeps_only_the_imported_days_and_seats(logs, tmp_path):
+    """RUN1 stopped after day 1 of 3 (days 0 and 1 imported): a prompt of day 7, and one of an
+    agent with no seat, are not among the episode's messages."""
+    record = {"role": "firm", "agent": "competitive_1", "call": "price", "timestep": 0,
+              "system_prompt": "s", "user_prompt": "u", "response": "{}"}
+    lines = [record, {**record, "timestep": 7}, {**record, "agent": "nobody"},
+             {**record, "timestep": 1, "agent": "stabilizing_firm"}]
+    (logs / fx.FOLDER / fx.RUN1 / cab.PROMPT_LOG).write_text(
+        "".join(json.dumps(r) + "\n" for r in lines))
+    out = tmp_path / "ep"
+    out.mkdir()
+    cab.import_runs(logs, out, workers=1)
+    messages = read_episode(out, EP1)[1]["llm_messages"]
+    assert messages[["step", "agent_id"]].values.tolist() == [[0, "competitive_1"],
+                                                             [1, "stabilizing_firm"]]
+
+
 @pytest.mark.parametrize("case, match", [
     ("truncated", r"state_t1.json: not valid JSON"),
     ("missing_field", r"state_t0.json: firms.0.cash: Field required"),
@@ -149,6 +166,7 @@ def test_a_run_folder_mixing_two_executions_is_cut_where_they_meet(logs, tmp_pat
     ("pathlike_firm", r"state_t0.json: firms.0.name: Value error, firm name '\.\./x'"),
     ("args_missing", r"experiment_args.json: missing"),
     ("huge_count", r"experiment_args.json: max_timesteps: Input should be less than"),
+    ("tokens_a_folder", r"_token_usage.json: cannot be read"),
 ])
 def test_malformed_input_is_one_error_naming_the_file(logs, case, match):
     run = logs / fx.FOLDER / fx.RUN2
@@ -159,6 +177,10 @@ def test_malformed_input_is_one_error_naming_the_file(logs, case, match):
         shutil.copytree(run, logs / "exp1_vendor_test_model" / fx.RUN2)
     elif case == "args_missing":
         (run / "experiment_args.json").unlink()
+    elif case == "tokens_a_folder":
+        tokens = run / f"{fx.RUN2}_token_usage.json"
+        tokens.unlink(missing_ok=True)
+        tokens.mkdir()
     elif case == "huge_count":
         a = json.loads((run / "experiment_args.json").read_text())
         a["max_timesteps"] = 10**9

@@ -488,3 +488,11 @@ def test_an_instance_that_names_only_its_source_gets_their_market():
     assert mp.buyer_groups == [["guardian"], ["naive"]]
     mine = parse_params({"markets": {"la": {**block, "buyer_groups": [["naive"]]}}}).markets["la"]
     assert mine.buyer_groups == [["naive"]] and mine.steps == 50
+
+
+def test_an_observation_with_a_price_too_large_for_a_float_is_read_as_none():
+    from marketarena.markets.lemon.agent_bazaar import OBSERVATION, observation_of
+
+    listing = '{"listings_visible": [{"listing_id": "L1", "listed_price": %s}]}'
+    assert observation_of(OBSERVATION + listing % "9000") == [("L1", 9000.0, "")]
+    assert observation_of(OBSERVATION + listing % ("9" * 400)) == []

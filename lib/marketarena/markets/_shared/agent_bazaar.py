@@ -40,7 +40,13 @@ from typing import Any, TypeVar
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
-from marketarena.core.sources import MAX_FILE_BYTES, SourceError, parse_json, plain_name
+from marketarena.core.sources import (
+    MAX_FILE_BYTES,
+    SourceError,
+    plain_name,
+    read_bytes,
+    read_json,
+)
 
 #: which experiment folder each market reads, and its run folders' names
 EXPERIMENT = {"crash": "exp1", "lemon": "exp2"}
@@ -182,14 +188,7 @@ def read_model(model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES) -> S
     """``path`` validated as ``model`` straight from its JSON bytes (strict: NaN, Infinity, a
     missing or mistyped field, a truncated file are refused), or :class:`SourceError` naming the
     file and the key."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise SourceError(path, f"is {size / 2**20:.1f} MiB, over the "
-                              f"{max_bytes / 2**20:.0f} MiB this importer reads")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    data = read_bytes(path, max_bytes)
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
@@ -241,7 +240,7 @@ def read_tokens(run: Run) -> dict[str, TokenUsage] | None:
     if not files:
         run.lacks.append("token usage (the process did not end normally)")
         return None
-    raw = parse_json((run.path / files[0]).read_bytes(), run.path / files[0])
+    raw = read_json(run.path / files[0])  # bounded; a folder of that name is one error line
     if not isinstance(raw, dict):
         raise SourceError(run.path / files[0], "not a JSON object")
     roles = raw if "total" in raw else {"total": raw}
@@ -282,10 +281,8 @@ def prompt_records(run: Run, filename: str, wanted: bool) -> tuple[list[PromptRe
             run.lacks.append(f"{filename} (logged by the run, absent here: files of 4 MiB or "
                              "more may be missing from a snapshot)")
         return [], 0
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise SourceError(path, f"is over the {MAX_FILE_BYTES / 2**20:.0f} MiB this importer reads")
     records, bad = [], 0
-    for line in path.read_bytes().split(b"\n"):
+    for line in read_bytes(path).split(b"\n"):
         if not line.strip():
             continue
         try:
@@ -314,29 +311,31 @@ class FirmAttributes(RootModel[list[FirmAttribute]]):
     """``firm_attributes.json``: the sellers (crash firms, lemon sellers) at construction."""
 
 
-def prompt_messages(records: list[PromptRecord], agent_id: Callable[[str], str | None],
-                    phase_of: Callable[[PromptRecord], str],
+def imported_records(records: list[PromptRecord], steps: int, seats: set[str]
+                     ) -> list[PromptRecord]:
+    """The prompt log's records of what was imported: the first ``steps`` steps (a run cut or
+    stopped early keeps no prompt of a day it does not have) and agents with a seat."""
+    return [r for r in records if r.timestep < steps and r.agent in seats]
+
+
+def prompt_messages(records: list[PromptRecord], phase_of: Callable[[PromptRecord], str],
                     round_of: Callable[[PromptRecord], int] | None = None) -> pd.DataFrame:
-    """The prompt log as our ``llm_messages`` table (``core.runner``): one row per request, keyed
-    by (step = the log's timestep, round ``round_of(record)`` (default 0: a market with one
-    decision point a step), phase ``phase_of(record)``, the agent's id in our tables, attempt 0),
-    ``call`` numbering the requests of one decision, ``reask`` = the log's retry depth,
-    ``messages`` the system and user prompts, ``answer`` the raw answer. Records of agents without
-    a seat (``agent_id`` None) are left out."""
+    """The prompt log (:func:`imported_records`) as our ``llm_messages`` table (``core.runner``):
+    one row per request, keyed by (step = the log's timestep, round ``round_of(record)`` (default
+    0: a market with one decision point a step), phase ``phase_of(record)``, the agent's id, the
+    same in our tables, attempt 0), ``call`` numbering the requests of one decision, ``reask`` =
+    the log's retry depth, ``messages`` the system and user prompts, ``answer`` the raw answer."""
     from marketarena.core.runner import LLM_MESSAGE_COLUMNS
 
     rows, calls = [], {}
     for r in records:
-        agent = agent_id(r.agent)
-        if agent is None:
-            continue
         phase = phase_of(r)
-        key = (r.timestep, phase, agent)
+        key = (r.timestep, phase, r.agent)
         call = calls[key] = calls.get(key, -1) + (r.depth == 0)
         messages = json.dumps([{"role": "system", "content": capped(r.system_prompt)},
                                {"role": "user", "content": capped(r.user_prompt)}],
                               ensure_ascii=False)
-        rows.append((r.timestep, round_of(r) if round_of else 0, phase, agent, 0, r.call,
+        rows.append((r.timestep, round_of(r) if round_of else 0, phase, r.agent, 0, r.call,
                      max(call, 0), r.depth, messages, capped(r.response), ""))
     frame = pd.DataFrame(rows, columns=LLM_MESSAGE_COLUMNS)
     return frame.astype({"step": "int64", "round": "int64", "attempt": "int64", "call": "int64",

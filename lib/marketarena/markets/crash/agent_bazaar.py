@@ -328,10 +328,9 @@ def convert(run: ab.Run) -> tuple[str, dict, dict, dict] | None:
     tables["setting"] = setting_table(args, run.cell, model, status, len(states), firms,
                                       len(tables["consumers"]))
     records, _ = ab.prompt_records(run, PROMPT_LOG, args.log_crash_firm_prompts)
-    if records:
-        ids = set(tables["agents"]["agent_id"])
-        tables["llm_messages"] = ab.prompt_messages(
-            records, lambda a: a if a in ids else None, lambda r: "firm")
+    kept = ab.imported_records(records, len(states), set(tables["agents"]["agent_id"]))
+    if kept:
+        tables["llm_messages"] = ab.prompt_messages(kept, lambda r: "firm")
     episode_id = plain_name(f"{model}-k{run.cell['stabilizing']}-d{run.cell['discovery_limit']}"
                             f"-s{run.cell['seed']}", "episode id")
     usage = tokens.get("total") if tokens else None

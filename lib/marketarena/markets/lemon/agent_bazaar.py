@@ -431,8 +431,8 @@ def observation_of(user_prompt: str) -> list[tuple[str, float, str]]:
         obs, _ = json.JSONDecoder().raw_decode(user_prompt, at + len(OBSERVATION))
         shown = [(str(x["listing_id"]), float(x["listed_price"]), str(x.get("description", "")))
                  for x in obs.get("listings_visible", [])]
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return []
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError):
+        return []  # OverflowError: a price written as an integer too large for a float
     return shown if all(np.isfinite(p) and abs(p) <= MAX_AMOUNT for _, p, _ in shown) else []
 
 
@@ -635,8 +635,8 @@ def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], mod
     review answers re-parsed (:func:`parse_bid`, :func:`parse_vote`) as ``decisions`` and
     ``llm_calls`` (the last request of a decision is its answer; earlier ones were re-sent)."""
     steps = len(st.states)
-    kept = [r for r in records if r.timestep < steps and r.agent in seats]
-    messages = ab.prompt_messages(kept, lambda a: a, record_phase,
+    kept = ab.imported_records(records, steps, seats)
+    messages = ab.prompt_messages(kept, record_phase,
                                   lambda r: ROUNDS.get(record_phase(r), len(ROUNDS)))
     listing_of: dict[tuple[int, int, str], int] = {}
     for row, key in enumerate(zip(st.cols["step"].tolist(), cents(st.cols["price"]).tolist(),
