@@ -55,10 +55,10 @@ def full_grid(series: pd.DataFrame, ks: list[int]) -> list[str]:
 
 def band(ax, frame: pd.DataFrame, column: str, colour, label: str | None, ls: str = "-") -> None:
     """The mean over episodes at each step and a band of one standard deviation across them."""
-    per = frame.groupby("step")[column].agg(["mean", "std", "size"]).dropna(subset=["mean"])
+    per = frame.groupby("step")[column].agg(["mean", "std", "count"]).dropna(subset=["mean"])
     if per.empty:
         return
-    sd = per["std"].fillna(0.0) * np.sqrt((per["size"] - 1) / per["size"])  # population SD
+    sd = per["std"].fillna(0.0) * np.sqrt((per["count"] - 1) / per["count"])  # population SD
     ax.plot(per.index, per["mean"], color=colour, ls=ls, lw=1.4, label=label)
     ax.fill_between(per.index, per["mean"] - sd, per["mean"] + sd, color=colour, alpha=0.15, lw=0)
 
