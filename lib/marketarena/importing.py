@@ -155,7 +155,7 @@ def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, d
     (``MarketPlugin.source_params``), through the pipeline's own functions: its reference, the
     import (``out/data/episodes/<kind>``, with ``import.json``), its metrics (``out/data/metrics/
     <kind>``: for the authors' runs, the replay of their engine among them, its rules table also
-    as ``out/replay_rules.csv``). ``out`` is built aside and swapped in whole;
+    as a CSV ``replay_rules`` in ``out``). ``out`` is built aside and swapped in whole;
     ``marketarena view --root <out>`` browses it. Returns (the import report, the metrics
     frames)."""
     from marketarena.config import parse_params

@@ -145,6 +145,23 @@ class EpisodeReader:
 EPISODE_ID = re.compile(r"[A-Za-z0-9_+\-][A-Za-z0-9_.+\-]{0,254}")
 
 
+class OnceReader:
+    """An episode reader that reads each table once and keeps it: a stage that reads the same
+    tables of many episodes several times (an imported instance's metrics, replay and series)."""
+
+    def __init__(self, reader: EpisodeReader):
+        self.reader, self.read = reader, {}
+
+    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        if name not in self.read:
+            self.read[name] = self.reader.table(name)
+        frame = self.read[name]
+        return frame if columns is None or frame.empty else frame[["episode_id", *columns]]
+
+    def __getattr__(self, name: str):
+        return getattr(self.reader, name)
+
+
 class UnreadableTable(Exception):
     """A table file of a finished episode cannot be read (truncated, corrupt, unreadable)."""
 

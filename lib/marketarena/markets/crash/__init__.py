@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, read_metrics
+from marketarena.core.reader import OnceReader
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.crash import metrics as crash_metrics
 from marketarena.markets.crash.baselines import STRATEGIES
@@ -101,7 +102,10 @@ class CrashPlugin(MarketPlugin):
 
     def compute_metrics(self, reader, mp: CrashParams, data_dir: Path) -> dict[str, pd.DataFrame]:
         """The crash metrics; for an imported instance also the authors' own score per cell and
-        the replay of their engine (``published.py``, ``replay.py``)."""
+        the replay of their engine (``published.py``, ``replay.py``), which read the metrics'
+        tables again (each read once)."""
+        if mp.imported:
+            reader = OnceReader(reader.require())
         frames = crash_metrics.compute(reader, mp.eas, stable_price=mp.stable_price)
         if mp.imported:
             from marketarena.markets.crash import published

@@ -201,7 +201,6 @@ def run_tables(run: ab.Run, args: ab.RunArgs, states: list[tuple[int, CrashState
     firms = [f.name for f in states[0][1].firms]
     model = ab.player_of(args.llm)
     role = {f: "stabilizing" if f.startswith(STABILIZING) else "competitor" for f in firms}
-    overhead = args.overhead_costs * OVERHEAD_SCALE
     index_of = {c.name: _consumer_index(c.name, path) for c in states[0][1].consumers}
     income = {index_of[c.name]: c.income for c in states[0][1].consumers}
     state_rows, order_rows, day_rows = [], [], []

@@ -43,6 +43,7 @@ import pandas as pd
 
 from marketarena.core.params import RosterEntry
 from marketarena.core.plugin import EpisodeSpec, MarketPlugin, Seat, read_metrics
+from marketarena.core.reader import OnceReader
 from marketarena.core.runner import play_episode
 from marketarena.core.summary import per_agent_summary
 from marketarena.markets.lemon import metrics as lemon_metrics
@@ -62,23 +63,6 @@ def reference_key(reputation_visible: bool, buyers: str) -> str:
 
 def summary_path(data_dir: Path, instance: str) -> Path:
     return Path(data_dir) / "references" / instance / "summary.json"
-
-
-class _OnceReader:
-    """An episode reader that reads each table once: an imported instance's metrics, replay and
-    series read the same tables of its 270 episode folders."""
-
-    def __init__(self, reader):
-        self.reader, self.read = reader, {}
-
-    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
-        if name not in self.read:
-            self.read[name] = self.reader.table(name)
-        frame = self.read[name]
-        return frame if columns is None or frame.empty else frame[["episode_id", *columns]]
-
-    def __getattr__(self, name: str):
-        return getattr(self.reader, name)
 
 
 class LemonPlugin(MarketPlugin):
@@ -203,7 +187,7 @@ class LemonPlugin(MarketPlugin):
         their runs (``fig4_authors``) and of our sweep (``fig4_ours``, the reference stage's)."""
         from marketarena.markets.lemon import authors, figure4, replay
 
-        reader = _OnceReader(reader.require())
+        reader = OnceReader(reader.require())
         setting, bids = reader.table("setting"), reader.table("bids")
         reference = authors.own_reference(setting, bids)
         frames = lemon_metrics.compute(reader, mp.eas, authors.reference_volumes(reference),

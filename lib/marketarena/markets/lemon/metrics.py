@@ -104,7 +104,6 @@ def buyer_steps(views: pd.DataFrame, listings: pd.DataFrame, bids: pd.DataFrame,
     out["steps_shown"] = 1
     out["missed"] = 0
     if missed is not None and len(missed):
-        key = ["episode_id", "buyer", "step"]
         hit = pd.MultiIndex.from_frame(out[key]).isin(pd.MultiIndex.from_frame(missed[key]))
         out["missed"] = hit.astype(int)
     out["missed_sybil"] = out["missed"] * out["blind_sybil_bids"]
