@@ -147,7 +147,7 @@ class Board:
                 continue
             base = next((b for b, v in value_of.items() if v == c), None)
             shown.append((f"{c} (95% interval)" if base else c, c, base))
-        who = next((c for c in ("name", "player") if c in cols), None)
+        who = who_column(df)
         rows, keys, links = [], [], []
         for record in df.to_dict(orient="records"):
             row, key = [], []
@@ -465,7 +465,8 @@ def _metrics_table(paths, instance: str, site: Path) -> Item | None:
                 csv=f"{instance}/metrics.csv")
 
 
-def _who(frame: pd.DataFrame) -> str | None:
+def who_column(frame: pd.DataFrame) -> str | None:
+    """The column naming a board's players (``name`` on instance boards, ``player`` on tables)."""
     return next((c for c in ("name", "player") if c in frame.columns), None)
 
 
@@ -482,7 +483,7 @@ def summary(frame: pd.DataFrame, headline: captions_mod.Headline) -> Markup:
     """The board's result in a sentence or three (per role on a board of several): who leads on
     the headline, by how much, whether its rank interval settles the first place, and where the
     LLM players land. Names are escaped."""
-    who = _who(frame)
+    who = who_column(frame)
     if who is None or headline.column not in frame.columns or frame.empty:
         return Markup("")
     out = []
@@ -518,7 +519,7 @@ def summary(frame: pd.DataFrame, headline: captions_mod.Headline) -> Markup:
 def llm_ranks(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
     """(name, rank, players) of every LLM row of a board (``kind`` llm), the rank within its role
     on a board of several."""
-    who = _who(frame)
+    who = who_column(frame)
     if who is None or "kind" not in frame.columns:
         return []
     return [(str(r[who]), i + 1, len(rows)) for _, rows in roles(frame)
@@ -537,7 +538,7 @@ def versus(instance: str, kind: str, frame: pd.DataFrame, paths, site: Path
     from marketarena.report.headtohead import game_scores, head_to_head
 
     path = paths.metrics(instance) / "agents.parquet"
-    who = _who(frame)
+    who = who_column(frame)
     plugin = get_plugin(kind)
     if who is None or not path.is_file():
         return [], []
@@ -571,7 +572,7 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     about = captions.sources.get(mp.source.format) if mp.imported else None
     headline = about.headline if about and about.headline else captions.headline
     if len(frame.columns):
-        who = _who(frame)
+        who = who_column(frame)
         games = "games" if "games" in frame.columns else "episodes"
         main = {"rank", who or "", headline.column, games, *MAIN_COLUMNS}
         board = Board.of(frame, main=main, link=lambda name: viewer_url(instance, "p", name))

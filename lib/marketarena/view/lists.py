@@ -180,14 +180,14 @@ def board_rows(reports: Path, instance: str, names: list[str]) -> tuple[list[str
     """(columns, {name: cells}) of the players ``names`` on the instance's board
     (``reports/leaderboards/<instance>.csv``, intervals folded as on the site); empty without a
     board."""
-    from marketarena.report.site import Board
+    from marketarena.report.site import Board, who_column
 
     path = reports / "leaderboards" / f"{instance}.csv"
     try:
         frame = pd.read_csv(path)
     except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
         return [], {}
-    who = next((c for c in ("name", "player") if c in frame.columns), None)
+    who = who_column(frame)
     if who is None:
         return [], {}
     board = Board.of(frame)
