@@ -16,11 +16,15 @@ import pandas as pd
 COLUMNS = ["player", "opponent", "games", "win_share", "mean_difference"]
 
 
+def combined(per_seat, combine: str = "sum") -> pd.Series:
+    """A player's score in a game from its seats' (a grouped series): their sum (NaN when none is
+    scored) or their mean, as the market's plugin says (``seat_score``)."""
+    return per_seat.sum(min_count=1) if combine == "sum" else per_seat.mean()
+
+
 def game_scores(agents: pd.DataFrame, score: str, combine: str = "sum") -> pd.DataFrame:
     """Episodes by players: each player's score in each episode it played (NaN: not in it)."""
-    per = agents.groupby(["episode_id", "name"])[score]
-    per = per.sum(min_count=1) if combine == "sum" else per.mean()
-    return per.unstack("name")
+    return combined(agents.groupby(["episode_id", "name"])[score], combine).unstack("name")
 
 
 def head_to_head(scores: pd.DataFrame, players: list[str]) -> pd.DataFrame:

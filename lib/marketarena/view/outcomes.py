@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from marketarena.core import logs
+from marketarena.report.headtohead import combined
 
 KEYS = ["episode_id", "step", "round", "phase", "agent_id"]
 COLUMNS = ["episode_id", "player", "seats", "score", "rank", "players", "calls", "tokens",
@@ -177,8 +178,7 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     g = per_seat.groupby(["episode_id", "player"], sort=False)
     out = g.agg(seats=("agent_id", "size"), calls=("calls", "sum"), tokens=("tokens", "sum"),
                 reasked=("reasked", "sum"), invalid=("invalid", "sum")).reset_index()
-    scores = g["score"].sum(min_count=1) if combine == "sum" else g["score"].mean()
-    out["score"] = scores.to_numpy()
+    out["score"] = combined(g["score"], combine).to_numpy()
     out["cost_usd"] = g["cost_usd"].sum(min_count=1).to_numpy()
     out["rank"] = out.groupby("episode_id")["score"].rank(ascending=False, method="min")
     out["players"] = out.groupby("episode_id")["player"].transform("size")
