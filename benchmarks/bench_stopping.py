@@ -18,6 +18,19 @@ interval. From those looks it reports:
 Targets (issue 47): the rule within one of the full-data rank in at least 95% of draws, with on
 average at most half the games that the smallest fixed n reaching 95% needs.
 
+Is the look the bottleneck? Beside TrueSkill's rank at each look, the benchmark places the LLM
+with a second estimator (:func:`thurstone_mu`): its maximum-likelihood skill against the field
+held fixed, from the pairwise outcomes of its games (TrueSkill's model of performance, no order
+effects), and reports the fixed numbers of games for both.
+
+Two yardsticks no rule can beat by much, from the same looks, say what the data allow:
+
+- *hindsight per LLM*: each LLM plays the smallest n at which it is within one in 95% of its
+  draws (a fixed schedule per LLM, chosen knowing the answer);
+- *settled in hindsight*: each draw stops at the first look after which every later look of that
+  draw is within one (it knows the draw's future). A causal rule that stops earlier is right
+  only by luck.
+
 The logs are not part of this project (they carry no licence). Get them with
     git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar
 and run
@@ -39,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.ratings import BAZAAR_SCALE, TrueSkillParams, player_games, prepare_games
-from marketarena.stopping import look, settled
+from marketarena.stopping import look, rank_of, settled
 
 
 def seats(logs: str, cache: str | None) -> pd.DataFrame:
@@ -54,6 +67,40 @@ def seats(logs: str, cache: str | None) -> pd.DataFrame:
     if cache:
         frame.to_parquet(cache)
     return frame
+
+
+def thurstone_pairs(games: list[dict[str, float]], player: str,
+                    field: dict[str, tuple[float, float]], beta: float):
+    """The player's pairwise outcomes in ``games`` against the field's ratings: per pair the
+    game's index, the opponent's μ, the scale sqrt(2 β² + σ²) and the outcome (1 won, 0 lost,
+    0.5 tied)."""
+    rows = [(k, field[o][0], np.sqrt(2 * beta ** 2 + field[o][1] ** 2),
+             1.0 if g[player] > score else 0.0 if g[player] < score else 0.5)
+            for k, g in enumerate(games) for o, score in g.items() if o != player]
+    return tuple(np.array(c) for c in zip(*rows))
+
+
+def thurstone_mu(pairs, weights: np.ndarray, start: float = 5.0) -> np.ndarray:
+    """The maximum-likelihood skill of the player for each row of ``weights`` (lanes x games:
+    how often each game counts): Newton's method on the sum over pairs of
+    y log Φ(z) + (1 - y) log Φ(-z), z = (s - μ_opponent) / scale."""
+    from scipy.special import log_ndtr
+    from scipy.stats import norm
+
+    game, mu, scale, y = pairs
+    w = weights[:, game]
+    s = np.full(len(weights), start)
+    for _ in range(50):
+        z = (s[:, None] - mu) / scale
+        pdf = np.log(norm.pdf(z) + 1e-300)
+        a, b = np.exp(pdf - log_ndtr(z)), np.exp(pdf - log_ndtr(-z))
+        grad = (w * (y * a - (1 - y) * b) / scale).sum(1)
+        info = (w * (y * a * (z + a) + (1 - y) * b * (b - z)) / scale ** 2).sum(1)
+        step = np.clip(grad / np.maximum(info, 1e-9), -5, 5)
+        s += step
+        if np.abs(step).max() < 1e-7:
+            break
+    return s
 
 
 def main() -> None:
@@ -72,7 +119,12 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true", help="games by LLM for every width")
     ap.add_argument("--cap-aware", action="store_true", help="the look knows the cap (the LLM's "
                     "games): its interval shrinks by sqrt(1 - n / cap), as simulate's does")
+    ap.add_argument("--looks", help="a Parquet file keeping every look: written after the looks, "
+                    "and when it exists, read instead of looking again (the report only)")
     args = ap.parse_args()
+    if args.looks and Path(args.looks).is_file():
+        report(pd.read_parquet(args.looks), args)
+        return
     if not (args.cache and Path(args.cache).is_file()) and not (args.logs and Path(args.logs).is_dir()):
         sys.exit("BAZAAR's game logs are needed and not part of this project (no licence). Get "
                  "them:\n    git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar\n"
@@ -92,25 +144,54 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     rows = []  # one per (LLM, draw, look)
     for llm in llms:
-        mine = prepare_games([g for g in games.values() if llm in g])
+        own = [g for g in games.values() if llm in g]
+        mine = prepare_games(own)
         full = look(mine, llm, field, ts, boot=0, passes=args.passes, seed=args.seed)
+        pairs = thurstone_pairs(own, llm, field, ts.beta)
+        others = np.array([m for name, (m, _) in field.items() if name != llm])
+        t_full = rank_of(thurstone_mu(pairs, np.ones((1, mine.n_games)))[0], others)
         for d in range(args.draws):
             order = rng.permutation(mine.n_games)
             looks = list(range(args.batch, mine.n_games, args.batch)) + [mine.n_games]
-            for n in looks:
+            weights = np.zeros((len(looks), mine.n_games))
+            for i, n in enumerate(looks):
+                weights[i, order[:n]] = 1
+            t_mu = thurstone_mu(pairs, weights)
+            for i, n in enumerate(looks):
                 at = look(mine, llm, field, ts, boot=args.boot, passes=args.passes,
                           seed=args.seed + d, use=order[:n],
                           cap=mine.n_games if args.cap_aware else None)
                 rows.append((llm, d, n, mine.n_games, full.rank, at.rank, at.rank_lo,
-                             at.rank_hi))
+                             at.rank_hi, t_full, rank_of(t_mu[i], others)))
         last = [r for r in rows if r[0] == llm]
         print(f"  {llm:30s} {mine.n_games:4d} games, rank {full.rank:2d} on all of them (board "
               f"{int(board.loc[board['name'] == llm, 'rank'].iloc[0]):2d}); {len(last):,} looks, "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
     looks = pd.DataFrame(rows, columns=["llm", "draw", "n", "games", "full_rank", "rank",
-                                        "rank_lo", "rank_hi"])
+                                        "rank_lo", "rank_hi", "thurstone_full_rank",
+                                        "thurstone_rank"])
     looks["within_one"] = (looks["rank"] - looks["full_rank"]).abs() <= 1
+    looks["thurstone_within_one"] = (looks["thurstone_rank"]
+                                     - looks["thurstone_full_rank"]).abs() <= 1
+    if args.looks:
+        looks.to_parquet(args.looks)
     report(looks, args)
+
+
+def yardsticks(looks: pd.DataFrame) -> tuple[float, float]:
+    """The mean games of the two hindsight yardsticks (module docstring) from the looks (columns
+    llm, draw, n, within_one; every draw's last look is at all the LLM's games, within one):
+    per LLM the smallest look n within one in at least 95% of its draws; per draw the first
+    look after which every look of the draw is within one."""
+    hindsight = []
+    for _, g in looks.groupby("llm"):
+        share = g.groupby("n")["within_one"].mean()
+        hindsight.append(int(share.index[share >= 0.95].min()))
+    settle = []
+    for _, g in looks.groupby(["llm", "draw"]):
+        wrong = g.loc[~g["within_one"], "n"]
+        settle.append(int(g.loc[g["n"] > (wrong.max() if len(wrong) else 0), "n"].min()))
+    return float(np.mean(hindsight)), float(np.mean(settle))
 
 
 def report(looks: pd.DataFrame, args) -> None:
@@ -121,14 +202,20 @@ def report(looks: pd.DataFrame, args) -> None:
     fixed = []
     for n in grid:
         at = looks[(looks["n"] == np.minimum(n, looks["games"]))]
-        fixed.append((n, at["within_one"].mean(), np.minimum(n, at["games"]).mean()))
-    n95 = next((n for n, share, _ in fixed if share >= 0.95), None)
+        fixed.append((n, at["within_one"].mean(), np.minimum(n, at["games"]).mean(),
+                      at["thurstone_within_one"].mean()))
+    n95 = next((n for n, share, _, _ in fixed if share >= 0.95), None)
     print(f"\nfixed numbers of games ({n_draws} draws: {looks['llm'].nunique()} LLMs x "
-          f"{args.draws}): share of draws within one rank of the full-data rank")
-    for n, share, mean in fixed:
+          f"{args.draws}): share of draws within one rank of the full-data rank (TrueSkill's "
+          f"look; the maximum-likelihood estimate's, each against its own full-data rank)")
+    for n, share, mean, t_share in fixed:
         if n % 50 == 0 or n == n95:
-            print(f"  n {n:4d} (mean games played {mean:6.1f}): {share:6.1%}")
+            print(f"  n {n:4d} (mean games played {mean:6.1f}): {share:6.1%} ({t_share:6.1%})")
     print(f"  smallest fixed n reaching 95%: {n95}")
+    for name, n in zip(("hindsight per LLM (95% of its draws)",
+                        "settled in hindsight (each draw)"), yardsticks(looks)):
+        print(f"  yardstick, {name}: games mean {n:6.1f}"
+              + (f"; / n95 = {n / n95:.2f}" if n95 else ""))
     print(f"\nstopping rule (batch {args.batch}, min_games {args.min_games}, boot {args.boot}, "
           f"{'cap-aware' if args.cap_aware else 'not cap-aware'}):")
     for width in args.widths:

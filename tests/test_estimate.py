@@ -91,6 +91,25 @@ def test_a_sample_of_episodes_is_scaled_to_the_plan(tmp_path):
     assert part.models[0].calls == pytest.approx(whole.models[0].calls)  # 12 rounds a game
 
 
+def test_with_a_stopping_rule_the_estimate_says_the_least_share_it_plays(tmp_path):
+    """double_auction: an entrant's 10 games, looks every 4 from min_games 6: the first possible
+    stop is after 8 (80%). cournot: myopic as the LLM sits in 4 of the 6 lineup episodes (its
+    two lineups of the three, twice), all with LLM seats; a look after every game: 1 of 4."""
+    for kind, stop, share in (("double_auction", {"batch": 4, "min_games": 6}, 0.8),
+                              ("cournot", {"batch": 1, "min_games": 1}, 0.25)):
+        params, paths = params_for(tmp_path, kind), Paths(tmp_path / kind)
+        run_reference(kind, params, paths)
+        assert estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2
+                        ).stop_floor is None
+        block = params.markets[kind].model_dump(mode="json", exclude_defaults=True)
+        params = parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
+                               "markets": {kind: {**block, "stop": stop}}})
+        e = estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2)
+        assert e.stop_floor == pytest.approx(share)
+        line = describe(e)[-1]
+        assert f"markets.{kind}.stop" in line and f"between {share:.0%} of them" in line
+
+
 def test_no_llm_seats_no_estimate(tmp_path):
     params = parse_params({"markets": {"crash": yaml.safe_load(
         (ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())}})

@@ -1,7 +1,9 @@
-"""The stopping rule: a look rates a player's games against a field held fixed; ``simulate`` plays
-an LLM entrant's (or challenger's) games in batches and stops once its rank is settled, or at the
-cap; a resumed run takes the same decisions; the rule changes which games are played, never an
-episode's id, seed or logs; a market without players' games refuses it naming the key. How good
+"""The stopping rule: a look rates a player's games against a field held fixed (TrueSkill, or its
+mean score when it meets nobody); ``simulate`` plays an LLM player's games in batches (double
+auction entrants, english_auction challengers, the oligopolies' lineups, crash's and lemon's
+cells) and stops once its rank is settled, or at the cap; a resumed run takes the same
+decisions; the rule changes which games are played, never an episode's id, seed or logs; an
+instance whose every episode seats an LLM player (no field) refuses it naming the key. How good
 the rule is: benchmarks/bench_stopping.py on BAZAAR's games (docs/cost.md)."""
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import yaml
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.reader import EpisodeReader
 from marketarena.llm.fake import FakeEndpoint, schema_answer
+from marketarena.core.registry import plugin_for
 from marketarena.pipeline import Paths, run_reference
 from marketarena.ratings import TrueSkillParams
 from marketarena.simulate import simulate
-from marketarena.stopping import look, settled
+from marketarena.stopping import look, look_mean, settled
 from tests.test_estimate import sensible
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,11 +117,136 @@ def test_english_auction_challengers_stop_in_batches(tmp_path):
     assert sum("-planner-" in e for e in ids) == 6  # a scripted challenger: every auction
 
 
-def test_a_market_without_players_games_refuses_a_rule_naming_the_key():
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets/cournot/tiny_params.yaml").read_text())
+def test_a_look_by_mean_ranks_the_mean_among_the_fields_means():
+    values = [0.2, 0.4, 0.6, 0.8]  # mean 0.5
+    at = look_mean(values, {"a": 0.9, "b": 0.45, "c": 0.1}, boot=200)
+    assert at.games == 4 and at.mu == pytest.approx(0.5) and at.rank == 2  # only a above
+    assert 0.2 <= at.mu_lo < 0.5 < at.mu_hi <= 0.8
+    assert at.rank_lo == 1 if at.mu_hi > 0.9 else at.rank_lo == 2
+    assert at.rank_hi == (3 if at.mu_lo < 0.45 else 2)
+    done = look_mean(values, {"a": 0.9}, boot=200, cap=4)  # every game played: a point
+    assert done.mu_lo == done.mu_hi == 0.5 and done.rank_width == 0
+    assert look_mean(values * 25, {"a": 0.9}, boot=200).mu_width < at.mu_width / 3
+
+
+LOOSE = {"batch": 2, "min_games": 2, "rank_width": 100, "boot": 20, "passes": 3}
+
+
+def played_params(tmp_path: Path, kind: str, stop: dict | None, llms=("gpt",)):
+    """The market's tiny instance with LLM player(s) ``llms`` seated in some episodes only: a
+    cournot lineup, crash's stabilizing cells, a lemon buyer group of its own."""
+    block = yaml.safe_load((ROOT / f"lib/marketarena/markets/{kind}/tiny_params.yaml").read_text())
+    entries = [{"name": n, "kind": "llm", "model": "fake"} for n in llms]
+    if kind == "cournot":
+        firms = len(block["roster"]) + len(llms)
+        block.update(runs=firms * (firms - 1), rounds=3)  # two round robins of pairs
+    elif kind == "crash":
+        block.update(stabilizers=["stabilizer", *llms], runs=12, days=6)
+        del block["stabilizer"]
+    elif kind == "lemon":
+        block["roster"] = [e for e in block["roster"] if e["name"] not in ("reputation", "random")]
+        block.update(buyer_groups=[["naive"], ["guardian"], *([n] for n in llms)], runs=24, steps=3)
+    block["roster"] += entries
+    block["stop"] = stop
+    return parse_params({"models": {"fake": {"model": "f", "base_url": "http://fake.invalid/v1",
+                                             "api_key_env": None}},
+                         "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {kind: block}})
+
+
+def seated(eps: Path, name: str) -> list[str]:
+    """The episodes on disk that seat ``name``."""
+    reader = EpisodeReader(eps)
+    agents = reader.table("agents")
+    return sorted(agents.loc[agents["name"] == name, "episode_id"].unique())
+
+
+@pytest.mark.parametrize("kind", ["cournot", "crash", "lemon"])
+def test_a_player_seated_in_some_episodes_stops_in_batches_and_a_resume_keeps_it(tmp_path, kind):
+    params = played_params(tmp_path, kind, LOOSE)
+    plugin, mp = plugin_for(params, kind)[0], params.markets[kind]
+    planned = plugin.stop_players(mp)["gpt"]
+    assert 4 <= len(planned) < mp.runs  # a cap of several batches, and a field
+    run_reference(kind, params, Paths(tmp_path))
+    fake = FakeEndpoint(responder=sensible)
+    play = lambda p: simulate(kind, p, Paths(tmp_path).data, tmp_path / "eps",  # noqa: E731
+                              progress=False, openai_factory=fake.factory)
+    summary = play(params)
+    assert summary["stopped"] == {"gpt": 2}
+    assert seated(tmp_path / "eps", "gpt") == planned[:2]
+    assert summary["played"] == mp.runs - len(planned) + 2  # the whole field, and two of its
+    what = "mean score" if kind == "lemon" else "μ"  # lemon's buyers of one kind meet nobody
+    assert any(f"gpt: 2 of {len(planned)} games (settled)" in line and what in line
+               for line in summary["stop_lines"])
+    calls = fake.n_calls
+    again = play(params)
+    assert again["played"] == 0 and again["stopped"] == {"gpt": 2} and fake.n_calls == calls
+
+    capped = play(played_params(tmp_path, kind, dict(LOOSE, rank_width=0, min_games=100)))
+    assert capped["stopped"] == {"gpt": len(planned)}
+    assert seated(tmp_path / "eps", "gpt") == planned
+
+
+def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it(tmp_path):
+    def params_with(stop):
+        params = played_params(tmp_path, "cournot", stop, llms=("gpt", "opus"))
+        block = params.markets["cournot"].model_dump(mode="json", exclude_defaults=True)
+        roster = block["roster"]
+        block["roster"] = [roster[-2], *roster[:-2], roster[-1]]  # gpt first, opus last
+        return parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
+                             "markets": {"cournot": block}})
+
+    one = dict(LOOSE, batch=1, min_games=1)
+    params = params_with(dict(one, rank_width=0, min_games=100))  # to the cap
+    mp = params.markets["cournot"]
+    players = plugin_for(params, "cournot")[0].stop_players(mp)
+    shared = sorted(set(players["gpt"]) & set(players["opus"]))
+    assert len(shared) == 2  # their lineup, in each of two round robins
+    assert players["gpt"][0] == shared[0] == players["opus"][1]  # gpt's 1st game, opus's 2nd
+    run_reference("cournot", params, Paths(tmp_path))
+    fake = FakeEndpoint(responder=sensible)
+    play = lambda p: simulate("cournot", p, Paths(tmp_path).data, tmp_path / "eps",  # noqa: E731
+                              progress=False, openai_factory=fake.factory)
+    summary = play(params)
+    assert summary["played"] == mp.runs  # round 2 does not play opus's 2nd game again
+    assert set(EpisodeReader(tmp_path / "eps").episode_ids()) == {f"ep-{r:04d}"
+                                                                 for r in range(mp.runs)}
+    summary = play(params_with(one))  # both stop after one game
+    assert summary["stopped"] == {"gpt": 1, "opus": 1} and summary["played"] == 0
+    on_disk = set(EpisodeReader(tmp_path / "eps").episode_ids())
+    field = {f"ep-{r:04d}" for r in range(mp.runs)} - set(players["gpt"]) - set(players["opus"])
+    assert on_disk == field | {players["gpt"][0], players["opus"][0]}  # past opus's stop, but
+    assert shared[0] in on_disk and shared[1] not in on_disk  # gpt's first: kept
+    assert len(summary["pruned"]) == len(set(players["gpt"]) | set(players["opus"])) - 2
+
+
+def test_a_field_that_rates_nobody_on_the_players_board_stops_the_run_naming_the_key(tmp_path):
+    """A lemon buyer group of the LLM and naive, and one of guardian alone: the field's buyer
+    games hold one kind each, so no rating places anyone to rank the LLM against."""
+    params = played_params(tmp_path, "lemon", LOOSE)
+    block = params.markets["lemon"].model_dump(mode="json", exclude_defaults=True)
+    block["buyer_groups"] = [["naive", "gpt"], ["guardian"]]
+    params = parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
+                           "markets": {"lemon": {**block, "runs": 16}}})
+    run_reference("lemon", params, Paths(tmp_path))
+    with pytest.raises(ParamsError, match=r"markets\.lemon\.stop: the field's episodes rate "
+                       "nobody on gpt's board"):
+        simulate("lemon", params, Paths(tmp_path).data, tmp_path / "eps", progress=False,
+                 openai_factory=FakeEndpoint(responder=sensible).factory)
+    assert len(EpisodeReader(tmp_path / "eps").episode_ids()) == 8 + 2  # the field, one batch
+
+
+def test_an_instance_whose_every_episode_seats_an_llm_refuses_a_rule_naming_the_key():
+    block = yaml.safe_load((ROOT / "lib/marketarena/markets/supply_chain/tiny_params.yaml")
+                           .read_text())
+    block["roster"].append({"name": "gpt", "kind": "llm", "model": "fake"})
     block["stop"] = {"batch": 5}
-    with pytest.raises(ParamsError, match=r"markets\.cournot\.stop: cournot plays no player"):
-        parse_params({"markets": {"cournot": block}})
+    models = {"fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}}
+    with pytest.raises(ParamsError, match=r"markets\.supply_chain\.stop: every planned episode "
+                       r"of supply_chain seats an LLM player \(gpt\)"):
+        parse_params({"models": models, "markets": {"supply_chain": block}})
     block["stop"] = {"batch": 5, "rank_width": None}
     with pytest.raises(ParamsError, match="rank_width or mu_width"):
-        parse_params({"markets": {"cournot": block}})
+        parse_params({"models": models, "markets": {"supply_chain": block}})
+    block["roster"].pop()  # no LLM player: the rule has nothing to stop, and is accepted
+    block["stop"] = {"batch": 5}
+    assert parse_params({"markets": {"supply_chain": block}}).markets["supply_chain"].stop

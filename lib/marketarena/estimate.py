@@ -144,6 +144,9 @@ class InstanceEstimate:
     wall_s: float
     depth: int  # the longest episode's chain of sequential requests
     models: list[ModelEstimate]
+    #: with a stopping rule (``markets.<instance>.stop``): the least share of these episodes it
+    #: plays (:func:`stop_floor`); None: no rule, every one is played
+    stop_floor: float | None = None
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame([{k: v for k, v in asdict(m).items() if k != "plays"}
@@ -415,7 +418,24 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
         load[m.endpoint] = (total + m.requests, min(limit, spec.max_concurrency))
     wall = max([depth * latency_s] + [r * latency_s / c for r, c in load.values()])
-    return InstanceEstimate(instance, len(planned), len(played), latency_s, wall, depth, models)
+    return InstanceEstimate(instance, len(planned), len(played), latency_s, wall, depth, models,
+                            stop_floor(plugin, mp, [e.episode_id for e in planned]))
+
+
+def stop_floor(plugin, mp, llm_episodes: list[str]) -> float | None:
+    """The least share of ``llm_episodes`` (the planned episodes with LLM seats) a stopping rule
+    plays: each LLM player's games up to its first possible stop (the first look, every
+    ``batch`` games, at ``min_games`` or more; all of them when fewer), and every episode with
+    LLM seats that is no player's. None without a rule. The estimate is for every episode (the
+    cap): the rule plays between this share and all of them."""
+    if mp.stop is None or not llm_episodes:
+        return None
+    batch, least = mp.stop.batch, mp.stop.min_games
+    first = -(-least // batch) * batch  # the first look at min_games or more
+    players = plugin.stop_players(mp)
+    held = {i for ids in players.values() for i in ids}
+    floor = {i for ids in players.values() for i in ids[:first]}
+    return len(floor | (set(llm_episodes) - held)) / len(llm_episodes)
 
 
 def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str, PlayTotals],
@@ -493,6 +513,12 @@ def describe(e: InstanceEstimate) -> list[str]:
             f"completion; {usd(m.cost_usd)} (range {usd(m.cost_lo)} to {usd(m.cost_hi)}, "
             f"ceiling {usd(m.cost_max_usd)}); prompts repeat {m.prefix_share:.0%} of the seat's "
             f"previous one; max_concurrency {m.max_concurrency} at {m.endpoint}")
+    if e.stop_floor is not None:
+        lines.append(
+            f"  stopping rule (markets.{e.instance}.stop): these figures are for every episode "
+            f"(the cap); the rule plays between {e.stop_floor:.0%} of them (each LLM player "
+            f"settled at its first look) and all, {usd(e.cost_usd * e.stop_floor)} to "
+            f"{usd(e.cost_usd)} at the point estimate")
     return lines
 
 

@@ -54,8 +54,9 @@ with one line. Every process of a run holds the instance's liveness lock, so a r
 while anything of an earlier run lives refuses, naming the pids.
 
 Stopping rule (``markets.<instance>.stop``; off by default, and then nothing here changes): the
-LLM players' games (double_auction's entrants, english_auction's challengers:
-``MarketPlugin.stop_players``) are held back; every other unit (their field) is played first,
+LLM players' games (double_auction's entrants, english_auction's challengers, elsewhere the
+episodes that seat an LLM player: ``MarketPlugin.stop_players``) are held back; every other unit
+(their field) is played first,
 then the players' games in rounds of ``batch`` each, looking at every player after each round
 and stopping it once its rank interval among the field is as narrow as the rule asks, or at the
 cap (``stopping.Batches``). A resumed run replays the looks from the logs and takes the same

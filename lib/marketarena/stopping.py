@@ -1,12 +1,19 @@
 """Stop a player's games once its rank is settled: the look at a player's games so far.
 
-A market that plays one player's games against a field (double_auction's entrants against the
-pool, english_auction's challengers against the fixed bidders) plays a fixed number of them
-whatever they have settled. With a stopping rule (``markets.<instance>.stop``,
-``core.params.StopRule``; off by default) ``simulate`` plays them in batches and, after each,
-*looks*: it rates the player's games so far against the others' ratings held fixed, and stops
-the player once its rank interval (or its μ interval) is as narrow as the rule asks, or at the
-cap (the games the plan holds).
+A market plays each LLM player's games against a field a fixed number of times whatever they
+have settled: double_auction's entrants against the pool, english_auction's challengers against
+the fixed bidders, and elsewhere (``MarketPlugin.stop_players``) the planned episodes that seat
+the player: cournot's and bertrand's lineups with it, crash's and lemon's cells it sits in (a
+batch spans the cells in plan order), the field being the episodes that seat no LLM player.
+With a stopping rule (``markets.<instance>.stop``, ``core.params.StopRule``; off by default)
+``simulate`` plays them in batches and, after each, *looks*: it rates the player's games so far
+against the others' ratings held fixed, and stops the player once its rank interval (or its μ
+interval) is as narrow as the rule asks, or at the cap (the games the plan holds).
+
+What is rated is the market's board (``MarketPlugin.stop_rows``): one free-for-all per episode
+ranked by ``rank_by``, the seats of a player combined by ``seat_score``; lemon's on the
+player's side of the market (sellers by revenue; buyers by score, or by their episodes' EAS
+where buyer kinds never meet, as its buyer board ranks them).
 
 The look (:func:`look`): TrueSkill in the market's board environment, every opponent starting
 from its rating on the field's board (``others``: μ, σ) and the player from the prior; the
@@ -19,6 +26,11 @@ players whose μ is higher; the rank interval is that of the μ interval's ends.
 game updates every seat), but only the player's is read: the others are the field, rated on
 many more games. Cheap: ``boot + passes`` lanes of the player's games in the compiled kernel
 (``ratings.rate_orders``), milliseconds for hundreds of games.
+
+A player that meets nobody in its games (each game holds it alone: lemon's buyers in cells of one
+kind) has no TrueSkill to read; its look (:func:`look_mean`) is the mean of its per-game score
+with the same bootstrap interval and cap correction, and its rank is among the field's mean
+scores.
 
 Judged by its error, not its promise: ``benchmarks/bench_stopping.py`` applies it to BAZAAR's
 26 LLMs, drawing each one's logged games in random order, and reports how often the stopped rank
@@ -86,12 +98,33 @@ def look(games, player: str, others: Mapping[str, tuple[float, float]],
     players, mu, _ = rate_orders(prep, np.asarray(orders, dtype=np.int64), ts, initial=initial)
     mine = mu[:, players.index(player)]
     field = np.array([m for m, _ in initial.values()], dtype=float)
-    point = float(np.median(mine[:passes]))
+    return _interval(float(np.median(mine[:passes])), mine[passes:], n, cap, field)
+
+
+def look_mean(values: Sequence[float], others: Mapping[str, float], boot: int = 100,
+              seed: int = 0, cap: int | None = None) -> Interval:
+    """The look at a player that meets nobody in its games: its mean score over ``values`` (one
+    per game so far), the 2.5-97.5 percentiles of the means of ``boot`` bootstrap resamples (cap
+    correction as in :func:`look`), its rank among ``others`` (name -> the field's mean score)."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n == 0:
+        raise ValueError("no games to look at")
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, n, size=(boot, n))].mean(axis=1) if boot else np.empty(0)
+    return _interval(float(values.mean()), means, n, cap,
+                     np.array(list(others.values()), dtype=float))
+
+
+def _interval(point: float, resampled: np.ndarray, n: int, cap: int | None,
+              field: np.ndarray) -> Interval:
+    """The :class:`Interval` of a point and its resampled values (none: a point interval), the
+    half-widths shrunk by sqrt(1 - n / cap) with a cap, ranked among ``field``."""
     lo = hi = point
-    if boot:
+    if len(resampled):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            lo, hi = (float(x) for x in np.percentile(mine[passes:], [2.5, 97.5]))
+            lo, hi = (float(x) for x in np.percentile(resampled, [2.5, 97.5]))
         if cap:
             shrink = math.sqrt(max(0.0, 1 - n / cap))
             lo, hi = point - (point - lo) * shrink, point + (hi - point) * shrink
@@ -110,14 +143,26 @@ def settled(interval: Interval, rank_width: int | None = None, mu_width: float |
                 and math.isfinite(interval.mu_width)))
 
 
-def field_ratings(agents, score: str, seat_score: str, ts: TrueSkillParams, passes: int = 50,
+def field_ratings(games, ts: TrueSkillParams, passes: int = 50,
                   seed: int = 0) -> dict[str, tuple[float, float]]:
     """The field's board: name -> (median μ, median σ) over ``passes`` shuffled passes of its
-    episodes (``agents``: the metrics' seats, ranked by ``score``)."""
-    from marketarena.ratings import multipass, player_games
+    ``games`` (free-for-alls: name -> score; a game of one player is no game and left out)."""
+    from marketarena.ratings import multipass
 
-    board = multipass(player_games(agents, score, seat_score), ts, passes=passes, seed=seed)
+    games = [g for g in games if len(g) >= 2]
+    if not games:
+        return {}
+    board = multipass(games, ts, passes=passes, seed=seed)
     return {str(r.player): (float(r.mu), float(r.sigma)) for r in board.itertuples()}
+
+
+def field_means(games) -> dict[str, float]:
+    """Name -> its mean score over the ``games`` it is in (the field of :func:`look_mean`)."""
+    totals: dict[str, list[float]] = {}
+    for g in games:
+        for name, score in g.items():
+            totals.setdefault(name, []).append(float(score))
+    return {name: float(np.mean(v)) for name, v in totals.items()}
 
 
 class Batches:
@@ -127,21 +172,24 @@ class Batches:
     (:attr:`held`) until :meth:`rounds`, a generator that yields, round after round, the units of
     every active player's next ``batch`` games still to play; once the caller has played them it
     looks at each player (its first games, read back from ``out_dir``) and drops the settled
-    ones and those at their cap. The decisions depend on the logs alone, so a resumed run takes
-    the same ones, round by round, and an episode's id and seed never depend on them.
-    :meth:`prune` removes the units of games past a player's stop that an earlier run (with
-    another rule, or none) left on disk."""
+    ones and those at their cap. An episode may seat two LLM players (a cournot lineup of two):
+    it is played once, for the first that reaches it, and counts for both. The decisions depend
+    on the logs alone, so a resumed run takes the same ones, round by round, and an episode's id
+    and seed never depend on them. :meth:`prune` removes the units of games past every stop that
+    an earlier run (with another rule, or none) left on disk."""
 
     def __init__(self, plugin, mp, units, out_dir, data_dir):
         self.plugin, self.mp, self.rule = plugin, mp, mp.stop
         self.out_dir, self.data_dir = out_dir, data_dir
         self.players = plugin.stop_players(mp) or {}
-        self.unit_of = {e.episode_id: u for u in units for e in u.episodes}
+        self.units = list(units)
+        self.unit_of = {e.episode_id: u for u in self.units for e in u.episodes}
         self.held = {self.unit_of[i].name for ids in self.players.values() for i in ids}
         self.ts = TrueSkillParams(**plugin.stop_rating(mp))
         self.looks: dict[str, list[Interval]] = {p: [] for p in self.players}
         self.stopped: dict[str, int] = {}  # player -> games it played
-        self._field: dict[str, tuple[float, float]] | None = None
+        self._field_agents = None  # the metrics' seats of the field's episodes (read once)
+        self._fields: dict[str, tuple[bool, dict]] = {}  # player -> (by mean?, its field)
 
     def first(self, todo: list) -> list:
         """The units to play before any look: every one not held back."""
@@ -154,13 +202,12 @@ class Batches:
         active = dict(self.players)
         k = 0
         while active:
-            part, seen = [], set()
+            part = []
             for ids in active.values():
                 for i in ids[k * self.rule.batch:(k + 1) * self.rule.batch]:
-                    name = self.unit_of[i].name
-                    if name in pending and name not in seen:
-                        seen.add(name)
-                        part.append(pending[name])
+                    unit = pending.pop(self.unit_of[i].name, None)  # once, whoever reaches it
+                    if unit is not None:
+                        part.append(unit)
             yield part
             k += 1
             for player, ids in list(active.items()):
@@ -173,34 +220,57 @@ class Batches:
                     del active[player]
 
     def look(self, player: str, ids: list[str]) -> Interval:
+        """The look at ``player`` after its episodes ``ids`` (module docstring): TrueSkill against
+        the field's ratings, or its mean score against the field's means when it meets nobody."""
         from marketarena.core.reader import EpisodeReader
-        from marketarena.ratings import player_games
 
         reader = EpisodeReader(self.out_dir)
-        if self._field is None:
+        if self._field_agents is None:
             mine = {i for ids in self.players.values() for i in ids}
-            agents = self._agents(reader.subset(set(reader.episode_ids()) - mine))
-            self._field = field_ratings(agents, self.plugin.rank_by, self.plugin.seat_score,
-                                        self.ts, seed=self.rule.seed)
-        agents = self._agents(reader.subset(ids))
-        games = player_games(agents, self.plugin.rank_by, self.plugin.seat_score)
-        return look(games, player, self._field, self.ts, self.rule.boot, self.rule.passes,
-                    self.rule.seed, cap=len(self.players[player]))
+            self._field_agents = self._agents(reader.subset(set(reader.episode_ids()) - mine))
+        games = [g for g in self._games(self._agents(reader.subset(ids)), player) if player in g]
+        by_mean = all(len(g) == 1 for g in games)
+        if player not in self._fields:
+            field = self._games(self._field_agents, player)
+            self._fields[player] = (by_mean, field_means(field) if by_mean else
+                                    field_ratings(field, self.ts, seed=self.rule.seed))
+        if by_mean != self._fields[player][0]:
+            raise ValueError(f"{player}: its games changed from meeting others to meeting none")
+        field = self._fields[player][1]
+        if not field:
+            from marketarena.config import ParamsError
+
+            raise ParamsError(f"markets.{self.mp.instance}.stop: the field's episodes rate nobody "
+                             f"on {player}'s board, so there is nothing to rank it against (its "
+                             "episodes so far are kept; drop stop to play them all)")
+        cap = len(self.players[player])
+        if by_mean:
+            return look_mean([g[player] for g in games], field, self.rule.boot, self.rule.seed,
+                             cap=cap)
+        return look(games, player, field, self.ts, self.rule.boot, self.rule.passes,
+                    self.rule.seed, cap=cap)
+
+    def _games(self, agents, player: str) -> list[dict[str, float]]:
+        from marketarena.ratings import player_games
+
+        return player_games(*self.plugin.stop_rows(agents, self.mp, player))
 
     def _agents(self, reader):
         return self.plugin.compute_metrics(reader, self.mp, self.data_dir)["agents"]
 
     def prune(self) -> list[str]:
-        """Remove the units of games past each player's stop left on disk; their names."""
+        """Remove the units past each player's stop left on disk (a unit that holds an episode
+        still needed, a field episode or one before another player's stop, stays); their names."""
         import shutil
 
+        past = {i for player, n in self.stopped.items() for i in self.players[player][n:]}
+        past -= {i for player, n in self.stopped.items() for i in self.players[player][:n]}
         gone = []
-        for player, n in self.stopped.items():
-            for i in self.players[player][n:]:
-                folder = self.out_dir / self.unit_of[i].name
-                if folder.is_dir():
-                    shutil.rmtree(folder)
-                    gone.append(folder.name)
+        for unit in self.units:
+            folder = self.out_dir / unit.name
+            if all(e.episode_id in past for e in unit.episodes) and folder.is_dir():
+                shutil.rmtree(folder)
+                gone.append(folder.name)
         return gone
 
     def lines(self) -> list[str]:
@@ -211,7 +281,8 @@ class Batches:
             last = self.looks[player][-1]
             why = "at the cap" if n >= cap and not settled(
                 last, self.rule.rank_width, self.rule.mu_width, self.rule.min_games) else "settled"
+            what = "mean score" if self._fields.get(player, (False,))[0] else "μ"
             out.append(f"  {player}: {n} of {cap} games ({why}); rank {last.rank} "
-                       f"[{last.rank_lo}, {last.rank_hi}] among the field, μ {last.mu:.2f} "
+                       f"[{last.rank_lo}, {last.rank_hi}] among the field, {what} {last.mu:.2f} "
                        f"[{last.mu_lo:.2f}, {last.mu_hi:.2f}]")
         return out

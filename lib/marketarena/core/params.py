@@ -137,7 +137,8 @@ class SourceSpec(Strict):
 
 class StopRule(Strict):
     """``markets.<instance>.stop``: play each LLM player's games (double_auction's entrants,
-    english_auction's challengers) in batches and stop once its rank is settled (``stopping.py``;
+    english_auction's challengers, the oligopolies' lineups and crash's and lemon's cells that
+    seat it) in batches and stop once its rank among the field is settled (``stopping.py``;
     ``simulate``). Off (null) by default: every planned game is played."""
 
     batch: int = size(10, le=MAX_RUNS, description="a player's games between two looks")

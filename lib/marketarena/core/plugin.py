@@ -136,10 +136,8 @@ class MarketPlugin:
             elif self.harness_of(entry) not in self.harnesses:
                 raise ValueError(f"{where}.harness: {self.kind} offers the harnesses "
                                  f"{', '.join(self.harnesses)} (got {entry.harness!r})")
-        if mp.stop is not None and self.stop_players(mp) is None:
-            raise ValueError(f"stop: {self.kind} plays no player's games in batches (the "
-                             "stopping rule serves double_auction's entrants and "
-                             "english_auction's challengers)")
+        if mp.stop is not None:
+            self.stop_players(mp)  # raises, naming the key, where the rule cannot work
 
     def harness_of(self, entry: RosterEntry) -> str:
         return "" if entry.kind != "llm" else (entry.harness or self.default_harness)
@@ -250,11 +248,35 @@ class MarketPlugin:
         raise NotImplementedError(f"{self.kind} imports no published games")
 
     # ------------------------------------------------------------------ stopping rule
-    def stop_players(self, mp: MarketParams) -> dict[str, list[str]] | None:
+    def stop_players(self, mp: MarketParams) -> dict[str, list[str]]:
         """The LLM players a stopping rule (``mp.stop``, ``stopping.py``) plays in batches: name ->
         the ids of its planned episodes in the order they are played (the cap); every other
-        episode is its *field*. None: the market plays no player's games in batches."""
-        return None
+        episode is its *field*. By default each LLM roster entry's planned episodes, those that
+        seat it (cournot's and bertrand's lineups with it, crash's and lemon's cells it sits in),
+        the field being the episodes that seat no LLM entry; a ValueError naming ``stop`` when
+        there are none (every episode seats an LLM player: nothing to rank it against)."""
+        llms = {e.name for e in mp.roster if e.kind == "llm"}
+        players: dict[str, list[str]] = {}
+        field = 0
+        for episode in self.plan(mp) if llms else ():
+            seated = llms.intersection(s.entry.name for s in episode.seats)
+            for name in sorted(seated):
+                players.setdefault(name, []).append(episode.episode_id)
+            field += not seated
+        if players and not field:
+            raise ValueError(f"stop: every planned episode of {self.kind} seats an LLM player "
+                             f"({', '.join(sorted(players))}), so none is left to rank it "
+                             "against; give the rule a field of episodes without one (or "
+                             "drop stop)")
+        return players
+
+    def stop_rows(self, agents: pd.DataFrame, mp: MarketParams,
+                  player: str) -> tuple[pd.DataFrame, str, str]:
+        """What the stopping rule's look rates for ``player`` (``stopping.py``), as the market's
+        board ranks it: the seats among ``agents`` (the metrics' seats) that compete with it, the
+        score column, and how a player's seats combine into its score in an episode ("sum" or
+        "mean"). By default every seat, ``rank_by`` and ``seat_score``."""
+        return agents, self.rank_by, self.seat_score
 
     def stop_rating(self, mp: MarketParams) -> dict[str, float]:
         """The TrueSkill environment of the stopping rule's looks (``ratings.TrueSkillParams``'

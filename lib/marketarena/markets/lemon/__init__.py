@@ -249,6 +249,18 @@ class LemonPlugin(MarketPlugin):
             boards.append(board)
         return pd.concat(boards, ignore_index=True)
 
+    def stop_rows(self, agents: pd.DataFrame, mp: LemonParams, player: str):
+        """The stopping rule rates a player on its side's board (:meth:`leaderboard`): a seller
+        among the sellers by revenue (the principal's identities summed), a buyer among the
+        buyers by score, or, where every cell seats one buyer kind (kinds never meet), by its
+        episodes' EAS (a look by mean, ``stopping.look_mean``)."""
+        if not any(player in group for group in mp.buyer_groups):
+            return agents[agents["role"].isin(["honest", "principal"])], "score", "sum"
+        buyers = agents[agents["role"] == "buyer"]
+        if all(len(set(group)) == 1 for group in mp.buyer_groups):
+            return buyers.dropna(subset=["eas"]), "eas", "mean"
+        return buyers, "score", "mean"
+
     def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
                      mp: LemonParams, instance: str) -> list[Path]:
         from marketarena.plots import lemon as plots
