@@ -6,6 +6,7 @@ holds given words, whether a TCP port refuses connections, and a Python child in
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -78,7 +79,14 @@ def refused(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def python(*args: str, **kwargs: Any) -> subprocess.Popen:
-    """``python *args`` (this interpreter) in its own session, this checkout's ``lib`` first."""
+    """``python *args`` (this interpreter) in its own session, this checkout's ``lib`` first, as a
+    terminal starts it: SIGINT at its default action (Ctrl-C), even when the tests themselves
+    were started with SIGINT ignored (a shell script's background job: ``make test &``)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.Popen([sys.executable, *args], start_new_session=True, env=env, **kwargs)
+    return subprocess.Popen([sys.executable, *args], start_new_session=True, env=env,
+                            preexec_fn=_hear_sigint, **kwargs)
+
+
+def _hear_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -88,6 +88,21 @@ def test_stop_kills_what_ignores_sigint():
     stubborn.stdout.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_a_child_hears_sigint_where_its_parent_ignores_it():
+    """A shell script's background job starts with SIGINT ignored, and a child inherits that: the
+    clean stop of a server (SIGINT) would end in a SIGKILL. ``popen``'s child hears it."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child = lifetime.popen(["grep", "SigIgn", "/proc/self/status"], stdout=subprocess.PIPE)
+        plain = subprocess.Popen(["grep", "SigIgn", "/proc/self/status"], stdout=subprocess.PIPE)
+        ignored = [int(p.communicate(timeout=60)[0].split()[1], 16) for p in (child, plain)]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    bit = 1 << (signal.SIGINT - 1)
+    assert ignored[1] & bit and not ignored[0] & bit  # inherited by a plain child, not by ours
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda sig: sig.name)
 def test_sigterm_and_sighup_interrupt_as_ctrl_c_does_inside_the_block(sig):
     before = signal.getsignal(sig)

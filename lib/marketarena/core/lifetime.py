@@ -77,10 +77,19 @@ def die_with_parent(parent: int) -> None:
 
 
 def popen(cmd: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen(cmd, **kwargs)`` whose child dies with this process (module docstring)."""
+    """``subprocess.Popen(cmd, **kwargs)`` whose child dies with this process (module docstring)
+    and hears SIGINT, the signal :func:`stop` ends it with, even where this process ignores it
+    (a program started in the background by a shell script inherits SIGINT ignored, and its
+    children with it: every clean stop would become a SIGKILL ``timeout`` s later)."""
     _prctl()  # looked up here, before the fork
-    child_init = functools.partial(die_with_parent, os.getpid())
+    child_init = functools.partial(_child_init, os.getpid())
     return _in_lasting_thread(lambda: subprocess.Popen(cmd, preexec_fn=child_init, **kwargs))
+
+
+def _child_init(parent: int) -> None:
+    """Between fork and exec: SIGINT back to its default action, then :func:`die_with_parent`."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    die_with_parent(parent)
 
 
 _spawner: tuple[threading.Thread, queue.SimpleQueue] | None = None
