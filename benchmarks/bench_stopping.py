@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.ratings import BAZAAR_SCALE, TrueSkillParams, player_games, prepare_games
-from marketarena.stopping import look, rank_of, settled
+from marketarena.stopping import look, rank_of
 
 
 def seats(logs: str, cache: str | None) -> pd.DataFrame:

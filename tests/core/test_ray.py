@@ -70,3 +70,34 @@ def test_shards_played_on_a_ray_head_are_the_local_shards(tmp_path, ray_head):
     assert summary["backend"] == "ray" and summary["workers"] == 2 and summary["played"] == 7
     a, b = files(local), files(remote)
     assert len(a) == 4 * 10 and a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []
+
+
+def test_a_stopping_rule_on_a_ray_head_takes_the_local_decisions(tmp_path, ray_head):
+    """cournot with an LLM player (the mock provider) and ``stop``: its field on the Ray head,
+    its batches after; the same stop as a local run, and the same logs byte for byte."""
+    import yaml
+
+    from marketarena.pipeline import Paths, run_reference
+
+    def params(name: str, **execution):
+        block = yaml.safe_load((Path(__file__).resolve().parents[2] / "lib/marketarena/markets/"
+                                "cournot/tiny_params.yaml").read_text())
+        block["roster"].append({"name": "gpt", "kind": "llm", "model": "m"})
+        block.update(runs=12, rounds=4, stop={"batch": 2, "min_games": 2, "rank_width": 1,
+                                              "boot": 50, "passes": 5})
+        return parse_params({"models": {"m": {"model": "mock", "provider": "mock"}},
+                             "llm": {"cache_dir": str(tmp_path / name / "llm")},
+                             "markets": {"cournot": block}, "execution": execution})
+
+    runs = {}
+    for name, execution in (("local", {"workers": 1}),
+                            ("ray", {"workers": "auto", "ray_address": ray_head})):
+        p = params(name, **execution)
+        run_reference("cournot", p, Paths(tmp_path / name))
+        runs[name] = simulate("cournot", p, Paths(tmp_path / name).data,
+                              tmp_path / name / "eps", progress=False)
+    assert runs["ray"]["backend"] == "ray"
+    assert runs["ray"]["stopped"] == runs["local"]["stopped"] and runs["local"]["stopped"]
+    assert runs["ray"]["stop_lines"] == runs["local"]["stop_lines"]
+    a, b = files(tmp_path / "local" / "eps"), files(tmp_path / "ray" / "eps")
+    assert a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []
