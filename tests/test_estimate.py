@@ -45,6 +45,14 @@ def params_for(tmp_path: Path, kind: str, seat: str = "myopic", **model):
         "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {kind: block}})
 
 
+def changed(params, kind: str, **keys):
+    """``params`` with ``keys`` of ``markets.<kind>`` set, parsed again as a user's file is (its
+    models and llm sections kept)."""
+    block = params.markets[kind].model_dump(mode="json", exclude_defaults=True)
+    return parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
+                         "markets": {kind: {**block, **keys}}})
+
+
 def run_on_fake(tmp_path: Path, kind: str, params, responder, name: str = "run") -> pd.DataFrame:
     """The instance played on the fake endpoint into ``<tmp>/<name>``; its run log in
     ``<tmp>/run_logs/<kind>``; its llm_calls."""
@@ -101,9 +109,7 @@ def test_with_a_stopping_rule_the_estimate_says_the_least_share_it_plays(tmp_pat
         run_reference(kind, params, paths)
         assert estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2
                         ).stop_floor is None
-        block = params.markets[kind].model_dump(mode="json", exclude_defaults=True)
-        params = parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
-                               "markets": {kind: {**block, "stop": stop}}})
+        params = changed(params, kind, stop=stop)
         e = estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2)
         assert e.stop_floor == pytest.approx(share)
         line = describe(e)[-1]

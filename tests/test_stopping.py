@@ -21,7 +21,7 @@ from marketarena.pipeline import Paths, run_reference
 from marketarena.ratings import TrueSkillParams
 from marketarena.simulate import simulate
 from marketarena.stopping import look, look_mean, settled
-from tests.test_estimate import sensible
+from tests.test_estimate import changed, sensible
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELD = {"a": (30.0, 1.0), "b": (25.0, 1.0), "c": (20.0, 1.0)}
@@ -188,11 +188,10 @@ def test_a_player_seated_in_some_episodes_stops_in_batches_and_a_resume_keeps_it
 def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it(tmp_path):
     def params_with(stop):
         params = played_params(tmp_path, "cournot", stop, llms=("gpt", "opus"))
-        block = params.markets["cournot"].model_dump(mode="json", exclude_defaults=True)
-        roster = block["roster"]
-        block["roster"] = [roster[-2], *roster[:-2], roster[-1]]  # gpt first, opus last
-        return parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
-                             "markets": {"cournot": block}})
+        roster = [e.model_dump(mode="json", exclude_defaults=True)
+                  for e in params.markets["cournot"].roster]
+        return changed(params, "cournot",  # gpt first, opus last
+                       roster=[roster[-2], *roster[:-2], roster[-1]])
 
     one = dict(LOOSE, batch=1, min_games=1)
     params = params_with(dict(one, rank_width=0, min_games=100))  # to the cap
@@ -221,11 +220,8 @@ def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it
 def test_a_field_that_rates_nobody_on_the_players_board_stops_the_run_naming_the_key(tmp_path):
     """A lemon buyer group of the LLM and naive, and one of guardian alone: the field's buyer
     games hold one kind each, so no rating places anyone to rank the LLM against."""
-    params = played_params(tmp_path, "lemon", LOOSE)
-    block = params.markets["lemon"].model_dump(mode="json", exclude_defaults=True)
-    block["buyer_groups"] = [["naive", "gpt"], ["guardian"]]
-    params = parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
-                           "markets": {"lemon": {**block, "runs": 16}}})
+    params = changed(played_params(tmp_path, "lemon", LOOSE), "lemon",
+                     buyer_groups=[["naive", "gpt"], ["guardian"]], runs=16)
     run_reference("lemon", params, Paths(tmp_path))
     with pytest.raises(ParamsError, match=r"markets\.lemon\.stop: the field's episodes rate "
                        "nobody on gpt's board"):
