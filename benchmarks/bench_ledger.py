@@ -1,5 +1,5 @@
-"""The spend ledger's transaction (``llm.budget``): how long one decision point's reservations
-take to reach the file, the way an LLM run makes them.
+"""The spend ledger's transaction (``llm.budget``, ``llm.ledger``): how long one decision point's
+reservations take to reach the file, the way an LLM run makes them.
 
 What: a ``CostGuard`` on a ``SpendLedger`` in a temporary folder reserves ``--requests`` (20)
 requests in one transaction (``reserve_all``, one decision point of supply_chain's 20 LLM
@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from marketarena.llm.budget import CostGuard, SpendLedger  # noqa: E402
+from marketarena.llm.budget import CostGuard  # noqa: E402
+from marketarena.llm.ledger import SpendLedger  # noqa: E402
 
 
 def main() -> None:

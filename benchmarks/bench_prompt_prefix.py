@@ -7,9 +7,9 @@ one LLM seat added, the benchmark plays ``--sample`` of its episodes on the mock
 estimate's dry run, ``estimate.py``) and prints, per market:
 
 - the *prefix-repeat share*: the prompt tokens that repeat the previous request's prefix for the
-  same seat, over all prompt tokens (``llm.caching.repeat_share``);
+  same seat, over all prompt tokens (``llm.prompt_cache.repeat_share``);
 - the *cached share*: what a provider with OpenAI's automatic caching (prompts of 1,024 tokens
-  and more, blocks of 128, any recent prompt's prefix: ``llm.caching.PrefixCache``) would serve
+  and more, blocks of 128, any recent prompt's prefix: ``llm.prompt_cache.PrefixCache``) would serve
   from its cache;
 - prompt tokens per call.
 

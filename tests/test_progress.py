@@ -53,7 +53,7 @@ def test_a_run_with_a_terminal_counts_every_episode_on_its_line(tmp_path, monkey
         seen.append(counters)
         return real(instance, episodes, counters, llm, enabled, budget)
 
-    monkeypatch.setattr(sim.progress_line, "display", spy)
+    monkeypatch.setattr(progress, "display", spy)
     block = yaml.safe_load((ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())
     block["roster"] = [{"name": "myopic", "kind": "llm", "model": "fake"} if e["name"] == "myopic"
                        else e for e in block["roster"]]

@@ -41,7 +41,7 @@ tokens. Then per instance and model alias:
   tokenizers differ by some 10-25% on English text), plus for each re-ask the conversation
   resent with the previous answer and the error quoted; ``cached_prompt_tokens``, those a
   provider that caches prompt prefixes would serve from its cache: the model's share in its
-  earlier runs of this instance, else what ``llm.caching.PrefixCache`` (OpenAI's rule: prompts
+  earlier runs of this instance, else what ``llm.prompt_cache.PrefixCache`` (OpenAI's rule: prompts
   of 1,024 tokens and more, in blocks of 128, the longest prefix shared with a recent prompt)
   serves on the dry run's prompts; ``prefix_share``, the share of prompt tokens that repeat the
   previous request's prefix for the seat (no minimum, no blocks);
@@ -80,7 +80,7 @@ import pandas as pd
 from marketarena.config import Params
 from marketarena.core.registry import plugin_for
 from marketarena.core.runner import run_episode
-from marketarena.llm.caching import PrefixCache, prompt_text, repeat_share
+from marketarena.llm.prompt_cache import PrefixCache, prompt_text, repeat_share
 from marketarena.llm.client import UsageTotals
 from marketarena.llm.spec import MockSpec
 from marketarena.money import usd

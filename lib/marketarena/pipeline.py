@@ -79,7 +79,7 @@ def _write_json(obj, path: Path) -> None:
 #: besides their market's own folder; ``data/instances/<instance>.json`` hashes it (the end-to-end
 #: test checks, from what each stage really imported, that nothing is missing)
 INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
-                 "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate.py",
+                 "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate",
                  "importing.py",
                  "pipeline.py", "progress.py", "money.py", "stopping.py", "stats.py", "ratings.py",
                  "_trueskill_kernel.py")

@@ -10,7 +10,7 @@ time)::
 (on one line): episodes done of those to play, LLM calls in flight, calls made, how many of them
 were re-asked after an answer that did not parse and how many stayed invalid (the market's
 fallback applied), prompt + completion tokens with the prompt tokens the provider served from its
-prompt cache (shown once an endpoint reports any: ``llm/caching.py``), the dollars this run spent
+prompt cache (shown once an endpoint reports any: ``llm/prompt_cache.py``), the dollars this run spent
 and, with ``llm.max_cost_usd``, how much of that limit the instance's spend ledger has used (this
 run and the earlier ones it sums), and the answers replayed from the response cache.
 

@@ -27,7 +27,8 @@ import numpy as np
 import pytest
 import yaml
 
-from marketarena.llm.budget import Bound, SpendLedger, read_ledger
+from marketarena.llm.cost import Bound
+from marketarena.llm.ledger import SpendLedger, read_ledger
 from marketarena.llm.fake import LoopbackEndpoint, Reply
 from marketarena.llm.mock import _schema_of, random_instance
 from marketarena.llm.spec import ModelSpec

@@ -86,19 +86,19 @@ def test_readers_see_the_same_rows_from_episode_folders_and_shards(tmp_path):
 
 
 def test_an_interrupted_shard_replays_as_a_unit_and_finished_shards_stay(tmp_path, monkeypatch):
-    import marketarena.simulate as sim
+    from marketarena.simulate import schedule
 
     params = da(3)
-    real = sim._play_one
+    real = schedule._play_one
     seen = []
 
-    async def stop_in_the_second_shard(plugin, mp, instance, resources, spec, seed, llm):
+    async def stop_in_the_second_shard(run, spec, seed):
         seen.append(spec.episode_id)
         if spec.episode_id == "ep-0004":
             raise KeyboardInterrupt  # Ctrl-C halfway through shard ep-0003..ep-0005
-        return await real(plugin, mp, instance, resources, spec, seed, llm)
+        return await real(run, spec, seed)
 
-    monkeypatch.setattr(sim, "_play_one", stop_in_the_second_shard)
+    monkeypatch.setattr(schedule, "_play_one", stop_in_the_second_shard)
     with pytest.raises(KeyboardInterrupt):
         play(tmp_path / "run", params)
     out = Paths(tmp_path / "run").episodes("double_auction")
@@ -107,7 +107,7 @@ def test_an_interrupted_shard_replays_as_a_unit_and_finished_shards_stay(tmp_pat
     run_logs = Paths(tmp_path / "run").run_logs("double_auction")
     first_run = logs.read_run_log(run_logs)
     assert first_run["unit"].unique().tolist() == ["ep-0000..ep-0002"]
-    monkeypatch.setattr(sim, "_play_one", real)
+    monkeypatch.setattr(schedule, "_play_one", real)
     summary, _ = play(tmp_path / "run", params)
     assert (summary["played"], summary["skipped"]) == (4, 3)  # the two unfinished shards
     assert {p.name: os.stat(p).st_mtime_ns for p in (out / "ep-0000..ep-0002").iterdir()} == first

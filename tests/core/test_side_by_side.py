@@ -172,7 +172,7 @@ def test_a_unit_is_committed_only_once_its_answers_are_in_the_cache(tmp_path, mo
 
 def test_an_answer_that_cannot_be_stored_ends_the_run_and_no_unit_is_committed(tmp_path,
                                                                                  monkeypatch):
-    from marketarena.llm.cache import ResponseCache
+    from marketarena.llm.response_cache import ResponseCache
     from marketarena.llm.errors import CacheError
 
     real_put, puts = ResponseCache.put, {"n": 0}

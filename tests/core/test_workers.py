@@ -16,7 +16,7 @@ import yaml
 import marketarena
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.types import RunAborted
-from marketarena.llm.budget import read_ledger
+from marketarena.llm.ledger import read_ledger
 from marketarena.llm.fake import LoopbackEndpoint, schema_answer
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
 
@@ -120,24 +120,22 @@ def test_workers_pull_units_from_one_queue_and_a_drained_queue_keeps_their_end_m
     import multiprocessing
     import queue as queue_module
 
-    from marketarena import simulate as sim
+    from marketarena.simulate import workers
 
     units = multiprocessing.get_context("spawn").Queue()
     for k in range(5):
         units.put((k, f"unit-{k}", []))
     for _ in range(2):
         units.put(None)
-    sim._UNITS = units
     try:
-        first = sim._pulled()
+        first = workers._pulled(units)
         assert [next(first)[0], next(first)[0]] == [0, 1]  # one at a time, in plan order
-        sim._drain(units)  # units 2-4 are gone; both end marks stay
+        workers._drain(units)  # units 2-4 are gone; both end marks stay
         assert list(first) == []  # this worker meets its end mark
-        assert list(sim._pulled()) == []  # and so does the other
+        assert list(workers._pulled(units)) == []  # and so does the other
         with pytest.raises(queue_module.Empty):
             units.get(timeout=0.2)
     finally:
-        sim._UNITS = None
         units.cancel_join_thread()
         units.close()
 
@@ -186,7 +184,8 @@ import json, sys, threading
 import yaml
 import marketarena
 from marketarena.config import parse_params
-from marketarena.simulate import simulate, start_method
+from marketarena.simulate import simulate
+from marketarena.simulate.workers import start_method
 params = parse_params(yaml.safe_load(open(sys.argv[1])))
 if sys.argv[3] == "thread":  # a caller running a thread of its own (a notebook's kernel)
     threading.Thread(target=threading.Event().wait, daemon=True).start()
@@ -239,17 +238,17 @@ def test_a_worker_takes_a_unit_only_when_it_has_room_to_start_it(monkeypatch):
     import asyncio
     from types import SimpleNamespace
 
-    from marketarena import simulate as sim
+    from marketarena.simulate import schedule
 
     release = {k: asyncio.Event() for k in range(3)}
     taken, finished = [], []
 
-    async def play_one(plugin, mp, instance, resources, spec, seed, llm):
+    async def play_one(run, spec, seed):
         await release[spec].wait()
         return spec
 
-    monkeypatch.setattr(sim, "_play_one", play_one)
-    monkeypatch.setattr(sim, "_finish_unit", lambda *a: finished.append(a[3]))
+    monkeypatch.setattr(schedule, "_play_one", play_one)
+    monkeypatch.setattr(schedule, "_finish_unit", lambda *a: finished.append(a[3]))
 
     def queue():
         for k in range(3):
@@ -257,8 +256,8 @@ def test_a_worker_takes_a_unit_only_when_it_has_room_to_start_it(monkeypatch):
             yield k, SimpleNamespace(episodes=[SimpleNamespace(seed=k)]), [k]
 
     async def main():
-        run = asyncio.create_task(sim._play_side_by_side(None, None, "x", None, None, 3, queue(),
-                                                         {}, False, None, window=1))
+        run = asyncio.create_task(schedule._play_side_by_side(
+            SimpleNamespace(llm=None, parent_pid=None), queue(), window=1))
         await asyncio.sleep(0.05)
         assert taken == [0]  # the window is full: unit 1 stays in the queue
         release[0].set()
@@ -277,14 +276,14 @@ def test_units_with_llm_seats_are_handed_out_first_each_kind_in_plan_order():
     its index among the units to play."""
     from types import SimpleNamespace
 
-    from marketarena import simulate as sim
+    from marketarena.simulate import schedule
 
     def unit(llm):  # a unit is of one kind (``logs.plan_units``): its episodes' flag says which
         return SimpleNamespace(episodes=(SimpleNamespace(llm=llm),) * 2), []
 
     todo = [unit(False), unit(True), unit(False), unit(True)]
-    assert [k for k, _, _ in sim._numbered(todo)] == [1, 3, 0, 2]
-    assert [k for k, _, _ in sim._numbered(todo[:1] + todo[2:3])] == [0, 1]
+    assert [k for k, _, _ in schedule._numbered(todo)] == [1, 3, 0, 2]
+    assert [k for k, _, _ in schedule._numbered(todo[:1] + todo[2:3])] == [0, 1]
 
 
 def test_the_budget_stop_reads_the_same_with_one_worker_or_two(tmp_path):

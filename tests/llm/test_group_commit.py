@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from marketarena.llm.budget import CostGuard, SpendLedger
+from marketarena.llm.budget import CostGuard
+from marketarena.llm.ledger import SpendLedger
 from marketarena.llm.errors import BudgetExceeded
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from marketarena.core import logs
 from marketarena.llm import jsontext
-from marketarena.llm.cache import canonical_json, request_key
+from marketarena.llm.response_cache import canonical_json, request_key
 from marketarena.llm.http import ChatClient
 from marketarena.llm.schema import SharedFormat
 

@@ -1,4 +1,4 @@
-"""The spend ledger's journal (``llm.budget.SpendLedger``): one line appended per transaction, the
+"""The spend ledger's journal (``llm.ledger.SpendLedger``): one line appended per transaction, the
 last complete line the state; a line cut short by a killed process dropped; compaction; an earlier
 version's ledger carried over."""
 
@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from marketarena.llm import budget
-from marketarena.llm.budget import CostGuard, SpendLedger, read_ledger
+from marketarena.llm import ledger
+from marketarena.llm.budget import CostGuard
 from marketarena.llm.errors import LedgerError
+from marketarena.llm.ledger import SpendLedger, read_ledger
+from marketarena.core.owners import owner as process_owner
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +52,7 @@ def test_a_line_cut_short_by_a_killed_process_is_dropped_and_the_state_before_it
     cut = json.dumps({"spent_usd": 9.0, "reserved": {}}).encode()[:25]
     with open(path, "ab") as f:
         f.write(cut)
-    assert read_ledger(path)["reserved"] == {kept.id: [1.0, budget._owner()]}  # not the cut line
+    assert read_ledger(path)["reserved"] == {kept.id: [1.0, process_owner()]}  # not the cut line
     other = CostGuard(10.0, SpendLedger(path))  # the next transaction (another process's)
     assert path.read_bytes() == whole  # the cut tail truncated, nothing else touched
     assert other.spent_usd == 0.0 and other.reserved_usd == 1.0
@@ -62,7 +64,7 @@ def test_a_line_cut_short_by_a_killed_process_is_dropped_and_the_state_before_it
 def test_the_journal_is_compacted_and_every_ledger_on_it_follows(tmp_path, monkeypatch):
     """Two ledgers on one file (each with its own lock handle and known state, as two processes
     have) take turns past several compactions: no charge is lost, the file stays small."""
-    monkeypatch.setattr(budget, "COMPACT_AT_BYTES", 2000)
+    monkeypatch.setattr(ledger, "COMPACT_AT_BYTES", 2000)
     path = tmp_path / "spend.jsonl"
     guards = [CostGuard(None, SpendLedger(path)) for _ in range(2)]
     inodes = [path.stat().st_ino]
@@ -124,7 +126,8 @@ def test_a_long_last_line_is_read_whole(tmp_path):
 
 WRITER = """
 import sys
-from marketarena.llm.budget import CostGuard, SpendLedger
+from marketarena.llm.budget import CostGuard
+from marketarena.llm.ledger import SpendLedger
 guard = CostGuard(None, SpendLedger(sys.argv[1]))
 guard.reserve_all([(0.001, "m")] * 800)  # lines of some 80 KB: a write spans many pages
 print("ready", flush=True)

@@ -22,7 +22,7 @@ from marketarena.llm import (
     ModelSpec,
 )
 from marketarena.llm import client as client_module
-from marketarena.llm.budget import Bound
+from marketarena.llm.cost import Bound
 from marketarena.llm.schema import response_format_for
 from marketarena.llm.fake import (
     ConnectFail,

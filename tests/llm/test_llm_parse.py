@@ -69,7 +69,7 @@ def test_response_format_is_a_fresh_copy():
 
 
 def test_the_shared_response_format_is_one_object_bounded_as_its_copies():
-    from marketarena.llm.budget import prompt_token_bound
+    from marketarena.llm.cost import prompt_token_bound
     from marketarena.llm.schema import shared_response_format
 
     shared = shared_response_format(Plan, "json_schema")

@@ -13,8 +13,8 @@ import yaml
 
 from marketarena.config import parse_params
 from marketarena.core import logs
-from marketarena.llm.budget import Bound, charge_for
-from marketarena.llm.caching import PrefixCache, cached_tokens, prompt_text, repeat_share
+from marketarena.llm.cost import Bound, charge_for
+from marketarena.llm.prompt_cache import PrefixCache, cached_tokens, prompt_text, repeat_share
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.fake import FakeEndpoint, Reply, prompt_caching, with_usage
 from marketarena.llm.spec import parse_models

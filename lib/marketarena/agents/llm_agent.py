@@ -23,7 +23,8 @@ from pydantic import BaseModel
 from marketarena.agents.harnesses import Harness, harness_class
 from marketarena.core.params import RosterEntry
 from marketarena.core.types import Decision, Reply, Retry, RunAborted
-from marketarena.llm.budget import CostGuard, SpendLedger
+from marketarena.llm.budget import CostGuard
+from marketarena.llm.ledger import SpendLedger
 from marketarena.llm.client import LLMClient, LLMResult
 from marketarena.llm.errors import LLMLayerError
 from marketarena.llm.spec import ModelSpec, resolve
@@ -81,7 +82,7 @@ class LLMAgent:
 
 class LLMRuntime:
     """What LLM seats share during one run; ``openai_factory`` lets tests plug in a fake endpoint.
-    With ``ledger_path`` the budget is a :class:`~marketarena.llm.budget.SpendLedger` there (shared by
+    With ``ledger_path`` the budget is a :class:`~marketarena.llm.ledger.SpendLedger` there (shared by
     processes, kept across resumed runs; ``exclusive_ledger``: the caller holds the instance's run
     lock, so reservations left in the ledger are a dead run's and are charged now); without it, an
     in-memory guard for this run. ``shared_slots``: the endpoints' ``max_concurrency`` shared with

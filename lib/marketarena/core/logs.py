@@ -46,7 +46,7 @@ pipeline), one sub-folder per unit, named like the unit:
   "retries", "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cost_usd"}}}],
   "files": {name: {"bytes", "sha256"}}}``; ``cached_calls`` are calls answered from our response
   cache, ``cached_prompt_tokens`` the prompt tokens the provider served from its prompt cache
-  (``llm/caching.py``);
+  (``llm/prompt_cache.py``);
 - ``llm_costs.parquet``: ``episode_id``, then row for row beside the episode's ``llm_calls``:
   ``step, round, phase, agent_id, attempt, purpose, cost_usd, latency_s, cached, retries``.
 

@@ -13,17 +13,24 @@ round of a repeated game, an item of an auction), ``round`` the index of a sub-r
 
 Agents are asynchronous so that LLM calls of one decision point run concurrently; scripted agents
 implement the same protocol and simply return at once.
+
+Importing this module imports neither numpy nor pandas (numpy is named in annotations only; the
+helpers that build or read a DataFrame import pandas when called): the LLM layer's errors derive
+from :class:`RunAborted`, and ``marketarena.config`` imports them, so a stage that only reads its
+params does not pay for pandas.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-import numpy as np
-import pandas as pd
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 AgentId = str
 M = TypeVar("M", bound=BaseModel)
@@ -202,6 +209,8 @@ class Rows:
 
     def frame(self) -> pd.DataFrame:
         """The table as a DataFrame, with the casts."""
+        import pandas as pd
+
         df = pd.DataFrame(self.rows, columns=self.columns)
         for column, dtype in self.dtypes.items():
             df[column] = df[column].astype(dtype)
@@ -214,7 +223,7 @@ def as_frame(table: "pd.DataFrame | Rows") -> pd.DataFrame:
 
 def as_columns(table: "pd.DataFrame | Rows") -> dict[str, list]:
     """A log table's columns as lists, without building a DataFrame from ``Rows``."""
-    if isinstance(table, pd.DataFrame):
+    if not isinstance(table, Rows):  # a DataFrame
         return {column: table[column].tolist() for column in table.columns}
     values = list(zip(*table.rows)) if table.rows else [()] * len(table.columns)
     return {column: list(v) for column, v in zip(table.columns, values)}

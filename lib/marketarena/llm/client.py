@@ -6,14 +6,15 @@ action (or None), the raw text, the last validation error, and a ``CallRecord`` 
 episode's ``llm_calls`` / ``llm_costs``). Every market asks its LLM agents through this one place.
 
 Where each part lives: the wire (keys, retries, concurrency, the mock provider) in ``transport.py``;
-schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py``; the response cache in
-``cache.py``. This module ties them together:
+schemas, parsing and re-ask messages in ``schema.py``; money in ``budget.py`` (the guard),
+``cost.py`` (bounds and charges) and ``ledger.py``; the response cache in ``response_cache.py``.
+This module ties them together:
 
 - Cache: every request (the first ask and each re-ask) is looked up before it is sent; only
   well-formed chat completions are stored, invalid content included, so a replay walks the same
   re-ask path. Cached answers cost 0 and report the tokens they originally used (the prompt
   tokens the provider served from *its* prompt cache among them: ``cached_prompt_tokens``,
-  ``llm/caching.py``, priced at the model's cached-input price when fetched). A request
+  ``llm/prompt_cache.py``, priced at the model's cached-input price when fetched). A request
   identical to one already on the wire waits for it and shares its answer (counted as cached): a
   live run then gets what its replay will get, even at temperature > 0 (agents that must sample
   independently need distinct prompts or ``sample`` indices). The key is the sha256 of the canonical
@@ -68,10 +69,11 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from marketarena.llm.budget import Bound, CostGuard, charge_for
-from marketarena.llm.cache import ResponseCache, request_keys
+from marketarena.llm.budget import CostGuard
+from marketarena.llm.cost import Bound, charge_for
 from marketarena.llm.errors import (BudgetExceeded, CacheError, CacheMiss, LLMConfigError,
                                      LLMEndpointError)
+from marketarena.llm.response_cache import ResponseCache, request_keys
 from marketarena.llm.schema import parse_action, reask_messages, shared_response_format
 from marketarena.llm.spec import LLMSettings, ModelSpec
 from marketarena.llm.transport import Attempts, OpenAIFactory, Transport, answer_text

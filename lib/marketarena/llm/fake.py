@@ -377,7 +377,7 @@ def with_usage(body: dict[str, Any], answer: str | dict[str, Any],
                cached_tokens: int | None = None) -> Reply:
     """``answer`` with the usage of about 4 UTF-8 bytes a token (the mock provider's count) and,
     when given, the prompt tokens served from the provider's prompt cache."""
-    from marketarena.llm.cache import canonical_json
+    from marketarena.llm.response_cache import canonical_json
 
     text = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
     prompt = len(canonical_json(body.get("messages", [])).encode("utf-8"))
@@ -387,18 +387,18 @@ def with_usage(body: dict[str, Any], answer: str | dict[str, Any],
 
 def prompt_caching(responder: Responder, min_tokens: int | None = None,
                    block_tokens: int | None = None) -> Responder:
-    """``responder`` behind a provider's automatic prompt cache (``caching.PrefixCache``, OpenAI's
-    rule unless ``min_tokens`` and ``block_tokens`` say otherwise): each ``Reply`` reports as
-    ``cached_tokens`` the tokens of its prompt the cache serves, at most its ``prompt_tokens``."""
-    from marketarena.llm import caching
+    """``responder`` behind a provider's automatic prompt cache (``prompt_cache.PrefixCache``,
+    OpenAI's rule unless ``min_tokens`` and ``block_tokens`` say otherwise): each ``Reply`` reports
+    as ``cached_tokens`` the tokens of its prompt the cache serves, at most its ``prompt_tokens``."""
+    from marketarena.llm import prompt_cache
 
-    cache = caching.PrefixCache(
-        caching.MIN_CACHED_PROMPT_TOKENS if min_tokens is None else min_tokens,
-        caching.CACHE_BLOCK_TOKENS if block_tokens is None else block_tokens)
+    cache = prompt_cache.PrefixCache(
+        prompt_cache.MIN_CACHED_PROMPT_TOKENS if min_tokens is None else min_tokens,
+        prompt_cache.CACHE_BLOCK_TOKENS if block_tokens is None else block_tokens)
 
     def answer(body: dict[str, Any]) -> Behaviour:
         reply = responder(body)
-        cached = cache.serve(caching.prompt_text(body.get("messages", [])))
+        cached = cache.serve(prompt_cache.prompt_text(body.get("messages", [])))
         if not isinstance(reply, Reply):
             return reply
         return replace(reply, cached_tokens=min(cached, reply.prompt_tokens or 0))

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from marketarena.llm.cache import canonical_json
+from marketarena.llm.response_cache import canonical_json
 from marketarena.llm.spec import ModelSpec
 
 WORDS = ("steady", "value", "fair", "quality", "deal", "market", "price", "offer", "good", "trust")

@@ -25,7 +25,7 @@ Choices:
   offline and deterministically.
 - ``base_url=None`` is the OpenAI default (``OPENAI_BASE_URL`` when set, as the openai package reads it).
 - Prices are US dollars per million tokens; 0 (the default) is right for local models. Prompt
-  tokens the endpoint served from its prompt cache (``llm/caching.py``) cost
+  tokens the endpoint served from its prompt cache (``llm/prompt_cache.py``) cost
   ``price_cached_in_per_mtok``, by default the input price (no discount assumed).
 - ``structured_output``: ``json_schema`` is OpenAI's ``response_format`` (OpenAI, vLLM, Ollama, the C++
   llama-server); ``json_object_schema`` is llama-cpp-python's dialect (``{"type": "json_object",
@@ -146,7 +146,7 @@ class ModelSpec(BaseModel):
     price_cached_in_per_mtok: float | None = Field(
         strict=True, default=None, ge=0.0, le=MAX_PRICE,
         description="USD per million prompt tokens the endpoint served from its prompt cache "
-        "(llm/caching.py); null (the default): the input price, so no discount is assumed; at "
+        "(llm/prompt_cache.py); null (the default): the input price, so no discount is assumed; at "
         "most price_in_per_mtok (the budget bounds every prompt token at the input price)")
     structured_output: StructuredOutput = "json_schema"
 

@@ -17,13 +17,14 @@
   that are not a chat completion (garbage, empty ``choices``) are retried up to ``spec.max_retries``
   times with exponential back-off and jitter (``Retry-After`` honoured, capped); other 4xx fail at
   once. Then ``LLMEndpointError`` names the alias, the base_url and the last status.
-- Money: every attempt reserves its upper bound with the run's ``CostGuard`` (``llm/budget.py``)
-  and settles the charge of the usage it reports (the reservations asked in one turn of the event
-  loop in one transaction of the ledger at its end, :class:`_Reservations`; the settle is queued
-  for the guard's next transaction, see ``CostGuard``). An attempt the endpoint refused with an HTTP
-  status, or that never reached it (connection refused), releases its reservation; one that may
-  have been served without its answer reaching us (a timeout, a connection lost after sending, a
-  malformed answer, a cancellation while in flight) is charged its bound.
+- Money: every attempt reserves its upper bound (``llm/cost.py``) with the run's ``CostGuard``
+  (``llm/budget.py``) and settles the charge of the usage it reports (the reservations asked in one
+  turn of the event loop in one transaction of the ledger at its end, :class:`_Reservations`; the
+  settle is queued for the guard's next transaction, see ``CostGuard``). An attempt the endpoint
+  refused with an HTTP status, or that never reached it (connection refused), releases its
+  reservation; one that may have been served without its answer reaching us (a timeout, a
+  connection lost after sending, a malformed answer, a cancellation while in flight) is charged its
+  bound.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from marketarena.llm.budget import Bound, Charge, CostGuard, charge_for
-from marketarena.llm.cache import canonical_json
+from marketarena.llm.budget import CostGuard
+from marketarena.llm.cost import Bound, Charge, charge_for
 from marketarena.llm.errors import BudgetExceeded, InvalidAPIKey, LLMEndpointError, MissingAPIKey, redact
 from marketarena.llm.http import OPENAI_DEFAULT_URL, BadResponse, ChatClient, ConnectionFailed, StatusError
+from marketarena.llm.response_cache import canonical_json
 from marketarena.llm.slots import SharedSlots, Slots
 from marketarena.llm.spec import ModelSpec
 

@@ -319,7 +319,7 @@ def run_size(reader: EpisodeReader, params: Params) -> dict[str, Any]:
     """The results' size, a pure function of the logs: episodes, decisions (every answer attempt)
     and invalid ones, and per model alias the LLM calls, answers (first asks plus re-asks), invalid
     calls, tokens (with the prompt tokens the provider served from its prompt cache,
-    ``llm/caching.py``) and their cost at the prices ``params.models`` lists, cached prompt tokens
+    ``llm/prompt_cache.py``) and their cost at the prices ``params.models`` lists, cached prompt tokens
     at its cached-input price (what the answers would cost bought anew, whether or not this run
     took them from the response cache)."""
     decisions = reader.table("decisions", ["valid"]) if len(reader) else pd.DataFrame()

@@ -82,7 +82,7 @@ def test_observation_and_prompt(params):
 
 
 def test_a_seats_next_prompt_repeats_its_previous_one_up_to_the_round(params):
-    """What does not change comes first (llm/caching.py): the seat, its value and the rounds
+    """What does not change comes first (llm/prompt_cache.py): the seat, its value and the rounds
     played; round 9's prompt is round 10's up to where round 10 adds its own history line."""
     from marketarena.markets.double_auction.observations import QuoteObservation
 

@@ -5,7 +5,7 @@ them (its *cached* tokens) at a fraction of the input price: a tenth at OpenAI f
 models, Anthropic, Gemini, DeepSeek, xAI and Mistral, half for OpenAI's older ones. A market's
 prompts repeat much of the previous one (the rules, the seat's description, the history so far),
 so this is often most of a run's prompt tokens. Not the same thing as our *response* cache
-(``llm/cache.py``), which answers a request we asked before without asking anyone.
+(``llm/response_cache.py``), which answers a request we asked before without asking anyone.
 
 What is recorded: :func:`cached_tokens` reads the count from a response's ``usage`` in the
 fields providers use:

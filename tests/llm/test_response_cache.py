@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from marketarena.llm import ResponseCache, canonical_json, request_key
-from marketarena.llm.cache import request_keys
+from marketarena.llm.response_cache import request_keys
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "temperature": 0, "sample": 0}
 RESPONSE = {
