@@ -311,7 +311,7 @@ def import_bazaar(
     with one_line_errors(debug):
         s = import_logs(logs, out, passes=passes, workers=workers or available_cores(),
                         reference_games=reference_games)
-    llm = s["spearman_llm"]
+    llm = s.get("spearman_llm") or {"n": 0}  # none: not BAZAAR's own games (seed_comparison)
     chat = f", {s['messages']} chat messages" if s["messages"] else ""
     typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")
     typer.echo(f"largest |ours - logged|: efficiency {s['max_abs_diff_efficiency']:.2g}, "
@@ -325,6 +325,9 @@ def import_bazaar(
     if llm["n"] >= 3:
         typer.echo(f"board ({out}/board.csv): Spearman of the LLMs' μ with the seed's table "
                    f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
+    elif not s["seed_comparison"]["applies"]:
+        typer.echo(f"board: {out}/board.csv (not compared with the seed's table: "
+                   f"{s['seed_comparison']['why']})")
     else:
         typer.echo(f"board: {out}/board.csv")
 

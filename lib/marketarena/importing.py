@@ -15,7 +15,12 @@ the imported episodes as on played ones. What holds for every importer (``core.s
 
 - **Whole or nothing.** The import is written into a new folder beside the instance's
   (``core.files.folder_replaced``) and swapped in only when every game has been read and written;
-  a bad file, a full disk or Ctrl-C leave the earlier import exactly as it was.
+  a bad file, a full disk or Ctrl-C leave the earlier import exactly as it was. A kill -9 leaves
+  the new folder (``.<instance>.<owner>.<random>.tmp``) beside it: the next import removes it
+  once its owner process is gone, never while that import runs (``core.files.sweep_stale``).
+- **Foreign files are only read.** Every file of the source is read as a regular file inside the
+  source folder, bounded (``core.sources.read_bytes``): a FIFO, a device, a link out of the
+  folder is refused in one line, never read or waited on.
 - **One line.** A problem with the input is a ``SourceError`` naming the file and line, printed as
   one ``error:`` line by the stage (``--debug`` or ``MARKETARENA_DEBUG=1``: the traceback).
 - **Done once.** The import's fingerprint hashes the instance's params, the importer's code and the

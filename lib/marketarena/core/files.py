@@ -6,8 +6,8 @@ within one filesystem), and when anything is raised, a kill's ``KeyboardInterrup
 is removed and ``target`` is left as it was. ``write_atomic(target, data)`` is the common case:
 bytes, or text as UTF-8.
 
-Who uses it: the response cache's entries (``llm.cache``), the spend ledger's compaction
-(``llm.budget``), the bundled model's assembled weights and chat template (``llm.local_server``).
+Who uses it: the response cache's entries (``llm.response_cache``), the spend ledger's compaction
+(``llm.ledger``), the bundled model's assembled weights and chat template (``llm.local_server``).
 A reader in another process (a worker, a resumed run) sees the old file or the new one, never
 half of one. No fsync: a killed process loses nothing that was renamed, and these files can be
 made again (a cache entry is fetched again, a ledger's reservations were on disk before). A
@@ -16,26 +16,40 @@ reads. An episode's folder of tables is renamed into place the same way, as a fo
 (``core.logs``).
 
 A folder replaced whole: ``folder_replaced(dest)`` gives a new empty folder beside ``dest``
-(``.<name>.<random>.tmp``, on the same filesystem) to build in. When the block ends without an
-error, ``dest`` (if any) is renamed aside, the new folder renamed to ``dest`` and the old one
-removed; when anything is raised, the new folder is removed and ``dest`` is left exactly as it was,
-and an ``OSError`` naming a path inside the temporary folder is made to name the same path under
+(``.<name>.<owner>.<random>.tmp``, on the same filesystem) to build in. When the block ends
+without an error, ``dest`` (if any) is renamed aside, the new folder renamed to ``dest`` and the
+old one removed; when anything is raised, the new folder is removed and ``dest`` is left exactly
+as it was, and an ``OSError`` naming a path inside the temporary folder is made to name the same path under
 ``dest`` (what the user knows, e.g. ``reports/site/index.html``). Who uses it: the results site
 (``report.site``), the importers of published games (``importing.py``, ``import-bazaar``'s
 ``--out``). A kill while the block runs leaves a stray ``.<name>.*.tmp`` folder beside
 ``dest``; a kill between the two renames (microseconds) leaves ``dest`` missing and the earlier
 folder as ``.<name>.*.old`` beside it.
+
+Stray folders are swept: the temporary folder's name records its owner (:func:`owner_tag`:
+``<pid>-<start>-<boot>-<host>``, the process id, its start time in clock ticks since boot, the
+first 8 hex digits of the boot id and 8 of the host name's sha256), and the next
+``folder_replaced`` of the same ``dest`` removes every ``.<name>.<owner>.<random>.tmp`` beside it
+whose owner is certainly gone (:func:`owner_gone`: another boot of this host, no such process, or
+a process of that id started at another time, i.e. the id reused). A live owner's folder (a
+concurrent import) is never removed, nor one of another host (a shared filesystem), nor a folder
+of another name or of the older naming without an owner (``.<name>.<random>.tmp``: remove those
+by hand), nor an ``.old`` folder (it may be the only copy of ``dest``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import secrets
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from marketarena.core import owners
 
 
 @contextmanager
@@ -78,6 +92,7 @@ def folder_replaced(dest: str | os.PathLike[str]) -> Iterator[Path]:
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(dest)
     tmp = _new_folder(dest)
     try:
         yield tmp
@@ -101,11 +116,57 @@ def folder_replaced(dest: str | os.PathLike[str]) -> Iterator[Path]:
         old.unlink(missing_ok=True)
 
 
+def _host() -> str:
+    return hashlib.sha256(owners.host().encode("utf-8", "replace")).hexdigest()[:8]
+
+
+#: an owner tag: pid, start time (may be unknown), boot id (may be unknown), host
+_TAG = re.compile(r"^([1-9][0-9]{0,9})-([0-9]*)-([0-9a-f]{0,8})-([0-9a-f]{8})$")
+
+
+def owner_tag(pid: int | None = None) -> str:
+    """The process ``pid`` (default: this one) as the owner of a temporary folder (module
+    docstring; ``core.owners``)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}-{owners.start_time(pid)}-{owners.boot_id().replace('-', '')[:8]}-{_host()}"
+
+
+def owner_gone(tag: str) -> bool:
+    """Whether the process an :func:`owner_tag` names certainly no longer exists (an unreadable
+    tag or another host's process: assumed alive)."""
+    m = _TAG.match(tag)
+    if m is None:
+        return False
+    return owners.gone(int(m.group(1)), m.group(2), m.group(3), same_host=m.group(4) == _host())
+
+
+def sweep_stale(dest: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary folders of :func:`folder_replaced` beside ``dest`` whose owner is
+    gone (module docstring); the ones removed."""
+    dest = Path(dest)
+    prefix = f".{dest.name}."
+    removed = []
+    try:
+        names = os.listdir(dest.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        parts = name[len(prefix):-len(".tmp")].split(".")
+        path = dest.parent / name
+        if len(parts) == 2 and owner_gone(parts[0]) and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 def _new_folder(dest: Path) -> Path:
-    """A new empty folder ``.<name>.<random>.tmp`` beside ``dest`` (made with ``mkdir``, so with
-    the umask's mode, as ``dest`` would have been; ``mkdtemp`` would make it private)."""
+    """A new empty folder ``.<name>.<owner>.<random>.tmp`` beside ``dest`` (made with ``mkdir``,
+    so with the umask's mode, as ``dest`` would have been; ``mkdtemp`` would make it private)."""
+    owner = owner_tag()
     while True:
-        path = dest.parent / f".{dest.name}.{secrets.token_hex(4)}.tmp"
+        path = dest.parent / f".{dest.name}.{owner}.{secrets.token_hex(4)}.tmp"
         try:
             path.mkdir()
             return path

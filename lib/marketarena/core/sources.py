@@ -9,9 +9,21 @@ importer follows, with the helpers here:
 - **One line naming the file and line.** Anything wrong with the input raises :class:`SourceError`,
   whose text is ``<file>[:<line>]: <what is wrong>``; the command line and the stages print it as
   one ``error:`` line (``faults.one_line_errors``), ``--debug`` adds the traceback.
+- **Regular files only, inside the source folder.** Every foreign file is read by
+  :func:`read_bytes` (and :func:`read_json`, :func:`read_jsonl` over it): anything that is not a
+  regular file (a folder, a FIFO, a device such as ``/dev/zero`` or ``/dev/urandom``, a socket, a
+  broken link) is refused before it is opened, so nothing blocks on a FIFO or reads a device
+  without end; the file is opened ``O_NOFOLLOW | O_NONBLOCK`` at its resolved path and checked
+  again on the open descriptor (the same regular file as was checked). A link is followed only
+  when it resolves inside the source folder (``root``, which every importer passes): a link out
+  of it (``/etc/passwd``, another user's files) is refused naming the file. What is read is
+  bounded by the bytes actually read (at most ``max_bytes + 1``), not by what ``stat`` says.
 - **Strict JSON.** :func:`read_json` and :func:`read_jsonl` refuse what JSON does not allow but
   Python's parser accepts (``NaN``, ``Infinity``), a file that is not UTF-8 (a binary file), a
   record that is not an object, and files or lines over a size bound, before anything else is read.
+- **Names that are text.** A file or folder name that is not UTF-8 (Python holds its bad bytes as
+  surrogates, which no table or JSON file can store) is refused where the importer would record
+  it (:func:`utf8_name`), and every message shows such bytes escaped (``\\xff``: :func:`shown`).
 - **Values checked.** :func:`number` (finite, within bounds, an integer where one is meant),
   :func:`plain_name` (an id is a plain name: letters, digits and ``_ . + -``, never a path),
   :func:`validated` (a pydantic model at the edge, its first error named by its key path).
@@ -28,6 +40,7 @@ import json
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
@@ -48,7 +61,7 @@ class SourceError(ValueError):
     """A foreign file this project cannot use. ``str()`` is ``<file>[:<line>]: <what>``."""
 
     def __init__(self, path: str | os.PathLike[str], what: str, line: int | None = None):
-        self.path, self.line, self.what = str(path), line, what
+        self.path, self.line, self.what = shown(path), line, what
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {what}")
 
@@ -62,25 +75,106 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _size_checked(path: Path, max_bytes: int) -> int:
+def shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as printable text: the bytes of a name that is not UTF-8 (which Python holds as
+    surrogates, and which no stream or file can encode) shown escaped, ``\\xff``."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "backslashreplace")
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
-    if size > max_bytes:
-        raise SourceError(path, f"is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB "
-                          "this importer reads")
-    return size
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
-def read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """A file's bytes, at most ``max_bytes`` of them; anything else (a folder of that name, no
-    permission) is a :class:`SourceError` naming it."""
-    _size_checked(path, max_bytes)
+def utf8_name(path: str | os.PathLike[str]) -> None:
+    """Refuse a file or folder whose name is not UTF-8 text (:class:`SourceError` naming it): an
+    importer that records the name (a run's folder in its tables) cannot store it."""
     try:
-        return path.read_bytes()
+        Path(path).name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(path, "its name is not UTF-8 text; rename it") from None
+
+
+def _kind(mode: int) -> str:
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return what
+    return "not a file"
+
+
+def check_inside(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> str:
+    """``path`` resolved (every link followed); :class:`SourceError` when that is outside the
+    source folder ``root`` (resolved too; None: no folder to stay in)."""
+    real = os.path.realpath(path)
+    if root is not None:
+        top = os.path.realpath(root)
+        if real != top and os.path.commonpath([real, top]) != top:
+            raise SourceError(path, f"leads to {shown(real)}, outside the source folder "
+                              f"{shown(top)} (a link: links are followed only within it)")
+    return real
+
+
+def _open_regular(path: Path, root: str | os.PathLike[str] | None) -> tuple[int, int]:
+    """An open descriptor of the regular file ``path`` and its size, or :class:`SourceError`
+    (module docstring: nothing but a regular file inside ``root`` is ever opened)."""
+    try:
+        before = os.stat(path)  # follows a link: what it leads to
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) and os.path.islink(path):
+            raise SourceError(path, f"cannot be read: a link to {shown(os.readlink(path))}, "
+                              "which does not exist") from None
+        raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(before.st_mode):
+        raise SourceError(path, "cannot be read: it is a folder, not a file")
+    if not stat.S_ISREG(before.st_mode):
+        via = f"a link to {shown(os.path.realpath(path))}, " if os.path.islink(path) else ""
+        raise SourceError(path, f"is not a regular file ({via}{_kind(before.st_mode)}); only "
+                          "regular files are read")
+    real = check_inside(path, root)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
     except OSError as exc:
         raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    now = os.fstat(fd)
+    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+        os.close(fd)
+        raise SourceError(path, "was replaced while it was opened; run again")
+    return fd, now.st_size
+
+
+def _too_big(path: Path, size: int | None, max_bytes: int) -> SourceError:
+    """``size``: what the file says it holds; None: it held more than it said (a file that
+    grew, a ``/proc`` file of size 0)."""
+    if size is None:
+        return SourceError(path, f"holds more than the {max_bytes / 2**20:.0f} MiB "
+                           f"({max_bytes:,} bytes) this importer reads")
+    return SourceError(path, f"is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB "
+                       "this importer reads")
+
+
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
+               root: str | os.PathLike[str] | None = None) -> bytes:
+    """A regular file's bytes, at most ``max_bytes`` of them, counted as they are read; a link
+    is followed only within ``root`` (the source folder; None: anywhere). Anything else (a
+    folder, a FIFO, a device, a link out of ``root``, no permission) is a :class:`SourceError`
+    naming the file (module docstring)."""
+    path = Path(path)
+    fd, size = _open_regular(path, root)
+    with open(fd, "rb") as handle:  # closes the descriptor
+        if size > max_bytes:  # what the file says it holds: refused before reading it
+            raise _too_big(path, size, max_bytes)
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:  # more than its size said
+        raise _too_big(path, None, max_bytes)
+    return data
 
 
 #: one strict decoder for every record (``json.loads`` with a hook builds a new one per call)
@@ -107,18 +201,22 @@ def parse_json(text: str | bytes, path: str | os.PathLike[str], line: int | None
         raise SourceError(path, f"not valid JSON: {what}", line) from None
 
 
-def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> Any:
-    """A whole JSON file, strictly (see :func:`parse_json`), at most ``max_bytes`` long."""
+def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
+              root: str | os.PathLike[str] | None = None) -> Any:
+    """A whole JSON file, strictly (see :func:`parse_json`), at most ``max_bytes`` long, read as
+    :func:`read_bytes` reads it (``root``: the source folder a link must stay in)."""
     path = Path(path)
-    return parse_json(read_bytes(path, max_bytes), path)
+    return parse_json(read_bytes(path, max_bytes, root), path)
 
 
 def read_jsonl(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
-               max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, record)`` for every non-blank line of a JSONL file; each record must be a
-    JSON object. Raises :class:`SourceError` naming the file and line of the first bad one."""
+               max_line_bytes: int = MAX_LINE_BYTES, root: str | os.PathLike[str] | None = None
+               ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` for every non-blank line of a JSONL file (read as
+    :func:`read_bytes` reads it); each record must be a JSON object. Raises
+    :class:`SourceError` naming the file and line of the first bad one."""
     path = Path(path)
-    text = _text(read_bytes(path, max_bytes), path)  # whole: the file's size is bounded above
+    text = _text(read_bytes(path, max_bytes, root), path)  # whole: its size is bounded above
     numbered = []
     for line_no, raw in enumerate(text.split("\n"), 1):
         # a character is 1-4 bytes in UTF-8: encode only a line that may be over the limit

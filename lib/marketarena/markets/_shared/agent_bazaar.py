@@ -19,6 +19,13 @@ importers import what is there and the report says which runs lack what.
 These are the authors' pre-release runs; they may differ from the paper's final ones, and every
 page that shows them says so (each market's figures.yaml, ``sources``).
 
+Every file is read through ``core.sources`` (regular files only, a link followed only within
+the logs folder, sizes bounded by the bytes read). A model or run folder whose name is not UTF-8
+text, or that is a link leading out of the logs folder, is refused naming it (the same in crash
+and lemon); a model id of the arguments that makes no plain player name (``vendor/..``, markup,
+a newline) is refused as a field of ``experiment_args.json``; two state files of one step
+(``state_t1.json``, ``state_t01.json``) are refused naming both.
+
 What is here: finding the runs (:func:`discover`), the run's arguments (:class:`RunArgs`), the
 player name of a model (:func:`player_of`), reading state files strictly and fast
 (:func:`read_states`: pydantic models validated straight from the JSON bytes, so a NaN, a
@@ -38,25 +45,28 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, field_validator
 
 from marketarena.core.sources import (
     MAX_FILE_BYTES,
     SourceError,
+    check_inside,
     plain_name,
     read_bytes,
     read_json,
+    shown,
+    utf8_name,
 )
 
 #: which experiment folder each market reads, and its run folders' names
 EXPERIMENT = {"crash": "exp1", "lemon": "exp2"}
 RUN_NAME = {
-    "crash": re.compile(r"^.+_stab_(?P<stabilizing>\d{1,3})_dlc(?P<discovery_limit>\d{1,3})"
-                        r"_seed(?P<seed>\d{1,9})$"),
-    "lemon": re.compile(r"^.+_k(?P<sybil>\d{1,3})_rep(?P<reputation_visible>[01])"
-                        r"_seed(?P<seed>\d{1,9})(?P<base>_base)?$"),
-}
-STATE = re.compile(r"^state_t(\d{1,6})\.json$")
+    "crash": re.compile(r"^.+_stab_(?P<stabilizing>[0-9]{1,3})_dlc(?P<discovery_limit>[0-9]{1,3})"
+                        r"_seed(?P<seed>[0-9]{1,9})$"),
+    "lemon": re.compile(r"^.+_k(?P<sybil>[0-9]{1,3})_rep(?P<reputation_visible>[01])"
+                        r"_seed(?P<seed>[0-9]{1,9})(?P<base>_base)?$"),
+}  # [0-9], not \d: \d matches any Unicode digit, and int() reads "٨" as 8
+STATE = re.compile(r"^state_t([0-9]{1,6})\.json$")
 #: a state file larger than this is refused (the largest published: 1.2 MiB)
 MAX_STATE_BYTES = 64 * 2**20
 #: model ids the authors spelled two ways, to one player name
@@ -105,6 +115,13 @@ class RunArgs(BaseModel):
     log_buyer_prompts: bool = False
     log_seller_prompts: bool = False
 
+    @field_validator("llm", "buyer_llm", "seller_llm")
+    @classmethod
+    def _player(cls, v: str | None) -> str | None:
+        if v:  # a model id becomes a player name: refused here, naming the file, if it cannot
+            player_of(v)
+        return v
+
 
 class TokenUsage(BaseModel):
     model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
@@ -123,6 +140,7 @@ class Run:
     cell: dict[str, Any]
     args: RunArgs | None = None
     lacks: list[str] = field(default_factory=list)  # files it should have and has not
+    root: Path | None = None  # the logs folder: a link in the run is followed only within it
 
     @property
     def name(self) -> str:
@@ -155,6 +173,7 @@ def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
         if not (root / folder).is_dir():
             continue
         if not folder.startswith(f"{experiment}_"):
+            folder = shown(folder)  # a name the report records: its bad bytes escaped
             bare = folder.split(") ", 1)[-1]
             if bare.startswith(f"{experiment}_"):  # "(OLD) exp2_...", "(gpt seller) exp2_..."
                 why = ("superseded by the authors" if folder.startswith("(OLD)") else
@@ -163,18 +182,20 @@ def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
             elif re.match(r"^exp\d+_", bare):
                 others[bare.split("_", 1)[0]] = others.get(bare.split("_", 1)[0], 0) + 1
             continue
+        _usable(root / folder, root)
         for name in _listdir(root / folder):
             path = root / folder / name
             if not path.is_dir():
                 continue
             m = pattern.match(name)
             if m is None:
-                left_out.append({"folder": f"{folder}/{name}",
+                left_out.append({"folder": shown(f"{folder}/{name}"),
                                  "why": f"not a {market} run folder name"})
                 continue
+            _usable(path, root)
             cell = {k: (v == "1" if k == "reputation_visible" else bool(v) if k == "base" else int(v))
                     for k, v in m.groupdict().items() if k != "base" or v}
-            runs.append(Run(path, market, folder, cell))
+            runs.append(Run(path, market, folder, cell, root=root))
     if not runs:
         raise SourceError(root, f"holds no {experiment}_<model>/<run> folders of {market} runs "
                           "(the logs-data folder of sethkarten/AI-Bazaar, branch Market-v1)")
@@ -184,11 +205,19 @@ def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
     return runs, left_out
 
 
-def read_model(model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES) -> S:
+def _usable(folder: Path, root: Path) -> None:
+    """A model or run folder to import: its name UTF-8 text (recorded in the tables), not a link
+    out of the logs folder; else :class:`SourceError` naming it."""
+    utf8_name(folder)
+    check_inside(folder, root)
+
+
+def read_model(model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES,
+               root: Path | None = None) -> S:
     """``path`` validated as ``model`` straight from its JSON bytes (strict: NaN, Infinity, a
     missing or mistyped field, a truncated file are refused), or :class:`SourceError` naming the
-    file and the key."""
-    data = read_bytes(path, max_bytes)
+    file and the key. Read by ``core.sources.read_bytes`` (``root``: the logs folder)."""
+    data = read_bytes(path, max_bytes, root)
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:
@@ -197,25 +226,37 @@ def read_model(model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES) -> S
         if err["type"].startswith("json"):
             raise SourceError(path, f"not valid JSON: {err['msg']}") from None
         value = err.get("input")
-        shown = "" if isinstance(value, (dict, list)) else f" (got {str(value)[:60]!r})"
-        raise SourceError(path, f"{loc + ': ' if loc else ''}{err['msg']}{shown}") from None
+        got = "" if isinstance(value, (dict, list)) else f" (got {str(value)[:60]!r})"
+        raise SourceError(path, f"{loc + ': ' if loc else ''}{err['msg']}{got}") from None
 
 
-def read_args(run: Run) -> RunArgs:
+def present(path: Path) -> bool:
+    """Whether ``path`` is there at all (a FIFO, a folder or a broken link too: reading it then
+    says what it is, rather than taking it for absent)."""
+    return os.path.lexists(path)
+
+
+def read_args(run: Run, model: type[S] = RunArgs) -> S:
+    """The run's ``experiment_args.json`` as ``model`` (:class:`RunArgs` or a market's own)."""
     path = run.path / "experiment_args.json"
-    if not path.is_file():
+    if not present(path):
         raise SourceError(path, "missing: every run folder has its experiment_args.json")
-    return read_model(RunArgs, path)
+    return read_model(model, path, root=run.root)
 
 
 def state_files(run: Run) -> list[tuple[int, Path]]:
-    """(step, path) of every ``state_t<N>.json`` of the run, by step."""
-    found = []
+    """(step, path) of every ``state_t<N>.json`` of the run, by step; two files of one step
+    (``state_t1.json``, ``state_t01.json``) are refused, naming both."""
+    found: dict[int, Path] = {}
     for name in _listdir(run.path):
         m = STATE.match(name)
         if m:
-            found.append((int(m.group(1)), run.path / name))
-    return sorted(found)
+            step = int(m.group(1))
+            if step in found:
+                raise SourceError(run.path / name, f"a second state file of step {step}, beside "
+                                  f"{found[step].name} (remove one of the two)")
+            found[step] = run.path / name
+    return sorted(found.items())
 
 
 def read_states(run: Run, model: type[S]) -> list[tuple[int, S]]:
@@ -226,7 +267,7 @@ def read_states(run: Run, model: type[S]) -> list[tuple[int, S]]:
         if t != expected:
             run.lacks.append(f"state_t{expected}.json (the states after it are not read)")
             break
-        state = read_model(model, path, MAX_STATE_BYTES)
+        state = read_model(model, path, MAX_STATE_BYTES, run.root)
         if getattr(state, "timestep", t) != t:
             raise SourceError(path, f"timestep {state.timestep} in the file of step {t}")
         states.append((t, state))
@@ -240,7 +281,7 @@ def read_tokens(run: Run) -> dict[str, TokenUsage] | None:
     if not files:
         run.lacks.append("token usage (the process did not end normally)")
         return None
-    raw = read_json(run.path / files[0])  # bounded; a folder of that name is one error line
+    raw = read_json(run.path / files[0], root=run.root)  # bounded; regular files only
     if not isinstance(raw, dict):
         raise SourceError(run.path / files[0], "not a JSON object")
     roles = raw if "total" in raw else {"total": raw}
@@ -276,13 +317,13 @@ def prompt_records(run: Run, filename: str, wanted: bool) -> tuple[list[PromptRe
     a prompt log is evidence beside the states, not the states. ``wanted``: the run's args say
     it logged prompts; the log's absence is then reported."""
     path = run.path / filename
-    if not path.is_file():
+    if not present(path):
         if wanted:
             run.lacks.append(f"{filename} (logged by the run, absent here: files of 4 MiB or "
                              "more may be missing from a snapshot)")
         return [], 0
     records, bad = [], 0
-    for line in read_bytes(path).split(b"\n"):
+    for line in read_bytes(path, root=run.root).split(b"\n"):
         if not line.strip():
             continue
         try:

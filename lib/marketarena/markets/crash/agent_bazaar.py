@@ -317,8 +317,8 @@ def convert(run: ab.Run) -> tuple[str, dict, dict, dict] | None:
     model = ab.player_of(args.llm)
     attributes = {}
     path = run.path / "firm_attributes.json"
-    if path.is_file():
-        for entry in ab.read_model(ab.FirmAttributes, path).root:
+    if ab.present(path):  # a folder or FIFO of that name is refused, not taken for absent
+        for entry in ab.read_model(ab.FirmAttributes, path, root=run.root).root:
             attributes[entry.name] = entry.system_prompt
     else:
         run.lacks.append("firm_attributes.json (the system prompts)")

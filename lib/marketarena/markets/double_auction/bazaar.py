@@ -13,14 +13,21 @@ is one game, one JSON record a line:
   ``final_payoff_map`` and more (other record types are ignored).
 
 :func:`read_game` validates the records this module uses and names the file and line of a bad
-one. :func:`game_tables` turns a game into the tables our market logs (``seats``, ``states``,
-``trades``, ``game``, ``agents``), so our metrics run on BAZAAR's games unchanged: on all 1,954
-logged games they reproduce every logged ``market_efficiency`` and every seat's
-``seat_surplus_share`` exactly, and our call-market clearing reproduces every logged round's
-trades from its quotes (58,620 rounds). :func:`import_logs` writes a folder of games as shards
+one (every ``*.jsonl`` entry is read as ``core.sources`` reads: a FIFO, a device or a link out of
+the folder is refused, not skipped). :func:`game_tables` turns a game into the tables our market
+logs (``seats``, ``states``, ``trades``, ``game``, ``agents``), so our metrics run on BAZAAR's
+games unchanged: on all 1,954 logged games they reproduce every logged ``market_efficiency`` and
+every seat's ``seat_surplus_share`` exactly, and our call-market clearing reproduces every logged
+round's trades from its quotes (58,620 rounds). :func:`import_logs` writes a folder of games as shards
 (``core.logs``), their metrics (with each seat's *logged* CSα: BAZAAR's reference table is not
 published), a check of the two figures, and a board: multipass TrueSkill on the seed's scale,
 each game ranked by logged CSα (:func:`bazaar_board`). ``marketarena import-bazaar`` runs it.
+
+**The board is compared with the seed's table only for BAZAAR's own games** (the tournament the
+table rates: :func:`seed_study`): every game in its setting (30 rounds, 4x4 seats, as all 1,954)
+and at least half of the games' LLMs in the table (``calibration.SEED_LLM_TABLE``). Other games in
+its format (the collusion study, 3x3 seats; PACT, 1x1 seats, many of the same model names) are
+other studies: the summary says why (``seed_comparison``) and holds no correlation.
 
 Names: an LLM seat keeps its logged ``model_name`` as its player name (``kind: llm``); a baseline
 takes our roster name (:data:`BASELINE_NAMES`, e.g. ``enhanced_adaptive_aggressive`` -> ``aa``).
@@ -29,6 +36,7 @@ takes our roster name (:data:`BASELINE_NAMES`, e.g. ``enhanced_adaptive_aggressi
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +46,6 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from marketarena.core import logs
 from marketarena.core.plugin import AGENT_COLUMNS
 from marketarena.core.prompts import quote_text
 from marketarena.core.sources import (
@@ -47,6 +54,7 @@ from marketarena.core.sources import (
     number,
     plain_name,
     read_jsonl,
+    utf8_name,
     validated,
 )
 from marketarena.markets.double_auction import rules
@@ -55,31 +63,21 @@ from marketarena.markets.double_auction.params import DISTRIBUTIONS, MAX_QUOTE
 
 #: BAZAAR's baseline ``model_name`` -> (our roster name, our strategy) in the default pool.
 BASELINE_NAMES: dict[str, tuple[str, str]] = {
-    "truthful": ("truthful", "truthful"),
-    "shading5": ("shade_5", "shade"),
-    "shading10": ("shade_10", "shade"),
-    "random": ("random", "random"),
-    "zic_pure_biased_activity": ("zic", "zic"),
-    "zic_plus": ("zic_plus", "zic_plus"),
-    "linear_eq": ("linear_eq", "linear_eq"),
-    "collusive": ("collusive", "collusive"),
-    "gd": ("gd", "gd"),
-    "fictitious": ("fictitious_play", "fictitious_play"),
-    "gdx": ("gdx", "gdx"),
-    "enhanced_bayesian": ("enhanced_bayesian", "bayesian"),
-    "risk_aware": ("risk_aware", "risk_aware"),
-    "momentum": ("momentum", "momentum"),
+    "truthful": ("truthful", "truthful"), "shading5": ("shade_5", "shade"),
+    "shading10": ("shade_10", "shade"), "random": ("random", "random"),
+    "zic_pure_biased_activity": ("zic", "zic"), "zic_plus": ("zic_plus", "zic_plus"),
+    "linear_eq": ("linear_eq", "linear_eq"), "collusive": ("collusive", "collusive"),
+    "gd": ("gd", "gd"), "fictitious": ("fictitious_play", "fictitious_play"),
+    "gdx": ("gdx", "gdx"), "enhanced_bayesian": ("enhanced_bayesian", "bayesian"),
+    "risk_aware": ("risk_aware", "risk_aware"), "momentum": ("momentum", "momentum"),
     "contrarian": ("contrarian", "contrarian"),
     "mean_reversion": ("mean_reversion", "mean_reversion"),
     "regression": ("regression", "regression"),
     "regime_switcher": ("regime_switcher", "regime_switcher"),
     "enhanced_adaptive_aggressive": ("aa", "aa"),
-    "adaptive_aggressive_cliff": ("aa_cliff", "aa_cliff"),
-    "adaptive": ("adaptive", "adaptive"),
-    "qlearning": ("q_learning", "q_learning"),
-    "roth_erev": ("roth_erev", "roth_erev"),
-    "stochastic_shading_bandit": ("bandit", "bandit"),
-    "sniper": ("sniper", "sniper"),
+    "adaptive_aggressive_cliff": ("aa_cliff", "aa_cliff"), "adaptive": ("adaptive", "adaptive"),
+    "qlearning": ("q_learning", "q_learning"), "roth_erev": ("roth_erev", "roth_erev"),
+    "stochastic_shading_bandit": ("bandit", "bandit"), "sniper": ("sniper", "sniper"),
     "threat_tit_for_tat": ("tit_for_tat", "tit_for_tat"),
     "penny_jumper": ("penny_jumper", "penny_jumper"),
     "adversarial_exploiter": ("exploiter", "exploiter"),
@@ -276,14 +274,15 @@ class _Reading:
                     raise ValueError(f"data.{key}: {sorted(stray)[:3]} are not seats of this game")
 
 
-def read_game(path: str | Path) -> LoggedGame:
-    """Read one BAZAAR game log (see the module docstring), strictly (``core.sources``): raises
-    :class:`LogError` naming the file and line of the first record it cannot use, or the file
-    when it lacks a record or is not a JSONL file at all."""
+def read_game(path: str | Path, root: str | Path | None = None) -> LoggedGame:
+    """Read one BAZAAR game log (see the module docstring), strictly (``core.sources``; ``root``:
+    the folder of logs, which a link must stay in): raises :class:`LogError` naming the file and
+    line of the first record it cannot use, or the file when it lacks a record or is not a
+    regular JSONL file at all."""
     path = Path(path)
     reading = _Reading(path)
     try:
-        for line_no, rec in read_jsonl(path):
+        for line_no, rec in read_jsonl(path, root=root):
             try:
                 reading.read(rec, line_no)
             except SourceError:
@@ -395,12 +394,16 @@ def game_meta(game: LoggedGame) -> dict:
 
 
 def log_files(folder: str | Path) -> list[Path]:
-    """The ``*.jsonl`` game logs under ``folder`` (recursively), sorted by path."""
+    """The ``*.jsonl`` entries under ``folder`` but folders (recursively, not into links to
+    folders: reading refuses what is not a regular file), sorted; a name not UTF-8 is refused."""
     folder = Path(folder)
     if not folder.is_dir():
         raise LogError(folder, "not a folder of BAZAAR game logs (*.jsonl); clone "
                        "github.com/lechmazur/bazaar and pass its logs/ folder")
-    files = sorted(p for p in folder.rglob("*.jsonl") if p.is_file())
+    files = sorted(Path(top) / name for top, _, names in os.walk(folder)
+                   for name in names if name.endswith(".jsonl"))
+    for path in files:
+        utf8_name(path)
     if not files:
         raise LogError(folder, "holds no *.jsonl game logs")
     return files
@@ -412,7 +415,7 @@ def read_games(folder: str | Path) -> list[LoggedGame]:
     seen = Seen("game")
     games = []
     for path in log_files(folder):
-        game = read_game(path)
+        game = read_game(path, folder)
         seen.add(game.game_id, path)
         games.append(game)
     return games
@@ -442,6 +445,24 @@ def import_games(games: list[LoggedGame], out: str | Path, shard_episodes: int |
     return write_games(Path(out), ((f"bz-{k:04d}", game_tables(g), game_meta(g))
                                    for k, g in enumerate(games)),
                        shard_episodes, fingerprint_of="bazaar")
+
+
+#: BAZAAR's tournament setting, (rounds, buyers, sellers), which the seed's table rates
+SEED_SETTING = (30, 4, 4)
+
+
+def seed_study(games: list[LoggedGame]) -> str:
+    """Why ``games`` are not the tournament the seed's table rates (module docstring); ""."""
+    from marketarena.markets.double_auction.calibration import SEED_LLM_TABLE
+
+    for g in games:
+        if (g.rounds, g.n_buyers, g.n_sellers) != SEED_SETTING:
+            return (f"game {g.game_id} has {g.rounds} rounds and {g.n_buyers}x{g.n_sellers} "
+                    "seats, not BAZAAR's tournament (30 rounds, 4x4 seats): another study")
+    llms = {g.model[a] for g in games for a in g.seats if g.is_llm[a]}
+    known = len(llms & SEED_LLM_TABLE.keys())
+    return "" if 2 * known >= len(llms) else \
+        f"{known} of the games' {len(llms)} LLMs are in the seed's table: another study"
 
 
 def import_report(games: list[LoggedGame]) -> dict:
@@ -501,7 +522,7 @@ def import_logs(folder: str | Path, out: str | Path, shard_episodes: int = 600,
     - ``<out>/check.csv``: per seat, our efficiency and surplus share beside the logged ones;
     - ``<out>/board.csv``: :func:`bazaar_board`, saying which CSα rated each player;
     - ``summary.json``: games, seats, the largest differences of the check, the CSα used, the
-      board's Spearman with the seed's table.
+      board's Spearman with the seed's table where that applies (:func:`seed_study`).
 
     Every game is read and checked before anything is written (``core.sources``: one error naming
     the file and line), and the new ``out`` is built aside and swapped in whole
@@ -545,6 +566,7 @@ def import_logs(folder: str | Path, out: str | Path, shard_episodes: int = 600,
         if board.empty:
             raise LogError(folder, "no game can be rated: every seat needs a CSα")
         board.to_csv(tmp / "board.csv", index=False)
+        other = seed_study(games)
         summary = {
             **import_report(games),
             "max_abs_diff_efficiency": float((check["game_efficiency"]
@@ -553,7 +575,8 @@ def import_logs(folder: str | Path, out: str | Path, shard_episodes: int = 600,
                                                  - check["logged_surplus_share"]).abs().max()),
             "csa_source": seats.groupby("csa_source")["episode_id"].nunique().to_dict(),
             "own_csa_reference": reference,
-            **llm_calibration(board),
+            "seed_comparison": {"applies": not other, "why": other or "BAZAAR's own games"},
+            **({} if other else llm_calibration(board)),
         }
         (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True,
                                                      allow_nan=True) + "\n")

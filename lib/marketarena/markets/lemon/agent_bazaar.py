@@ -261,7 +261,7 @@ def prepared_runs(mp: LemonParams, source: Path) -> tuple[list[ab.Run], list[dic
     runs, left_out = ab.discover(source, "lemon")
     seen = Seen("run")
     for run in runs:
-        run.args = ab.read_model(LemonArgs, run.path / "experiment_args.json")
+        run.args = ab.read_args(run, LemonArgs)
         check_setting(run, mp)
         seen.add(episode_id(run), run.path)
     return runs, left_out
