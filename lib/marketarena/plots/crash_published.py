@@ -7,16 +7,26 @@ replay. Every title says these are the authors' pre-release runs.
   cells a model did not run are blank;
 - ``figC_models.png``: appendix C per model with a grid (at least two numbers of stabilizing
   firms): price over unit cost, units filled per day and price volatility against the number of
-  stabilizing firms, one line per discovery limit, 95% bootstrap intervals over seeds;
+  stabilizing firms, one line per discovery limit (the same colour in every row, one legend),
+  95% bootstrap intervals over seeds;
 - ``fig8_days_model.png``: the seed's Figure 8 for one model (the seed's, Gemini 3 Flash, when its
   runs are there; else the model with the most runs): per day, the mean price over unit cost, the
   active firms and the units filled, one column per number of stabilizing firms at discovery limit
   3, each run a thin line and the mean over runs a thick one;
 - ``fig_survival_models.png``: survival curves per model at discovery limit 3: the share of firms
-  still in business each day, one line per number of stabilizing firms (a run that ended counts 0
+  still in business each day, one line per number of stabilizing firms (the same colour in every
+  panel, one legend; the runs behind each line in the panel's title; a run that ended counts 0
   after its end);
-- ``fig_scores.png``: per model, our EAS (fixed anchors; mean over its runs, 95% interval) against
-  their composite market health (``markets/crash/published.py``), with the Spearman of the two;
+
+The many-panel figures are laid out by matplotlib's constrained layout, which keeps the title,
+panels and the one legend apart (a legend per panel covered lines; the title overprinted the
+first row of ``figC_models.png``).
+- ``fig_scores.png``: per model, our EAS (fixed anchors; mean over its runs, 95% interval) beside
+  their composite market health (``markets/crash/published.py``), with the Spearman of the two
+  (:func:`scores_beside`, which lemon's imported figure draws too: one row per model, sorted by
+  our score, ours on the left and theirs on the right with each model's rank under both, so that
+  20 names stay legible: a scatter with a label at each point overprinted the names of the models
+  whose scores are close);
 - tables ``<instance>_scores`` (per model: our EAS, their health, both ranks, the Spearman),
   ``<instance>_model_cells`` (per model and cell: the seed's variables and our EAS with
   intervals, their health), ``<instance>_replay`` (the replay's rules table) and
@@ -26,6 +36,7 @@ replay. Every title says these are the authors' pre-release runs.
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -38,7 +49,6 @@ from marketarena.plots.style import (
     dodge,
     mean_errorbar,
     no_data,
-    ours_against_theirs,
     save,
 )
 from marketarena.plots.tables import write_frame
@@ -48,13 +58,32 @@ FIGURE8_MODEL = "gemini-3-flash-preview"  # the seed's Figure 8
 BAND = f"{CONFIDENCE:.0%}"
 
 
-def _grid(n: int, width: float = 2.6, height: float = 2.2, cols: int = 5):
+def _grid(n: int, width: float = 2.6, height: float = 2.2, cols: int = 5, **kw):
     cols = max(1, min(cols, n))
     rows = max(1, math.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False,
+                             **kw)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, axes.flat
+
+
+def _shared_legend(fig, title: str) -> None:
+    """One legend, right of the top row's last panel, for the series the panels share (each
+    colour means the same in every panel; labels are numbers, listed in order), in place of a
+    legend per panel drawn over its lines."""
+    panels = [p for p in fig.axes if p.get_visible() and p.get_subplotspec() is not None]
+    seen: dict[str, object] = {}
+    for panel in panels:
+        for handle, label in zip(*panel.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    if seen:
+        top = [p for p in panels if p.get_subplotspec().rowspan.start == 0]
+        last = max(top, key=lambda p: p.get_subplotspec().colspan.start)
+        labels = sorted(seen, key=float)
+        last.legend([seen[k] for k in labels], labels, loc="upper left",
+                    bbox_to_anchor=(1.02, 1.0), title=title, fontsize=8, title_fontsize=8,
+                    frameon=False)
 
 
 def bankruptcy_models(market: pd.DataFrame, path: Path) -> Path:
@@ -90,18 +119,20 @@ def appendix_c_models(market: pd.DataFrame, path: Path) -> Path:
     grids = [m for m, g in market.groupby("model") if g["stabilizing"].nunique() >= 2]
     panels = [("mean_price_over_cost", "price / unit cost"), ("volume", "units filled per day"),
               ("price_volatility", "price volatility (SD / c)")]
+    dls = sorted(market["discovery_limit"].unique())  # one colour and offset each, everywhere
     fig, axes = plt.subplots(max(len(grids), 1), len(panels),
-                             figsize=(11, 2.6 * max(len(grids), 1)), squeeze=False)
+                             figsize=(11, 2.6 * max(len(grids), 1) + 0.8), squeeze=False,
+                             layout="constrained")
     if not grids:
         no_data(axes[0, 0], "no model ran more than one number of stabilizing firms")
     for r, model in enumerate(grids):
         sub = market[market["model"] == model]
         for c, (col, label) in enumerate(panels):
             ax = axes[r, c]
-            groups = sub.groupby("discovery_limit")
-            for i, (d, g) in enumerate(groups):
-                mean_errorbar(ax, g, "stabilizing", col, f"discovery limit {d}",
-                              offset=dodge(i, groups.ngroups, 0.4), method="bootstrap",
+            for d, g in sub.groupby("discovery_limit"):
+                i = dls.index(d)
+                mean_errorbar(ax, g, "stabilizing", col, f"{d}", colour=f"C{i}",
+                              offset=dodge(i, len(dls), 0.4), method="bootstrap",
                               bounds=(0.0, np.inf))
             ax.set_xticks(sorted(sub["stabilizing"].unique()))
             ax.set_ylabel(label, fontsize=8)
@@ -109,10 +140,9 @@ def appendix_c_models(market: pd.DataFrame, path: Path) -> Path:
                 ax.set_title(model, fontsize=9, loc="left")
             if r == len(grids) - 1:
                 ax.set_xlabel("stabilizing firms")
-        axes[r, 0].legend(fontsize=7)
+    _shared_legend(fig, "consumer\ndiscovery limit")
     fig.suptitle(f"Appendix C per model: means over seeds with {BAND} bootstrap intervals; "
                  f"{AUTHORS}", fontsize=10)
-    fig.tight_layout()
     return save(fig, path)
 
 
@@ -162,33 +192,89 @@ def survival_models(survival: pd.DataFrame, market: pd.DataFrame, path: Path) ->
     apply_theme()
     at3 = market[market["discovery_limit"] == 3]
     models = sorted(at3["model"].unique())
-    fig, axes = _grid(len(models), width=2.8, height=2.3)
+    stabs = sorted(at3["stabilizing"].unique())  # one colour each, in every panel
+    fig, axes = _grid(len(models), width=2.8, height=2.4, layout="constrained")
     horizon = int(survival["step"].max()) + 1 if len(survival) else 1
     for ax, model in zip(axes, models):
         sub = at3[at3["model"] == model]
-        for k, (s, g) in enumerate(sub.groupby("stabilizing")):
+        runs = []
+        for s, g in sub.groupby("stabilizing"):
             curves = [survival[survival["episode_id"] == ep].set_index("step")["share_active"]
                       .reindex(range(horizon)).fillna(0.0).to_numpy() for ep in g["episode_id"]]
-            ax.plot(np.arange(1, horizon + 1), np.mean(curves, axis=0), lw=1.2, color=f"C{k}",
-                    label=f"{s} stab. ({len(curves)})")
+            ax.plot(np.arange(1, horizon + 1), np.mean(curves, axis=0), lw=1.2,
+                    color=f"C{stabs.index(s)}", label=f"{s}")
+            runs.append((s, len(curves)))
         ax.set_ylim(-0.02, 1.02)
-        ax.set_title(model, fontsize=8)
-        ax.legend(fontsize=6)
+        ax.set_title(f"{model}\nruns at {'/'.join(str(s) for s, _ in runs)}: "
+                     f"{'/'.join(str(n) for _, n in runs)}", fontsize=7.5)
+    _shared_legend(fig, "stabilizing\nfirms")
     fig.supxlabel("day", fontsize=9)
     fig.supylabel("share of firms in business", fontsize=9)
-    fig.suptitle(f"Survival at discovery limit 3, per model and number of stabilizing firms "
-                 f"(runs); {AUTHORS}", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(f"Survival at discovery limit 3, per model and number of stabilizing firms; "
+                 f"{AUTHORS}", fontsize=10)
+    return save(fig, path)
+
+
+def spearman_text(rho: dict) -> str:
+    """The Spearman of the two orderings as a figure states it (``stats.
+    cluster_bootstrap_spearman``'s dict), or why there is none."""
+    if np.isnan(rho["rho"]):
+        return f"no Spearman: {rho['n']} model(s) with both scores (3 needed)"
+    return (f"Spearman ρ = {rho['rho']:.2f} [{rho['lo']:.2f}, {rho['hi']:.2f}] over {rho['n']} "
+            f"models (bootstrap), permutation p = {rho['p_perm']:.3f}")
+
+
+def scores_beside(frame: pd.DataFrame, theirs: str, ours: str, label: str, path: Path,
+                  theirs_label: str, ours_label: str, title: str, theirs_err: str | None = None,
+                  empty: str = "no model has both scores") -> Path:
+    """A published source's own score beside ours, one row per ``label`` (an imported instance's
+    models) holding both, sorted by ours (the best on top): ours with its ``<ours>_lo``..``_hi``
+    interval on the left, theirs (± ``theirs_err``) on the right, each model's rank under ours
+    before its name and under theirs on the right edge. A row a name to itself: names never
+    overprint however close the scores; the height grows with the rows. ``empty`` where no row
+    has both."""
+    apply_theme()
+    shown = frame.dropna(subset=[theirs, ours]).sort_values([ours, label],
+                                                            ascending=[True, False])
+    n = len(shown)
+    fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(8.6, 1.5 + 0.25 * max(n, 4)),
+                                      layout="constrained")
+    fig.suptitle(title, fontsize=8.5)
+    if not n:
+        for ax in (left, right):
+            no_data(ax, empty)
+        return save(fig, path)
+    y = np.arange(n)
+    for ax in (left, right):
+        for row in y[(n - 1 - y) % 2 == 1]:  # every other row shaded, from the top
+            ax.axhspan(row - 0.5, row + 0.5, color="0.95", lw=0, zorder=0)
+    left.errorbar(shown[ours], y, xerr=[shown[ours] - shown[f"{ours}_lo"],
+                                        shown[f"{ours}_hi"] - shown[ours]],
+                  fmt="o", ms=4, capsize=2, color="C0", ecolor="0.6", lw=0.8)
+    right.errorbar(shown[theirs], y, xerr=shown[theirs_err] if theirs_err else None, fmt="s",
+                   ms=4, capsize=2, color="C1", ecolor="0.6", lw=0.8)
+    ranks = {c: shown[c].rank(ascending=False, method="min").astype(int) for c in (ours, theirs)}
+    left.set_yticks(y, [f"{r}. {name}" for r, name in zip(ranks[ours], shown[label])],
+                    fontsize=7)
+    left.set_ylim(-0.6, n - 0.4)
+    edge = right.twinx()
+    edge.set_ylim(left.get_ylim())
+    edge.set_yticks(y, [f"#{r}" for r in ranks[theirs]], fontsize=7)
+    edge.grid(False)
+    right.tick_params(axis="y", left=False)
+    left.set_xlabel(textwrap.fill(ours_label, 45), fontsize=8)
+    right.set_xlabel(textwrap.fill(theirs_label, 45), fontsize=8)
+    left.set_title("ours: rank. model", fontsize=8.5)
+    right.set_title("theirs: their rank on the right", fontsize=8.5)
     return save(fig, path)
 
 
 def scores(board: pd.DataFrame, rho: dict, path: Path) -> Path:
-    return ours_against_theirs(
+    return scores_beside(
         board, "their_health", "eas", "name", path,
         "their composite market health (mean over the model's cells)",
         f"our EAS (mean over the model's runs, {BAND} interval)",
-        f"Their score against ours, per model: Spearman {rho['rho']:.2f} [{rho['lo']:.2f}, "
-        f"{rho['hi']:.2f}] over {rho['n']} models\n{AUTHORS}")
+        f"Their score beside ours, per model: {spearman_text(rho)}\n{AUTHORS}")
 
 
 def tables(frames: dict[str, pd.DataFrame], board: pd.DataFrame, rho: dict, tables_dir: Path,

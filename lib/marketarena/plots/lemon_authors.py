@@ -11,11 +11,15 @@ under our rules. Every title says these are the authors' pre-release runs.
   prompt, at the ``_base`` runs' K, reputation shown. One line per K, the mean over runs with a
   band of one standard deviation across runs (their scripts' band), reputation shown. Left: the
   authors' runs of the buyer models that ran every K of the grid (the seed's three frontier
-  models), steps of a stopped run leave its mean; right: our scripted sweep (the reference stage,
-  ``markets/lemon/figure4.py``), its first buyer group in (a)-(c) and, in (d), its second group
-  (base) against the first (guardian).
-- ``their_score.png``: their EAS (their scripts/exp2_score.py) against ours per model, with the
-  Spearman of the two orderings.
+  models; every model, said in the title, when none did: an import of a part of the grid), steps
+  of a stopped run leave its mean; a panel with nothing to draw (only K = 0 runs) says so; right:
+  our scripted sweep (the reference stage, ``markets/lemon/figure4.py``), its first buyer group in
+  (a)-(c) and, in (d), its second group (base) against the first (guardian).
+- ``their_score.png``: their EAS (their scripts/exp2_score.py) beside ours per model, one row per
+  model sorted by ours with its rank under both (``crash_published.scores_beside``), with the
+  Spearman of the two orderings; the models their script scores none of the runs of (no run in
+  the authors' grid: ``authors.NOT_IN_GRID``) are named under the title, and where that is every
+  model the figure and the ``_their_score`` table say so instead of a score.
 - tables ``<instance>_models`` (the buyers' board: our EAS with its 95% interval, and each model's
   invalid-answer rate where its prompt logs are present), ``_model_cells`` (per model and cell:
   Sybil revenue share, deceptive purchase rate, detection, volume and more), ``_their_score``,
@@ -30,7 +34,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from marketarena.plots.style import apply_theme, no_data, ours_against_theirs, save
+from marketarena.markets.lemon import authors
+from marketarena.plots.crash_published import scores_beside, spearman_text
+from marketarena.plots.style import apply_theme, no_data, save
 from marketarena.plots.tables import write_frame
 
 FRAMES = ("fig4_authors", "fig4_ours", "their_score", "replay_runs", "replay_rules",
@@ -44,13 +50,15 @@ def k_colour(k: int, ks: list[int]) -> str:
     return K_COLOURS.get(k, plt.get_cmap("viridis")(ks.index(k) / max(len(ks) - 1, 1)))
 
 
-def full_grid(series: pd.DataFrame, ks: list[int]) -> list[str]:
-    """The buyer groups (models) of ``series`` with runs at every K (reputation shown)."""
+def full_grid(series: pd.DataFrame, ks: list[int]) -> tuple[list[str], bool]:
+    """The buyer groups (models) of ``series`` with runs at every K (reputation shown), and True;
+    when none has (an import of a part of the grid), every group, and False."""
     shown = series[series["reputation_visible"].astype(bool)]
     if "base" in shown:
         shown = shown[~shown["base"].astype(bool)]
     cells = shown.groupby("buyer_group")["sybil"].unique()
-    return sorted(g for g, k in cells.items() if set(ks) <= set(k))
+    every = sorted(g for g, k in cells.items() if set(ks) <= set(k))
+    return (every, True) if every else (sorted(cells.index), False)
 
 
 def band(ax, frame: pd.DataFrame, column: str, colour, label: str | None, ls: str = "-") -> None:
@@ -89,7 +97,11 @@ def panels(axes, series: pd.DataFrame, groups: list[str], base: tuple[str, str] 
                                 f"Sybil revenue share, K = {k_d}")):
         ax.set_ylabel(label, fontsize=8)
         ax.set_xlabel("step")
-        ax.legend(fontsize=6, ncol=2)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6, ncol=2)
+        elif ax is not axes[3] or base is not None:
+            no_data(ax, "no run with a Sybil cluster (K > 0)" if ax in (axes[0], axes[2])
+                    else "no run")
     axes[0].set_ylim(-0.03, 1.03)
     axes[2].set_ylim(-0.03, 1.03)
     axes[3].set_ylim(-0.03, 1.03)
@@ -113,9 +125,9 @@ def figure4(theirs: pd.DataFrame, ours: pd.DataFrame, mp, path: Path) -> Path:
     if theirs.empty:
         for ax in axes[:, 0]:
             no_data(ax)
-        models = []
+        models, whole = [], True
     else:
-        models = full_grid(theirs, ks)
+        models, whole = full_grid(theirs, ks)
         pair, k_d = base_pair(theirs)
         panels(axes[:, 0], theirs, models, pair, ks, k_d)
     if ours.empty:
@@ -129,7 +141,8 @@ def figure4(theirs: pd.DataFrame, ours: pd.DataFrame, mp, path: Path) -> Path:
                (groups[1], groups[0]) if len(groups) > 1 else None, ks, k_ours)
     n_theirs = theirs[theirs["buyer_group"].isin(models)]["episode_id"].nunique() if models else 0
     seeds = ours.groupby(["buyer_group", "sybil", "reputation_visible"])["episode_id"].nunique()
-    axes[0, 0].set_title(f"the authors' runs: {', '.join(models) or 'none'}\n({n_theirs} runs)",
+    axes[0, 0].set_title(f"the authors' runs: {', '.join(models) or 'none'}\n({n_theirs} runs"
+                         f"{'' if whole else '; no model ran every K of the grid: every model'})",
                          fontsize=8)
     axes[0, 1].set_title(f"our scripted sweep: {groups[0] if groups else '-'} buyers, "
                          f"{int(seeds.min()) if len(seeds) else 0} seeds per cell", fontsize=8)
@@ -142,14 +155,27 @@ def figure4(theirs: pd.DataFrame, ours: pd.DataFrame, mp, path: Path) -> Path:
     return save(fig, path)
 
 
+def unscored(table: pd.DataFrame) -> str:
+    """The models without their EAS and why (``their_note``), as a sentence; "" when none."""
+    missing = table[table["their_eas"].isna()]
+    if missing.empty:
+        return ""
+    notes = missing.get("their_note", pd.Series(authors.NOT_IN_GRID, index=missing.index))
+    return "; ".join(f"{note or 'no score of theirs'}: {', '.join(g['model'])}"
+                     for note, g in missing.groupby(notes.fillna(""), sort=True))
+
+
 def scores(table: pd.DataFrame, rho: dict, path: Path) -> Path:
     shown = table.dropna(subset=["their_eas", "our_eas"])
-    return ours_against_theirs(
+    left_out = unscored(table)
+    return scores_beside(
         table, "their_eas", "our_eas", "model", path, "their lemon EAS (exp2_score.py; ± SE)",
         "our EAS (fixed anchors; 95% interval)",
         f"Their score beside ours, {len(shown)} buyer models of {PRE_RELEASE}\n"
-        f"Spearman ρ = {rho['rho']:.2f} [{rho['lo']:.2f}, {rho['hi']:.2f}] (bootstrap over "
-        f"models), permutation p = {rho['p_perm']:.3f}", theirs_err="their_se", figsize=(6.5, 5.2))
+        f"{spearman_text(rho)}" + (f"\nwithout their score ({left_out})" if left_out else ""),
+        theirs_err="their_se",
+        empty=(authors.NOT_IN_GRID if table["their_eas"].isna().all()
+               else "no model has both scores"))
 
 
 def replay_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -205,7 +231,16 @@ def tables(frames: dict[str, pd.DataFrame], board: pd.DataFrame, mp, tables_dir:
     caption = (f"Their lemon EAS (exp2_score.py, run-level min-max within each model) beside our "
                f"EAS per model; Spearman of the two orderings ρ = {rho['rho']:.3f} "
                f"[{rho['lo']:.3f}, {rho['hi']:.3f}] (95% bootstrap over models), permutation "
-               f"p = {rho['p_perm']:.3f}, n = {rho['n']} models.")
+               f"p = {rho['p_perm']:.3f}, n = {rho['n']} models." if not np.isnan(rho["rho"]) else
+               f"Their lemon EAS (exp2_score.py, run-level min-max within each model) beside our "
+               f"EAS per model; {spearman_text(rho)}.")
+    if comparison["their_eas"].isna().all():
+        caption = (f"Their lemon EAS (exp2_score.py) beside our EAS per model: theirs for none "
+                   f"({unscored(comparison) or 'no model'}; their script reads only the runs "
+                   f"named <model folder>_k<K>_rep<r>_seed<s> with K in {list(authors.KS)} "
+                   f"and seeds in {list(authors.SEEDS)}).")
+    elif comparison["their_eas"].isna().any():
+        caption += f" Without their score: {unscored(comparison)}."
     out += write_frame(comparison, tables_dir / f"{instance}_their_score", caption)
     out += write_frame(replay_table(frames["replay_runs"]), tables_dir / f"{instance}_replay",
                        "Their logged steps under our rules: the share that agree, per check.")
@@ -218,8 +253,6 @@ def tables(frames: dict[str, pd.DataFrame], board: pd.DataFrame, mp, tables_dir:
 
 def draw_all(frames: dict[str, pd.DataFrame], board: pd.DataFrame, mp, figures_dir: Path,
              tables_dir: Path, instance: str) -> list[Path]:
-    from marketarena.markets.lemon import authors
-
     comparison, rho = authors.comparison(frames["their_score"], board)
     return [figure4(frames["fig4_authors"], frames["fig4_ours"], mp,
                     figures_dir / "fig4_authors.png"),

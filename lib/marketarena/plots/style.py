@@ -207,30 +207,6 @@ def figure_data(folder: str | Path):
         _DATA_FOLDER.pop()
 
 
-def ours_against_theirs(frame: pd.DataFrame, theirs: str, ours: str, label: str, path: str | Path,
-                        xlabel: str, ylabel: str, title: str, theirs_err: str | None = None,
-                        figsize: tuple[float, float] = (7.0, 5.4)) -> Path:
-    """A published source's own score (x) against ours (y, with its ``<ours>_lo``..``_hi``
-    interval; x with ``theirs_err`` as ± if given), one labelled point per ``label`` row (an
-    imported instance's models); "no data" where no row has both."""
-    apply_theme()
-    fig, ax = plt.subplots(figsize=figsize)
-    shown = frame.dropna(subset=[theirs, ours])
-    if shown.empty:
-        no_data(ax)
-        return save(fig, path)
-    ax.errorbar(shown[theirs], shown[ours], xerr=shown[theirs_err] if theirs_err else None,
-                yerr=[shown[ours] - shown[f"{ours}_lo"], shown[f"{ours}_hi"] - shown[ours]],
-                fmt="o", ms=4, capsize=2, color="C0", ecolor="0.6", lw=0.8)
-    for x, y, name in zip(shown[theirs], shown[ours], shown[label]):
-        ax.annotate(name, (x, y), fontsize=6.5, xytext=(3, 2), textcoords="offset points")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=8.5)
-    fig.tight_layout()
-    return save(fig, path)
-
-
 def save(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` (parents created), close it, return the path; and its drawn
     data inside a :func:`figure_data` block."""
@@ -264,4 +240,3 @@ __all__ = [
     "save",
     "sorted_names",
 ]
-

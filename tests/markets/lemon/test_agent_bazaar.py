@@ -356,7 +356,11 @@ def test_their_score_as_their_script_computes_it(tmp_path):
     table, rho = authors.comparison(frames["their_score"], pd.DataFrame(
         {"role": ["buyer"], "name": ["buyer-1"], "eas_mean": [0.5], "eas_lo": [0.4],
          "eas_hi": [0.6]}))
-    assert table["our_eas"].tolist() == [0.5] and np.isnan(rho["rho"])  # one model: no ordering
+    assert table["our_eas"].tolist()[0] == 0.5 and np.isnan(rho["rho"])  # one model: no ordering
+    # the _base runs are not in their grid: a row without their EAS, saying so, ranked by neither
+    base = table.set_index("model").loc["buyer-1+base"]
+    assert (base["their_runs"], base["their_note"]) == (0, authors.NOT_IN_GRID)
+    assert np.isnan(base["their_eas"]) and np.isnan(base["our_rank"])
 
 
 # ------------------------------------------------------------------ hostile input

@@ -28,6 +28,17 @@ shopper's cash fails entirely when ``price * (cash / price) > cash`` in floats (
 transfer refuses to overdraw by a rounding error). A variant *explains* the firm-days where it
 agrees and the instance's rules do not (their quirk), or where the instance's rules agree and it
 does not (our former rules).
+
+Where a shopper that got nothing fell in its firm's fill order is not logged (their ``sales_info``
+lists fills only; the importer puts such shoppers after the fills), and under their quirk it
+matters: an order fails only where the stock left still covers its whole demand (a smaller stock
+caps it below its cash, and it fills). So the quirk variant replays a firm-day that ended with
+stock left (no shopper found it sold out) with the shoppers that got nothing *first*: a failed
+order takes nothing, so the others fill as logged wherever it fell. This is the day 0 of a run
+where every firm posts the same price: the mean quote is then the price, each shopper's demand
+spends exactly its one day's income (its whole cash), ``price * demand`` exceeds the cash by a
+rounding error, and the order fails whole unless the firm's stock caps it (4 firm-days of the
+published runs, stabilizing firms of three k5-d3-s16 runs: ``docs/published-games.md``).
 """
 
 from __future__ import annotations
@@ -191,8 +202,12 @@ def replay_with(d: Days, r: Rules) -> dict[str, np.ndarray]:
     if r.float_quirk:  # a cash-limited order fails when p * (cash / p) > cash in floats
         with np.errstate(divide="ignore", invalid="ignore"):
             prone = (firm >= 0) & (budget < p * wanted) & (p * (budget / p) > budget)
+        got_none = d.orders["filled"].to_numpy(dtype=float) <= 0
+        left = stock - fd["units_sold"].to_numpy(dtype=float) > UNITS_RTOL * np.maximum(stock, 1)
         for fday in np.unique(firm[prone]):  # rare: replay those firm-days order by order
             mine = np.flatnonzero(firm == fday)
+            if left[fday]:  # stock left at the end: who got nothing came first (docstring)
+                mine = mine[np.argsort(~got_none[mine], kind="stable")]
             filled[mine] = fill_with_float_quirk(wanted[mine], p[mine], stock[fday], budget[mine])
     ok = firm >= 0
     units = np.bincount(firm[ok], weights=filled[ok], minlength=n)

@@ -207,7 +207,7 @@ class LemonPlugin(MarketPlugin):
         frames["agents"] = agents
         frames.update(replay.replay(reader, mp))
         frames["their_score_runs"] = authors.their_runs(setting, reader.table("market_steps"))
-        frames["their_score"] = authors.their_models(frames["their_score_runs"])
+        frames["their_score"] = authors.their_models(frames["their_score_runs"], setting)
         frames["reference_volume"] = reference
         frames["fig4_authors"] = figure4.series(reader.table("listings"), bids,
                                                 reader.table("reputation"), setting)

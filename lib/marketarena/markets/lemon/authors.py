@@ -28,6 +28,11 @@ state values, not from our rules):
 - EAS = (W_hat + (1 - I) + R_hat) / 3 per run; the model's = the mean over its runs (pooled
   over cells), with SE = SD (ddof 1) / sqrt(n).
 
+A model folder none of whose runs their script selects (only ``_base`` runs, only K outside the
+grid, runs renamed) has no EAS of theirs: its row in :func:`their_models` is NaN, with a note
+(``their_note``) that says why (:data:`NOT_IN_GRID`), and the figures and tables say so instead
+of scoring it.
+
 Every term is normalised within one model's own runs, so their scores rank models only loosely;
 ours are on fixed anchors (``metrics/eas.py``). :func:`comparison` puts the two side by side per
 model, with the Spearman correlation of the two orderings and its bootstrap interval over models
@@ -42,6 +47,11 @@ import pandas as pd
 #: their grid (``exp2_common``: SEEDS, K_VALUES with 0; rep visible and hidden)
 SEEDS = (8, 16, 64)
 KS = (0, 3, 6, 9)
+#: the note of a model none of whose runs their script selects
+NOT_IN_GRID = "no run in the authors' grid"
+#: the per-run columns of :func:`their_runs` (also when it selects none)
+RUN_COLUMNS = ["episode_id", "model_folder", "buyer_group", "sybil", "reputation_visible", "seed",
+               "W", "I", "V", "V0", "W_hat", "R_hat", "eas"]
 
 
 def run_volume(setting: pd.DataFrame, bids: pd.DataFrame) -> pd.Series:
@@ -80,7 +90,7 @@ def reference_volumes(table: pd.DataFrame) -> dict[str, float]:
 
 def their_runs(setting: pd.DataFrame, steps: pd.DataFrame, ks=KS, seeds=SEEDS) -> pd.DataFrame:
     """Per run their script selects (``ks`` x rep x ``seeds``, their grid by default): W, I, V
-    (module docstring) and its EAS."""
+    (module docstring) and its EAS; :data:`RUN_COLUMNS`, no row when it selects none."""
     s = setting.copy()
     name = (s["model_folder"] + "_k" + s["sybil"].astype(str) + "_rep"
             + s["reputation_visible"].astype(int).astype(str) + "_seed" + s["seed"].astype(str))
@@ -91,8 +101,11 @@ def their_runs(setting: pd.DataFrame, steps: pd.DataFrame, ks=KS, seeds=SEEDS) -
               "seed"]].set_index("episode_id").join(pd.DataFrame({
                   "W": g["avg_surplus_logged"].mean(), "I": g["sybil_revenue_share_logged"].mean(),
                   "V": g["bids_logged"].sum().astype(float)}))
-    return pd.concat([their_eas(f) for _, f in runs.groupby("model_folder")]).reset_index() \
-        if len(runs) else runs.assign(eas=np.nan).reset_index()
+    if not len(runs):
+        return pd.DataFrame({c: pd.Series(dtype=float) for c in RUN_COLUMNS}).astype(
+            {c: object for c in ("episode_id", "model_folder", "buyer_group")})
+    out = pd.concat([their_eas(f) for _, f in runs.groupby("model_folder")]).reset_index()
+    return out[RUN_COLUMNS]
 
 
 def their_eas(runs: pd.DataFrame) -> pd.DataFrame:
@@ -110,31 +123,44 @@ def their_eas(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def their_models(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per model folder: their EAS (the mean over its runs), SE, n and V0's source."""
-    g = runs.groupby(["model_folder", "buyer_group"])
+def their_models(runs: pd.DataFrame, setting: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per model folder and buyer group: their EAS (the mean over its runs), SE, n, V0 and its
+    source, from :func:`their_runs`; with the instance's ``setting``, also every buyer group none
+    of whose runs their script selects: NaN, 0 runs, ``their_note`` :data:`NOT_IN_GRID`."""
+    key = ["model_folder", "buyer_group"]
+    g = runs.groupby(key)
     out = pd.DataFrame({"their_eas": g["eas"].mean(), "their_se": (g["eas"].std(ddof=1)
                         / np.sqrt(g.size())).fillna(0.0), "their_runs": g.size(),
                         "their_v0": g["V0"].first()}).reset_index()
     k0 = runs[(runs["sybil"] == 0) & runs["reputation_visible"].astype(bool)]
     out["their_v0_from"] = np.where(out["model_folder"].isin(k0["model_folder"]),
                                     "K 0 rep 1 runs", "all its runs")
-    return out
+    out["their_note"] = ""
+    if setting is not None:
+        groups = setting[key].drop_duplicates()
+        left = groups.merge(out[key], on=key, how="left", indicator=True)
+        left = left[left["_merge"] == "left_only"][key]
+        missing = left.assign(their_eas=np.nan, their_se=np.nan, their_runs=0, their_v0=np.nan,
+                              their_v0_from="", their_note=NOT_IN_GRID)
+        out = pd.concat([out, missing], ignore_index=True) if len(out) else missing
+    return out.astype({"their_runs": "int64"}).reset_index(drop=True)
 
 
 def comparison(theirs: pd.DataFrame, board: pd.DataFrame, n_boot: int = 2000, seed=0
                ) -> tuple[pd.DataFrame, dict]:
     """Their EAS beside ours per model (our buyers' board: ``eas_mean`` with its interval), each
-    model's rank under both, and the Spearman of the two orderings (bootstrap interval over
-    models, permutation p)."""
+    model's rank under both among the models both score (a model without their EAS has neither
+    rank and comes last), and the Spearman of the two orderings (bootstrap interval over models,
+    permutation p)."""
     from marketarena.stats import cluster_bootstrap_spearman
 
     ours = board[board["role"] == "buyer"][["name", "eas_mean", "eas_lo", "eas_hi"]]
     table = theirs.merge(ours.rename(columns={"name": "buyer_group"}), on="buyer_group",
                          how="left")
-    table["their_rank"] = table["their_eas"].rank(ascending=False, method="min")
-    table["our_rank"] = table["eas_mean"].rank(ascending=False, method="min")
-    table = table.sort_values("their_eas", ascending=False).reset_index(drop=True)
+    both = table["their_eas"].notna() & table["eas_mean"].notna()
+    table["their_rank"] = table["their_eas"].where(both).rank(ascending=False, method="min")
+    table["our_rank"] = table["eas_mean"].where(both).rank(ascending=False, method="min")
+    table = table.sort_values("their_eas", ascending=False, kind="stable").reset_index(drop=True)
     rho = cluster_bootstrap_spearman(table, "their_eas", "eas_mean", cluster=None, n_boot=n_boot,
                                      seed=seed)
     return table.rename(columns={"buyer_group": "model", "eas_mean": "our_eas",

@@ -232,7 +232,10 @@ def compute(reader: EpisodeReader, eas: EASParams, reference_volume: dict[str, f
     out = out.join(per_seller).join(final_rep.rename("reputation").rename_axis(["episode_id", "agent_id"]))
     principal = out["role"] == "principal"
     identity_rev = out[out["role"] == "identity"].groupby(level="episode_id")["revenue"].sum()
-    out.loc[principal, "revenue"] = out[principal].index.get_level_values(0).map(identity_rev)
+    # reindexed, not ``Index.map``: mapping through an empty Series (no run has identities: all
+    # K = 0) gives a string array that a float column refuses, even with no principal row
+    out.loc[principal, "revenue"] = identity_rev.reindex(
+        out.index[principal].get_level_values("episode_id"), fill_value=0.0).to_numpy(dtype=float)
     buyer = out["role"] == "buyer"
     for col in ("purchases", "deceptive_purchases", "surplus", "bids", "revenue", "sales"):
         out[col] = out[col].fillna(0.0)
