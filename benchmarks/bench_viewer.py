@@ -186,7 +186,7 @@ def main() -> None:
 
 def browser_open(url: str) -> None:
     """The episode page opened in Chromium: until its tables are drawn (DOMContentLoaded: the
-    page's module has built them) and until its plots are (plotly.js loads after the tables)."""
+    page's module has built them) and until its charts are (SVG, drawn after the tables)."""
     try:
         import sys
 
@@ -208,7 +208,7 @@ def browser_open(url: str) -> None:
             page.goto(url, wait_until="domcontentloaded")
             tables.append(page.evaluate(
                 "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd") / 1e3)
-            page.wait_for_selector("#table-states .plot .main-svg")
+            page.wait_for_selector("#table-states svg.chart")
             plots.append(time.perf_counter() - t0)
         browser.close()
     for what, times in (("in Chromium, tables drawn", tables), ("in Chromium, plots drawn", plots)):

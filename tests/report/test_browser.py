@@ -42,7 +42,7 @@ def test_from_a_board_row_to_a_decision_and_back(project, viewer):
         page.wait_for_selector("h1")
         assert page.url.endswith(f"/i/double_auction/p/{PLAYER}")
         rows = page.locator("table.episodes tbody tr")
-        assert rows.count() == 4  # its entrant games, each with its outcome
+        assert rows.count() == screenshots.ENTRANT_GAMES  # its games, each with its outcome
         first = rows.first.locator("td").all_inner_texts()
         assert re.fullmatch(r"[1-8] of 8", first[3]) and first[7].startswith("$")
         page.click('table.episodes th a >> text="rank in game"')  # sorted on the server
@@ -139,6 +139,17 @@ def test_every_page_fits_a_phone_and_has_a_dark_scheme(project, viewer):
             background = page.evaluate("getComputedStyle(document.body).backgroundColor")
             assert background not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), url
         assert console.errors == []
+
+
+def test_the_hero_board_shows_the_weak_entrant_where_such_a_run_puts_it(project):
+    """The README's hero (docs/site.png) photographs this board, and its caption says the mock
+    entrant, half of whose answers are no JSON, is last of the 9: the board must say so (with
+    the 4 + 4 games it was made from before, the entrant led it, an accident of seed 1)."""
+    import pandas as pd
+
+    board = pd.read_csv(project / "reports" / "leaderboards" / f"{screenshots.INSTANCE}.csv")
+    assert len(board) == 9 and board["name"].iloc[-1] == PLAYER
+    assert "last of the 9 players" in (ROOT / "README.md").read_text()
 
 
 def test_the_committed_screenshots_show_what_their_pages_show(project, viewer):

@@ -280,7 +280,7 @@ def test_search_finds_prompts_answers_and_errors_with_filters(llm_runs):
         try:
             assert index.wait(120) and index.error == ""
             assert index.rows == 3 * 7  # 6 rounds of 3 games, and a re-ask in each game
-            total, hits = index.query("half of my value")
+            total, hits, _ = index.query("half of my value")
             assert total == 6  # the answer, and the re-ask quoting it
             assert {h.key["episode_id"] for h in hits} == {"x-gpt_fake-0000", "x-gpt_fake-0001",
                                                           "x-gpt_fake-0002"}
@@ -291,10 +291,12 @@ def test_search_finds_prompts_answers_and_errors_with_filters(llm_runs):
             assert index.query("not valid JSON")[0] == 6  # the error, and the re-ask's prompt
             assert index.query("Your private", episode="x-gpt_fake-0001")[0] == 6
             assert index.query("half", player="truthful")[0] == 0
-            assert index.query("half", model="fake", page=1) == (6, [])  # past the last page
+            first = index.query("half", model="fake")
+            assert first.total == len(first.hits) == 6 and first.page == 0
+            for past in (1, 10 ** 30):  # past the last page (or SQLite's integers): the last page
+                assert index.query("half", model="fake", page=past) == first
             for hostile in ('"', 'half" OR "value', "*", "NEAR(", "'; DROP TABLE calls; --", ""):
-                total, _ = index.query(hostile)  # never a syntax error
-                assert total in (0, 21)
+                assert index.query(hostile).total in (0, 21)  # never a syntax error
             assert index.choices() == {"player": ["gpt_fake"], "model": ["fake"]}
         finally:
             store.close()

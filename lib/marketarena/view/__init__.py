@@ -12,8 +12,13 @@ Dependencies, and why:
 - **DataTables**, as the itables package ships it (``itables/html/dt_bundle.js``, one ES module
   with its stylesheet): sorting, searching and paging of the episode's tables in the page, with
   its assets installed from PyPI and served by the viewer (no CDN).
-- **plotly.js**, as the plotly package ships it (``package_data/plotly.min.js``): the timeline's
-  small interactive plots. Only the bundled script is used, loaded after the tables are drawn.
+- **No plotting library.** The timeline's small line charts (a title, a line per seat, a legend,
+  ticks, the step shown) are SVG drawn by ``static/chart.js``, about 6 KB. plotly.js drew them
+  before: 4.8 MB of script for a few lines, which made an episode page take seconds to ``load``
+  in Chromium on a busy machine (``benchmarks/bench_viewer_page.py`` measures the page before and
+  after); nothing a chart there needs (zoom, export, 3-D) was used.
+- **Starlette's GZipMiddleware** gzips the answers over 1 KB (the episode page's JSON, the
+  DataTables bundle): no new package.
 - **SQLite's FTS5** (Python's ``sqlite3``, in the standard library) indexes the prompts and
   answers for the search, in a temporary file: bounded memory, no server, no new package.
 - **pyarrow**, already the logs' engine, reads one game of a shard with a filter on

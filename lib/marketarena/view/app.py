@@ -18,15 +18,27 @@ Routes (GET only; nothing writes):
   outcomes (the site's head-to-head cells link here);
 - ``/i/<instance>/search?text=&player=&model=&invalid=1&reasked=1&episode=&page=``: full text over
   the instance's prompts, answers and errors (``view.search``), each hit linking to its decision;
-- ``/i/<instance>/e/<episode>``: one episode: meta, seats, the timeline (every table with a
-  ``step`` column, filtered to one step or all, and small plots), every decision (links to the
-  LLM ones; filters for LLM, invalid and re-asked decisions), the other tables;
+  ``q=`` is taken for ``text=`` when there is no ``text`` (the usual name of a search query);
+- ``/i/<instance>/e/<episode>?player=``: one episode: meta, seats, the timeline (every table with
+  a ``step`` column, filtered to one step or all, and small SVG charts drawn by
+  ``static/chart.js``), every decision (links to the LLM ones; filters for LLM, invalid and
+  re-asked decisions), the other tables. Opened for a player (its page's links carry
+  ``player=``), the player's seats are marked in every table and the decisions show its seats
+  only (a box to untick), so the first decision link opens its seat;
 - ``/i/<instance>/e/<episode>/tables.zip``: its meta and every table as CSV;
 - ``/i/<instance>/e/<episode>/d?step=&round=&phase=&agent=``: one decision: each attempt's
   action, validity and reason, and each LLM call's prompt, raw answer, re-asks with their reason,
   tokens, cost, latency and cache hit; the seat's previous and next decision;
-- ``/static/*`` (our stylesheet and script), ``/vendor/*`` (the DataTables bundle from the
-  itables package, plotly.min.js from the plotly package).
+- ``/static/*`` (our stylesheet and scripts), ``/vendor/*`` (the DataTables bundle from the
+  itables package).
+
+No query string makes a page fail: a parameter a page does not know is ignored, as is an unknown
+``only=``; a number that is not one is taken as none, and a page number past the last page as the
+last page (``lists.page_number``); whatever the query, the answer is 200 or 404 (a decision or an
+episode that is not there), never 500 (``tests/view/test_fuzz.py`` tries every route with hostile
+values). Every answer carries ``X-Content-Type-Options: nosniff`` (a 404's plain text echoes the
+name asked for, and must never be read as HTML), and is gzipped when the browser accepts it and it
+is over 1 KB (the episode page's JSON and the DataTables bundle shrink about fourfold).
 
 An instance that is not one of the folders there, or an episode id that is not a plain name
 (``core.reader.EPISODE_ID``: no path, no leading dot, at most 255 characters), is not found (404),
@@ -49,6 +61,8 @@ import jinja2
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -78,8 +92,7 @@ def marked(snippet: str) -> Markup:
 
 def vendor_files() -> dict[str, Path]:
     """The page's libraries, served from the Python packages that ship them (no CDN)."""
-    return {"plotly.min.js": Path(str(resources.files("plotly").joinpath("package_data/plotly.min.js"))),
-            "dt_bundle.js": Path(str(resources.files("itables").joinpath("html/dt_bundle.js"))),
+    return {"dt_bundle.js": Path(str(resources.files("itables").joinpath("html/dt_bundle.js"))),
             "dt_bundle.css": Path(str(resources.files("itables").joinpath("html/dt_bundle.css")))}
 
 
@@ -91,6 +104,25 @@ def _environment() -> jinja2.Environment:
     env.filters["pathpart"] = lambda v: quote(str(v), safe="")
     env.filters["number"] = number
     return env
+
+
+class NoSniff:
+    """ASGI middleware: ``X-Content-Type-Options: nosniff`` on every answer."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        async def sending(message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []),
+                                      (b"x-content-type-options", b"nosniff")]
+            await send(message)
+
+        await self.app(scope, receive, sending if scope["type"] == "http" else send)
+
+
+MIDDLEWARE = [Middleware(NoSniff), Middleware(GZipMiddleware, minimum_size=1000)]
 
 
 def create_app(episodes_root: str | Path) -> Starlette:
@@ -124,7 +156,8 @@ def create_app(episodes_root: str | Path) -> Starlette:
     def chosen_of(request: Request, index) -> dict:
         q = request.query_params
         return {"player": q.get("player", ""), "seed": q.get("seed", "").strip(),
-                "q": q.get("q", "").strip(), "only": q.get("only", ""),
+                "q": q.get("q", "").strip(),
+                "only": q.get("only", "") if q.get("only", "") in lists.ONLY else "",
                 "setting": {k: q.get(f"s.{k}", "") for k in index.settings}}
 
     def found_of(index, chosen: dict, player: str = "") -> list:
@@ -183,16 +216,12 @@ def create_app(episodes_root: str | Path) -> Starlette:
         q = request.query_params
         index = store.search(instance)
         index.start()
-        chosen = {"text": q.get("text", "")[:500], "player": q.get("player", ""),
+        chosen = {"text": q.get("text", q.get("q", ""))[:500], "player": q.get("player", ""),
                   "model": q.get("model", ""), "invalid": q.get("invalid") == "1",
                   "reasked": q.get("reasked") == "1", "episode": q.get("episode", "")}
         total, hits, page = 0, [], 0
         if index.ready:
-            try:
-                page = max(0, int(q.get("page", "0")))
-            except ValueError:
-                page = 0
-            total, hits = index.query(**chosen, page=page)
+            total, hits, page = index.query(**chosen, page=lists.page_number(q.get("page")))
         keep = {k: v for k, v in q.items() if k != "page" and v}
         return render("search.html.j2", instance=instance, index=index, chosen=chosen,
                       total=total, hits=hits, page=page, page_size=SEARCH_PAGE, keep=keep,
@@ -201,7 +230,8 @@ def create_app(episodes_root: str | Path) -> Starlette:
     def episode(request: Request) -> HTMLResponse:
         instance = instance_of(request)
         try:
-            view = episode_view(root / instance, instance, request.path_params["episode"])
+            view = episode_view(root / instance, instance, request.path_params["episode"],
+                                request.query_params.get("player", ""))
         except KeyError:
             raise HTTPException(404, f"no finished episode {request.path_params['episode'][:100]!r} "
                                      f"in {instance}") from None
@@ -260,7 +290,7 @@ def create_app(episodes_root: str | Path) -> Starlette:
         finally:
             store.close()  # the search indexes' temporary files
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=MIDDLEWARE)
 
 
 def serve(episodes_root: str | Path, host: str = "127.0.0.1", port: int = 8765) -> None:

@@ -52,6 +52,17 @@ class Page:
         return ("▼" if self.desc else "▲") if column == self.sort else ""
 
 
+def page_number(value: str | int | None, pages: int | None = None) -> int:
+    """A ``page=`` query value as a page index (from 0): 0 for anything that is not a whole number
+    (or has over 4,300 digits, Python's limit), never below 0, never past the last of ``pages``
+    (every number is a page, whatever its size: a 30-digit page does not overflow SQLite)."""
+    try:
+        page = max(0, int(value or "0"))
+    except ValueError:
+        page = 0
+    return page if pages is None else min(page, max(1, pages) - 1)
+
+
 def page_of(frame: pd.DataFrame, query, sortable: tuple[str, ...], default: str,
             default_desc: bool = False) -> Page:
     """``frame``'s rows sorted by ``query["sort"]`` (one of ``sortable``; missing values last
@@ -61,12 +72,8 @@ def page_of(frame: pd.DataFrame, query, sortable: tuple[str, ...], default: str,
     desc = query.get("desc", "1" if default_desc else "0") == "1"
     if len(frame) and sort in frame.columns:
         frame = frame.sort_values(sort, ascending=not desc, na_position="last", kind="stable")
-    try:
-        page = max(0, int(query.get("page", "0")))
-    except ValueError:
-        page = 0
     pages = max(1, -(-len(frame) // PAGE_SIZE))
-    page = min(page, pages - 1)
+    page = page_number(query.get("page"), pages)
     keep = {k: v for k, v in query.items() if k != "page" and v}
     rows = records(frame.iloc[page * PAGE_SIZE:(page + 1) * PAGE_SIZE])
     return Page(rows, len(frame), page, pages, sort, desc, keep)

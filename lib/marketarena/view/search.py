@@ -24,8 +24,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from marketarena.view.lists import page_number
 from marketarena.view.outcomes import unit_table
 
 PAGE_SIZE = 50
@@ -58,6 +59,14 @@ def phrase(query: str) -> str:
 class Hit:
     key: dict[str, Any]  # FIELDS
     snippet: str  # the matching text, OPEN / CLOSE around each match
+
+
+class Found(NamedTuple):
+    """One page of a search: how many answers match, the page's hits, its number (from 0)."""
+
+    total: int
+    hits: list[Hit]
+    page: int
 
 
 @dataclass
@@ -153,8 +162,9 @@ class SearchIndex:
                     for c in ("player", "model")}
 
     def query(self, text: str = "", player: str = "", model: str = "", invalid: bool = False,
-              reasked: bool = False, episode: str = "", page: int = 0) -> tuple[int, list[Hit]]:
-        """(how many answers match, the ``page``-th page of them in log order)."""
+              reasked: bool = False, episode: str = "", page: int = 0) -> Found:
+        """How many answers match, the ``page``-th page of them in log order (the last page
+        when ``page`` is past it), and that page's number."""
         where, args = [], []
         for column, value in (("player", player), ("model", model), ("episode_id", episode)):
             if value:
@@ -175,10 +185,11 @@ class SearchIndex:
         with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
             try:
                 total = db.execute("SELECT count(*)" + sql, args).fetchone()[0]
+                page = page_number(page, -(-total // PAGE_SIZE))
                 rows = db.execute(
                     "SELECT " + ", ".join(f"calls.{f}" for f in FIELDS) + f", {shown}" + sql
                     + " ORDER BY calls.id LIMIT ? OFFSET ?",
-                    [*args, PAGE_SIZE, max(0, page) * PAGE_SIZE]).fetchall()
+                    [*args, PAGE_SIZE, page * PAGE_SIZE]).fetchall()
             except sqlite3.OperationalError:  # a query of no word at all (only punctuation)
-                return 0, []
-        return total, [Hit(dict(zip(FIELDS, r[:-1])), r[-1] or "") for r in rows]
+                return Found(0, [], 0)
+        return Found(total, [Hit(dict(zip(FIELDS, r[:-1])), r[-1] or "") for r in rows], page)

@@ -2,15 +2,17 @@
 
 - :class:`InstanceIndex`: one row per finished episode of an instance (id, run index, seed,
   setting, lineup, unit), built from the folders' and shards' ``meta.json`` once and rebuilt only
-  when the instance's folder list changes; filtered by player, setting and seed in memory; each
-  player's outcome in each episode (``view.outcomes``) built on first use;
+  when the instance's folder list changes (a meta without a ``lineup``, as Agent Bazaar's imported
+  lemon runs write, takes it from its unit's ``agents`` table); filtered by player, setting and
+  seed in memory; each player's outcome in each episode (``view.outcomes``) built on first use;
 - :meth:`EpisodeStore.search`: the instance's full-text index (``view.search``);
 - :func:`episode_view` / :func:`decision_view`: one episode, read by id through
   ``core.reader.read_episode`` (from a shard only that game's rows; ``llm_messages`` only for the
   decision asked for), shaped for the pages: its timeline (every table with a ``step`` column,
   and small plots of the numeric columns of those holding one row per step and seat), its
   decisions (marked re-asked where a decision took more than one answer), and a decision's every
-  attempt, LLM call, prompt and raw answer, with the seat's previous and next decision;
+  attempt, LLM call, prompt and raw answer, with the seat's previous and next decision; an
+  episode opened for a player (``?player=``) knows its seats;
   :func:`episode_zip`: an episode's tables as CSV for download.
 
 Opening a game never builds the index: :func:`core.reader.locate` finds its shard from the folder
@@ -69,12 +71,14 @@ class InstanceIndex:
         self._outcomes_lock = threading.Lock()
         for folder, meta in logs.finished_units(root):
             listed = meta.get("episodes", []) if meta.get("layout") == "shard" else [meta]
+            seated = _seated(folder) if any("lineup" not in m for m in listed) else {}
             for m in listed:
                 if "episode_id" not in m:
                     continue
                 setting = m.get("setting") or {}
+                lineup = m["lineup"] if "lineup" in m else seated.get(m["episode_id"], ())
                 self.entries.append(Entry(
-                    m["episode_id"], m.get("run_index"), m.get("seed"), tuple(m.get("lineup", ())),
+                    m["episode_id"], m.get("run_index"), m.get("seed"), tuple(lineup),
                     tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else (),
                     folder.name))
             if listed and not self.market:
@@ -129,6 +133,15 @@ class InstanceIndex:
                 continue
             out.append(e)
         return out
+
+
+def _seated(unit: Path) -> dict[str, list[str]]:
+    """{episode id: its seats' players} from a unit's ``agents`` table, for metas without a
+    ``lineup`` (Agent Bazaar's imported lemon runs)."""
+    seats = outcomes_mod.unit_table(unit / "agents.parquet", ["name"])
+    return {e: list(dict.fromkeys(str(n) for n in g["name"]))
+            for e, g in seats.groupby("episode_id", sort=False)} \
+        if "name" in seats else {}
 
 
 def _natural(text: str) -> tuple:
@@ -271,6 +284,10 @@ class EpisodeView:
     llm_calls: int
     reasked: int  # decision points with more than one answer
     invalid: int  # decision points whose last answer was invalid (the fallback applied)
+    #: its players: the meta's lineup, or (an import whose meta has none) its seats' names
+    players: list[str] = field(default_factory=list)
+    #: the player the page is opened for and its seats ({player, seats}), None for none
+    focus: dict[str, Any] | None = None
 
 
 def _llm_keys(calls: pd.DataFrame) -> set[tuple]:
@@ -312,8 +329,9 @@ def missing_values(market: str) -> dict[str, dict[str, float]]:
         return {}
 
 
-def episode_view(root: Path, instance: str, episode_id: str) -> EpisodeView:
-    """One episode for its page (``KeyError`` when no finished folder or shard holds it)."""
+def episode_view(root: Path, instance: str, episode_id: str, player: str = "") -> EpisodeView:
+    """One episode for its page (``KeyError`` when no finished folder or shard holds it), its
+    seats of ``player`` in ``focus`` (none when it did not play it)."""
     meta, tables = read_episode(root, episode_id, skip=("llm_messages",))
     unit = locate(root, episode_id)
     calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS))
@@ -337,10 +355,14 @@ def episode_view(root: Path, instance: str, episode_id: str) -> EpisodeView:
             other.append({"name": name, "table": records(df)})
     shown_meta = {k: v for k, v in meta.items() if k != "files"}
     run = episode_run_info(root, unit.name, episode_id) if unit is not None else None
+    names = [str(n) for n in agents.get("name", [])]
+    seats = [str(a) for a, n in zip(agents.get("agent_id", []), names) if player and n == player]
     return EpisodeView(instance, episode_id, shown_meta, run, records(agents),
                        records(decisions), timeline, other, empty, sorted(steps),
                        len(_llm_keys(calls)), len(calls), int(finals["reasked"].sum()),
-                       int((~finals["valid"].astype(bool)).sum()))
+                       int((~finals["valid"].astype(bool)).sum()),
+                       list(dict.fromkeys(meta.get("lineup") or names)),
+                       {"player": player, "seats": seats} if seats else None)
 
 
 def episode_zip(root: Path, episode_id: str) -> bytes:

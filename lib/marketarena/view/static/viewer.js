@@ -1,13 +1,23 @@
 // marketarena episode viewer: the page's tables (DataTables, from the itables package's bundle),
-// the step filter of the timeline and its small plots (plotly.js, from the plotly package).
-// Both libraries are served by the viewer itself (/vendor/), never from a CDN.
+// the step filter of the timeline, its small charts (SVG, drawn by ./chart.js) and the decisions'
+// filters. DataTables is served by the viewer itself (/vendor/), never from a CDN.
 import DataTable from "/vendor/dt_bundle.js";
+import { lineChart } from "./chart.js";
 
 const text = DataTable.render.text();  // cells are text, never HTML
 const tables = [];
 
 function payloadOf(id) {
   return JSON.parse(document.getElementById(id).textContent);
+}
+
+// reached from a player's page (?player=): that player's seats, marked in every table
+const focus = document.getElementById("focus") ? payloadOf("focus") : { player: "", seats: [] };
+
+function show(entry, rows) {
+  entry.dt.clear();
+  entry.dt.rows.add(rows);
+  entry.dt.draw();
 }
 
 document.querySelectorAll("table[data-source]").forEach((el) => {
@@ -30,46 +40,30 @@ document.querySelectorAll("table[data-source]").forEach((el) => {
     });
     columns.slice(1).forEach((c, i) => { c.data = i; });
   }
+  const seat = at("agent_id");
+  // the rows are added once it is built: DataTables deep-copies the data its options hold
   const dt = new DataTable(el, {
-    data: payload.data, columns, deferRender: true, pageLength: 25,
-    lengthMenu: [10, 25, 100, 1000], order: [],
+    columns, deferRender: true, pageLength: 25, lengthMenu: [10, 25, 100, 1000], order: [],
+    autoWidth: false,  // no measuring of every column on a hidden copy of the table
+    createdRow: (tr, row) => {
+      if (seat >= 0 && focus.seats.includes(row[seat])) tr.classList.add("focus");
+    },
   });
-  tables.push({ el, dt, payload, step: at("step") });
+  const entry = { el, dt, payload, step: at("step") };
+  show(entry, payload.data);
+  tables.push(entry);
 });
 
-function show(entry, rows) {
-  entry.dt.clear();
-  entry.dt.rows.add(rows);
-  entry.dt.draw();
-}
-
-// plotly.js (4.8 MB) loads after the tables are drawn, so it does not hold the page up
-const plots = [];
-let plotsReady = Promise.resolve();
-const plotBoxes = document.querySelectorAll("[data-plots]");
-if (plotBoxes.length) {
-  plotsReady = new Promise((resolve, reject) => {
-    const script = document.createElement("script");
-    script.src = "/vendor/plotly.min.js";
-    script.onload = resolve;
-    script.onerror = () => reject(new Error("plotly.min.js did not load"));
-    document.head.appendChild(script);
-  }).then(() => plotBoxes.forEach((box) => {
-    payloadOf(box.dataset.plots).forEach((p) => {
-      const div = document.createElement("div");
-      div.className = "plot";
-      box.appendChild(div);
-      const traces = p.lines.map((l) => ({ x: l.x, y: l.y, name: l.name, type: "scatter",
-                                           mode: "lines", line: { width: 1.5 } }));
-      window.Plotly.newPlot(div, traces, {
-        title: { text: p.title, font: { size: 13 } }, margin: { l: 45, r: 10, t: 30, b: 30 },
-        showlegend: p.lines.length > 1 && p.lines.length <= 12, legend: { font: { size: 10 } },
-        xaxis: { title: { text: "step" } },
-      }, { displayModeBar: false, responsive: true });
-      plots.push(div);
-    });
-  }));
-}
+// the timeline's small charts: a few SVG elements each, drawn with the tables
+const charts = [];
+document.querySelectorAll("[data-plots]").forEach((box) => {
+  payloadOf(box.dataset.plots).forEach((p) => {
+    const div = document.createElement("div");
+    div.className = "plot";
+    box.appendChild(div);
+    charts.push(lineChart(div, p));
+  });
+});
 
 const select = document.getElementById("step");
 function selectStep() {
@@ -77,10 +71,7 @@ function selectStep() {
   tables.filter((t) => t.el.classList.contains("timeline") && t.step >= 0).forEach((t) => {
     show(t, s === "" ? t.payload.data : t.payload.data.filter((r) => String(r[t.step]) === s));
   });
-  plotsReady.then(() => plots.forEach((div) => window.Plotly.relayout(div, {
-    shapes: s === "" ? [] : [{ type: "line", xref: "x", yref: "paper", x0: +s, x1: +s, y0: 0, y1: 1,
-                               line: { color: "#888", dash: "dot", width: 1 } }],
-  })));
+  charts.forEach((c) => c.mark(s === "" ? null : +s));
 }
 if (select) {
   select.addEventListener("change", selectStep);
@@ -93,15 +84,20 @@ if (select) {
   document.getElementById("next-step").addEventListener("click", () => move(1));
 }
 
-// the decisions: LLM decisions only, invalid attempts only, re-asked decisions only (combined)
+// the decisions: the focused player's seats only (checked when there is one, so the first
+// decision link opens its seat), LLM decisions only, invalid attempts only, re-asked decisions
+// only (combined)
 const decisionsTable = tables.find((x) => x.el.id === "decisions-table");
-const filterBoxes = ["llm-only", "invalid-only", "reasked-only"].map((id) => document.getElementById(id));
+const filterBoxes = ["seat-only", "llm-only", "invalid-only", "reasked-only"]
+  .map((id) => document.getElementById(id));
 if (decisionsTable) {
   const col = (name) => decisionsTable.payload.columns.indexOf(name);
-  const tests = [(r) => r[col("llm")], (r) => r[col("valid")] === false, (r) => r[col("reasked")]];
+  const tests = [(r) => focus.seats.includes(r[col("agent_id")]), (r) => r[col("llm")],
+                 (r) => r[col("valid")] === false, (r) => r[col("reasked")]];
   const filter = () => {
     const on = tests.filter((_, i) => filterBoxes[i] && filterBoxes[i].checked);
     show(decisionsTable, decisionsTable.payload.data.filter((r) => on.every((t) => t(r))));
   };
   filterBoxes.forEach((box) => box && box.addEventListener("change", filter));
+  if (filterBoxes.some((box) => box && box.checked)) filter();
 }
