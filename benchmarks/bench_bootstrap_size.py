@@ -2,7 +2,7 @@
 
 Series of 50 rounds with mean exactly at the null (``nash_cv`` = the process mean) and AR(1)
 autocorrelation phi, tested one-sidedly with the circular block bootstrap of
-``markets/cournot/specialisation_test.py`` (block 7, 999 resamples); the share of p-values below
+``markets/cournot/analysis/specialisation.py`` (block 7, 999 resamples); the share of p-values below
 the nominal 5% is the test's real size. Printed per phi with its binomial standard error.
 
     .venv/bin/python benchmarks/bench_bootstrap_size.py [replicates]
@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from marketarena.markets.cournot.specialisation_test import block_bootstrap_test
+from marketarena.markets.cournot.analysis.specialisation import block_bootstrap_test
 
 
 def ar1(rng: np.random.Generator, n: int, phi: float) -> np.ndarray:

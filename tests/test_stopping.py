@@ -16,7 +16,7 @@ import yaml
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.reader import EpisodeReader
 from marketarena.llm.fake import FakeEndpoint, schema_answer
-from marketarena.core.registry import plugin_for
+from marketarena.core.registry import rules_for
 from marketarena.pipeline import Paths, run_reference
 from marketarena.ratings import TrueSkillParams
 from marketarena.simulate import simulate
@@ -162,7 +162,7 @@ def seated(eps: Path, name: str) -> list[str]:
 @pytest.mark.parametrize("kind", ["cournot", "crash", "lemon"])
 def test_a_player_seated_in_some_episodes_stops_in_batches_and_a_resume_keeps_it(tmp_path, kind):
     params = played_params(tmp_path, kind, LOOSE)
-    plugin, mp = plugin_for(params, kind)[0], params.markets[kind]
+    plugin, mp = rules_for(params, kind)[0], params.markets[kind]
     planned = plugin.stop_players(mp)["gpt"]
     assert 4 <= len(planned) < mp.runs  # a cap of several batches, and a field
     run_reference(kind, params, Paths(tmp_path))
@@ -196,7 +196,7 @@ def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it
     one = dict(LOOSE, batch=1, min_games=1)
     params = params_with(dict(one, rank_width=0, min_games=100))  # to the cap
     mp = params.markets["cournot"]
-    players = plugin_for(params, "cournot")[0].stop_players(mp)
+    players = rules_for(params, "cournot")[0].stop_players(mp)
     shared = sorted(set(players["gpt"]) & set(players["opus"]))
     assert len(shared) == 2  # their lineup, in each of two round robins
     assert players["gpt"][0] == shared[0] == players["opus"][1]  # gpt's 1st game, opus's 2nd

@@ -56,13 +56,13 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
     """Validate params.yaml, check every instance's plan (each roster entry seated, in roles it
     can play) and print per instance who plays how many episodes against whom."""
     from marketarena.core import seating
-    from marketarena.core.registry import plugin_for
+    from marketarena.core.registry import rules_for
     from marketarena.simulate import check_seating
 
     params = _load(params_file)
     with one_line_errors(debug):
         for name, mp in params.markets.items():
-            plugin, _ = plugin_for(params, name)
+            rules, _ = rules_for(params, name)
             if mp.imported:  # its games are read, not planned: nothing to seat
                 pool = f"; its reference plays against {len(mp.roster)} players" if mp.roster else ""
                 typer.echo(f"{name} ({mp.market}): imported, {mp.source.format} games from "
@@ -74,7 +74,7 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
             typer.echo(f"{name}{kind}: {seated.n_episodes} episodes ({mp.runs} runs), "
                        f"{len(mp.roster)} players {kinds}")
             for line in seating.describe(seated) + [
-                    f"  note: {n}" for n in plugin.plan_notes(mp)]:
+                    f"  note: {n}" for n in rules.plan_notes(mp)]:
                 typer.echo(line)
     typer.echo(f"{params_file}: ok")
 
@@ -96,13 +96,13 @@ def play(
     """
     import asyncio
 
-    from marketarena.core.registry import plugin_for
+    from marketarena.core.registry import analysis_for
     from marketarena.core.runner import run_episode
     from marketarena.simulate import build, check_seating, llm_aliases
 
     params = _load(params_file)
     _market(params, market)
-    plugin, mp = plugin_for(params, market)
+    analysis, mp = analysis_for(params, market)
     if mp.imported:
         typer.echo(f"error: {market} is imported: its games are read from {mp.source.path}, not "
                    "played (`marketarena view` shows them)", err=True)
@@ -139,7 +139,7 @@ def play(
 
             asyncio.run(main())
     result, table = box[0]
-    summary = plugin.summarize(table, result)
+    summary = analysis.summarize(table, result)
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         typer.echo(summary.to_string(index=False))
 
@@ -147,12 +147,12 @@ def play(
 def _resources(market: str, params: Params, paths: Paths, tmp: str):
     """What the instance's episodes load: from ``paths.data`` when its input files are there,
     else built (only what this market reads) in the temporary folder ``tmp``."""
-    from marketarena.core.registry import plugin_for
+    from marketarena.core.registry import rules_for
     from marketarena.pipeline import run_embed, run_personas, run_reference
     from marketarena.simulate import load_inputs
 
-    plugin, mp = plugin_for(params, market)
-    inputs = plugin.input_files(mp, paths.data)
+    rules, mp = rules_for(params, market)
+    inputs = rules.input_files(mp, paths.data)
     if not all(p.exists() for p in inputs):
         tmp_paths = Paths(tmp)
         tmp_paths.data.mkdir(parents=True, exist_ok=True)
@@ -352,7 +352,7 @@ def import_agent_bazaar(
     pre-release runs; they may differ from the paper's final ones."""
     from pathlib import Path
 
-    from marketarena.importing import import_folder
+    from marketarena.pipeline import import_folder
 
     if market not in ("crash", "lemon", "both"):
         typer.echo(f"error: --market {market!r}: choose crash, lemon or both", err=True)
@@ -360,7 +360,8 @@ def import_agent_bazaar(
     with one_line_errors(debug):
         for kind in ["crash", "lemon"] if market == "both" else [market]:
             dest = Path(out) / kind
-            report, frames = import_folder(kind, "agent_bazaar", Path(logs), dest)
+            report, frames = import_folder(kind, "agent_bazaar", Path(logs), dest,
+                                           csv=("replay_rules",))
             typer.echo(f"{kind}: {report['runs_imported']} runs imported of {report['runs_found']} "
                        f"found ({report['models']} model{'s' * (report['models'] != 1)}), "
                        f"{report['runs_without_states']} without states, "

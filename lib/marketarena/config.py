@@ -173,45 +173,66 @@ def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str
                       for loc, msgs in by_key.items())
 
 
-def parse_market(instance: str, raw: Any, source: str = "params.yaml") -> MarketParams:
-    """One instance of ``markets``: its kind's params model, then the kind's roster checks."""
-    from marketarena.core.registry import get_plugin
+def parse_market(instance: str, raw: Any, source: str = "params.yaml",
+                 deep: bool = True) -> MarketParams:
+    """One instance of ``markets``: its kind's params model (the market's ``params`` module
+    alone: ``core.registry``), then, when ``deep``, the roster checks of its rules
+    (:func:`check_market`)."""
+    from marketarena.core.registry import market_kind
 
     where = f"{source}: markets.{instance}"
     if raw is not None and not isinstance(raw, dict):
         raise ParamsError(f"{where}: must be a mapping of the market's params")
     raw = dict(raw or {})
-    kind = raw.get("market") or instance
-    if not isinstance(kind, str):
-        raise ParamsError(f"{where}.market: must be a market name (got {kind!r})")
+    kind_name = raw.get("market") or instance
+    if not isinstance(kind_name, str):
+        raise ParamsError(f"{where}.market: must be a market name (got {kind_name!r})")
     try:
-        plugin = get_plugin(kind)
+        kind = market_kind(kind_name)
     except KeyError as exc:
         key = "market" if "market" in raw else ""
         raise ParamsError(f"{where}{'.' + key if key else ''}: {exc.args[0]}") from None
     fmt = raw["source"].get("format") if isinstance(raw.get("source"), dict) else None
     if isinstance(fmt, str):  # an imported instance: its format's market, unless it says
-        raw = {**plugin.source_params.get(fmt, {}), **raw}
+        if fmt not in kind.formats:
+            offered = ", ".join(kind.formats) or "none"
+            raise ParamsError(f"{where}.source.format: {kind_name} imports the formats "
+                              f"{offered} (got {fmt!r})")
+        raw = {**kind.source_defaults(fmt), **raw}
     try:
-        mp = plugin.params_model.model_validate({**raw, "market": kind}).named(instance)
+        mp = kind.params_model.model_validate({**raw, "market": kind_name}).named(instance)
     except ValidationError as exc:
         raise ParamsError(_format_errors(exc, source, ("markets", instance))) from None
+    if deep:
+        check_market(mp, source)
+    return mp
+
+
+def check_market(mp: MarketParams, source: str = "params.yaml") -> None:
+    """The checks of an instance that need its market's rules (its strategy table, harnesses,
+    the stopping rule's plan): what a stage that plays episodes (and ``marketarena validate``)
+    runs before any episode; stages that only read logs skip them (their import is the market's
+    whole package)."""
+    from marketarena.core.registry import market_kind
+
+    rules = market_kind(mp.market).rules
     try:
-        plugin.check_params(mp)
+        rules.check_params(mp)
         for i, entry in enumerate(mp.roster):
             if entry.kind == "llm":  # the harnesses live above the core: loaded when one is named
                 from marketarena.agents.harnesses import validate_harness
 
-                validate_harness(plugin.harness_of(entry), entry.params, f"roster.{i}")
+                validate_harness(rules.harness_of(entry), entry.params, f"roster.{i}")
     except ValueError as exc:
-        raise ParamsError(f"{where}.{exc}") from None
-    return mp
+        raise ParamsError(f"{source}: markets.{mp.instance}.{exc}") from None
 
 
 def parse_params(data: dict, source: str = "params.yaml",
-                 instances: Iterable[str] | None = None) -> Params:
+                 instances: Iterable[str] | None = None, deep: bool = True) -> Params:
     """Validate a params mapping. ``instances`` limits ``markets`` to those instances (a pipeline
-    stage validates only what it reads; ``None``: every instance, as ``marketarena validate`` does)."""
+    stage validates only what it reads; ``None``: every instance, as ``marketarena validate``
+    does); ``deep``: also the checks that need each market's rules (:func:`check_market`; a
+    stage that only reads logs leaves them to the simulate stage)."""
     if not isinstance(data, dict):
         raise ParamsError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
     markets = data.get("markets")
@@ -230,7 +251,8 @@ def parse_params(data: dict, source: str = "params.yaml",
         if data.get(section) is not None and not isinstance(data[section], dict):
             raise ParamsError(f"{source}: {section}: must be a mapping "
                               f"(got {type(data[section]).__name__})")
-    parsed_markets = {name: parse_market(str(name), raw, source) for name, raw in markets.items()}
+    parsed_markets = {name: parse_market(str(name), raw, source, deep)
+                      for name, raw in markets.items()}
     try:  # the LLM layer validates its own sections; its messages name the key
         llm = {"models": parse_models(data.get("models") or {}), "llm": parse_settings(data.get("llm"))}
     except LLMConfigError as exc:
@@ -267,7 +289,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | None = None) -> Params:
+def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | None = None,
+                deep: bool = True) -> Params:
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: no such params file")
@@ -277,7 +300,7 @@ def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | Non
         raise ParamsError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
-        return parse_params(data or {}, source=str(path), instances=instances)
+        return parse_params(data or {}, source=str(path), instances=instances, deep=deep)
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from None
     except RecursionError:  # YAML's reader and the validators recurse: ~500 levels is the limit

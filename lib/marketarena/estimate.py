@@ -78,7 +78,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.config import Params
-from marketarena.core.registry import plugin_for
+from marketarena.core.registry import rules_for
 from marketarena.core.runner import run_episode
 from marketarena.llm.prompt_cache import PrefixCache, prompt_text, repeat_share
 from marketarena.llm.client import UsageTotals
@@ -208,10 +208,10 @@ class StandInRuntime:
         self.runtime = LLMRuntime(params)
         self.stand_ins: dict = {}
 
-    def agent(self, agent_id, entry, run, plugin, market):
+    def agent(self, agent_id, entry, run, rules, market):
         from marketarena.agents.llm_agent import LLMAgent
 
-        inner = self.runtime.agent(agent_id, entry, run, plugin, market)
+        inner = self.runtime.agent(agent_id, entry, run, rules, market)
         stand_in = self.stand_ins.get(agent_id)
         if stand_in is None:
             return inner
@@ -233,27 +233,27 @@ class StandInRuntime:
                     result.action = answer
                 return result, row
 
-        return StandIn(inner.agent_id, inner.spec, inner.client, inner.plugin, inner.sample,
+        return StandIn(inner.agent_id, inner.spec, inner.client, inner.rules, inner.sample,
                        inner.harness)
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
 
 
-def role_players(plugin, mp, role: str) -> list:
+def role_players(rules, mp, role: str) -> list:
     """The roster's baselines that can play ``role``, one per strategy, in roster order."""
     out, strategies = [], set()
     for entry in mp.roster:
         if entry.kind != "baseline" or entry.strategy in strategies:
             continue
-        roles = plugin.strategies[entry.strategy].roles
+        roles = rules.strategies[entry.strategy].roles
         if roles is None or role in roles:
             out.append(entry)
             strategies.add(entry.strategy)
     return out
 
 
-def stand_ins(plugin, mp, resources, spec, k: int = 0) -> dict:
+def stand_ins(rules, mp, resources, spec, k: int = 0) -> dict:
     """Actor id -> the scripted agent that decides for an LLM seat in the dry run: the ``k``-th
     baseline of the roster that plays the seat's role (``role_players``, cycled; none: the mock's
     answers)."""
@@ -261,25 +261,25 @@ def stand_ins(plugin, mp, resources, spec, k: int = 0) -> dict:
     for seat in spec.seats:
         if seat.entry.kind != "llm" or seat.actor_id in out:
             continue
-        players = role_players(plugin, mp, seat.role)
+        players = role_players(rules, mp, seat.role)
         if players:
             stand = replace(seat, entry=players[k % len(players)])
-            context = plugin.scripted_context(stand, mp, resources, spec)
-            out[seat.actor_id] = plugin.strategies.make(seat.actor_id, stand.entry, context)
+            context = rules.scripted_context(stand, mp, resources, spec)
+            out[seat.actor_id] = rules.strategies.make(seat.actor_id, stand.entry, context)
     return out
 
 
-def stand_in_names(plugin, mp, planned) -> list[str]:
+def stand_in_names(rules, mp, planned) -> list[str]:
     """The stand-in plays (``stand-in:<roster name>``): every baseline that can play an LLM seat's
     role, one per strategy, at most :data:`MAX_STAND_INS`, in roster order (the longest list of
     the LLM seats' roles)."""
     roles = {seat.role for spec in planned for seat in spec.seats if seat.entry.kind == "llm"}
-    lists = [role_players(plugin, mp, role) for role in sorted(roles)]
+    lists = [role_players(rules, mp, role) for role in sorted(roles)]
     longest = max(lists, key=len, default=[])
     return [f"stand-in:{e.name}" for e in longest[:MAX_STAND_INS]] or ["stand-in"]
 
 
-def blind_stand_ins(plugin, mp, names: list[str]) -> set[str]:
+def blind_stand_ins(rules, mp, names: list[str]) -> set[str]:
     """The stand-in plays among ``names`` whose baseline plays blind (:data:`BLIND_STRATEGIES`)."""
     blind = {f"stand-in:{e.name}" for e in mp.roster
              if e.kind == "baseline" and e.strategy in BLIND_STRATEGIES}
@@ -343,7 +343,7 @@ def play_totals(per_episode: list[tuple[pd.DataFrame, pd.DataFrame]], alias: str
     return PlayTotals(*(v * scale for v in asdict(total).values()))
 
 
-def _play(plugin, mp, resources, played, dry: Params, k: int | None):
+def _play(rules, mp, resources, played, dry: Params, k: int | None):
     """(llm_calls, llm_messages) of each episode of ``played`` in the dry run where the ``k``-th
     stand-in decides (None: the mock's random answers)."""
 
@@ -353,8 +353,8 @@ def _play(plugin, mp, resources, played, dry: Params, k: int | None):
             out = []
             for spec in played:
                 runtime.stand_ins = ({} if k is None else
-                                     stand_ins(plugin, mp, resources, spec, k))
-                market, agents, _ = plugin.build_episode(mp, resources, spec, llm=runtime)
+                                     stand_ins(rules, mp, resources, spec, k))
+                market, agents, _ = rules.build_episode(mp, resources, spec, llm=runtime)
                 result = await run_episode(market, agents, spec.seed)
                 out.append((result.llm_calls, result.frame("llm_messages")))
             return out
@@ -388,21 +388,21 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
     if not aliases:
         return None
     history = history or {}
-    plugin, mp = plugin_for(params, instance)
-    planned = [s for s in plugin.plan(mp) if any(seat.entry.kind == "llm" for seat in s.seats)]
+    rules, mp = rules_for(params, instance)
+    planned = [s for s in rules.plan(mp) if any(seat.entry.kind == "llm" for seat in s.seats)]
     played = sample_evenly(planned, sample)
     scale = len(planned) / max(len(played), 1)
-    names = stand_in_names(plugin, mp, planned)
+    names = stand_in_names(rules, mp, planned)
     with tempfile.TemporaryDirectory(prefix="marketarena-estimate-") as tmp:
         def play(k: int | None):  # the k-th stand-in's play (None: the mock's own answers)
-            return _play(plugin, mp, resources, played,
+            return _play(rules, mp, resources, played,
                          mock_params(params, aliases, Path(tmp) / str(k)), k)
 
         runs = {"random": play(None), names[0]: play(0)}
         if _lengths(runs["random"]) != _lengths(runs[names[0]]):  # the play decides the length
             runs.update({name: play(k) for k, name in enumerate(names) if k})
     depth = max((episode_depth(c) for per in runs.values() for c, _ in per), default=0)
-    models, load, blind = [], {}, blind_stand_ins(plugin, mp, names)
+    models, load, blind = [], {}, blind_stand_ins(rules, mp, names)
     for alias in sorted(aliases):
         spec = params.models[alias]
         seated = sum(any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats)
@@ -419,10 +419,10 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
         load[m.endpoint] = (total + m.requests, min(limit, spec.max_concurrency))
     wall = max([depth * latency_s] + [r * latency_s / c for r, c in load.values()])
     return InstanceEstimate(instance, len(planned), len(played), latency_s, wall, depth, models,
-                            stop_floor(plugin, mp, [e.episode_id for e in planned]))
+                            stop_floor(rules, mp, [e.episode_id for e in planned]))
 
 
-def stop_floor(plugin, mp, llm_episodes: list[str]) -> float | None:
+def stop_floor(rules, mp, llm_episodes: list[str]) -> float | None:
     """The least share of ``llm_episodes`` (the planned episodes with LLM seats) a stopping rule
     plays: each LLM player's games up to its first possible stop (the first look, every
     ``batch`` games, at ``min_games`` or more; all of them when fewer), and every episode with
@@ -432,7 +432,7 @@ def stop_floor(plugin, mp, llm_episodes: list[str]) -> float | None:
         return None
     batch, least = mp.stop.batch, mp.stop.min_games
     first = -(-least // batch) * batch  # the first look at min_games or more
-    players = plugin.stop_players(mp)
+    players = rules.stop_players(mp)
     held = {i for ids in players.values() for i in ids}
     floor = {i for ids in players.values() for i in ids[:first]}
     return len(floor | (set(llm_episodes) - held)) / len(llm_episodes)

@@ -50,7 +50,7 @@ import pandas as pd
 
 from marketarena.core import logs
 from marketarena.core.files import folder_replaced
-from marketarena.core.registry import plugin_for
+from marketarena.core.registry import market_kind
 from marketarena.core.sources import SourceError
 from marketarena.core.types import Rows
 
@@ -126,7 +126,8 @@ def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None 
 
     from marketarena.simulate import episodes_lock
 
-    plugin, mp = plugin_for(params, instance)
+    mp = params.markets[instance]
+    source = market_kind(mp.market).source(mp.source.format)
     data_dir = Path(data_dir)
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
     folder = source_folder(mp.source.path, Path(root) if root is not None else data_dir.parent)
@@ -142,7 +143,7 @@ def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None 
         if progress:
             print(f"{instance}: importing {mp.source.format} games from {folder}", file=sys.stderr)
         with folder_replaced(out_dir) as tmp:
-            report = plugin.import_source(mp, folder, tmp)
+            report = source.import_games(mp, folder, tmp)
             units = sorted(p.name for p, _ in logs.finished_units(tmp))
             episodes = sum(len(m.get("episodes", [])) if m.get("layout") == "shard" else 1
                            for _, m in logs.finished_units(tmp))
@@ -152,31 +153,6 @@ def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None 
             (tmp / REPORT).write_text(json.dumps(record, indent=1, sort_keys=True,
                                                  allow_nan=False, default=str) + "\n")
     return {"market": instance, "imported": episodes, "skipped": 0, "source": str(folder)}
-
-
-def import_folder(kind: str, fmt: str, source: Path, out: Path) -> tuple[dict, dict]:
-    """Outside ``params.yaml`` (``marketarena import-agent-bazaar``): ``source`` imported as the
-    one instance ``<kind>`` of a project rooted at ``out``, with the params its format needs
-    (``MarketPlugin.source_params``), through the pipeline's own functions: its reference, the
-    import (``out/data/episodes/<kind>``, with ``import.json``), its metrics (``out/data/metrics/
-    <kind>``: for the authors' runs, the replay of their engine among them, its rules table also
-    as a CSV ``replay_rules`` in ``out``). ``out`` is built aside and swapped in whole;
-    ``marketarena view --root <out>`` browses it. Returns (the import report, the metrics
-    frames)."""
-    from marketarena.config import parse_params
-    from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
-
-    block = {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())}}
-    params = parse_params({"markets": {kind: block}})  # with the format's source_params
-    with folder_replaced(out) as tmp:
-        paths = Paths(tmp)
-        run_reference(kind, params, paths)
-        run_simulate(kind, params, paths, progress=False)
-        frames = run_metrics(kind, params, paths)
-        if frames.get("replay_rules") is not None:
-            frames["replay_rules"].to_csv(tmp / "replay_rules.csv", index=False)
-        report = (read_report(paths.episodes(kind)) or {}).get("report", {})
-    return report, frames
 
 
 def write_games(out: Path, games: Iterable[tuple[str, dict[str, pd.DataFrame | Rows], dict]],

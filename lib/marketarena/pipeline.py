@@ -3,12 +3,15 @@
 Paths follow DESIGN.md section 2, per market *instance* (a key of ``params.markets``), relative to
 the project root (``root``):
 
-    instance   -> data/instances/<instance>.json (kind + hash of the code its stages run)
     personas   -> data/personas.parquet
     embed      -> data/persona_embeddings.parquet
-    reference  -> data/references/<instance>/ (summary.json + whatever the market needs)
-    simulate   -> data/episodes/<instance>/ (results; run information: data/run_logs/<instance>/,
-                  not tracked by DVC)
+    instances  -> data/instances/<instance>.json, one per instance (its kind, the hash of the code
+                  its stages run and of the global inputs its market uses: what its stages
+                  depend on in place of the whole library)
+    simulate   -> data/references/<instance>/ (summary.json + whatever the market's metrics
+                  need; computed again only when its fingerprint changed), then
+                  data/episodes/<instance>/ (results; run information:
+                  data/run_logs/<instance>/, not tracked by DVC)
     metrics    -> data/metrics/<instance>/*.parquet (the market's frames, and validity.parquet: how
                   each player's decisions were answered, ``metrics/validity.py``),
                   reports/metrics/<instance>.json
@@ -22,14 +25,16 @@ the project root (``root``):
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 from marketarena.config import Params
-from marketarena.core.reader import EpisodeReader
-from marketarena.core.registry import plugin_for
+from marketarena.core.registry import analysis_for, market_kind
 
 
 class Paths:
@@ -75,9 +80,9 @@ def _write_json(obj, path: Path) -> None:
     path.write_text(json.dumps(obj, indent=2, sort_keys=True, allow_nan=True, default=float) + "\n")
 
 
-#: the code the per-instance stages (reference, simulate, metrics, stats, ratings, figures) import
-#: besides their market's own folder; ``data/instances/<instance>.json`` hashes it (the end-to-end
-#: test checks, from what each stage really imported, that nothing is missing)
+#: the code the per-instance stages (simulate, metrics, stats, ratings, figures) import besides
+#: their market's own folder; ``data/instances/<instance>.json`` hashes it (the end-to-end test
+#: checks, from what each stage really imported, that nothing is missing)
 INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
                  "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate",
                  "importing.py",
@@ -85,22 +90,50 @@ INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.
                  "_trueskill_kernel.py")
 
 
-def run_instance(instance: str, params: Params, paths: Paths) -> dict:
-    """An instance's kind and the hash of the code its stages run (the kind's folder and the
-    shared code): the per-instance stages depend on this file instead of on every market's code, so
-    editing one market re-runs only its own instances."""
+def instance_info(instance: str, params: Params, paths: Paths, shared_code: str) -> dict:
+    """What ``data/instances/<instance>.json`` holds: the instance's kind, the hash of the code
+    its stages run (``shared_code``: :data:`INSTANCE_CODE`'s, and its market's folder) and, for a
+    market whose episodes read global inputs (``MarketKind.uses``: the personas and their
+    embeddings), the hash of those params and files. Its stages depend on this file, so a change
+    to one market's code, or to the personas, re-runs only the instances it concerns."""
     from marketarena.core import logs
 
     mp = params.markets[instance]
-    package = Path(__file__).resolve().parent
-    code = [package / p for p in INSTANCE_CODE] + [package / "markets" / mp.market]
+    kind = market_kind(mp.market)
     info = {"instance": instance, "market": mp.market,
-            "code": logs.hash_files([p for p in code if p.exists()])}
-    _write_json(info, paths.instance(instance))
+            "code": logs.hash_files([kind.folder]) + shared_code}
+    if kind.uses:
+        dumped = params.model_dump(mode="json", by_alias=True)
+        sections = {key: dumped.get(key.split(".")[0]) for key in kind.uses}
+        files = [p for p in (paths.personas, paths.embeddings) if p.is_file()]
+        info["uses"] = {"params": hashlib.sha256(json.dumps(sections, sort_keys=True).encode())
+                        .hexdigest(), "files": logs.hash_files(files)}
     return info
 
 
-def run_personas(params: Params, paths: Paths) -> pd.DataFrame:
+def run_instances(params: Params, paths: Paths) -> dict[str, dict]:
+    """Every instance's ``data/instances/<instance>.json`` (:func:`instance_info`), and no other
+    file in that folder. A file whose content is unchanged is left untouched, so DVC re-runs only
+    the stages of the instances whose code or inputs changed."""
+    from marketarena.core import logs
+
+    package = Path(__file__).resolve().parent
+    shared = logs.hash_files([p for p in (package / c for c in INSTANCE_CODE) if p.exists()])
+    folder = paths.data / "instances"
+    folder.mkdir(parents=True, exist_ok=True)
+    infos = {name: instance_info(name, params, paths, shared) for name in params.markets}
+    for stale in folder.glob("*.json"):
+        if stale.stem not in infos:
+            stale.unlink()
+    for name, info in infos.items():
+        text = json.dumps(info, indent=2, sort_keys=True) + "\n"
+        target = paths.instance(name)
+        if not target.is_file() or target.read_text() != text:
+            target.write_text(text)
+    return infos
+
+
+def run_personas(params: Params, paths: Paths) -> "pd.DataFrame":
     from marketarena.personas import generate_personas
 
     df = generate_personas(params.personas)
@@ -109,7 +142,9 @@ def run_personas(params: Params, paths: Paths) -> pd.DataFrame:
     return df
 
 
-def run_embed(params: Params, paths: Paths) -> pd.DataFrame:
+def run_embed(params: Params, paths: Paths) -> "pd.DataFrame":
+    import pandas as pd
+
     from marketarena.embeddings import Embedder, embed_personas
 
     embedder = Embedder(params.embedding.model, params.embedding.cache_dir)
@@ -118,20 +153,50 @@ def run_embed(params: Params, paths: Paths) -> pd.DataFrame:
     return df
 
 
-def run_reference(instance: str, params: Params, paths: Paths) -> dict:
-    """An instance's reference data (equilibria, truthful-play tables...); ``null`` if none."""
-    plugin, mp = plugin_for(params, instance)
+def reference_fingerprint(instance: str, params: Params) -> str:
+    """What an instance's reference depends on: its params and its market's code."""
+    from marketarena.core import logs
+
+    mp = params.markets[instance]
+    text = json.dumps({"params": mp.model_dump(mode="json", by_alias=True),
+                       "code": logs.hash_files([market_kind(mp.market).folder])},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_reference(instance: str, params: Params, paths: Paths) -> dict | None:
+    """An instance's reference data (equilibria, truthful-play tables...; its analysis's
+    ``compute_reference``) into ``data/references/<instance>/``; ``null`` if none. Its
+    ``summary.json`` records the fingerprint it was computed for (:func:`reference_fingerprint`)."""
+    import shutil
+
+    analysis, mp = analysis_for(params, instance)
     out = paths.references(instance)
-    out.mkdir(parents=True, exist_ok=True)
-    summary = plugin.compute_reference(mp, out, workers=params.execution.resolve())
-    _write_json({"market": mp.market, "instance": instance, "reference": summary},
-                out / "summary.json")
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    summary = analysis.compute_reference(mp, out, workers=params.execution.resolve())
+    _write_json({"market": mp.market, "instance": instance, "reference": summary,
+                 "fingerprint": reference_fingerprint(instance, params)}, out / "summary.json")
     return summary
 
 
+def reference_is_current(instance: str, params: Params, paths: Paths) -> bool:
+    """Whether ``data/references/<instance>/`` was computed for the instance as it is now."""
+    path = paths.references(instance) / "summary.json"
+    try:
+        recorded = json.loads(path.read_text()).get("fingerprint")
+    except (OSError, ValueError):
+        return False
+    return recorded == reference_fingerprint(instance, params)
+
+
 def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = True) -> dict:
-    """Play the instance's episodes, or, for an imported instance (``source``), import its
-    published games (``importing.py``)."""
+    """The instance's reference, computed again only where its fingerprint changed
+    (:func:`run_reference`), then its episodes played, resuming; or, for an imported instance
+    (``source``), its published games imported (``importing.py``)."""
+    if not reference_is_current(instance, params, paths):
+        run_reference(instance, params, paths)
     if params.markets[instance].imported:
         from marketarena.importing import import_instance
 
@@ -143,14 +208,49 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
                     run_dir=paths.run_logs(instance))
 
 
-def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.DataFrame]:
+def import_folder(kind: str, fmt: str, source: Path, out: Path, block: dict | None = None,
+                  board: bool = False, params: dict | None = None,
+                  csv: tuple[str, ...] = ()) -> tuple[dict, dict]:
+    """A folder of published games outside ``params.yaml`` (``marketarena import-bazaar``,
+    ``import-agent-bazaar``): ``source`` imported as the one instance ``<kind>`` of a project
+    rooted at ``out``, through the very stages an instance with ``source:`` runs: its reference,
+    the import (``out/data/episodes/<kind>``, with ``import.json``), its metrics
+    (``out/data/metrics/<kind>``) and, with ``board``, its board
+    (``out/reports/leaderboards/<kind>.csv``). ``block``: instance params beside the source (the
+    format's own defaults, ``MarketKind.source_defaults``, fill the rest); ``params``: global
+    sections (``ratings``, ``execution``); ``csv``: metrics frames also written as
+    ``out/<name>.csv`` (the replay's rules table). ``out`` is built aside and swapped in whole;
+    ``marketarena view --root <out>`` browses it. Returns (the import report, the metrics
+    frames)."""
+    from marketarena.config import parse_params
+    from marketarena.core.files import folder_replaced
+    from marketarena.importing import read_report
+
+    block = {**(block or {}), "market": kind,
+             "source": {"format": fmt, "path": str(Path(source).resolve())}}
+    parsed = parse_params({**(params or {}), "markets": {kind: block}})
+    with folder_replaced(out) as tmp:
+        paths = Paths(tmp)
+        run_simulate(kind, parsed, paths, progress=False)
+        frames = run_metrics(kind, parsed, paths)
+        if board:
+            run_ratings(kind, parsed, paths)
+        for name in csv:
+            if frames.get(name) is not None:
+                frames[name].to_csv(tmp / f"{name}.csv", index=False)
+        report = (read_report(paths.episodes(kind)) or {}).get("report", {})
+    return report, frames
+
+
+def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, "pd.DataFrame"]:
     """The market's metric frames and, for every market, how each player's decisions were
     answered (``metrics.validity.player_validity``: ``validity.parquet``)."""
+    from marketarena.core.reader import EpisodeReader
     from marketarena.metrics.validity import player_validity
 
-    plugin, mp = plugin_for(params, instance)
+    analysis, mp = analysis_for(params, instance)
     reader = EpisodeReader(paths.episodes(instance))
-    frames = plugin.compute_metrics(reader, mp, paths.data)
+    frames = analysis.compute_metrics(reader, mp, paths.data)
     if "validity" in frames:
         raise ValueError(f"{mp.market}: a metrics frame may not be called 'validity' (the "
                          "pipeline's own)")
@@ -164,7 +264,7 @@ def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.Dat
         "market": mp.market,
         "episodes": int(agents["episode_id"].nunique()),
         "agents": {
-            name: {m: float(g[m].mean()) for m in plugin.metric_columns}
+            name: {m: float(g[m].mean()) for m in analysis.metric_columns}
             for name, g in agents.groupby("name")
         },
     }
@@ -175,16 +275,18 @@ def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, pd.Dat
 def run_stats(instance: str, params: Params, paths: Paths) -> dict:
     """Spearman of the instance's ranking score with each of its metrics (cluster bootstrap over
     episodes, within-episode permutation p-values)."""
+    import pandas as pd
+
     from marketarena.plots.tables import write_frame
     from marketarena.stats import spearman_table
 
-    plugin, mp = plugin_for(params, instance)
+    analysis, mp = analysis_for(params, instance)
     agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
-    others = [m for m in plugin.metric_columns if m != plugin.rank_by]
-    table = spearman_table(agents, plugin.rank_by, others, cluster="episode_id",
+    others = [m for m in analysis.metric_columns if m != analysis.rank_by]
+    table = spearman_table(agents, analysis.rank_by, others, cluster="episode_id",
                            n_boot=params.stats.n_boot, seed=params.stats.seed,
                            n_perm=params.stats.n_perm)
-    result = {"market": mp.market, "target": plugin.rank_by,
+    result = {"market": mp.market, "target": analysis.rank_by,
               "n_episodes": int(agents["episode_id"].nunique()),
               "spearman": table.to_dict(orient="records")}
     out = paths.reports / "stats"
@@ -193,15 +295,17 @@ def run_stats(instance: str, params: Params, paths: Paths) -> dict:
     return result
 
 
-def run_ratings(instance: str, params: Params, paths: Paths) -> pd.DataFrame:
+def run_ratings(instance: str, params: Params, paths: Paths) -> "pd.DataFrame":
     """The instance's leaderboard: ``reports/leaderboards/<instance>.csv``, the market's board
     with every player's validity columns beside mu (``metrics.validity.with_validity``)."""
+    import pandas as pd
+
     from marketarena.metrics.validity import with_validity
 
-    plugin, mp = plugin_for(params, instance)
+    analysis, mp = analysis_for(params, instance)
     agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
     validity = paths.metrics(instance) / "validity.parquet"
-    board = plugin.leaderboard(agents, mp, params.ratings, params.stats)
+    board = analysis.leaderboard(agents, mp, params.ratings, params.stats)
     board = with_validity(board, pd.read_parquet(validity) if validity.is_file() else None)
     out = paths.reports / "leaderboards"
     out.mkdir(parents=True, exist_ok=True)
@@ -214,25 +318,28 @@ def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
     ``reports/tables/<instance>/``, and what each figure draws as CSV (``Paths.figure_data``)."""
     from marketarena.plots.style import figure_data
 
-    plugin, mp = plugin_for(params, instance)
+    analysis, mp = analysis_for(params, instance)
     with figure_data(paths.figure_data(instance)):
-        return plugin.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
+        return analysis.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
                                    paths.reports / "tables" / instance, mp, instance)
 
 
-def run_overall(params: Params, paths: Paths) -> pd.DataFrame:
+def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
     """The standing across market instances (``ratings.overall_board``):
     ``reports/overall/overall.csv`` and ``overall.md`` (the same table under its caption, or one line
     saying why it is empty); and the Economic Alignment
     Score across markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
+    import pandas as pd
+
     from marketarena.metrics.eas import cross_market_table
     from marketarena.ratings import overall_board
 
     boards, players, eas_frames = {}, {}, {}
     for instance in params.markets:
-        plugin, mp = plugin_for(params, instance)
+        mp = params.markets[instance]
+        rules = market_kind(mp.market).rules
         boards[instance] = pd.read_csv(paths.reports / "leaderboards" / f"{instance}.csv")
-        players[instance] = {e.name: e.global_player(plugin.harness_of(e)) for e in mp.roster}
+        players[instance] = {e.name: e.global_player(rules.harness_of(e)) for e in mp.roster}
         agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
         if "eas" in agents.columns:
             eas_frames[instance] = (mp.market, agents)

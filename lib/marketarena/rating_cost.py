@@ -2,7 +2,8 @@
 
 A researcher's first question before adding a model. For every market instance of the params,
 the instance with one LLM roster entry more (:func:`with_entrant`: an entrant of double_auction,
-a challenger of english_auction, elsewhere in the place of one baseline: :data:`SEAT`) is
+a challenger of english_auction, elsewhere in the place of one baseline: the market's
+``MarketRules.cost_seat``) is
 estimated as ``marketarena estimate`` estimates a run (``estimate.py``: dry runs on the mock
 provider, the prior re-ask rate, the prompt tokens a prefix-caching provider would serve from
 its cache), and the calls, tokens and episodes that entrant needs are kept: :func:`measure`.
@@ -28,10 +29,6 @@ from marketarena.config import Params
 from marketarena.llm.spec import ReferencePrice
 from marketarena.money import usd
 
-#: the roster strategy whose first entry the rated LLM replaces (a market not listed: the LLM is
-#: added to the roster, as double_auction's entrants and english_auction's challengers are)
-SEAT = {"cournot": "myopic", "bertrand": "myopic", "crash": "myopic", "lemon": "naive",
-        "supply_chain": "volume"}
 ALIAS = "rated-model"
 TABLE = Path(__file__).with_name("rating_cost.csv")
 COLUMNS = ["instance", "market", "episodes", "calls", "requests", "prompt_tokens",
@@ -41,14 +38,15 @@ PACKAGE = Path(__file__).resolve().parent
 
 def with_entrant(params: Params, instance: str) -> Params:
     """``params`` with one LLM entry (alias :data:`ALIAS`, the mock provider) in ``instance``:
-    in the place of the first baseline of strategy ``SEAT[kind]`` (keeping its name, so the
-    market's own keys that name it still hold), else added to the roster as ``rated``."""
+    in the place of the first baseline of the market's ``cost_seat`` strategy (keeping its name,
+    so the market's own keys that name it still hold), else added to the roster as ``rated``."""
     from marketarena.config import parse_params
+    from marketarena.core.registry import market_kind
 
     mp = params.markets[instance]
     raw = mp.model_dump(mode="json", by_alias=True)
     llm = {"name": "rated", "kind": "llm", "model": ALIAS}
-    strategy = SEAT.get(mp.market)
+    strategy = market_kind(mp.market).rules.cost_seat
     place = next((i for i, e in enumerate(mp.roster) if e.kind == "baseline"
                   and e.strategy == strategy), None)
     if place is None:

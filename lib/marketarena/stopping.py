@@ -178,14 +178,16 @@ class Batches:
     and seed never depend on them. :meth:`prune` removes the units of games past every stop that
     an earlier run (with another rule, or none) left on disk."""
 
-    def __init__(self, plugin, mp, units, out_dir, data_dir):
-        self.plugin, self.mp, self.rule = plugin, mp, mp.stop
+    def __init__(self, kind, mp, units, out_dir, data_dir):
+        """``kind``: the instance's ``core.registry.MarketKind`` (its rules say whose episodes
+        are whose, its analysis what a look rates)."""
+        self.analysis, self.mp, self.rule = kind.analysis_of(mp), mp, mp.stop
         self.out_dir, self.data_dir = out_dir, data_dir
-        self.players = plugin.stop_players(mp) or {}
+        self.players = kind.rules.stop_players(mp)
         self.units = list(units)
         self.unit_of = {e.episode_id: u for u in self.units for e in u.episodes}
         self.held = {self.unit_of[i].name for ids in self.players.values() for i in ids}
-        self.ts = TrueSkillParams(**plugin.stop_rating(mp))
+        self.ts = TrueSkillParams(**self.analysis.stop_rating(mp))
         self.looks: dict[str, list[Interval]] = {p: [] for p in self.players}
         self.stopped: dict[str, int] = {}  # player -> games it played
         self._field_agents = None  # the metrics' seats of the field's episodes (read once)
@@ -253,10 +255,10 @@ class Batches:
     def _games(self, agents, player: str) -> list[dict[str, float]]:
         from marketarena.ratings import player_games
 
-        return player_games(*self.plugin.stop_rows(agents, self.mp, player))
+        return player_games(*self.analysis.stop_rows(agents, self.mp, player))
 
     def _agents(self, reader):
-        return self.plugin.compute_metrics(reader, self.mp, self.data_dir)["agents"]
+        return self.analysis.compute_metrics(reader, self.mp, self.data_dir)["agents"]
 
     def prune(self) -> list[str]:
         """Remove the units past each player's stop left on disk (a unit that holds an episode

@@ -27,7 +27,8 @@ LLM = {"name": "gpt", "kind": "llm", "model": "fake"}
 
 
 def play(module, params, fake: FakeEndpoint, resources=None):
-    return play_over_fake(module.PLUGIN.kind, params, fake, resources=resources, seed=0)
+    return play_over_fake(module.__name__.rpartition(".")[2], params, fake, resources=resources,
+                          seed=0)
 
 
 def user_text(request) -> str:

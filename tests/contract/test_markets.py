@@ -37,11 +37,24 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
-from marketarena.core.registry import get_plugin, market_names
+from marketarena.core.registry import market_kind, market_names
 from marketarena.core.runner import run_episode
 from marketarena.core.types import InputError
 from marketarena.pipeline import Paths, run_embed, run_personas, run_reference
 from marketarena.simulate import build, load_inputs
+
+
+
+class get_plugin:  # TRANSITION: the rules and the analysis of a market looked up as one
+    def __init__(self, kind):
+        self._k = market_kind(kind)
+
+    def __getattr__(self, name):
+        for part in (self._k.rules, self._k.analysis):
+            if hasattr(part, name):
+                return getattr(part, name)
+        raise AttributeError(name)
+
 
 KINDS = market_names()
 

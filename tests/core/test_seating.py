@@ -13,7 +13,7 @@ import yaml
 
 from marketarena.config import ParamsError, parse_params
 from marketarena.core import seating
-from marketarena.core.registry import get_plugin, market_names
+from marketarena.core.registry import market_kind, market_names
 from marketarena.markets._shared.oligopoly import lineups
 from marketarena.simulate import check_seating, simulate
 
@@ -157,7 +157,7 @@ def test_the_seating_of_a_periodic_plan_equals_the_whole_plans(kind, runs):
     if runs is not None:
         block["runs"] = runs  # not a whole number of periods
     mp = params_of(kind, block).markets[kind]
-    plugin = get_plugin(kind)
+    plugin = market_kind(kind).rules
     fast, full = seating.of_plan(plugin, mp), seating.seating(mp, plugin.plan(mp))
     assert fast.n_episodes == full.n_episodes == len(plugin.plan(mp))
     for field in ("episodes", "seats", "meetings"):
@@ -173,7 +173,7 @@ def test_double_auctions_seat_matrix_is_its_plan_with_entrants_and_many_games():
     block["pool"] = [e["name"] for e in block["roster"][1:-1]]  # a baseline entrant too
     mp = params_of("double_auction", block,
                    models={"m": {"model": "mock", "provider": "mock"}}).markets["double_auction"]
-    plugin = get_plugin("double_auction")
+    plugin = market_kind("double_auction").rules
     matrix, roles = plugin.seat_matrix(mp)
     plan = plugin.plan(mp)
     assert matrix.shape == (600 + 2 * 7, mp.seats)
@@ -193,7 +193,7 @@ def test_english_auctions_seat_matrix_is_its_plan_of_baselines_and_challengers()
     block["baselines"] = ["rule", "increment"]
     block["roster"].append({"name": "late", "kind": "baseline", "strategy": "random"})
     mp = params_of("english_auction", block).markets["english_auction"]
-    plugin = get_plugin("english_auction")
+    plugin = market_kind("english_auction").rules
     matrix, roles = plugin.seat_matrix(mp)
     plan = plugin.plan(mp)
     assert matrix.shape == (4 * 4, 3) == (len(plan), 3)  # 4 auctions x 4 challengers
@@ -210,7 +210,7 @@ def test_dense_and_sparse_counts_of_a_plan_agree(kind, monkeypatch):
     start) and a large one on a sparse matrix: the same episodes, seats and meetings (a seat
     twice in one episode included: a meeting counts episodes, seats count seats)."""
     mp = params_of(kind, tiny(kind)).markets[kind]
-    specs = get_plugin(kind).plan(mp)
+    specs = market_kind(kind).rules.plan(mp)
     dense = seating.seating(mp, specs)
     monkeypatch.setattr(seating, "_DENSE_CELLS", 0)
     sparse = seating.seating(mp, specs)

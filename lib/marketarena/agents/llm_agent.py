@@ -31,27 +31,27 @@ from marketarena.llm.spec import ModelSpec, resolve
 from marketarena.money import usd
 
 if TYPE_CHECKING:  # pragma: no cover
-    from marketarena.core.plugin import MarketPlugin
+    from marketarena.core.rules import MarketRules
 
 #: columns of a call row the runner already knows from the decision
 CONTEXT_KEYS = ("agent_id", "step", "round", "phase")
 
 
 class LLMAgent:
-    def __init__(self, agent_id: str, spec: ModelSpec, client: LLMClient, plugin: "MarketPlugin",
+    def __init__(self, agent_id: str, spec: ModelSpec, client: LLMClient, rules: "MarketRules",
                  sample: int, harness: Harness):
         self.agent_id, self.spec, self.client = agent_id, spec, client
-        self.plugin, self.sample, self.harness = plugin, sample, harness
+        self.rules, self.sample, self.harness = rules, sample, harness
 
     def reset(self, rng) -> None:  # sampling randomness is the endpoint's (seeded by the cache)
         self.harness.reset()
 
     def render(self, observation: Any, **extras: Any) -> list[dict[str, str]]:
         """The market's chat messages for ``observation`` (with a harness's template variables)."""
-        return self.plugin.render_messages(observation, **extras)
+        return self.rules.render_messages(observation, **extras)
 
     def signals(self, observation: Any) -> dict[str, float]:
-        return self.plugin.harness_signals(observation)
+        return self.rules.harness_signals(observation)
 
     async def ask(self, messages: list[dict[str, str]], schema: type[BaseModel], decision: Decision,
                   purpose: str = "act") -> tuple[LLMResult, dict[str, Any]]:
@@ -98,10 +98,10 @@ class LLMRuntime:
                                 cost_guard=CostGuard(params.llm.max_cost_usd, ledger),
                                 shared_slots=shared_slots, slot_sizes=slot_sizes)
 
-    def agent(self, agent_id: str, entry: RosterEntry, run: int, plugin: "MarketPlugin",
+    def agent(self, agent_id: str, entry: RosterEntry, run: int, rules: "MarketRules",
               market: str) -> LLMAgent:
-        harness = harness_class(plugin.harness_of(entry))(entry.params, market)
-        return LLMAgent(agent_id, resolve(self.models, entry.model), self.client, plugin, run,
+        harness = harness_class(rules.harness_of(entry))(entry.params, market)
+        return LLMAgent(agent_id, resolve(self.models, entry.model), self.client, rules, run,
                         harness)
 
     def check_keys(self, aliases: set[str]) -> None:

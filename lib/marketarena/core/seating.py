@@ -1,11 +1,11 @@
 """Who plays where: the seating of an instance's planned episodes, checked before any episode.
 
-Computed once per run from the plan (``MarketPlugin.plan``), by ``simulate`` before it touches an
+Computed once per run from the plan (``MarketRules.plan``), by ``simulate`` before it touches an
 episode, by ``play``, and by ``marketarena validate``, which prints it. Three checks, generic over
 every market; each error names the params key to change:
 
 - **every roster entry plays**: an entry that no planned episode seats would silently be left out
-  of the run and off the boards. The market's :meth:`~marketarena.core.plugin.MarketPlugin.
+  of the run and off the boards. The market's :meth:`~marketarena.core.rules.MarketRules.
   seating_hint` says which key would seat it (``markets.crash.competitors``, ``runs: 15`` for a
   whole round robin, ...);
 - **every seat's role is one its player can play**: a scripted strategy declares the roles it plays
@@ -13,7 +13,7 @@ every market; each error names the params key to change:
   (:attr:`~marketarena.agents.harnesses.base.Harness.roles`); a seller strategy in lemon's buyer
   seats would otherwise answer every decision invalidly, a configuration error scored as answers;
 - **roles that exclude each other are held by different entries**: a market maps roles to *sides*
-  (``MarketPlugin.role_sides``, e.g. lemon's honest seller, deceptive principal, buyer), and one
+  (``MarketRules.role_sides``, e.g. lemon's honest seller, deceptive principal, buyer), and one
   entry may sit on one side only.
 
 The summary (:class:`Seating`) holds per entry the episodes it plays, its seats, its roles and how
@@ -31,7 +31,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from marketarena.core.params import MarketParams
-    from marketarena.core.plugin import EpisodeSpec, MarketPlugin
+    from marketarena.core.rules import EpisodeSpec, MarketRules
 
 
 @dataclass
@@ -63,7 +63,7 @@ def seating(mp: "MarketParams", specs: Sequence["EpisodeSpec"]) -> Seating:
 
 def from_matrix(mp: "MarketParams", matrix: np.ndarray, roles: Sequence[str]) -> Seating:
     """The seating of episodes given as an (episodes x seats) array of roster indices, seat
-    position j holding role ``roles[j]`` in every episode (``MarketPlugin.seat_matrix``)."""
+    position j holding role ``roles[j]`` in every episode (``MarketRules.seat_matrix``)."""
     held = {(int(i), roles[j]) for j in range(matrix.shape[1]) for i in np.unique(matrix[:, j])}
     rows = np.repeat(np.arange(matrix.shape[0]), matrix.shape[1])
     return _summary(mp, matrix.shape[0], rows, matrix.ravel().astype(np.int64), held)
@@ -101,45 +101,45 @@ def _summary(mp: "MarketParams", n_episodes: int, rows: np.ndarray, cols: np.nda
     return Seating(names, np.diag(meetings).copy(), seats, roles, meetings, n_episodes)
 
 
-def of_plan(plugin: "MarketPlugin", mp: "MarketParams") -> Seating:
+def of_plan(rules: "MarketRules", mp: "MarketParams") -> Seating:
     """The seating of the instance's whole plan without planning every episode: from the market's
-    own seat matrix when it has one (``MarketPlugin.seat_matrix``: double_auction's random draws,
+    own seat matrix when it has one (``MarketRules.seat_matrix``: double_auction's random draws,
     computed in bulk), or from one period when the market repeats its seating
-    (``MarketPlugin.seating_period``: the cells of a grid, the lineups of a round robin), ``runs =
+    (``MarketRules.seating_period``: the cells of a grid, the lineups of a round robin), ``runs =
     q x period + r`` seating as q whole periods plus the first r episodes; otherwise the plan. So
     ``validate`` stays fast at a million runs and at BAZAAR's 90,000 games."""
-    fast = plugin.seat_matrix(mp)
+    fast = rules.seat_matrix(mp)
     if fast is not None:
         return from_matrix(mp, *fast)
-    period = plugin.seating_period(mp)
+    period = rules.seating_period(mp)
     if period is None or period >= mp.runs:
-        return seating(mp, plugin.plan(mp))
-    first = [plugin.episode(mp, run) for run in range(period)]
+        return seating(mp, rules.plan(mp))
+    first = [rules.episode(mp, run) for run in range(period)]
     whole, rest = divmod(mp.runs, period)
     one, part = seating(mp, first), seating(mp, first[:rest])
     return Seating(one.names, whole * one.episodes + part.episodes, whole * one.seats + part.seats,
                    one.roles, whole * one.meetings + part.meetings, mp.runs)
 
 
-def check(plugin: "MarketPlugin", mp: "MarketParams", s: Seating,
+def check(rules: "MarketRules", mp: "MarketParams", s: Seating,
           harness_roles: Callable[[str], frozenset[str] | None]) -> Seating:
     """``s`` when every entry is seated in roles it can play, else ``ValueError("<key>: <problem>")``
     (key relative to the instance, as ``check_params`` raises) when an entry plays no episode, sits
     in a role it cannot play, or holds roles that exclude each other. ``harness_roles``: the roles
     of an LLM harness by name (None: any), from the layer that knows the harnesses."""
     for i, entry in enumerate(mp.roster):
-        allowed = plugin.roles_of(entry, harness_roles)
+        allowed = rules.roles_of(entry, harness_roles)
         wrong = sorted(s.roles[i] - allowed) if allowed is not None else []
         if wrong:
             what = (f"strategy {entry.strategy!r}" if entry.kind == "baseline"
-                    else f"harness {plugin.harness_of(entry)!r}")
-            raise ValueError(f"{plugin.role_keys.get(wrong[0], 'roster')}: seats {entry.name!r} as "
+                    else f"harness {rules.harness_of(entry)!r}")
+            raise ValueError(f"{rules.role_keys.get(wrong[0], 'roster')}: seats {entry.name!r} as "
                              f"{wrong[0]}, a role its {what} cannot play (it plays "
                              f"{', '.join(sorted(allowed))}); seat another entry there")
-        sides = sorted({plugin.role_sides[r] for r in s.roles[i] if r in plugin.role_sides})
+        sides = sorted({rules.role_sides[r] for r in s.roles[i] if r in rules.role_sides})
         if len(sides) > 1:
-            keys = sorted({plugin.role_keys.get(r, "roster") for r in s.roles[i]
-                           if r in plugin.role_sides})
+            keys = sorted({rules.role_keys.get(r, "roster") for r in s.roles[i]
+                           if r in rules.role_sides})
             raise ValueError(f"{keys[-1]}: {entry.name!r} would be both {sides[0]} and {sides[1]} "
                              f"(named in {' and '.join(keys)}), which exclude each other; give each "
                              "side its own roster entry")
@@ -147,7 +147,7 @@ def check(plugin: "MarketPlugin", mp: "MarketParams", s: Seating,
         if s.episodes[i] == 0:
             raise ValueError(f"roster.{i}: {entry.name!r} is seated in none of the {s.n_episodes} "
                              f"planned episodes, so it would never play; "
-                             f"{plugin.seating_hint(mp, entry)}")
+                             f"{rules.seating_hint(mp, entry)}")
     return s
 
 

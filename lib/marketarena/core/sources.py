@@ -1,8 +1,18 @@
-"""Games published by others, read as untrusted data: what every importer shares.
+"""Games published by others: the part of a market that imports them, and the untrusted reading
+every importer shares.
 
-An importer (``markets/double_auction/bazaar.py`` for BAZAAR's JSONL games,
-``markets/crash`` and ``markets/lemon`` for Agent Bazaar's run folders) turns a folder of someone
-else's logs into episodes of our log schema. Those files come from outside: a user's download, a
+A market that imports published games registers a :class:`MarketSource` per format
+(``core.registry.MarketKind``'s ``sources``; the third part of a market after its rules and its
+analysis): BAZAAR's JSONL games for double_auction (``markets/double_auction/sources/``), Agent
+Bazaar's run folders for crash and lemon (``markets/<kind>/sources/``). An instance with
+``source: {format: <name>, path: <folder>}`` is imported by the simulate stage
+(``importing.import_instance``), and every later stage works on the result as on played episodes;
+the command-line importers (``marketarena import-bazaar``, ``import-agent-bazaar``) are thin
+wrappers over the same path (``importing.import_folder``). A source may bring its own analysis of
+an imported instance (:attr:`MarketSource.analysis`: the authors' own scores, a replay of their
+engine) in place of the market's.
+
+An importer turns a folder of someone else's logs into episodes of our log schema. Those files come from outside: a user's download, a
 repository snapshot with files missing, or a file made to break the importer. The rules every
 importer follows, with the helpers here:
 
@@ -42,7 +52,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
+from typing import Any, ClassVar, Iterator, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -55,6 +65,26 @@ MAX_LINE_BYTES = 32 * 2**20
 PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,127}$")
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class MarketSource:
+    """One format of published games a market imports; subclasses set ``format`` and override
+    :meth:`import_games`."""
+
+    #: the format's name (``source.format`` of an imported instance)
+    format: ClassVar[str]
+    #: the analysis of an instance imported in this format (a ``core.analysis.MarketAnalysis``
+    #: subclass), where it differs from the market's own; None: the market's
+    analysis: ClassVar[type | None] = None
+
+    def import_games(self, mp: Any, source: Path, out: Path) -> dict:
+        """*Required*: read the published games under ``source`` and write them into ``out`` (an
+        empty folder) as units of our log schema (``core.logs.write_shard`` /
+        ``write_episode``). Every problem with the input raises :class:`SourceError` naming the
+        file (and line); the caller swaps ``out`` in whole only when this returns. Returns the
+        import report (JSON): what was imported, and what was missing or left out and why
+        (``importing.py`` writes it beside the episodes)."""
+        raise NotImplementedError
 
 
 class SourceError(ValueError):

@@ -19,7 +19,6 @@ Choices shared by all functions:
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
 
 __all__ = ["gini", "theil", "cv", "shares", "hhi", "cr", "spearman", "rank_mobility"]
 
@@ -119,6 +118,8 @@ def cr(x, k: int = 4, axis: int = -1):
 
 def _centred_ranks(v, ok, n_pairs):
     """Average ranks along the last axis minus their mean; 0 where ``ok`` is False."""
+    from scipy.stats import rankdata  # here, not with the module: numpy-only callers skip scipy
+
     r = np.where(ok, rankdata(v, axis=-1, nan_policy="omit"), 0.0)
     return np.where(ok, r - r.sum(axis=-1, keepdims=True) / n_pairs, 0.0)
 

@@ -1,7 +1,7 @@
 """Who beats whom: for every two players of an instance, the games they met in, the share of those
 games the first scored above the second (a tie counts half) and the mean difference of their
-scores. A player's score in a game is the market's ranking metric (``plugin.rank_by``) combined
-over its seats as its board combines them (``plugin.seat_score``), read from the metrics stage's
+scores. A player's score in a game is the market's ranking metric (``MarketAnalysis.rank_by``) combined
+over its seats as its board combines them (``seat_score``), read from the metrics stage's
 ``data/metrics/<instance>/agents.parquet``: the same numbers the board's TrueSkill ranks.
 
 Arena's pairwise win-fraction and battle-count matrices, computed from the games as played (a
@@ -18,7 +18,7 @@ COLUMNS = ["player", "opponent", "games", "win_share", "mean_difference"]
 
 def combined(per_seat, combine: str = "sum") -> pd.Series:
     """A player's score in a game from its seats' (a grouped series): their sum (NaN when none is
-    scored) or their mean, as the market's plugin says (``seat_score``)."""
+    scored) or their mean, as the market's analysis says (``seat_score``)."""
     return per_seat.sum(min_count=1) if combine == "sum" else per_seat.mean()
 
 

@@ -534,18 +534,18 @@ def versus(instance: str, kind: str, frame: pd.DataFrame, paths, site: Path
            ) -> tuple[list[Versus], list[dict[str, Any]]]:
     """The head-to-head matrices of an instance (``report.headtohead``), one per board role,
     players in board order, and every pair that met (also written to ``<instance>/versus.csv``)."""
-    from marketarena.core.registry import get_plugin
+    from marketarena.core.registry import market_kind
     from marketarena.report.headtohead import game_scores, head_to_head
 
     path = paths.metrics(instance) / "agents.parquet"
     who = who_column(frame)
-    plugin = get_plugin(kind)
+    analysis = market_kind(kind).analysis
     if who is None or not path.is_file():
         return [], []
     agents = pd.read_parquet(path)
-    if plugin.rank_by not in agents.columns:
+    if analysis.rank_by not in agents.columns:
         return [], []
-    scores = game_scores(agents, plugin.rank_by, plugin.seat_score)
+    scores = game_scores(agents, analysis.rank_by, analysis.seat_score)
     out, pairs = [], []
     for role, rows in roles(frame):
         players = [str(p) for p in rows[who]]

@@ -2,7 +2,7 @@
 
 One module per job:
 
-- ``context.py``: the run context (:class:`RunContext`): the instance's plugin and params resolved
+- ``context.py``: the run context (:class:`RunContext`): the instance's rules and params resolved
   once, the run's folders and flags, passed down in place of long signatures;
 - ``planning.py``: inputs, the plan and each episode's fingerprint, the seating check;
 - ``locks.py``: the locks that keep one run of an instance at a time;
@@ -22,7 +22,7 @@ the machinery that plays (``dispatch.py`` and what it imports).
 
 Stopping rule (``markets.<instance>.stop``; off by default, and then nothing here changes): the
 LLM players' games (double_auction's entrants, english_auction's challengers, elsewhere the
-episodes that seat an LLM player: ``MarketPlugin.stop_players``) are held back; every other unit
+episodes that seat an LLM player: ``MarketRules.stop_players``) are held back; every other unit
 (their field) is played first, then the players' games in rounds of ``batch`` each, looking at
 every player after each round and stopping it once its rank interval among the field is as
 narrow as the rule asks, or at the cap (``stopping.Batches``). A resumed run replays the looks
@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import marketarena
 from marketarena.config import Params
 from marketarena.core import logs
+from marketarena.core.registry import market_kind
 from marketarena.simulate.context import RunContext
 from marketarena.simulate.limits import (endpoint_limits, in_flight, ledger_spent, llm_aliases,
                                          shared_slots, spend_ledger_path, worker_count)
@@ -102,7 +103,8 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
         if run.market.stop is not None:
             from marketarena.stopping import Batches
 
-            stop = Batches(run.plugin, run.market, units, run.out_dir, run.data_dir)
+            stop = Batches(market_kind(run.market.market), run.market, units, run.out_dir,
+                           run.data_dir)
         if not todo and stop is None:
             return summary
         return _played(run, todo, stop, live, summary)

@@ -1,16 +1,16 @@
 """The run context: what the functions of a simulate run read, resolved once.
 
-:meth:`RunContext.of` looks the instance's plugin and params up once
-(``core.registry.plugin_for``) and fixes the run's folders; every function of this package takes
-the context in place of the instance name, params, plugin, folders and flags it used to be handed
+:meth:`RunContext.of` looks the instance's rules and params up once
+(``core.registry.rules_for``) and fixes the run's folders; every function of this package takes
+the context in place of the instance name, params, rules, folders and flags it used to be handed
 one by one. A process that plays episodes (the main one, each worker, each Ray task) adds what it
 alone holds with :func:`dataclasses.replace`: the market's loaded inputs, its LLM runtime, its
 progress counters, its parent's pid.
 
 Crossing into a worker (pickled: a process pool's call, a Ray task) a context keeps its run's
 fields and drops what belongs to one process (inputs, LLM runtime, counters, the tests' in-process
-endpoint); the receiving process resolves the plugin again (:meth:`RunContext.__setstate__`), so
-it plays with its own ``PLUGIN``, not a copy of the sender's.
+endpoint); the receiving process resolves the rules again (:meth:`RunContext.__setstate__`), so
+it plays with its own market's rules, not a copy of the sender's.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from marketarena.core import logs
-from marketarena.core.registry import plugin_for
+from marketarena.core.registry import market_kind, rules_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from marketarena.agents.llm_agent import LLMRuntime
     from marketarena.config import Params
     from marketarena.core.params import MarketParams
-    from marketarena.core.plugin import MarketPlugin
+    from marketarena.core.rules import MarketRules
     from marketarena.progress import Counters
 
 #: the fields a context keeps when it crosses into another process (the rest are that process's)
@@ -39,7 +39,7 @@ SENT = ("instance", "params", "data_dir", "out_dir", "run_dir", "progress", "uni
 class RunContext:
     """One simulate run of one instance.
 
-    ``plugin`` and ``market`` are ``plugin_for(params, instance)``; ``out_dir``: the episodes
+    ``rules`` and ``market`` are ``rules_for(params, instance)``; ``out_dir``: the episodes
     folder, ``run_dir``: its run log (``core.logs``); ``progress``: whether the run says anything;
     ``openai_factory``: a fake endpoint in this process (tests), which keeps the run in one process.
 
@@ -52,7 +52,7 @@ class RunContext:
 
     instance: str
     params: Params
-    plugin: MarketPlugin
+    rules: MarketRules
     market: MarketParams
     data_dir: Path
     out_dir: Path
@@ -74,11 +74,16 @@ class RunContext:
         ``<data_dir>/episodes/<instance>``), run log in ``run_dir`` (default
         ``core.logs.run_dir_for``). ``data_dir`` defaults to ``data`` below the working folder,
         the project's own, for the callers that read no input (``check_seating``, ``build``)."""
-        plugin, market = plugin_for(params, instance)
+        rules, market = rules_for(params, instance)
         data_dir = Path(data_dir)
         out_dir = Path(out_dir or data_dir / "episodes" / instance)
-        return cls(instance, params, plugin, market, data_dir, out_dir,
+        return cls(instance, params, rules, market, data_dir, out_dir,
                    Path(run_dir or logs.run_dir_for(out_dir)), progress, openai_factory)
+
+    @property
+    def uses(self) -> tuple[str, ...]:
+        """The global params sections the market's episodes read (``MarketKind.uses``)."""
+        return market_kind(self.market.market).uses
 
     @cached_property
     def llm_aliases(self) -> frozenset[str]:
@@ -99,7 +104,7 @@ class RunContext:
         return {name: getattr(self, name) for name in SENT}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        plugin, market = plugin_for(state["params"], state["instance"])
-        values = {**state, "plugin": plugin, "market": market}
+        rules, market = rules_for(state["params"], state["instance"])
+        values = {**state, "rules": rules, "market": market}
         for field in fields(self):  # what belongs to one process starts at its default here
             object.__setattr__(self, field.name, values.get(field.name, field.default))

@@ -1,7 +1,7 @@
 """What a run is before any episode plays: its inputs, its planned episodes with their
 fingerprints, and their seating.
 
-Planning (``MarketPlugin.plan``): each episode has an id, a run index, a seed and its seats. By
+Planning (``MarketRules.plan``): each episode has an id, a run index, a seed and its seats. By
 default episode ``r`` is ``ep-<r:04d>`` with seed ``SeedSequence([seed, r]).generate_state(1)[0]``,
 so adding runs never changes earlier ones.
 
@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from marketarena.config import Params
 from marketarena.core import logs
+from marketarena.core.registry import market_kind
 from marketarena.core.types import InputError
 from marketarena.simulate.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from marketarena.core.plugin import EpisodeSpec, MarketPlugin
+    from marketarena.core.rules import EpisodeSpec, MarketRules
     from marketarena.core.seating import Seating
 
 #: the package's folder (``lib/marketarena``): the simulator's code is named from there
@@ -54,10 +55,18 @@ def package_version() -> str:
         return "0+unknown"
 
 
+#: the parts of a market's folder an episode does not run (its analysis and its sources of
+#: published games: ``core.registry``): editing them re-plays no episode
+NOT_PLAYED = frozenset({"analysis", "sources", "__pycache__"})
+
+
 def code_paths(kind: str) -> list[Path]:
-    """The files and folders of code an episode of market ``kind`` runs (those that exist)."""
-    paths = [PACKAGE_ROOT / p for p in SIMULATOR_CODE] + [PACKAGE_ROOT / "markets" / kind]
-    return [p for p in paths if p.exists()]
+    """The files and folders of code an episode of market ``kind`` runs (those that exist): the
+    simulator's, and its market's folder but its ``analysis/`` and ``sources/``."""
+    folder = market_kind(kind).folder
+    market = [p for p in sorted(folder.iterdir())
+              if p.name not in NOT_PLAYED and p.name not in logs.NOT_CODE]
+    return [p for p in [*(PACKAGE_ROOT / p for p in SIMULATOR_CODE), *market] if p.exists()]
 
 
 def code_hash(kind: str) -> str:
@@ -65,10 +74,11 @@ def code_hash(kind: str) -> str:
     return logs.hash_files(code_paths(kind))
 
 
-def shared_sections(plugin: MarketPlugin, params: Params) -> dict[str, Any]:
-    """The global params (dotted keys of ``plugin.uses``) as JSON, for the fingerprint."""
+def shared_sections(uses: tuple[str, ...], params: Params) -> dict[str, Any]:
+    """The global params (dotted keys ``uses``: ``MarketKind.uses``) as JSON, for the
+    fingerprint."""
     out = {}
-    for key in plugin.uses:
+    for key in uses:
         value: Any = params
         for part in key.split("."):
             value = getattr(value, part)
@@ -86,16 +96,16 @@ def model_fingerprint(params: Params, alias: str) -> dict[str, Any]:
 def plan(run: RunContext, inputs: list[Path]) -> list[tuple[EpisodeSpec, logs.PlannedEpisode]]:
     """Every planned episode of the run's instance with its fingerprint (``inputs``: the input
     files it read, hashed into every fingerprint)."""
-    plugin, mp, params = run.plugin, run.market, run.params
+    rules, mp, params = run.rules, run.market, run.params
     common = logs.sha256_text(logs.canonical_json({
         "market": mp.market, "params": mp.episode_params(),
-        "shared": shared_sections(plugin, params), "code": code_hash(mp.market),
+        "shared": shared_sections(run.uses, params), "code": code_hash(mp.market),
         "inputs": logs.hash_files(inputs) if inputs else "",
     }))
     planned = []
-    for spec in plugin.plan(mp):
+    for spec in rules.plan(mp):
         seats = [{"agent_id": s.agent_id, "role": s.role, "actor": s.actor_id,
-                  "harness": plugin.harness_of(s.entry),
+                  "harness": rules.harness_of(s.entry),
                   "entry": s.entry.model_dump(mode="json", exclude={"player"})} for s in spec.seats]
         aliases = sorted({s.entry.model for s in spec.seats if s.entry.kind == "llm"})
         fp = logs.sha256_text(logs.canonical_json({
@@ -116,10 +126,10 @@ def checked_seating(run: RunContext, specs: list[EpisodeSpec] | None = None,
     from marketarena.config import ParamsError
     from marketarena.core import seating
 
-    plugin, mp = run.plugin, run.market
+    rules, mp = run.rules, run.market
     try:
-        found = seating.of_plan(plugin, mp) if specs is None else seating.seating(mp, specs)
-        return seating.check(plugin, mp, found, _harness_roles)
+        found = seating.of_plan(rules, mp) if specs is None else seating.seating(mp, specs)
+        return seating.check(rules, mp, found, _harness_roles)
     except ValueError as exc:
         where = f"{source}: " if source else ""
         raise ParamsError(f"{where}markets.{run.instance}.{exc}") from None
@@ -146,8 +156,8 @@ def build(instance: str, params: Params, run: int = 0, resources: Any = None,
     agents, agents table, its ``EpisodeSpec``). ``resources``: what ``load_resources`` returns
     (tests and ``marketarena play`` pass their own); ``llm``: an ``LLMRuntime``."""
     context = RunContext.of(instance, params)
-    spec = context.plugin.episode(context.market, run)
-    market, agents, table = context.plugin.build_episode(context.market, resources, spec, llm=llm)
+    spec = context.rules.episode(context.market, run)
+    market, agents, table = context.rules.build_episode(context.market, resources, spec, llm=llm)
     return market, agents, table, spec
 
 
@@ -166,17 +176,17 @@ def check_input(path: Path) -> None:
 def read_inputs(run: RunContext) -> tuple[list[Path], Any]:
     """Check and load what the run's episodes read: (the input files, the market's resources);
     ``InputError`` before anything is touched."""
-    plugin, mp, params = run.plugin, run.market, run.params
-    inputs = plugin.input_files(mp, run.data_dir)
+    rules, mp, params = run.rules, run.market, run.params
+    inputs = rules.input_files(mp, run.data_dir)
     missing = [str(p) for p in inputs if not p.exists()]
     if missing:
         raise InputError(f"{run.instance}: missing input files {missing}; run the stages that "
                          "write them first (dvc repro)")
-    shared = {key.split(".")[0]: getattr(params, key.split(".")[0]) for key in plugin.uses}
+    shared = {key.split(".")[0]: getattr(params, key.split(".")[0]) for key in run.uses}
     try:
         for path in inputs:
             check_input(path)
-        resources = plugin.load_resources(mp, run.data_dir, shared)
+        resources = rules.load_resources(mp, run.data_dir, shared)
     except Exception as exc:
         raise InputError(f"{run.instance}: cannot load its input files "
                          f"({', '.join(map(str, inputs)) or 'none'}): {type(exc).__name__}: {exc}; "

@@ -33,7 +33,7 @@ from typing import Any
 
 from marketarena import progress as progress_line
 from marketarena.core import logs
-from marketarena.core.plugin import EpisodeSpec
+from marketarena.core.rules import EpisodeSpec
 from marketarena.core.runner import run_episode
 from marketarena.core.types import as_columns
 from marketarena.simulate.collector import collector_paused
@@ -197,7 +197,7 @@ async def _play_one(run: RunContext, spec: EpisodeSpec, seed: int) -> Played:
     """One episode: (its tables, its meta, its run info), as ``logs`` writes them (the run
     tables and run info to the run log)."""
     t0 = time.perf_counter()
-    market_obj, agents, agents_table = run.plugin.build_episode(run.market, run.resources, spec,
+    market_obj, agents, agents_table = run.rules.build_episode(run.market, run.resources, spec,
                                                                 llm=run.llm)
     result = await run_episode(market_obj, agents, seed, share_loop=run.llm is not None)
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written

@@ -6,8 +6,8 @@ Built once per instance (and again when its episodes or metrics change) from wha
 already wrote, never by reading every episode whole:
 
 - who sits where and the score: the metrics stage's ``data/metrics/<instance>/agents.parquet``
-  (one row per seat; the score is the market's ranking metric, ``plugin.rank_by``, combined over
-  a player's seats as its board does, ``plugin.seat_score``); episodes it does not hold (no
+  (one row per seat; the score is the market's ranking metric, ``MarketAnalysis.rank_by``, combined over
+  a player's seats as its board does, ``seat_score``); episodes it does not hold (no
   metrics stage yet, or episodes played since) take their seats from their unit's ``agents``
   table and have no score;
 - re-asked and invalid decisions: only the rows of ``decisions`` that matter (an invalid answer or
@@ -46,13 +46,13 @@ COLUMNS = ["episode_id", "player", "seats", "score", "rank", "players", "calls",
 def scoring(market: str) -> tuple[str | None, str]:
     """(the market's per-seat ranking metric, how seats combine: "sum" or "mean"); (None, "sum")
     for a market that is not installed."""
-    from marketarena.core.registry import get_plugin
+    from marketarena.core.registry import market_kind
 
     try:
-        plugin = get_plugin(market)
+        analysis = market_kind(market).analysis
     except (KeyError, ImportError):
         return None, "sum"
-    return getattr(plugin, "rank_by", None), getattr(plugin, "seat_score", "sum")
+    return getattr(analysis, "rank_by", None), getattr(analysis, "seat_score", "sum")
 
 
 def metrics_file(root: Path) -> Path | None:

@@ -12,10 +12,10 @@ import pytest
 
 from marketarena.config import ParamsError, parse_params
 from marketarena.core import logs
-from marketarena.core.registry import get_plugin
+from marketarena.core.registry import market_kind
 from marketarena.core.runner import run_episode
 from marketarena.simulate import simulate
-from marketarena.markets.bertrand import PLUGIN, rules
+from marketarena.markets.bertrand import KIND, rules
 from marketarena.simulate import build
 from marketarena.markets.bertrand.economics import (
     BertrandConfig,
@@ -271,15 +271,15 @@ def test_qlearning_is_seeded():
 
 def test_reference_hook(tmp_path):
     params = bertrand_params([entry("a", "nash"), entry("b", "nash")], alpha=3.2)
-    ref = PLUGIN.compute_reference(params.markets["bertrand"], tmp_path)
+    ref = KIND.analysis.compute_reference(params.markets["bertrand"], tmp_path)
     np.testing.assert_allclose(ref["nash"]["prices"], [[3.2 * P_NASH]] * 2, atol=1e-3)
     np.testing.assert_allclose(ref["monopoly"]["prices"], [[3.2 * P_MONO]] * 2, atol=1e-3)
-    ref = PLUGIN.compute_reference(bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets["bertrand"], tmp_path)
+    ref = KIND.analysis.compute_reference(bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets["bertrand"], tmp_path)
     assert set(ref["by_level"]) == {"0", "1", "2"} and ref["products"] == ["A", "B"]
     assert ref["by_level"]["2"]["nash"]["prices"][0][0] < ref["by_level"]["0"]["nash"]["prices"][0][0]
-    plugin = get_plugin("bertrand")
+    plugin = market_kind("bertrand").rules
     mp = bertrand_params([entry("a", "nash"), entry("b", "nash")]).markets["bertrand"]
-    assert plugin.rank_by == "profit"
+    assert KIND.analysis.rank_by == "profit"
     assert plugin.input_files(mp, tmp_path) == [tmp_path / "references" / "bertrand" / "summary.json"]
 
 
@@ -311,13 +311,12 @@ def test_figures_and_table(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from marketarena.markets.bertrand import PLUGIN
 
     params = bertrand_params([entry("n", "nash"), entry("c", "collude")], runs=2, rounds=12,
                              collusion_window=5, preset="startup")
     paths = _pipeline(tmp_path, params)
     run_metrics("bertrand", params, paths)
-    out = PLUGIN.draw_figures(paths.metrics("bertrand"), tmp_path / "fig", tmp_path / "tab",
+    out = KIND.analysis.draw_figures(paths.metrics("bertrand"), tmp_path / "fig", tmp_path / "tab",
                               params.markets["bertrand"], "bertrand")
     assert [p.name for p in out] == ["fig_prices.png", "fig_collusion_index.png", "bertrand_collusion.md",
                                      "bertrand_collusion.tex", "bertrand_outcomes.md", "bertrand_outcomes.tex"]
@@ -340,7 +339,7 @@ def _states(shares, prices, nash=120.0, steps=4):
 
 
 def test_startup_outcome_categories_on_hand_made_episodes():
-    from marketarena.markets.bertrand.outcomes import investment_pattern, outcome
+    from marketarena.markets.bertrand.analysis.outcomes import investment_pattern, outcome
 
     p = {(a, x): 150.0 for a in ("F1", "F2") for x in "AB"}
     dom = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.95, ("F2", "B"): 0.05}, p))

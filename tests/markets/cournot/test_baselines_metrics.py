@@ -12,10 +12,10 @@ from marketarena.config import ParamsError
 
 from marketarena.core import logs
 from marketarena.simulate import simulate
-from marketarena.markets.cournot import PLUGIN
-from marketarena.markets.cournot import metrics as cm
+from marketarena.markets.cournot import KIND
+from marketarena.markets.cournot.analysis import metrics as cm
 from marketarena.markets.cournot.economics import CournotConfig, best_response, specialisation_cv
-from marketarena.markets.cournot.specialisation_test import (
+from marketarena.markets.cournot.analysis.specialisation import (
     block_bootstrap_test,
     bootstrap_means,
     pooled_block_bootstrap_test,
@@ -36,7 +36,7 @@ def quantities(result, agent_id):
 
 def test_compute_reference_hook_matches_closed_form(tmp_path):
     params = cournot_params([entry("a", "nash"), entry("b", "nash")])
-    summary = PLUGIN.compute_reference(params.markets["cournot"], tmp_path)
+    summary = KIND.analysis.compute_reference(params.markets["cournot"], tmp_path)
     np.testing.assert_allclose(summary["nash"]["quantities"], NASH, atol=1e-6)
     np.testing.assert_allclose(summary["nash"]["prices"], [100 - (220 / 3) / 2] * 2, atol=1e-6)
     np.testing.assert_allclose(summary["nash"]["cv"], [3 / 11] * 2, atol=1e-8)
@@ -49,12 +49,12 @@ def test_compute_reference_hook_matches_closed_form(tmp_path):
 def test_reference_with_binding_capacity_and_unconverged_error(tmp_path):
     # capacity 50 binds at Nash (73.3 wanted): the firm keeps its mix where the marginal profits equal
     params = cournot_params([entry("a", "nash"), entry("b", "nash")], capacity=50)
-    q = np.asarray(PLUGIN.compute_reference(params.markets["cournot"], tmp_path)["nash"]["quantities"])
+    q = np.asarray(KIND.analysis.compute_reference(params.markets["cournot"], tmp_path)["nash"]["quantities"])
     np.testing.assert_allclose(q.sum(axis=1), [50, 50], atol=1e-6)
     params = cournot_params([entry("a", "nash"), entry("b", "nash")], nash_max_iter=1, nash_tol=1e-12)
     with pytest.raises(ParamsError, match="markets.cournot.nash_max_iter: cournot_nash did not "
                                           "converge.*; raise nash_max_iter"):
-        PLUGIN.compute_reference(params.markets["cournot"], tmp_path)
+        KIND.analysis.compute_reference(params.markets["cournot"], tmp_path)
 
 
 def test_nash_and_collude_play_their_references(pair):
@@ -192,7 +192,7 @@ def test_figures_and_table(tmp_path):
     params = cournot_params([entry("m", "myopic"), entry("c", "collude")], runs=2, rounds=8)
     paths = _pipeline(tmp_path, params)
     run_metrics("cournot", params, paths)
-    out = PLUGIN.draw_figures(paths.metrics("cournot"), tmp_path / "fig", tmp_path / "tab",
+    out = KIND.analysis.draw_figures(paths.metrics("cournot"), tmp_path / "fig", tmp_path / "tab",
                               params.markets["cournot"], "cournot")
     assert [p.name for p in out] == ["fig2_quantities.png", "fig3_cv.png", "cournot_specialisation.md",
                                      "cournot_specialisation.tex"]

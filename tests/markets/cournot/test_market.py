@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from marketarena.agents.harnesses.notes import Notes
 from marketarena.config import ParamsError, parse_params
-from marketarena.core.registry import get_plugin
+from marketarena.core.registry import market_kind
 from marketarena.core.runner import run_episode
 from marketarena.core.types import Reply
 from marketarena.markets.cournot import rules
@@ -198,9 +198,10 @@ def test_llm_firms_raise_a_clear_error():
         play(params)
 
 
-def test_plugin_is_registered_with_every_hook(tmp_path):
-    plugin = get_plugin("cournot")
-    assert plugin.rank_by == "profit"
+def test_the_market_is_registered_with_its_rules_and_analysis(tmp_path):
+    kind = market_kind("cournot")
+    plugin = kind.rules
+    assert kind.analysis.rank_by == "profit" and kind.rules.cost_seat == "myopic"
     mp = cournot_params([entry("a", "nash"), entry("b", "nash")]).markets["cournot"]
     assert plugin.input_files(mp, tmp_path) == [tmp_path / "references" / "cournot" / "summary.json"]
     obs = CournotObservation(agent_id="F1", round=1, products=["A", "B"], costs={"A": 1, "B": 2},
@@ -210,6 +211,6 @@ def test_plugin_is_registered_with_every_hook(tmp_path):
 
 def test_summarize(pair):
     result, table, _ = play(pair)
-    summary = get_plugin("cournot").summarize(table, result)
+    summary = market_kind("cournot").analysis.summarize(table, result)
     assert list(summary["name"]) == ["nash", "collude"]  # most profitable first
     assert summary.set_index("name").loc["collude", "mean_cv"] == pytest.approx(1.0)

@@ -16,7 +16,7 @@ import pytest
 from marketarena.config import ParamsError, parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
-from marketarena.core.registry import plugin_for
+from marketarena.core.registry import rules_for
 from marketarena.core.runner import run_episode
 from marketarena.markets.english_auction import metrics as em
 from marketarena.markets.english_auction import rules
@@ -388,7 +388,7 @@ STANDARD = [{"name": "a", "kind": "baseline", "strategy": "planner"},
 def test_the_standard_competition_seats_two_baselines_and_each_challenger_in_turn():
     p = parse_params({"markets": {"english_auction": {"runs": 18, "baselines": ["b", "a"],
                                                       "roster": STANDARD}}})
-    plugin, mp = plugin_for(p, "english_auction")
+    plugin, mp = rules_for(p, "english_auction")
     plan = plugin.plan(mp)
     assert len(plan) == 2 * 18 and len({e.episode_id for e in plan}) == 36
     assert [e.episode_id for e in plan[:2]] == ["ep-rule-0000", "ep-rule-0001"]

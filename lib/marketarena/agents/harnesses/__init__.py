@@ -7,7 +7,7 @@ returns is judged and applied like any other agent's.
 
 Harnesses are discovered: each module of this package defines :class:`Harness` subclasses with a
 ``name``; ``roster[].harness`` selects one by that name, among those the market lists in its
-plugin's ``harnesses``. A harness's params are the roster entry's ``params``.
+rules' ``harnesses``. A harness's params are the roster entry's ``params``.
 
 =============  =====================================================================================
 ``plain``      the market's prompt, one call per decision (re-asked with the reason when a market

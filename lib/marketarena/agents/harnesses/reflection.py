@@ -1,7 +1,7 @@
 """``reflection``: the agent is shown its own best past steps, scored by the market's signals.
 
 After each decision the harness remembers the answer; at the next decision the market reports
-the outcome as numbers (``MarketPlugin.harness_signals(observation)``, e.g. crash's last-day profit
+the outcome as numbers (``MarketRules.harness_signals(observation)``, e.g. crash's last-day profit
 and market health, each on a comparable scale). A step's score is the weighted sum of its signals
 (``weights``; empty = every signal with weight 1). Each prompt then shows the ``k`` best steps so
 far (score, then the earlier step, first), with the answer given and the signals it earned, as a

@@ -24,9 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from marketarena.core.params import RosterEntry
-from marketarena.core.plugin import MarketPlugin, Seat
 from marketarena.core.prompts import NOTE_MAX_CHARS, chat_messages, template_env
-from marketarena.markets._shared.boards import player_board
+from marketarena.core.rules import MarketRules, Seat
 
 
 class NewContent(BaseModel):
@@ -166,15 +165,14 @@ def firm_seats(roster: list[RosterEntry], seats: int, run: int) -> list[Seat]:
     return [Seat(f"F{i + 1}", e, "firm") for i, e in enumerate(lineup(roster, seats, run))]
 
 
-class OligopolyPlugin(MarketPlugin):
-    """What the cournot and bertrand plugins share: round-robin firm seats, the notes harness."""
+class OligopolyRules(MarketRules):
+    """What the cournot and bertrand rules share: round-robin firm seats, the notes harness; a
+    rated LLM takes the place of the myopic firm (``rating_cost.py``). Their analysis shares
+    ``oligopoly_analysis.py``."""
 
     harnesses = ("notes", "plain")
     default_harness = "notes"
-    rank_by = "profit"
-
-    def leaderboard(self, agents, mp, ratings, stats):
-        return player_board(self, agents, ratings, stats)
+    cost_seat = "myopic"
 
     def seats(self, mp, run: int) -> list[Seat]:
         return firm_seats(mp.roster, mp.seats, run)

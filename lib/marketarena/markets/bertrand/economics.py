@@ -63,8 +63,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, model_validator
-from scipy.optimize import brentq, root
-from scipy.special import logsumexp
 
 __all__ = [
     "BertrandConfig",
@@ -200,11 +198,25 @@ class BertrandConfig(BaseModel):
 # --------------------------------------------------------------------------------------------------
 
 
+def _logsumexp(x, axis=None):
+    """scipy's ``logsumexp``, imported at the first call: validating an instance's params reads
+    this module (its ``BertrandConfig``), and needs no scipy."""
+    from scipy.special import logsumexp
+
+    return logsumexp(x, axis=axis)
+
+
+def _brentq(f, a, b, **kw):
+    from scipy.optimize import brentq
+
+    return brentq(f, a, b, **kw)
+
+
 def _log_shares(prices: NDArray, a: ArrayLike, a0: float, mu: float, alpha: float, axis: int):
     """Log inside shares and log outside share; firms along ``axis``."""
     u = (np.asarray(a, dtype=float) - prices / alpha) / mu
     u0 = a0 / mu
-    log_total = np.logaddexp(logsumexp(u, axis=axis), u0)
+    log_total = np.logaddexp(_logsumexp(u, axis=axis), u0)
     return u - np.expand_dims(log_total, axis), u0 - log_total
 
 
@@ -265,7 +277,7 @@ def _one_minus_share(p_col: NDArray, i: int, a_col: NDArray, config: BertrandCon
     """``1 - s_i`` at prices ``p_col`` (one product market), computed without cancellation."""
     log_s, log_s0 = _log_shares(p_col, a_col, config.a0, config.mu, config.alpha, axis=0)
     others = np.delete(log_s, i)
-    return float(np.exp(np.logaddexp(logsumexp(others) if others.size else -np.inf, log_s0)))
+    return float(np.exp(np.logaddexp(_logsumexp(others) if others.size else -np.inf, log_s0)))
 
 
 def best_response(i: int, prices: ArrayLike, config: BertrandConfig) -> NDArray[np.float64]:
@@ -296,7 +308,7 @@ def best_response(i: int, prices: ArrayLike, config: BertrandConfig) -> NDArray[
         hi = ci + am / _one_minus_share(col, i, a[:, k], config)
         if not math.isfinite(hi):
             raise RuntimeError(f"best_response: no finite bracket for firm {i}, product {k} of {config!r}")
-        out[k] = hi if h(hi) == 0.0 else brentq(h, ci, hi, xtol=1e-14 * max(1.0, abs(hi)), rtol=4 * np.finfo(float).eps)
+        out[k] = hi if h(hi) == 0.0 else _brentq(h, ci, hi, xtol=1e-14 * max(1.0, abs(hi)), rtol=4 * np.finfo(float).eps)
     return out
 
 
@@ -325,6 +337,8 @@ def bertrand_nash(config: BertrandConfig, tol: float = 1e-10, max_iter: int = 50
     n, m = config.n_firms, config.n_products
     am = config.alpha * config.mu
     start = config.cost_matrix + am
+    from scipy.optimize import root
+
     sol = root(_foc_residual, start.ravel(), args=(config,), method="hybr", options={"xtol": 1e-12})
     p = sol.x.reshape(n, m)
     if not np.all(np.isfinite(p)) or np.any(p < config.cost_matrix):
@@ -370,7 +384,7 @@ def monopoly_prices(config: BertrandConfig) -> NDArray[np.float64]:
         hi = am / outside_share(am)
         if not math.isfinite(hi):
             raise RuntimeError(f"monopoly_prices: no finite bracket for product {k} of {config!r}")
-        markup = hi if g(hi) == 0.0 else brentq(g, 0.0, hi, xtol=1e-14 * max(1.0, hi), rtol=4 * np.finfo(float).eps)
+        markup = hi if g(hi) == 0.0 else _brentq(g, 0.0, hi, xtol=1e-14 * max(1.0, hi), rtol=4 * np.finfo(float).eps)
         out[:, k] = c[:, k] + markup
     return out
 

@@ -9,6 +9,10 @@ Documented fallback (invalid or missing answer): the firm keeps last period's pr
 costs in the first period: no profit) and invests nothing. (Its PLANS / INSIGHTS notes are kept by
 the ``notes`` harness, not by the market.)
 
+:class:`BertrandRules` is what the pipeline plays it by (``core.rules``): the round-robin lineups
+and the notes harness it shares with cournot (``markets/_shared/oligopoly.py``), the reference
+summary as its input, the scripted firms' context.
+
 Log tables (``step`` = the period, 0-based):
   states   step, agent_id, product, level, cost, price, quantity, share, profit, nash_price,
            monopoly_price   (the references of the period's cost configuration, all firms' costs)
@@ -19,13 +23,17 @@ Log tables (``step`` = the period, 0-based):
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
 from marketarena.core.types import AgentId, Checked, Decision
+from marketarena.markets._shared.oligopoly import (OligopolyRules, choice_vector, clip_notes,
+                                                   make_action)
 from marketarena.markets.bertrand import rules
+from marketarena.markets.bertrand.baselines import STRATEGIES, Game
 from marketarena.markets.bertrand.economics import BertrandConfig, bertrand_nash, monopoly_prices
 from marketarena.markets.bertrand.observations import (
     FIELD,
@@ -33,9 +41,9 @@ from marketarena.markets.bertrand.observations import (
     ProductRecord,
     RoundRecord,
     action_schema,
+    render_messages,
 )
 from marketarena.markets.bertrand.params import BertrandParams
-from marketarena.markets._shared.oligopoly import choice_vector, clip_notes, make_action
 
 PHASE = "price"
 
@@ -176,3 +184,22 @@ class BertrandMarket:
     def tables(self) -> dict[str, pd.DataFrame]:
         return {name: pd.DataFrame(self.rows[name], columns=cols)
                 for name, cols in self.TABLE_COLUMNS.items()}
+
+
+class BertrandRules(OligopolyRules):
+    kind = "bertrand"
+    params_model = BertrandParams
+    strategies = STRATEGIES
+
+    def input_files(self, mp: BertrandParams, data_dir: Path) -> list[Path]:
+        return [Path(data_dir) / "references" / mp.instance / "summary.json"]
+
+    def build_market(self, mp: BertrandParams, resources, episode) -> BertrandMarket:
+        return BertrandMarket(mp, [s.agent_id for s in episode.seats])
+
+    def scripted_context(self, seat, mp: BertrandParams, resources, episode) -> Game:
+        index = [s.agent_id for s in episode.seats].index(seat.agent_id)
+        return Game(mp.config(), index, tuple(mp.products), mp.invest)
+
+    def render_messages(self, observation, **extras):
+        return render_messages(observation, **extras)

@@ -14,12 +14,14 @@ seats lineup r mod L, dealt so that any prefix is as balanced as possible: see
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MarketParams, RosterEntry, size
-from marketarena.markets.bertrand.economics import BertrandConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from marketarena.markets.bertrand.economics import BertrandConfig
 
 PRESET_PRODUCTS = {"calvano": ["A"], "startup": ["A", "B"]}
 
@@ -72,6 +74,8 @@ class BertrandParams(MarketParams):
 
     def config(self) -> BertrandConfig:
         """The game at the start of an episode (every firm at investment level 0)."""
+        from marketarena.markets.bertrand.economics import BertrandConfig
+
         if self.preset == "calvano":
             return BertrandConfig.calvano(self.alpha, n_firms=self.seats)
         base = BertrandConfig.startup()

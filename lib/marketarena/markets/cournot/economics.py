@@ -56,7 +56,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
-from scipy.optimize import minimize
 
 from marketarena.metrics import indices
 
@@ -197,6 +196,29 @@ def _project_to_capacity(x: NDArray[np.float64], upper: NDArray[np.float64], cap
     return x
 
 
+def _best_slsqp(objective, gradient, starts: list, bounds: list, constraints: list, finish,
+                score, rtol: float) -> tuple[NDArray[np.float64] | None, list[str]]:
+    """SLSQP (analytic gradient, :data:`_SLSQP_OPTIONS`) from each of ``starts`` (scaled
+    vectors): each converged point mapped back by ``finish`` and scored by ``score`` (higher is
+    better), the best kept, an earlier start winning unless a later one beats it by more than
+    ``rtol`` (relative); (None, the solver's messages) when no start converged. Scipy is imported
+    here, not with the module: validating a cournot instance's params reads this module."""
+    from scipy.optimize import minimize
+
+    best, best_score, messages = None, -math.inf, []
+    for y0 in starts:
+        res = minimize(objective, y0, jac=gradient, method="SLSQP", bounds=bounds,
+                       constraints=constraints, options=_SLSQP_OPTIONS)
+        if res.status not in (0, 8):
+            messages.append(f"exit mode {res.status}: {res.message}")
+            continue
+        x = finish(res.x)
+        value = score(x)
+        if best is None or value > best_score + rtol * max(1.0, abs(best_score)):
+            best, best_score = x, value
+    return best, messages
+
+
 def best_response(i: int, q: ArrayLike, config: CournotConfig) -> NDArray[np.float64]:
     """Firm ``i``'s profit-maximising quantities ``(M,)`` given the others' rows of ``q`` (n x M).
 
@@ -250,24 +272,10 @@ def best_response(i: int, q: ArrayLike, config: CournotConfig) -> NDArray[np.flo
     bounds = list(zip(np.zeros(m), upper / scale_q))
     # start 1: producing nothing (see Numerics); start 2, a fallback: the firm's current plan.
     starts = [np.zeros(m), _project_to_capacity(q[i], upper, cap)]
-    best_x, best_f, messages = None, math.inf, []
-    for x0 in starts:
-        res = minimize(
-            objective,
-            x0 / scale_q,
-            jac=gradient,
-            method="SLSQP",
-            bounds=bounds,
-            constraints=constraints,
-            options=_SLSQP_OPTIONS,
-        )
-        if res.status not in (0, 8):
-            messages.append(f"exit mode {res.status}: {res.message}")
-            continue
-        x = _project_to_capacity(scale_q * res.x, upper, cap)
-        fx = neg_profit_q(x)
-        if best_x is None or fx < best_f - 1e-12 * max(1.0, abs(best_f)):
-            best_x, best_f = x, fx
+    best_x, messages = _best_slsqp(
+        objective, gradient, [x0 / scale_q for x0 in starts], bounds, constraints,
+        finish=lambda y: _project_to_capacity(scale_q * y, upper, cap),
+        score=lambda x: -neg_profit_q(x), rtol=1e-12)
     if best_x is None:
         raise RuntimeError(
             f"best_response: SLSQP failed for firm {i} of {config!r} "
@@ -456,24 +464,10 @@ def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64
         cheapest[j, k] = max(b[k] * (a[k] - c[j, k]) / 2.0, 0.0)
     starts = [_initial_plan(config), project(cheapest), np.minimum(np.full((n, m), 1.0), upper)]
 
-    best_q, best_profit, messages = None, -math.inf, []
-    for q0 in starts:
-        res = minimize(
-            objective,
-            q0.ravel() / scale_q,
-            jac=gradient,
-            method="SLSQP",
-            bounds=bounds,
-            constraints=constraints,
-            options=_SLSQP_OPTIONS,
-        )
-        if res.status not in (0, 8):
-            messages.append(f"exit mode {res.status}: {res.message}")
-            continue
-        q = project((scale_q * res.x).reshape(n, m))
-        profit = _joint_profit(q, config)
-        if best_q is None or profit > best_profit + 1e-9 * max(1.0, abs(best_profit)):
-            best_q, best_profit = q, profit
+    best_q, messages = _best_slsqp(
+        objective, gradient, [q0.ravel() / scale_q for q0 in starts], bounds, constraints,
+        finish=lambda y: project((scale_q * y).reshape(n, m)),
+        score=lambda q: _joint_profit(q, config), rtol=1e-9)
     if best_q is None:
         raise RuntimeError(f"monopoly: SLSQP failed from every start for {config!r}: {'; '.join(messages)}")
     polished = _polish_monopoly(best_q, config)

@@ -9,6 +9,10 @@ the firms. An LLM firm's PLANS / INSIGHTS notes are kept by the ``notes`` harnes
 Documented fallback (an answer that is missing, not valid JSON for the schema, or negative): the
 firm produces nothing this round.
 
+:class:`CournotRules` is what the pipeline plays it by (``core.rules``): the round-robin lineups
+and the notes harness it shares with bertrand (``markets/_shared/oligopoly.py``), the reference
+solution as its input, the scripted firms' context.
+
 Log tables (besides the generic ones):
   states     step, agent_id, product, cost, planned, quantity, price, share, profit
   firms      step, agent_id, quantity (total), profit, total_profit, scaled, cv
@@ -20,22 +24,26 @@ Log tables (besides the generic ones):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
 from marketarena.core.types import AgentId, Checked, Decision
+from marketarena.markets._shared.oligopoly import OligopolyRules, choice_vector, clip_notes
 from marketarena.markets.cournot import rules
-from marketarena.markets._shared.oligopoly import choice_vector, clip_notes
-from marketarena.markets.cournot.economics import specialisation_cv
+from marketarena.markets.cournot.baselines import STRATEGIES, Game
+from marketarena.markets.cournot.economics import reference_summary, specialisation_cv
 from marketarena.markets.cournot.observations import (
     FIELD,
     CournotObservation,
     ProductRecord,
     RoundRecord,
     action_schema,
+    render_messages,
 )
 from marketarena.markets.cournot.params import CournotParams
 
@@ -161,3 +169,50 @@ class CournotMarket:
                for name, cols in self.TABLE_COLUMNS.items()}
         out["reference"] = self.reference_table()
         return out
+
+
+def reference_path(data_dir: Path, instance: str) -> Path:
+    return Path(data_dir) / "references" / instance / "summary.json"
+
+
+class CournotRules(OligopolyRules):
+    kind = "cournot"
+    params_model = CournotParams
+    strategies = STRATEGIES
+
+    def input_files(self, mp: CournotParams, data_dir: Path) -> list[Path]:
+        return [reference_path(data_dir, mp.instance)]
+
+    def load_resources(self, mp: CournotParams, data_dir: Path, shared) -> dict:
+        """The reference summary, checked against the configured game.
+
+        Without ``summary.json`` (``marketarena play`` before any ``dvc repro``) the reference is
+        computed in memory with the same function; the simulate stage itself refuses to run
+        without the file (``input_files``), so recorded episodes always match a stored reference.
+        """
+        path = reference_path(data_dir, mp.instance)
+        if not path.is_file():
+            return reference_summary(mp.config(), tol=mp.nash_tol, max_iter=mp.nash_max_iter)
+        ref = json.loads(path.read_text())["reference"]
+        cfg = mp.config()
+        same = (np.allclose(ref["config"]["costs"], cfg.cost_matrix)
+                and np.allclose(ref["config"]["a"], cfg.a_vec)
+                and np.allclose(ref["config"]["b"], cfg.b_vec)
+                and [np.inf if c is None else c for c in ref["config"]["capacity"]]
+                == cfg.capacity_vec.tolist())
+        if not same:
+            raise ValueError(f"{path} was computed for another configuration than params "
+                             f"markets.{mp.instance}; re-run the reference stage (dvc repro)")
+        return ref
+
+    def build_market(self, mp: CournotParams, resources: dict, episode) -> CournotMarket:
+        return CournotMarket(mp, [s.agent_id for s in episode.seats], resources)
+
+    def scripted_context(self, seat, mp: CournotParams, resources: dict, episode) -> Game:
+        index = [s.agent_id for s in episode.seats].index(seat.agent_id)
+        return Game(mp.config(), index, tuple(mp.products),
+                    np.asarray(resources["nash"]["quantities"]),
+                    np.asarray(resources["monopoly"]["quantities"]))
+
+    def render_messages(self, observation, **extras):
+        return render_messages(observation, **extras)

@@ -13,12 +13,14 @@ firm about equally often. ``marketarena validate`` shows who meets whom.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MarketParams, RosterEntry, Strict, size
-from marketarena.markets.cournot.economics import CournotConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from marketarena.markets.cournot.economics import CournotConfig
 
 
 #: demand levels, slopes and capacities: between 10^-6 and 10^6 (the Nash solver's range)
@@ -82,6 +84,8 @@ class CournotParams(MarketParams):
         return lineup(self.roster, self.seats, run)
 
     def config(self) -> CournotConfig:
+        from marketarena.markets.cournot.economics import CournotConfig
+
         def tup(v):
             return tuple(float(x) for x in v) if isinstance(v, list) else float(v)
 

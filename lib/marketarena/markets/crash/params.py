@@ -66,7 +66,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
-from marketarena.metrics.eas import EASParams, Term
+from marketarena.metrics.eas_params import EASParams, Term
 
 #: personas of non-stabilizing firms, after the authors' code (``FIRM_PERSONA_DESCRIPTIONS``,
 #: paraphrased); a competitor entry keeps one (``default_persona``, or its ``player_personas``

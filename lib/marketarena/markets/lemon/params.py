@@ -42,7 +42,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
-from marketarena.metrics.eas import EASParams, Term
+from marketarena.metrics.eas_params import EASParams, Term
 
 TIERS = ("mint", "good", "fair", "poor")
 #: the tiers the deceptive principal may advertise (its cars are always poor)

@@ -1,6 +1,6 @@
 """Figures and the collusion table of the ``bertrand`` market.
 
-Faceted by lineup (the firms that met, seats in order) as in ``plots.cournot``; lines are means
+Faceted by lineup (the firms that met, seats in order) as in cournot's (``markets/_shared/oligopoly_analysis.py``); lines are means
 across that lineup's episodes per round with Student-t 95% bands (``style.mean_ci``).
 
 - :func:`figure_prices`: price per product over rounds, one line per seat; the grey band spans the
@@ -22,14 +22,15 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from marketarena.plots.cournot import _episodes, _lineups, _line_with_band, _per_episode, _seat_label
+from marketarena.markets._shared.oligopoly_analysis import (episodes_note, line_with_band,
+                                                             lineup_names, per_episode, seat_label)
 from marketarena.plots.style import agent_palette, apply_theme, no_data, save
 from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
 
 
 def figure_prices(product_rounds: pd.DataFrame, path: str | Path) -> Path:
     apply_theme()
-    lineups = _lineups(product_rounds)
+    lineups = lineup_names(product_rounds)
     products = list(dict.fromkeys(product_rounds["product"])) if len(product_rounds) else []
     rows, cols = max(1, len(lineups)), max(1, len(products))
     fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols + 1.8, 2.6 * rows + 0.6), sharex=True,
@@ -50,9 +51,9 @@ def figure_prices(product_rounds: pd.DataFrame, path: str | Path) -> Path:
             handles = []
             for _, g in dp.groupby("agent_id", sort=True):
                 colour = palette[g["name"].iloc[0]]
-                _line_with_band(ax, _per_episode(g, ["step"], "price"), "step", "price", colour,
-                                _seat_label(g))
-                handles.append(Line2D([], [], color=colour, label=_seat_label(g)))
+                line_with_band(ax, per_episode(g, ["step"], "price"), "step", "price", colour,
+                                seat_label(g))
+                handles.append(Line2D([], [], color=colour, label=seat_label(g)))
             ax.set_title(f"{lineup} — product {prod}" if c == 0 else f"product {prod}", fontsize=9)
             ax.set_ylabel("price" if c == 0 else "")
         handles += [Line2D([], [], color="0.35", ls="--", label="Nash"),
@@ -61,7 +62,7 @@ def figure_prices(product_rounds: pd.DataFrame, path: str | Path) -> Path:
         axes[r, -1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("period (step)")
-    fig.suptitle(f"Prices by lineup (mean over {_episodes(product_rounds)}, 95% CI)", fontsize=11)
+    fig.suptitle(f"Prices by lineup (mean over {episodes_note(product_rounds)}, 95% CI)", fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
     return save(fig, path)
 
@@ -72,13 +73,13 @@ def figure_collusion(market_rounds: pd.DataFrame, window: int, path: str | Path,
     if market_rounds.empty:
         no_data(ax)
         return save(fig, path)
-    lineups = _lineups(market_rounds)
+    lineups = lineup_names(market_rounds)
     palette = agent_palette(lineups)
     per_round = market_rounds.groupby(["episode_id", "lineup", "step"])["collusion_index"].mean().reset_index()
     per_round["collusion_index"] = per_round.groupby("episode_id")["collusion_index"].transform(
         lambda s: s.rolling(smooth, min_periods=1).mean())
     for lineup in lineups:
-        _line_with_band(ax, per_round[per_round["lineup"] == lineup], "step", "collusion_index",
+        line_with_band(ax, per_round[per_round["lineup"] == lineup], "step", "collusion_index",
                         palette[lineup], lineup)
     last = market_rounds["step"].max()
     ax.axvspan(last - window + 0.5, last + 0.5, color="0.9", zorder=0, label=f"last {window} periods")
@@ -86,7 +87,7 @@ def figure_collusion(market_rounds: pd.DataFrame, window: int, path: str | Path,
     ax.set_xlabel("period (step)")
     ax.set_ylabel("collusion index (0 Nash, 1 monopoly)")
     ax.set_title(f"Collusion index of the mean price ({smooth}-period moving average; mean over "
-                 f"{_episodes(market_rounds)}, 95% CI)", fontsize=10)
+                 f"{episodes_note(market_rounds)}, 95% CI)", fontsize=10)
     ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
     fig.tight_layout()
     return save(fig, path)
@@ -126,13 +127,13 @@ def collusion_table(market: pd.DataFrame, path_md, path_tex, window: int, n_boot
 def outcome_table(counts: pd.DataFrame, market: pd.DataFrame, path_md, path_tex,
                   window: int) -> list[Path]:
     """Start-up preset: episodes per outcome category (seed 003, Figure 11; ``counts``: outcome,
-    episodes, share, by the rules of ``markets/bertrand/outcomes.py``) and the mean HHI of each
+    episodes, share, by the rules of ``markets/bertrand/analysis/outcomes.py``) and the mean HHI of each
     product (``market``: one row per episode)."""
     frame = counts.rename(columns={"outcome": "Outcome", "episodes": "Episodes", "share": "Share"})
     hhi = {c: market[c].mean() for c in market.columns if c.startswith("hhi_")}
     note = ", ".join(f"mean HHI of product {c[4:]}: {v:.2f}" for c, v in hhi.items())
     what = (f"outcome of each episode over the last {window} periods (domination, specialisation, "
-            f"collusion, competition: markets/bertrand/outcomes.py); {note}. The collusion index "
+            f"collusion, competition: markets/bertrand/analysis/outcomes.py); {note}. The collusion index "
             "table is unreliable for this preset: the Nash-monopoly gap is about 0.125 at cost 100, "
             "so a firm leaving a product swings it from 1 to 0")
     fmt = {"Share": lambda v: format_number(v, 2)}

@@ -1,9 +1,10 @@
 """Figures and tables of the ``cournot`` market (seed 003, Figures 2 and 3; appendix B.3 tests).
 
-Conventions (as in ``plots.supply_chain``): the figures are faceted by *lineup* (the firms that met,
-seats in order; a round-robin roster has several), one line per seat, the mean across that lineup's
-episodes per round with a Student-t band at ``plots.style.CONFIDENCE`` (95%) (:func:`marketarena.plots.style.mean_ci`; none with
-one episode), colours from :func:`agent_palette` over all names. Reference lines use the seat's
+Conventions (``markets/_shared/oligopoly_analysis.py``, shared with bertrand): the figures are
+faceted by *lineup* (the firms that met, seats in order; a round-robin roster has several), one line
+per seat, the mean across that lineup's episodes per round with a Student-t band at
+``plots.style.CONFIDENCE`` (95%; none with one episode), colours from :func:`agent_palette` over
+all names. Reference lines use the seat's
 colour: dashed = its Cournot-Nash value, dotted = its monopoly (joint-profit) value.
 
 - :func:`figure_quantities` (Figure 2): one row per lineup, one panel per product, quantity per round.
@@ -21,18 +22,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, mean_ci, no_data, save
+from marketarena.markets._shared.oligopoly_analysis import (BAND, episodes_note, line_with_band,
+                                                             lineup_names, per_episode, seat_label)
+from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, no_data, save
 from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
-
-
-def _per_episode(df: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
-    return df.groupby(["episode_id", *keys], sort=True)[value].mean().reset_index()
-
-
-def _line_with_band(ax, df: pd.DataFrame, x: str, value: str, colour, label: str) -> None:
-    stats = mean_ci(df, [x], value)
-    ax.plot(stats[x], stats["mean"], color=colour, label=label, lw=1.6)
-    ax.fill_between(stats[x], stats["lo"], stats["hi"], color=colour, alpha=0.18, lw=0)
 
 
 def _reference_legend(ax, palette: dict) -> None:
@@ -42,29 +35,13 @@ def _reference_legend(ax, palette: dict) -> None:
     ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=True)
 
 
-def _lineups(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(df.sort_values("episode_id")["lineup"])) if len(df) else []
-
-
-BAND = f"{CONFIDENCE:.0%}"
-
-
-def _seat_label(g: pd.DataFrame) -> str:
-    return f"{g['agent_id'].iloc[0]} {g['name'].iloc[0]}"
-
-
-def _episodes(df: pd.DataFrame) -> str:
-    n = df["episode_id"].nunique() if len(df) else 0
-    return f"{n} episode{'s' if n != 1 else ''}"
-
-
 def figure_quantities(product_rounds: pd.DataFrame, path: str | Path) -> Path:
     """Quantity per product over rounds with each firm's Nash and monopoly quantity (Figure 2).
 
     One row of panels per lineup (the firms that met, seats in order), one column per product.
     """
     apply_theme()
-    lineups = _lineups(product_rounds)
+    lineups = lineup_names(product_rounds)
     products = list(dict.fromkeys(product_rounds["product"])) if len(product_rounds) else []
     rows, cols = max(1, len(lineups)), max(1, len(products))
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols + 1.6, 2.6 * rows + 0.6), sharey=True,
@@ -78,15 +55,15 @@ def figure_quantities(product_rounds: pd.DataFrame, path: str | Path) -> Path:
             ax = axes[r, c]
             for _, g in d[d["product"] == prod].groupby("agent_id", sort=True):
                 colour = palette[g["name"].iloc[0]]
-                _line_with_band(ax, _per_episode(g, ["step"], "quantity"), "step", "quantity", colour,
-                                _seat_label(g))
+                line_with_band(ax, per_episode(g, ["step"], "quantity"), "step", "quantity", colour,
+                                seat_label(g))
                 ax.axhline(g["nash_quantity"].iloc[0], color=colour, ls="--", lw=1.1)
                 ax.axhline(g["monopoly_quantity"].iloc[0], color=colour, ls=":", lw=2)
-            ax.set_title(f"{lineup} ({_episodes(d)}) — product {prod}" if c == 0 else f"product {prod}",
+            ax.set_title(f"{lineup} ({episodes_note(d)}) — product {prod}" if c == 0 else f"product {prod}",
                          fontsize=9)
             ax.set_ylabel("quantity (units)" if c == 0 else "")
             ax.set_ylim(bottom=0)
-        _reference_legend(axes[r, -1], {_seat_label(g): palette[g["name"].iloc[0]]
+        _reference_legend(axes[r, -1], {seat_label(g): palette[g["name"].iloc[0]]
                                          for _, g in d.groupby("agent_id", sort=True)})
     for ax in axes[-1]:
         ax.set_xlabel("round (step)")
@@ -99,7 +76,7 @@ def figure_quantities(product_rounds: pd.DataFrame, path: str | Path) -> Path:
 def figure_cv(agent_rounds: pd.DataFrame, path: str | Path, max_cols: int = 3) -> Path:
     """Specialisation CV over rounds with each firm's Nash and monopoly CV (Figure 3), per lineup."""
     apply_theme()
-    lineups = _lineups(agent_rounds)
+    lineups = lineup_names(agent_rounds)
     n = max(1, len(lineups))
     cols = min(n, max_cols)
     rows = -(-n // cols)
@@ -114,11 +91,11 @@ def figure_cv(agent_rounds: pd.DataFrame, path: str | Path, max_cols: int = 3) -
         seats = {}
         for _, g in d.groupby("agent_id", sort=True):
             colour = palette[g["name"].iloc[0]]
-            seats[_seat_label(g)] = colour
-            _line_with_band(ax, _per_episode(g, ["step"], "cv"), "step", "cv", colour, _seat_label(g))
+            seats[seat_label(g)] = colour
+            line_with_band(ax, per_episode(g, ["step"], "cv"), "step", "cv", colour, seat_label(g))
             ax.axhline(g["nash_cv"].iloc[0], color=colour, ls="--", lw=1.1)
             ax.axhline(g["monopoly_cv"].iloc[0], color=colour, ls=":", lw=2)
-        ax.set_title(f"{lineup} ({_episodes(d)})", fontsize=9)
+        ax.set_title(f"{lineup} ({episodes_note(d)})", fontsize=9)
         # the CV of M quantities is at most sqrt(M - 1): 1 for two products, more for more
         top = max(1.0, float(np.nanmax(d[["cv", "nash_cv", "monopoly_cv"]].to_numpy(float))))
         ax.set_ylim(-0.03, top * 1.05)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from marketarena.core.reader import EpisodeReader
-from marketarena.markets.bertrand import outcomes
+from marketarena.markets.bertrand.analysis import outcomes
 from marketarena.markets.bertrand.economics import collusion_index
 
 AGENT_METRICS = ("profit", "collusion_index", "mean_price", "final_funds", "investments",
