@@ -1,6 +1,7 @@
 # The two commands a newcomer needs:
 #   make run    creates .venv, installs marketarena, runs the DVC pipeline (dvc repro)
-#   make test   creates .venv, installs marketarena with test extras, runs the whole test suite
+#   make test   creates .venv, installs marketarena with test extras, checks the code (ruff), runs
+#               the whole test suite
 # Both install the versions pinned, with their hashes, in requirements/lock.txt (`make lock`
 # re-resolves it after pyproject.toml's dependencies change; requirements/lock.py says how).
 PYTHON ?= python3.11
@@ -79,13 +80,20 @@ endif
 run: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 
+# The static checks first (ruff: lint and format, pyproject's [tool.ruff]), then the suite on two
+# workers, a test file per worker at a time (the end-to-end files share one build across the
+# workers: tests/e2e/project.py); the 25 slowest tests are listed at the end of every run.
+LINTED := lib stages tests benchmarks
+
 test: $(TEST_DEPS)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
 # docs/*.png afresh from a tiny scratch run, in Chromium (tests/report/test_browser.py fails while a
-# committed screenshot no longer shows what its page shows: marketarena/report/screenshots.py)
+# committed screenshot no longer shows what its page shows: marketarena/screenshots.py)
 screenshots: $(STAMP) install-browser
-	$(BIN)/python -m marketarena.report.screenshots --out docs
+	$(BIN)/python -m marketarena.screenshots --out docs
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -8,8 +8,9 @@ Hypothesis: no per-example deadline and no "too slow" health check. Both time th
 code (the suite runs on shared CI machines, two test processes per core pair); the properties
 themselves are unchanged, with the same number of examples."""
 
-import marketarena  # noqa: F401 - first, before numpy (see above)
 from hypothesis import HealthCheck, settings
+
+import marketarena  # noqa: F401 - first, before numpy (see above)
 
 settings.register_profile("marketarena", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])

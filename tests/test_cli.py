@@ -45,9 +45,9 @@ def test_play_prints_a_summary_per_agent(tmp_path):
                               "--root", str(tmp_path)])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    header = next(i for i, l in enumerate(lines) if "final_funds" in l)
+    header = next(i for i, line in enumerate(lines) if "final_funds" in line)
     assert "profit" in lines[header]
-    rows = [l.split() for l in lines[header + 1:] if l.strip()]
+    rows = [line.split() for line in lines[header + 1:] if line.strip()]
     assert {r[0] for r in rows} == {"R01", "R02", "R03"}
     assert {r[1] for r in rows} == {"cp", "vol", "rnd"}
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from benchmarks.bench_estimate import sensible  # the benchmark's modest player, per market
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.estimate import describe, earlier_usage, estimate, warnings
@@ -23,7 +24,6 @@ from marketarena.llm.fake import FakeEndpoint, prompt_caching, schema_answer, wi
 from marketarena.money import usd
 from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import load_inputs, simulate
-from benchmarks.bench_estimate import sensible  # the benchmark's modest player, per market
 
 ROOT = Path(__file__).resolve().parents[1]
 

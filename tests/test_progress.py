@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from marketarena import progress, simulate as sim
+from marketarena import progress
+from marketarena import simulate as sim
 from marketarena.config import parse_params
 from marketarena.llm.fake import FakeEndpoint, prompt_caching, with_usage
 

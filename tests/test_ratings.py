@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trueskill import backends
 
+from marketarena._trueskill_kernel import _cdf_pdf, pow_array
 from marketarena.ratings import (
+    TrueSkillParams,
     _intervals,
     bootstrap_intervals,
-    TrueSkillParams,
     bootstrap_orders,
     bootstrap_ratings,
     draw_margin,
@@ -26,7 +27,6 @@ from marketarena.ratings import (
     rate_orders,
     rate_sequential,
 )
-from marketarena._trueskill_kernel import _cdf_pdf, pow_array
 
 TOL = 1e-9
 
@@ -108,8 +108,8 @@ def test_bad_games_are_refused(bad):
 def test_two_players_against_the_package_and_by_hand():
     env = TrueSkillParams().env()
     _, mu, sigma = rate_orders([{"w": 2.0, "l": 1.0}], np.zeros((1, 1), dtype=int))
-    (w,), (l,) = env.rate([(env.create_rating(),), (env.create_rating(),)], ranks=[0, 1])
-    assert mu[0].tolist() == [w.mu, l.mu] and sigma[0].tolist() == [w.sigma, l.sigma]
+    (w,), (lo,) = env.rate([(env.create_rating(),), (env.create_rating(),)], ranks=[0, 1])
+    assert mu[0].tolist() == [w.mu, lo.mu] and sigma[0].tolist() == [w.sigma, lo.sigma]
     # closed form for equal priors: v = pdf(0) / cdf(0), w = v**2 (the margin is ~2e-7, the
     # backend's erfc is good to ~1e-7, hence the loose tolerance)
     s2 = (25 / 3) ** 2 + (25 / 300) ** 2

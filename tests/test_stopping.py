@@ -15,12 +15,12 @@ import yaml
 
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.reader import EpisodeReader
-from marketarena.llm.fake import FakeEndpoint, schema_answer
 from marketarena.core.registry import rules_for
+from marketarena.llm.fake import FakeEndpoint, schema_answer
 from marketarena.pipeline import Paths, run_reference
 from marketarena.ratings import TrueSkillParams
 from marketarena.simulate import simulate
-from marketarena.stopping import look, look_mean, settled
+from marketarena.simulate.stopping import look, look_mean, settled
 from tests.test_estimate import changed, sensible
 
 ROOT = Path(__file__).resolve().parents[1]

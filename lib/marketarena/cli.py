@@ -5,6 +5,7 @@
     marketarena estimate [crash ...] [--latency 1]     calls, tokens, dollars, wall time of LLM seats
     marketarena estimate --rate                       what rating one more model costs, per instance
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
+    marketarena run [double_auction ...]              every stage in this process, without DVC (a try-out)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
     marketarena import-bazaar <logs> [--out data/bazaar]  BAZAAR's published games as our logs
     marketarena import-agent-bazaar <logs-data>       Agent Bazaar's crash and lemon runs, replayed
@@ -235,6 +236,7 @@ def estimate(
 def _rate(params: Params, paths: Paths, names: list[str], sample: int | None, debug: bool) -> None:
     """``estimate --rate``: the cost to rate one more model in each instance (rating_cost.py)."""
     from marketarena import rating_cost
+    from marketarena.estimate import rating_cost_row
 
     rows = []
     with one_line_errors(debug):
@@ -243,7 +245,7 @@ def _rate(params: Params, paths: Paths, names: list[str], sample: int | None, de
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 resources = _resources(market, params, paths, tmp)
-                rows.append(rating_cost.measure(params, market, resources, sample))
+                rows.append(rating_cost_row(params, market, resources, sample))
     for line in rating_cost.describe(rows, params.reference_prices):
         typer.echo(line)
     if not params.reference_prices:
@@ -268,6 +270,62 @@ def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
                "(reports/site/index.html); `marketarena view` browses the episodes now")
 
 
+@app.command("run")
+def run_all(markets: list[str] = typer.Argument(None, help="instances (default: every one)"),
+            params_file: str = ParamsOpt, root: str | None = RootOpt,
+            debug: bool = DebugOpt) -> None:
+    """Every stage of the pipeline for these instances, one after the other in this process, without
+    DVC: personas and embeddings (where a market reads them), the instances' code files, simulate
+    (its reference first), metrics, stats, ratings, figures, the overall board and the results
+    site. For a try-out in a scratch folder: `dvc repro` is the project's way (it re-runs only
+    what changed and records every output), and writes the same files."""
+    import time
+
+    from marketarena.core.registry import market_kind
+    from marketarena.pipeline import (
+        run_embed,
+        run_figures,
+        run_instances,
+        run_metrics,
+        run_overall,
+        run_personas,
+        run_ratings,
+        run_report,
+        run_simulate,
+        run_stats,
+    )
+
+    params = _load(params_file)
+    for market in markets or []:
+        _market(params, market)
+    names = list(markets or params.markets)
+    paths = Paths.of(params_file, root)
+    paths.data.mkdir(parents=True, exist_ok=True)
+
+    def stage(label: str, fn, *args) -> None:
+        started = time.perf_counter()
+        fn(*args)
+        typer.echo(f"{label}: {time.perf_counter() - started:.1f} s", err=True)
+
+    with one_line_errors(debug, kept=KEPT):
+        if any(market_kind(params.markets[n].market).uses for n in names):
+            stage("personas", run_personas, params, paths)
+            stage("embed", run_embed, params, paths)
+        stage("instances", run_instances, params, paths)
+        for name in names:
+            for label, fn in (("simulate", run_simulate), ("metrics", run_metrics),
+                              ("stats", run_stats), ("ratings", run_ratings),
+                              ("figures", run_figures)):
+                stage(f"{label}@{name}", fn, name, params, paths)
+        if set(names) == set(params.markets):  # the overall board and the site read every one
+            stage("overall", run_overall, params, paths)
+            stage("report", run_report, params, paths)
+    site = (f"; the results site: {paths.reports / 'site' / 'index.html'}"
+            if set(names) == set(params.markets) else " (the site needs every instance: name none)")
+    typer.echo(f"boards: {paths.reports / 'leaderboards'}{site}; `marketarena view` browses the "
+               "episodes")
+
+
 @app.command()
 def leaderboard(market: str = typer.Argument("overall", help="market name or 'overall'"),
                 root: str = typer.Option(".", "--root", help="project root holding reports/")
@@ -287,49 +345,59 @@ def leaderboard(market: str = typer.Argument("overall", help="market name or 'ov
 def import_bazaar(
     logs: str = typer.Argument(..., help="BAZAAR's logs/ folder (github.com/lechmazur/bazaar, or "
                                "lechmazur/emergent_collusion)"),
-    out: str = typer.Option("data/bazaar", "--out", help="folder to write (replaced whole, only "
-                            "when the import succeeds)"),
+    out: str = typer.Option("data/bazaar", "--out", help="project folder to write (replaced "
+                            "whole, only when the import succeeds)"),
     passes: int = typer.Option(200, min=1, max=100_000, help="shuffled TrueSkill passes of the "
                                "board"),
     reference_games: int = typer.Option(2000, "--reference-games", min=10, max=1_000_000,
-                                        help="games per distribution of our truthful CSα reference, "
-                                        "for games that logged no CSα"),
+                                        help="games per distribution of our truthful CSα reference "
+                                        "(it rates the games that logged no CSα)"),
     workers: int = typer.Option(0, "--workers", min=0, max=1024, help="processes for that "
                                 "reference (0: one per core)"),
     debug: bool = DebugOpt,
 ) -> None:
-    """Read BAZAAR's published game logs (JSONL) into our log schema: episodes (shards) with
-    their chat, our metrics with each seat's logged CSα (or ours, from a truthful reference under
-    the games' own setting, where the games logged none), a check of our efficiency and surplus
-    shares against the logged ones, and a board (multipass TrueSkill on the seed's scale, ranked
-    by CSα). A bad file stops the import in one line naming the file and line, and leaves an
-    earlier import in --out as it was. To put the games on the results site and in the viewer,
-    make them an instance instead (README "Published games"). See markets/double_auction/bazaar.py."""
-    from marketarena.config import available_cores
-    from marketarena.markets.double_auction.bazaar import import_logs
+    """Read BAZAAR's published game logs (JSONL) as an imported instance double_auction of a
+    project in --out, through the pipeline's own stages: its reference (our truthful CSα under the
+    games' setting, for games that logged none), the games with their chat as episodes
+    (data/episodes/double_auction, with import.json), our metrics with each seat's logged CSα or
+    ours and a check of our efficiency and surplus shares against the logged ones
+    (data/metrics/double_auction), and the board (reports/leaderboards/double_auction.csv:
+    multipass TrueSkill on the seed's scale, ranked by CSα). A bad file stops the import in one
+    line naming the file and line, and leaves an earlier import in --out as it was. Browse it with
+    marketarena view --root <out>; for the results site, make the games an instance (README
+    "Published games"). See markets/double_auction/sources/."""
+    from pathlib import Path
+
+    from marketarena.markets.double_auction.sources.analysis import import_summary
+    from marketarena.markets.double_auction.sources.reader import games_setting
+    from marketarena.pipeline import import_folder
 
     with one_line_errors(debug):
-        s = import_logs(logs, out, passes=passes, workers=workers or available_cores(),
-                        reference_games=reference_games)
+        block = {**games_setting(Path(logs)), "rating_passes": passes,
+                 "reference": {"games_per_distribution": reference_games}}
+        import_folder("double_auction", "bazaar", Path(logs), Path(out), block=block, board=True,
+                      params={"execution": {"workers": workers or "auto"}})
+        s = import_summary(out)
     llm = s.get("spearman_llm") or {"n": 0}  # none: not BAZAAR's own games (seed_comparison)
     chat = f", {s['messages']} chat messages" if s["messages"] else ""
     typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")
-    typer.echo(f"largest |ours - logged|: efficiency {s['max_abs_diff_efficiency']:.2g}, "
-               f"surplus share {s['max_abs_diff_surplus_share']:.2g}")
+    shown = {k: "none" if s[k] is None else f"{s[k]:.2g}"
+             for k in ("max_abs_diff_efficiency", "max_abs_diff_surplus_share")}
+    typer.echo(f"largest |ours - logged|: efficiency {shown['max_abs_diff_efficiency']}, "
+               f"surplus share {shown['max_abs_diff_surplus_share']}")
     used = ", ".join(f"{src} in {n} games" for src, n in sorted(s["csa_source"].items()))
-    typer.echo(f"CSα: {used}" + (" (ours: a truthful trader against BAZAAR's 29 baselines, "
-                                 f"{s['own_csa_reference']['n_buyers']}x"
-                                 f"{s['own_csa_reference']['n_sellers']} seats, "
-                                 f"{s['own_csa_reference']['rounds']} rounds)"
-                                 if s["own_csa_reference"] else ""))
+    ref = s["own_csa_reference"]
+    typer.echo(f"CSα: {used}" + (f" (ours: a truthful trader against {ref['opponents']}, "
+                                 f"{ref['n_buyers']}x{ref['n_sellers']} seats, {ref['rounds']} "
+                                 "rounds)" if ref else ""))
     if llm["n"] >= 3:
-        typer.echo(f"board ({out}/board.csv): Spearman of the LLMs' μ with the seed's table "
+        typer.echo(f"board ({s['board']}): Spearman of the LLMs' μ with the seed's table "
                    f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
     elif not s["seed_comparison"]["applies"]:
-        typer.echo(f"board: {out}/board.csv (not compared with the seed's table: "
+        typer.echo(f"board: {s['board']} (not compared with the seed's table: "
                    f"{s['seed_comparison']['why']})")
     else:
-        typer.echo(f"board: {out}/board.csv")
+        typer.echo(f"board: {s['board']}")
 
 
 @app.command("import-agent-bazaar")

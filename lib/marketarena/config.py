@@ -26,12 +26,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SerializeAsAny, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from marketarena.core.params import MarketParams, Strict
 from marketarena.llm.errors import LLMConfigError
-from marketarena.llm.spec import (LLMSettings, ModelSpec, ReferencePrice, parse_models,
-                                  parse_settings)
+from marketarena.llm.spec import (
+    LLMSettings,
+    ModelSpec,
+    ReferencePrice,
+    parse_models,
+    parse_settings,
+)
 
 
 class ParamsError(ValueError):
@@ -139,6 +151,9 @@ class ExecutionParams(Strict):
 
 
 class Params(Strict):
+    """The whole params file, validated (``load_params``); ``source`` names the file it came from
+    (``params.yaml``), for the errors of checks made after loading (``check_market``)."""
+
     personas: PersonasParams = Field(default_factory=PersonasParams)
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
     models: dict[str, ModelSpec] = Field(default_factory=dict)
@@ -150,6 +165,11 @@ class Params(Strict):
     reference_prices: dict[str, ReferencePrice] = Field(
         default_factory=dict, description="list prices of a few reference models, for the "
         "results site's cost to rate a model (rating_cost.py); no run reads them")
+    _source: str = PrivateAttr(default="params.yaml")
+
+    @property
+    def source(self) -> str:
+        return self._source
 
 
 #: a part of an error location that names a member of a union type, not a key
@@ -222,7 +242,7 @@ def check_market(mp: MarketParams, source: str = "params.yaml") -> None:
             if entry.kind == "llm":  # the harnesses live above the core: loaded when one is named
                 from marketarena.agents.harnesses import validate_harness
 
-                validate_harness(rules.harness_of(entry), entry.params, f"roster.{i}")
+                validate_harness(rules.harness_of(entry), entry.params, f"roster.{i}", rules)
     except ValueError as exc:
         raise ParamsError(f"{source}: markets.{mp.instance}.{exc}") from None
 
@@ -261,6 +281,7 @@ def parse_params(data: dict, source: str = "params.yaml",
         params = Params.model_validate({**data, **llm, "markets": parsed_markets})
     except ValidationError as exc:
         raise ParamsError(_format_errors(exc, source)) from None
+    params._source = source
     for name, market in params.markets.items():
         for i, entry in enumerate(market.roster):
             if entry.kind == "llm" and entry.model not in params.models:

@@ -80,8 +80,8 @@ import pandas as pd
 from marketarena.config import Params
 from marketarena.core.registry import rules_for
 from marketarena.core.runner import run_episode
-from marketarena.llm.prompt_cache import PrefixCache, prompt_text, repeat_share
 from marketarena.llm.client import UsageTotals
+from marketarena.llm.prompt_cache import PrefixCache, prompt_text, repeat_share
 from marketarena.llm.spec import MockSpec
 from marketarena.money import usd
 
@@ -546,3 +546,20 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def rating_cost_row(params: Params, instance: str, resources, sample: int | None = 20) -> dict:
+    """One row of the rating-cost table (``rating_cost.COLUMNS``) for ``instance``: what the
+    rated entrant of ``rating_cost.with_entrant`` needs, as :func:`estimate` says.
+    ``resources``: the instance's inputs (``simulate.load_inputs``)."""
+    from marketarena import rating_cost
+
+    rated = rating_cost.with_entrant(params, instance)
+    found = estimate(instance, rated, resources, sample=sample)
+    (m,) = [m for m in found.models if m.model == rating_cost.ALIAS]
+    return {"instance": instance, "market": params.markets[instance].market,
+            "episodes": m.episodes, "calls": round(m.calls), "requests": round(m.requests),
+            "prompt_tokens": round(m.prompt_tokens),
+            "cached_prompt_tokens": round(m.cached_prompt_tokens),
+            "completion_tokens": round(m.completion_tokens),
+            "fingerprint": rating_cost.fingerprint(params, instance)}

@@ -34,45 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 from marketarena.config import Params
+from marketarena.core.paths import Paths  # noqa: F401 - the stages' and the tests' import
 from marketarena.core.registry import analysis_for, market_kind
-
-
-class Paths:
-    @classmethod
-    def of(cls, params_file: str | Path, root: str | Path | None = None) -> "Paths":
-        """The project root ``root``, by default the folder of the params file (so ``--params
-        <project>/params.yaml`` works on that project from any working directory)."""
-        return cls(root if root is not None else Path(params_file).parent)
-
-    def __init__(self, root: str | Path = "."):
-        self.root = Path(root)
-        self.data = self.root / "data"
-        self.reports = self.root / "reports"
-        self.personas = self.data / "personas.parquet"
-        self.embeddings = self.data / "persona_embeddings.parquet"
-
-    def instance(self, instance: str) -> Path:
-        return self.data / "instances" / f"{instance}.json"
-
-    def episodes(self, instance: str) -> Path:
-        return self.data / "episodes" / instance
-
-    def run_logs(self, instance: str) -> Path:
-        """How the simulate runs went (wall time, LLM cost, ...): not a DVC output
-        (``core.logs`` documents its files)."""
-        return self.data / "run_logs" / instance
-
-    def metrics(self, instance: str) -> Path:
-        return self.data / "metrics" / instance
-
-    def references(self, instance: str) -> Path:
-        return self.data / "references" / instance
-
-    def figure_data(self, instance: str) -> Path:
-        """What each figure of the instance draws, as CSV (``plots.style.figure_data``), in the
-        figures stage's tables folder (not beside the PNGs: ``dvc plots`` would draw a CSV
-        found under ``reports/figures`` as a plot of its own)."""
-        return self.reports / "tables" / instance / "figure_data"
 
 
 def _write_json(obj, path: Path) -> None:
@@ -83,11 +46,10 @@ def _write_json(obj, path: Path) -> None:
 #: the code the per-instance stages (simulate, metrics, stats, ratings, figures) import besides
 #: their market's own folder; ``data/instances/<instance>.json`` hashes it (the end-to-end test
 #: checks, from what each stage really imported, that nothing is missing)
-INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py", "markets/_shared",
-                 "__init__.py", "config.py", "embeddings.py", "faults.py", "personas.py", "simulate",
-                 "importing.py",
-                 "pipeline.py", "progress.py", "money.py", "stopping.py", "stats.py", "ratings.py",
-                 "_trueskill_kernel.py")
+INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py",
+                 "markets/_shared", "__init__.py", "config.py", "embeddings.py", "faults.py",
+                 "personas.py", "simulate", "pipeline.py", "progress.py", "money.py", "stats.py",
+                 "ratings.py", "_trueskill_kernel.py")
 
 
 def instance_info(instance: str, params: Params, paths: Paths, shared_code: str) -> dict:
@@ -96,29 +58,29 @@ def instance_info(instance: str, params: Params, paths: Paths, shared_code: str)
     market whose episodes read global inputs (``MarketKind.uses``: the personas and their
     embeddings), the hash of those params and files. Its stages depend on this file, so a change
     to one market's code, or to the personas, re-runs only the instances it concerns."""
-    from marketarena.core import logs
+    from marketarena.core import digest
 
     mp = params.markets[instance]
     kind = market_kind(mp.market)
     info = {"instance": instance, "market": mp.market,
-            "code": logs.hash_files([kind.folder]) + shared_code}
+            "code": digest.hash_files([kind.folder]) + shared_code}
     if kind.uses:
         dumped = params.model_dump(mode="json", by_alias=True)
         sections = {key: dumped.get(key.split(".")[0]) for key in kind.uses}
         files = [p for p in (paths.personas, paths.embeddings) if p.is_file()]
         info["uses"] = {"params": hashlib.sha256(json.dumps(sections, sort_keys=True).encode())
-                        .hexdigest(), "files": logs.hash_files(files)}
+                        .hexdigest(), "files": digest.hash_files(files)}
     return info
 
 
 def run_instances(params: Params, paths: Paths) -> dict[str, dict]:
     """Every instance's ``data/instances/<instance>.json`` (:func:`instance_info`), and no other
-    file in that folder. A file whose content is unchanged is left untouched, so DVC re-runs only
-    the stages of the instances whose code or inputs changed."""
-    from marketarena.core import logs
+    file in that folder. Each per-instance stage depends on its own file: DVC re-runs only the
+    stages of the instances whose file's content changed."""
+    from marketarena.core import digest
 
     package = Path(__file__).resolve().parent
-    shared = logs.hash_files([p for p in (package / c for c in INSTANCE_CODE) if p.exists()])
+    shared = digest.hash_files([p for p in (package / c for c in INSTANCE_CODE) if p.exists()])
     folder = paths.data / "instances"
     folder.mkdir(parents=True, exist_ok=True)
     infos = {name: instance_info(name, params, paths, shared) for name in params.markets}
@@ -154,13 +116,17 @@ def run_embed(params: Params, paths: Paths) -> "pd.DataFrame":
 
 
 def reference_fingerprint(instance: str, params: Params) -> str:
-    """What an instance's reference depends on: its params and its market's code."""
-    from marketarena.core import logs
+    """What an instance's reference depends on: its params and its market's code but its figures'
+    modules (every ``plots`` module of its folder: drawing a figure anew re-computes no
+    reference) and, for an instance that is not imported, its sources of published games."""
+    from marketarena.core import digest
 
     mp = params.markets[instance]
+    skip = {"__pycache__", "plots.py", *digest.NOT_CODE, *(() if mp.imported else ("sources",))}
+    code = [p for p in sorted(market_kind(mp.market).folder.rglob("*"))
+            if p.is_file() and not skip & set(p.parts)]
     text = json.dumps({"params": mp.model_dump(mode="json", by_alias=True),
-                       "code": logs.hash_files([market_kind(mp.market).folder])},
-                      sort_keys=True, default=str)
+                       "code": digest.hash_files(code)}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -194,11 +160,11 @@ def reference_is_current(instance: str, params: Params, paths: Paths) -> bool:
 def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = True) -> dict:
     """The instance's reference, computed again only where its fingerprint changed
     (:func:`run_reference`), then its episodes played, resuming; or, for an imported instance
-    (``source``), its published games imported (``importing.py``)."""
+    (``source``), its published games imported (``simulate/importing.py``)."""
     if not reference_is_current(instance, params, paths):
         run_reference(instance, params, paths)
     if params.markets[instance].imported:
-        from marketarena.importing import import_instance
+        from marketarena.simulate.importing import import_instance
 
         return import_instance(instance, params, paths.data, paths.episodes(instance),
                                root=paths.root, progress=progress)
@@ -224,7 +190,7 @@ def import_folder(kind: str, fmt: str, source: Path, out: Path, block: dict | No
     frames)."""
     from marketarena.config import parse_params
     from marketarena.core.files import folder_replaced
-    from marketarena.importing import read_report
+    from marketarena.core.sources import read_report
 
     block = {**(block or {}), "market": kind,
              "source": {"format": fmt, "path": str(Path(source).resolve())}}

@@ -105,8 +105,13 @@ def display(instance: str, episodes: int, counters: Counters, llm: bool, enabled
         yield
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(bar_width=16),
                    MofNCompleteColumn(), TextColumn("{task.fields[llm]}"), TimeRemainingColumn(),

@@ -6,7 +6,9 @@ a challenger of english_auction, elsewhere in the place of one baseline: the mar
 ``MarketRules.cost_seat``) is
 estimated as ``marketarena estimate`` estimates a run (``estimate.py``: dry runs on the mock
 provider, the prior re-ask rate, the prompt tokens a prefix-caching provider would serve from
-its cache), and the calls, tokens and episodes that entrant needs are kept: :func:`measure`.
+its cache), and the calls, tokens and episodes that entrant needs are kept
+(``estimate.rating_cost_row``; this module only reads, prices and writes the table, so the results
+site pricing it imports nothing of the estimate).
 
 The figures of the project's default ``params.yaml`` are kept in ``rating_cost.csv`` beside this
 module, one row per instance with a fingerprint of what they depend on (the instance's params,
@@ -62,33 +64,16 @@ def with_entrant(params: Params, instance: str) -> Params:
 def fingerprint(params: Params, instance: str) -> str:
     """What an instance's figures depend on: its params and the text its LLM seats are shown
     (the market's templates and observations, the shared templates, the harnesses)."""
-    from marketarena.core.logs import hash_files
+    from marketarena.core.digest import hash_files
+    from marketarena.core.registry import market_kind
 
-    kind = params.markets[instance].market
-    code = hash_files([PACKAGE / "markets" / kind / "templates",
-                       PACKAGE / "markets" / kind / "observations.py",
+    folder = market_kind(params.markets[instance].market).folder
+    code = hash_files([folder / "templates", folder / "observations.py",
                        PACKAGE / "markets" / "_shared" / "templates",
                        PACKAGE / "agents" / "templates", PACKAGE / "agents" / "harnesses"])
     dumped = params.markets[instance].model_dump(mode="json", by_alias=True)
     text = json.dumps({"params": dumped, "code": code}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def measure(params: Params, instance: str, resources, sample: int | None = 20) -> dict:
-    """One row of the table (:data:`COLUMNS`) for ``instance``: what the rated entrant of
-    :func:`with_entrant` needs, as ``estimate`` says. ``resources``: the instance's inputs
-    (``simulate.load_inputs``)."""
-    from marketarena.estimate import estimate
-
-    rated = with_entrant(params, instance)
-    found = estimate(instance, rated, resources, sample=sample)
-    (m,) = [m for m in found.models if m.model == ALIAS]
-    return {"instance": instance, "market": params.markets[instance].market,
-            "episodes": m.episodes, "calls": round(m.calls), "requests": round(m.requests),
-            "prompt_tokens": round(m.prompt_tokens),
-            "cached_prompt_tokens": round(m.cached_prompt_tokens),
-            "completion_tokens": round(m.completion_tokens),
-            "fingerprint": fingerprint(params, instance)}
 
 
 def read_table(path: Path | None = None) -> list[dict]:

@@ -106,7 +106,7 @@ Game = Mapping[Hashable, float]
 
 #: TrueSkill's scale in BAZAAR's published table (seed 002): μ0 5, σ0 25/3, β 25/6, with τ near 0.
 #: Multipass TrueSkill over BAZAAR's own logs on this scale puts its LLMs on the table's μ range
-#: (4.2-7.4) in the table's order (``markets/double_auction/bazaar.py``); the package's defaults
+#: (4.2-7.4) in the table's order (``markets/double_auction/sources/bazaar.py``); the package's defaults
 #: (μ0 25) or the table's numbers scaled by 1/5 do not.
 BAZAAR_SCALE = {"mu": 5.0, "sigma": 25.0 / 3, "beta": 25.0 / 6}
 
@@ -517,7 +517,8 @@ def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapp
     ``valid_reasked``, ``fallback``; NaN where no instance logged decisions). Returns the board and
     a one-line note (empty when the board has rows).
     """
-    from marketarena.metrics.validity import COLUMNS as VALIDITY, pooled
+    from marketarena.metrics.validity import COLUMNS as VALIDITY
+    from marketarena.metrics.validity import pooled
 
     rows = []
     for instance, board in boards.items():

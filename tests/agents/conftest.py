@@ -14,7 +14,6 @@ from marketarena.core import logs
 from marketarena.pipeline import Paths, run_embed, run_personas
 
 
-
 def supply_chain_params(tmp_path: Path, models: dict[str, Any], roster: list[dict], *,
                         llm: dict | None = None, **market: Any) -> Params:
     return parse_params({

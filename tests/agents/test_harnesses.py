@@ -93,7 +93,7 @@ def test_reflection_shows_the_top_k_past_steps_by_their_signals(tmp_path):
 
 
 def test_notes_keep_the_last_valid_answer_and_are_capped(tmp_path):
-    from marketarena.agents.harnesses.notes import NotesHarness, Notes
+    from marketarena.agents.harnesses.notes import Notes, NotesHarness
 
     class WithNotes(BaseModel):
         class Content(BaseModel):

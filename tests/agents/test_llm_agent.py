@@ -7,16 +7,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from marketarena.simulate import simulate
 from marketarena.core import logs
 from marketarena.core.types import RunAborted
 from marketarena.llm.client import UsageTotals
 from marketarena.llm.fake import FakeEndpoint, Reply, Status
-from tests.agents.conftest import (assert_replayed, calls_with_costs, run_log, supply_chain_params,
-                                  tables)
+from marketarena.simulate import simulate
+from tests.agents.conftest import (
+    assert_replayed,
+    calls_with_costs,
+    run_log,
+    supply_chain_params,
+    tables,
+)
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-test-0123456789abcdefghijklmnop"

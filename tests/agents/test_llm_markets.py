@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import re
 
-
 from marketarena.config import parse_params
-from marketarena.testing import play_over_fake
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.markets import bertrand, cournot, double_auction
 from marketarena.markets.cournot.economics import reference_summary
+from marketarena.testing import play_over_fake
 
 MODELS = {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1", "api_key_env": None,
                    "max_tokens": 200}}

@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from marketarena.simulate import simulate
 from marketarena.llm.local_server import MODEL_ALIAS, llama_cpp_available, start_server
+from marketarena.simulate import simulate
 from tests.agents.conftest import assert_replayed, calls_with_costs, supply_chain_params, tables
 
 pytestmark = pytest.mark.slow

@@ -23,8 +23,8 @@ def test_write_atomic_replaces_the_file_and_leaves_nothing_beside_it(tmp_path):
 def test_a_failure_before_the_rename_keeps_the_old_file_and_removes_the_temporary_one(tmp_path):
     target = tmp_path / "entry.json"
     target.write_text("the good entry")
-    with pytest.raises(KeyboardInterrupt):  # a kill's interrupt, not only an Exception
-        with replaced(target) as tmp:
+    # a kill's interrupt, not only an Exception
+    with pytest.raises(KeyboardInterrupt), replaced(target) as tmp:
             assert tmp.parent == tmp_path and tmp.name.startswith(".entry.json.")
             tmp.write_text("half of the new ent")
             raise KeyboardInterrupt
@@ -54,12 +54,11 @@ def test_a_reader_never_sees_a_partial_file(tmp_path, monkeypatch):
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", replace)
-    with replaced(target) as tmp:
-        with open(tmp, "wb") as out:
-            out.write(b"B" * 5)
-            out.flush()
-            seen.append(target.read_bytes())
-            out.write(b"B" * 5)
+    with replaced(target) as tmp, open(tmp, "wb") as out:
+        out.write(b"B" * 5)
+        out.flush()
+        seen.append(target.read_bytes())
+        out.write(b"B" * 5)
     assert seen == [b"A" * 10, b"A" * 10]
     assert target.read_bytes() == b"B" * 10
 
@@ -90,12 +89,11 @@ def test_a_failed_build_leaves_the_old_folder_as_it_was_and_names_the_destinatio
     (dest / "a" / "fig.png").write_bytes(b"\x89PNG old")
     (dest / "index.html").write_text("old")
     before = _tree(dest)
-    with pytest.raises(type(error)) as info:
-        with folder_replaced(dest) as tmp:
-            (tmp / "index.html").write_text("new")
-            if isinstance(error, OSError):  # a write of a file inside: named under dest
-                error.filename = str(tmp / "a" / "fig.png")
-            raise error
+    with pytest.raises(type(error)) as info, folder_replaced(dest) as tmp:
+        (tmp / "index.html").write_text("new")
+        if isinstance(error, OSError):  # a write of a file inside: named under dest
+            error.filename = str(tmp / "a" / "fig.png")
+        raise error
     assert _tree(dest) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
     if isinstance(error, OSError):
@@ -115,8 +113,7 @@ def test_a_failed_swap_puts_the_old_folder_back(tmp_path, monkeypatch):
         real_rename(src, dst)
 
     monkeypatch.setattr(os, "rename", rename)
-    with pytest.raises(OSError):
-        with folder_replaced(dest) as tmp:
-            (tmp / "index.html").write_text("new")
+    with pytest.raises(OSError), folder_replaced(dest) as tmp:
+        (tmp / "index.html").write_text("new")
     assert _tree(dest) == {"index.html": b"old"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]

@@ -106,8 +106,7 @@ def test_a_child_hears_sigint_where_its_parent_ignores_it():
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda sig: sig.name)
 def test_sigterm_and_sighup_interrupt_as_ctrl_c_does_inside_the_block(sig):
     before = signal.getsignal(sig)
-    with pytest.raises(KeyboardInterrupt, match=sig.name):
-        with lifetime.terminate_as_interrupt():
-            os.kill(os.getpid(), sig)
-            time.sleep(10)  # the handler raises here
+    with pytest.raises(KeyboardInterrupt, match=sig.name), lifetime.terminate_as_interrupt():
+        os.kill(os.getpid(), sig)
+        time.sleep(10)  # the handler raises here
     assert signal.getsignal(sig) is before

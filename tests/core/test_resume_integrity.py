@@ -8,15 +8,16 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
-from marketarena.simulate import simulate
 from marketarena.core.types import InputError
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.pipeline import Paths, run_reference
+from marketarena.simulate import simulate
 
 ANSWER = {"observations_and_thoughts": "", "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
           "chosen_prices": {"Product_A": "1.7"}}
@@ -117,7 +118,7 @@ def test_a_truncated_parquet_input_is_caught_before_any_episode(tmp_path):
     pd.DataFrame({"persona_id": range(50), "vector": [[0.1] * 8] * 50}).to_parquet(path)
     check_input(path)
     path.write_bytes(path.read_bytes()[:-200])
-    with pytest.raises(Exception):
+    with pytest.raises(pa.ArrowInvalid):  # pyarrow's error for a truncated file
         check_input(path)
 
 
@@ -129,8 +130,8 @@ def test_a_second_concurrent_run_of_an_instance_is_refused(tmp_path):
     run(tmp_path, params)
     root = Paths(tmp_path).episodes("bertrand")
     before = sorted(p.name for p in root.iterdir())
-    with episodes_lock(root):  # another run holds the folder
-        with pytest.raises(RunAborted, match="in use by another simulate run"):
+    # another run holds the folder
+    with episodes_lock(root), pytest.raises(RunAborted, match="in use by another simulate run"):
             run(tmp_path, params_for(tmp_path, llm_seat=False, model="changed"))
     assert sorted(p.name for p in root.iterdir()) == before
     summary, _ = run(tmp_path, params)  # the lock is released afterwards

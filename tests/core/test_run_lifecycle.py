@@ -28,8 +28,8 @@ import pytest
 import yaml
 
 from marketarena.llm.cost import Bound
-from marketarena.llm.ledger import SpendLedger, read_ledger
 from marketarena.llm.fake import LoopbackEndpoint, Reply
+from marketarena.llm.ledger import SpendLedger, read_ledger
 from marketarena.llm.mock import _schema_of, random_instance
 from marketarena.llm.spec import ModelSpec
 from marketarena.simulate import spend_ledger_path
@@ -107,10 +107,10 @@ def test_kill_9_with_requests_in_flight_charges_them_and_the_limit_holds(tmp_pat
         spec = ModelSpec(alias="loop", **yaml.safe_load(params.read_text())["models"]["loop"])
         ledger = spend_ledger_path(tmp_path / "data", "english_auction")
         endpoint.hang.set()
-        for kill in range(1, 4):
+        for _kill in range(3):
             seen = len(endpoint.bodies)
             run = start(params)
-            wait_for(lambda: len(endpoint.bodies) >= seen + 3, what="3 requests in flight")
+            wait_for(lambda seen=seen: len(endpoint.bodies) >= seen + 3, what="3 requests in flight")
             time.sleep(0.2)  # anything else the run was about to send
             run.send_signal(signal.SIGKILL)
             run.wait()

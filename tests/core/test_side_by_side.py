@@ -14,8 +14,8 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.types import RunAborted
-from marketarena.pipeline import Paths, run_reference
 from marketarena.llm.fake import FakeEndpoint, LoopbackEndpoint, Status, schema_answer, with_usage
+from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import in_flight, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,8 +172,8 @@ def test_a_unit_is_committed_only_once_its_answers_are_in_the_cache(tmp_path, mo
 
 def test_an_answer_that_cannot_be_stored_ends_the_run_and_no_unit_is_committed(tmp_path,
                                                                                  monkeypatch):
-    from marketarena.llm.response_cache import ResponseCache
     from marketarena.llm.errors import CacheError
+    from marketarena.llm.response_cache import ResponseCache
 
     real_put, puts = ResponseCache.put, {"n": 0}
 

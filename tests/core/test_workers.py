@@ -16,8 +16,8 @@ import yaml
 import marketarena
 from marketarena.config import ParamsError, parse_params
 from marketarena.core.types import RunAborted
-from marketarena.llm.ledger import read_ledger
 from marketarena.llm.fake import LoopbackEndpoint, schema_answer
+from marketarena.llm.ledger import read_ledger
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
 
 ROOT = Path(__file__).resolve().parents[2]

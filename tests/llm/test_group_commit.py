@@ -9,8 +9,8 @@ import time
 import pytest
 
 from marketarena.llm.budget import CostGuard
-from marketarena.llm.ledger import SpendLedger
 from marketarena.llm.errors import BudgetExceeded
+from marketarena.llm.ledger import SpendLedger
 
 
 def queued_behind_a_transaction(guard: CostGuard, target, n: int) -> None:

@@ -18,10 +18,15 @@ from pydantic import BaseModel
 from marketarena.llm import LLMClient, LLMSettings
 from marketarena.llm.errors import LLMEndpointError
 from marketarena.llm.fake import LoopbackEndpoint, Reply
-from marketarena.llm.http import (OPENAI_DEFAULT_URL, BadResponse, ChatClient, ConnectionFailed,
-                                  StatusError, resolve_base_url)
+from marketarena.llm.http import (
+    OPENAI_DEFAULT_URL,
+    BadResponse,
+    ChatClient,
+    ConnectionFailed,
+    StatusError,
+    resolve_base_url,
+)
 from marketarena.llm.spec import ModelSpec
-
 
 
 class Quote(BaseModel):

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from marketarena.core import logs
 from marketarena.llm import jsontext
-from marketarena.llm.response_cache import canonical_json, request_key
 from marketarena.llm.http import ChatClient
+from marketarena.llm.response_cache import canonical_json, request_key
 from marketarena.llm.schema import SharedFormat
 
 FORMAT = SharedFormat({"type": "json_schema", "json_schema": {"name": "Bids", "strict": False, "schema": {

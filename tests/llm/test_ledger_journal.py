@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from marketarena.core.owners import owner as process_owner
 from marketarena.llm import ledger
 from marketarena.llm.budget import CostGuard
 from marketarena.llm.errors import LedgerError
 from marketarena.llm.ledger import SpendLedger, read_ledger
-from marketarena.core.owners import owner as process_owner
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,6 @@ from marketarena.llm import (
 )
 from marketarena.llm import client as client_module
 from marketarena.llm.cost import Bound
-from marketarena.llm.schema import response_format_for
 from marketarena.llm.fake import (
     ConnectFail,
     FakeEndpoint,
@@ -37,6 +36,7 @@ from marketarena.llm.fake import (
     timeout_then,
     valid,
 )
+from marketarena.llm.schema import response_format_for
 from tests.llm.conftest import ask
 
 SECRET = "sk-test-THIS-MUST-NEVER-LEAK-0123456789"

@@ -25,8 +25,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from marketarena.llm import LLMClient, LLMSettings
-from marketarena.llm import local_server
+from marketarena.llm import LLMClient, LLMSettings, local_server
 from marketarena.llm.local_server import free_port, llama_cpp_available, model_path, start_server
 from tests.processes import python, refused, running, wait_for
 

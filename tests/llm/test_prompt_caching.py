@@ -14,9 +14,9 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.llm.cost import Bound, charge_for
-from marketarena.llm.prompt_cache import PrefixCache, cached_tokens, prompt_text, repeat_share
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.fake import FakeEndpoint, Reply, prompt_caching, with_usage
+from marketarena.llm.prompt_cache import PrefixCache, cached_tokens, prompt_text, repeat_share
 from marketarena.llm.spec import parse_models
 from tests.llm.conftest import ask
 from tests.llm.test_llm_client import GOOD, MESSAGES, Bids, make_client, make_spec
@@ -89,7 +89,8 @@ def test_a_run_on_an_endpoint_that_caches_prompts_logs_and_prices_them(tmp_path)
     from marketarena.core.reader import EpisodeReader
     from marketarena.money import usd
     from marketarena.pipeline import Paths
-    from marketarena.report.site import _environment, _markdown, instance_page, number, run_size
+    from marketarena.report.board import number
+    from marketarena.report.site import _environment, _markdown, instance_page, run_size
     from marketarena.simulate import simulate
 
     block = yaml.safe_load((ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())

@@ -27,8 +27,8 @@ from marketarena.llm import (
 )
 from marketarena.llm.cost import Bound, charge_for, prompt_token_bound
 from marketarena.llm.errors import redact
-from marketarena.llm.ledger import read_ledger
 from marketarena.llm.fake import FakeEndpoint, Reply
+from marketarena.llm.ledger import read_ledger
 from marketarena.llm.mock import random_instance
 from marketarena.llm.schema import REASK_ANSWER_CHARS, response_format_for, strict_json_schema
 from marketarena.pipeline import Paths, run_reference

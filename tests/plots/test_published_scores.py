@@ -1,5 +1,5 @@
 """The figures that put a published source's own score beside ours (lemon's ``their_score.png``,
-crash's ``fig_scores.png``; ``crash_published.scores_beside``), on 21 models whose scores are as
+crash's ``fig_scores.png``; ``plots/published_scores.py``'s ``scores_beside``), on 21 models whose scores are as
 close as in Agent Bazaar's lemon runs (issue 59: the scatter with a label at each point printed
 about 8 names over each other).
 
@@ -22,7 +22,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from marketarena.plots import crash_published, lemon_authors, style  # noqa: E402
+from marketarena.markets.crash.sources import plots as crash_published  # noqa: E402
+from marketarena.markets.lemon.sources import plots as lemon_authors  # noqa: E402
+from marketarena.plots import published_scores, style  # noqa: E402
 
 # (model, ours, theirs): the lemon board's values, rounded; 12 of them within 0.05 of each other
 MODELS = [
@@ -51,7 +53,7 @@ def drawn(monkeypatch):
         figures.append(fig)
         return path
 
-    for module in (crash_published, lemon_authors, style):
+    for module in (crash_published, lemon_authors, published_scores, style):
         monkeypatch.setattr(module, "save", keep)
     return figures
 

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from marketarena.markets.supply_chain.analysis import plots as sc
 from marketarena.plots import style
-from marketarena.plots import supply_chain as sc
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 NAMES = [("alpha_one", "llm"), ("beta", "llm"), ("cost_plus_20", "baseline")]

@@ -8,14 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from marketarena.markets.supply_chain.analysis.tables import table2, table2_frame
 from marketarena.plots.tables import (
     format_number,
     highlight_ranks,
     latex_escape,
     latex_table,
     markdown_table,
-    table2,
-    table2_frame,
 )
 
 NAN = float("nan")

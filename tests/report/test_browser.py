@@ -1,5 +1,5 @@
 """The results site and the episode viewer together, in a real browser (tests/browser.py), on the
-tiny project the screenshots are made from (``report.screenshots.build_project``: double_auction
+tiny project the screenshots are made from (``screenshots.build_project``: double_auction
 with an offline mock LLM entrant whose answers are sometimes no JSON): from a board row to the
 player's page, one of its games, a decision and back; sorting; a search hit; the 390 px layout
 without a horizontal scroll; the dark scheme; no console error on any page; and the committed
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from marketarena.report import screenshots
+from marketarena import screenshots
 from tests.browser import browser_page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,7 +153,7 @@ def test_the_hero_board_shows_the_weak_entrant_where_such_a_run_puts_it(project)
 
 
 def test_the_committed_screenshots_show_what_their_pages_show(project, viewer):
-    """Each docs/*.png of report.screenshots.SHOTS carries the signature of what it showed (its
+    """Each docs/*.png of marketarena.screenshots.SHOTS carries the signature of what it showed (its
     headings, columns, labels and links, digits masked); the same page today must give the same
     signature, else `make screenshots` makes them afresh."""
     with browser_page():

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from marketarena.core.registry import market_names
 from marketarena.report import captions
-from marketarena.report.site import Board, number
+from marketarena.report.board import Board, number
 
 
 def test_board_folds_intervals_beside_their_values():
@@ -116,7 +116,7 @@ def test_a_full_disk_leaves_the_earlier_site_as_it_was_and_names_the_file(tmp_pa
 
 
 def test_a_board_shows_its_main_columns_and_links_each_player_to_the_viewer():
-    from marketarena.report.site import viewer_url
+    from marketarena.report.board import viewer_url
 
     frame = pd.DataFrame({
         "rank": [1, 2], "name": ["a b", "<i>x</i>"], "mu": [6.5, 5.25], "mu_lo": [6.0, 4.0],
@@ -136,8 +136,8 @@ def test_a_board_shows_its_main_columns_and_links_each_player_to_the_viewer():
 
 
 def test_the_page_states_its_result_in_a_sentence():
+    from marketarena.report.board import summary
     from marketarena.report.captions import Headline
-    from marketarena.report.site import summary
 
     headline = Headline(column="mu", label="TrueSkill μ")
     frame = pd.DataFrame({"name": ["<b>top</b>", "two", "llm"], "kind": ["baseline", "baseline", "llm"],

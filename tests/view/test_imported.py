@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.crash import agent_bazaar as crash_ab
-from marketarena.markets.double_auction import bazaar
-from marketarena.markets.lemon import agent_bazaar as lemon_ab
+from marketarena.markets.crash.sources import agent_bazaar as crash_ab
+from marketarena.markets.double_auction.sources.reader import games_setting
+from marketarena.markets.lemon.sources import agent_bazaar as lemon_ab
+from marketarena.pipeline import import_folder
 from tests.browser import browser_page
 from tests.markets.crash import agent_bazaar_fixture as crash_fx
 from tests.markets.lemon import ab_fixture as lemon_fx
@@ -40,8 +41,11 @@ def imported(tmp_path_factory) -> Path:
     (episodes / "crash_authors").mkdir()
     crash_ab.import_runs(crash_fx.write(root / "crash-logs"), episodes / "crash_authors", workers=1)
     for name, folder in (("bazaar", "bazaar"), ("collusion", "collusion")):
-        bazaar.import_logs(DA_FIXTURES / folder, root / name, passes=5, reference_games=100)
-        (root / name / "episodes").rename(episodes / name)
+        logs = DA_FIXTURES / folder  # as marketarena import-bazaar imports them
+        block = {**games_setting(logs), "rating_passes": 5,
+                 "reference": {"games_per_distribution": 100}}
+        import_folder("double_auction", "bazaar", logs, root / name, block=block, board=True)
+        (root / name / "data" / "episodes" / "double_auction").rename(episodes / name)
     return root
 
 

@@ -44,7 +44,7 @@ def test_one_game_is_read_without_touching_the_other_shards(llm_runs, tmp_path):
         f.write_bytes(b"not parquet")  # a game of the other shard would fail to read
     meta, tables = read_episode(root, "x-gpt_fake-0002")
     assert meta["lineup"].count("gpt_fake") == 1 and len(tables["decisions"]) > 0
-    with pytest.raises(Exception):
+    with pytest.raises(UnreadableTable):  # the shard's own bytes are not Parquet
         read_episode(root, "ep-0001")
 
 

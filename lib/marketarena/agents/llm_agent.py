@@ -24,9 +24,9 @@ from marketarena.agents.harnesses import Harness, harness_class
 from marketarena.core.params import RosterEntry
 from marketarena.core.types import Decision, Reply, Retry, RunAborted
 from marketarena.llm.budget import CostGuard
-from marketarena.llm.ledger import SpendLedger
 from marketarena.llm.client import LLMClient, LLMResult
 from marketarena.llm.errors import LLMLayerError
+from marketarena.llm.ledger import SpendLedger
 from marketarena.llm.spec import ModelSpec, resolve
 from marketarena.money import usd
 
@@ -100,7 +100,7 @@ class LLMRuntime:
 
     def agent(self, agent_id: str, entry: RosterEntry, run: int, rules: "MarketRules",
               market: str) -> LLMAgent:
-        harness = harness_class(rules.harness_of(entry))(entry.params, market)
+        harness = harness_class(rules.harness_of(entry), rules)(entry.params, market)
         return LLMAgent(agent_id, resolve(self.models, entry.model), self.client, rules, run,
                         harness)
 

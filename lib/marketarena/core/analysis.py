@@ -8,7 +8,7 @@ logs (``core.reader.EpisodeReader``) or what an earlier stage wrote from them, n
 simulator's memory, so anyone can audit a number from the logs.
 
 *Required*: ``rank_by``, ``metric_columns``, :meth:`MarketAnalysis.compute_metrics`,
-:meth:`MarketAnalysis.leaderboard` (``markets/_shared/boards.py`` holds the usual TrueSkill board),
+:meth:`MarketAnalysis.leaderboard` (``markets/_shared/analysis/boards.py`` holds the usual TrueSkill board),
 :meth:`MarketAnalysis.summarize`. The rest has defaults: no reference, no figures, the stopping
 rule rating every seat by ``rank_by``.
 
@@ -74,7 +74,7 @@ class MarketAnalysis:
     def leaderboard(self, agents: "pd.DataFrame", mp: MarketParams, ratings: Any,
                     stats: Any) -> "pd.DataFrame":
         """*Required*: the instance's leaderboard from the metrics' ``agents`` table and the
-        ``ratings`` and ``stats`` params sections (``markets/_shared/boards.py``: TrueSkill by
+        ``ratings`` and ``stats`` params sections (``markets/_shared/analysis/boards.py``: TrueSkill by
         player, the usual one)."""
         raise NotImplementedError
 
@@ -91,7 +91,7 @@ class MarketAnalysis:
     # ------------------------------------------------------------------ stopping rule
     def stop_rows(self, agents: "pd.DataFrame", mp: MarketParams,
                   player: str) -> tuple["pd.DataFrame", str, str]:
-        """What the stopping rule's look rates for ``player`` (``stopping.py``), as the market's
+        """What the stopping rule's look rates for ``player`` (``simulate/stopping.py``), as the market's
         board ranks it: the seats among ``agents`` (the metrics' seats) that compete with it, the
         score column, and how a player's seats combine into its score in an episode ("sum" or
         "mean"). By default every seat, ``rank_by`` and ``seat_score``."""

@@ -21,7 +21,7 @@ without an error, ``dest`` (if any) is renamed aside, the new folder renamed to 
 old one removed; when anything is raised, the new folder is removed and ``dest`` is left exactly
 as it was, and an ``OSError`` naming a path inside the temporary folder is made to name the same path under
 ``dest`` (what the user knows, e.g. ``reports/site/index.html``). Who uses it: the results site
-(``report.site``), the importers of published games (``importing.py``, ``import-bazaar``'s
+(``report.site``), the importers of published games (``simulate/importing.py``, ``import-bazaar``'s
 ``--out``). A kill while the block runs leaves a stray ``.<name>.*.tmp`` folder beside
 ``dest``; a kill between the two renames (microseconds) leaves ``dest`` missing and the earlier
 folder as ``.<name>.*.old`` beside it.

@@ -119,7 +119,7 @@ def _run_jobs(jobs: queue.SimpleQueue) -> None:
         fn, done = jobs.get()
         try:
             done.set_result(fn())
-        except BaseException as exc:  # handed to the caller's thread
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             done.set_exception(exc)
 
 

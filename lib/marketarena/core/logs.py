@@ -63,57 +63,22 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-import pandas as pd
-
+from marketarena.core.digest import NOT_CODE, canonical_json, hash_files, sha256_text  # noqa: F401
 from marketarena.core.types import Rows, as_columns, as_frame
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 META = "meta.json"
 RUN_META = "run.json"
 TMP_PREFIX = ".tmp-"
 #: tables that say how a run went, not what happened in the episode: written to the run log
 RUN_TABLES = ("llm_costs",)
-
-
-def canonical_json(obj: Any, strict: bool = False) -> str:
-    """Deterministic JSON text (sorted keys, no whitespace) for hashing.
-
-    ``strict`` refuses NaN and non-JSON values (cache keys must be exact); otherwise such values
-    are written as their ``str`` (fingerprints of params that hold paths and the like).
-    """
-    if strict:
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-#: files kept beside the code that no simulation, metric or figure reads: the results site's
-#: captions (``markets/<kind>/figures.yaml``). Folders are hashed without them, so editing a caption
-#: replays no episode and re-runs no stage but ``report``.
-NOT_CODE = frozenset({"figures.yaml"})
-
-
-def hash_files(paths: Iterable[Path]) -> str:
-    """Content hash of files (and of every file below folders but :data:`NOT_CODE`), independent
-    of their mtimes."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(p) for p in paths):
-        files = sorted(f for f in path.rglob("*") if f.is_file() and f.name not in NOT_CODE) \
-            if path.is_dir() else [path]
-        for f in files:
-            if "__pycache__" in f.parts:
-                continue
-            digest.update(str(f.name).encode())
-            digest.update(f.read_bytes())
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -372,6 +337,9 @@ def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
     another with ``episode_id`` first (an episode without rows adds none): one ``Rows`` of all the
     rows when every episode gave :class:`Rows` (the same casts, ``episode_id`` a string), else the
     non-empty frames concatenated."""
+    import numpy as np
+    import pandas as pd
+
     frames: dict[str, pd.DataFrame | Rows] = {}
     for name in sorted({name for t in tables for name in t}):
         held = [(plan.episode_id, t[name]) for plan, t in zip(unit.episodes, tables) if name in t]
@@ -477,6 +445,8 @@ def read_run_log(run_dir: Path) -> pd.DataFrame:
     """One row per episode of the run log under ``run_dir`` (``RUN_LOG_COLUMNS``): its unit, when
     that unit finished, its wall time (a shard's episodes: each its own), its LLM cost and usage
     summed over models (zeros for scripted episodes), in unit and episode order."""
+    import pandas as pd
+
     usage = RUN_LOG_COLUMNS[6:]
     rows = []
     for _, log in run_logs(run_dir):
@@ -491,6 +461,8 @@ def read_run_log(run_dir: Path) -> pd.DataFrame:
 
 def read_run_table(run_dir: Path, name: str = "llm_costs") -> pd.DataFrame:
     """A run table (``llm_costs``) over every unit of the run log, ``episode_id`` first."""
+    import pandas as pd
+
     frames = [pd.read_parquet(p / f"{name}.parquet") for p, _ in run_logs(run_dir)
               if (p / f"{name}.parquet").is_file()]
     rows = [f for f in frames if len(f)]
@@ -514,3 +486,38 @@ def episode_folders(root: Path) -> list[Path]:
     """Finished episode folders (not shards) under ``root``, sorted by name."""
     return [p for p, meta in finished_units(root) if meta.get("layout", "episode") == "episode"
             and meta.get("fingerprint") is not None]
+
+
+def write_games(out: Path, games: Iterable[tuple[str, dict[str, "pd.DataFrame | Rows"], dict]],
+                shard_episodes: int | None, fingerprint_of: str = "") -> int:
+    """Write published games (an importer's, ``core.sources.MarketSource.import_games``) into ``out`` as units, streaming (a shard's games at a time in
+    memory): ``games`` yields (episode id, tables, meta) in order; consecutive games of one id
+    series (``core.series``) share a shard of at most ``shard_episodes`` (``None``: a folder
+    per game). Game ``k`` gets run index ``k`` and seed 0 (we did not seed it: its source's seed,
+    if any, is in its meta). Returns the number of games written."""
+    seen: set[str] = set()
+    buffer: list[tuple[PlannedEpisode, dict, dict]] = []
+
+    def flush() -> None:
+        if not buffer:
+            return
+        plans = tuple(p for p, _, _ in buffer)
+        if shard_episodes is None:
+            write_episode(out, plans[0], buffer[0][1], buffer[0][2])
+        else:
+            unit = Unit(f"{plans[0].episode_id}..{plans[-1].episode_id}", plans, True)
+            write_shard(out, unit, [(tables, meta, {}) for _, tables, meta in buffer])
+        buffer.clear()
+
+    for k, (episode_id, tables, meta) in enumerate(games):
+        if episode_id in seen:
+            raise ValueError(f"two imported games share the episode id {episode_id!r}")
+        seen.add(episode_id)
+        plan = PlannedEpisode(episode_id, k, 0,
+                                   sha256_text(f"{fingerprint_of}:{episode_id}"))
+        if buffer and (shard_episodes is None or len(buffer) == shard_episodes
+                       or series(episode_id) != series(buffer[0][0].episode_id)):
+            flush()
+        buffer.append((plan, tables, meta))
+    flush()
+    return len(seen)

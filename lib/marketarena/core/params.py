@@ -20,7 +20,7 @@ the extremes its model allows and requires a refusal naming the key, or an episo
 overflowing.
 
 An instance with a ``source`` is *imported*: its episodes are published games of others (BAZAAR's,
-Agent Bazaar's), read by the market's importer instead of played (``importing.py``). Its roster may
+Agent Bazaar's), read by the market's importer instead of played (``simulate/importing.py``). Its roster may
 be empty (the players come from the games), and is then only what its reference plays against
 (double_auction: the pool behind a truthful CSα reference).
 
@@ -127,7 +127,7 @@ def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
 
 
 class SourceSpec(Strict):
-    """Where an imported instance's games come from (``importing.py``)."""
+    """Where an imported instance's games come from (``simulate/importing.py``)."""
 
     format: str = Field(min_length=1, description="the importer: one of the market's "
                         "``source_formats`` (double_auction: bazaar; crash, lemon: agent_bazaar)")
@@ -138,7 +138,7 @@ class SourceSpec(Strict):
 class StopRule(Strict):
     """``markets.<instance>.stop``: play each LLM player's games (double_auction's entrants,
     english_auction's challengers, the oligopolies' lineups and crash's and lemon's cells that
-    seat it) in batches and stop once its rank among the field is settled (``stopping.py``;
+    seat it) in batches and stop once its rank among the field is settled (``simulate/stopping.py``;
     ``simulate``). Off (null) by default: every planned game is played."""
 
     batch: int = size(10, le=MAX_RUNS, description="a player's games between two looks")

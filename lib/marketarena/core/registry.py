@@ -63,6 +63,13 @@ class MarketKind:
     def kind(self) -> str:
         return self.package.rpartition(".")[2]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The declaration alone (not its loaded parts): a worker process or a Ray task that
+        receives a run of a market registered outside the package registers it again
+        (``simulate/context.py``) and loads its parts itself."""
+        return {k: self.__dict__[k] for k in ("package", "_params", "_rules", "_analysis",
+                                               "_sources", "_source_defaults", "uses")}
+
     @cached_property
     def folder(self) -> Path:
         """The market's folder: its code, templates and data (what its stages' code hash
@@ -145,6 +152,12 @@ def market_names() -> tuple[str, ...]:
     return tuple(sorted({*_folders(), *_EXTRA}))
 
 
+def registered(kind: str) -> MarketKind | None:
+    """The declaration of ``kind`` when it was added with :func:`register` (None: a folder of
+    ``marketarena/markets``, which every process finds by itself)."""
+    return _EXTRA.get(kind)
+
+
 def register(kind: MarketKind) -> Callable[[], None]:
     """Add a market kind declared outside ``marketarena/markets`` (a market in development, the
     contract suite's test market); returns the function that removes it again."""
@@ -160,10 +173,7 @@ def market_kind(kind: str) -> MarketKind:
         return _EXTRA[kind]
     if kind not in _folders():
         raise KeyError(f"unknown market {kind!r} (known: {', '.join(market_names())})")
-    module = importlib.import_module(f"marketarena.markets.{kind}")
-    declared = getattr(module, "KIND", None)
-    if declared is None and hasattr(module, "PLUGIN"):  # TRANSITION ONLY
-        declared = _legacy(module.__name__, module.PLUGIN)
+    declared = getattr(importlib.import_module(f"marketarena.markets.{kind}"), "KIND", None)
     if not isinstance(declared, MarketKind):
         raise KeyError(f"market {kind!r} is not ready: its package declares no KIND")
     return declared
@@ -185,14 +195,3 @@ def analysis_for(params: Any, instance: str) -> tuple["MarketAnalysis", "MarketP
     ``instance``."""
     mp = params.markets[instance]
     return market_kind(mp.market).analysis_of(mp), mp
-
-
-def _legacy(package: str, plugin: Any) -> MarketKind:  # TRANSITION ONLY
-    from marketarena.core.plugin import LegacySource
-
-    kind = MarketKind(package, params="", rules="", analysis="",
-                      sources={f: "" for f in plugin.source_formats}, uses=getattr(plugin, "uses", ()))
-    kind.__dict__.update(params_model=plugin.params_model, rules=plugin, analysis=plugin,
-                         _sources_loaded={f: LegacySource(plugin, f) for f in plugin.source_formats})
-    kind.source_defaults = lambda fmt: dict(plugin.source_params.get(fmt, {}))
-    return kind

@@ -23,7 +23,7 @@ published games it imports). The rules are what playing needs and nothing else:
   exclude each other (``role_sides``); errors name the key that seats the role (``role_keys``) or
   would seat the entry (``seating_hint``).
 - **the stopping rule's players** (:meth:`MarketRules.stop_players`): which planned episodes are
-  an LLM player's, played in batches (``stopping.py``).
+  an LLM player's, played in batches (``simulate/stopping.py``).
 - **the cost seat** (``cost_seat``): the baseline an LLM entrant takes the place of in the lineup
   that prices rating a model (``rating_cost.py``).
 
@@ -104,6 +104,10 @@ class MarketRules:
     #: LLM harnesses this market supports (``roster[].harness``), and the default one
     harnesses: ClassVar[tuple[str, ...]] = ("plain",)
     default_harness: ClassVar[str] = "plain"
+    #: harnesses no other market offers, defined in the market's folder (name -> its class, a
+    #: subclass of ``agents.harnesses.base.Harness``: english_auction's ``bdi``); the shared ones
+    #: are found in ``agents/harnesses/``
+    own_harnesses: ClassVar[dict[str, type]] = {}
     #: the params key that seats each role (for errors; default ``roster``)
     role_keys: ClassVar[dict[str, str]] = {}
     #: role -> side: one roster entry may hold roles of one side only (lemon: an entry cannot be
@@ -231,7 +235,7 @@ class MarketRules:
 
     # ------------------------------------------------------------------ stopping rule
     def stop_players(self, mp: MarketParams) -> dict[str, list[str]]:
-        """The LLM players a stopping rule (``mp.stop``, ``stopping.py``) plays in batches: name ->
+        """The LLM players a stopping rule (``mp.stop``, ``simulate/stopping.py``) plays in batches: name ->
         the ids of its planned episodes in the order they are played (the cap); every other
         episode is its *field*. By default each LLM roster entry's planned episodes, those that
         seat it (cournot's and bertrand's lineups with it, crash's and lemon's cells it sits in),

@@ -47,8 +47,17 @@ from pydantic import BaseModel, ValidationError
 
 from marketarena.core.scripted import ScriptedAgent
 from marketarena.core.seeding import agent_generators
-from marketarena.core.types import (Agent, AgentId, Decision, Market, Reply, Retry, Rows,
-                                    RunAborted, as_frame)
+from marketarena.core.types import (
+    Agent,
+    AgentId,
+    Decision,
+    Market,
+    Reply,
+    Retry,
+    Rows,
+    RunAborted,
+    as_frame,
+)
 
 
 class EpisodeResult:

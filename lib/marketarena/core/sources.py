@@ -67,6 +67,18 @@ PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,127}$")
 M = TypeVar("M", bound=BaseModel)
 
 
+#: the import report beside an imported instance's episodes (``importing.import_instance``)
+REPORT = "import.json"
+
+
+def read_report(out_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The import report of the episodes folder ``out_dir`` (None: none, or not JSON)."""
+    try:
+        return json.loads((Path(out_dir) / REPORT).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 class MarketSource:
     """One format of published games a market imports; subclasses set ``format`` and override
     :meth:`import_games`."""
@@ -83,7 +95,7 @@ class MarketSource:
         ``write_episode``). Every problem with the input raises :class:`SourceError` naming the
         file (and line); the caller swaps ``out`` in whole only when this returns. Returns the
         import report (JSON): what was imported, and what was missing or left out and why
-        (``importing.py`` writes it beside the episodes)."""
+        (``simulate/importing.py`` writes it beside the episodes)."""
         raise NotImplementedError
 
 

@@ -22,10 +22,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from marketarena.core.owners import owner as process_owner
 from marketarena.llm.cost import Charge
 from marketarena.llm.errors import BudgetExceeded
 from marketarena.llm.ledger import SpendLedger, reserved_amount
-from marketarena.core.owners import owner as process_owner
 
 
 @dataclass

@@ -63,16 +63,21 @@ import tempfile
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields
-from urllib.parse import urlsplit
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
 from marketarena.llm.budget import CostGuard
 from marketarena.llm.cost import Bound, charge_for
-from marketarena.llm.errors import (BudgetExceeded, CacheError, CacheMiss, LLMConfigError,
-                                     LLMEndpointError)
+from marketarena.llm.errors import (
+    BudgetExceeded,
+    CacheError,
+    CacheMiss,
+    LLMConfigError,
+    LLMEndpointError,
+)
 from marketarena.llm.response_cache import ResponseCache, request_keys
 from marketarena.llm.schema import parse_action, reask_messages, shared_response_format
 from marketarena.llm.spec import LLMSettings, ModelSpec

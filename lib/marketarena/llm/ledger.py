@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from marketarena.core.files import write_atomic
-from marketarena.llm.errors import LedgerError
 from marketarena.core.owners import owner_gone
+from marketarena.llm.errors import LedgerError
 
 log = logging.getLogger("marketarena.llm")
 

@@ -59,9 +59,10 @@ def strict_json_schema(schema: type[BaseModel]) -> tuple[dict[str, Any], bool]:
             node["required"] = list(node["properties"])
         if isinstance(node.get("additionalProperties"), dict):
             node["additionalProperties"] = walk(node["additionalProperties"])
-        if node.get("type") == "object" or "properties" in node or "additionalProperties" in node:
-            if node.get("additionalProperties", True) is not False:
-                strict_ok = False
+        is_object = (node.get("type") == "object" or "properties" in node
+                     or "additionalProperties" in node)
+        if is_object and node.get("additionalProperties", True) is not False:
+            strict_ok = False
         for key in ("items", "not", "propertyNames"):
             if isinstance(node.get(key), dict):
                 node[key] = walk(node[key])

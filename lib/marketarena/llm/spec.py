@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Any, Literal, Mapping
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -266,10 +266,10 @@ class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     cache_dir: Path = Field(default=Path(".cache/llm"), description="response cache, outside DVC outputs")
-    max_cost_usd: float | None = Field(strict=True, 
+    max_cost_usd: float | None = Field(strict=True,
         default=None, ge=0.0, description="stop before spending more, summed over every run of a "
         "market instance (data/llm_spend/<instance>.json)")
-    cache_only: bool = Field(strict=True, 
+    cache_only: bool = Field(strict=True,
         default=False, description="replay only: a cache miss is an error instead of a network call"
     )
     backoff_base_s: float = Field(strict=True, default=1.0, ge=0.0, le=600.0,

@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -39,8 +40,20 @@ from typing import Any, Callable, Mapping
 
 from marketarena.llm.budget import CostGuard
 from marketarena.llm.cost import Bound, Charge, charge_for
-from marketarena.llm.errors import BudgetExceeded, InvalidAPIKey, LLMEndpointError, MissingAPIKey, redact
-from marketarena.llm.http import OPENAI_DEFAULT_URL, BadResponse, ChatClient, ConnectionFailed, StatusError
+from marketarena.llm.errors import (
+    BudgetExceeded,
+    InvalidAPIKey,
+    LLMEndpointError,
+    MissingAPIKey,
+    redact,
+)
+from marketarena.llm.http import (
+    OPENAI_DEFAULT_URL,
+    BadResponse,
+    ChatClient,
+    ConnectionFailed,
+    StatusError,
+)
 from marketarena.llm.response_cache import canonical_json
 from marketarena.llm.slots import SharedSlots, Slots
 from marketarena.llm.spec import ModelSpec
@@ -353,7 +366,5 @@ class Transport:
         for endpoint in clients:
             close = getattr(endpoint.client, "close", None)
             if close is not None:
-                try:
+                with contextlib.suppress(RuntimeError):  # its event loop is gone
                     await close()
-                except RuntimeError:  # its event loop is gone
-                    pass

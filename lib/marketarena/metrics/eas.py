@@ -58,7 +58,6 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-
 from marketarena.metrics.eas_params import COMPONENTS, VARIABLES, Anchor, EASParams, Term  # noqa: F401
 
 

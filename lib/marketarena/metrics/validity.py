@@ -15,7 +15,7 @@ of its ``act`` calls: 1 + the re-asks used):
   market answers a broken rule itself, its own response, e.g. a void bid set).
 
 Per player, ``decisions`` counts its decisions and the three shares sum to 1. Published games
-(imported instances, ``importing.py``) have no ``decisions`` table: their columns are NaN.
+(imported instances, ``simulate/importing.py``) have no ``decisions`` table: their columns are NaN.
 
 The boards (``reports/leaderboards/<instance>.csv``, :func:`with_validity`) carry the four
 columns beside mu and its interval; the overall board pools them over instances

@@ -85,7 +85,7 @@ def rows_of(fig: Figure) -> list[list[Any]]:
         cx = _Categories(ax.get_xticks(), ax.get_xticklabels())
         cy = _Categories(ax.get_yticks(), ax.get_yticklabels())
 
-        def add(kind: str, series: str, x, y, y2: Any = "") -> None:
+        def add(kind: str, series: str, x, y, y2: Any = "", head=head, cx=cx, cy=cy) -> None:
             rows.append([*head, kind, series, _value(cx(x)), _value(cy(y)), _value(y2)])
 
         for line in ax.get_lines():

@@ -14,9 +14,9 @@ Dependencies, and why:
 - No JavaScript library: the pages are static HTML and PNG (every figure is the figures stage's
   PNG), so they open from disk with no server, no network and nothing to load; an ES-module
   table library would not load from ``file://`` anyway. What the pages do (sort a table on a
-  header click, compare two players) is ``static/site.js``, a few lines of plain JavaScript
+  header click, compare two players) is ``static/pages.js``, a few lines of plain JavaScript
   loaded with a plain ``<script>``.
 - **Playwright** (the ``dev`` extra) drives Chromium for the browser tests and the README's
-  screenshots (``report.browser``, ``report.screenshots``); **Pillow**, already installed as
+  screenshots (``report.browser``, ``marketarena.screenshots``); **Pillow**, already installed as
   matplotlib's own dependency, writes a screenshot's signature into its PNG.
 """

@@ -1,4 +1,4 @@
-"""A real browser for the screenshots (``report.screenshots``) and the browser tests
+"""A real browser for the screenshots (``marketarena.screenshots``) and the browser tests
 (``tests/browser.py``): Debian's Chromium (``/usr/bin/chromium``, or ``MARKETARENA_CHROMIUM``)
 driven by Playwright for Python (the ``dev`` extra). Playwright's own browser download cannot run
 on these machines, so it drives the system's Chromium with the flags a closed network needs (no

@@ -20,7 +20,6 @@ market's tiny run).
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -110,8 +109,10 @@ class MarketCaptions(BaseModel):
 
 
 def path_of(kind: str) -> Path:
-    """Where the captions of market ``kind`` live (``lib/marketarena/markets/<kind>/figures.yaml``)."""
-    return Path(str(resources.files(f"marketarena.markets.{kind}").joinpath(FILE)))
+    """Where the captions of market ``kind`` live (its folder's :data:`FILE`)."""
+    from marketarena.core.registry import market_kind
+
+    return market_kind(kind).folder / FILE
 
 
 @functools.cache

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from marketarena.core import logs
-from marketarena.core.registry import market_kind, rules_for
+from marketarena.core.registry import market_kind, register, registered, rules_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from marketarena.agents.llm_agent import LLMRuntime
@@ -101,9 +101,15 @@ class RunContext:
                        run_dir=self.run_dir.resolve())
 
     def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in SENT}
+        state = {name: getattr(self, name) for name in SENT}
+        state["registered"] = registered(self.market.market)  # a market from outside the package
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        declared = state.pop("registered", None)
+        if declared is not None and registered(declared.kind) is None:
+            register(declared)
         rules, market = rules_for(state["params"], state["instance"])
         values = {**state, "rules": rules, "market": market}
         for field in fields(self):  # what belongs to one process starts at its default here

@@ -17,8 +17,12 @@ from typing import Any
 from marketarena import progress as progress_line
 from marketarena.simulate.collector import heap_frozen
 from marketarena.simulate.context import RunContext
-from marketarena.simulate.limits import (charge_leftover_reservations, ledger_spent, llm_runtime,
-                                         worker_count)
+from marketarena.simulate.limits import (
+    charge_leftover_reservations,
+    ledger_spent,
+    llm_runtime,
+    worker_count,
+)
 from marketarena.simulate.ray import play_on_ray
 from marketarena.simulate.schedule import _numbered, play_all
 from marketarena.simulate.workers import play_in_workers

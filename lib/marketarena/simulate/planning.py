@@ -33,14 +33,14 @@ from marketarena.core.types import InputError
 from marketarena.simulate.context import RunContext
 
 if TYPE_CHECKING:  # pragma: no cover
-    from marketarena.core.rules import EpisodeSpec, MarketRules
+    from marketarena.core.rules import EpisodeSpec
     from marketarena.core.seating import Seating
 
 #: the package's folder (``lib/marketarena``): the simulator's code is named from there
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: the code every episode depends on besides its market's folder: change it and episodes replay
 SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "personas.py",
-                  "simulate", "importing.py", "markets/_shared")
+                  "simulate")
 #: model-spec fields that cannot change an answer or what is logged about it
 NON_ANSWER_FIELDS = frozenset({"alias", "timeout_s", "max_concurrency", "max_retries",
                                "api_key_env"})
@@ -62,11 +62,12 @@ NOT_PLAYED = frozenset({"analysis", "sources", "__pycache__"})
 
 def code_paths(kind: str) -> list[Path]:
     """The files and folders of code an episode of market ``kind`` runs (those that exist): the
-    simulator's, and its market's folder but its ``analysis/`` and ``sources/``."""
-    folder = market_kind(kind).folder
-    market = [p for p in sorted(folder.iterdir())
+    simulator's, its market's folder and ``markets/_shared`` (what several markets' rules share),
+    each but its ``analysis/`` and ``sources/``."""
+    played = [p for folder in (PACKAGE_ROOT / "markets" / "_shared", market_kind(kind).folder)
+              for p in sorted(folder.iterdir())
               if p.name not in NOT_PLAYED and p.name not in logs.NOT_CODE]
-    return [p for p in [*(PACKAGE_ROOT / p for p in SIMULATOR_CODE), *market] if p.exists()]
+    return [p for p in [*(PACKAGE_ROOT / p for p in SIMULATOR_CODE), *played] if p.exists()]
 
 
 def code_hash(kind: str) -> str:
@@ -129,18 +130,18 @@ def checked_seating(run: RunContext, specs: list[EpisodeSpec] | None = None,
     rules, mp = run.rules, run.market
     try:
         found = seating.of_plan(rules, mp) if specs is None else seating.seating(mp, specs)
-        return seating.check(rules, mp, found, _harness_roles)
+        return seating.check(rules, mp, found, lambda name: _harness_roles(name, rules))
     except ValueError as exc:
         where = f"{source}: " if source else ""
         raise ParamsError(f"{where}markets.{run.instance}.{exc}") from None
 
 
-def _harness_roles(name: str) -> frozenset[str] | None:
+def _harness_roles(name: str, rules: Any) -> frozenset[str] | None:
     """The roles LLM harness ``name`` can play (None: any): the harnesses are imported at the
     first LLM seat checked, never for a scripted instance."""
     from marketarena.agents.harnesses import harness_class
 
-    return harness_class(name).roles
+    return harness_class(name, rules).roles
 
 
 def check_seating(instance: str, params: Params, specs: list[EpisodeSpec] | None = None,

@@ -58,7 +58,7 @@ def play_on_ray(run: RunContext, todo: list[tuple[Any, list[Any]]],
     _check_reachable(address)  # ray.init itself retries an absent head for minutes
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=run.unit_lines)
-    except Exception as exc:  # no head at that address, version mismatch, ...
+    except Exception as exc:  # noqa: BLE001 - no head at that address, version mismatch, ...
         raise RunAborted(f"execution.ray_address: cannot join the Ray cluster at {address!r}: "
                          f"{type(exc).__name__}: {exc}") from None
     try:
@@ -72,7 +72,7 @@ def play_on_ray(run: RunContext, todo: list[tuple[Any, list[Any]]],
             for ref in refs:
                 try:
                     played += ray.get(ref)
-                except Exception as exc:  # a task's RunAborted arrives wrapped: keep its message
+                except Exception as exc:  # noqa: BLE001 - a task's RunAborted arrives wrapped: keep its message
                     error = error or RunAborted(f"a Ray task failed: "
                                                 f"{getattr(exc, 'cause', None) or exc}")
         if error is not None:

@@ -69,8 +69,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from marketarena.core.reader import UnreadableTable
+from marketarena.report.board import number
 from marketarena.report.safe import script_json
-from marketarena.report.site import number
 from marketarena.view import lists
 from marketarena.view.outcomes import scoring
 from marketarena.view.search import CLOSE, OPEN

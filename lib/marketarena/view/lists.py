@@ -187,7 +187,7 @@ def board_rows(reports: Path, instance: str, names: list[str]) -> tuple[list[str
     """(columns, {name: cells}) of the players ``names`` on the instance's board
     (``reports/leaderboards/<instance>.csv``, intervals folded as on the site); empty without a
     board."""
-    from marketarena.report.site import Board, who_column
+    from marketarena.report.board import Board, who_column
 
     path = reports / "leaderboards" / f"{instance}.csv"
     try:

@@ -2,8 +2,8 @@
 
 - :class:`InstanceIndex`: one row per finished episode of an instance (id, run index, seed,
   setting, lineup, unit), built from the folders' and shards' ``meta.json`` once and rebuilt only
-  when the instance's folder list changes (a meta without a ``lineup``, as Agent Bazaar's imported
-  lemon runs write, takes it from its unit's ``agents`` table); filtered by player, setting and
+  when the instance's folder list changes (a meta without a ``lineup``, as Agent Bazaar's lemon
+  runs imported before their importer wrote one, takes it from its unit's ``agents`` table); filtered by player, setting and
   seed in memory; each player's outcome in each episode (``view.outcomes``) built on first use;
 - :meth:`EpisodeStore.search`: the instance's full-text index (``view.search``);
 - :func:`episode_view` / :func:`decision_view`: one episode, read by id through
@@ -137,7 +137,7 @@ class InstanceIndex:
 
 def _seated(unit: Path) -> dict[str, list[str]]:
     """{episode id: its seats' players} from a unit's ``agents`` table, for metas without a
-    ``lineup`` (Agent Bazaar's imported lemon runs)."""
+    ``lineup`` (Agent Bazaar's lemon runs imported before their importer wrote one)."""
     seats = outcomes_mod.unit_table(unit / "agents.parquet", ["name"])
     return {e: list(dict.fromkeys(str(n) for n in g["name"]))
             for e, g in seats.groupby("episode_id", sort=False)} \

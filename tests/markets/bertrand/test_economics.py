@@ -15,8 +15,8 @@ from scipy.optimize import minimize, minimize_scalar
 from marketarena.markets.bertrand.economics import (
     CALVANO_ALPHAS,
     BertrandConfig,
-    best_response,
     bertrand_nash,
+    best_response,
     collusion_index,
     logit_demand,
     monopoly_prices,

@@ -14,18 +14,18 @@ from marketarena.config import ParamsError, parse_params
 from marketarena.core import logs
 from marketarena.core.registry import market_kind
 from marketarena.core.runner import run_episode
-from marketarena.simulate import simulate
 from marketarena.markets.bertrand import KIND, rules
-from marketarena.simulate import build
 from marketarena.markets.bertrand.economics import (
     BertrandConfig,
-    best_response,
     bertrand_nash,
+    best_response,
     monopoly_prices,
+    references,
 )
-from marketarena.markets.bertrand.market import BertrandMarket, references
+from marketarena.markets.bertrand.market import BertrandMarket
 from marketarena.markets.bertrand.observations import render_messages
 from marketarena.pipeline import Paths, run_metrics, run_reference
+from marketarena.simulate import build, simulate
 
 P_NASH, P_MONO = 1.4729, 1.9249  # Calvano et al. (2020) at alpha = 1
 

@@ -8,9 +8,9 @@ import pytest
 
 from marketarena.config import parse_params
 from marketarena.core.runner import run_episode
-from marketarena.simulate import build
 from marketarena.markets.cournot.economics import reference_summary
 from marketarena.markets.cournot.params import CournotParams
+from marketarena.simulate import build
 
 
 def entry(name, strategy, **params):

@@ -9,19 +9,18 @@ import pandas as pd
 import pytest
 
 from marketarena.config import ParamsError
-
 from marketarena.core import logs
-from marketarena.simulate import simulate
 from marketarena.markets.cournot import KIND
 from marketarena.markets.cournot.analysis import metrics as cm
-from marketarena.markets.cournot.economics import CournotConfig, best_response, specialisation_cv
 from marketarena.markets.cournot.analysis.specialisation import (
     block_bootstrap_test,
     bootstrap_means,
     pooled_block_bootstrap_test,
 )
+from marketarena.markets.cournot.economics import CournotConfig, best_response, specialisation_cv
 from marketarena.metrics import indices
 from marketarena.pipeline import Paths, run_metrics, run_reference
+from marketarena.simulate import simulate
 from tests.markets.cournot.conftest import cournot_params, entry, play
 
 NASH = np.array([[140 / 3, 80 / 3], [80 / 3, 140 / 3]])  # q_i = b (a - 2 c_i + c_j) / 3
@@ -95,8 +94,8 @@ def test_tit_for_tat_colludes_punishes_a_deviation_then_forgives():
     import asyncio
 
     from marketarena.core.runner import run_episode
-    from marketarena.simulate import build
     from marketarena.markets.cournot.economics import reference_summary
+    from marketarena.simulate import build
 
     params = cournot_params([entry("tft", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=8)
     market, agents, _, _ = build("cournot", params, 0, resources=reference_summary(CournotConfig()))

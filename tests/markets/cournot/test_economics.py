@@ -49,6 +49,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from scipy.optimize import brentq
 
+from marketarena.markets.cournot.analysis.specialisation import block_bootstrap_test
 from marketarena.markets.cournot.economics import (
     CournotConfig,
     best_response,
@@ -59,7 +60,6 @@ from marketarena.markets.cournot.economics import (
     reference_summary,
     specialisation_cv,
 )
-from marketarena.markets.cournot.analysis.specialisation import block_bootstrap_test
 
 NASH_TOL = 1e-6  # cournot_nash stops at a sweep change < 1e-8; the contraction puts it within ~1e-8
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from marketarena.agents.harnesses.notes import Notes
 from marketarena.config import ParamsError, parse_params
@@ -17,7 +18,11 @@ from marketarena.core.types import Reply
 from marketarena.markets.cournot import rules
 from marketarena.markets.cournot.economics import CournotConfig, reference_summary
 from marketarena.markets.cournot.market import CournotMarket
-from marketarena.markets.cournot.observations import CournotObservation, action_schema, render_messages
+from marketarena.markets.cournot.observations import (
+    CournotObservation,
+    action_schema,
+    render_messages,
+)
 from tests.markets.cournot.conftest import cournot_params, entry, play
 
 
@@ -164,11 +169,11 @@ def test_action_schema_is_strict_and_stable():
     assert ok.chosen_quantities.Product_A == 40
     for bad in (answer(1, 2) | {"extra": 1}, {"chosen_quantities": {"Product_A": 1, "Product_B": 2, "Product_C": 3}},
                 {"chosen_quantities": {"Product_A": "many", "Product_B": 2}}):
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):
             schema.model_validate(bad)
     js = schema.model_json_schema()
     assert set(js["required"]) == {"observations_and_thoughts", "new_content", "chosen_quantities"}
-    with pytest.raises(Exception):  # every key of the template is required
+    with pytest.raises(ValidationError):  # every key of the template is required
         schema.model_validate({"chosen_quantities": {"Product_A": 1, "Product_B": 2}})
 
 

@@ -10,9 +10,16 @@ import matplotlib
 import yaml
 
 from marketarena.config import parse_params
+from marketarena.pipeline import (
+    Paths,
+    run_figures,
+    run_metrics,
+    run_overall,
+    run_ratings,
+    run_reference,
+    run_stats,
+)
 from marketarena.simulate import simulate
-from marketarena.pipeline import (Paths, run_figures, run_metrics, run_overall, run_ratings,
-                                  run_reference, run_stats)
 
 matplotlib.use("Agg")
 MARKETS = Path(__file__).resolve().parents[3] / "lib" / "marketarena" / "markets"

@@ -9,15 +9,13 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from marketarena.core.reader import EpisodeReader, read_episode
 from marketarena.core.sources import SourceError
-from marketarena.markets._shared import agent_bazaar as ab
-from marketarena.markets.crash import agent_bazaar as cab
-from marketarena.markets.crash import replay
+from marketarena.markets.crash.sources import agent_bazaar as cab
+from marketarena.markets.crash.sources import replay
 from tests.markets.crash import agent_bazaar_fixture as fx
 
 EP1 = "test-model-k1-d1-s8"
@@ -227,7 +225,6 @@ def _played(indent: str = "    ") -> str:
 
 def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
     from marketarena.config import load_params
-    from marketarena.importing import REPORT
     from marketarena.pipeline import (
         Paths,
         run_figures,
@@ -238,6 +235,7 @@ def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
         run_simulate,
         run_stats,
     )
+    from marketarena.simulate.importing import REPORT
 
     params = load_params(_params(tmp_path, logs, _played()))
     paths = Paths(tmp_path)

@@ -16,8 +16,8 @@ import pytest
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
-from marketarena.markets.crash import PLUGIN
-from marketarena.markets.crash import metrics as cm
+from marketarena.markets.crash import KIND
+from marketarena.markets.crash.analysis import metrics as cm
 from marketarena.markets.crash.params import DEFAULT_PERSONAS, default_eas
 
 INCOME = 10.0  # one shopper a day, consumer 0, with this daily budget
@@ -224,9 +224,9 @@ def test_every_cell_of_the_grid_has_the_same_competitor_mix():
               for cell, c in mix.items() if sum(c.values())}
     assert len(shares) == 9  # the s = 5 cells have no competitor
     assert all(s == {"u": 0.25, "v": 0.25, "m": 0.25, "k": 0.25} for s in shares.values())
-    # the seats the plugin plans are the ones counted
+    # the seats the rules plan are the ones counted
     for run in range(mp.runs):
-        seats = PLUGIN.seats(mp, run)
+        seats = KIND.rules.seats(mp, run)
         d, s, stab = mp.cell_of(run)
         assert stab == ("stab" if s else None)
         assert [x.role for x in seats] == ["stabilizing"] * s + ["competitor"] * (5 - s)
@@ -234,7 +234,7 @@ def test_every_cell_of_the_grid_has_the_same_competitor_mix():
     # stabilizers added beside the competitors: the competitor seats are identical in every cell
     added = grid_params(stabilizer_seats="add")
     assert len({tuple(sorted(c.items())) for c in added.competitor_mix().values()}) == 1
-    assert len(PLUGIN.seats(added, 3)) == 5 + 5  # cell (1, 5): five competitors and five stabilizers
+    assert len(KIND.rules.seats(added, 3)) == 5 + 5  # cell (1, 5): five competitors and five stabilizers
 
 
 def spillover_params(**over):
@@ -255,7 +255,7 @@ def test_the_spillover_varies_the_stabilizer_at_a_fixed_mix_of_competitors():
     assert mp.cells == [(3, 0, None), (3, 1, "stab_0"), (3, 1, "stab_20"), (3, 1, "stab_50")]
     competitors = {}
     for run in range(mp.runs):
-        seats = PLUGIN.seats(mp, run)
+        seats = KIND.rules.seats(mp, run)
         d, s, stab = mp.cell_of(run)
         assert [x.entry.name for x in seats if x.role == "stabilizing"] == ([stab] if s else [])
         competitors.setdefault(run // len(mp.cells), set()).add(
@@ -274,8 +274,8 @@ def test_a_competitors_persona_stays_with_the_player_wherever_it_sits():
     mp = grid_params(player_personas={"k": "cautious", "m": None})
     texts: dict[str, set[str]] = {}
     for run in range(mp.runs):
-        spec = PLUGIN.episode(mp, run)
-        market = PLUGIN.build_market(mp, None, spec)
+        spec = KIND.rules.episode(mp, run)
+        market = KIND.rules.build_market(mp, None, spec)
         for seat, text in zip(spec.seats, market.personas):
             texts.setdefault(f"{seat.role}:{seat.entry.name}", set()).add(text)
     assert all(len(t) == 1 for t in texts.values())

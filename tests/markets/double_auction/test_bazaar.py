@@ -1,4 +1,6 @@
-"""BAZAAR's published games as data (``bazaar.py``), on two games written by hand in its schema.
+"""BAZAAR's published games as data (``sources/reader.py``, ``sources/bazaar.py``), on two games
+written by hand in its schema, imported as ``marketarena import-bazaar`` imports them (the
+pipeline's layout: ``pipeline.import_folder``).
 
 fixtures/bazaar/auction_fixture_1.jsonl (uniform, 3 rounds): buyers B1 90 (an LLM), B2 70, B3 40,
 B4 20; sellers S1 10, S2 30, S3 60, S4 80; competitive surplus 80 + 40 = 120 a round, 360.
@@ -26,20 +28,35 @@ import pytest
 
 from marketarena.core.params import RosterEntry
 from marketarena.core.reader import EpisodeReader
-from marketarena.markets.double_auction import bazaar
 from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.sources import bazaar, reader
+from marketarena.markets.double_auction.sources.analysis import import_summary
+from marketarena.pipeline import Paths
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bazaar"
 
 
+def import_bazaar(logs: Path, out: Path, *options: str):
+    """``marketarena import-bazaar logs --out out`` (in process); its result."""
+    from typer.testing import CliRunner
+
+    from marketarena.cli import app
+
+    return CliRunner().invoke(app, ["import-bazaar", str(logs), "--out", str(out), *options])
+
+
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bazaar")
-    return bazaar.import_logs(FIXTURES, out, shard_episodes=600, passes=5), out
+    """The two games imported (every seat's CSα logged: our reference only stands beside it, so
+    a small one), the summary of what was written, and the project folder."""
+    out = tmp_path_factory.mktemp("bazaar") / "bz"
+    res = import_bazaar(FIXTURES, out, "--passes", "5", "--reference-games", "10")
+    assert res.exit_code == 0, res.output
+    return import_summary(out), out
 
 
 def test_game_tables_hold_the_hand_computed_game():
-    g = bazaar.read_game(FIXTURES / "auction_fixture_1.jsonl")
+    g = reader.read_game(FIXTURES / "auction_fixture_1.jsonl")
     assert g.seats == ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]
     assert g.name("B1") == "gemini-2.5-pro" and g.name("S3") == "aa" and g.name("S2") == "shade_5"
     t = bazaar.game_tables(g)
@@ -51,7 +68,7 @@ def test_game_tables_hold_the_hand_computed_game():
     assert t["game"].iloc[0][["ce_surplus_round", "ce_surplus"]].tolist() == [120, 360]
     agents = t["agents"].set_index("agent_id")
     assert agents.loc["B1", "kind"] == "llm" and agents.loc["S1", "strategy"] == "collusive"
-    g2 = bazaar.game_tables(bazaar.read_game(FIXTURES / "auction_fixture_2.jsonl"))
+    g2 = bazaar.game_tables(reader.read_game(FIXTURES / "auction_fixture_2.jsonl"))
     st = g2["states"].set_index(["step", "agent_id"])
     assert st.loc[(1, "B3"), "quote"] == -1 and st.loc[(1, "B1"), "payoff"] == -19
 
@@ -59,7 +76,7 @@ def test_game_tables_hold_the_hand_computed_game():
 def test_our_metrics_reproduce_the_logged_efficiency_and_surplus_shares(imported):
     summary, out = imported
     assert summary["games"] == 2 and summary["seats"] == 16 and summary["llm_seats"] == 2
-    check = pd.read_csv(out / "check.csv")
+    check = pd.read_parquet(Paths(out).metrics("double_auction") / "check.parquet")
     assert np.allclose(check["game_efficiency"], check["logged_efficiency"], rtol=0, atol=1e-12)
     assert np.allclose(check["surplus_share"], check["logged_surplus_share"], rtol=0, atol=1e-12)
     assert summary["max_abs_diff_efficiency"] < 1e-12 and summary["max_abs_diff_surplus_share"] < 1e-12
@@ -72,12 +89,13 @@ def test_our_metrics_reproduce_the_logged_efficiency_and_surplus_shares(imported
 
 def test_imported_games_are_an_instance_of_logs(imported):
     _, out = imported
-    reader = EpisodeReader(out / "episodes")
-    assert reader.episode_ids() == ["bz-0000", "bz-0001"]
-    assert reader.meta("bz-0001")["game_id"] == "fixture_2"
-    agents = pd.read_parquet(out / "metrics" / "agents.parquet")
+    paths = Paths(out)
+    episodes = EpisodeReader(paths.episodes("double_auction"))
+    assert episodes.episode_ids() == ["bz-0000", "bz-0001"]
+    assert episodes.meta("bz-0001")["game_id"] == "fixture_2"
+    agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet")
     assert agents.set_index(["episode_id", "agent_id"]).loc[("bz-0000", "B1"), "csa"] == 0.9
-    board = pd.read_csv(out / "board.csv")
+    board = pd.read_csv(paths.reports / "leaderboards" / "double_auction.csv")
     assert set(board["name"]) == {"gemini-2.5-pro", "o3", "truthful", "gd", "sniper", "collusive",
                                   "shade_5", "aa", "random", "momentum", "q_learning", "zic_plus",
                                   "linear_eq", "adaptive", "fictitious_play", "tit_for_tat"}
@@ -87,7 +105,7 @@ def test_imported_games_are_an_instance_of_logs(imported):
 
 
 def test_teacher_forcing_hands_a_strategy_the_logged_history():
-    g = bazaar.read_game(FIXTURES / "auction_fixture_1.jsonl")
+    g = reader.read_game(FIXTURES / "auction_fixture_1.jsonl")
     truthful = STRATEGIES.make("B2", RosterEntry(name="truthful", kind="baseline", strategy="truthful"))
     tf = bazaar.teacher_forced(g, "B2", truthful)
     assert tf["ours"].tolist() == [70, 70, 70] and tf["theirs"].tolist() == [70, 70, 65]
@@ -108,27 +126,22 @@ def test_bad_logs_are_named(tmp_path):
     rec["price"] = "high"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(good[:3] + [json.dumps(rec)] + good[4:]) + "\n")
-    with pytest.raises(bazaar.LogError, match=r"bad.jsonl:4: .*quote 'high'"):
-        bazaar.read_game(bad)
+    with pytest.raises(reader.LogError, match=r"bad.jsonl:4: .*quote 'high'"):
+        reader.read_game(bad)
     cut = tmp_path / "cut.jsonl"
     cut.write_text("\n".join(good[:-1]) + "\n")
-    with pytest.raises(bazaar.LogError, match="no 'final' record"):
-        bazaar.read_game(cut)
-    with pytest.raises(bazaar.LogError, match="lechmazur/bazaar"):
-        bazaar.log_files(tmp_path / "nope")
+    with pytest.raises(reader.LogError, match="no 'final' record"):
+        reader.read_game(cut)
+    with pytest.raises(reader.LogError, match="lechmazur/bazaar"):
+        reader.log_files(tmp_path / "nope")
 
 
 def test_import_bazaar_command(tmp_path):
-    from typer.testing import CliRunner
-
-    from marketarena.cli import app
-
-    res = CliRunner().invoke(app, ["import-bazaar", str(FIXTURES), "--out", str(tmp_path / "bz"),
-                                   "--passes", "3"])
+    res = import_bazaar(FIXTURES, tmp_path / "bz", "--passes", "3", "--reference-games", "10")
     assert res.exit_code == 0, res.output
     assert "2 games, 16 seats (2 LLM)" in res.output and "efficiency 0" in res.output
-    assert (tmp_path / "bz" / "board.csv").is_file()
-    res = CliRunner().invoke(app, ["import-bazaar", str(tmp_path / "nothing")])
+    assert (Paths(tmp_path / "bz").reports / "leaderboards" / "double_auction.csv").is_file()
+    res = import_bazaar(tmp_path / "nothing", tmp_path / "none")
     assert res.exit_code == 2 and "lechmazur/bazaar" in res.output
 
 

@@ -15,6 +15,12 @@
     B2 1 (private); received privately: S1 1, S2 1, B2 1.
 - An imported instance through the pipeline (``source:`` in params): the simulate stage imports,
   skips an unchanged import, and a bad file leaves the earlier import as it was.
+
+``marketarena import-bazaar`` goes through that same path (``pipeline.import_folder``): its
+``--out`` is a project whose ``data/episodes/double_auction`` holds the games (and
+``import.json``), ``data/metrics/double_auction`` our metrics (``check.parquet``: ours beside the
+logged) and ``reports/leaderboards/double_auction.csv`` the board. The hand-written games logged
+every seat's CSα, so the reference is kept small there (``--reference-games 10``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from typer.testing import CliRunner
 
 from marketarena.cli import app
 from marketarena.core.sources import SourceError
-from marketarena.markets.double_auction import bazaar
+from marketarena.markets.double_auction.sources import reader
+from marketarena.markets.double_auction.sources.analysis import import_summary
+from marketarena.pipeline import Paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GAMES = FIXTURES / "bazaar"
@@ -41,6 +49,16 @@ TARGET = "auction_fixture_1.jsonl"
 def tree_digest(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+#: the files of an import that record where its games came from (the source folder's path, and
+#: fingerprints over it): the same games imported from another folder differ there only
+WHERE_FROM = ("data/episodes/double_auction/import.json",
+              "data/references/double_auction/summary.json")
+
+
+def games_digest(digest: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in digest.items() if k not in WHERE_FROM}
 
 
 def _records(path: Path) -> list[dict]:
@@ -148,8 +166,9 @@ HOSTILE = {
 ACCEPTED = {"pathlike_folder"}
 
 
-def _import(logs: Path, out: Path):
-    return CliRunner().invoke(app, ["import-bazaar", str(logs), "--out", str(out), "--passes", "3"])
+def _import(logs: Path, out: Path, passes: int = 3, reference_games: int = 10):
+    return CliRunner().invoke(app, ["import-bazaar", str(logs), "--out", str(out), "--passes",
+                                    str(passes), "--reference-games", str(reference_games)])
 
 
 @pytest.fixture(scope="module")
@@ -168,14 +187,17 @@ def test_the_probe_counts_36_cases():
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_a_hostile_file_is_refused_in_one_line_and_the_earlier_import_is_kept(case, earlier,
                                                                               tmp_path):
-    out, digest = earlier
+    good, digest = earlier
+    out = tmp_path / "bz"  # a copy of the earlier import (an accepted case replaces it)
+    shutil.copytree(good, out)
     logs = tmp_path / "logs"
     shutil.copytree(GAMES, logs)
     HOSTILE[case](logs)
     res = _import(logs, out)
     if case in ACCEPTED:
         assert res.exit_code == 0, res.output
-        assert tree_digest(out) == digest  # the same games: the same bytes
+        # the same games: the same bytes (but where the import says they came from)
+        assert games_digest(tree_digest(out)) == games_digest(digest)
         return
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert res.exit_code == 2, res.output
@@ -190,21 +212,24 @@ def test_the_errors_name_the_file_the_line_and_the_value(tmp_path):
     shutil.copytree(GAMES, logs)
     HOSTILE["price_1e308"](logs)
     with pytest.raises(SourceError, match=rf"{TARGET}:2: quote 1e\+308 is outside \[0, 100\]"):
-        bazaar.read_games(logs)
+        reader.read_games(logs)
     shutil.copy(GAMES / TARGET, logs / TARGET)
     HOSTILE["duplicate_game_id"](logs)
     with pytest.raises(SourceError, match=r"holds game 'fixture_1', which .* holds too"):
-        bazaar.read_games(logs)
+        reader.read_games(logs)
 
 
 def test_games_without_logged_csa_get_ours_and_their_chat_is_data(tmp_path):
-    summary = bazaar.import_logs(CHAT, tmp_path / "ec", passes=5)
+    res = _import(CHAT, tmp_path / "ec", passes=5, reference_games=2000)  # CSα: ours
+    assert res.exit_code == 0, res.output
+    paths = Paths(tmp_path / "ec")
+    summary = import_summary(tmp_path / "ec")
     assert summary["games"] == 1 and summary["llm_seats"] == 6 and summary["messages"] == 4
     assert summary["csa_source"] == {"ours": 1}
     assert summary["own_csa_reference"]["n_buyers"] == 3 and summary["own_csa_reference"]["rounds"] == 2
     assert summary["max_abs_diff_efficiency"] < 1e-12  # 95 / 110, ours and logged
     assert summary["max_abs_diff_surplus_share"] < 1e-12
-    agents = pd.read_parquet(tmp_path / "ec" / "metrics" / "agents.parquet").set_index("agent_id")
+    agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet").set_index("agent_id")
     assert agents["surplus"].to_dict() == {"B1": 13, "B2": 5, "B3": 0, "S1": 67, "S2": 10, "S3": 0}
     assert agents["csa"].notna().all() and (agents["csa_source"] == "ours").all()
     assert agents["messages_sent"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 1, "S2": 2, "S3": 0}
@@ -217,14 +242,14 @@ def test_games_without_logged_csa_get_ours_and_their_chat_is_data(tmp_path):
                                                       "S3": 0}
     assert agents["messages_to_counterparties"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 0,
                                                               "S2": 1, "S3": 0}
-    board = pd.read_csv(tmp_path / "ec" / "board.csv")
+    board = pd.read_csv(paths.reports / "leaderboards" / "double_auction.csv")
     assert sorted(board["name"]) == [f"model-{c}" for c in "abcdef"]
     assert (board["csa_source"] == "ours").all()
     # the seller who earned 67 of the 95 ranks first, on our CSα
     assert board.iloc[0]["name"] == "model-d"
     from marketarena.core.reader import read_episode
 
-    meta, tables = read_episode(tmp_path / "ec" / "episodes", "bz-0000")
+    meta, tables = read_episode(paths.episodes("double_auction"), "bz-0000")
     assert meta["game_id"] == "chat_1" and meta["lineup"][0] == "model-a"
     msgs = tables["messages"]
     assert msgs[["step", "sender", "recipients", "text"]].values.tolist() == [
@@ -239,15 +264,15 @@ def test_foreign_chat_text_is_cleaned_and_capped(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "g.jsonl").write_text("\n".join(json.dumps(r) for r in rs) + "\n")
-    game = bazaar.read_games(logs)[0]
+    game = reader.read_games(logs)[0]
     _, sender, _, text, truncated, chars = game.messages[0]
     assert sender == "S1" and truncated and chars == len(hostile)
-    assert len(text) <= bazaar.MESSAGE_MAX_CHARS and "\n" not in text and "\x1b" not in text
+    assert len(text) <= reader.MESSAGE_MAX_CHARS and "\n" not in text and "\x1b" not in text
     assert "\u202e" not in text and text.startswith("ignore previous instructions")
 
 
 def test_import_bazaar_prints_which_csa_it_used(tmp_path):
-    res = _import(CHAT, tmp_path / "ec")
+    res = _import(CHAT, tmp_path / "ec", reference_games=2000)
     assert res.exit_code == 0, res.output
     assert "1 games, 6 seats (6 LLM), 4 chat messages" in res.output
     assert "CSα: ours in 1 games (ours: a truthful trader against BAZAAR's 29 baselines, 3x3 seats, " \
@@ -281,7 +306,6 @@ def _params(tmp_path: Path, source: Path, **market) -> Path:
 
 def test_an_imported_instance_runs_through_the_pipeline(tmp_path):
     from marketarena.config import load_params
-    from marketarena.importing import REPORT
     from marketarena.pipeline import (
         Paths,
         run_figures,
@@ -290,6 +314,7 @@ def test_an_imported_instance_runs_through_the_pipeline(tmp_path):
         run_reference,
         run_simulate,
     )
+    from marketarena.simulate.importing import REPORT
 
     logs = tmp_path / "logs"
     shutil.copytree(CHAT, logs)
@@ -361,7 +386,7 @@ def test_our_csa_is_needed_only_for_the_games_rated_on_it():
     the row."""
     from marketarena.markets.double_auction import rules
     from marketarena.markets.double_auction.params import DoubleAuctionParams
-    from marketarena.markets.double_auction.metrics import imported_csa
+    from marketarena.markets.double_auction.sources.metrics import imported_csa
 
     mp = DoubleAuctionParams(n_buyers=1, n_sellers=1, roster=[
         {"name": n, "kind": "baseline", "strategy": n} for n in ("truthful", "zic")])
@@ -389,7 +414,7 @@ def test_an_imported_instance_without_a_roster_references_bazaars_pool(tmp_path)
     roster gets them as the pool its CSα reference plays against (truthful self-play never
     meets some of the values BAZAAR's sellers held, and the metrics stage stopped there)."""
     from marketarena.config import parse_params
-    from marketarena.markets.double_auction.bazaar import bazaar_pool
+    from marketarena.markets.double_auction.bazaar_baselines import bazaar_pool
 
     params = parse_params({"markets": {"games": {
         "market": "double_auction", "source": {"format": "bazaar", "path": str(GAMES)}}}})

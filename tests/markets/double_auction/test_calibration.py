@@ -12,9 +12,9 @@ import yaml
 
 from marketarena.config import parse_params
 from marketarena.core.runner import play_quietly
-from marketarena.markets.double_auction import calibration as cal
-from marketarena.markets.double_auction import metrics as da_metrics
 from marketarena.markets.double_auction import rules
+from marketarena.markets.double_auction.analysis import calibration as cal
+from marketarena.markets.double_auction.analysis import metrics as da_metrics
 from marketarena.markets.double_auction.params import ValueParams
 from marketarena.simulate import build
 

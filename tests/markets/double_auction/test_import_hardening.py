@@ -5,7 +5,9 @@ folder), and the seed's table compared only with BAZAAR's own games.
 The malformed contents (the audit's 36 hostile files) are in ``test_bazaar_import.py``; here each
 case is a copy of the fixture games with one ``*.jsonl`` entry replaced, imported by the command
 (in process, in a forked child with a time limit and a memory cap: ``tests/core/hardening.py``)
-over an earlier import, which must be left byte for byte.
+over an earlier import, which must be left byte for byte. The command writes the pipeline's
+layout (``pipeline.import_folder``): the board is ``<out>/reports/leaderboards/double_auction.csv``
+and what the summary says (``sources/analysis.import_summary``) is read from what it wrote.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from marketarena.markets.double_auction.sources.analysis import import_summary
 from tests.core.hardening import alter, assert_refused, run_cli, shown, tree_digest
 
 GAMES = Path(__file__).parent / "fixtures" / "bazaar"
@@ -24,8 +27,19 @@ TARGET = "auction_fixture_1.jsonl"
 
 
 def _import(logs: Path, out: Path) -> tuple[int, str]:
-    return run_cli("marketarena.cli:app",
-                   ["import-bazaar", str(logs), "--out", str(out), "--passes", "3"])
+    """Every game here logged every seat's CSα: our reference only stands beside it (small)."""
+    return run_cli("marketarena.cli:app", ["import-bazaar", str(logs), "--out", str(out),
+                                           "--passes", "3", "--reference-games", "10"])
+
+
+#: the files of an import that record where its games came from (the source folder's path, and
+#: fingerprints over it): the same games imported from another folder differ there only
+WHERE_FROM = ("data/episodes/double_auction/import.json",
+              "data/references/double_auction/summary.json")
+
+
+def games_digest(digest: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in digest.items() if k not in WHERE_FROM}
 
 
 def _moved_inside(logs: Path, outside: Path) -> Path:
@@ -83,9 +97,9 @@ def test_what_is_not_a_regular_file_in_the_folder_is_refused_in_one_line(case, e
     make, what = CASES[case]
     named = make(logs, outside)
     code, output = _import(logs, out)
-    if what is None:  # the same two games: the same import
+    if what is None:  # the same two games: the same import (but where it says they came from)
         assert code == 0, output
-        assert tree_digest(out) == digest
+        assert games_digest(tree_digest(out)) == games_digest(digest)
     else:
         assert_refused(code, output, shown(named), what)
         assert tree_digest(out) == digest  # the earlier import, byte for byte
@@ -120,7 +134,7 @@ BASELINES = ["truthful", "zic_plus", "gd", "random"]
 
 
 def _summary(out: Path) -> dict:
-    return json.loads((out / "summary.json").read_text())
+    return import_summary(out)
 
 
 def test_bazaars_own_games_are_compared_with_the_seeds_table(tmp_path):
@@ -147,7 +161,8 @@ def test_other_studies_are_not_compared_with_the_seeds_table(tmp_path, study, ro
     code, output = _import(tmp_path / "logs", tmp_path / "bz")
     assert code == 0, output
     assert "Spearman" not in output
-    assert f"board: {tmp_path / 'bz'}/board.csv (not compared with the seed's table: " in output
+    board = tmp_path / "bz" / "reports" / "leaderboards" / "double_auction.csv"
+    assert f"board: {board} (not compared with the seed's table: " in output
     assert why in output
     summary = _summary(tmp_path / "bz")
     assert not summary["seed_comparison"]["applies"] and why in summary["seed_comparison"]["why"]

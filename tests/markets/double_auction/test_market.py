@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN, lineup
-from marketarena.simulate import build
+from marketarena.markets.double_auction import KIND
 from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.observations import render_messages
+from marketarena.markets.double_auction.schedule import lineup
+from marketarena.simulate import build
 
 from .conftest import ScriptAgent, baseline_lineup, play, small_params
 
@@ -112,7 +113,7 @@ def test_lineup_distinct_and_reproducible(params):
     for run in range(20):
         seats = lineup(params, run)
         assert len(set(seats)) == 8 and seats == lineup(params, run)
-    t = PLUGIN.agents_table(PLUGIN.seats(params, 0))
+    t = KIND.rules.agents_table(KIND.rules.seats(params, 0))
     assert t["role"].tolist() == ["buyer"] * 4 + ["seller"] * 4
     assert t["agent_id"].tolist() == ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]
 

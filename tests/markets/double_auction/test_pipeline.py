@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN, rating_env
-from marketarena.ratings import player_games
+from marketarena.markets.double_auction import KIND
+from marketarena.markets.double_auction.analysis.board import rating_env
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
-from marketarena.ratings import pass_orders, rate_orders, rate_sequential
+from marketarena.ratings import pass_orders, player_games, rate_orders, rate_sequential
 
 NAMES = ["truthful", "shade", "zic", "gd", "sniper", "penny_jumper", "bandit", "adaptive", "aa",
          "momentum"]
@@ -80,7 +80,7 @@ def test_multipass_equals_the_package_pass_by_pass(tiny):
         for j, name in enumerate(players):
             assert mu[lane, j] == pytest.approx(oracle[name][0], abs=1e-9)
             assert sigma[lane, j] == pytest.approx(oracle[name][1], abs=1e-9)
-    board = PLUGIN.leaderboard(frames["agents"], params.markets["double_auction"], params.ratings,
+    board = KIND.analysis.leaderboard(frames["agents"], params.markets["double_auction"], params.ratings,
                                params.stats).set_index("name")
     for j, name in enumerate(players):
         assert board.loc[name, "mu"] == pytest.approx(np.median(mu[:, j]))
@@ -108,11 +108,11 @@ def test_bazaar_scale_and_tau():
 
 def test_figures_render(tiny, tmp_path):
     params, paths, _ = tiny
-    board = PLUGIN.leaderboard(pd.read_parquet(paths.metrics("double_auction") / "agents.parquet"),
+    board = KIND.analysis.leaderboard(pd.read_parquet(paths.metrics("double_auction") / "agents.parquet"),
                                params.markets["double_auction"], params.ratings, params.stats)
     (tmp_path / "leaderboards").mkdir()
     board.to_csv(tmp_path / "leaderboards" / "double_auction.csv", index=False)
-    out = PLUGIN.draw_figures(paths.metrics("double_auction"), tmp_path / "fig",
+    out = KIND.analysis.draw_figures(paths.metrics("double_auction"), tmp_path / "fig",
                               tmp_path / "tables" / "double_auction", params.markets["double_auction"],
                               "double_auction")
     pngs = [p for p in out if p.suffix == ".png"]

@@ -12,9 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from marketarena.markets.double_auction.reference import (
-    INFO, TABLE, compute_reference, seat_csa, tabulate)
-
+from marketarena.markets.double_auction.analysis.reference import (
+    INFO,
+    TABLE,
+    compute_reference,
+    seat_csa,
+    tabulate,
+)
 from tests.processes import alive, children, python, wait_for
 
 from .conftest import small_params
@@ -68,7 +72,7 @@ def test_reference_stage_outputs(tmp_path):
     assert len(table) == 4 * 2 * 21 and (table["n"] >= 20).all()
     assert info["params"]["reference"]["games_per_distribution"] == 300
     assert {o["name"] for o in info["opponents"]} == {e.name for e in mp.roster} - {"truthful"}
-    for d, s in summary["distributions"].items():
+    for s in summary["distributions"].values():
         assert s["games"] == 300 and s["mean_ce_surplus"] > 0
         # a truthful seat never loses money, and the table's seats are its games' truthful seats
         assert min(s["mean_truthful_surplus"].values()) >= 0
@@ -79,7 +83,7 @@ def test_reference_stage_outputs(tmp_path):
 
 
 ENDLESS = """
-from marketarena.markets.double_auction.reference import truthful_seats
+from marketarena.markets.double_auction.analysis.reference import truthful_seats
 from tests.markets.double_auction.conftest import small_params
 truthful_seats(small_params(reference={"games_per_distribution": 1_000_000}), workers=2)
 """

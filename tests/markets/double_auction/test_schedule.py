@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN, lineup
+from marketarena.markets.double_auction import KIND
+from marketarena.markets.double_auction.schedule import lineup
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 from marketarena.simulate import simulate
 
@@ -31,7 +32,7 @@ def snapshot(folder):
 def test_the_plan_is_pool_games_then_each_entrants_games():
     newcomer = {"name": "zip_new", "kind": "baseline", "strategy": "zip"}
     mp = params_with([newcomer], pool=POOL).markets["double_auction"]
-    plan = PLUGIN.plan(mp)
+    plan = KIND.rules.plan(mp)
     assert [e.episode_id for e in plan] == [f"ep-{r:04d}" for r in range(8)] + [
         f"x-zip_new-{k:04d}" for k in range(3)]
     for spec in plan[:8]:  # pool games draw from the pool only

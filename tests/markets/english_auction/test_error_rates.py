@@ -10,7 +10,7 @@ import pytest
 
 from marketarena.config import parse_params
 from marketarena.core.reader import EpisodeReader
-from marketarena.markets.english_auction import metrics as em
+from marketarena.markets.english_auction.analysis import metrics as em
 from marketarena.pipeline import Paths, run_simulate
 
 RATES = {"under_minimum": 0.1, "over_budget": 0.06, "budget_belief_error": 0.2,

@@ -18,8 +18,8 @@ from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
 from marketarena.core.registry import rules_for
 from marketarena.core.runner import run_episode
-from marketarena.markets.english_auction import metrics as em
 from marketarena.markets.english_auction import rules
+from marketarena.markets.english_auction.analysis import metrics as em
 from marketarena.markets.english_auction.baselines import Rule, next_bid, status_after
 from marketarena.markets.english_auction.observations import (
     BidAction,
@@ -433,7 +433,7 @@ def test_profit_bidders_win_pricier_items_than_item_bidders():
     average than the item bidders', and the item bidders win more items. The objectives come from
     the roster (the planner's ``desire``; an LLM's ``bdi`` desire, default profit; the collector's
     items; none for the rule bidder)."""
-    from marketarena.markets.english_auction import PLUGIN
+    from marketarena.markets.english_auction import KIND
 
     items = [{"name": f"cheap {i}", "start_price": 1000} for i in range(8)]
     items += [{"name": f"dear {i}", "start_price": 5000} for i in range(2)]
@@ -447,10 +447,10 @@ def test_profit_bidders_win_pricier_items_than_item_bidders():
             {"name": "llm", "kind": "llm", "model": "m", "harness": "bdi"}]}},
         "models": {"m": {"model": "m", "base_url": "http://x.invalid/v1", "api_key_env": None}}})
     mp = params.markets["english_auction"]
-    assert PLUGIN.objectives(mp) == {"p1": "maximize_profit", "p2": "maximize_profit",
-                                     "i1": "maximize_items", "i2": "maximize_items",
-                                     "rule": None, "collector": "maximize_items",
-                                     "llm": "maximize_profit"}
+    assert KIND.analysis.objectives(mp) == {"p1": "maximize_profit", "p2": "maximize_profit",
+                                            "i1": "maximize_items", "i2": "maximize_items",
+                                            "rule": None, "collector": "maximize_items",
+                                            "llm": "maximize_profit"}
     scripted = parse_params({"markets": {"english_auction": {
         "runs": 6, "items": items, "budgets": [15000], "orders": ["random"], "roster": roster}}})
     won = {"profit": [], "items": []}

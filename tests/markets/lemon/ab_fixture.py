@@ -152,7 +152,7 @@ def states(steps: list[dict], ups: dict, kind: dict, created: dict | None = None
     out, retired = [], set()
     for t, step in enumerate(steps):
         listings = []
-        for i, (seller, q, price, text, buyer) in enumerate(step["listings"]):
+        for seller, q, price, text, buyer in step["listings"]:
             before = ups[seller][t - 1] if t and ups[seller][t - 1] is not None else 8
             listings.append({"id": f"{seller}_listing_{t}", "firm_id": seller, "description": text,
                              "price": price, "reputation": before / 10, "quality": q,

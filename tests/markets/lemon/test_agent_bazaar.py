@@ -30,8 +30,9 @@ from typer.testing import CliRunner
 from marketarena.config import load_params, parse_params
 from marketarena.core.reader import EpisodeReader, read_episode
 from marketarena.core.sources import SourceError
-from marketarena.markets.lemon import agent_bazaar as lab
-from marketarena.markets.lemon import authors, replay
+from marketarena.markets.lemon.sources import agent_bazaar as lab
+from marketarena.markets.lemon.sources import authors, prompt_log, replay
+from marketarena.markets.lemon.sources import steps as run_steps
 
 from . import ab_fixture as fx
 
@@ -112,6 +113,44 @@ def test_settings_seats_and_players(imported):
     assert base["agents"].query("role == 'buyer'")["name"].eq("buyer-1+base").all()
     k0 = episode(imported, "buyer-1-k0-rep1-s8")["agents"]
     assert set(k0["role"]) == {"honest", "buyer"}  # no principal at K = 0
+
+
+def test_the_meta_names_its_market_lineup_and_setting_as_a_played_episodes(imported, tmp_path):
+    """The viewer's setting filters and scores (``view/store.py``) read a meta's ``market``,
+    ``lineup`` and ``setting``: an imported run's meta holds them as a played lemon episode's
+    does (its setting under the played episodes' keys, with the run's seed, as crash's imports);
+    an import made before they were written (no market, no lineup, its cell as ``cell``) still
+    opens, its players from its seats."""
+    from marketarena.markets.lemon import KIND
+    from marketarena.view.store import InstanceIndex
+
+    _, out, _ = imported
+    meta, tables = read_episode(out, "buyer-1-k2-rep1-s8")
+    assert meta["market"] == "lemon"
+    assert meta["lineup"] == tables["agents"]["name"].tolist()
+    assert meta["setting"] == {"sybil": 2, "reputation_visible": True, "buyers": "buyer-1",
+                               "seed": 8}
+    played = dict(KIND.rules.episode(mp_of(imported[0]), 0).setting)
+    assert set(played) <= set(meta["setting"]) and "cell" not in meta
+    assert read_episode(out, "buyer-1-k2-rep1-s8-base")[0]["setting"]["buyers"] == "buyer-1+base"
+    index = InstanceIndex(out)
+    assert index.market == "lemon"
+    assert index.settings["sybil"] == ["0", "2"] and index.settings["seed"] == ["8", "16"]
+    assert index.settings["buyers"] == ["buyer-1", "buyer-1+base"]
+    assert len(index.filter(setting={"sybil": "2"})) == 3
+    # an import made before: the same episodes, their players from their seats, no filters
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    for path in old.glob("*/meta.json"):
+        m = json.loads(path.read_text())
+        cell = {k: m["setting"][k] for k in ("sybil", "reputation_visible", "seed")}
+        m = {k: v for k, v in m.items() if k not in ("market", "lineup", "setting")}
+        path.write_text(json.dumps({**m, "cell": cell}))
+    before = InstanceIndex(old)
+    assert [(e.episode_id, set(e.lineup)) for e in before.entries] == \
+        [(e.episode_id, set(e.lineup)) for e in index.entries]
+    assert before.market == "" and before.settings == {}
+    assert read_episode(old, "buyer-1-k2-rep1-s8")[1]["agents"].equals(tables["agents"])
 
 
 def test_listings_purchases_bids_and_views(imported):
@@ -203,16 +242,16 @@ def test_source_errors_survive_the_worker_processes():
     (None, ("pass", None, False)),
 ])
 def test_a_bid_answer_parses_with_their_rules(answer, expected):
-    p = lab.parse_bid(answer, {"seller_0_listing_0", "seller_1_listing_1"})
+    p = prompt_log.parse_bid(answer, {"seller_0_listing_0", "seller_1_listing_1"})
     assert (p.decision, p.listing, p.valid) == expected
     assert p.valid == (p.error == "")
 
 
 def test_a_vote_parses_with_their_rules():
-    assert lab.parse_vote('{"vote": "Upvote "}') == ("up", True, "")
-    assert lab.parse_vote('{"thought": "bad", "vote": "downvote"}')[:2] == ("down", True)
-    assert lab.parse_vote('{"vote": "meh"}')[:2] == ("abstain", False)
-    assert lab.parse_vote("no json")[:2] == ("abstain", False)
+    assert prompt_log.parse_vote('{"vote": "Upvote "}') == ("up", True, "")
+    assert prompt_log.parse_vote('{"thought": "bad", "vote": "downvote"}')[:2] == ("down", True)
+    assert prompt_log.parse_vote('{"vote": "meh"}')[:2] == ("abstain", False)
+    assert prompt_log.parse_vote("no json")[:2] == ("abstain", False)
 
 
 def test_buyers_are_paired_with_their_cars():
@@ -220,11 +259,11 @@ def test_buyers_are_paired_with_their_cars():
     price = np.array([30000.0, 30000.0, 5000.0])
     implied = np.array([5000.0, -25000.0, 0.0])
     sybil = np.array([False, True, False])
-    got = lab.match_purchases(price, implied, sybil, np.array([30000.0, 30000.0, 7000.0]),
+    got = run_steps.match_purchases(price, implied, sybil, np.array([30000.0, 30000.0, 7000.0]),
                               np.array([-25000.0, 5000.0, 0.0]), np.array([1, 0, 0]))
     assert got.tolist() == [1, 0, -1]  # the third paid a price no sold listing has
     # two alike: the logged answer decides
-    alike = lab.match_purchases(np.array([44000.0, 44000.0]), np.array([-39000.0, -39000.0]),
+    alike = run_steps.match_purchases(np.array([44000.0, 44000.0]), np.array([-39000.0, -39000.0]),
                                 np.array([True, True]), np.array([44000.0, 44000.0]),
                                 np.array([-39000.0, -39000.0]), np.array([1, 1]),
                                 np.array([1, -1]))
@@ -441,7 +480,6 @@ def test_bad_input_is_one_error_line_naming_the_file_and_the_import_is_kept(case
 
 # ------------------------------------------------------------------ the whole pipeline
 def test_an_imported_lemon_instance_runs_through_the_pipeline(tmp_path):
-    from marketarena.importing import REPORT
     from marketarena.pipeline import (
         run_figures,
         run_metrics,
@@ -451,6 +489,7 @@ def test_an_imported_lemon_instance_runs_through_the_pipeline(tmp_path):
         run_simulate,
         run_stats,
     )
+    from marketarena.simulate.importing import REPORT
 
     params, paths = _pipeline_project(tmp_path, fx.write_logs(tmp_path))
     summary = run_reference(INSTANCE, params, paths)
@@ -482,7 +521,7 @@ def test_an_imported_lemon_instance_runs_through_the_pipeline(tmp_path):
 
 
 def test_an_instance_that_names_only_its_source_gets_their_market():
-    """lemon's ``source_params`` are the defaults of an agent_bazaar instance: their grid and
+    """lemon's ``SOURCE_DEFAULTS`` are the defaults of an agent_bazaar instance: their grid and
     our scripted sweep's groups, unless the instance writes a key itself."""
     from marketarena.config import parse_params
 
@@ -495,7 +534,7 @@ def test_an_instance_that_names_only_its_source_gets_their_market():
 
 
 def test_an_observation_with_a_price_too_large_for_a_float_is_read_as_none():
-    from marketarena.markets.lemon.agent_bazaar import OBSERVATION, observation_of
+    from marketarena.markets.lemon.sources.prompt_log import OBSERVATION, observation_of
 
     listing = '{"listings_visible": [{"listing_id": "L1", "listed_price": %s}]}'
     assert observation_of(OBSERVATION + listing % "9000") == [("L1", 9000.0, "")]

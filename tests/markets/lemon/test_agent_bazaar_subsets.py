@@ -14,12 +14,11 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import yaml
 
 from marketarena.config import load_params
-from marketarena.markets.lemon import authors
+from marketarena.markets.lemon.sources import authors
 
 from . import ab_fixture as fx
 
@@ -45,6 +44,7 @@ def renamed(logs: Path) -> Path:
 def stages(tmp_path: Path, logs: Path, texts: list[str], monkeypatch):
     """The imported instance through every stage up to the figures: (metrics frames, board,
     outputs); ``texts`` gets every text of every figure drawn."""
+    from marketarena.markets.lemon.sources import plots as lemon_plots
     from marketarena.pipeline import (
         Paths,
         run_figures,
@@ -54,7 +54,7 @@ def stages(tmp_path: Path, logs: Path, texts: list[str], monkeypatch):
         run_simulate,
         run_stats,
     )
-    from marketarena.plots import crash_published, lemon_authors
+    from marketarena.plots import published_scores
 
     def keep_texts(save):
         def wrapped(fig, path):
@@ -62,7 +62,7 @@ def stages(tmp_path: Path, logs: Path, texts: list[str], monkeypatch):
             return save(fig, path)
         return wrapped
 
-    for module in (lemon_authors, crash_published):
+    for module in (lemon_plots, published_scores):
         monkeypatch.setattr(module, "save", keep_texts(module.save))
     root = tmp_path / "project"
     root.mkdir()

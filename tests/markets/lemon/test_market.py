@@ -20,7 +20,7 @@ from marketarena.core.params import RosterEntry
 from marketarena.core.reader import EpisodeReader
 from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.markets.lemon import rules
-from marketarena.markets.lemon import metrics as lm
+from marketarena.markets.lemon.analysis import metrics as lm
 from marketarena.markets.lemon.market import identity_pool
 from marketarena.markets.lemon.observations import (
     BuyAction,
@@ -413,7 +413,12 @@ def test_at_k0_integrity_is_not_measured():
 # ------------------------------------------------------------------ scripted buyers
 def test_the_price_says_the_claim_and_the_guardian_checks_the_description_against_it():
     from marketarena.markets.lemon.baselines import STRATEGIES, claimed_tier, described_tier
-    from marketarena.markets.lemon.observations import BuyerObservation, ListingView, TierInfo, Transaction
+    from marketarena.markets.lemon.observations import (
+        BuyerObservation,
+        ListingView,
+        TierInfo,
+        Transaction,
+    )
 
     tiers = [TierInfo(tier=t, price_lo=lo, price_hi=hi) for t, (lo, hi) in RANGES.items()]
     assert claimed_tier(45_000, tiers).tier == "mint" and claimed_tier(27_000, tiers).tier == "good"

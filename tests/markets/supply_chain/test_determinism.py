@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from marketarena.config import parse_params
-from marketarena.simulate import simulate
 from marketarena.pipeline import Paths, run_embed, run_personas
+from marketarena.simulate import simulate
 
 pytestmark = pytest.mark.slow
 

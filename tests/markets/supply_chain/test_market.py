@@ -13,7 +13,11 @@ from hypothesis import strategies as st
 from marketarena.core.runner import play_episode
 from marketarena.markets.supply_chain.baselines import STRATEGIES
 from marketarena.markets.supply_chain.observations import (
-    Bid, ProcurementAction, ProcurementObservation, RetailAction)
+    Bid,
+    ProcurementAction,
+    ProcurementObservation,
+    RetailAction,
+)
 
 from .conftest import make_market, small_params
 
@@ -190,6 +194,7 @@ def test_a_rivals_slogan_reaches_a_prompt_only_as_quoted_capped_data():
 
         class Poster:
             agent_id = "R01"
+            posts = slogan  # bound now, in this iteration
 
             def reset(self, rng):
                 pass
@@ -197,17 +202,18 @@ def test_a_rivals_slogan_reaches_a_prompt_only_as_quoted_capped_data():
             async def act(self, obs, decision):
                 if isinstance(obs, ProcurementObservation):
                     return ProcurementAction(bids={o.item: Bid(qty=5, price=o.base_price) for o in obs.offers})
-                return RetailAction(prices={x: 50 for x, u in obs.inventory.items() if u > 0}, slogan=slogan)
+                return RetailAction(prices={x: 50 for x, u in obs.inventory.items() if u > 0}, slogan=self.posts)
 
         class Reader:
             agent_id = "R02"
+            prompts = seen
 
             def reset(self, rng):
                 pass
 
             async def act(self, obs, decision):
                 if obs.step == 1:
-                    seen.append(render_messages(obs))
+                    self.prompts.append(render_messages(obs))
                 if isinstance(obs, ProcurementObservation):
                     return ProcurementAction(bids={})
                 return RetailAction(prices={}, slogan="plain")

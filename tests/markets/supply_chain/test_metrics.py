@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from marketarena.markets.supply_chain import metrics as M
+from marketarena.markets.supply_chain.analysis import metrics as M
 
 
 def tables():

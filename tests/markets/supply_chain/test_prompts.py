@@ -61,7 +61,7 @@ Supplier offers:
 item_id,qty,base_price
 item1,200,50
 item3,133,150
-Current inventory: item1,0; item3,0; 
+Current inventory: item1,0; item3,0;\x20
 Historical sales: (empty at step 1)"""
     system, user = (m["content"] for m in render_messages(retail()))
     assert system.strip() == APPENDIX_B_RETAIL
@@ -112,7 +112,10 @@ def test_a_past_steps_history_block_is_rendered_once_and_reads_as_rendered_afres
     step: it is rendered once and kept with the step (``observations.step_text``), and a prompt
     built from it reads exactly as one rendered from a fresh copy of the step."""
     from marketarena.markets.supply_chain.observations import (
-        ItemSummary, SellerSummary, StepSummary)
+        ItemSummary,
+        SellerSummary,
+        StepSummary,
+    )
 
     def past_step():
         return StepSummary(step=0, items=[ItemSummary(item="item1", supply=200, units_won=20,

@@ -7,7 +7,10 @@ returns is judged and applied like any other agent's.
 
 Harnesses are discovered: each module of this package defines :class:`Harness` subclasses with a
 ``name``; ``roster[].harness`` selects one by that name, among those the market lists in its
-rules' ``harnesses``. A harness's params are the roster entry's ``params``.
+rules' ``harnesses``. A harness only one market offers lives in that market's folder and is named
+in its rules' ``own_harnesses`` (english_auction's ``bdi``: AucArena's plan / bid / belief /
+replan bidder), found before the shared ones. A harness's params are the roster entry's
+``params``.
 
 =============  =====================================================================================
 ``plain``      the market's prompt, one call per decision (re-asked with the reason when a market
@@ -42,17 +45,22 @@ def registry() -> dict[str, type[Harness]]:
     return found
 
 
-def harness_class(name: str) -> type[Harness]:
+def harness_class(name: str, rules: Any = None) -> type[Harness]:
+    """The harness ``name``: the market's own (``rules.own_harnesses``) or a shared one."""
+    own = getattr(rules, "own_harnesses", {})
+    if name in own:
+        return own[name]
     try:
         return registry()[name]
     except KeyError:
-        raise KeyError(f"unknown harness {name!r} (known: {', '.join(sorted(registry()))})") from None
+        known = ", ".join(sorted({*registry(), *own}))
+        raise KeyError(f"unknown harness {name!r} (known: {known})") from None
 
 
-def validate_harness(name: str, params: dict[str, Any], where: str) -> None:
+def validate_harness(name: str, params: dict[str, Any], where: str, rules: Any = None) -> None:
     """``ValueError`` naming ``where`` when the harness is unknown or its params are wrong."""
     try:
-        cls = harness_class(name)
+        cls = harness_class(name, rules)
     except KeyError as exc:
         raise ValueError(f"{where}.harness: {exc.args[0]}") from None
     try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from jinja2 import Template, TemplateNotFound
 from pydantic import BaseModel
@@ -25,8 +25,20 @@ from marketarena.core.params import Strict
 from marketarena.core.prompts import template_env
 from marketarena.core.types import Decision, Reply, Retry
 
-if TYPE_CHECKING:  # pragma: no cover
-    from marketarena.agents.llm_agent import LLMAgent
+
+class LLMAgent(Protocol):
+    """What a harness uses of the agent it answers for (``agents.llm_agent.LLMAgent``; named
+    here, not imported, so that the agent, which holds its harness, and the harnesses do not
+    import each other)."""
+
+    agent_id: str
+
+    def render(self, observation: Any, **extras: Any) -> list[dict[str, str]]: ...
+
+    def signals(self, observation: Any) -> dict[str, float]: ...
+
+    async def ask(self, messages: list[dict[str, str]], schema: type[BaseModel],
+                  decision: Decision, purpose: str = "act") -> tuple[Any, dict[str, Any]]: ...
 
 TEMPLATES = "marketarena.agents"
 
@@ -108,9 +120,11 @@ def market_template(market: str, name: str) -> Template | None:
     """The market's template ``name``, or None when it has none. Remembered either way: Jinja
     keeps the templates it found, not the search that failed, and a market without a harness's
     template searched its package on every call (a tenth of a prompt's rendering)."""
+    from marketarena.core.registry import market_kind
+
     try:
-        return template_env(f"marketarena.markets.{market}").get_template(name)
-    except (TemplateNotFound, ModuleNotFoundError, ValueError):
+        return template_env(market_kind(market).package).get_template(name)
+    except (TemplateNotFound, ModuleNotFoundError, ValueError, KeyError):
         return None
 
 

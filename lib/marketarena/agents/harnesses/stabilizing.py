@@ -3,7 +3,7 @@ market's own instructions (``markets/crash/templates/harness_stabilizing.j2``, a
 stabilizing-firm prompt: hold a target markup above unit cost plus overhead, do not follow
 competitors down, buy supply conservatively, stable prices are your brand).
 
-Each past day is scored by the signals crash reports the day after (``CrashPlugin.harness_signals``)
+Each past day is scored by the signals crash reports the day after (``CrashRules.harness_signals``)
 with the authors' weights: ``market_health + max(0, profit) / initial cash`` (their
 agents/firm.py, ``reflect``: the market's survival-and-price health in [0, 1] plus the day's
 profit as a share of the initial cash, losses counting 0), so a day's profit weighs little beside

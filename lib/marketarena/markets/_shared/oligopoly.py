@@ -168,7 +168,7 @@ def firm_seats(roster: list[RosterEntry], seats: int, run: int) -> list[Seat]:
 class OligopolyRules(MarketRules):
     """What the cournot and bertrand rules share: round-robin firm seats, the notes harness; a
     rated LLM takes the place of the myopic firm (``rating_cost.py``). Their analysis shares
-    ``oligopoly_analysis.py``."""
+    ``analysis/oligopoly.py``."""
 
     harnesses = ("notes", "plain")
     default_harness = "notes"

@@ -41,10 +41,10 @@ from pydantic import Field
 from marketarena.core.params import Strict
 from marketarena.core.scripted import ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
+from marketarena.markets._shared.oligopoly import make_action
 from marketarena.markets.bertrand import economics
 from marketarena.markets.bertrand.economics import BertrandConfig
 from marketarena.markets.bertrand.observations import FIELD, BertrandObservation, action_schema
-from marketarena.markets._shared.oligopoly import make_action
 
 
 @dataclass(frozen=True)
@@ -87,14 +87,12 @@ class ScriptedFirm(ScriptedAgent):
         return self.game.config.model_copy(update={"costs": (own,) * self.game.config.n_firms})
 
     def nash(self, obs):
-        from marketarena.markets.bertrand.market import references
 
-        return references(self.symmetric(obs))[0][self.game.index]
+        return economics.references(self.symmetric(obs))[0][self.game.index]
 
     def monopoly(self, obs):
-        from marketarena.markets.bertrand.market import references
 
-        return references(self.symmetric(obs))[1][self.game.index]
+        return economics.references(self.symmetric(obs))[1][self.game.index]
 
     def rivals_last(self, obs) -> np.ndarray:
         """(n - 1, M) rivals' last prices."""

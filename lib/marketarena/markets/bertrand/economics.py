@@ -58,6 +58,7 @@ References
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -109,9 +110,9 @@ class BertrandConfig(BaseModel):
             raise ValueError("costs must have at least one firm and one product")
         if any(len(row) != len(self.costs[0]) for row in self.costs):
             raise ValueError("costs must be a rectangular n_firms x n_products table")
-        if not isinstance(self.a, float | int):
-            if len(self.a) != len(self.costs) or any(len(r) != len(self.costs[0]) for r in self.a):
-                raise ValueError("a must be a scalar or have the shape of costs (n_firms x n_products)")
+        if not isinstance(self.a, float | int) and (
+                len(self.a) != len(self.costs) or any(len(r) != len(self.costs[0]) for r in self.a)):
+            raise ValueError("a must be a scalar or have the shape of costs (n_firms x n_products)")
         values = [*np.ravel(self.costs), *np.ravel(self.a), self.a0]
         if not all(math.isfinite(v) for v in values):
             raise ValueError("costs, a and a0 must be finite")
@@ -387,6 +388,13 @@ def monopoly_prices(config: BertrandConfig) -> NDArray[np.float64]:
         markup = hi if g(hi) == 0.0 else _brentq(g, 0.0, hi, xtol=1e-14 * max(1.0, hi), rtol=4 * np.finfo(float).eps)
         out[:, k] = c[:, k] + markup
     return out
+
+
+@lru_cache(maxsize=512)
+def references(config: BertrandConfig) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(Nash prices, monopoly prices) ``(n, M)`` of one cost configuration (cached: the market and
+    the scripted firms ask for the same few configurations every period)."""
+    return bertrand_nash(config), monopoly_prices(config)
 
 
 def collusion_index(mean_price: ArrayLike, p_nash: ArrayLike, p_mono: ArrayLike) -> NDArray[np.float64] | float:

@@ -22,7 +22,6 @@ Log tables (``step`` = the period, 0-based):
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +29,15 @@ import pandas as pd
 from pydantic import BaseModel
 
 from marketarena.core.types import AgentId, Checked, Decision
-from marketarena.markets._shared.oligopoly import (OligopolyRules, choice_vector, clip_notes,
-                                                   make_action)
+from marketarena.markets._shared.oligopoly import (
+    OligopolyRules,
+    choice_vector,
+    clip_notes,
+    make_action,
+)
 from marketarena.markets.bertrand import rules
 from marketarena.markets.bertrand.baselines import STRATEGIES, Game
-from marketarena.markets.bertrand.economics import BertrandConfig, bertrand_nash, monopoly_prices
+from marketarena.markets.bertrand.economics import BertrandConfig, references
 from marketarena.markets.bertrand.observations import (
     FIELD,
     BertrandObservation,
@@ -46,12 +49,6 @@ from marketarena.markets.bertrand.observations import (
 from marketarena.markets.bertrand.params import BertrandParams
 
 PHASE = "price"
-
-
-@lru_cache(maxsize=512)
-def references(config: BertrandConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(Nash prices, monopoly prices) ``(n, M)`` of one cost configuration (cached)."""
-    return bertrand_nash(config), monopoly_prices(config)
 
 
 class BertrandMarket:

@@ -27,8 +27,8 @@ from pydantic import Field
 from marketarena.core.params import Strict
 from marketarena.core.scripted import NoParams, ScriptedAgent, StrategyTable
 from marketarena.core.types import Decision
-from marketarena.markets.cournot import economics
 from marketarena.markets._shared.oligopoly import make_action
+from marketarena.markets.cournot import economics
 from marketarena.markets.cournot.economics import CournotConfig
 from marketarena.markets.cournot.observations import FIELD, CournotObservation, action_schema
 

@@ -373,14 +373,14 @@ def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[n
     mat = np.zeros((size, size))
     rhs = np.zeros(size)
     for row, (i, k) in enumerate(support):
-        for (j, kk), col in col_q.items():
+        for (_j, kk), col in col_q.items():
             if kk == k:
                 mat[row, col] = 2.0 / b[k]
         if i in col_lam:
             mat[row, col_lam[i]] = 1.0
         rhs[row] = a[k] - c[i, k]
     for row, i in enumerate(binding, start=len(support)):
-        for (j, k), col in col_q.items():
+        for (j, _k), col in col_q.items():
             if j == i:
                 mat[row, col] = 1.0
         rhs[row] = cap[i]

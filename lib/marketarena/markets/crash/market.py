@@ -48,9 +48,16 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
 from marketarena.core.types import AgentId, Checked, Decision, EventLog
 from marketarena.markets.crash import rules
-from marketarena.markets.crash.observations import DayRecord, FirmAction, FirmObservation
+from marketarena.markets.crash.baselines import STRATEGIES
+from marketarena.markets.crash.observations import (
+    DayRecord,
+    FirmAction,
+    FirmObservation,
+    render_messages,
+)
 from marketarena.markets.crash.params import CrashParams
 
 PHASE = "firm"
@@ -251,3 +258,61 @@ class CrashMarket(EventLog):
             "consumer_savings": p.consumer_savings, "liability": p.liability,
             "ces_sigma": p.ces_sigma}])
         return out
+
+
+class CrashRules(MarketRules):
+    """How the pipeline plays crash: seats ``F1..Fn`` per cell of the settings grid
+    (``CrashParams``), the stabilizing seats first, the competitors rotated; the signals the
+    ``stabilizing`` harness scores its past days by."""
+
+    kind = "crash"
+    params_model = CrashParams
+    strategies = STRATEGIES
+    harnesses = ("plain", "stabilizing")
+    role_keys = {"stabilizing": "stabilizer (or stabilizers)", "competitor": "competitors"}
+    cost_seat = "myopic"
+
+    def seating_period(self, mp: CrashParams) -> int:
+        """The cells times the competitors' rotation (``CrashParams.seat_names``)."""
+        return len(mp.cells) * len(mp.competitor_names())
+
+    def seating_hint(self, mp: CrashParams, entry) -> str:
+        seats = mp.firms - min(mp.stabilizing)
+        return (f"name it in markets.{mp.instance}.competitors (or .stabilizer / .stabilizers); "
+                f"competitors take "
+                f"the non-stabilizing seats in turn, at most {seats} per episode, so list at most "
+                f"{seats} or raise firms")
+
+    def seats(self, mp: CrashParams, run: int) -> list[Seat]:
+        """``F1..Fn``: the stabilizing seats of the run's cell, then the competitor seats, their
+        holders rotated with the cell's replicate (``CrashParams.seat_names``)."""
+        by_name = {e.name: e for e in mp.roster}
+        return [Seat(f"F{i + 1}", by_name[name], role)
+                for i, (role, name) in enumerate(mp.seat_names(run))]
+
+    def episode(self, mp: CrashParams, run: int) -> EpisodeSpec:
+        e = super().episode(mp, run)
+        d, s, _ = mp.cell_of(run)
+        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
+                           (("discovery_limit", d), ("stabilizing", s)))
+
+    def build_market(self, mp: CrashParams, resources, episode: EpisodeSpec) -> CrashMarket:
+        """Each competitor seat shows its player's own persona (``CrashParams.persona_of``),
+        wherever the rotation seats it; stabilizing seats none."""
+        texts = [mp.persona_of(seat.entry.name) if seat.role == "competitor" else ""
+                 for seat in episode.seats]
+        return CrashMarket(mp, [s.agent_id for s in episode.seats], [s.role for s in episode.seats],
+                           texts, episode.get("discovery_limit"))
+
+    def render_messages(self, observation: FirmObservation, **extras):
+        return render_messages(observation, **extras)
+
+    def harness_signals(self, observation: FirmObservation) -> dict[str, float]:
+        """Yesterday's profit in dollars, the authors' profit score ``max(0, profit) / initial
+        cash`` and the market's health in [0, 1] (:func:`market_health`). The stabilizing
+        harness scores a day ``market_health + profit_score``, the authors' composite
+        (their agents/firm.py, ``reflect``)."""
+        profit = observation.last_profit
+        return {"profit": profit,
+                "profit_score": max(0.0, profit) / max(observation.initial_cash, 1.0),
+                "market_health": observation.health}

@@ -17,7 +17,7 @@ competitors seated as in every other cell: the stabilizer's quality (the scripte
 margins; an LLM with the ``stabilizing`` harness against the same model ``plain``) is then the only
 thing that changes. ``stabilizer: x`` is ``stabilizers: [x]``.
 
-Seats (``CrashPlugin.seats``): with ``stabilizer_seats: replace`` (default, the seed's: "5 firms",
+Seats (``CrashRules.seats``, ``market.py``): with ``stabilizer_seats: replace`` (default, the seed's: "5 firms",
 of which 0, 1, 3 or 5 are stabilizing) the market has ``firms`` seats ``F1..Fn``, the first ``s``
 held by the cell's stabilizer, the others by the competitors; with ``add`` it has
 ``firms`` competitor seats plus ``s`` stabilizing seats (more firms share the same consumers).
@@ -49,7 +49,7 @@ the README's crash section):
 - firms see every active competitor's price (the authors' code: ``discovery_limit_firms`` 0 =
   all); the seed's "random sample of active competitors" is ``firm_discovery_limit: n``;
 - where the seed is silent, the authors' engine, as their published runs show it (issue 44: their
-  every logged firm-day replayed through these rules, ``replay.py``): a shopper's demand is its
+  every logged firm-day replayed through these rules, ``sources/replay.py``): a shopper's demand is its
   income over the mean of every posted quote (``demand_index: mean_quote``; ``chosen_price``
   keeps our former rule, income over the chosen price); consumers save what they do not spend and
   an order is capped at the shopper's cash (``consumer_savings``); there is no choke price
@@ -109,7 +109,7 @@ class ConsumerParams(Strict):
 
 def default_eas() -> EASParams:
     """crash's EAS (``metrics/eas.py``): the seed's stability, welfare and profitability variables
-    on anchors the market can reach (``metrics.py`` says how each is measured). Every term is
+    on anchors the market can reach (``analysis/metrics.py`` says how each is measured). Every term is
     measured per seat (a player's own firms) and, on the market's rows, over every firm:
 
     - stability: b, the bankruptcy rate (0 to 1); sigma, the SD over days of the price in unit

@@ -7,7 +7,7 @@ skill_hi)`` (the authors' code: U(50, 200) plus 40 hours x U(1.24, 159.1), per y
 Where the seed is explicit it is followed: Poisson arrivals, a few random active firms polled,
 the lowest-priced bought from. Where it is silent, the authors' engine is followed, as their
 published runs show it: every logged firm-day of their 279 crash runs replayed through these
-functions agrees within a cent on 99.98% of 212,262 firm-days (``replay.py``; the rest is a
+functions agrees within a cent on 99.98% of 212,262 firm-days (``sources/replay.py``; the rest is a
 floating-point accident of their ledger and one rule of theirs we do not copy, named there). The
 seed is silent on, and their engine fixes:
 

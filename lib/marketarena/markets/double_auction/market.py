@@ -18,27 +18,36 @@ Log tables (every metric is computed from these alone; ``step`` = the round, 0-b
   trades  step, rank, buyer, seller, bid, ask, price, buyer_value, seller_value,
           buyer_payoff, seller_payoff
   game    distribution, rounds, ce_surplus_round, ce_surplus
+
+How the pipeline plans and plays it (:class:`DoubleAuctionRules`): pool game ``r`` (``ep-<r>``)
+is one game of ``distributions[r mod D]`` whose seats ``schedule.py`` draws from the pool; each
+entrant's games (``x-<name>-<k>``) follow, roster order (``params.py`` documents the tournament).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel
 
+from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
 from marketarena.core.types import AgentId, Checked, Decision, Rows, trusted
 from marketarena.markets.double_auction import rules
+from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.observations import (
     QuoteAction,
     QuoteObservation,
     RoundRecord,
     Trade,
+    render_messages,
 )
 from marketarena.markets.double_auction.params import DoubleAuctionParams
-
-
-def seat_ids(n_buyers: int, n_sellers: int) -> list[str]:
-    return [f"B{i + 1}" for i in range(n_buyers)] + [f"S{i + 1}" for i in range(n_sellers)]
+from marketarena.markets.double_auction.schedule import (
+    entrant_episode_id,
+    entrant_game,
+    entrant_lineup,
+    lineup,
+    seats_of,
+)
 
 
 class DoubleAuctionMarket:
@@ -139,3 +148,60 @@ class DoubleAuctionMarket:
             "game": Rows(["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
                          [(self.distribution, self.p.rounds, ce, ce * self.p.rounds)]),
         }
+
+
+class DoubleAuctionRules(MarketRules):
+    """The tournament of ``params.py``: the pool games, then each entrant's games against the
+    pool; scripted traders from ``baselines/``, LLM traders on the templates of
+    ``observations.py``. A rated LLM joins the roster as one more entrant (``cost_seat`` None)."""
+
+    kind = "double_auction"
+    params_model = DoubleAuctionParams
+    strategies = STRATEGIES
+
+    def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
+        return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))
+
+    def seat_matrix(self, mp: DoubleAuctionParams) -> tuple[np.ndarray, list[str]]:
+        """The plan's seats without planning it: the pool games' lineups drawn in bulk, bit for
+        bit as :func:`~.schedule.lineup` draws each (``core/draws.py``), then the entrants'."""
+        from marketarena.core.draws import first_of_permutations
+
+        pool = np.asarray(mp.pool_indices())
+        games = [pool[first_of_permutations([mp.seed], np.arange(mp.runs), 7, len(pool), mp.seats)]]
+        games += [np.array([entrant_lineup(mp.seats, list(pool), i, mp.roster[i].name, mp.seed, k)
+                            for k in range(mp.entrant_games)]) for i in mp.entrant_indices()]
+        return np.vstack(games), ["buyer"] * mp.n_buyers + ["seller"] * mp.n_sellers
+
+    def seating_hint(self, mp: DoubleAuctionParams, entry) -> str:
+        return (f"raise markets.{mp.instance}.games_per_distribution (each pool game draws "
+                f"{mp.seats} of the {len(mp.pool_indices())} pool traders), or "
+                f"entrant_games for an entrant")
+
+    def episode(self, mp: DoubleAuctionParams, run: int) -> EpisodeSpec:
+        """Pool game ``run``."""
+        e = super().episode(mp, run)
+        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
+                           (("distribution", mp.distribution_of(run)),))
+
+    def entrant_episode(self, mp: DoubleAuctionParams, entrant: int, k: int) -> EpisodeSpec:
+        """Game ``k`` of the entrant at roster index ``entrant``; ``run`` = k (the LLM sample)."""
+        return entrant_game(mp, mp.roster, mp.pool_indices(), entrant, mp.seed, k,
+                            entrant_episode_id(mp.roster[entrant].name, k))
+
+    def plan(self, mp: DoubleAuctionParams) -> list[EpisodeSpec]:
+        """The pool games, then each entrant's games (roster order)."""
+        return super().plan(mp) + [self.entrant_episode(mp, i, k) for i in mp.entrant_indices()
+                                   for k in range(mp.entrant_games)]
+
+    def stop_players(self, mp: DoubleAuctionParams) -> dict[str, list[str]]:
+        """Each LLM entrant's games, in order (the stopping rule: ``simulate/stopping.py``)."""
+        return {mp.roster[i].name: [entrant_episode_id(mp.roster[i].name, k)
+                                    for k in range(mp.entrant_games)]
+                for i in mp.entrant_indices() if mp.roster[i].kind == "llm"}
+
+    def build_market(self, mp: DoubleAuctionParams, resources, episode) -> DoubleAuctionMarket:
+        return DoubleAuctionMarket(mp, episode.get("distribution"))
+
+    def render_messages(self, observation, **extras):
+        return render_messages(observation, **extras)

@@ -24,6 +24,10 @@ keeps the old ones. BAZAAR's scale (about 90,000 games) is a params change.
 
 Post-processing keys (``csa_clip``, ``reference``, the ``rating_*`` keys) are read after the games
 are played: changing them never replays a game.
+
+An instance imported from BAZAAR's logs (``source: {format: bazaar, ...}``) takes
+:func:`SOURCE_DEFAULTS` before its own keys: BAZAAR's 29 baselines as its roster
+(``bazaar_baselines.py``).
 """
 
 from __future__ import annotations
@@ -45,11 +49,11 @@ class ValueParams(Strict):
     integer (half to even) and clipped: buyers to [1, 100], sellers to [0, 99].
 
     ``scheme: bazaar`` (default) draws ``correlated`` and ``heavy_tailed`` values as BAZAAR's 1,954
-    published games show them (``calibration_targets.csv``, ``values`` rows): no common centre in
-    ``correlated`` (within-game SD 27.5, game means SD 10.6, as uniform), and one-sided tails (a
-    buyer's value piles at 100, a seller's cost at 0, never the reverse). ``scheme: design`` draws
-    them as DESIGN.md 7.2 reads the seed (a common centre per game; tails clipped on both sides).
-    ``uniform`` and ``semi_bimodal`` are the same in both (BAZAAR's logs agree)."""
+    published games show them (``analysis/calibration_targets.csv``, ``values`` rows): no common
+    centre in ``correlated`` (within-game SD 27.5, game means SD 10.6, as uniform), and one-sided
+    tails (a buyer's value piles at 100, a seller's cost at 0, never the reverse). ``scheme:
+    design`` draws them as DESIGN.md 7.2 reads the seed (a common centre per game; tails clipped
+    on both sides). ``uniform`` and ``semi_bimodal`` are the same in both (BAZAAR's logs agree)."""
 
     scheme: Literal["bazaar", "design"] = Field(
         default="bazaar", description="bazaar: the draws of BAZAAR's logs; design: DESIGN.md 7.2's")
@@ -195,3 +199,15 @@ class DoubleAuctionParams(MarketParams):
 
     def distribution_of(self, run: int) -> str:
         return self.distributions[run % len(self.distributions)]
+
+
+def SOURCE_DEFAULTS() -> dict[str, dict]:
+    """The params of an instance imported in each format (``core.registry.MarketKind``'s
+    ``source_defaults``; the instance's own keys win). BAZAAR's games were played against its 29
+    baselines: an imported instance without a roster gets them, the pool its CSα reference plays
+    against (truthful self-play never meets some of the values BAZAAR's sellers held). A function,
+    so the roster is built only for a params file that imports."""
+    from marketarena.markets.double_auction.bazaar_baselines import bazaar_pool
+
+    return {"bazaar": {"roster": [e.model_dump(mode="json", exclude_defaults=True)
+                                  for e in bazaar_pool()]}}

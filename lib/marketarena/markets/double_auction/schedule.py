@@ -11,9 +11,12 @@ import hashlib
 import numpy as np
 
 from marketarena.core.params import RosterEntry
-from marketarena.core.plugin import EpisodeSpec, Seat
-from marketarena.markets.double_auction.market import seat_ids
+from marketarena.core.rules import EpisodeSpec, Seat
 from marketarena.markets.double_auction.params import DoubleAuctionParams
+
+
+def seat_ids(n_buyers: int, n_sellers: int) -> list[str]:
+    return [f"B{i + 1}" for i in range(n_buyers)] + [f"S{i + 1}" for i in range(n_sellers)]
 
 
 def seats_of(mp: DoubleAuctionParams, entries: list[RosterEntry]) -> tuple[Seat, ...]:

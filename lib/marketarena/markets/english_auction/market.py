@@ -44,6 +44,11 @@ attempt; the metrics recompute everything from the tables below and ``decisions`
   states   step, agent_id, budget_left, profit, items_won (after each item)
   setting  budget, order, bidders, items, min_increment, overestimate
   events   (the runner's) forced_withdrawal, belief_corrected, round_cap
+
+:class:`EnglishAuctionRules` is what the pipeline plays it by (``core.rules``): the challenger
+schedule (the lineups of ``params.py``, each lineup's ``runs`` auctions over the settings grid),
+its seat matrix, the stopping rule's players (each LLM challenger's auctions) and the ``bdi``
+harness of LLM bidders.
 """
 
 from __future__ import annotations
@@ -52,8 +57,11 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, episode_seed
 from marketarena.core.types import AgentId, Checked, Decision, EventLog
 from marketarena.markets.english_auction import rules
+from marketarena.markets.english_auction.baselines import STRATEGIES
+from marketarena.markets.english_auction.bdi import BDI
 from marketarena.markets.english_auction.observations import (
     BeliefAction,
     BeliefObservation,
@@ -68,6 +76,7 @@ from marketarena.markets.english_auction.observations import (
     RoundView,
     Status,
     breach,
+    render_messages,
 )
 from marketarena.markets.english_auction.params import EnglishAuctionParams
 
@@ -282,3 +291,56 @@ class EnglishAuctionMarket(EventLog):
                                         "min_increment": p.min_increment,
                                         "overestimate": p.overestimate}])
         return out
+
+
+class EnglishAuctionRules(MarketRules):
+    kind = "english_auction"
+    params_model = EnglishAuctionParams
+    strategies = STRATEGIES
+    harnesses = ("bdi",)
+    own_harnesses = {"bdi": BDI}
+    default_harness = "bdi"
+
+    def plan(self, mp: EnglishAuctionParams) -> list[EpisodeSpec]:
+        """Each lineup's ``runs`` auctions, lineup by lineup (challengers in roster order)."""
+        return [self._auction(mp, challenger, names, r)
+                for challenger, names in mp.lineups() for r in range(mp.runs)]
+
+    def seat_matrix(self, mp: EnglishAuctionParams) -> tuple[np.ndarray, list[str]]:
+        """Every lineup's roster indices repeated over its ``runs`` auctions (the plan's order);
+        the seat roles are those :meth:`_auction` gives every lineup's first auction."""
+        index = {e.name: i for i, e in enumerate(mp.roster)}
+        lineups = mp.lineups()
+        matrix = np.repeat(np.array([[index[n] for n in names] for _, names in lineups]), mp.runs,
+                           axis=0)
+        return matrix, [seat.role for seat in self._auction(mp, *lineups[0], 0).seats]
+
+    def episode(self, mp: EnglishAuctionParams, run: int) -> EpisodeSpec:
+        """The ``run``-th auction of the plan (the first lineup's come first)."""
+        challenger, names = mp.lineups()[run // mp.runs]
+        return self._auction(mp, challenger, names, run % mp.runs)
+
+    @staticmethod
+    def _auction(mp: EnglishAuctionParams, challenger: str | None, names: list[str], r: int) -> EpisodeSpec:
+        entries = {e.name: e for e in mp.roster}
+        role = (lambda n: "bidder") if challenger is None else (
+            lambda n: "challenger" if n == challenger else "baseline")
+        seats = tuple(Seat(f"B{i + 1}", entries[n], role(n)) for i, n in enumerate(names))
+        budget, order = mp.cell_of(r)
+        episode_id = f"ep-{r:04d}" if challenger is None else f"ep-{challenger}-{r:04d}"
+        return EpisodeSpec(episode_id, r, episode_seed(mp.seed, r), seats,
+                           (("budget", budget), ("order", order)))
+
+    def stop_players(self, mp: EnglishAuctionParams) -> dict[str, list[str]]:
+        """Each LLM challenger's auctions, in order (the stopping rule: ``simulate/stopping.py``); with
+        every bidder in every auction (no ``baselines``) there is no challenger: none."""
+        entries = {e.name: e for e in mp.roster}
+        return {c: [self._auction(mp, c, names, r).episode_id for r in range(mp.runs)]
+                for c, names in mp.lineups() if c is not None and entries[c].kind == "llm"}
+
+    def build_market(self, mp: EnglishAuctionParams, resources, episode: EpisodeSpec):
+        return EnglishAuctionMarket(mp, [s.agent_id for s in episode.seats], episode.get("budget"),
+                                    episode.get("order"))
+
+    def render_messages(self, observation, **extras):
+        return render_messages(observation, **extras)

@@ -21,7 +21,7 @@ answer (reasons first; no LLM parses bids):
   :class:`PlanAction` for the remaining items.
 
 A template renders only the decision's own instruction; the ``bdi`` harness
-(``agents/harnesses/bdi.py``) builds the conversation around it as the authors' bidder does: the
+(``bdi.py``) builds the conversation around it as the authors' bidder does: the
 plan instruction and the plan the model wrote before every bid, its earlier bids on the item and
 their reasons, and the auctioneer's re-ask after a failed answer (:func:`render_reask`).
 

@@ -71,7 +71,7 @@ def default_tiers() -> dict[str, TierSpec]:
 
 def default_eas() -> EASParams:
     """lemon's EAS (``metrics/eas.py``), for buyers: the seed's integrity and welfare variables
-    on anchors the episode can reach (``metrics.py`` says how each is measured); deception counts
+    on anchors the episode can reach (``analysis/metrics.py`` says how each is measured); deception counts
     once, in integrity:
 
     - integrity: d, detection as the premium over a blind buyer with the player's own bid rate
@@ -184,3 +184,15 @@ class LemonParams(MarketParams):
         floor = min(self.tier_value(t) - self.price_range(t)[1] for t in TIERS)
         ceiling = max(self.tier_value(t) - self.price_range(t)[0] for t in TIERS)
         return floor, ceiling
+
+
+#: the params of an instance imported per format (``source: {format: ...}``; keys the instance
+#: writes win): the authors' lemon market (docs/agent-bazaar-lemon.md), each run's arguments
+#: checked against these (``sources/agent_bazaar.py``), with the roster that plays our scripted
+#: sweep of the same grid beside theirs (``sources/analysis.py``)
+SOURCE_DEFAULTS = {"agent_bazaar": {
+    "sellers": 12, "buyers": 12, "steps": 50, "sybil": [0, 3, 6, 9],
+    "reputation_visible": [True, False], "discovery_limit": 3, "reference_episodes": 3,
+    "honest": "honest", "principal": "sybil", "buyer_groups": [["guardian"], ["naive"]],
+    "roster": [{"name": n, "kind": "baseline", "strategy": n}
+               for n in ("honest", "sybil", "guardian", "naive")]}}

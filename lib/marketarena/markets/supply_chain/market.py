@@ -20,20 +20,28 @@ also raises the ``overspent`` flag shown next round; retail → no prices and an
 Non-fatal adjustments, logged as notes: bids on unknown items, below base price or with qty 0 are
 dropped; prices for items not held are dropped; a slogan is cleaned and capped in words and
 characters (``core.prompts.quote_text``) and reaches rivals' prompts only as a quoted string.
+
+:class:`SupplyChainRules` is what the pipeline plays it by (``core.rules``): every roster entry a
+retailer in every episode, the personas and their embeddings as its inputs
+(:func:`load_persona_vectors`, read again by the analysis for the slogan similarities), the
+buyers and the slogan embedder loaded once per run (:class:`Resources`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
 from marketarena.core.prompts import quote_text
+from marketarena.core.rules import MarketRules, Seat
 from marketarena.core.types import AgentId, Checked, Decision
-from marketarena.embeddings import similarity
+from marketarena.embeddings import Embedder, quantize, similarity
 from marketarena.markets.supply_chain import rules
+from marketarena.markets.supply_chain.baselines import STRATEGIES
 from marketarena.markets.supply_chain.observations import (
     Bid,
     ItemSummary,
@@ -45,6 +53,7 @@ from marketarena.markets.supply_chain.observations import (
     SellerSummary,
     StepSummary,
     procurement_action,
+    render_messages,
     retail_action,
 )
 from marketarena.markets.supply_chain.params import SupplyChainParams, consideration_size
@@ -404,3 +413,65 @@ def _joined(chunks: list[dict]) -> pd.DataFrame:
     else:
         return pd.DataFrame(columns)
     return pd.concat([pd.DataFrame(c) for c in chunks], ignore_index=True)
+
+
+def load_persona_vectors(data_dir: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    """Personas and their embeddings (quantised, as the embed stage writes them), aligned row by
+    row."""
+    personas = pd.read_parquet(data_dir / "personas.parquet")
+    emb = pd.read_parquet(data_dir / "persona_embeddings.parquet").set_index("persona_id")
+    vectors = quantize(np.stack(emb.loc[personas["persona_id"], "vector"].to_numpy()))
+    return personas, vectors
+
+
+@dataclass
+class Resources:
+    buyers: BuyerModel
+    embedder: Embedder
+
+
+class SupplyChainRules(MarketRules):
+    kind = "supply_chain"
+    params_model = SupplyChainParams
+    strategies = STRATEGIES
+    cost_seat = "volume"
+
+    def seats(self, mp: SupplyChainParams, run: int) -> list[Seat]:
+        """Every roster entry, every episode: retailers ``R01, R02, ...`` in roster order."""
+        return [Seat(f"R{i + 1:02d}", e, "retailer") for i, e in enumerate(mp.roster)]
+
+    def seating_period(self, mp: SupplyChainParams) -> int:
+        return 1  # every episode seats the whole roster
+
+    def input_files(self, mp: SupplyChainParams, data_dir: Path) -> list[Path]:
+        return [data_dir / "personas.parquet", data_dir / "persona_embeddings.parquet"]
+
+    def load_resources(self, mp: SupplyChainParams, data_dir: Path, shared) -> Resources:
+        personas_params, embedding = shared["personas"], shared["embedding"]
+        personas, vectors = load_persona_vectors(data_dir)
+        tribes = list(personas_params.tribes)
+        unknown = sorted(set(personas["tribe"]) - set(tribes))
+        if unknown:
+            raise ValueError(f"{data_dir / 'personas.parquet'}: tribes {unknown} are not in "
+                             "params personas.tribes; re-run the personas stage")
+        spec = personas_params.tribes
+        buyers = BuyerModel(
+            persona_ids=personas["persona_id"].to_numpy(),
+            persona_tribe=personas["tribe"].map({t: i for i, t in enumerate(tribes)}).to_numpy(),
+            persona_rho=personas["rho"].to_numpy(dtype=float),
+            persona_vectors=vectors,
+            tribe_names=tribes,
+            tribe_weight=np.array([spec[t].weight for t in tribes]),
+            tribe_lambda=np.array([spec[t].lam for t in tribes]),
+            tribe_wtp_multiplier=np.array(
+                [np.nan if spec[t].wtp_multiplier is None else spec[t].wtp_multiplier
+                 for t in tribes]),
+        )
+        return Resources(buyers=buyers, embedder=Embedder(embedding.model, embedding.cache_dir))
+
+    def build_market(self, mp: SupplyChainParams, resources: Resources, episode) -> SupplyChainMarket:
+        return SupplyChainMarket(mp, [s.agent_id for s in episode.seats], resources.buyers,
+                                 resources.embedder.encode)
+
+    def render_messages(self, observation, **extras):
+        return render_messages(observation, **extras)

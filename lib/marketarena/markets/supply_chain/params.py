@@ -9,7 +9,6 @@ live under ``personas`` because the persona table is shared by the personas/embe
 from __future__ import annotations
 
 import math
-
 from typing import Literal
 
 from pydantic import Field, model_validator

@@ -1,6 +1,6 @@
 """bertrand's analysis: the reference (Nash and monopoly of the starting game and, for the start-up
 preset, of every symmetric investment level), the metrics (``metrics.py``; the seed's outcome
-categories, ``outcomes.py``), the board (``markets/_shared/oligopoly_analysis.py``), the figures
+categories, ``outcomes.py``), the board (``markets/_shared/analysis/oligopoly.py``), the figures
 and tables (``plots.py``) and ``marketarena play``'s summary."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 
 from marketarena.core.analysis import read_metrics
 from marketarena.core.summary import per_agent_summary
-from marketarena.markets._shared.oligopoly_analysis import OligopolyAnalysis
+from marketarena.markets._shared.analysis.oligopoly import OligopolyAnalysis
 from marketarena.markets.bertrand.analysis import metrics as bertrand_metrics
 from marketarena.markets.bertrand.analysis.outcomes import outcome_counts
 from marketarena.markets.bertrand.economics import reference_summary

@@ -1,6 +1,6 @@
 """Figures and the collusion table of the ``bertrand`` market.
 
-Faceted by lineup (the firms that met, seats in order) as in cournot's (``markets/_shared/oligopoly_analysis.py``); lines are means
+Faceted by lineup (the firms that met, seats in order) as in cournot's (``markets/_shared/analysis/oligopoly.py``); lines are means
 across that lineup's episodes per round with Student-t 95% bands (``style.mean_ci``).
 
 - :func:`figure_prices`: price per product over rounds, one line per seat; the grey band spans the
@@ -22,8 +22,13 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from marketarena.markets._shared.oligopoly_analysis import (episodes_note, line_with_band,
-                                                             lineup_names, per_episode, seat_label)
+from marketarena.markets._shared.analysis.oligopoly import (
+    episodes_note,
+    line_with_band,
+    lineup_names,
+    per_episode,
+    seat_label,
+)
 from marketarena.plots.style import agent_palette, apply_theme, no_data, save
 from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
 

@@ -1,5 +1,5 @@
 """cournot's analysis: the reference (Nash and monopoly), the metrics (``metrics.py``; the
-specialisation test, ``specialisation.py``), the board (``markets/_shared/oligopoly_analysis.py``),
+specialisation test, ``specialisation.py``), the board (``markets/_shared/analysis/oligopoly.py``),
 the figures and tables (``plots.py``) and ``marketarena play``'s summary."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 
 from marketarena.core.analysis import read_metrics
 from marketarena.core.summary import per_agent_summary
-from marketarena.markets._shared.oligopoly_analysis import OligopolyAnalysis
+from marketarena.markets._shared.analysis.oligopoly import OligopolyAnalysis
 from marketarena.markets.cournot.analysis import metrics as cournot_metrics
 from marketarena.markets.cournot.economics import reference_summary
 from marketarena.markets.cournot.params import CournotParams

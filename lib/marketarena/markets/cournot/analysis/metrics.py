@@ -8,7 +8,7 @@ Per agent and episode (``agents``):
                 of its quantities across products; 0 in a round it produced nothing)
   nash_cv, monopoly_cv   the firm's CV at the references
   cv_p_value, cv_ci_lo, cv_ci_hi   the one-sided circular block bootstrap test of mean CV > Nash CV
-                (seed B.3; ``analysis/specialisation.py``; block, resamples, seed, level from params
+                (seed B.3; ``specialisation.py``; block, resamples, seed, level from params
                 ``bootstrap``; the seed of episode e, firm i is SeedSequence([seed, run, i]))
   specialised   cv_p_value < bootstrap.alpha
   mean_quantity mean total units per round; share_<product>: mean market share of that product

@@ -1,6 +1,6 @@
 """Figures and tables of the ``cournot`` market (seed 003, Figures 2 and 3; appendix B.3 tests).
 
-Conventions (``markets/_shared/oligopoly_analysis.py``, shared with bertrand): the figures are
+Conventions (``markets/_shared/analysis/oligopoly.py``, shared with bertrand): the figures are
 faceted by *lineup* (the firms that met, seats in order; a round-robin roster has several), one line
 per seat, the mean across that lineup's episodes per round with a Student-t band at
 ``plots.style.CONFIDENCE`` (95%; none with one episode), colours from :func:`agent_palette` over
@@ -22,8 +22,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from marketarena.markets._shared.oligopoly_analysis import (BAND, episodes_note, line_with_band,
-                                                             lineup_names, per_episode, seat_label)
+from marketarena.markets._shared.analysis.oligopoly import (
+    BAND,
+    episodes_note,
+    line_with_band,
+    lineup_names,
+    per_episode,
+    seat_label,
+)
 from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, no_data, save
 from marketarena.plots.tables import format_number, latex_table, markdown_table, write_tables
 

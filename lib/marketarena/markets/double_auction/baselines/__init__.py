@@ -5,9 +5,10 @@ logs with every quote of 7,223 baseline seats under the 29 names of its table. E
 is re-specified from those quotes: the rule every seat of that name visibly follows, checked by
 handing the strategy the exact history each logged seat saw (``benchmarks/
 bench_da_teacher_forced.py``) and, in a pool of our own, against the logged offsets and fill rates
-copied into ``../calibration_targets.csv`` (the pipeline's calibration table and figure). Where the
-logs and a textbook source disagree, the strategy follows the logs; the textbook variants kept are
-separately named and outside the default pool (``linear_eq_cs``, ``sniper_kaplan``, ``zip``).
+copied into ``../analysis/calibration_targets.csv`` (the pipeline's calibration table and
+figure). Where the logs and a textbook source disagree, the strategy follows the logs; the
+textbook variants kept are separately named and outside the default pool (``linear_eq_cs``,
+``sniper_kaplan``, ``zip``).
 
 Each class docstring says which rule the logs show and how exactly it reproduces them: "exact"
 (every logged quote), a share of quotes exact and the mean distance, or "fitted" where no rule

@@ -31,7 +31,11 @@ import numpy as np
 from marketarena.core.params import Strict
 from marketarena.core.scripted import ScriptedAgent
 from marketarena.core.types import Decision
-from marketarena.markets.double_auction.observations import QuoteAction, QuoteObservation, RoundRecord
+from marketarena.markets.double_auction.observations import (
+    QuoteAction,
+    QuoteObservation,
+    RoundRecord,
+)
 
 
 def round_half_even(x: float) -> int:

@@ -1,0 +1,27 @@
+"""crash's sources: Agent Bazaar's published crash runs (``agent_bazaar.py``, over the reader it
+shares with lemon, ``markets/_shared/sources/agent_bazaar.py``), the replay of their engine through our
+rules (``replay.py``), their own score (``published.py``), the analysis of an imported instance
+(``analysis.py``) and its figures (``plots.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from marketarena.core.sources import MarketSource
+from marketarena.markets.crash.params import CrashParams
+from marketarena.markets.crash.sources.analysis import CrashImportedAnalysis
+
+
+class CrashAgentBazaarSource(MarketSource):
+    """Agent Bazaar's crash runs (their ``exp1``), one episode per run."""
+
+    format = "agent_bazaar"
+    analysis = CrashImportedAnalysis
+
+    def import_games(self, mp: CrashParams, source: Path, out: Path) -> dict:
+        """Agent Bazaar's published crash runs (``agent_bazaar.py``), read in one worker process
+        per core."""
+        from marketarena.config import available_cores
+        from marketarena.markets.crash.sources import agent_bazaar
+
+        return agent_bazaar.import_runs(source, out, available_cores())

@@ -1,0 +1,128 @@
+"""The metrics of an instance imported from BAZAAR's logs, beyond those of played games
+(``double_auction/analysis/metrics.py``): each game's logged figures beside ours, its CSα (the
+logged one, or ours), the chat per seat, and the check of our figures against the logged ones.
+
+- :func:`imported_csa`: a game's CSα is its logged one where it logged every seat's, else ours
+  (``csa_source``); ours (``own_csa``) stands beside the logged one for the games in the
+  instance's setting.
+- :func:`with_chat`: the chat per seat, to whom.
+- :func:`check`: per seat, our game efficiency and surplus share beside the logged ones (on all
+  1,954 of BAZAAR's games they agree exactly); :func:`largest_differences` over it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from marketarena.markets.double_auction.analysis.reference import no_reference, seat_csa
+
+
+def with_logged(seats: pd.DataFrame, logged: pd.DataFrame) -> pd.DataFrame:
+    """``seats`` with the figures an imported game logged (``bazaar.LOGGED_COLUMNS``) beside
+    ours: ``logged_efficiency``, ``logged_surplus_share``, ``logged_csa``."""
+    return seats.merge(logged, on=["episode_id", "agent_id"], how="left")
+
+
+def choose_csa(seats: pd.DataFrame) -> pd.DataFrame:
+    """An imported game's CSα: the logged one where the game logged a CSα for every seat
+    (BAZAAR's own reference, not published), else ours (``own_csa``: our truthful reference
+    under the game's setting); ``csa_source`` says which (``logged`` or ``ours``), per game, so
+    that a game is never rated on a mix of the two scales."""
+    out = seats.copy()
+    logged_game = out["logged_csa"].notna().groupby(out["episode_id"]).transform("all")
+    own = out["own_csa"] if "own_csa" in out else pd.Series(np.nan, index=out.index)
+    out["csa"] = np.where(logged_game, out["logged_csa"], own)
+    out["csa_source"] = np.where(logged_game, "logged", "ours")
+    return out
+
+
+def in_setting(seats: pd.DataFrame, mp, rounds: pd.Series | None = None) -> pd.Series:
+    """Per seat, whether its game is in the instance's setting (``mp``'s buyers and sellers and,
+    given ``rounds``, episode_id -> its rounds, ``mp.rounds``): our reference's."""
+    ep = seats["episode_id"]
+    buyers = seats["role"].eq("buyer").groupby(ep).transform("sum")
+    sellers = seats["role"].eq("seller").groupby(ep).transform("sum")
+    same = (buyers == mp.n_buyers) & (sellers == mp.n_sellers)
+    return same if rounds is None else same & ep.map(rounds).eq(mp.rounds)
+
+
+def imported_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp, logged: pd.DataFrame,
+                 rounds: pd.Series | None = None) -> pd.DataFrame:
+    """The seats of imported games with their CSα (:func:`choose_csa`): ours (``own_csa``) is
+    needed only for the games rated on it, so a seat of a game that logged its CSα may have a
+    value our reference never met (NaN ``own_csa``: BAZAAR's games against a pool other than the
+    instance's roster), or be of a game in another setting than our reference's (NaN too:
+    :func:`in_setting`, ``rounds`` episode_id -> its rounds); a seat of a game rated on ours may
+    not (an error naming its bucket; the importer refuses such a game in another setting)."""
+    seats = seat_csa(seats, reference, mp, strict=False).rename(columns={"csa": "own_csa"})
+    seats.loc[~in_setting(seats, mp, rounds), ["ref_mu", "ref_sd", "own_csa"]] = np.nan
+    seats = choose_csa(with_logged(seats, logged))
+    no_reference(seats, (seats["csa_source"] == "ours") & seats["ref_mu"].isna())
+    return seats
+
+
+#: chat recipients that reach more than one trader
+GROUP_RECIPIENTS = ("all", "all_buyers", "all_sellers", "all_traders")
+
+
+def with_chat(seats: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
+    """Per seat, its chat (``messages`` of an imported game), to whom:
+
+    - ``messages_sent``: every message it wrote (an empty one, BAZAAR's way of staying silent,
+      is not logged as a message);
+    - ``messages_private`` (to one trader) and ``messages_group`` (to all, all buyers or all
+      sellers);
+    - ``messages_to_rivals``: to its own side (a seller to all sellers or to one seller): the
+      channel a cartel needs; ``messages_to_counterparties``: to the other side; a message to
+      everyone counts in neither;
+    - ``chat_chars``: characters written; ``messages_received``: sent to it privately.
+
+    Zero for a seat that wrote nothing; the columns are absent without a chat."""
+    if messages is None or messages.empty or "sender" not in messages:
+        return seats
+    side = seats.set_index(["episode_id", "agent_id"])["role"]
+    m = messages.assign(private=~messages["recipients"].isin(GROUP_RECIPIENTS))
+    own = pd.Series(list(zip(m["episode_id"], m["sender"]))).map(side).to_numpy()
+    to = np.where(m["recipients"] == "all_buyers", "buyer",
+                  np.where(m["recipients"] == "all_sellers", "seller", ""))
+    seat_to = pd.Series(list(zip(m["episode_id"], m["recipients"]))).map(side).fillna("").to_numpy()
+    to = np.where(m["private"], seat_to, to)
+    m = m.assign(to_rivals=(to == own) & (to != ""), to_counterparties=(to != own) & (to != ""))
+    key = ["episode_id", "sender"]
+    sent = m.groupby(key).agg(messages_sent=("text", "size"), messages_private=("private", "sum"),
+                              messages_to_rivals=("to_rivals", "sum"),
+                              messages_to_counterparties=("to_counterparties", "sum"),
+                              chat_chars=("chars", "sum"))
+    sent["messages_group"] = sent["messages_sent"] - sent["messages_private"]
+    received = m[m["private"]].groupby(["episode_id", "recipients"]).size().rename(
+        "messages_received")
+    out = seats.merge(sent.rename_axis(["episode_id", "agent_id"]).reset_index(),
+                      on=["episode_id", "agent_id"], how="left")
+    out = out.merge(received.rename_axis(["episode_id", "agent_id"]).reset_index(),
+                    on=["episode_id", "agent_id"], how="left")
+    cols = ["messages_sent", "messages_private", "messages_group", "messages_to_rivals",
+            "messages_to_counterparties", "chat_chars", "messages_received"]
+    out[cols] = out[cols].fillna(0).astype("int64")
+    return out
+
+
+#: the check's columns: ours beside the logged, per seat
+CHECK_COLUMNS = ["episode_id", "agent_id", "name", "game_efficiency", "logged_efficiency",
+                 "surplus_share", "logged_surplus_share"]
+
+
+def check(seats: pd.DataFrame) -> pd.DataFrame:
+    """Per seat, our game efficiency and surplus share beside the ones its game logged."""
+    return seats[CHECK_COLUMNS].reset_index(drop=True)
+
+
+def largest_differences(check: pd.DataFrame) -> dict[str, float | None]:
+    """The largest |ours - logged| of the efficiency and of the surplus share over the seats of
+    :func:`check` that have both (None: none has; never NaN, so it is JSON)."""
+    out = {}
+    for what, ours, theirs in (("efficiency", "game_efficiency", "logged_efficiency"),
+                               ("surplus_share", "surplus_share", "logged_surplus_share")):
+        diff = (check[ours] - check[theirs]).abs().dropna()
+        out[what] = float(diff.max()) if len(diff) else None
+    return out
