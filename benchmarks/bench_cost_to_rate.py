@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
-
 from marketarena import rating_cost
 from marketarena.config import load_params
+from marketarena.estimate import rating_cost_row
 from marketarena.pipeline import Paths, run_embed, run_personas, run_reference
 from marketarena.simulate import load_inputs
 
@@ -53,7 +53,7 @@ def main() -> None:
                 run_embed(params, paths)
             run_reference(instance, params, paths)
             _, resources = load_inputs(instance, params, paths.data)
-            rows.append(rating_cost.measure(params, instance, resources, args.sample or None))
+            rows.append(rating_cost_row(params, instance, resources, args.sample or None))
             print(f"{instance}: {time.perf_counter() - t0:.0f} s", flush=True)
     for line in rating_cost.describe(rows, params.reference_prices):
         print(line)

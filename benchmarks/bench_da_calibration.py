@@ -3,7 +3,7 @@
 Plays the default pool (``markets/double_auction/default_params.yaml``: BAZAAR's 29 baselines) at a
 chosen size, rates it as the pipeline does (multi-pass TrueSkill by CSα), and prints Spearman's ρ of
 our μ and mean CSα with the seed's, with 95% bootstrap intervals over the matched baselines
-(``markets/double_auction/calibration.py``), Truthful's mean CSα (the seed: -0.036), the
+(``markets/double_auction/analysis/calibration.py``), Truthful's mean CSα (the seed: -0.036), the
 per-baseline table, the behaviour of every baseline against its namesake in BAZAAR's published
 games (shade by round bucket, fill; within bounds: every bucket within 2, fill within 0.05), the
 efficiency per distribution against BAZAAR's, and the time of every stage. Targets (issue 22):
@@ -20,16 +20,15 @@ import argparse
 import tempfile
 import time
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd
-
-from marketarena.config import parse_params
-from marketarena.markets.double_auction import PLUGIN
-from marketarena.markets.double_auction import calibration as cal
-from marketarena.markets.double_auction.calibration import calibration
-from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
-
 from _common import default_block
+
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
+from marketarena.config import parse_params
+from marketarena.markets.double_auction import KIND
+from marketarena.markets.double_auction.analysis import calibration as cal
+from marketarena.markets.double_auction.analysis.calibration import calibration
+from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 
 
 def main() -> None:
@@ -59,7 +58,7 @@ def main() -> None:
             times[stage] = time.perf_counter() - t0
         agents = out["agents"]
         t0 = time.perf_counter()
-        board = PLUGIN.leaderboard(agents, mp, params.ratings, params.stats)
+        board = KIND.analysis.leaderboard(agents, mp, params.ratings, params.stats)
         times["ratings"] = time.perf_counter() - t0
     summary, side = calibration(board)
     behaviour = cal.behaviour(out["agents"], out["agent_rounds"])

@@ -2,8 +2,8 @@
 
 Every baseline seat of BAZAAR's 1,954 logged games is handed, round by round, to our strategy of
 the same name (the default pool's roster entry), which sees exactly the history the logged seat
-saw, its own logged quotes included (``markets/double_auction/bazaar.py: teacher_forced``). Per
-baseline it prints the seats, the mean |our quote - their quote|, the share of quotes equal, and
+saw, its own logged quotes included (``markets/double_auction/sources/bazaar.py:
+teacher_forced``). Per baseline it prints the seats, the mean |our quote - their quote|, the share of quotes equal, and
 the fill rate of their quotes and of ours (each quote put in the logged round in place of the
 seat's and cleared by our rules), then the median over baselines of the mean |Δquote| and the
 largest one among the rules that are deterministic in the logs. Targets (issue 22): median at
@@ -24,14 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd
-
-from marketarena.core.params import RosterEntry
-from marketarena.markets.double_auction import bazaar
-from marketarena.markets.double_auction.baselines import STRATEGIES
-
 from _common import default_block
+
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
+from marketarena.core.params import RosterEntry
+from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.sources import bazaar, reader
 
 #: rules the logs show to be deterministic (issue 22's list): target mean |Δquote| at most 1
 DETERMINISTIC = ("truthful", "shade_5", "shade_10", "linear_eq", "collusive", "mean_reversion",
@@ -51,7 +50,7 @@ def main() -> None:
                  "then pass --logs /tmp/bazaar/logs (or set BAZAAR_LOGS).")
     roster = {e["name"]: e for e in default_block("double_auction")["double_auction"]["roster"]}
     t0 = time.perf_counter()
-    games = bazaar.read_games(args.logs)
+    games = reader.read_games(args.logs)
     per = []
     counts: dict[str, int] = {}
     for g in games:

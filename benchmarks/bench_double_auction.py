@@ -25,7 +25,8 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.runner import run_episode
-from marketarena.markets.double_auction import PLUGIN, rating_env
+from marketarena.markets.double_auction import KIND
+from marketarena.markets.double_auction.analysis.board import rating_env
 from marketarena.pipeline import Paths, run_metrics, run_reference
 from marketarena.ratings import multipass, pass_orders, player_games, rate_sequential
 from marketarena.simulate import build
@@ -63,7 +64,7 @@ def main() -> None:
         t0 = time.perf_counter()
         frames = run_metrics("double_auction", params, paths)
         met = time.perf_counter() - t0
-    games = player_games(frames["agents"], PLUGIN.rank_by, PLUGIN.seat_score)
+    games = player_games(frames["agents"], KIND.analysis.rank_by, KIND.analysis.seat_score)
     ts = rating_env(mp, params.ratings)  # the board's environment
     t0 = time.perf_counter()
     multipass(games, ts, passes=mp.rating_passes, seed=0)

@@ -38,10 +38,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd
 import yaml
 
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 from marketarena.config import parse_params
 from marketarena.core.reader import EpisodeReader
 from marketarena.estimate import estimate

@@ -30,18 +30,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import marketarena  # noqa: E402, F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 from _common import EndpointProcess  # noqa: E402
 
+import marketarena  # noqa: E402, F401 - first: pins numpy's CPU path (its docstring)
 from marketarena.config import parse_params  # noqa: E402
-from marketarena.simulate import simulate  # noqa: E402
 from marketarena.llm.fake import Reply  # noqa: E402
 from marketarena.llm.http import AiohttpWire, ChatClient  # noqa: E402
 from marketarena.markets.supply_chain.params import DEFAULT_ITEMS, ItemSpec  # noqa: E402
 from marketarena.pipeline import Paths, run_embed, run_personas  # noqa: E402
-
+from marketarena.simulate import simulate  # noqa: E402
 
 #: item -> base price, from the params (set before the endpoint's process is forked)
 BASE_PRICES: dict[str, int] = {}

@@ -34,10 +34,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import marketarena  # noqa: E402, F401 - first: pins numpy's CPU path (its docstring)
 import pandas as pd  # noqa: E402
 from _common import EndpointProcess, default_block  # noqa: E402
 
+import marketarena  # noqa: E402, F401 - first: pins numpy's CPU path (its docstring)
 from marketarena.config import parse_params  # noqa: E402
 from marketarena.llm.fake import Reply  # noqa: E402
 

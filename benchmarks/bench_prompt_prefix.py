@@ -24,9 +24,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import yaml
 
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 from marketarena.config import parse_params
 from marketarena.estimate import estimate
 from marketarena.pipeline import Paths, run_embed, run_personas, run_reference

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
-
 from marketarena.config import parse_params
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 
@@ -38,7 +37,7 @@ def _size(folder: Path) -> float:
 
 
 def _instance(name: str, kind: str, fmt: str, source: str, **extra) -> dict:
-    """An imported instance (its format's ``MarketPlugin.source_params`` are its defaults)."""
+    """An imported instance (its format's defaults, ``MarketKind.source_defaults``, fill the rest)."""
     return {name: {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
                    **extra}}
 

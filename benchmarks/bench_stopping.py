@@ -2,7 +2,7 @@
 
 BAZAAR (seed 002) logged 1,954 double-auction games with 26 LLMs among its 29 baselines, 145 to
 414 games per LLM. The board of all of them (multipass TrueSkill on the seed's scale, each game
-ranked by the seats' logged CSα: ``bazaar.bazaar_board``) is the field. For each LLM and each of
+ranked by the seats' logged CSα, as an imported instance's board rates them) is the field. For each LLM and each of
 ``--draws`` random orders of its games, the benchmark looks at it every ``--batch`` games
 (``stopping.look``: its games so far rated against the field's ratings held fixed, μ with a
 bootstrap interval, rank among the other 54 players) and records, at each look, its rank and rank
@@ -47,22 +47,28 @@ import sys
 import time
 from pathlib import Path
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import numpy as np
 import pandas as pd
 
-from marketarena.ratings import BAZAAR_SCALE, TrueSkillParams, player_games, prepare_games
-from marketarena.stopping import look, rank_of
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
+from marketarena.ratings import (
+    BAZAAR_SCALE,
+    TrueSkillParams,
+    multipass,
+    player_games,
+    prepare_games,
+)
+from marketarena.simulate.stopping import look, rank_of
 
 
 def seats(logs: str, cache: str | None) -> pd.DataFrame:
     """One row per logged seat: episode_id, agent_id, name, kind, csa."""
     if cache and Path(cache).is_file():
         return pd.read_parquet(cache)
-    from marketarena.markets.double_auction import bazaar
+    from marketarena.markets.double_auction.sources import reader
 
     rows = [(g.game_id, s, g.name(s), "llm" if g.is_llm[s] else "baseline",
-             g.final.seat_csa_map.get(s)) for g in bazaar.read_games(logs) for s in g.seats]
+             g.final.seat_csa_map.get(s)) for g in reader.read_games(logs) for s in g.seats]
     frame = pd.DataFrame(rows, columns=["episode_id", "agent_id", "name", "kind", "csa"])
     if cache:
         frame.to_parquet(cache)
@@ -129,14 +135,12 @@ def main() -> None:
         sys.exit("BAZAAR's game logs are needed and not part of this project (no licence). Get "
                  "them:\n    git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar\n"
                  "then pass --logs /tmp/bazaar/logs (or set BAZAAR_LOGS).")
-    from marketarena.markets.double_auction.bazaar import bazaar_board
-
     t0 = time.perf_counter()
     agents = seats(args.logs, args.cache)
     agents = agents[agents.groupby("episode_id")["csa"].transform(lambda c: c.notna().all())]
-    board = bazaar_board(agents)
-    field = {r.name: (r.mu, r.sigma) for r in board.itertuples()}
     ts = TrueSkillParams(**BAZAAR_SCALE, tau=0.001)
+    board = multipass(player_games(agents, "csa"), ts, passes=200, seed=0)
+    field = {r.player: (r.mu, r.sigma) for r in board.itertuples()}
     games = dict(zip(sorted(agents["episode_id"].unique()), player_games(agents, "csa")))
     llms = sorted(agents.loc[agents["kind"] == "llm", "name"].unique())
     print(f"{len(games):,} games, {agents['name'].nunique()} players ({len(llms)} LLMs); board "
@@ -220,7 +224,7 @@ def report(looks: pd.DataFrame, args) -> None:
           f"{'cap-aware' if args.cap_aware else 'not cap-aware'}):")
     for width in args.widths:
         stops = []
-        for (llm, d), g in draws:
+        for _key, g in draws:
             stop = next((r for r in g.itertuples() if r.n >= args.min_games
                          and r.rank_hi - r.rank_lo <= width), g.iloc[-1])
             stops.append((stop.within_one, stop.n, stop.n / stop.games))

@@ -32,12 +32,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import locate, read_episode
@@ -171,7 +171,7 @@ def main() -> None:
                      "decision page": f"{base}/i/double_auction/e/{middle}/d?step=3&round=0"
                                       f"&phase=quote&agent={agent}"}
             for what, url in pages.items():
-                first, warm = best(lambda: fetch(url))
+                first, warm = best(lambda url=url: fetch(url))
                 print(f"{what:40s} first {first * 1e3:7.1f} ms   then {warm * 1e3:7.1f} ms")
             first, warm = best(lambda: fetch(f"{base}/i/double_auction"), n=3)
             print(f"{'listing, first page of 100':40s} first {first * 1e3:7.1f} ms   "
@@ -191,8 +191,9 @@ def browser_open(url: str) -> None:
         import sys
 
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from tests.browser import FLAGS, chromium
         from playwright.sync_api import sync_playwright
+
+        from tests.browser import FLAGS, chromium
     except ImportError:
         print("in Chromium                              playwright not installed")
         return

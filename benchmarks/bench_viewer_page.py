@@ -116,8 +116,9 @@ def main() -> None:
     ap.add_argument("--loads", type=int, default=5, help="page loads of each viewer")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO))
-    from marketarena.report.browser import FLAGS, chromium
     from playwright.sync_api import sync_playwright
+
+    from marketarena.report.browser import FLAGS, chromium
 
     if chromium() is None:
         raise SystemExit("no Chromium at /usr/bin/chromium (make install-browser)")

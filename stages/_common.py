@@ -43,8 +43,11 @@ atexit.register(_record_imports)
 
 
 def load(path: str, instances: list[str] | None = None) -> Params:
+    """The params file, each instance validated by its market's params model alone (the checks
+    that need a market's rules are the simulate stage's, before any episode:
+    ``config.check_market``)."""
     with one_line_errors():  # a params error: exit code 2, every key on the one line
-        return load_params(path, instances)
+        return load_params(path, instances, deep=False)
 
 
 def stage_app(fn: Callable, per_market: bool = False, markets: bool = True,

@@ -1,4 +1,5 @@
-"""DVC stage `simulate`. Play a market's episodes, resuming finished ones: -> data/episodes/<market>/."""
+"""DVC stage `simulate`. The market's reference (computed again only when its fingerprint changed),
+then its episodes, resuming finished ones: -> data/references/<market>/, data/episodes/<market>/."""
 
 from marketarena.faults import KEPT
 from marketarena.pipeline import run_simulate

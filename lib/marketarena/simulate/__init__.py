@@ -5,6 +5,8 @@ One module per job:
 - ``context.py``: the run context (:class:`RunContext`): the instance's rules and params resolved
   once, the run's folders and flags, passed down in place of long signatures;
 - ``planning.py``: inputs, the plan and each episode's fingerprint, the seating check;
+- ``complete.py``: a run that would play nothing, recognised without planning (the record a
+  complete run leaves in its run log);
 - ``locks.py``: the locks that keep one run of an instance at a time;
 - ``limits.py``: workers, endpoints' ``max_concurrency`` and the spend ledger;
 - ``dispatch.py``: where a part of the run plays (this process, local workers, Ray);
@@ -46,20 +48,41 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import marketarena
-from marketarena.config import Params
+from marketarena.config import Params, check_market
 from marketarena.core import logs
 from marketarena.core.registry import market_kind
+from marketarena.simulate import complete
 from marketarena.simulate.context import RunContext
-from marketarena.simulate.limits import (endpoint_limits, in_flight, ledger_spent, llm_aliases,
-                                         shared_slots, spend_ledger_path, worker_count)
+from marketarena.simulate.limits import (
+    endpoint_limits,
+    in_flight,
+    ledger_spent,
+    llm_aliases,
+    shared_slots,
+    spend_ledger_path,
+    worker_count,
+)
 from marketarena.simulate.locks import episodes_lock, lock_holders
-from marketarena.simulate.planning import (NON_ANSWER_FIELDS, PACKAGE_ROOT, SIMULATOR_CODE, build,
-                                           check_input, check_seating, checked_seating, code_hash,
-                                           code_paths, load_inputs, model_fingerprint,
-                                           package_version, plan, read_inputs, shared_sections)
+from marketarena.simulate.planning import (
+    NON_ANSWER_FIELDS,
+    PACKAGE_ROOT,
+    SIMULATOR_CODE,
+    build,
+    check_input,
+    check_seating,
+    checked_seating,
+    code_hash,
+    code_paths,
+    load_inputs,
+    model_fingerprint,
+    package_version,
+    plan,
+    read_inputs,
+    shared_sections,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from marketarena.stopping import Batches
+    from marketarena.simulate.stopping import Batches
 
 __all__ = ["NON_ANSWER_FIELDS", "PACKAGE_ROOT", "SIMULATOR_CODE", "RunContext", "build",
            "check_input", "check_seating", "checked_seating", "code_hash", "code_paths",
@@ -84,6 +107,15 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     (``core.logs.run_dir_for``).
     """
     marketarena.check_numpy_pinned()  # the same bytes on every machine (``marketarena``)
+    out_dir = Path(out_dir or Path(data_dir) / "episodes" / instance)
+    run_dir = Path(run_dir or logs.run_dir_for(out_dir))
+    done = None
+    if complete.recorded(run_dir):  # a run in progress is refused here too, not read half-written
+        with episodes_lock(out_dir):
+            done = complete.nothing_to_play(instance, params, out_dir, run_dir)
+    if done is not None:  # its last run left it whole and nothing changed (``complete.py``)
+        return done
+    check_market(params.markets[instance], params.source)  # before any episode
     run = RunContext.of(instance, params, data_dir, out_dir, run_dir, progress=progress,
                         openai_factory=openai_factory)
     inputs, resources = read_inputs(run)
@@ -101,13 +133,19 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
                    "played": 0, "wall_time_s": 0.0}
         stop = None
         if run.market.stop is not None:
-            from marketarena.stopping import Batches
+            from marketarena.simulate.stopping import Batches
 
             stop = Batches(market_kind(run.market.market), run.market, units, run.out_dir,
                            run.data_dir)
         if not todo and stop is None:
+            complete.record(run.run_dir, complete.run_key(instance, params, inputs), inputs,
+                            run.out_dir, len(planned))
             return summary
-        return _played(run, todo, stop, live, summary)
+        summary = _played(run, todo, stop, live, summary)
+        if stop is None:
+            complete.record(run.run_dir, complete.run_key(instance, params, inputs), inputs,
+                            run.out_dir, len(planned))
+        return summary
 
 
 def _played(run: RunContext, todo: list[tuple[logs.Unit, list[Any]]], stop: Batches | None,
