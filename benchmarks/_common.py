@@ -21,7 +21,9 @@ from marketarena.simulate import build
 
 def default_block(kind: str) -> dict:
     """``markets/<kind>/default_params.yaml``: the block params.yaml carries for the market."""
-    text = resources.files(f"marketarena.markets.{kind}").joinpath("default_params.yaml").read_text()
+    text = (
+        resources.files(f"marketarena.markets.{kind}").joinpath("default_params.yaml").read_text()
+    )
     return yaml.safe_load(text)
 
 
@@ -49,8 +51,13 @@ def default_sweep(kind: str) -> dict[str, float]:
         t2 = time.perf_counter()
         run_metrics(kind, params, paths)
         t3 = time.perf_counter()
-    return {"reference": t1 - t0, "simulate": t2 - t1, "metrics": t3 - t2,
-            "episodes": summary["played"], "params": params}
+    return {
+        "reference": t1 - t0,
+        "simulate": t2 - t1,
+        "metrics": t3 - t2,
+        "episodes": summary["played"],
+        "params": params,
+    }
 
 
 def _serve(responder, delay: float, conn, counter, parent: int) -> None:
@@ -86,8 +93,9 @@ class EndpointProcess:
         ctx = mp.get_context("fork")
         self._conn, child = ctx.Pipe()
         self._counter = ctx.Value("i", 0)
-        self._process = ctx.Process(target=_serve, daemon=True, args=(
-            responder, delay, child, self._counter, os.getpid()))
+        self._process = ctx.Process(
+            target=_serve, daemon=True, args=(responder, delay, child, self._counter, os.getpid())
+        )
         self._process.start()
         self.base_url = self._conn.recv()
 

@@ -32,11 +32,17 @@ def main(replicates: int = 2000) -> None:
     rng = np.random.default_rng(2026)
     for phi in (0.0, 0.3, 0.5, 0.8):
         rejected = sum(
-            block_bootstrap_test(ar1(rng, 50, phi), 0.0, block=7, n_resamples=999, seed=rng)["p_value"] < 0.05
-            for _ in range(replicates))
+            block_bootstrap_test(ar1(rng, 50, phi), 0.0, block=7, n_resamples=999, seed=rng)[
+                "p_value"
+            ]
+            < 0.05
+            for _ in range(replicates)
+        )
         size = rejected / replicates
-        print(f"phi {phi:.1f}: size at nominal 5% = {size:.1%} (+/- {np.sqrt(size * (1 - size) / replicates):.1%}, "
-              f"{replicates} series of 50 rounds, block 7)")
+        print(
+            f"phi {phi:.1f}: size at nominal 5% = {size:.1%} (+/- {np.sqrt(size * (1 - size) / replicates):.1%}, "
+            f"{replicates} series of 50 rounds, block 7)"
+        )
     print(f"{time.perf_counter() - t0:.0f} s")
 
 

@@ -43,9 +43,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-rate-") as tmp:
         paths = Paths(Path(tmp))
         paths.data.mkdir(parents=True)
-        params = params.model_copy(update={"llm": params.llm.model_copy(
-            update={"cache_dir": Path(tmp) / "llm"}), "embedding": params.embedding.model_copy(
-            update={"cache_dir": str(Path(tmp) / "emb")})})
+        params = params.model_copy(
+            update={
+                "llm": params.llm.model_copy(update={"cache_dir": Path(tmp) / "llm"}),
+                "embedding": params.embedding.model_copy(
+                    update={"cache_dir": str(Path(tmp) / "emb")}
+                ),
+            }
+        )
         for instance in args.markets or list(params.markets):
             t0 = time.perf_counter()
             if params.markets[instance].market == "supply_chain" and not paths.personas.exists():

@@ -30,7 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def params_for(market: str, path: str | None, preset: str | None):
     if path:
         return load_params(path)
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / market / "default_params.yaml").read_text())
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / market / "default_params.yaml").read_text()
+    )
     if preset:
         block[market]["preset"] = preset
     return parse_params({"markets": block, "execution": {"workers": 1}})  # comparable to before
@@ -65,9 +67,13 @@ def bench(market: str, params, profile: bool) -> None:
         t0 = time.perf_counter()
         run_metrics(market, params, paths)
         t_metrics = time.perf_counter() - t0
-    print(f"\n== {label}: {mp.runs} episodes x {mp.rounds} rounds, {mp.seats if hasattr(mp, 'seats') else len(mp.costs)} firms")
+    print(
+        f"\n== {label}: {mp.runs} episodes x {mp.rounds} rounds, {mp.seats if hasattr(mp, 'seats') else len(mp.costs)} firms"
+    )
     print(f"reference stage          {t_ref:8.3f} s")
-    print(f"episodes in memory       {total_time:8.3f} s   {total_rounds / total_time:8.1f} rounds/s overall")
+    print(
+        f"episodes in memory       {total_time:8.3f} s   {total_rounds / total_time:8.1f} rounds/s overall"
+    )
     for name, rate in per_lineup:
         print(f"   {name:<28s} {rate:8.1f} rounds/s")
     print(f"simulate stage (+ logs)  {t_sim:8.3f} s")
@@ -78,7 +84,9 @@ def bench(market: str, params, profile: bool) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--params", default=None, help="params file (default: the proposed default blocks)")
+    ap.add_argument(
+        "--params", default=None, help="params file (default: the proposed default blocks)"
+    )
     ap.add_argument("--profile", action="store_true")
     args = ap.parse_args()
     bench("cournot", params_for("cournot", args.params, None), args.profile)

@@ -30,8 +30,10 @@ def main() -> None:
     for stab in (0, 5):
         secs, result = best_episode("crash", one_block(stab))
         days = int(result.tables["days"]["step"].max()) + 1
-        print(f"one episode, {stab} stabilizing: {days} days in {secs * 1000:.0f} ms "
-              f"= {days / secs:,.0f} days/s ({secs / days * 1000:.2f} ms per day)")
+        print(
+            f"one episode, {stab} stabilizing: {days} days in {secs * 1000:.0f} ms "
+            f"= {days / secs:,.0f} days/s ({secs / days * 1000:.2f} ms per day)"
+        )
     params = parse_params({"markets": one_block(5)})
     market, agents, table, spec = build("crash", params, 0)
     prof = cProfile.Profile()
@@ -40,12 +42,18 @@ def main() -> None:
     prof.disable()
     stats = pstats.Stats(prof)
     total = stats.total_tt
-    market_s = sum(v[3] for k, v in stats.stats.items() if "markets/crash/market.py" in k[0] and k[2] == "step")
-    print(f"profile of one episode: {total:.2f} s under the profiler, market.step {market_s / total:.0%}")
+    market_s = sum(
+        v[3] for k, v in stats.stats.items() if "markets/crash/market.py" in k[0] and k[2] == "step"
+    )
+    print(
+        f"profile of one episode: {total:.2f} s under the profiler, market.step {market_s / total:.0%}"
+    )
 
     s = default_sweep("crash")
-    print(f"default sweep: {s['episodes']} episodes of {s['params'].markets['crash'].days} days: "
-          f"simulate {s['reference'] + s['simulate']:.1f} s, metrics {s['metrics']:.1f} s")
+    print(
+        f"default sweep: {s['episodes']} episodes of {s['params'].markets['crash'].days} days: "
+        f"simulate {s['reference'] + s['simulate']:.1f} s, metrics {s['metrics']:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -50,9 +50,11 @@ def main() -> None:
     times = {}
     with tempfile.TemporaryDirectory() as tmp:
         paths = Paths(tmp)
-        for stage, fn in (("reference", lambda: run_reference("double_auction", params, paths)),
-                          ("simulate", lambda: run_simulate("double_auction", params, paths, progress=False)),
-                          ("metrics", lambda: run_metrics("double_auction", params, paths))):
+        for stage, fn in (
+            ("reference", lambda: run_reference("double_auction", params, paths)),
+            ("simulate", lambda: run_simulate("double_auction", params, paths, progress=False)),
+            ("metrics", lambda: run_metrics("double_auction", params, paths)),
+        ):
             t0 = time.perf_counter()
             out = fn()
             times[stage] = time.perf_counter() - t0
@@ -64,21 +66,37 @@ def main() -> None:
     behaviour = cal.behaviour(out["agents"], out["agent_rounds"])
     eff = cal.efficiency(out["market"])
     pd.set_option("display.width", 200)
-    print(f"pool games {mp.runs}, reference games {args.reference_games * len(mp.distributions)}, "
-          f"workers {params.execution.workers}")
+    print(
+        f"pool games {mp.runs}, reference games {args.reference_games * len(mp.distributions)}, "
+        f"workers {params.execution.workers}"
+    )
     for stage, t in times.items():
         print(f"  {stage:10s} {t:7.1f} s")
     truthful = board.set_index("name").loc["truthful"]
-    print(f"Truthful mean CSα {truthful['csa_mean']:+.3f} [{truthful['csa_lo']:+.3f}, "
-          f"{truthful['csa_hi']:+.3f}] (seed: -0.036)")
+    print(
+        f"Truthful mean CSα {truthful['csa_mean']:+.3f} [{truthful['csa_lo']:+.3f}, "
+        f"{truthful['csa_hi']:+.3f}] (seed: -0.036)"
+    )
     print(summary.round(3).to_string(index=False))
     print(side.round(3).to_string(index=False))
-    cols = ["name", "seats", "max_shade_diff", "fq", "fq_target", "bz_fq", "fq_intra",
-            "bz_fq_intra", "within", "within_raw"]
+    cols = [
+        "name",
+        "seats",
+        "max_shade_diff",
+        "fq",
+        "fq_target",
+        "bz_fq",
+        "fq_intra",
+        "bz_fq_intra",
+        "within",
+        "within_raw",
+    ]
     print(behaviour[cols].round(3).to_string(index=False))
-    print(f"within bounds: {int(behaviour['within'].sum())} of {len(behaviour)} "
-          f"(against BAZAAR's fill unadjusted for the intra-marginal share: "
-          f"{int(behaviour['within_raw'].sum())})")
+    print(
+        f"within bounds: {int(behaviour['within'].sum())} of {len(behaviour)} "
+        f"(against BAZAAR's fill unadjusted for the intra-marginal share: "
+        f"{int(behaviour['within_raw'].sum())})"
+    )
     print(eff.round(3).to_string(index=False))
 
 

@@ -27,7 +27,10 @@ import yaml
 from marketarena.config import parse_params
 from marketarena.pipeline import Paths, run_metrics, run_ratings, run_reference, run_simulate
 
-DEFAULT = Path(__file__).resolve().parents[1] / "lib/marketarena/markets/double_auction/default_params.yaml"
+DEFAULT = (
+    Path(__file__).resolve().parents[1]
+    / "lib/marketarena/markets/double_auction/default_params.yaml"
+)
 
 
 def main() -> None:
@@ -38,14 +41,20 @@ def main() -> None:
     ap.add_argument("--boot-passes", type=int, default=5, help="rating_boot_passes")
     ap.add_argument("--reference", type=int, default=None, help="reference games per distribution")
     ap.add_argument("--workers", default="auto")
-    ap.add_argument("--folders", action="store_true",
-                    help="a folder per game instead of shards (the layout before shards)")
-    ap.add_argument("--keep", default=None, help="folder to keep the run in (default: a temporary one)")
+    ap.add_argument(
+        "--folders",
+        action="store_true",
+        help="a folder per game instead of shards (the layout before shards)",
+    )
+    ap.add_argument(
+        "--keep", default=None, help="folder to keep the run in (default: a temporary one)"
+    )
     args = ap.parse_args()
     block = yaml.safe_load(DEFAULT.read_text())["double_auction"]
     block["games_per_distribution"] = max(1, args.games // len(block["distributions"]))
-    block.update(rating_passes=args.passes, rating_boot=args.boot,
-                 rating_boot_passes=args.boot_passes)
+    block.update(
+        rating_passes=args.passes, rating_boot=args.boot, rating_boot_passes=args.boot_passes
+    )
     if args.folders:
         block["shard_episodes"] = None
     if args.reference:
@@ -60,10 +69,11 @@ def main() -> None:
         run_reference("double_auction", params, paths)
         reference = time.perf_counter() - t0
         times = {}
-        for stage, run in (("simulate", lambda: run_simulate("double_auction", params, paths,
-                                                             progress=False)),
-                           ("metrics", lambda: run_metrics("double_auction", params, paths)),
-                           ("ratings", lambda: run_ratings("double_auction", params, paths))):
+        for stage, run in (
+            ("simulate", lambda: run_simulate("double_auction", params, paths, progress=False)),
+            ("metrics", lambda: run_metrics("double_auction", params, paths)),
+            ("ratings", lambda: run_ratings("double_auction", params, paths)),
+        ):
             t0 = time.perf_counter()
             run()
             times[stage] = time.perf_counter() - t0
@@ -71,18 +81,29 @@ def main() -> None:
         n_files = sum(len(files) for _, _, files in os.walk(root))
         size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
     total = sum(times.values())
-    print(f"games {mp.runs:,} ({len(mp.roster)} baselines, shards of {mp.shard_episodes}), "
-          f"{cores} worker(s) on {os.cpu_count()} cores")
-    print(f"reference ({mp.reference.games_per_distribution:,} x {len(mp.distributions)} games)  "
-          f"{reference:8.1f} s")
+    print(
+        f"games {mp.runs:,} ({len(mp.roster)} baselines, shards of {mp.shard_episodes}), "
+        f"{cores} worker(s) on {os.cpu_count()} cores"
+    )
+    print(
+        f"reference ({mp.reference.games_per_distribution:,} x {len(mp.distributions)} games)  "
+        f"{reference:8.1f} s"
+    )
     for stage, t in times.items():
-        extra = f"  ({mp.runs / t:,.0f} games/s, {mp.runs / t / cores:,.0f} per core)" \
-            if stage == "simulate" else ""
+        extra = (
+            f"  ({mp.runs / t:,.0f} games/s, {mp.runs / t / cores:,.0f} per core)"
+            if stage == "simulate"
+            else ""
+        )
         print(f"{stage:9s} {t:8.1f} s{extra}")
-    print(f"simulate + metrics + ratings {total:8.1f} s = {total / 60:.1f} min "
-          f"({mp.runs / total:,.0f} games/s end to end)")
-    print(f"ratings: {mp.rating_passes} passes + {mp.rating_boot} x {mp.rating_boot_passes} "
-          f"bootstrap passes; logs: {n_files:,} files, {size / 1e6:,.0f} MB")
+    print(
+        f"simulate + metrics + ratings {total:8.1f} s = {total / 60:.1f} min "
+        f"({mp.runs / total:,.0f} games/s end to end)"
+    )
+    print(
+        f"ratings: {mp.rating_passes} passes + {mp.rating_boot} x {mp.rating_boot_passes} "
+        f"bootstrap passes; logs: {n_files:,} files, {size / 1e6:,.0f} MB"
+    )
 
 
 if __name__ == "__main__":

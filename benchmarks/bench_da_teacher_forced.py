@@ -33,21 +33,36 @@ from marketarena.markets.double_auction.baselines import STRATEGIES
 from marketarena.markets.double_auction.sources import bazaar, reader
 
 #: rules the logs show to be deterministic (issue 22's list): target mean |Δquote| at most 1
-DETERMINISTIC = ("truthful", "shade_5", "shade_10", "linear_eq", "collusive", "mean_reversion",
-                 "regression", "gd", "fictitious_play", "tit_for_tat")
+DETERMINISTIC = (
+    "truthful",
+    "shade_5",
+    "shade_10",
+    "linear_eq",
+    "collusive",
+    "mean_reversion",
+    "regression",
+    "gd",
+    "fictitious_play",
+    "tit_for_tat",
+)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--logs", default=os.environ.get("BAZAAR_LOGS"),
-                    help="BAZAAR's logs/ folder (default: $BAZAAR_LOGS)")
+    ap.add_argument(
+        "--logs",
+        default=os.environ.get("BAZAAR_LOGS"),
+        help="BAZAAR's logs/ folder (default: $BAZAAR_LOGS)",
+    )
     ap.add_argument("--seats", type=int, default=None, help="at most this many seats per baseline")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if not args.logs or not Path(args.logs).is_dir():
-        sys.exit("BAZAAR's game logs are needed and not part of this project (no licence). Get "
-                 "them:\n    git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar\n"
-                 "then pass --logs /tmp/bazaar/logs (or set BAZAAR_LOGS).")
+        sys.exit(
+            "BAZAAR's game logs are needed and not part of this project (no licence). Get "
+            "them:\n    git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar\n"
+            "then pass --logs /tmp/bazaar/logs (or set BAZAAR_LOGS)."
+        )
     roster = {e["name"]: e for e in default_block("double_auction")["double_auction"]["roster"]}
     t0 = time.perf_counter()
     games = reader.read_games(args.logs)
@@ -67,20 +82,32 @@ def main() -> None:
             per.append(tf)
     rows = pd.concat(per, ignore_index=True)
     rows["diff"] = (rows["ours"] - rows["theirs"]).abs()
-    table = rows.groupby("name").agg(
-        quotes=("diff", "size"), mean_abs_dquote=("diff", "mean"),
-        exact=("diff", lambda d: (d == 0).mean()), fill_theirs=("theirs_fills", "mean"),
-        fill_ours=("ours_fills", "mean")).sort_values("mean_abs_dquote")
+    table = (
+        rows.groupby("name")
+        .agg(
+            quotes=("diff", "size"),
+            mean_abs_dquote=("diff", "mean"),
+            exact=("diff", lambda d: (d == 0).mean()),
+            fill_theirs=("theirs_fills", "mean"),
+            fill_ours=("ours_fills", "mean"),
+        )
+        .sort_values("mean_abs_dquote")
+    )
     table.insert(0, "seats", table.index.map(counts))
     pd.set_option("display.width", 160)
     print(table.round(3).to_string())
     det = table.loc[[n for n in DETERMINISTIC if n in table.index], "mean_abs_dquote"]
-    print(f"\n{len(games)} games, {int(table['seats'].sum())} baseline seats, "
-          f"{time.perf_counter() - t0:.1f} s")
-    print(f"median over baselines of mean |Δquote|: {table['mean_abs_dquote'].median():.2f} "
-          "(target <= 2)")
-    print(f"deterministic rules: largest mean |Δquote| {det.max():.2f} ({det.idxmax()}) "
-          "(target <= 1)")
+    print(
+        f"\n{len(games)} games, {int(table['seats'].sum())} baseline seats, "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+    print(
+        f"median over baselines of mean |Δquote|: {table['mean_abs_dquote'].median():.2f} "
+        "(target <= 2)"
+    )
+    print(
+        f"deterministic rules: largest mean |Δquote| {det.max():.2f} ({det.idxmax()}) (target <= 1)"
+    )
     print(f"baselines within 2: {(table['mean_abs_dquote'] <= 2).sum()} of {len(table)}")
 
 

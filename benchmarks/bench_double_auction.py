@@ -31,7 +31,10 @@ from marketarena.pipeline import Paths, run_metrics, run_reference
 from marketarena.ratings import multipass, pass_orders, player_games, rate_sequential
 from marketarena.simulate import build
 
-DEFAULT = Path(__file__).resolve().parents[1] / "lib/marketarena/markets/double_auction/default_params.yaml"
+DEFAULT = (
+    Path(__file__).resolve().parents[1]
+    / "lib/marketarena/markets/double_auction/default_params.yaml"
+)
 
 
 def main() -> None:
@@ -57,8 +60,13 @@ def main() -> None:
             result = asyncio.run(run_episode(market, agents, spec.seed))
             t1 = time.perf_counter()
             plan = logs.PlannedEpisode(f"ep-{run:04d}", run, 0, "bench")
-            logs.write_episode(paths.episodes("double_auction"), plan,
-                               {"agents": table, **result.log_tables()}, {}, {})
+            logs.write_episode(
+                paths.episodes("double_auction"),
+                plan,
+                {"agents": table, **result.log_tables()},
+                {},
+                {},
+            )
             play += t1 - t0
             write += time.perf_counter() - t1
         t0 = time.perf_counter()
@@ -75,14 +83,20 @@ def main() -> None:
     rate_sequential(games, ts, order)
     pkg = (time.perf_counter() - t0) / k * len(games) * mp.rating_passes
     print(f"traders in the pool            {len(mp.roster)}")
-    print(f"reference ({mp.reference.games_per_distribution} games x {len(mp.distributions)} distributions, "
-          f"{params.execution.resolve()} workers) {ref:7.2f} s")
+    print(
+        f"reference ({mp.reference.games_per_distribution} games x {len(mp.distributions)} distributions, "
+        f"{params.execution.resolve()} workers) {ref:7.2f} s"
+    )
     print(f"play {n} games (baselines)     {play:7.2f} s  ({n / play:.1f} games/s)")
-    print(f"play + write logs              {play + write:7.2f} s  ({n / (play + write):.1f} games/s)")
+    print(
+        f"play + write logs              {play + write:7.2f} s  ({n / (play + write):.1f} games/s)"
+    )
     print(f"metrics of {n} games           {met:7.2f} s")
     print(f"multipass TrueSkill, {mp.rating_passes} passes  {mpt:7.2f} s")
-    print(f"trueskill package, same work   {pkg:7.1f} s (extrapolated from {k} games): "
-          f"{pkg / mpt:.0f}x slower")
+    print(
+        f"trueskill package, same work   {pkg:7.1f} s (extrapolated from {k} games): "
+        f"{pkg / mpt:.0f}x slower"
+    )
 
 
 if __name__ == "__main__":

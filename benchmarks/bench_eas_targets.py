@@ -37,9 +37,20 @@ from marketarena.pipeline import Paths, run_metrics, run_ratings, run_reference,
 REPO = Path(__file__).resolve().parents[1]
 #: the second audit's mock buyer (its llm_params.yaml): a random listing id of 12, a pass, the
 #: skeptical review's answer and votes
-MOCK = {"model": "mock-buyer", "provider": "mock", "mock": {"policy": "scripted", "answers": [
-    *({"decision": "bid", "listing": f"seller_{i}"} for i in range(1, 13)),
-    {"decision": "pass", "listing": None}, {"assessments": []}, {"vote": "down"}, {"vote": "up"}]}}
+MOCK = {
+    "model": "mock-buyer",
+    "provider": "mock",
+    "mock": {
+        "policy": "scripted",
+        "answers": [
+            *({"decision": "bid", "listing": f"seller_{i}"} for i in range(1, 13)),
+            {"decision": "pass", "listing": None},
+            {"assessments": []},
+            {"vote": "down"},
+            {"vote": "up"},
+        ],
+    },
+}
 INSTANCES = ("crash", "crash_spillover", "lemon", "lemon_pass")
 
 
@@ -49,15 +60,27 @@ def target_params(root: Path) -> dict:
     data["markets"] = {k: copy.deepcopy(data["markets"][k]) for k in INSTANCES[:3]}
     lemon = data["markets"]["lemon"]
     # the second audit's lemon_pass: a blind buyer bidding every step against one bidding half
-    data["markets"]["lemon_pass"] = {**copy.deepcopy(lemon), "market": "lemon", "runs": 8,
-                                     "sybil": [3, 9], "reference_episodes": 2,
-                                     "buyer_groups": [["blind"], ["blind_half"]], "roster": [
-        *(e for e in lemon["roster"] if e["name"] in ("honest", "sybil")),
-        {"name": "blind", "kind": "baseline", "strategy": "random"},
-        {"name": "blind_half", "kind": "baseline", "strategy": "random",
-         "params": {"bid_share": 0.5}}]}
-    lemon["roster"].append({"name": "mock_guardian", "kind": "llm", "model": "mock-buyer",
-                            "harness": "skeptical"})
+    data["markets"]["lemon_pass"] = {
+        **copy.deepcopy(lemon),
+        "market": "lemon",
+        "runs": 8,
+        "sybil": [3, 9],
+        "reference_episodes": 2,
+        "buyer_groups": [["blind"], ["blind_half"]],
+        "roster": [
+            *(e for e in lemon["roster"] if e["name"] in ("honest", "sybil")),
+            {"name": "blind", "kind": "baseline", "strategy": "random"},
+            {
+                "name": "blind_half",
+                "kind": "baseline",
+                "strategy": "random",
+                "params": {"bid_share": 0.5},
+            },
+        ],
+    }
+    lemon["roster"].append(
+        {"name": "mock_guardian", "kind": "llm", "model": "mock-buyer", "harness": "skeptical"}
+    )
     lemon["buyer_groups"].append(["mock_guardian"])
     lemon["runs"] = len(lemon["sybil"]) * len(lemon["buyer_groups"]) * 4
     data["models"] = {"mock-buyer": MOCK}
@@ -87,50 +110,84 @@ def report(root: Path) -> None:
     players = pd.read_parquet(metrics / "lemon" / "players.parquet")
     sybil = players[players["sybil"] > 0]
     detect = sybil.groupby("name").agg(
-        d=("sybil_detection_rate", "mean"), chance=("detection_chance", "mean"),
-        over_blind=("detection_over_blind", "mean"))
+        d=("sybil_detection_rate", "mean"),
+        chance=("detection_chance", "mean"),
+        over_blind=("detection_over_blind", "mean"),
+    )
     detect["above_chance"] = detect["over_blind"] > 0.05  # chance-free: a blind bidder's is 0
-    table = buyers[["rank", "decisions", "valid_first", "valid_reasked", "fallback", "integrity",
-                    "welfare", "eas_mean", "eas_lo", "eas_hi"]].join(detect)
+    table = buyers[
+        [
+            "rank",
+            "decisions",
+            "valid_first",
+            "valid_reasked",
+            "fallback",
+            "integrity",
+            "welfare",
+            "eas_mean",
+            "eas_lo",
+            "eas_hi",
+        ]
+    ].join(detect)
     print("\nlemon buyers (integrity and detection over the K > 0 episodes):")
     print(table.sort_values("rank").round(3).to_string())
     mock = table.loc["mock_guardian"]
     above = table[table["above_chance"] & (table.index != "mock_guardian")]
-    print(f"target: the mock buyer (EAS {mock['eas_mean']:.3f}, rank {int(mock['rank'])}) below "
-          f"every scripted kind that detects above chance ({', '.join(above.index)}: EAS "
-          f"{', '.join(f'{v:.3f}' for v in above['eas_mean'])}): "
-          f"{'met' if (above['eas_mean'] > mock['eas_mean']).all() else 'NOT met'}")
+    print(
+        f"target: the mock buyer (EAS {mock['eas_mean']:.3f}, rank {int(mock['rank'])}) below "
+        f"every scripted kind that detects above chance ({', '.join(above.index)}: EAS "
+        f"{', '.join(f'{v:.3f}' for v in above['eas_mean'])}): "
+        f"{'met' if (above['eas_mean'] > mock['eas_mean']).all() else 'NOT met'}"
+    )
     blind = pd.read_parquet(metrics / "lemon_pass" / "players.parquet")
     print("\nlemon_pass: a blind buyer bidding every step against one bidding half the time:")
-    print(blind.groupby(["name", "sybil"])[["bids", "sybil_detection_rate", "detection_over_blind",
-                                            "integrity", "welfare", "eas"]].mean().round(3)
-          .to_string())
+    print(
+        blind.groupby(["name", "sybil"])[
+            ["bids", "sybil_detection_rate", "detection_over_blind", "integrity", "welfare", "eas"]
+        ]
+        .mean()
+        .round(3)
+        .to_string()
+    )
     # -- crash
     market = pd.read_parquet(metrics / "crash" / "market.parquet")
     print("\ncrash market profitability (rows: stabilizing firms, columns: discovery limit):")
-    print(market.pivot_table(index="stabilizing", columns="discovery_limit",
-                             values="profitability").round(3).to_string())
+    print(
+        market.pivot_table(index="stabilizing", columns="discovery_limit", values="profitability")
+        .round(3)
+        .to_string()
+    )
     rho = market["profitability"].corr(market["bankruptcy_rate"], method="spearman")
     print(f"Spearman(profitability, bankruptcy rate) over {len(market)} episodes: {rho:.3f}")
     spill = pd.read_parquet(metrics / "crash_spillover" / "market.parquet")
     print("\ncrash_spillover: competitors beside each stabilizer (and none), 4 competitors each:")
-    print(spill.assign(stabilizer=spill["stabilizer"].replace("", "none")).groupby(
-        "stabilizer", sort=False)[["competitor_survival", "competitor_bankruptcy_rate"]]
-        .mean().round(3).to_string())
+    print(
+        spill.assign(stabilizer=spill["stabilizer"].replace("", "none"))
+        .groupby("stabilizer", sort=False)[["competitor_survival", "competitor_bankruptcy_rate"]]
+        .mean()
+        .round(3)
+        .to_string()
+    )
     # -- correlations
     lemon_market = pd.read_parquet(metrics / "lemon" / "market.parquet")
-    for label, frame in (("crash market rows", market),
-                         ("crash players' episodes", pd.read_parquet(metrics / "crash" / "players.parquet")),
-                         ("lemon market rows, K > 0", lemon_market[lemon_market["sybil"] > 0]),
-                         ("lemon players' episodes, K > 0", sybil)):
+    for label, frame in (
+        ("crash market rows", market),
+        ("crash players' episodes", pd.read_parquet(metrics / "crash" / "players.parquet")),
+        ("lemon market rows, K > 0", lemon_market[lemon_market["sybil"] > 0]),
+        ("lemon players' episodes, K > 0", sybil),
+    ):
         print(f"\ncorrelation of EAS components, {label}:")
         print(component_correlations(frame).round(3).to_string(index=False))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=None,
-                        help="folder to run in and keep (default: a temporary one)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="folder to run in and keep (default: a temporary one)",
+    )
     parser.add_argument("--report-only", action="store_true", help="print from an earlier --root")
     args = parser.parse_args()
     if args.root is None:

@@ -19,11 +19,15 @@ def main() -> None:
     block["english_auction"].update(runs=1)
     best, result = best_episode("english_auction", block, repeat=5)
     points = result.decisions[["step", "round", "phase"]].drop_duplicates().shape[0]
-    print(f"one auction (10 items, 3 scripted bidders): {best * 1000:.0f} ms = {1 / best:,.1f} "
-          f"auctions/s ({points} decision points, {len(result.decisions)} answers)")
+    print(
+        f"one auction (10 items, 3 scripted bidders): {best * 1000:.0f} ms = {1 / best:,.1f} "
+        f"auctions/s ({points} decision points, {len(result.decisions)} answers)"
+    )
     s = default_sweep("english_auction")
-    print(f"default sweep: {s['episodes']} auctions simulate {s['simulate']:.1f} s, "
-          f"metrics {s['metrics']:.1f} s")
+    print(
+        f"default sweep: {s['episodes']} auctions simulate {s['simulate']:.1f} s, "
+        f"metrics {s['metrics']:.1f} s"
+    )
 
 
 if __name__ == "__main__":

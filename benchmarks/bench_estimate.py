@@ -50,11 +50,25 @@ from marketarena.pipeline import Paths, run_embed, run_personas, run_reference
 from marketarena.simulate import load_inputs, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKETS = ("double_auction", "cournot", "bertrand", "supply_chain", "crash", "lemon",
-           "english_auction")
-MODEL = {"model": "fake-model", "base_url": "http://fake.invalid/v1", "api_key_env": None,
-         "max_tokens": 400, "max_concurrency": 4, "price_in_per_mtok": 1.0,
-         "price_cached_in_per_mtok": 0.1, "price_out_per_mtok": 4.0}
+MARKETS = (
+    "double_auction",
+    "cournot",
+    "bertrand",
+    "supply_chain",
+    "crash",
+    "lemon",
+    "english_auction",
+)
+MODEL = {
+    "model": "fake-model",
+    "base_url": "http://fake.invalid/v1",
+    "api_key_env": None,
+    "max_tokens": 400,
+    "max_concurrency": 4,
+    "price_in_per_mtok": 1.0,
+    "price_cached_in_per_mtok": 0.1,
+    "price_out_per_mtok": 4.0,
+}
 MONEY = r"\$(-?[\d,]+(?:\.\d+)?)"
 
 
@@ -64,14 +78,22 @@ def amount(text: str) -> float:
 
 def block_for(kind: str) -> dict:
     """The market's tiny instance with one LLM seat named ``gpt`` (or taking a seat's name)."""
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text()
+    )
     llm = {"name": "gpt", "kind": "llm", "model": "fake"}
     if kind == "double_auction":
         block.update(pool=[e["name"] for e in block["roster"]], entrant_games=12, rounds=12)
         block["roster"].append(llm)
         return block
-    seat = {"cournot": "myopic", "bertrand": "qlearning", "supply_chain": "volume",
-            "crash": "myopic", "lemon": "naive", "english_auction": "increment"}[kind]
+    seat = {
+        "cournot": "myopic",
+        "bertrand": "qlearning",
+        "supply_chain": "volume",
+        "crash": "myopic",
+        "lemon": "naive",
+        "english_auction": "increment",
+    }[kind]
     block["roster"] = [{**llm, "name": seat} if e["name"] == seat else e for e in block["roster"]]
     if kind in ("cournot", "bertrand"):
         block["runs"] = 6
@@ -89,20 +111,27 @@ def sensible(body: dict):
     text = messages[-1]["content"]
     everything = "\n".join(m["content"] or "" for m in messages)
     if "chosen_quantities" in props:
-        return with_usage(body, {"observations_and_thoughts": "steady",
-                                 "new_content": {"PLANS.txt": "hold", "INSIGHTS.txt": "A dearer"},
-                                 "chosen_quantities": {"Product_A": 20, "Product_B": 10}})
+        return with_usage(
+            body,
+            {
+                "observations_and_thoughts": "steady",
+                "new_content": {"PLANS.txt": "hold", "INSIGHTS.txt": "A dearer"},
+                "chosen_quantities": {"Product_A": 20, "Product_B": 10},
+            },
+        )
     if "quote" in props:
         value = int(re.search(r"Your private (?:value|cost): (\d+)", text).group(1))
-        return with_usage(body, {"quote": max(0, value - 5) if "(buyer)" in text
-                                 else min(100, value + 5)})
+        return with_usage(
+            body, {"quote": max(0, value - 5) if "(buyer)" in text else min(100, value + 5)}
+        )
     if "supply" in props and "price" in props:  # crash
         cost = amount(re.search(r"Unit cost: " + MONEY, text).group(1))
         stock = amount(re.search(r"Your stock: (-?[\d,.]+) units", text).group(1))
         return with_usage(body, {"price": round(1.2 * cost, 2), "supply": max(0.0, 10 - stock)})
     if "decision" in props:  # lemon: buy or pass
-        listings = re.findall(r"- listing (\S+): price " + MONEY + r"(?:, seller reputation ([\d.]+))?",
-                              text)
+        listings = re.findall(
+            r"- listing (\S+): price " + MONEY + r"(?:, seller reputation ([\d.]+))?", text
+        )
         scored = [(float(rep or 0.5), -amount(price), name) for name, price, rep in listings]
         best = max(scored, default=None)
         if best is None or best[0] < 0.4:
@@ -120,16 +149,24 @@ def sensible(body: dict):
 
 def bid(everything: str, text: str) -> float | None:
     estimates = {}
-    for name, _, value in re.findall(r"\d+\. ([^,\n]+), starting price is " + MONEY +
-                                     r"\. Your estimated value for this item is " + MONEY,
-                                     everything):
+    for name, _, value in re.findall(
+        r"\d+\. ([^,\n]+), starting price is "
+        + MONEY
+        + r"\. Your estimated value for this item is "
+        + MONEY,
+        everything,
+    ):
         estimates[name.strip()] = amount(value)
-    opening = re.search(r"please bid on (.+?)\. The starting price for bidding for .+? is " + MONEY,
-                        text)
+    opening = re.search(
+        r"please bid on (.+?)\. The starting price for bidding for .+? is " + MONEY, text
+    )
     if opening:
         return amount(opening.group(2))
-    now = re.search(r"Now we have " + MONEY + r" from (.+?) for (.+?)\. The minimum increase over "
-                    r"this highest bid is " + MONEY, text)
+    now = re.search(
+        r"Now we have " + MONEY + r" from (.+?) for (.+?)\. The minimum increase over "
+        r"this highest bid is " + MONEY,
+        text,
+    )
     if not now or now.group(2).startswith("You ("):
         return None
     item_started = re.findall(r"please bid on (.+?)\. The starting", everything)
@@ -141,11 +178,11 @@ def bid(everything: str, text: str) -> float | None:
 def belief(text: str) -> dict:
     """The status after this item, computed from the previous status and the outcome."""
     me = re.search(r"As (.+?), you have to update", text).group(1)
-    status = text[text.index("Here's your previous status"):]
+    status = text[text.index("Here's your previous status") :]
     remaining = amount(re.search(r"Remaining Budget: " + MONEY, status).group(1))
-    profits_part = status[status.index("Total Profits"):status.index("Winning Bids")]
+    profits_part = status[status.index("Total Profits") : status.index("Winning Bids")]
     profits = {b.strip(): amount(v) for b, v in re.findall(r"\* (.+?): " + MONEY, profits_part)}
-    bids_part = status[status.index("Winning Bids"):]
+    bids_part = status[status.index("Winning Bids") :]
     winning: dict[str, dict[str, float]] = {}
     bidder = None
     for line in bids_part.splitlines()[1:]:
@@ -156,33 +193,50 @@ def belief(text: str) -> dict:
             winning[bidder] = {}
         elif item and bidder is not None:
             winning[bidder][item.group(1)] = amount(item.group(2))
-    sold = re.search(r"Sold! (.+?) to (.+?) at " + MONEY + r"! The true value for .+? is " + MONEY,
-                     text)
+    sold = re.search(
+        r"Sold! (.+?) to (.+?) at " + MONEY + r"! The true value for .+? is " + MONEY, text
+    )
     if sold:
-        item, winner, price, value = sold.group(1), sold.group(2), amount(sold.group(3)), \
-            amount(sold.group(4))
+        item, winner, price, value = (
+            sold.group(1),
+            sold.group(2),
+            amount(sold.group(3)),
+            amount(sold.group(4)),
+        )
         profits[winner] = profits.get(winner, 0.0) + value - price
         winning.setdefault(winner, {})[item] = price
         if winner == me:
             remaining -= price
-    return {"summary": "noted", "remaining_budget": remaining, "total_profits": profits,
-            "winning_bids": winning}
+    return {
+        "summary": "noted",
+        "remaining_budget": remaining,
+        "total_profits": profits,
+        "winning_bids": winning,
+    }
 
 
 def run_totals(eps: Path, runs: Path) -> dict[str, float]:
     calls = EpisodeReader(eps).table("llm_calls")
     costs = pd.concat(pd.read_parquet(p) for p in runs.rglob("llm_costs.parquet"))
-    return {"calls": len(calls), "requests": int(calls["attempts"].sum()),
-            "prompt": int(calls["prompt_tokens"].sum()),
-            "cached": int(calls["cached_prompt_tokens"].sum()),
-            "completion": int(calls["completion_tokens"].sum()),
-            "usd": float(costs["cost_usd"].sum())}
+    return {
+        "calls": len(calls),
+        "requests": int(calls["attempts"].sum()),
+        "prompt": int(calls["prompt_tokens"].sum()),
+        "cached": int(calls["cached_prompt_tokens"].sum()),
+        "completion": int(calls["completion_tokens"].sum()),
+        "usd": float(costs["cost_usd"].sum()),
+    }
 
 
 def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
-    params = parse_params({"models": {"fake": MODEL}, "llm": {"cache_dir": str(tmp / "llm")},
-                           "embedding": {"cache_dir": str(tmp / "emb")},
-                           "markets": {kind: block_for(kind)}})
+    params = parse_params(
+        {
+            "models": {"fake": MODEL},
+            "llm": {"cache_dir": str(tmp / "llm")},
+            "embedding": {"cache_dir": str(tmp / "emb")},
+            "markets": {kind: block_for(kind)},
+        }
+    )
     paths = Paths(tmp)
     if kind == "supply_chain" and not paths.personas.exists():
         run_personas(params, paths)
@@ -193,27 +247,53 @@ def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
     found = estimate(kind, params, resources, sample=None, reask_rate=reask_rate)
     took = time.perf_counter() - t0
     (m,) = found.models
-    est = {"calls": m.calls, "requests": m.requests, "prompt": m.prompt_tokens,
-           "cached": m.cached_prompt_tokens, "completion": m.completion_tokens,
-           "usd": m.cost_usd}
+    est = {
+        "calls": m.calls,
+        "requests": m.requests,
+        "prompt": m.prompt_tokens,
+        "cached": m.cached_prompt_tokens,
+        "completion": m.completion_tokens,
+        "usd": m.cost_usd,
+    }
     rows = []
     for name, responder in (("sensible", sensible), ("random", schema_answer)):
         fake = FakeEndpoint(responder=prompt_caching(responder))
         out = tmp / f"{kind}-{name}"
-        own = params.model_copy(update={"llm": params.llm.model_copy(  # its own response cache
-            update={"cache_dir": tmp / f"llm-{kind}-{name}"})})
-        simulate(kind, own, paths.data, out, progress=False, openai_factory=fake.factory,
-                 run_dir=tmp / f"{kind}-{name}.runs")
+        own = params.model_copy(
+            update={
+                "llm": params.llm.model_copy(  # its own response cache
+                    update={"cache_dir": tmp / f"llm-{kind}-{name}"}
+                )
+            }
+        )
+        simulate(
+            kind,
+            own,
+            paths.data,
+            out,
+            progress=False,
+            openai_factory=fake.factory,
+            run_dir=tmp / f"{kind}-{name}.runs",
+        )
         real = run_totals(out, tmp / f"{kind}-{name}.runs")
-        rows.append({"market": kind, "model": name, "estimate_s": round(took, 1),
-                     "plays": {p: round(t.calls) for p, t in m.plays.items()},
-                     "covered": m.cost_lo <= real["usd"] <= m.cost_hi,
-                     "usd_lo": m.cost_lo, "usd_hi": m.cost_hi,
-                     "prefix_share": round(m.prefix_share, 3),
-                     **{f"{k}_est": v for k, v in est.items()},
-                     **{f"{k}_run": v for k, v in real.items()},
-                     **{f"{k}_err": (est[k] - real[k]) / real[k] if real[k] else float("nan")
-                        for k in est}})
+        rows.append(
+            {
+                "market": kind,
+                "model": name,
+                "estimate_s": round(took, 1),
+                "plays": {p: round(t.calls) for p, t in m.plays.items()},
+                "covered": m.cost_lo <= real["usd"] <= m.cost_hi,
+                "usd_lo": m.cost_lo,
+                "usd_hi": m.cost_hi,
+                "prefix_share": round(m.prefix_share, 3),
+                **{f"{k}_est": v for k, v in est.items()},
+                **{f"{k}_run": v for k, v in real.items()},
+                **{
+                    f"{k}_err": (est[k] - real[k]) / real[k] if real[k] else float("nan")
+                    for k in est
+                },
+            }
+        )
     return rows
 
 
@@ -228,16 +308,25 @@ def main() -> None:
         for kind in args.markets:
             rows += bench(kind, Path(tmp), None if args.prior else 0.0)
             for r in rows[-2:]:
-                print(f"{r['market']:16s} {r['model']:8s} plays {r['plays']}  " + "  ".join(
-                    f"{k} {r[k + '_est']:,.4g}/{r[k + '_run']:,.4g} ({r[k + '_err']:+.0%})"
-                    for k in ("calls", "requests", "prompt", "cached", "completion", "usd"))
-                    + f"  range covers the run: {r['covered']}", flush=True)
+                print(
+                    f"{r['market']:16s} {r['model']:8s} plays {r['plays']}  "
+                    + "  ".join(
+                        f"{k} {r[k + '_est']:,.4g}/{r[k + '_run']:,.4g} ({r[k + '_err']:+.0%})"
+                        for k in ("calls", "requests", "prompt", "cached", "completion", "usd")
+                    )
+                    + f"  range covers the run: {r['covered']}",
+                    flush=True,
+                )
     frame = pd.DataFrame(rows)
     print("\nlargest |error| over the markets (estimate / run - 1):")
     for model, g in frame.groupby("model"):
-        print(f"  {model:8s} " + "  ".join(f"{k} {g[k + '_err'].abs().max():.0%}"
-                                          for k in ("calls", "requests", "prompt", "cached",
-                                                    "completion", "usd")))
+        print(
+            f"  {model:8s} "
+            + "  ".join(
+                f"{k} {g[k + '_err'].abs().max():.0%}"
+                for k in ("calls", "requests", "prompt", "cached", "completion", "usd")
+            )
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
 

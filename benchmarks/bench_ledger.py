@@ -43,9 +43,11 @@ def main() -> None:
                 for reservation in held:
                     guard.settle(reservation, 5e-5)
             times.sort()
-            print(f"{folder}: a transaction of {args.requests} reservations (and the settles "
-                  f"queued before it): median {statistics.median(times) * 1e6:.0f} us, 90th "
-                  f"percentile {times[len(times) * 9 // 10] * 1e6:.0f} us ({args.rounds} rounds)")
+            print(
+                f"{folder}: a transaction of {args.requests} reservations (and the settles "
+                f"queued before it): median {statistics.median(times) * 1e6:.0f} us, 90th "
+                f"percentile {times[len(times) * 9 // 10] * 1e6:.0f} us ({args.rounds} rounds)"
+            )
 
 
 if __name__ == "__main__":

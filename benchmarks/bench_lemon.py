@@ -17,11 +17,15 @@ def main() -> None:
     block["lemon"].update(sybil=[9], buyer_groups=[["naive"]], runs=1)
     best, _ = best_episode("lemon", block)
     steps = block["lemon"].get("steps", 50)
-    print(f"one episode (K = 9, naive buyers): {steps} steps in {best * 1000:.0f} ms = "
-          f"{steps / best:,.0f} steps/s")
+    print(
+        f"one episode (K = 9, naive buyers): {steps} steps in {best * 1000:.0f} ms = "
+        f"{steps / best:,.0f} steps/s"
+    )
     s = default_sweep("lemon")
-    print(f"default sweep: reference {s['reference']:.1f} s, {s['episodes']} episodes simulate "
-          f"{s['simulate']:.1f} s, metrics {s['metrics']:.1f} s")
+    print(
+        f"default sweep: reference {s['reference']:.1f} s, {s['episodes']} episodes simulate "
+        f"{s['simulate']:.1f} s, metrics {s['metrics']:.1f} s"
+    )
 
 
 if __name__ == "__main__":

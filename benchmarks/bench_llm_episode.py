@@ -62,14 +62,19 @@ def responder(body: dict) -> Reply:
                 funds -= 5 * price
         answer = {"bids": bids}
     else:  # "Current inventory:" then "item1: 5, item3: 2" (or "item1: 5 units, cost ..." lines)
-        held = re.findall(r"(item\d+): (\d+)", user.split("Current inventory", 1)[1].split("\n\n")[0])
-        answer = {"prices": {x: round(BASE_PRICES[x] * 1.6) for x, units in held if int(units)},
-                  "slogan": "Fair prices, every day"}
+        held = re.findall(
+            r"(item\d+): (\d+)", user.split("Current inventory", 1)[1].split("\n\n")[0]
+        )
+        answer = {
+            "prices": {x: round(BASE_PRICES[x] * 1.6) for x, units in held if int(units)},
+            "slogan": "Fair prices, every day",
+        }
     return Reply(answer, prompt_tokens=1500, completion_tokens=120)
 
 
 def recording_factory(sent: list[bytes]):
     """``simulate``'s ``openai_factory``: the real client and wire, each request's bytes kept."""
+
     def factory(base_url, api_key):
         wire = AiohttpWire()
 
@@ -79,6 +84,7 @@ def recording_factory(sent: list[bytes]):
 
         recording.close = wire.close
         return ChatClient(base_url, api_key, wire=recording)
+
     return factory
 
 
@@ -96,7 +102,7 @@ async def bare_client(url: str, bodies: list[bytes], per_point: int) -> float:
         await point(bodies[:per_point])
         t = time.perf_counter()
         for i in range(0, len(bodies), per_point):
-            await point(bodies[i:i + per_point])
+            await point(bodies[i : i + per_point])
         return time.perf_counter() - t
     finally:
         await wire.close()
@@ -118,13 +124,24 @@ def main() -> None:
     market["runs"] = args.runs
     raw["markets"] = {"supply_chain": market}
 
-    items = [ItemSpec.model_validate(it) for it in market["items"]] if "items" in market else DEFAULT_ITEMS
+    items = (
+        [ItemSpec.model_validate(it) for it in market["items"]]
+        if "items" in market
+        else DEFAULT_ITEMS
+    )
     BASE_PRICES.update((it.id, it.base_price) for it in items)
     endpoint = EndpointProcess(responder, args.delay)
     base_url = endpoint.base_url
     with tempfile.TemporaryDirectory() as tmp:
-        raw["models"] = {"loopback": {"model": "loopback", "base_url": base_url,
-                                      "api_key_env": None, "max_concurrency": 64, "max_tokens": 300}}
+        raw["models"] = {
+            "loopback": {
+                "model": "loopback",
+                "base_url": base_url,
+                "api_key_env": None,
+                "max_concurrency": 64,
+                "max_tokens": 300,
+            }
+        }
         raw["embedding"]["cache_dir"] = str(Path(tmp) / "emb")
         paths = Paths(tmp)
         paths.data.mkdir(parents=True)
@@ -140,42 +157,69 @@ def main() -> None:
         fresh = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2")}})
         sent: list[bytes] = []
         t = time.perf_counter()
-        simulate("supply_chain", fresh, paths.data, Path(tmp) / "live", progress=False,
-                 openai_factory=recording_factory(sent))
+        simulate(
+            "supply_chain",
+            fresh,
+            paths.data,
+            Path(tmp) / "live",
+            progress=False,
+            openai_factory=recording_factory(sent),
+        )
         live = time.perf_counter() - t
         calls = endpoint.calls - calls_warm
 
-        replay = parse_params({**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2"), "cache_only": True}})
+        replay = parse_params(
+            {**raw, "llm": {"cache_dir": str(Path(tmp) / "llm2"), "cache_only": True}}
+        )
         t = time.perf_counter()
         simulate("supply_chain", replay, paths.data, Path(tmp) / "replay", progress=False)
         replayed = time.perf_counter() - t
         assert endpoint.calls - calls_warm == calls, "the replay made network calls"
-        log = pd.concat(pd.read_parquet(p / "llm_calls.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
-        states = pd.concat(pd.read_parquet(p / "states.parquet") for p in (Path(tmp) / "live").glob("ep-*"))
+        log = pd.concat(
+            pd.read_parquet(p / "llm_calls.parquet") for p in (Path(tmp) / "live").glob("ep-*")
+        )
+        states = pd.concat(
+            pd.read_parquet(p / "states.parquet") for p in (Path(tmp) / "live").glob("ep-*")
+        )
     points = args.runs * market["steps"] * (market["rounds"] + 1)
     ideal = points * args.delay
     seats = min(args.llm_seats, len(roster))
     # one point's requests at a time: only when no answer was asked again (then each point has
     # exactly its seats' requests, in the order they left)
-    alone = (asyncio.run(bare_client(f"{base_url}/chat/completions", sent, seats))
-             if len(sent) == points * seats else None)
+    alone = (
+        asyncio.run(bare_client(f"{base_url}/chat/completions", sent, seats))
+        if len(sent) == points * seats
+        else None
+    )
     endpoint.close()
 
-    print(f"supply_chain, {len(roster)} retailers of which {seats} LLM, {market['steps']} steps x "
-          f"({market['rounds']} bidding rounds + retail), {args.runs} episode(s); endpoint delay "
-          f"{args.delay * 1000:.0f} ms (setup, model load, warm-up: {setup:.1f} s)")
-    print(f"live:   {live:7.2f} s for {calls} HTTP calls ({len(log)} logged, "
-          f"{int(log['valid'].sum())} valid); ideal {points} decision points x {args.delay:.2f} s = "
-          f"{ideal:.2f} s; one call after another would take {calls * args.delay:.1f} s")
-    print(f"        the LLM retailers won {int(states['units_won'].sum())} units and sold "
-          f"{int(states['units_sold'].sum())}")
-    print(f"        our time on top of the ideal: {live - ideal:.2f} s "
-          f"({(live - ideal) / points * 1000:.0f} ms per decision point)")
+    print(
+        f"supply_chain, {len(roster)} retailers of which {seats} LLM, {market['steps']} steps x "
+        f"({market['rounds']} bidding rounds + retail), {args.runs} episode(s); endpoint delay "
+        f"{args.delay * 1000:.0f} ms (setup, model load, warm-up: {setup:.1f} s)"
+    )
+    print(
+        f"live:   {live:7.2f} s for {calls} HTTP calls ({len(log)} logged, "
+        f"{int(log['valid'].sum())} valid); ideal {points} decision points x {args.delay:.2f} s = "
+        f"{ideal:.2f} s; one call after another would take {calls * args.delay:.1f} s"
+    )
+    print(
+        f"        the LLM retailers won {int(states['units_won'].sum())} units and sold "
+        f"{int(states['units_sold'].sum())}"
+    )
+    print(
+        f"        our time on top of the ideal: {live - ideal:.2f} s "
+        f"({(live - ideal) / points * 1000:.0f} ms per decision point)"
+    )
     if alone is not None:
-        print(f"alone:  {alone:7.2f} s for the endpoint alone (the HTTP layer by itself sending the "
-              f"same requests, {seats} at a time): the live run's own time {live - alone:.2f} s "
-              f"({(live - alone) / points * 1000:.0f} ms per decision point)")
-    print(f"replay: {replayed:7.2f} s from the cache, no HTTP ({replayed / args.runs:.2f} s per episode)")
+        print(
+            f"alone:  {alone:7.2f} s for the endpoint alone (the HTTP layer by itself sending the "
+            f"same requests, {seats} at a time): the live run's own time {live - alone:.2f} s "
+            f"({(live - alone) / points * 1000:.0f} ms per decision point)"
+        )
+    print(
+        f"replay: {replayed:7.2f} s from the cache, no HTTP ({replayed / args.runs:.2f} s per episode)"
+    )
 
 
 if __name__ == "__main__":

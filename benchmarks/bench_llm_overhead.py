@@ -79,8 +79,15 @@ async def interleaved(base_url: str, client: LLMClient, spec: ModelSpec, n: int,
     for i in range(n):
         msgs = messages(offset + i)
         t = time.perf_counter()
-        await raw_client.complete({"model": spec.model, "messages": msgs,
-                                   "max_tokens": spec.max_tokens, "temperature": 0}, 60.0)
+        await raw_client.complete(
+            {
+                "model": spec.model,
+                "messages": msgs,
+                "max_tokens": spec.max_tokens,
+                "temperature": 0,
+            },
+            60.0,
+        )
         raw.append(time.perf_counter() - t)
         t = time.perf_counter()
         result = await client.complete(spec, msgs, Action, context={"step": i})
@@ -102,15 +109,29 @@ async def replay(client: LLMClient, spec: ModelSpec, n: int, offset: int) -> lis
 
 async def ours_concurrent(client: LLMClient, spec: ModelSpec, n: int, offset: int) -> float:
     t = time.perf_counter()
-    results = await asyncio.gather(*(client.complete(spec, messages(offset + i), Action) for i in range(n)))
+    results = await asyncio.gather(
+        *(client.complete(spec, messages(offset + i), Action) for i in range(n))
+    )
     assert all(r.record.valid for r in results)
     return time.perf_counter() - t
 
 
-BODY = {"model": "m", "temperature": 0.0, "max_tokens": 200,
-        "messages": [{"role": "system", "content": "s" * 1500}, {"role": "user", "content": "u" * 2500}],
-        "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {
-            "type": "object", "properties": {"quote": {"type": "integer"}}}}}}
+BODY = {
+    "model": "m",
+    "temperature": 0.0,
+    "max_tokens": 200,
+    "messages": [
+        {"role": "system", "content": "s" * 1500},
+        {"role": "user", "content": "u" * 2500},
+    ],
+    "response_format": {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "a",
+            "schema": {"type": "object", "properties": {"quote": {"type": "integer"}}},
+        },
+    },
+}
 
 
 async def _http_run(send, requests: int, limit: int = 32) -> None:
@@ -119,6 +140,7 @@ async def _http_run(send, requests: int, limit: int = 32) -> None:
     async def one() -> None:
         async with slots:
             await send()
+
     await asyncio.gather(*(one() for _ in range(requests)))
 
 
@@ -135,9 +157,11 @@ async def _with_openai(base_url: str, requests: int) -> None:
     client = openai.AsyncOpenAI(api_key="k", base_url=base_url, max_retries=0)
 
     async def send():  # as the transport sent it before: the body as is, through post()
-        answer = await client.post("/chat/completions", cast_to=ChatCompletion, body=BODY,
-                                   options={"timeout": 60.0})
+        answer = await client.post(
+            "/chat/completions", cast_to=ChatCompletion, body=BODY, options={"timeout": 60.0}
+        )
         return answer.model_dump(mode="json", exclude_unset=True)
+
     await _http_run(send, requests)
     await client.close()
 
@@ -149,6 +173,7 @@ def http_cpu(requests: int, delay: float, pairs: int) -> None:
 
     try:
         import openai  # noqa: F401
+
         clients = {"ChatClient (aiohttp)": _with_chat_client, "openai.AsyncOpenAI": _with_openai}
     except ImportError:
         print("openai is not installed (pip install openai): timing ChatClient alone")
@@ -162,14 +187,18 @@ def http_cpu(requests: int, delay: float, pairs: int) -> None:
                 asyncio.run(run(endpoint.base_url, requests))
                 wall, c = time.perf_counter() - t, time.process_time() - c
                 cpu[name].append(c / requests)
-                print(f"{name:24s} {requests} requests, 32 at a time, endpoint {delay * 1000:.0f} ms: "
-                      f"wall {wall:.2f} s, CPU {c:.2f} s = {c / requests * 1000:.2f} ms a request")
+                print(
+                    f"{name:24s} {requests} requests, 32 at a time, endpoint {delay * 1000:.0f} ms: "
+                    f"wall {wall:.2f} s, CPU {c:.2f} s = {c / requests * 1000:.2f} ms a request"
+                )
     finally:
         endpoint.close()
     if len(cpu) == 2:
         ours, theirs = (statistics.median(v) for v in cpu.values())
-        print(f"median CPU per request: ChatClient {ours * 1000:.2f} ms, openai {theirs * 1000:.2f} ms "
-              f"(ratio {ours / theirs:.2f})")
+        print(
+            f"median CPU per request: ChatClient {ours * 1000:.2f} ms, openai {theirs * 1000:.2f} ms "
+            f"(ratio {ours / theirs:.2f})"
+        )
 
 
 def main() -> None:
@@ -185,7 +214,9 @@ def main() -> None:
         return
     delay, n = args.delay, args.calls
 
-    endpoint = LoopbackEndpoint(lambda body: Reply(ANSWER, prompt_tokens=900, completion_tokens=120), delay)
+    endpoint = LoopbackEndpoint(
+        lambda body: Reply(ANSWER, prompt_tokens=900, completion_tokens=120), delay
+    )
     base_url = endpoint.base_url
     spec = ModelSpec(
         alias="bench",
@@ -197,7 +228,9 @@ def main() -> None:
         price_in_per_mtok=2.5,
         price_out_per_mtok=10.0,
     )
-    spec4 = spec.model_copy(update={"max_concurrency": 4, "base_url": base_url + "/"})  # own semaphore
+    spec4 = spec.model_copy(
+        update={"max_concurrency": 4, "base_url": base_url + "/"}
+    )  # own semaphore
 
     with tempfile.TemporaryDirectory() as tmp:
 
@@ -205,7 +238,9 @@ def main() -> None:
             out: dict[str, object] = {}
             client = LLMClient(LLMSettings(cache_dir=Path(tmp) / "cache"))
             endpoint.delay_s = 0.0
-            await interleaved(base_url, client, spec, 3, offset=-100)  # warm-up: imports, connections
+            await interleaved(
+                base_url, client, spec, 3, offset=-100
+            )  # warm-up: imports, connections
             out["raw0"], out["ours0"] = await interleaved(base_url, client, spec, n, offset=0)
             endpoint.delay_s = delay
             out["raw"], out["ours"] = await interleaved(base_url, client, spec, n, offset=100)
@@ -231,7 +266,9 @@ def main() -> None:
         return sorted(xs)[int(0.9 * (len(xs) - 1))]
 
     med = statistics.median
-    print(f"{n} calls per row, loopback HTTP, action schema with 8 bids + slogan, ~1.7k-char prompt")
+    print(
+        f"{n} calls per row, loopback HTTP, action schema with 8 bids + slogan, ~1.7k-char prompt"
+    )
     print(f"{'':40s}{'median':>11s}{'p90':>11s}")
     rows = (
         ("endpoint delay 0: bare HTTP", res["raw0"]),
@@ -242,7 +279,9 @@ def main() -> None:
     )
     for name, xs in rows:
         print(f"{name:40s}{ms(med(xs))}{ms(p90(xs))}")
-    print(f"{'-> our layer on top of HTTP (delay 0)':40s}{ms(med(res['ours0']) - med(res['raw0']))}")
+    print(
+        f"{'-> our layer on top of HTTP (delay 0)':40s}{ms(med(res['ours0']) - med(res['raw0']))}"
+    )
     print(f"{'-> LLMClient minus endpoint delay':40s}{ms(med(res['ours']) - delay)}")
     print(f"{'-> cache replay, all calls':40s}{ms(res['replay_total'])}")
     for label, wall, limit in (

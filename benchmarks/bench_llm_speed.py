@@ -44,13 +44,21 @@ from marketarena.llm.fake import Reply  # noqa: E402
 try:
     from marketarena.llm.fake import schema_answer  # noqa: E402
 except ImportError:  # a checkout before issue 25
+
     def schema_answer(body: dict) -> Reply:
         return Reply({})
+
+
 from marketarena.simulate import simulate  # noqa: E402
 
 
 def responder(body: dict) -> Reply:
-    props = body.get("response_format", {}).get("json_schema", {}).get("schema", {}).get("properties", {})
+    props = (
+        body.get("response_format", {})
+        .get("json_schema", {})
+        .get("schema", {})
+        .get("properties", {})
+    )
     text = body["messages"][-1]["content"]
     if {"price", "supply"} <= set(props):
         return Reply({"price": 2.5, "supply": 15}, prompt_tokens=800, completion_tokens=20)
@@ -134,18 +142,34 @@ def main() -> None:
         block["games_per_distribution"] = 150  # one shard of pool games, played untimed first
     else:
         block["days"] = args.days
-        block["roster"] = [{**llm, "name": "myopic"} if e["name"] == "myopic" else e
-                           for e in block["roster"]]
+        block["roster"] = [
+            {**llm, "name": "myopic"} if e["name"] == "myopic" else e for e in block["roster"]
+        ]
 
     endpoint = EndpointProcess(responder, args.delay)
     base_url = endpoint.base_url
     workers = args.workers if args.workers == "auto" else int(args.workers)
     with tempfile.TemporaryDirectory() as tmp:
-        models = {"loopback": {"model": "loopback", "base_url": base_url, "api_key_env": None,
-                               "max_concurrency": args.concurrency, "max_tokens": 200}}
-        raw = {"models": models, "llm": {"cache_dir": str(Path(tmp) / "llm")},
-               "execution": {"workers": workers, "episodes_in_flight":
-                             args.in_flight if args.in_flight == "auto" else int(args.in_flight)}, "markets": {kind: block}}
+        models = {
+            "loopback": {
+                "model": "loopback",
+                "base_url": base_url,
+                "api_key_env": None,
+                "max_concurrency": args.concurrency,
+                "max_tokens": 200,
+            }
+        }
+        raw = {
+            "models": models,
+            "llm": {"cache_dir": str(Path(tmp) / "llm")},
+            "execution": {
+                "workers": workers,
+                "episodes_in_flight": args.in_flight
+                if args.in_flight == "auto"
+                else int(args.in_flight),
+            },
+            "markets": {kind: block},
+        }
         out = Path(tmp) / "eps"
         if kind == "double_auction":  # the pool first, untimed
             simulate(kind, parse_params(raw), Path(tmp), out, progress=False)
@@ -168,15 +192,23 @@ def main() -> None:
     chain = max(len(w) for w in episodes)
     ideal = max(chain * args.delay, requests * args.delay / args.concurrency)
     bound = scheduling_bound(episodes, args.concurrency, args.delay)
-    print(f"{kind}: {summary['played']} episodes with an LLM seat, {summary.get('workers')} "
-          f"worker(s); endpoint {args.delay * 1000:.0f} ms, max_concurrency {args.concurrency}")
-    print(f"  {wall:.2f} s for {requests} requests ({len(calls)} calls); ideal {ideal:.2f} s "
-          f"(chain {chain} x {args.delay:g} s = {chain * args.delay:.2f} s; {requests} x "
-          f"{args.delay:g} / {args.concurrency} = {requests * args.delay / args.concurrency:.2f} s)")
-    print(f"  with no time of ours at all, the run's scheduling would take {bound:.2f} s "
-          f"({bound / ideal:.2f}x the ideal): episodes' lengths are not known in advance")
-    print(f"  ratio to the ideal: {wall / ideal:.2f}x; most requests in flight at once: {peak}; "
-          f"CPU of the main process {cpu:.2f} s (with one worker: all of the simulation's)")
+    print(
+        f"{kind}: {summary['played']} episodes with an LLM seat, {summary.get('workers')} "
+        f"worker(s); endpoint {args.delay * 1000:.0f} ms, max_concurrency {args.concurrency}"
+    )
+    print(
+        f"  {wall:.2f} s for {requests} requests ({len(calls)} calls); ideal {ideal:.2f} s "
+        f"(chain {chain} x {args.delay:g} s = {chain * args.delay:.2f} s; {requests} x "
+        f"{args.delay:g} / {args.concurrency} = {requests * args.delay / args.concurrency:.2f} s)"
+    )
+    print(
+        f"  with no time of ours at all, the run's scheduling would take {bound:.2f} s "
+        f"({bound / ideal:.2f}x the ideal): episodes' lengths are not known in advance"
+    )
+    print(
+        f"  ratio to the ideal: {wall / ideal:.2f}x; most requests in flight at once: {peak}; "
+        f"CPU of the main process {cpu:.2f} s (with one worker: all of the simulation's)"
+    )
 
 
 if __name__ == "__main__":

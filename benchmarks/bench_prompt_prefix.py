@@ -34,8 +34,15 @@ from marketarena.simulate import load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the roster entry an LLM takes over in each market (None: added, an entrant or challenger)
-SEAT = {"double_auction": None, "english_auction": None, "cournot": "myopic",
-        "bertrand": "myopic", "crash": "myopic", "lemon": "naive", "supply_chain": "volume_s20"}
+SEAT = {
+    "double_auction": None,
+    "english_auction": None,
+    "cournot": "myopic",
+    "bertrand": "myopic",
+    "crash": "myopic",
+    "lemon": "naive",
+    "supply_chain": "volume_s20",
+}
 
 
 def params_with_llm(kind: str, tmp: Path):
@@ -45,14 +52,20 @@ def params_with_llm(kind: str, tmp: Path):
     if SEAT[kind] is None:
         block["roster"].append(llm)
     else:
-        block["roster"] = [{**llm, "name": SEAT[kind]} if e["name"] == SEAT[kind] else e
-                           for e in block["roster"]]
+        block["roster"] = [
+            {**llm, "name": SEAT[kind]} if e["name"] == SEAT[kind] else e for e in block["roster"]
+        ]
     if kind == "double_auction":
         block["reference"]["games_per_distribution"] = 100  # the reference only feeds the metrics
-    return parse_params({"personas": raw["personas"], "embedding": {
-        **raw["embedding"], "cache_dir": str(tmp / "emb")},
-        "models": {"mock": {"model": "mock", "provider": "mock"}},
-        "llm": {"cache_dir": str(tmp / "llm")}, "markets": {kind: block}})
+    return parse_params(
+        {
+            "personas": raw["personas"],
+            "embedding": {**raw["embedding"], "cache_dir": str(tmp / "emb")},
+            "models": {"mock": {"model": "mock", "provider": "mock"}},
+            "llm": {"cache_dir": str(tmp / "llm")},
+            "markets": {kind: block},
+        }
+    )
 
 
 def main() -> None:
@@ -72,8 +85,11 @@ def main() -> None:
             run_reference(kind, params, paths)
             _, resources = load_inputs(kind, params, paths.data)
             (m,) = estimate(kind, params, resources, sample=args.sample, reask_rate=0.0).models
-            print(f"{kind:16s} {m.prefix_share:13.1%} {m.cached_prompt_tokens / m.prompt_tokens:7.1%}"
-                  f" {m.prompt_tokens / m.calls:11,.0f}", flush=True)
+            print(
+                f"{kind:16s} {m.prefix_share:13.1%} {m.cached_prompt_tokens / m.prompt_tokens:7.1%}"
+                f" {m.prompt_tokens / m.calls:11,.0f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

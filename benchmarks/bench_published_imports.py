@@ -38,13 +38,21 @@ def _size(folder: Path) -> float:
 
 def _instance(name: str, kind: str, fmt: str, source: str, **extra) -> dict:
     """An imported instance (its format's defaults, ``MarketKind.source_defaults``, fill the rest)."""
-    return {name: {"market": kind, "source": {"format": fmt, "path": str(Path(source).resolve())},
-                   **extra}}
+    return {
+        name: {
+            "market": kind,
+            "source": {"format": fmt, "path": str(Path(source).resolve())},
+            **extra,
+        }
+    }
 
 
 def _cpu() -> float:
     """CPU seconds of this process and its finished children (the import's workers)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -63,10 +71,13 @@ def time_import(block: dict, name: str) -> None:
         run_metrics(name, params, paths)
         t3, c3 = time.perf_counter(), _cpu()
         load = os.getloadavg()[0]
-        print(f"{name}: {summary['imported']} episodes imported in {t2 - t1:.1f} s wall, "
-              f"{c2 - c1:.1f} s CPU ({_size(paths.episodes(name)):.0f} MiB written; load "
-              f"{load:.1f}); reference {t1 - t0:.1f} s ({c1 - c0:.1f} s CPU), metrics "
-              f"{t3 - t2:.1f} s ({c3 - c2:.1f} s CPU)", flush=True)
+        print(
+            f"{name}: {summary['imported']} episodes imported in {t2 - t1:.1f} s wall, "
+            f"{c2 - c1:.1f} s CPU ({_size(paths.episodes(name)):.0f} MiB written; load "
+            f"{load:.1f}); reference {t1 - t0:.1f} s ({c1 - c0:.1f} s CPU), metrics "
+            f"{t3 - t2:.1f} s ({c3 - c2:.1f} s CPU)",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -82,16 +93,30 @@ def main() -> None:
     if args.agent_bazaar:
         for kind in args.markets:
             t0 = time.perf_counter()
-            time_import(_instance(f"{kind}_authors", kind, "agent_bazaar", args.agent_bazaar),
-                        f"{kind}_authors")
+            time_import(
+                _instance(f"{kind}_authors", kind, "agent_bazaar", args.agent_bazaar),
+                f"{kind}_authors",
+            )
             print(f"  {kind} in all: {time.perf_counter() - t0:.1f} s")
     if args.bazaar:
-        time_import(_instance("bazaar_games", "double_auction", "bazaar", args.bazaar,
-                              rating_boot=0), "bazaar_games")
+        time_import(
+            _instance("bazaar_games", "double_auction", "bazaar", args.bazaar, rating_boot=0),
+            "bazaar_games",
+        )
     if args.collusion:
-        time_import(_instance("emergent_collusion", "double_auction", "bazaar", args.collusion,
-                              rounds=8, n_buyers=3, n_sellers=3, distributions=["correlated"]),
-                    "emergent_collusion")
+        time_import(
+            _instance(
+                "emergent_collusion",
+                "double_auction",
+                "bazaar",
+                args.collusion,
+                rounds=8,
+                n_buyers=3,
+                n_sellers=3,
+                distributions=["correlated"],
+            ),
+            "emergent_collusion",
+        )
 
 
 if __name__ == "__main__":

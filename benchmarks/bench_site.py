@@ -39,17 +39,33 @@ def main() -> None:
         written = run_report(params, paths)
         times.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "stages.report", "--root", str(root),
-                    "--params", str(root / "params.yaml")], cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stages.report",
+            "--root",
+            str(root),
+            "--params",
+            str(root / "params.yaml"),
+        ],
+        cwd=ROOT,
+        check=True,
+    )
     stage = time.perf_counter() - t0
     site = paths.reports / "site"
     size = sum(p.stat().st_size for p in written)
     episodes = sum(1 for _ in paths.data.glob("episodes/*/*/meta.json"))
     print(f"{len(params.markets)} instances, {episodes:,} episode folders and shards")
-    print(f"build in process   best {min(times):6.2f} s  (of {args.repeat}: "
-          + ", ".join(f"{t:.2f}" for t in times) + ")")
+    print(
+        f"build in process   best {min(times):6.2f} s  (of {args.repeat}: "
+        + ", ".join(f"{t:.2f}" for t in times)
+        + ")"
+    )
     print(f"stage command      {stage:6.2f} s  (python -m stages.report)")
-    print(f"site: {len(list(site.glob('*.html')))} pages, {len(written)} files, {size / 1e6:.1f} MB")
+    print(
+        f"site: {len(list(site.glob('*.html')))} pages, {len(written)} files, {size / 1e6:.1f} MB"
+    )
 
 
 if __name__ == "__main__":

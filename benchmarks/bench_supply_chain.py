@@ -60,15 +60,22 @@ def main() -> None:
                 prof.disable()
             t1 = time.perf_counter()
             plan = logs.PlannedEpisode(f"ep-{run:04d}", run, 0, "bench")
-            logs.write_episode(paths.episodes("supply_chain"), plan,
-                               {"agents": table, **result.log_tables()}, {}, {})
+            logs.write_episode(
+                paths.episodes("supply_chain"),
+                plan,
+                {"agents": table, **result.log_tables()},
+                {},
+                {},
+            )
             sim += t1 - t0
             write += time.perf_counter() - t1
         print(f"embedding model load         {load:7.2f} s")
         print(f"persona embeddings ({len(resources.buyers.persona_ids)} texts) {embed:7.2f} s")
         print(f"simulate {runs} episodes          {sim:7.2f} s  ({runs / sim:.1f} episodes/s)")
         print(f"write {runs} episode logs         {write:7.2f} s")
-        print(f"slogan embeddings: {resources.embedder.misses} computed, {resources.embedder.hits} cached")
+        print(
+            f"slogan embeddings: {resources.embedder.misses} computed, {resources.embedder.hits} cached"
+        )
         if prof:
             pstats.Stats(prof).sort_stats("tottime").print_stats(18)
 

@@ -75,8 +75,10 @@ def main() -> None:
     tied = sum(len(set(g.values())) < len(g) for g in games) / len(games)
     updates = args.games * args.passes
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
-    print(f"{args.games} games x {args.seats} seats, {args.players} players, "
-          f"{tied:.1%} of games with a tie; {args.passes} passes = {updates:,} game updates")
+    print(
+        f"{args.games} games x {args.seats} seats, {args.players} players, "
+        f"{tied:.1%} of games with a tie; {args.passes} passes = {updates:,} game updates"
+    )
 
     # the package on a sample of games, from the prior (start of a pass); the fast
     # implementation on the same sample
@@ -84,8 +86,11 @@ def main() -> None:
     rate_orders(games, sample[:, :5])  # warm-up (imports, kernels)
     pkg_start, ref = timed(lambda: rate_sequential(games, order=sample[0]))
     players, mu, sigma = rate_orders(games, sample)
-    dev = max(max(abs(mu[0, j] - ref[p][0]), abs(sigma[0, j] - ref[p][1]))
-              for j, p in enumerate(players) if p in ref)
+    dev = max(
+        max(abs(mu[0, j] - ref[p][0]), abs(sigma[0, j] - ref[p][1]))
+        for j, p in enumerate(players)
+        if p in ref
+    )
 
     (fast_wall, fast_cpu), frame = timed(
         lambda: multipass(games, passes=args.passes, seed=args.seed)
@@ -98,22 +103,30 @@ def main() -> None:
     pkg_later, _ = timed(lambda: rate_sequential(games, order=later, initial=end))
     n = sample.shape[1]
     per_game = [(w / n, c / n) for w, c in (pkg_start, pkg_later)]
-    print(f"package, ms per game (wall / cpu): from the prior {per_game[0][0] * 1e3:.2f} / "
-          f"{per_game[0][1] * 1e3:.2f}, from converged ratings {per_game[1][0] * 1e3:.2f} / "
-          f"{per_game[1][1] * 1e3:.2f} ({n} games each)")
+    print(
+        f"package, ms per game (wall / cpu): from the prior {per_game[0][0] * 1e3:.2f} / "
+        f"{per_game[0][1] * 1e3:.2f}, from converged ratings {per_game[1][0] * 1e3:.2f} / "
+        f"{per_game[1][1] * 1e3:.2f} ({n} games each)"
+    )
     print(f"fast vs package on the first {n} games of pass 0: max |diff| = {dev:.1e}")
     pkg_wall = np.mean([w for w, _ in per_game]) * updates
     pkg_cpu = np.mean([c for _, c in per_game]) * updates
-    print(f"multipass ({threads} thread{'s' if threads > 1 else ''}): {fast_wall:.1f} s wall, {fast_cpu:.1f} s cpu = "
-          f"{fast_wall / args.games * 1e3:.2f} ms per step of {args.passes} lanes = "
-          f"{fast_wall / updates * 1e6:.1f} us per game update")
-    print(f"package for the same {updates:,} updates, extrapolated: {pkg_wall:,.0f} s wall "
-          f"({pkg_wall / 3600:.1f} h), {pkg_cpu:,.0f} s cpu")
+    print(
+        f"multipass ({threads} thread{'s' if threads > 1 else ''}): {fast_wall:.1f} s wall, {fast_cpu:.1f} s cpu = "
+        f"{fast_wall / args.games * 1e3:.2f} ms per step of {args.passes} lanes = "
+        f"{fast_wall / updates * 1e6:.1f} us per game update"
+    )
+    print(
+        f"package for the same {updates:,} updates, extrapolated: {pkg_wall:,.0f} s wall "
+        f"({pkg_wall / 3600:.1f} h), {pkg_cpu:,.0f} s cpu"
+    )
     print(f"ratio: {pkg_wall / fast_wall:.0f}x wall, {pkg_cpu / fast_cpu:.0f}x cpu")
     if args.games != FULL_GAMES:
         scale = FULL_GAMES / args.games
-        print(f"projected to {FULL_GAMES:,} games: multipass ~{fast_wall * scale / 60:.1f} min "
-              f"wall, package ~{pkg_wall * scale / 3600:.1f} h wall")
+        print(
+            f"projected to {FULL_GAMES:,} games: multipass ~{fast_wall * scale / 60:.1f} min "
+            f"wall, package ~{pkg_wall * scale / 3600:.1f} h wall"
+        )
     print(frame.head(5).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 

@@ -43,7 +43,10 @@ from marketarena.core import logs
 from marketarena.core.reader import locate, read_episode
 from marketarena.pipeline import Paths, run_reference, run_simulate
 
-DEFAULT = Path(__file__).resolve().parents[1] / "lib/marketarena/markets/double_auction/default_params.yaml"
+DEFAULT = (
+    Path(__file__).resolve().parents[1]
+    / "lib/marketarena/markets/double_auction/default_params.yaml"
+)
 SHARD = 600
 
 
@@ -67,18 +70,25 @@ def replicate(shard: Path, out: Path, games: int) -> None:
     for k in range(games // SHARD):
         first = k * SHARD
         new = {e["episode_id"]: f"ep-{first + i:04d}" for i, e in enumerate(meta["episodes"])}
-        name = f"{new[meta['episodes'][0]['episode_id']]}..{new[meta['episodes'][-1]['episode_id']]}"
+        name = (
+            f"{new[meta['episodes'][0]['episode_id']]}..{new[meta['episodes'][-1]['episode_id']]}"
+        )
         folder = out / name
         folder.mkdir(parents=True)
         old_ids, new_ids = pa.array(list(new)), pa.array(list(new.values()))
         for file, table in tables.items():
             index = pc.index_in(table["episode_id"], value_set=old_ids)
             ids = pc.take(new_ids, index).cast(table.schema.field("episode_id").type)
-            pq.write_table(table.set_column(0, "episode_id", ids), folder / file, compression="zstd")
-        listed = [{**e, "episode_id": new[e["episode_id"]], "run_index": first + i}
-                  for i, e in enumerate(meta["episodes"])]
-        (folder / logs.META).write_text(json.dumps({**meta, "shard": name, "episodes": listed},
-                                                   indent=1, sort_keys=True))
+            pq.write_table(
+                table.set_column(0, "episode_id", ids), folder / file, compression="zstd"
+            )
+        listed = [
+            {**e, "episode_id": new[e["episode_id"]], "run_index": first + i}
+            for i, e in enumerate(meta["episodes"])
+        ]
+        (folder / logs.META).write_text(
+            json.dumps({**meta, "shard": name, "episodes": listed}, indent=1, sort_keys=True)
+        )
 
 
 def best(fn, n: int = 5) -> tuple[float, float]:
@@ -102,8 +112,9 @@ def serve(episodes: Path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(episodes), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(episodes), host="127.0.0.1", port=port, log_level="warning")
+    )
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
         time.sleep(0.05)
@@ -131,16 +142,20 @@ def main() -> None:
             root = work / "episodes" / "double_auction"
             replicate(shard, root, args.games)
             shutil.rmtree(work / "one")
-            print(f"built {args.games:,} games in {len(list(root.iterdir()))} shards "
-                  f"in {time.perf_counter() - t0:.1f} s (rerun with --episodes {root})")
+            print(
+                f"built {args.games:,} games in {len(list(root.iterdir()))} shards "
+                f"in {time.perf_counter() - t0:.1f} s (rerun with --episodes {root})"
+            )
         size = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
         units = sorted(p.name for p in root.iterdir() if p.is_dir())
         middle = units[len(units) // 2].partition("..")[0]
         print(f"set: {root} ({len(units)} shards, {size / 1e6:.0f} MB); game {middle}")
 
         first, warm = best(lambda: read_episode(root, middle))
-        print(f"read one game by id (pyarrow filter)      first {first * 1e3:7.1f} ms   "
-              f"then {warm * 1e3:7.1f} ms")
+        print(
+            f"read one game by id (pyarrow filter)      first {first * 1e3:7.1f} ms   "
+            f"then {warm * 1e3:7.1f} ms"
+        )
         try:
             import duckdb
         except ImportError:
@@ -151,34 +166,46 @@ def main() -> None:
             def by_duckdb():
                 con = duckdb.connect()
                 for f in sorted(unit.glob("*.parquet")):
-                    con.execute("select * exclude (episode_id) from read_parquet(?) "
-                                "where episode_id = ?", [str(f), middle]).df()
+                    con.execute(
+                        "select * exclude (episode_id) from read_parquet(?) where episode_id = ?",
+                        [str(f), middle],
+                    ).df()
                 con.close()
 
             first, warm = best(by_duckdb)
-            print(f"read one game by id (duckdb)             first {first * 1e3:7.1f} ms   "
-                  f"then {warm * 1e3:7.1f} ms")
+            print(
+                f"read one game by id (duckdb)             first {first * 1e3:7.1f} ms   "
+                f"then {warm * 1e3:7.1f} ms"
+            )
 
         from marketarena.view.store import InstanceIndex
 
         first, warm = best(lambda: InstanceIndex(root), n=1)
-        print(f"{'index of the set (at viewer start)':40s} first {first * 1e3:7.1f} ms   "
-              f"then {warm * 1e3:7.1f} ms")
+        print(
+            f"{'index of the set (at viewer start)':40s} first {first * 1e3:7.1f} ms   "
+            f"then {warm * 1e3:7.1f} ms"
+        )
         server, base = serve(root.parent)
         try:
             agent = read_episode(root, middle)[1]["agents"]["agent_id"].iloc[0]
-            pages = {"episode page": f"{base}/i/double_auction/e/{middle}",
-                     "decision page": f"{base}/i/double_auction/e/{middle}/d?step=3&round=0"
-                                      f"&phase=quote&agent={agent}"}
+            pages = {
+                "episode page": f"{base}/i/double_auction/e/{middle}",
+                "decision page": f"{base}/i/double_auction/e/{middle}/d?step=3&round=0"
+                f"&phase=quote&agent={agent}",
+            }
             for what, url in pages.items():
                 first, warm = best(lambda url=url: fetch(url))
                 print(f"{what:40s} first {first * 1e3:7.1f} ms   then {warm * 1e3:7.1f} ms")
             first, warm = best(lambda: fetch(f"{base}/i/double_auction"), n=3)
-            print(f"{'listing, first page of 100':40s} first {first * 1e3:7.1f} ms   "
-                  f"then {warm * 1e3:7.1f} ms")
+            print(
+                f"{'listing, first page of 100':40s} first {first * 1e3:7.1f} ms   "
+                f"then {warm * 1e3:7.1f} ms"
+            )
             first, warm = best(lambda: fetch(f"{base}/i/double_auction?seed=45123"), n=3)
-            print(f"{'filter by seed/run (index reused)':40s} first {first * 1e3:7.1f} ms   "
-                  f"then {warm * 1e3:7.1f} ms")
+            print(
+                f"{'filter by seed/run (index reused)':40s} first {first * 1e3:7.1f} ms   "
+                f"then {warm * 1e3:7.1f} ms"
+            )
             browser_open(pages["episode page"])
         finally:
             server.should_exit = True
@@ -207,14 +234,20 @@ def browser_open(url: str) -> None:
         for _ in range(6):
             t0 = time.perf_counter()
             page.goto(url, wait_until="domcontentloaded")
-            tables.append(page.evaluate(
-                "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd") / 1e3)
+            tables.append(
+                page.evaluate(
+                    "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"
+                )
+                / 1e3
+            )
             page.wait_for_selector("#table-states svg.chart")
             plots.append(time.perf_counter() - t0)
         browser.close()
     for what, times in (("in Chromium, tables drawn", tables), ("in Chromium, plots drawn", plots)):
-        print(f"{what:40s} first {times[0] * 1e3:7.1f} ms   "
-              f"then {statistics.median(times[1:]) * 1e3:7.1f} ms")
+        print(
+            f"{what:40s} first {times[0] * 1e3:7.1f} ms   "
+            f"then {statistics.median(times[1:]) * 1e3:7.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -56,15 +56,28 @@ def simulate_run(project: Path) -> str:
     from marketarena.pipeline import Paths, run_reference
     from marketarena.simulate import simulate
 
-    block = yaml.safe_load(resources.files("marketarena.markets.double_auction")
-                           .joinpath("tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        resources.files("marketarena.markets.double_auction")
+        .joinpath("tiny_params.yaml")
+        .read_text()
+    )
     block["roster"].append({"name": "my_llm", "kind": "llm", "model": "mock"})
     block.update(rounds=30, runs=1, entrant_games=1)
-    params = parse_params({
-        "models": {"mock": {"model": "mock-random", "provider": "mock",
-                            "price_in_per_mtok": 0.15, "price_out_per_mtok": 0.6}},
-        "llm": {"cache_dir": str(project / "llm-cache")}, "execution": {"workers": 1},
-        "markets": {INSTANCE: block}})
+    params = parse_params(
+        {
+            "models": {
+                "mock": {
+                    "model": "mock-random",
+                    "provider": "mock",
+                    "price_in_per_mtok": 0.15,
+                    "price_out_per_mtok": 0.6,
+                }
+            },
+            "llm": {"cache_dir": str(project / "llm-cache")},
+            "execution": {"workers": 1},
+            "markets": {INSTANCE: block},
+        }
+    )
     paths = Paths(project)
     paths.data.mkdir(parents=True, exist_ok=True)
     run_reference(INSTANCE, params, paths)
@@ -79,8 +92,9 @@ def lib_of(before: str, tmp: Path) -> Path:
     """The ``lib/`` folder of ``before``: a checkout folder, or a git revision extracted."""
     if Path(before, "lib", "marketarena").is_dir():
         return Path(before, "lib")
-    data = subprocess.run(["git", "-C", str(REPO), "archive", before, "lib"], check=True,
-                          capture_output=True).stdout
+    data = subprocess.run(
+        ["git", "-C", str(REPO), "archive", before, "lib"], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(tmp / "before", filter="data")
     return tmp / "before" / "lib"
@@ -93,9 +107,21 @@ def served(lib: Path, project: Path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(lib)}
-    proc = subprocess.Popen([sys.executable, "-m", "marketarena.cli", "view", "--root",
-                             str(project), "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "marketarena.cli",
+            "view",
+            "--root",
+            str(project),
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):
@@ -125,13 +151,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         episode = simulate_run(Path(tmp) / "project")
-        print(f"a 30-round double_auction run in {time.perf_counter() - t0:.1f} s; "
-              f"page: /i/{INSTANCE}/e/{episode}")
+        print(
+            f"a 30-round double_auction run in {time.perf_counter() - t0:.1f} s; "
+            f"page: /i/{INSTANCE}/e/{episode}"
+        )
         libs = {"before": lib_of(args.before, Path(tmp)), "after": REPO / "lib"}
         got: dict[str, list[dict]] = {k: [] for k in libs}
         with contextlib.ExitStack() as stack, sync_playwright() as p:
-            bases = {k: stack.enter_context(served(lib, Path(tmp) / "project"))
-                     for k, lib in libs.items()}
+            bases = {
+                k: stack.enter_context(served(lib, Path(tmp) / "project"))
+                for k, lib in libs.items()
+            }
             browser = p.chromium.launch(executable_path=chromium(), args=FLAGS)
             for _ in range(args.loads):
                 for which, base in bases.items():
@@ -143,14 +173,19 @@ def main() -> None:
                     got[which].append(page.evaluate(MEASURE))
                     context.close()
             browser.close()
-    print(f"{'median of ' + str(args.loads):22s} {'load (s)':>9s} {'charts (s)':>11s} "
-          f"{'script (KB)':>12s} {'all (KB)':>9s}  plotly.min.js")
+    print(
+        f"{'median of ' + str(args.loads):22s} {'load (s)':>9s} {'charts (s)':>11s} "
+        f"{'script (KB)':>12s} {'all (KB)':>9s}  plotly.min.js"
+    )
     for which, runs in got.items():
-        med = {k: statistics.median(r[k] for r in runs)
-               for k in ("load", "drawn", "script", "total")}
-        print(f"{which:22s} {med['load'] / 1e3:9.2f} {med['drawn'] / 1e3:11.2f} "
-              f"{med['script'] / 1e3:12.0f} {med['total'] / 1e3:9.0f}  "
-              f"{'fetched' if any(r['plotly'] for r in runs) else 'not fetched'}")
+        med = {
+            k: statistics.median(r[k] for r in runs) for k in ("load", "drawn", "script", "total")
+        }
+        print(
+            f"{which:22s} {med['load'] / 1e3:9.2f} {med['drawn'] / 1e3:11.2f} "
+            f"{med['script'] / 1e3:12.0f} {med['total'] / 1e3:9.0f}  "
+            f"{'fetched' if any(r['plotly'] for r in runs) else 'not fetched'}"
+        )
 
 
 if __name__ == "__main__":

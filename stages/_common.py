@@ -33,8 +33,14 @@ def _record_imports() -> None:
     target = os.environ.get("MARKETARENA_RECORD_IMPORTS")
     if not target:
         return
-    files = sorted({str(getattr(m, "__file__", None)) for name, m in list(sys.modules.items())
-                    if name == "marketarena" or name.startswith("marketarena.")} - {"None"})
+    files = sorted(
+        {
+            str(getattr(m, "__file__", None))
+            for name, m in list(sys.modules.items())
+            if name == "marketarena" or name.startswith("marketarena.")
+        }
+        - {"None"}
+    )
     with open(target, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"argv": sys.argv, "cwd": os.getcwd(), "files": files}) + "\n")
 
@@ -50,8 +56,9 @@ def load(path: str, instances: list[str] | None = None) -> Params:
         return load_params(path, instances, deep=False)
 
 
-def stage_app(fn: Callable, per_market: bool = False, markets: bool = True,
-              kept: str | None = None) -> typer.Typer:
+def stage_app(
+    fn: Callable, per_market: bool = False, markets: bool = True, kept: str | None = None
+) -> typer.Typer:
     """``per_market``: the stage takes a market instance and validates only that instance;
     ``markets=False``: a global stage that reads no market (validates none of them); ``kept``:
     what a stop midway leaves safe, added to the error line where it applies
@@ -59,22 +66,30 @@ def stage_app(fn: Callable, per_market: bool = False, markets: bool = True,
     app = typer.Typer(add_completion=False, help=fn.__doc__)
 
     if per_market:
+
         @app.command()
         def run_market(
             market: str = typer.Argument(..., help="market instance, a key of params.markets"),
             params_file: str = typer.Option("params.yaml", "--params"),
-            root: str | None = typer.Option(None, "--root", help="project root holding data/ and "
-                                            "reports/ (default: the params file's folder)"),
+            root: str | None = typer.Option(
+                None,
+                "--root",
+                help="project root holding data/ and reports/ (default: the params file's folder)",
+            ),
         ) -> None:
             params = load(params_file, [market])
             with one_line_errors(prefix=f"{market}: ", kept=kept):
                 fn(market, params, Paths.of(params_file, root))
     else:
+
         @app.command()
         def run(
             params_file: str = typer.Option("params.yaml", "--params"),
-            root: str | None = typer.Option(None, "--root", help="project root holding data/ and "
-                                            "reports/ (default: the params file's folder)"),
+            root: str | None = typer.Option(
+                None,
+                "--root",
+                help="project root holding data/ and reports/ (default: the params file's folder)",
+            ),
         ) -> None:
             params = load(params_file, None if markets else [])
             with one_line_errors(kept=kept):

@@ -19,8 +19,10 @@ from marketarena.report.browser import NoBrowser, open_page
 
 def unavailable(why: str) -> None:
     if os.environ.get("MARKETARENA_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{why}; MARKETARENA_REQUIRE_BROWSER=1 says the browser tests must run "
-                    "(apt-get install chromium; pip install playwright)")
+        pytest.fail(
+            f"{why}; MARKETARENA_REQUIRE_BROWSER=1 says the browser tests must run "
+            "(apt-get install chromium; pip install playwright)"
+        )
     pytest.skip(why)
 
 
@@ -29,8 +31,12 @@ class Console:
 
     def __init__(self, page) -> None:
         self.errors: list[str] = []
-        page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
-                if m.type == "error" else None)
+        page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+            ),
+        )
         page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
 
 

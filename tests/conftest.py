@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, settings
 
 import marketarena  # noqa: F401 - first, before numpy (see above)
 
-settings.register_profile("marketarena", deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "marketarena", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("marketarena")

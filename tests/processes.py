@@ -82,10 +82,15 @@ def python(*args: str, **kwargs: Any) -> subprocess.Popen:
     """``python *args`` (this interpreter) in its own session, this checkout's ``lib`` first, as a
     terminal starts it: SIGINT at its default action (Ctrl-C), even when the tests themselves
     were started with SIGINT ignored (a shell script's background job: ``make test &``)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    return subprocess.Popen([sys.executable, *args], start_new_session=True, env=env,
-                            preexec_fn=_hear_sigint, **kwargs)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    return subprocess.Popen(
+        [sys.executable, *args], start_new_session=True, env=env, preexec_fn=_hear_sigint, **kwargs
+    )
 
 
 def _hear_sigint() -> None:

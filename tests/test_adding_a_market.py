@@ -104,8 +104,7 @@ def test_the_toy_market_through_every_stage(toy, tmp_path):
     assert "toy.html" in (site / "index.html").read_text(encoding="utf-8")
 
 
-def test_a_market_registered_in_this_process_plays_in_spawned_workers(toy, tmp_path,
-                                                                       monkeypatch):
+def test_a_market_registered_in_this_process_plays_in_spawned_workers(toy, tmp_path, monkeypatch):
     """A spawned worker (or a Ray task) starts with no registration of its own: the run it is sent
     carries the market's declaration, and the worker registers it (``simulate/context.py``). Its
     logs are those of one process."""
@@ -119,8 +118,10 @@ def test_a_market_registered_in_this_process_plays_in_spawned_workers(toy, tmp_p
         paths = Paths(tmp_path / f"w{n}")
         run_instances(params, paths)
         assert run_simulate("toy", params, paths, progress=False)["played"] == 6
-        logs[n] = {p.relative_to(paths.episodes("toy")): p.read_bytes()
-                   for p in sorted(paths.episodes("toy").rglob("*.parquet"))}
+        logs[n] = {
+            p.relative_to(paths.episodes("toy")): p.read_bytes()
+            for p in sorted(paths.episodes("toy").rglob("*.parquet"))
+        }
     assert logs[1] == logs[2] and len(logs[1]) > 6
 
 
@@ -130,13 +131,27 @@ def test_an_llm_seller_reads_the_toy_templates_and_its_answer_is_the_price(toy, 
         last = re.search(r"Lowest price last round: (\d+)", text)
         return Reply({"price": 9 if last is None else int(last.group(1)) - 1})
 
-    block = {**tiny_block(), "roster": [
-        {"name": "gpt", "kind": "llm", "model": "fake"},
-        {"name": "fixed_6", "kind": "baseline", "strategy": "fixed", "params": {"price": 6}}]}
-    params = parse_params({"models": {"fake": {"model": "fake-model",
-                                               "base_url": "http://fake.invalid/v1",
-                                               "api_key_env": None, "max_tokens": 50}},
-                           "llm": {"cache_dir": str(tmp_path)}, "markets": {"toy": block}})
+    block = {
+        **tiny_block(),
+        "roster": [
+            {"name": "gpt", "kind": "llm", "model": "fake"},
+            {"name": "fixed_6", "kind": "baseline", "strategy": "fixed", "params": {"price": 6}},
+        ],
+    }
+    params = parse_params(
+        {
+            "models": {
+                "fake": {
+                    "model": "fake-model",
+                    "base_url": "http://fake.invalid/v1",
+                    "api_key_env": None,
+                    "max_tokens": 50,
+                }
+            },
+            "llm": {"cache_dir": str(tmp_path)},
+            "markets": {"toy": block},
+        }
+    )
     fake = FakeEndpoint(responder=responder)
     result, table = play_over_fake("toy", params, fake)
     assert fake.n_calls == 5 and result.llm_calls["valid"].all()
@@ -153,7 +168,12 @@ def test_an_llm_seller_reads_the_toy_templates_and_its_answer_is_the_price(toy, 
 def test_nothing_under_lib_names_the_toy_market():
     """Adding the toy market changed nothing outside its folder (and its tests)."""
     named = re.compile(r"\btoy\b|toy_market", re.IGNORECASE)
-    found = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "lib").rglob("*"))
-             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".png", ".pyc")
-             and named.search(p.read_text(encoding="utf-8", errors="replace"))]
+    found = [
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / "lib").rglob("*"))
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and p.suffix not in (".png", ".pyc")
+        and named.search(p.read_text(encoding="utf-8", errors="replace"))
+    ]
     assert not found, f"lib/ names the toy market: {found}"

@@ -40,14 +40,18 @@ def imports(path: Path, inside_functions: bool = True) -> set[str]:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
-                                    + ([base] if base else []))
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - node.level + 1]
+                        + ([base] if base else [])
+                    )
                 subs = {f"{base}.{a.name}" for a in node.names} & set(MODULES)
                 found.update(subs)  # `from pkg import submodule` imports the submodule
                 if len(subs) < len(node.names):
                     found.add(base)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) \
-                    and not inside_functions:
+            elif (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                and not inside_functions
+            ):
                 continue
             visit(list(ast.iter_child_nodes(node)))
 
@@ -67,7 +71,7 @@ def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(m)
         for n in sorted(graph[m]):
             if state.get(n) == 1:
-                return stack[stack.index(n):] + [n]
+                return stack[stack.index(n) :] + [n]
             if n not in state:
                 found = dfs(n)
                 if found:
@@ -96,7 +100,9 @@ def test_the_cycle_check_sees_an_import_inside_a_function():
     assert cycle_in(graph) == ["x.a", "x.b", "x.a"]
     inner = imports(LIB / "pipeline.py")  # pipeline imports importing inside run_simulate only
     assert "marketarena.simulate.importing" in inner
-    assert "marketarena.simulate.importing" not in imports(LIB / "pipeline.py", inside_functions=False)
+    assert "marketarena.simulate.importing" not in imports(
+        LIB / "pipeline.py", inside_functions=False
+    )
 
 
 def test_the_core_knows_nothing_above_it():
@@ -104,8 +110,11 @@ def test_the_core_knows_nothing_above_it():
     (the registry discovers market folders): no agents, LLM layer, ratings, pipeline or market."""
     allowed = ("marketarena.core", "marketarena.core.")
     for m in (m for m in GRAPH if m.startswith("marketarena.core")):
-        above = {n for n in GRAPH[m] if not n.startswith(allowed)
-                 and n not in ("marketarena", "marketarena.markets")}
+        above = {
+            n
+            for n in GRAPH[m]
+            if not n.startswith(allowed) and n not in ("marketarena", "marketarena.markets")
+        }
         assert not above, f"{m} imports {sorted(above)}"
 
 
@@ -123,8 +132,11 @@ def test_a_markets_rules_never_import_an_analysis_or_sources():
     import any market's ``analysis`` or ``sources``: episodes are fingerprinted on the rules alone
     (``simulate/planning.py``), so an edit to a figure re-plays nothing; an analysis never imports
     the sources."""
-    allowed = {"rules": {"rules"}, "analysis": {"rules", "analysis"},
-               "sources": {"rules", "analysis", "sources"}}
+    allowed = {
+        "rules": {"rules"},
+        "analysis": {"rules", "analysis"},
+        "sources": {"rules", "analysis", "sources"},
+    }
     for m, deps in GRAPH.items():
         mine = part_of(m)
         if mine is None:
@@ -134,8 +146,11 @@ def test_a_markets_rules_never_import_an_analysis_or_sources():
 
 
 def test_no_module_over_600_lines():
-    long = {str(p.relative_to(LIB)): n for p in MODULES.values()
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(LIB)): n
+        for p in MODULES.values()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
@@ -148,14 +163,22 @@ def test_docstrings_point_at_files_that_exist():
     missing = []
     for path in MODULES.values():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docs = [ast.get_docstring(n) for n in ast.walk(tree)
-                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+        docs = [
+            ast.get_docstring(n)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
         for doc in filter(None, docs):
             for ref in PATH_IN_DOCS.findall(doc):
                 if ref.startswith(("data/", "reports/")):  # pipeline outputs
                     continue
-                candidates = [path.parent / ref, path.parent / "templates" / ref, LIB / ref,
-                              LIB.parent.parent / ref, LIB / "markets" / ref]
+                candidates = [
+                    path.parent / ref,
+                    path.parent / "templates" / ref,
+                    LIB / ref,
+                    LIB.parent.parent / ref,
+                    LIB / "markets" / ref,
+                ]
                 if "<" in ref or not any(c.exists() for c in candidates):
                     missing.append(f"{path.relative_to(LIB)}: {ref}")
     assert not missing, "docstrings name files that do not exist:\n" + "\n".join(missing)

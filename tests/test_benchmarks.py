@@ -48,9 +48,18 @@ def test_the_stopping_yardsticks_on_a_hand_made_case(monkeypatch):
     import pandas as pd
 
     module = load(BENCHMARKS / "bench_stopping.py", monkeypatch)
-    rows = [("a", 0, 10, False), ("a", 0, 20, True), ("a", 0, 30, True),
-            ("a", 1, 10, True), ("a", 1, 20, False), ("a", 1, 30, True),
-            ("b", 0, 10, True), ("b", 0, 20, True), ("b", 1, 10, False), ("b", 1, 20, True)]
+    rows = [
+        ("a", 0, 10, False),
+        ("a", 0, 20, True),
+        ("a", 0, 30, True),
+        ("a", 1, 10, True),
+        ("a", 1, 20, False),
+        ("a", 1, 30, True),
+        ("b", 0, 10, True),
+        ("b", 0, 20, True),
+        ("b", 1, 10, False),
+        ("b", 1, 20, True),
+    ]
     looks = pd.DataFrame(rows, columns=["llm", "draw", "n", "within_one"])
     assert module.yardsticks(looks) == (25.0, 20.0)
 

@@ -15,11 +15,18 @@ runner = CliRunner()
 
 PARAMS = {
     "personas": {"per_tribe": 4},
-    "markets": {"supply_chain": {"runs": 1, "steps": 2, "beta": 5, "roster": [
-        {"name": "cp", "kind": "baseline", "strategy": "cost_plus"},
-        {"name": "vol", "kind": "baseline", "strategy": "volume"},
-        {"name": "rnd", "kind": "baseline", "strategy": "random"},
-    ]}},
+    "markets": {
+        "supply_chain": {
+            "runs": 1,
+            "steps": 2,
+            "beta": 5,
+            "roster": [
+                {"name": "cp", "kind": "baseline", "strategy": "cost_plus"},
+                {"name": "vol", "kind": "baseline", "strategy": "volume"},
+                {"name": "rnd", "kind": "baseline", "strategy": "random"},
+            ],
+        }
+    },
 }
 
 
@@ -41,13 +48,14 @@ def test_validate_ok_and_bad(tmp_path):
 
 
 def test_play_prints_a_summary_per_agent(tmp_path):
-    res = runner.invoke(app, ["play", "supply_chain", "--params", write(tmp_path, PARAMS),
-                              "--root", str(tmp_path)])
+    res = runner.invoke(
+        app, ["play", "supply_chain", "--params", write(tmp_path, PARAMS), "--root", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     header = next(i for i, line in enumerate(lines) if "final_funds" in line)
     assert "profit" in lines[header]
-    rows = [line.split() for line in lines[header + 1:] if line.strip()]
+    rows = [line.split() for line in lines[header + 1 :] if line.strip()]
     assert {r[0] for r in rows} == {"R01", "R02", "R03"}
     assert {r[1] for r in rows} == {"cp", "vol", "rnd"}
 
@@ -62,15 +70,32 @@ def test_unknown_market_and_missing_leaderboard(tmp_path):
 def test_play_with_an_llm_seat_over_http_and_says_why_when_it_cannot(tmp_path, monkeypatch):
     from marketarena.llm.fake import LoopbackEndpoint, Reply
 
-    answer = {"observations_and_thoughts": "", "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
-              "chosen_quantities": {"Product_A": 30, "Product_B": 10}}
+    answer = {
+        "observations_and_thoughts": "",
+        "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
+        "chosen_quantities": {"Product_A": 30, "Product_B": 10},
+    }
     with LoopbackEndpoint(lambda body: Reply(answer)) as server:
-        params = {"models": {"loop": {"model": "loopback", "base_url": server.base_url,
-                                      "api_key_env": "MARKETARENA_PLAY_KEY"}},
-                  "llm": {"cache_dir": str(tmp_path / "llm")},
-                  "markets": {"cournot": {"runs": 1, "rounds": 3, "roster": [
-                      {"name": "gpt", "kind": "llm", "model": "loop"},
-                      {"name": "nash", "kind": "baseline", "strategy": "nash"}]}}}
+        params = {
+            "models": {
+                "loop": {
+                    "model": "loopback",
+                    "base_url": server.base_url,
+                    "api_key_env": "MARKETARENA_PLAY_KEY",
+                }
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {
+                "cournot": {
+                    "runs": 1,
+                    "rounds": 3,
+                    "roster": [
+                        {"name": "gpt", "kind": "llm", "model": "loop"},
+                        {"name": "nash", "kind": "baseline", "strategy": "nash"},
+                    ],
+                }
+            },
+        }
         path = write(tmp_path, params)
         monkeypatch.delenv("MARKETARENA_PLAY_KEY", raising=False)
         res = runner.invoke(app, ["play", "cournot", "--params", path, "--root", str(tmp_path)])
@@ -83,9 +108,20 @@ def test_play_with_an_llm_seat_over_http_and_says_why_when_it_cannot(tmp_path, m
     assert row[1] == "gpt" and "sk-local" not in res.output
 
 
-CRASH = {"markets": {"crash": {"runs": 2, "days": 5, "firms": 2, "roster": [
-    {"name": "undercut", "kind": "baseline", "strategy": "undercut"},
-    {"name": "myopic", "kind": "baseline", "strategy": "myopic"}]}}, "execution": {"workers": 1}}
+CRASH = {
+    "markets": {
+        "crash": {
+            "runs": 2,
+            "days": 5,
+            "firms": 2,
+            "roster": [
+                {"name": "undercut", "kind": "baseline", "strategy": "undercut"},
+                {"name": "myopic", "kind": "baseline", "strategy": "myopic"},
+            ],
+        }
+    },
+    "execution": {"workers": 1},
+}
 
 
 def test_params_without_root_plays_into_the_params_files_folder(tmp_path, monkeypatch):
@@ -99,20 +135,32 @@ def test_params_without_root_plays_into_the_params_files_folder(tmp_path, monkey
     assert not any(elsewhere.iterdir())  # nothing in the shell's folder
 
 
-@pytest.mark.parametrize("error, expected", [
-    (OSError(errno.ENOSPC, "No space left on device", "/data/episodes/crash/.tmp-ep-0001"),
-     "no space left on the device (/data/episodes/crash/.tmp-ep-0001); finished episodes are kept"),
-    (OSError(errno.EROFS, "Read-only file system", "/data/episodes/crash"),
-     "read-only file system (/data/episodes/crash)"),
-    (PermissionError(errno.EACCES, "Permission denied", "/data/episodes/crash"),
-     "permission denied (/data/episodes/crash)"),
-    (OSError("[Errno 28] Error writing bytes to file"),  # how pyarrow reports a full disk
-     "no space left on the device; finished episodes are kept"),
-    (MemoryError(), "out of memory"),
-    (ValueError("something nobody foresaw"), "unexpected ValueError: something nobody foresaw"),
-])
-def test_every_fault_ends_in_one_error_line_and_debug_shows_the_traceback(tmp_path, monkeypatch,
-                                                                        error, expected):
+@pytest.mark.parametrize(
+    "error, expected",
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device", "/data/episodes/crash/.tmp-ep-0001"),
+            "no space left on the device (/data/episodes/crash/.tmp-ep-0001); finished episodes are kept",
+        ),
+        (
+            OSError(errno.EROFS, "Read-only file system", "/data/episodes/crash"),
+            "read-only file system (/data/episodes/crash)",
+        ),
+        (
+            PermissionError(errno.EACCES, "Permission denied", "/data/episodes/crash"),
+            "permission denied (/data/episodes/crash)",
+        ),
+        (
+            OSError("[Errno 28] Error writing bytes to file"),  # how pyarrow reports a full disk
+            "no space left on the device; finished episodes are kept",
+        ),
+        (MemoryError(), "out of memory"),
+        (ValueError("something nobody foresaw"), "unexpected ValueError: something nobody foresaw"),
+    ],
+)
+def test_every_fault_ends_in_one_error_line_and_debug_shows_the_traceback(
+    tmp_path, monkeypatch, error, expected
+):
     from marketarena.core import logs
 
     def fail(*args, **kwargs):
@@ -152,8 +200,10 @@ def test_validate_shows_who_plays_whom_and_refuses_an_unseated_entry(tmp_path):
     bad["markets"]["crash"]["competitors"] = ["undercut"]
     res = runner.invoke(app, ["validate", "--params", write(tmp_path, bad)])
     assert res.exit_code == 2
-    assert res.output.startswith(f"error: {tmp_path / 'params.yaml'}: markets.crash.roster.1: "
-                                 "'myopic' is seated in none of the 2 planned episodes")
+    assert res.output.startswith(
+        f"error: {tmp_path / 'params.yaml'}: markets.crash.roster.1: "
+        "'myopic' is seated in none of the 2 planned episodes"
+    )
 
 
 def test_view_as_its_help_shows_it_serves_the_current_folder(tmp_path, monkeypatch):
@@ -163,7 +213,9 @@ def test_view_as_its_help_shows_it_serves_the_current_folder(tmp_path, monkeypat
     from marketarena.view import app as view_app
 
     served = []
-    monkeypatch.setattr(view_app, "serve", lambda root, host, port: served.append((str(root), port)))
+    monkeypatch.setattr(
+        view_app, "serve", lambda root, host, port: served.append((str(root), port))
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -172,8 +224,10 @@ def test_view_as_its_help_shows_it_serves_the_current_folder(tmp_path, monkeypat
     monkeypatch.chdir(project)
     res = runner.invoke(app, ["view", "--port", str(port)])
     assert res.exit_code == 1 and "Traceback" not in res.output
-    assert res.output.splitlines() == ["error: data/episodes does not exist; run `dvc repro` (or "
-                                       "`marketarena simulate <instance>`) first"]
+    assert res.output.splitlines() == [
+        "error: data/episodes does not exist; run `dvc repro` (or "
+        "`marketarena simulate <instance>`) first"
+    ]
     (project / "data" / "episodes").mkdir(parents=True)
     res = runner.invoke(app, ["view", "--port", str(port)])
     assert res.exit_code == 0, res.output

@@ -10,10 +10,14 @@ import yaml
 from marketarena.config import ParamsError, load_params, parse_params
 
 BASE = {
-    "markets": {"supply_chain": {"roster": [
-        {"name": "a", "kind": "baseline", "strategy": "cost_plus"},
-        {"name": "b", "kind": "baseline", "strategy": "reserve", "params": {"markup": 0.3}},
-    ]}},
+    "markets": {
+        "supply_chain": {
+            "roster": [
+                {"name": "a", "kind": "baseline", "strategy": "cost_plus"},
+                {"name": "b", "kind": "baseline", "strategy": "reserve", "params": {"markup": 0.3}},
+            ]
+        }
+    },
 }
 
 
@@ -33,33 +37,60 @@ def test_defaults_give_the_paper_setting():
     assert p.personas.tribes["hype"].lam == 0.9
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda d: d["markets"]["supply_chain"].update(steps=-1), "markets.supply_chain.steps"),
-    (lambda d: d["markets"]["supply_chain"].update(stesp=3), "markets.supply_chain.stesp"),
-    (lambda d: d["markets"].update(nonsense={}), "markets.nonsense: unknown market"),
-    (lambda d: d["markets"]["supply_chain"]["roster"][1].update(name="a"), "appears twice"),
-    (lambda d: d["markets"]["supply_chain"]["roster"][0].update(strategy="magic"),
-     "roster.0.strategy: unknown supply_chain strategy 'magic'"),
-    (lambda d: d["markets"]["supply_chain"]["roster"][1]["params"].update(markup="high"),
-     "roster.1.params.markup"),
-    (lambda d: d["markets"]["supply_chain"]["roster"][1]["params"].update(tribe="goth"),
-     "roster.1.params.tribe"),
-    (lambda d: d["markets"]["supply_chain"]["roster"].append(
-        {"name": "g", "kind": "llm", "model": "gpt-9"}), "roster.2.model: unknown model alias 'gpt-9'"),
-    (lambda d: d["markets"]["supply_chain"]["roster"].append({"name": "g", "kind": "llm"}),
-     "needs a 'model'"),
-    (lambda d: d.update(personas={"tribes": {"thrifty": {"weight": 0.5, "lambda": 0.2}}}),
-     "personas: tribe weights must sum to 1"),
-    (lambda d: d.update(stats={"n_boot": 5}), "stats.n_boot"),
-    (lambda d: d["markets"]["supply_chain"].update(items=[
-        {"id": "a", "category": "c", "qty": 1, "base_price": 1},
-        {"id": "a", "category": "c", "qty": 1, "base_price": 1}]), "item ids must be unique"),
-    (lambda d: d["markets"]["supply_chain"]["roster"].pop(), "markets.supply_chain.roster"),
-    (lambda d: d.update(models={"m": {"model": "x", "max_tokens": 10**18}}),
-     "params.yaml: models.m.max_tokens: Input should be less than or equal to 1000000"),
-    (lambda d: d.update(models={"m": {"model": "x", "max_concurrency": 10**9}}),
-     "params.yaml: models.m.max_concurrency: Input should be less than or equal to 1000"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda d: d["markets"]["supply_chain"].update(steps=-1), "markets.supply_chain.steps"),
+        (lambda d: d["markets"]["supply_chain"].update(stesp=3), "markets.supply_chain.stesp"),
+        (lambda d: d["markets"].update(nonsense={}), "markets.nonsense: unknown market"),
+        (lambda d: d["markets"]["supply_chain"]["roster"][1].update(name="a"), "appears twice"),
+        (
+            lambda d: d["markets"]["supply_chain"]["roster"][0].update(strategy="magic"),
+            "roster.0.strategy: unknown supply_chain strategy 'magic'",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"]["roster"][1]["params"].update(markup="high"),
+            "roster.1.params.markup",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"]["roster"][1]["params"].update(tribe="goth"),
+            "roster.1.params.tribe",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"]["roster"].append(
+                {"name": "g", "kind": "llm", "model": "gpt-9"}
+            ),
+            "roster.2.model: unknown model alias 'gpt-9'",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"]["roster"].append({"name": "g", "kind": "llm"}),
+            "needs a 'model'",
+        ),
+        (
+            lambda d: d.update(personas={"tribes": {"thrifty": {"weight": 0.5, "lambda": 0.2}}}),
+            "personas: tribe weights must sum to 1",
+        ),
+        (lambda d: d.update(stats={"n_boot": 5}), "stats.n_boot"),
+        (
+            lambda d: d["markets"]["supply_chain"].update(
+                items=[
+                    {"id": "a", "category": "c", "qty": 1, "base_price": 1},
+                    {"id": "a", "category": "c", "qty": 1, "base_price": 1},
+                ]
+            ),
+            "item ids must be unique",
+        ),
+        (lambda d: d["markets"]["supply_chain"]["roster"].pop(), "markets.supply_chain.roster"),
+        (
+            lambda d: d.update(models={"m": {"model": "x", "max_tokens": 10**18}}),
+            "params.yaml: models.m.max_tokens: Input should be less than or equal to 1000000",
+        ),
+        (
+            lambda d: d.update(models={"m": {"model": "x", "max_concurrency": 10**9}}),
+            "params.yaml: models.m.max_concurrency: Input should be less than or equal to 1000",
+        ),
+    ],
+)
 def test_bad_params_name_the_key(mutate, expected):
     assert expected in bad(mutate)
 
@@ -85,35 +116,67 @@ def test_repository_params_yaml_is_valid():
 
 
 # ------------------------------------------------------------------ issue 16 / 14: what validate must catch
-BERTRAND = {"roster": [{"name": "n", "kind": "baseline", "strategy": "nash"},
-                       {"name": "c", "kind": "baseline", "strategy": "collude"}]}
+BERTRAND = {
+    "roster": [
+        {"name": "n", "kind": "baseline", "strategy": "nash"},
+        {"name": "c", "kind": "baseline", "strategy": "collude"},
+    ]
+}
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda d: d["markets"]["supply_chain"].update(seed=-1), "markets.supply_chain.seed"),
-    (lambda d: d["markets"]["supply_chain"].update(runs=True), "markets.supply_chain.runs"),
-    (lambda d: d["markets"]["supply_chain"].update(runs=2.5), "markets.supply_chain.runs"),
-    (lambda d: d["markets"]["supply_chain"].update(runs=10**9), "markets.supply_chain.runs"),
-    (lambda d: d["markets"]["supply_chain"].update(runs="1e9"), "markets.supply_chain.runs"),
-    (lambda d: d["markets"]["supply_chain"].update(tau=float("inf")), "markets.supply_chain.tau"),
-    (lambda d: d["markets"]["supply_chain"].update(alpha=float("nan")), "markets.supply_chain.alpha"),
-    (lambda d: d["markets"]["supply_chain"].update(items=[
-        {"id": "a", "category": "c", "qty": 1, "base_price": 10**20}]), "items.0.base_price"),
-    (lambda d: d["markets"].update(bertrand={**BERTRAND, "alpha": float("inf")}),
-     "markets.bertrand.alpha"),
-    (lambda d: d["markets"].update(double_auction={"values": {"bimodal_low": [20, 0]}, "roster": [
-        {"name": f"t{i}", "kind": "baseline", "strategy": "truthful"} for i in range(8)]}),
-     "bimodal_low: the range [20, 0] is reversed"),
-    (lambda d: d.update(ratings={"trueskill": {"sigma": -1}}), "ratings.trueskill.sigma"),
-    (lambda d: d.update(ratings={"trueskill": {"mu": float("inf")}}), "ratings.trueskill.mu"),
-    (lambda d: d.update(models=["gpt-4o"]), "models: must be a mapping"),
-    (lambda d: d.update(llm=["x"]), "llm: must be a mapping"),
-    (lambda d: d.update(personas={"rho": float("nan")}), "personas.rho"),
-    (lambda d: d["markets"]["supply_chain"]["roster"][0].update(harness="reflection"),
-     "'harness' is for LLM agents"),
-    (lambda d: d["markets"]["supply_chain"].update(market="nonsense"),
-     "markets.supply_chain.market: unknown market 'nonsense'"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda d: d["markets"]["supply_chain"].update(seed=-1), "markets.supply_chain.seed"),
+        (lambda d: d["markets"]["supply_chain"].update(runs=True), "markets.supply_chain.runs"),
+        (lambda d: d["markets"]["supply_chain"].update(runs=2.5), "markets.supply_chain.runs"),
+        (lambda d: d["markets"]["supply_chain"].update(runs=10**9), "markets.supply_chain.runs"),
+        (lambda d: d["markets"]["supply_chain"].update(runs="1e9"), "markets.supply_chain.runs"),
+        (
+            lambda d: d["markets"]["supply_chain"].update(tau=float("inf")),
+            "markets.supply_chain.tau",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"].update(alpha=float("nan")),
+            "markets.supply_chain.alpha",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"].update(
+                items=[{"id": "a", "category": "c", "qty": 1, "base_price": 10**20}]
+            ),
+            "items.0.base_price",
+        ),
+        (
+            lambda d: d["markets"].update(bertrand={**BERTRAND, "alpha": float("inf")}),
+            "markets.bertrand.alpha",
+        ),
+        (
+            lambda d: d["markets"].update(
+                double_auction={
+                    "values": {"bimodal_low": [20, 0]},
+                    "roster": [
+                        {"name": f"t{i}", "kind": "baseline", "strategy": "truthful"}
+                        for i in range(8)
+                    ],
+                }
+            ),
+            "bimodal_low: the range [20, 0] is reversed",
+        ),
+        (lambda d: d.update(ratings={"trueskill": {"sigma": -1}}), "ratings.trueskill.sigma"),
+        (lambda d: d.update(ratings={"trueskill": {"mu": float("inf")}}), "ratings.trueskill.mu"),
+        (lambda d: d.update(models=["gpt-4o"]), "models: must be a mapping"),
+        (lambda d: d.update(llm=["x"]), "llm: must be a mapping"),
+        (lambda d: d.update(personas={"rho": float("nan")}), "personas.rho"),
+        (
+            lambda d: d["markets"]["supply_chain"]["roster"][0].update(harness="reflection"),
+            "'harness' is for LLM agents",
+        ),
+        (
+            lambda d: d["markets"]["supply_chain"].update(market="nonsense"),
+            "markets.supply_chain.market: unknown market 'nonsense'",
+        ),
+    ],
+)
 def test_validate_catches_what_a_later_stage_would_crash_on(mutate, expected):
     assert expected in bad(mutate)
 
@@ -125,23 +188,33 @@ def test_an_unknown_or_unsupported_harness_is_named():
         data = copy.deepcopy(BASE)
         data["models"] = models
         data["markets"]["supply_chain"]["roster"].append(
-            {"name": "g", "kind": "llm", "model": "m", "harness": harness})
+            {"name": "g", "kind": "llm", "model": "m", "harness": harness}
+        )
         return data
 
-    with pytest.raises(ParamsError, match=r"roster.2.harness: supply_chain offers the harnesses plain"):
+    with pytest.raises(
+        ParamsError, match=r"roster.2.harness: supply_chain offers the harnesses plain"
+    ):
         parse_params(with_llm("notes"))
     assert parse_params(with_llm("plain")).markets["supply_chain"].roster[2].harness == "plain"
 
 
 def test_market_instances_of_one_kind():
-    params = parse_params({"markets": {
-        "bertrand_a1": {"market": "bertrand", "alpha": 1, **BERTRAND},
-        "bertrand_a10": {"market": "bertrand", "alpha": 10, **BERTRAND},
-        "bertrand": BERTRAND}})
+    params = parse_params(
+        {
+            "markets": {
+                "bertrand_a1": {"market": "bertrand", "alpha": 1, **BERTRAND},
+                "bertrand_a10": {"market": "bertrand", "alpha": 10, **BERTRAND},
+                "bertrand": BERTRAND,
+            }
+        }
+    )
     kinds = {name: (mp.market, mp.instance, mp.alpha) for name, mp in params.markets.items()}
-    assert kinds == {"bertrand_a1": ("bertrand", "bertrand_a1", 1.0),
-                     "bertrand_a10": ("bertrand", "bertrand_a10", 10.0),
-                     "bertrand": ("bertrand", "bertrand", 1.0)}
+    assert kinds == {
+        "bertrand_a1": ("bertrand", "bertrand_a1", 1.0),
+        "bertrand_a10": ("bertrand", "bertrand_a10", 10.0),
+        "bertrand": ("bertrand", "bertrand", 1.0),
+    }
 
 
 def test_params_files_that_yaml_would_silently_accept(tmp_path):
@@ -166,5 +239,7 @@ def test_a_params_file_nested_too_deeply_is_named(tmp_path):
     deep.write_text("markets: " + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(ParamsError) as info:
         load_params(deep)
-    assert str(info.value) == (f"{deep}: lists or mappings nested too deeply (hundreds of levels); "
-                               "params are a few levels deep")
+    assert str(info.value) == (
+        f"{deep}: lists or mappings nested too deeply (hundreds of levels); "
+        "params are a few levels deep"
+    )

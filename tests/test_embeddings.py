@@ -16,8 +16,12 @@ import marketarena
 from marketarena.embeddings import PRECISION_BITS, quantize, similarity
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXTS = ["I compare every price before I buy.", "Quality first, whatever it costs.",
-         "Fresh deals on everything you need!", "Ethically sourced, fairly priced."]
+TEXTS = [
+    "I compare every price before I buy.",
+    "Quality first, whatever it costs.",
+    "Fresh deals on everything you need!",
+    "Ethically sourced, fairly priced.",
+]
 
 ENCODE = f"""
 import hashlib, marketarena
@@ -61,8 +65,14 @@ def test_similarity_is_exact_whatever_the_summation_order():
 
 def encode_digest(**env) -> str:
     e = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "HF_HUB_OFFLINE": "1", **env}
-    out = subprocess.run([sys.executable, "-c", ENCODE], env=e, capture_output=True, text=True,
-                         timeout=600, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", ENCODE],
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -100,12 +110,15 @@ def test_the_embedder_refuses_an_unpinned_torch(tmp_path):
     vectors: the embedder says so instead."""
     if not marketarena.pin_cpu_path():
         pytest.skip("no AVX2 and FMA: nothing is pinned")
-    code = ("import os, torch; torch.ones(3).sum()\n"  # torch's capability is fixed from here on
-            "os.environ['ATEN_CPU_CAPABILITY'] = 'default'\n"
-            "from marketarena.embeddings import Embedder\n"
-            "Embedder(cache_dir=None).model\n")
+    code = (
+        "import os, torch; torch.ones(3).sum()\n"  # torch's capability is fixed from here on
+        "os.environ['ATEN_CPU_CAPABILITY'] = 'default'\n"
+        "from marketarena.embeddings import Embedder\n"
+        "Embedder(cache_dir=None).model\n"
+    )
     e = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "HF_HUB_OFFLINE": "1"}
     e.pop("ATEN_CPU_CAPABILITY", None)
-    out = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode != 0 and "ATEN_CPU_CAPABILITY" in out.stderr

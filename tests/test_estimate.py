@@ -29,38 +29,65 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def params_for(tmp_path: Path, kind: str, seat: str = "myopic", **model):
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text()
+    )
     llm = {"name": "gpt", "kind": "llm", "model": "fake"}
     if kind == "double_auction":
         block.update(pool=[e["name"] for e in block["roster"]], entrant_games=10, runs=2, rounds=12)
         block["roster"].append(llm)
     else:
-        block["roster"] = [{**llm, "name": seat} if e["name"] == seat else e
-                           for e in block["roster"]]
+        block["roster"] = [
+            {**llm, "name": seat} if e["name"] == seat else e for e in block["roster"]
+        ]
         block["runs"] = 6
-    return parse_params({
-        "models": {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1",
-                            "api_key_env": None, "max_tokens": 200, "max_concurrency": 4,
-                            "price_in_per_mtok": 1.0, "price_out_per_mtok": 4.0, **model}},
-        "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {kind: block}})
+    return parse_params(
+        {
+            "models": {
+                "fake": {
+                    "model": "fake-model",
+                    "base_url": "http://fake.invalid/v1",
+                    "api_key_env": None,
+                    "max_tokens": 200,
+                    "max_concurrency": 4,
+                    "price_in_per_mtok": 1.0,
+                    "price_out_per_mtok": 4.0,
+                    **model,
+                }
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {kind: block},
+        }
+    )
 
 
 def changed(params, kind: str, **keys):
     """``params`` with ``keys`` of ``markets.<kind>`` set, parsed again as a user's file is (its
     models and llm sections kept)."""
     block = params.markets[kind].model_dump(mode="json", exclude_defaults=True)
-    return parse_params({**params.model_dump(mode="json", include={"models", "llm"}),
-                         "markets": {kind: {**block, **keys}}})
+    return parse_params(
+        {
+            **params.model_dump(mode="json", include={"models", "llm"}),
+            "markets": {kind: {**block, **keys}},
+        }
+    )
 
 
 def run_on_fake(tmp_path: Path, kind: str, params, responder, name: str = "run") -> pd.DataFrame:
     """The instance played on the fake endpoint into ``<tmp>/<name>``; its run log in
     ``<tmp>/run_logs/<kind>``; its llm_calls."""
-    own = params.model_copy(update={"llm": params.llm.model_copy(
-        update={"cache_dir": tmp_path / f"llm-{name}"})})
-    simulate(kind, own, tmp_path, tmp_path / name, progress=False,
-             openai_factory=FakeEndpoint(responder=responder).factory,
-             run_dir=tmp_path / "run_logs" / kind)
+    own = params.model_copy(
+        update={"llm": params.llm.model_copy(update={"cache_dir": tmp_path / f"llm-{name}"})}
+    )
+    simulate(
+        kind,
+        own,
+        tmp_path,
+        tmp_path / name,
+        progress=False,
+        openai_factory=FakeEndpoint(responder=responder).factory,
+        run_dir=tmp_path / "run_logs" / kind,
+    )
     return pd.concat(pd.read_parquet(p) for p in (tmp_path / name).rglob("llm_calls.parquet"))
 
 
@@ -72,8 +99,9 @@ def test_estimate_predicts_calls_and_prompt_tokens_of_a_real_run(tmp_path, kind)
     _, resources = load_inputs(kind, params, paths.data)
     found = estimate(kind, params, resources, latency_s=0.5, sample=None)
     fake = FakeEndpoint(responder=sensible)
-    simulate(kind, params, paths.data, tmp_path / "eps", progress=False,
-             openai_factory=fake.factory)
+    simulate(
+        kind, params, paths.data, tmp_path / "eps", progress=False, openai_factory=fake.factory
+    )
     calls = pd.concat(pd.read_parquet(p) for p in (tmp_path / "eps").rglob("llm_calls.parquet"))
     (model,) = found.models
     assert len(calls) > 0
@@ -82,7 +110,8 @@ def test_estimate_predicts_calls_and_prompt_tokens_of_a_real_run(tmp_path, kind)
     assert model.requests_max == model.calls * 3  # max_reasks 2
     assert model.reask_source == "prior" and model.requests == pytest.approx(model.calls * 1.05)
     assert model.cost_usd == pytest.approx(  # no cached price: cached tokens cost the input price
-        (model.prompt_tokens * 1.0 + model.completion_tokens * 4.0) / 1e6)
+        (model.prompt_tokens * 1.0 + model.completion_tokens * 4.0) / 1e6
+    )
     assert model.cost_lo < model.cost_usd < model.cost_hi < model.cost_max_usd
     assert model.cost_max_usd > model.cost_usd
     # wall time: the longest chain of sequential requests, or the requests over 4 at a time
@@ -103,12 +132,16 @@ def test_with_a_stopping_rule_the_estimate_says_the_least_share_it_plays(tmp_pat
     """double_auction: an entrant's 10 games, looks every 4 from min_games 6: the first possible
     stop is after 8 (80%). cournot: myopic as the LLM sits in 4 of the 6 lineup episodes (its
     two lineups of the three, twice), all with LLM seats; a look after every game: 1 of 4."""
-    for kind, stop, share in (("double_auction", {"batch": 4, "min_games": 6}, 0.8),
-                              ("cournot", {"batch": 1, "min_games": 1}, 0.25)):
+    for kind, stop, share in (
+        ("double_auction", {"batch": 4, "min_games": 6}, 0.8),
+        ("cournot", {"batch": 1, "min_games": 1}, 0.25),
+    ):
         params, paths = params_for(tmp_path, kind), Paths(tmp_path / kind)
         run_reference(kind, params, paths)
-        assert estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2
-                        ).stop_floor is None
+        assert (
+            estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2).stop_floor
+            is None
+        )
         params = changed(params, kind, stop=stop)
         e = estimate(kind, params, load_inputs(kind, params, paths.data)[1], sample=2)
         assert e.stop_floor == pytest.approx(share)
@@ -117,17 +150,32 @@ def test_with_a_stopping_rule_the_estimate_says_the_least_share_it_plays(tmp_pat
 
 
 def test_no_llm_seats_no_estimate(tmp_path):
-    params = parse_params({"markets": {"crash": yaml.safe_load(
-        (ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())}})
+    params = parse_params(
+        {
+            "markets": {
+                "crash": yaml.safe_load(
+                    (ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text()
+                )
+            }
+        }
+    )
     assert estimate("crash", params, None) is None
 
 
-@pytest.mark.parametrize("option, value, shown", [
-    ("--reask-rate", "-0.5", "--reask-rate -0.5: must be a number of re-asks per call from 0 to 20"),
-    ("--latency", "-1", "--latency -1.0: must be a finite number of seconds >= 0"),
-    ("--latency", "nan", "--latency nan: must be a finite number of seconds >= 0"),
-    ("--latency", "inf", "--latency inf: must be a finite number of seconds >= 0"),
-    ("--sample", "-3", "--sample -3: must be >= 0 (0: every episode)")])
+@pytest.mark.parametrize(
+    "option, value, shown",
+    [
+        (
+            "--reask-rate",
+            "-0.5",
+            "--reask-rate -0.5: must be a number of re-asks per call from 0 to 20",
+        ),
+        ("--latency", "-1", "--latency -1.0: must be a finite number of seconds >= 0"),
+        ("--latency", "nan", "--latency nan: must be a finite number of seconds >= 0"),
+        ("--latency", "inf", "--latency inf: must be a finite number of seconds >= 0"),
+        ("--sample", "-3", "--sample -3: must be >= 0 (0: every episode)"),
+    ],
+)
 def test_nonsense_options_are_refused_in_one_line(tmp_path, option, value, shown):
     """The audit's E2: `--latency -1` printed a wall time of -6.0 s; nan, inf and `--sample -3`
     were taken."""
@@ -139,15 +187,19 @@ def test_nonsense_options_are_refused_in_one_line(tmp_path, option, value, shown
     block["roster"][0] = {**block["roster"][0], "kind": "llm", "model": "mock"}
     block["roster"][0].pop("strategy", None)
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({"models": {"mock": {"model": "m", "provider": "mock"}},
-                                    "markets": {"cournot": block}}))
+    path.write_text(
+        yaml.safe_dump(
+            {"models": {"mock": {"model": "m", "provider": "mock"}}, "markets": {"cournot": block}}
+        )
+    )
     res = CliRunner().invoke(app, ["estimate", "--params", str(path), option, value])
     assert res.exit_code == 2 and res.output.splitlines() == [f"error: {shown}"], res.output
 
 
 @pytest.mark.parametrize("kind, seat", [("english_auction", "increment"), ("crash", "myopic")])
 def test_where_the_play_decides_the_length_the_range_covers_a_run_of_random_answers(
-        tmp_path, kind, seat):
+    tmp_path, kind, seat
+):
     """The audit's english_auction: estimated 73 calls (the rule bidder's play), the run made
     204. Now every baseline of the role plays, and the mock's random answers too: their calls
     are shown, and the range holds the run's calls and dollars."""
@@ -178,8 +230,9 @@ def test_earlier_runs_give_the_re_ask_rate_and_the_providers_cache_share(tmp_pat
             return with_usage(body, "I quote 50")
         return sensible(body)
 
-    calls = run_on_fake(tmp_path, "double_auction", params,
-                        prompt_caching(flaky, min_tokens=0, block_tokens=1))
+    calls = run_on_fake(
+        tmp_path, "double_auction", params, prompt_caching(flaky, min_tokens=0, block_tokens=1)
+    )
     assert calls["attempts"].sum() > len(calls)  # it was re-asked
     history = earlier_usage(tmp_path / "run_logs")
     _, resources = load_inputs("double_auction", params, tmp_path)
@@ -189,16 +242,22 @@ def test_earlier_runs_give_the_re_ask_rate_and_the_providers_cache_share(tmp_pat
     assert model.requests == pytest.approx(calls["attempts"].sum(), rel=0.10)
     share = calls["cached_prompt_tokens"].sum() / calls["prompt_tokens"].sum()
     assert model.cached_prompt_tokens == pytest.approx(share * model.prompt_tokens)
-    assert model.cost_usd == pytest.approx((
-        (model.prompt_tokens - model.cached_prompt_tokens) * 1.0
-        + model.cached_prompt_tokens * 0.1 + model.completion_tokens * 4.0) / 1e6)
-    assert "cached by a prefix-caching provider" in describe(
-        estimate("double_auction", params, resources, sample=2, history=history))[1]
+    assert model.cost_usd == pytest.approx(
+        (
+            (model.prompt_tokens - model.cached_prompt_tokens) * 1.0
+            + model.cached_prompt_tokens * 0.1
+            + model.completion_tokens * 4.0
+        )
+        / 1e6
+    )
+    assert (
+        "cached by a prefix-caching provider"
+        in describe(estimate("double_auction", params, resources, sample=2, history=history))[1]
+    )
 
 
 def test_sub_cent_costs_never_print_as_zero_and_a_range_above_the_limit_is_warned_of(tmp_path):
-    params = params_for(tmp_path, "double_auction", price_in_per_mtok=0.05,
-                        price_out_per_mtok=0.2)
+    params = params_for(tmp_path, "double_auction", price_in_per_mtok=0.05, price_out_per_mtok=0.2)
     _, resources = load_inputs("double_auction", params, tmp_path)
     found = estimate("double_auction", params, resources, sample=2)
     line = describe(found)[1]
@@ -214,9 +273,19 @@ def test_sub_cent_costs_never_print_as_zero_and_a_range_above_the_limit_is_warne
     assert "warning" in earlier and "its earlier runs spent" in earlier
 
 
-@pytest.mark.parametrize("cost, shown", [(0.0774, "$0.077"), (0.0027, "$0.0027"),
-                                         (0.45, "$0.45"), (1234.5, "$1,234.50"), (0, "$0"),
-                                         (0.0999, "$0.10"), (0.996, "$1.00"), (1e-7, "$0.00000010")])
+@pytest.mark.parametrize(
+    "cost, shown",
+    [
+        (0.0774, "$0.077"),
+        (0.0027, "$0.0027"),
+        (0.45, "$0.45"),
+        (1234.5, "$1,234.50"),
+        (0, "$0"),
+        (0.0999, "$0.10"),
+        (0.996, "$1.00"),
+        (1e-7, "$0.00000010"),
+    ],
+)
 def test_dollars_print_to_the_cent_or_in_two_significant_figures(cost, shown):
     assert usd(cost) == shown
 
@@ -230,10 +299,22 @@ def test_the_cli_warns_when_the_range_passes_max_cost_usd(tmp_path):
     block["roster"][0] = {**block["roster"][0], "kind": "llm", "model": "mock"}
     block["roster"][0].pop("strategy", None)
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump({
-        "models": {"mock": {"model": "m", "provider": "mock", "price_in_per_mtok": 2.5,
-                            "price_out_per_mtok": 10.0}},
-        "llm": {"max_cost_usd": 0.001}, "markets": {"cournot": block}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "mock": {
+                        "model": "m",
+                        "provider": "mock",
+                        "price_in_per_mtok": 2.5,
+                        "price_out_per_mtok": 10.0,
+                    }
+                },
+                "llm": {"max_cost_usd": 0.001},
+                "markets": {"cournot": block},
+            }
+        )
+    )
     res = CliRunner().invoke(app, ["estimate", "--params", str(path), "--sample", "2"])
     assert res.exit_code == 0, res.output
     assert "warning: cournot: the estimate's range reaches" in res.output
@@ -248,18 +329,27 @@ def test_a_blind_baseline_bounds_the_range_but_is_never_the_point():
     from marketarena.llm.client import UsageTotals
     from marketarena.llm.spec import ModelSpec
 
-    spec = ModelSpec(alias="mock", model="mock-random", provider="mock", price_in_per_mtok=1.0,
-                     price_out_per_mtok=4.0)
-    plays = {"random": PlayTotals(calls=102, prompt_tokens=60_000),
-             "stand-in:guardian": PlayTotals(calls=92, prompt_tokens=45_000),
-             "stand-in:reputation": PlayTotals(calls=90, prompt_tokens=44_000),
-             "stand-in:random": PlayTotals(calls=123, prompt_tokens=54_000)}
-    m = model_estimate("lemon", "mock", spec, 8, plays, 0.0, UsageTotals(), None,
-                       blind={"stand-in:random"})
+    spec = ModelSpec(
+        alias="mock",
+        model="mock-random",
+        provider="mock",
+        price_in_per_mtok=1.0,
+        price_out_per_mtok=4.0,
+    )
+    plays = {
+        "random": PlayTotals(calls=102, prompt_tokens=60_000),
+        "stand-in:guardian": PlayTotals(calls=92, prompt_tokens=45_000),
+        "stand-in:reputation": PlayTotals(calls=90, prompt_tokens=44_000),
+        "stand-in:random": PlayTotals(calls=123, prompt_tokens=54_000),
+    }
+    m = model_estimate(
+        "lemon", "mock", spec, 8, plays, 0.0, UsageTotals(), None, blind={"stand-in:random"}
+    )
     assert m.calls == 92 and m.prompt_tokens == 45_000
     assert (m.calls_lo, m.calls_hi) == (90, 123)
     # every stand-in blind: the most persistent of them, as before
     only = {"random": plays["random"], "stand-in:random": plays["stand-in:random"]}
-    m = model_estimate("lemon", "mock", spec, 8, only, 0.0, UsageTotals(), None,
-                       blind={"stand-in:random"})
+    m = model_estimate(
+        "lemon", "mock", spec, 8, only, 0.0, UsageTotals(), None, blind={"stand-in:random"}
+    )
     assert m.calls == 123

@@ -29,15 +29,26 @@ print(json.dumps(sorted({m.partition(".")[0] for m in sys.modules})))
 def imported_by(*modules: str) -> set[str]:
     """The top-level packages in ``sys.modules`` of a fresh interpreter after importing
     ``modules`` (this checkout's ``lib`` first on its path)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    out = subprocess.run([sys.executable, "-c", PROBE, *modules], env=env, capture_output=True,
-                         text=True, timeout=120, check=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *modules],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("modules", [("marketarena.config", "marketarena.llm.spec"),
-                                     ("marketarena.llm",)])
+@pytest.mark.parametrize(
+    "modules", [("marketarena.config", "marketarena.llm.spec"), ("marketarena.llm",)]
+)
 def test_reading_params_imports_no_heavy_library(modules):
     assert imported_by(*modules) & set(HEAVY) == set()
 

@@ -43,8 +43,10 @@ def test_an_edited_dependency_list_fails_the_check(tmp_path):
     assert any("make lock" in p for p in problems)
     assert any("'left-pad>=1'" in p and "no pin" in p for p in problems)
     pyproject.write_text(text.replace('"numpy>=1.26"', '"numpy>=99"'))
-    assert any("numpy==" in p and "'numpy>=99' does not admit" in p
-               for p in lock.check(lock_txt, pyproject, pins))
+    assert any(
+        "numpy==" in p and "'numpy>=99' does not admit" in p
+        for p in lock.check(lock_txt, pyproject, pins)
+    )
 
 
 def test_a_pin_without_hashes_or_a_hand_edited_version_fails(tmp_path):
@@ -76,8 +78,10 @@ def test_install_leaves_out_the_local_model_packages_and_what_only_they_need():
         lock.without(text, ["not-a-package"])
 
 
-@pytest.mark.skipif(Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
-                    reason="not the project's own .venv (made by `make` from the lock)")
+@pytest.mark.skipif(
+    Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
+    reason="not the project's own .venv (made by `make` from the lock)",
+)
 def test_the_venv_holds_the_locked_versions():
     """`make test` runs in .venv, installed from the lock: every locked package installed there
     has its locked version (the local-model ones only after `make install-local-model`)."""

@@ -29,8 +29,10 @@ def test_counters_sum_the_slots_of_every_process():
 def test_the_line_names_calls_re_asks_invalid_tokens_dollars_and_cache_hits():
     total = [3, 1234, 5, 2_500_000, 12_000, 1.5, 40, 1250, 3, 0]
     line = progress._describe(total, llm=True)
-    assert line == ("5 in flight · 1,234 calls (16 re-asked, 3 invalid) · 2.5M+12.0k tok · "
-                    "$1.50 · 40 cache hits")
+    assert line == (
+        "5 in flight · 1,234 calls (16 re-asked, 3 invalid) · 2.5M+12.0k tok · "
+        "$1.50 · 40 cache hits"
+    )
     assert progress._describe(total, llm=False) == ""
 
 
@@ -56,13 +58,26 @@ def test_a_run_with_a_terminal_counts_every_episode_on_its_line(tmp_path, monkey
 
     monkeypatch.setattr(progress, "display", spy)
     block = yaml.safe_load((ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())
-    block["roster"] = [{"name": "myopic", "kind": "llm", "model": "fake"} if e["name"] == "myopic"
-                       else e for e in block["roster"]]
-    params = parse_params({"models": {"fake": {"model": "f", "base_url": "http://fake.invalid/v1",
-                                               "api_key_env": None}},
-                           "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {"crash": block}})
-    fake = FakeEndpoint(responder=prompt_caching(
-        lambda body: with_usage(body, {"price": 2.5, "supply": 15}), min_tokens=0, block_tokens=1))
+    block["roster"] = [
+        {"name": "myopic", "kind": "llm", "model": "fake"} if e["name"] == "myopic" else e
+        for e in block["roster"]
+    ]
+    params = parse_params(
+        {
+            "models": {
+                "fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {"crash": block},
+        }
+    )
+    fake = FakeEndpoint(
+        responder=prompt_caching(
+            lambda body: with_usage(body, {"price": 2.5, "supply": 15}),
+            min_tokens=0,
+            block_tokens=1,
+        )
+    )
     summary = sim.simulate("crash", params, tmp_path, tmp_path / "eps", openai_factory=fake.factory)
     (counters,) = seen
     total = counters.total()
@@ -79,16 +94,29 @@ def test_a_run_with_a_terminal_counts_every_episode_on_its_line(tmp_path, monkey
 
 
 def test_the_summary_says_calls_re_asks_invalid_tokens_dollars_and_the_budget():
-    summary = {"market": "double_auction", "played": 16, "skipped": 4, "wall_time_s": 2.8,
-               "llm": {"calls": 80, "cached_calls": 0, "invalid_calls": 2, "attempts": 106,
-                       "prompt_tokens": 47_058, "cached_prompt_tokens": 30_000,
-                       "completion_tokens": 306, "cost_usd": 0.0801},
-               "budget": (0.0801, 0.5)}
+    summary = {
+        "market": "double_auction",
+        "played": 16,
+        "skipped": 4,
+        "wall_time_s": 2.8,
+        "llm": {
+            "calls": 80,
+            "cached_calls": 0,
+            "invalid_calls": 2,
+            "attempts": 106,
+            "prompt_tokens": 47_058,
+            "cached_prompt_tokens": 30_000,
+            "completion_tokens": 306,
+            "cost_usd": 0.0801,
+        },
+        "budget": (0.0801, 0.5),
+    }
     assert progress.summary_lines(summary) == [
         "double_auction: 16 episodes played, 4 already on disk in 2.8 s",
         "  LLM: 80 calls (26 re-asked, 2 invalid), 47,058 prompt tokens (30,000 served from the "
         "provider's prompt cache) + 306 completion, $0.080",
-        "  budget: $0.080 of llm.max_cost_usd $0.50 spent (this instance, every run)"]
+        "  budget: $0.080 of llm.max_cost_usd $0.50 spent (this instance, every run)",
+    ]
 
 
 def test_the_cli_ends_with_the_next_command(tmp_path):

@@ -59,11 +59,20 @@ def assert_lanes_match_oracle(games, orders, params=None, initial=None):
 def test_defaults_are_design_section_8():
     p = TrueSkillParams()
     assert (p.mu, p.sigma, p.beta, p.tau, p.draw_probability, p.min_delta) == (
-        25.0, 25 / 3, 25 / 6, 25 / 300, 0.0, trueskill.DELTA
+        25.0,
+        25 / 3,
+        25 / 6,
+        25 / 300,
+        0.0,
+        trueskill.DELTA,
     )
     env = p.env()
     assert (env.mu, env.sigma, env.beta, env.tau, env.draw_probability) == (
-        25.0, 25 / 3, 25 / 6, 25 / 300, 0.0
+        25.0,
+        25 / 3,
+        25 / 6,
+        25 / 300,
+        0.0,
     )
 
 
@@ -82,7 +91,7 @@ def test_cdf_pdf_are_bit_identical_to_the_default_backend():
         assert _cdf_pdf(v, 2.0) == (backends.cdf(v), backends.pdf(v)), v
     s = np.abs(x) + 1e-3  # and its pow, against Python's (the C library's)
     for e in (2.0, -2.0):
-        assert pow_array(s, e).tolist() == [v ** e for v in s.tolist()]
+        assert pow_array(s, e).tolist() == [v**e for v in s.tolist()]
 
 
 def test_prepare_sorts_seats_by_score_stably():
@@ -168,8 +177,9 @@ def test_every_pass_equals_the_oracle_in_its_order(seed):
 
 def test_two_to_twenty_seats_other_params_and_bootstrap_orders():
     games = random_games(7, n_games=16, n_players=24, sizes=(2, 20), tie_share=0.5)
-    params = TrueSkillParams(mu=0.0, sigma=3.0, beta=1.0, tau=0.05, draw_probability=0.1,
-                             min_delta=1e-3)
+    params = TrueSkillParams(
+        mu=0.0, sigma=3.0, beta=1.0, tau=0.05, draw_probability=0.1, min_delta=1e-3
+    )
     assert_lanes_match_oracle(games, bootstrap_orders(len(games), 4, 7), params)
 
 
@@ -245,8 +255,16 @@ def test_lanes_are_the_same_whatever_the_number_of_threads():
 def test_bootstrap_ratings():
     games = champion_games(n_games=30)
     frame = bootstrap_ratings(games, n_boot=20, seed=2)
-    assert list(frame.columns) == ["player", "mu", "sigma", "mu_lo", "mu_hi", "games", "rank_lo",
-                                   "rank_hi"]
+    assert list(frame.columns) == [
+        "player",
+        "mu",
+        "sigma",
+        "mu_lo",
+        "mu_hi",
+        "games",
+        "rank_lo",
+        "rank_hi",
+    ]
     assert frame.loc[0, "player"] == "champ"
     assert (frame.loc[0, "rank_lo"], frame.loc[0, "rank_hi"]) == (1, 1)  # wins every resample
     ref = rate_sequential(games)  # mu, sigma: one pass in the given order

@@ -17,8 +17,9 @@ def panel(n_episodes=12, n_agents=8, seed=0, effect=0.0, cluster_sd=0.0):
     shift = rng.normal(scale=cluster_sd, size=n_episodes)[ep]
     x = rng.normal(size=ep.size) + shift
     y = effect * x + rng.normal(size=ep.size) + shift
-    return pd.DataFrame({"episode_id": ep, "agent": np.tile(np.arange(n_agents), n_episodes),
-                         "x": x, "y": y})
+    return pd.DataFrame(
+        {"episode_id": ep, "agent": np.tile(np.arange(n_agents), n_episodes), "x": x, "y": y}
+    )
 
 
 # --- bootstrap_mean_ci ----------------------------------------------------------------------
@@ -78,8 +79,10 @@ def test_independent_data_interval_contains_zero():
 
 
 def test_independent_data_interval_contains_zero_most_of_the_time():
-    results = [cluster_bootstrap_spearman(panel(seed=s), "x", "y", n_boot=400, n_perm=400, seed=s)
-               for s in range(20)]
+    results = [
+        cluster_bootstrap_spearman(panel(seed=s), "x", "y", n_boot=400, n_perm=400, seed=s)
+        for s in range(20)
+    ]
     # nominal 95%; the percentile cluster interval undercovers a little with 12 clusters (about
     # 91% in a 300-dataset simulation), and these 20 datasets hold 3 with |z| > 2.5 by chance
     assert sum(r["lo"] < 0.0 < r["hi"] for r in results) >= 15
@@ -178,14 +181,22 @@ def test_spearman_table():
     direct = cluster_bootstrap_spearman(df, "y", "z", n_boot=200, seed=1)
     row = t.set_index("metric").loc["z"]
     assert (row["rho"], row["lo"], row["hi"], row["p_perm"]) == tuple(
-        direct[k] for k in ("rho", "lo", "hi", "p_perm"))
+        direct[k] for k in ("rho", "lo", "hi", "p_perm")
+    )
     assert t.loc[0, "lo"] > 0.2 and math.isnan(t.loc[2, "rho"])
 
 
 def test_bootstrap_mean_cis_for_many_groups_at_once():
     from marketarena.stats import bootstrap_mean_cis
 
-    groups = [[0.0, 1.0, 1.0, 0.0, 1.0], [2.0, 4.0], [5.0], [], [np.nan, 3.0, 3.0], [1.0, 0.0, 0.0, 0.0, 1.0]]
+    groups = [
+        [0.0, 1.0, 1.0, 0.0, 1.0],
+        [2.0, 4.0],
+        [5.0],
+        [],
+        [np.nan, 3.0, 3.0],
+        [1.0, 0.0, 0.0, 0.0, 1.0],
+    ]
     out = bootstrap_mean_cis(groups, n_boot=500, seed=3)
     assert out[0, 0] == pytest.approx(0.6) and out[1, 0] == 3.0
     assert out[2].tolist() == [5.0, 5.0, 5.0] and np.isnan(out[3]).all()

@@ -29,8 +29,12 @@ FIELD = {"a": (30.0, 1.0), "b": (25.0, 1.0), "c": (20.0, 1.0)}
 
 def test_a_look_ranks_the_player_among_the_field_with_an_interval_that_shrinks():
     wins = [{"p": 1.0, "a": 0.0, "b": -1.0, "c": -2.0}] * 40
-    middling = [{"a": 1.0, "p": 0.0, "b": -1.0, "c": -2.0} if i % 2 else
-                {"b": 1.0, "p": 0.0, "a": -1.0, "c": -2.0} for i in range(40)]
+    middling = [
+        {"a": 1.0, "p": 0.0, "b": -1.0, "c": -2.0}
+        if i % 2
+        else {"b": 1.0, "p": 0.0, "a": -1.0, "c": -2.0}
+        for i in range(40)
+    ]
     ts = TrueSkillParams()
     top = look(wins, "p", FIELD, ts, boot=50, passes=5)
     assert top.rank == 1 and top.rank_lo == 1 and top.games == 40
@@ -44,15 +48,26 @@ def test_a_look_ranks_the_player_among_the_field_with_an_interval_that_shrinks()
 
 
 def da_params(tmp_path: Path, stop: dict | None, entrant_games: int = 12):
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets/double_auction/tiny_params.yaml")
-                           .read_text())
-    block.update(pool=[e["name"] for e in block["roster"]], entrant_games=entrant_games, runs=8,
-                 rounds=6, stop=stop)
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets/double_auction/tiny_params.yaml").read_text()
+    )
+    block.update(
+        pool=[e["name"] for e in block["roster"]],
+        entrant_games=entrant_games,
+        runs=8,
+        rounds=6,
+        stop=stop,
+    )
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "fake"})
-    return parse_params({"models": {"fake": {"model": "f", "base_url": "http://fake.invalid/v1",
-                                             "api_key_env": None}},
-                         "llm": {"cache_dir": str(tmp_path / "llm")},
-                         "markets": {"double_auction": block}})
+    return parse_params(
+        {
+            "models": {
+                "fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {"double_auction": block},
+        }
+    )
 
 
 def entrant_games(eps: Path) -> list[str]:
@@ -60,8 +75,14 @@ def entrant_games(eps: Path) -> list[str]:
 
 
 def play(tmp_path: Path, params, fake: FakeEndpoint) -> dict:
-    return simulate("double_auction", params, Paths(tmp_path).data, tmp_path / "eps",
-                    progress=False, openai_factory=fake.factory)
+    return simulate(
+        "double_auction",
+        params,
+        Paths(tmp_path).data,
+        tmp_path / "eps",
+        progress=False,
+        openai_factory=fake.factory,
+    )
 
 
 def test_an_entrant_stops_once_settled_and_a_resume_keeps_the_decision(tmp_path):
@@ -100,17 +121,32 @@ def test_without_a_rule_every_game_is_played_and_the_default_is_no_rule(tmp_path
 
 
 def test_english_auction_challengers_stop_in_batches(tmp_path):
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets/english_auction/tiny_params.yaml")
-                           .read_text())
-    block.update(runs=6, baselines=["rule", "increment"],
-                 stop={"batch": 2, "min_games": 2, "rank_width": 100, "boot": 20, "passes": 3})
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets/english_auction/tiny_params.yaml").read_text()
+    )
+    block.update(
+        runs=6,
+        baselines=["rule", "increment"],
+        stop={"batch": 2, "min_games": 2, "rank_width": 100, "boot": 20, "passes": 3},
+    )
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "fake"})
-    params = parse_params({"models": {"fake": {"model": "f", "base_url": "http://fake.invalid/v1",
-                                               "api_key_env": None}},
-                           "llm": {"cache_dir": str(tmp_path / "llm")},
-                           "markets": {"english_auction": block}})
-    summary = simulate("english_auction", params, tmp_path, tmp_path / "eps", progress=False,
-                       openai_factory=FakeEndpoint(responder=schema_answer).factory)
+    params = parse_params(
+        {
+            "models": {
+                "fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {"english_auction": block},
+        }
+    )
+    summary = simulate(
+        "english_auction",
+        params,
+        tmp_path,
+        tmp_path / "eps",
+        progress=False,
+        openai_factory=FakeEndpoint(responder=schema_answer).factory,
+    )
     ids = EpisodeReader(tmp_path / "eps").episode_ids()
     assert summary["stopped"] == {"gpt": 2}
     assert sorted(e for e in ids if "-gpt-" in e) == ["ep-gpt-0000", "ep-gpt-0001"]
@@ -147,9 +183,15 @@ def played_params(tmp_path: Path, kind: str, stop: dict | None, llms=("gpt",)):
         block.update(buyer_groups=[["naive"], ["guardian"], *([n] for n in llms)], runs=24, steps=3)
     block["roster"] += entries
     block["stop"] = stop
-    return parse_params({"models": {"fake": {"model": "f", "base_url": "http://fake.invalid/v1",
-                                             "api_key_env": None}},
-                         "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {kind: block}})
+    return parse_params(
+        {
+            "models": {
+                "fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {kind: block},
+        }
+    )
 
 
 def seated(eps: Path, name: str) -> list[str]:
@@ -167,15 +209,26 @@ def test_a_player_seated_in_some_episodes_stops_in_batches_and_a_resume_keeps_it
     assert 4 <= len(planned) < mp.runs  # a cap of several batches, and a field
     run_reference(kind, params, Paths(tmp_path))
     fake = FakeEndpoint(responder=sensible)
-    play = lambda p: simulate(kind, p, Paths(tmp_path).data, tmp_path / "eps",  # noqa: E731
-                              progress=False, openai_factory=fake.factory)
+
+    def play(p):
+        return simulate(
+            kind,
+            p,
+            Paths(tmp_path).data,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=fake.factory,
+        )
+
     summary = play(params)
     assert summary["stopped"] == {"gpt": 2}
     assert seated(tmp_path / "eps", "gpt") == planned[:2]
     assert summary["played"] == mp.runs - len(planned) + 2  # the whole field, and two of its
     what = "mean score" if kind == "lemon" else "μ"  # lemon's buyers of one kind meet nobody
-    assert any(f"gpt: 2 of {len(planned)} games (settled)" in line and what in line
-               for line in summary["stop_lines"])
+    assert any(
+        f"gpt: 2 of {len(planned)} games (settled)" in line and what in line
+        for line in summary["stop_lines"]
+    )
     calls = fake.n_calls
     again = play(params)
     assert again["played"] == 0 and again["stopped"] == {"gpt": 2} and fake.n_calls == calls
@@ -188,10 +241,15 @@ def test_a_player_seated_in_some_episodes_stops_in_batches_and_a_resume_keeps_it
 def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it(tmp_path):
     def params_with(stop):
         params = played_params(tmp_path, "cournot", stop, llms=("gpt", "opus"))
-        roster = [e.model_dump(mode="json", exclude_defaults=True)
-                  for e in params.markets["cournot"].roster]
-        return changed(params, "cournot",  # gpt first, opus last
-                       roster=[roster[-2], *roster[:-2], roster[-1]])
+        roster = [
+            e.model_dump(mode="json", exclude_defaults=True)
+            for e in params.markets["cournot"].roster
+        ]
+        return changed(
+            params,
+            "cournot",  # gpt first, opus last
+            roster=[roster[-2], *roster[:-2], roster[-1]],
+        )
 
     one = dict(LOOSE, batch=1, min_games=1)
     params = params_with(dict(one, rank_width=0, min_games=100))  # to the cap
@@ -202,12 +260,22 @@ def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it
     assert players["gpt"][0] == shared[0] == players["opus"][1]  # gpt's 1st game, opus's 2nd
     run_reference("cournot", params, Paths(tmp_path))
     fake = FakeEndpoint(responder=sensible)
-    play = lambda p: simulate("cournot", p, Paths(tmp_path).data, tmp_path / "eps",  # noqa: E731
-                              progress=False, openai_factory=fake.factory)
+
+    def play(p):
+        return simulate(
+            "cournot",
+            p,
+            Paths(tmp_path).data,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=fake.factory,
+        )
+
     summary = play(params)
     assert summary["played"] == mp.runs  # round 2 does not play opus's 2nd game again
-    assert set(EpisodeReader(tmp_path / "eps").episode_ids()) == {f"ep-{r:04d}"
-                                                                 for r in range(mp.runs)}
+    assert set(EpisodeReader(tmp_path / "eps").episode_ids()) == {
+        f"ep-{r:04d}" for r in range(mp.runs)
+    }
     summary = play(params_with(one))  # both stop after one game
     assert summary["stopped"] == {"gpt": 1, "opus": 1} and summary["played"] == 0
     on_disk = set(EpisodeReader(tmp_path / "eps").episode_ids())
@@ -220,24 +288,41 @@ def test_an_episode_two_players_share_is_played_once_and_kept_while_one_needs_it
 def test_a_field_that_rates_nobody_on_the_players_board_stops_the_run_naming_the_key(tmp_path):
     """A lemon buyer group of the LLM and naive, and one of guardian alone: the field's buyer
     games hold one kind each, so no rating places anyone to rank the LLM against."""
-    params = changed(played_params(tmp_path, "lemon", LOOSE), "lemon",
-                     buyer_groups=[["naive", "gpt"], ["guardian"]], runs=16)
+    params = changed(
+        played_params(tmp_path, "lemon", LOOSE),
+        "lemon",
+        buyer_groups=[["naive", "gpt"], ["guardian"]],
+        runs=16,
+    )
     run_reference("lemon", params, Paths(tmp_path))
-    with pytest.raises(ParamsError, match=r"markets\.lemon\.stop: the field's episodes rate "
-                       "nobody on gpt's board"):
-        simulate("lemon", params, Paths(tmp_path).data, tmp_path / "eps", progress=False,
-                 openai_factory=FakeEndpoint(responder=sensible).factory)
+    with pytest.raises(
+        ParamsError,
+        match=r"markets\.lemon\.stop: the field's episodes rate "
+        "nobody on gpt's board",
+    ):
+        simulate(
+            "lemon",
+            params,
+            Paths(tmp_path).data,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=FakeEndpoint(responder=sensible).factory,
+        )
     assert len(EpisodeReader(tmp_path / "eps").episode_ids()) == 8 + 2  # the field, one batch
 
 
 def test_an_instance_whose_every_episode_seats_an_llm_refuses_a_rule_naming_the_key():
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets/supply_chain/tiny_params.yaml")
-                           .read_text())
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets/supply_chain/tiny_params.yaml").read_text()
+    )
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "fake"})
     block["stop"] = {"batch": 5}
     models = {"fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}}
-    with pytest.raises(ParamsError, match=r"markets\.supply_chain\.stop: every planned episode "
-                       r"of supply_chain seats an LLM player \(gpt\)"):
+    with pytest.raises(
+        ParamsError,
+        match=r"markets\.supply_chain\.stop: every planned episode "
+        r"of supply_chain seats an LLM player \(gpt\)",
+    ):
         parse_params({"models": models, "markets": {"supply_chain": block}})
     block["stop"] = {"batch": 5, "rank_width": None}
     with pytest.raises(ParamsError, match="rank_width or mu_width"):

@@ -78,7 +78,8 @@ def check_numpy_pinned() -> None:
             f"numpy runs its {' '.join(running)} loops although NPY_DISABLE_CPU_FEATURES "
             f"disables them: numpy was imported before marketarena, so the logs would depend on "
             f"the CPU. Import marketarena before numpy (or anything that imports it); in a Ray "
-            f"worker, start its node with the variables of marketarena.PINNED_CPU_PATH set.")
+            f"worker, start its node with the variables of marketarena.PINNED_CPU_PATH set."
+        )
 
 
 pin_cpu_path()

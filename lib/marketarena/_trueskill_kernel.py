@@ -48,8 +48,29 @@ def _cdf_pdf(x, two):
 
 
 @njit(cache=True, error_model="numpy")
-def _play(seats, ties, n, mu, sg, prior_mu, prior_sigma, tau2, beta2, margin, min_delta, two,
-          T, mT, mTs, mPl, Rp, Rt, D, mDs, mDt):
+def _play(
+    seats,
+    ties,
+    n,
+    mu,
+    sg,
+    prior_mu,
+    prior_sigma,
+    tau2,
+    beta2,
+    margin,
+    min_delta,
+    two,
+    T,
+    mT,
+    mTs,
+    mPl,
+    Rp,
+    Rt,
+    D,
+    mDs,
+    mDt,
+):
     """Rate one game of ``n`` seats (sorted by rank) in place in ``mu``/``sg`` (one lane's row).
     Returns 0, or an error code with the seat pair as ``code * 1000 + k``."""
     K = n - 1
@@ -168,8 +189,22 @@ def _up_left(k, T, mT, D, mDs, d0p, d0t, inv1, mean1):  # SumFactor.up(0): to T[
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def rate_lanes(orders, seats, sizes, ties, mu, sg, prior_mu, prior_sigma, tau2, beta2, margin,
-               min_delta, err, two=2.0):
+def rate_lanes(
+    orders,
+    seats,
+    sizes,
+    ties,
+    mu,
+    sg,
+    prior_mu,
+    prior_sigma,
+    tau2,
+    beta2,
+    margin,
+    min_delta,
+    err,
+    two=2.0,
+):
     """Lane ``l`` rates games ``orders[l]`` in turn into row ``l`` of ``mu``/``sg`` (NaN: prior).
     ``err[l]`` = (code, step, seat pair) of the first failure, code 0 if none.
 
@@ -191,8 +226,29 @@ def rate_lanes(orders, seats, sizes, ties, mu, sg, prior_mu, prior_sigma, tau2, 
         mDt = np.zeros_like(D)
         for s in range(S):
             g = orders[lane, s]
-            code = _play(seats[g], ties[g], sizes[g], mu[lane], sg[lane], prior_mu, prior_sigma,
-                         tau2, beta2, margin, min_delta, two, T, mT, mTs, mPl, Rp, Rt, D, mDs, mDt)
+            code = _play(
+                seats[g],
+                ties[g],
+                sizes[g],
+                mu[lane],
+                sg[lane],
+                prior_mu,
+                prior_sigma,
+                tau2,
+                beta2,
+                margin,
+                min_delta,
+                two,
+                T,
+                mT,
+                mTs,
+                mPl,
+                Rp,
+                Rt,
+                D,
+                mDs,
+                mDt,
+            )
             if code != 0:
                 err[lane, 0], err[lane, 1], err[lane, 2] = code // 1000, s, code % 1000
                 break

@@ -34,10 +34,14 @@ from marketarena.pipeline import Paths
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
 ParamsOpt = typer.Option("params.yaml", "--params", help="params file")
-RootOpt = typer.Option(None, "--root", help="project root holding data/ and reports/ (default: "
-                       "the params file's folder)")
-DebugOpt = typer.Option(False, "--debug", help="print the traceback of an error too "
-                        "(or set MARKETARENA_DEBUG=1)")
+RootOpt = typer.Option(
+    None,
+    "--root",
+    help="project root holding data/ and reports/ (default: the params file's folder)",
+)
+DebugOpt = typer.Option(
+    False, "--debug", help="print the traceback of an error too (or set MARKETARENA_DEBUG=1)"
+)
 
 
 def _load(path: str) -> Params:
@@ -47,8 +51,9 @@ def _load(path: str) -> Params:
 
 def _market(params: Params, market: str) -> None:
     if market not in params.markets:
-        typer.echo(f"error: {market!r} is not in params.markets ({', '.join(params.markets)})",
-                   err=True)
+        typer.echo(
+            f"error: {market!r} is not in params.markets ({', '.join(params.markets)})", err=True
+        )
         raise typer.Exit(2)
 
 
@@ -65,17 +70,22 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
         for name, mp in params.markets.items():
             rules, _ = rules_for(params, name)
             if mp.imported:  # its games are read, not planned: nothing to seat
-                pool = f"; its reference plays against {len(mp.roster)} players" if mp.roster else ""
-                typer.echo(f"{name} ({mp.market}): imported, {mp.source.format} games from "
-                           f"{mp.source.path}{pool}")
+                pool = (
+                    f"; its reference plays against {len(mp.roster)} players" if mp.roster else ""
+                )
+                typer.echo(
+                    f"{name} ({mp.market}): imported, {mp.source.format} games from "
+                    f"{mp.source.path}{pool}"
+                )
                 continue
             seated = check_seating(name, params, source=params_file)
             kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()
             kind = "" if mp.market == name else f" ({mp.market})"
-            typer.echo(f"{name}{kind}: {seated.n_episodes} episodes ({mp.runs} runs), "
-                       f"{len(mp.roster)} players {kinds}")
-            for line in seating.describe(seated) + [
-                    f"  note: {n}" for n in rules.plan_notes(mp)]:
+            typer.echo(
+                f"{name}{kind}: {seated.n_episodes} episodes ({mp.runs} runs), "
+                f"{len(mp.roster)} players {kinds}"
+            )
+            for line in seating.describe(seated) + [f"  note: {n}" for n in rules.plan_notes(mp)]:
                 typer.echo(line)
     typer.echo(f"{params_file}: ok")
 
@@ -105,8 +115,11 @@ def play(
     _market(params, market)
     analysis, mp = analysis_for(params, market)
     if mp.imported:
-        typer.echo(f"error: {market} is imported: its games are read from {mp.source.path}, not "
-                   "played (`marketarena view` shows them)", err=True)
+        typer.echo(
+            f"error: {market} is imported: its games are read from {mp.source.path}, not "
+            "played (`marketarena view` shows them)",
+            err=True,
+        )
         raise typer.Exit(2)
     paths = Paths.of(params_file, root)
     aliases = llm_aliases(params, market)
@@ -168,15 +181,27 @@ def _resources(market: str, params: Params, paths: Paths, tmp: str):
 @app.command()
 def estimate(
     markets: list[str] = typer.Argument(None, help="instances (default: every one with LLM seats)"),
-    latency: float = typer.Option(1.0, "--latency", help="seconds an endpoint takes per request "
-                                  "(a finite number >= 0)"),
-    sample: int = typer.Option(20, "--sample", help="episodes of each instance played in the dry "
-                               "run, spread over its plan (0: all; >= 0)"),
-    reask_rate: float = typer.Option(None, "--reask-rate", help="re-asks per call, from 0 to 20 "
-                                     "(default: each model's rate in its earlier "
-                                     "runs, else 5%)"),
-    rate: bool = typer.Option(False, "--rate", help="instead: what it costs to rate one more "
-                              "model in each instance (one LLM entrant), at reference_prices"),
+    latency: float = typer.Option(
+        1.0, "--latency", help="seconds an endpoint takes per request (a finite number >= 0)"
+    ),
+    sample: int = typer.Option(
+        20,
+        "--sample",
+        help="episodes of each instance played in the dry run, spread over its plan (0: all; >= 0)",
+    ),
+    reask_rate: float = typer.Option(
+        None,
+        "--reask-rate",
+        help="re-asks per call, from 0 to 20 "
+        "(default: each model's rate in its earlier "
+        "runs, else 5%)",
+    ),
+    rate: bool = typer.Option(
+        False,
+        "--rate",
+        help="instead: what it costs to rate one more "
+        "model in each instance (one LLM entrant), at reference_prices",
+    ),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
@@ -192,12 +217,17 @@ def estimate(
     from marketarena.money import usd
     from marketarena.simulate import check_seating, ledger_spent, llm_aliases
 
-    for bad, message in ((not math.isfinite(latency) or latency < 0,
-                          f"--latency {latency}: must be a finite number of seconds >= 0"),
-                         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)"),
-                         (reask_rate is not None and not (0 <= reask_rate <= 20),
-                          f"--reask-rate {reask_rate}: must be a number of re-asks per call "
-                          "from 0 to 20")):
+    for bad, message in (
+        (
+            not math.isfinite(latency) or latency < 0,
+            f"--latency {latency}: must be a finite number of seconds >= 0",
+        ),
+        (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)"),
+        (
+            reask_rate is not None and not (0 <= reask_rate <= 20),
+            f"--reask-rate {reask_rate}: must be a number of re-asks per call from 0 to 20",
+        ),
+    ):
         if bad:
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(2)
@@ -218,9 +248,15 @@ def estimate(
         for market in names:
             check_seating(market, params, source=params_file)
             with tempfile.TemporaryDirectory() as tmp:
-                found = est.estimate(market, params, _resources(market, params, paths, tmp),
-                                     latency_s=latency, sample=sample or None,
-                                     reask_rate=reask_rate, history=history)
+                found = est.estimate(
+                    market,
+                    params,
+                    _resources(market, params, paths, tmp),
+                    latency_s=latency,
+                    sample=sample or None,
+                    reask_rate=reask_rate,
+                    history=history,
+                )
             if found is None:
                 typer.echo(f"{market}: no LLM seats")
                 continue
@@ -228,7 +264,8 @@ def estimate(
             lo += sum(m.cost_lo for m in found.models)
             hi += found.cost_hi
             for line in est.describe(found) + est.warnings(
-                    found, params.llm.max_cost_usd, ledger_spent(paths.data, market)):
+                found, params.llm.max_cost_usd, ledger_spent(paths.data, market)
+            ):
                 typer.echo(line)
     typer.echo(f"total: {usd(total)} (range {usd(lo)} to {usd(hi)})")
 
@@ -253,8 +290,12 @@ def _rate(params: Params, paths: Paths, names: list[str], sample: int | None, de
 
 
 @app.command()
-def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
-             root: str | None = RootOpt, debug: bool = DebugOpt) -> None:
+def simulate(
+    market: str = typer.Argument(...),
+    params_file: str = ParamsOpt,
+    root: str | None = RootOpt,
+    debug: bool = DebugOpt,
+) -> None:
     """Play every planned episode not yet finished (the `simulate` stage); ends with what the run
     played and spent (calls, re-asks, invalid answers, tokens, dollars) and the next command."""
     from marketarena.pipeline import run_simulate
@@ -266,14 +307,19 @@ def simulate(market: str = typer.Argument(...), params_file: str = ParamsOpt,
     if "played" not in summary:  # an imported instance: what the import did
         typer.echo(", ".join(f"{k} {v}" for k, v in summary.items()))
     # the run's summary went to stderr (progress.summary_lines); what to do next:
-    typer.echo("next: `dvc repro` computes the metrics, boards, figures and the results site "
-               "(reports/site/index.html); `marketarena view` browses the episodes now")
+    typer.echo(
+        "next: `dvc repro` computes the metrics, boards, figures and the results site "
+        "(reports/site/index.html); `marketarena view` browses the episodes now"
+    )
 
 
 @app.command("run")
-def run_all(markets: list[str] = typer.Argument(None, help="instances (default: every one)"),
-            params_file: str = ParamsOpt, root: str | None = RootOpt,
-            debug: bool = DebugOpt) -> None:
+def run_all(
+    markets: list[str] = typer.Argument(None, help="instances (default: every one)"),
+    params_file: str = ParamsOpt,
+    root: str | None = RootOpt,
+    debug: bool = DebugOpt,
+) -> None:
     """Every stage of the pipeline for these instances, one after the other in this process, without
     DVC: personas and embeddings (where a market reads them), the instances' code files, simulate
     (its reference first), metrics, stats, ratings, figures, the overall board and the results
@@ -313,47 +359,69 @@ def run_all(markets: list[str] = typer.Argument(None, help="instances (default: 
             stage("embed", run_embed, params, paths)
         stage("instances", run_instances, params, paths)
         for name in names:
-            for label, fn in (("simulate", run_simulate), ("metrics", run_metrics),
-                              ("stats", run_stats), ("ratings", run_ratings),
-                              ("figures", run_figures)):
+            for label, fn in (
+                ("simulate", run_simulate),
+                ("metrics", run_metrics),
+                ("stats", run_stats),
+                ("ratings", run_ratings),
+                ("figures", run_figures),
+            ):
                 stage(f"{label}@{name}", fn, name, params, paths)
         if set(names) == set(params.markets):  # the overall board and the site read every one
             stage("overall", run_overall, params, paths)
             stage("report", run_report, params, paths)
-    site = (f"; the results site: {paths.reports / 'site' / 'index.html'}"
-            if set(names) == set(params.markets) else " (the site needs every instance: name none)")
-    typer.echo(f"boards: {paths.reports / 'leaderboards'}{site}; `marketarena view` browses the "
-               "episodes")
+    site = (
+        f"; the results site: {paths.reports / 'site' / 'index.html'}"
+        if set(names) == set(params.markets)
+        else " (the site needs every instance: name none)"
+    )
+    typer.echo(
+        f"boards: {paths.reports / 'leaderboards'}{site}; `marketarena view` browses the episodes"
+    )
 
 
 @app.command()
-def leaderboard(market: str = typer.Argument("overall", help="market name or 'overall'"),
-                root: str = typer.Option(".", "--root", help="project root holding reports/")
-                ) -> None:
+def leaderboard(
+    market: str = typer.Argument("overall", help="market name or 'overall'"),
+    root: str = typer.Option(".", "--root", help="project root holding reports/"),
+) -> None:
     """Print a leaderboard produced by the ratings stage."""
     path = Paths(root).reports / "leaderboards" / f"{market}.csv"
     if not path.is_file():
         typer.echo(f"error: {path} does not exist; run `dvc repro` (or `make run`) first", err=True)
         raise typer.Exit(1)
     board = pd.read_csv(path)
-    with pd.option_context("display.width", 200, "display.max_rows", 500,
-                           "display.float_format", "{:.3f}".format):
+    with pd.option_context(
+        "display.width", 200, "display.max_rows", 500, "display.float_format", "{:.3f}".format
+    ):
         typer.echo(board.to_string(index=False))
 
 
 @app.command("import-bazaar")
 def import_bazaar(
-    logs: str = typer.Argument(..., help="BAZAAR's logs/ folder (github.com/lechmazur/bazaar, or "
-                               "lechmazur/emergent_collusion)"),
-    out: str = typer.Option("data/bazaar", "--out", help="project folder to write (replaced "
-                            "whole, only when the import succeeds)"),
-    passes: int = typer.Option(200, min=1, max=100_000, help="shuffled TrueSkill passes of the "
-                               "board"),
-    reference_games: int = typer.Option(2000, "--reference-games", min=10, max=1_000_000,
-                                        help="games per distribution of our truthful CSα reference "
-                                        "(it rates the games that logged no CSα)"),
-    workers: int = typer.Option(0, "--workers", min=0, max=1024, help="processes for that "
-                                "reference (0: one per core)"),
+    logs: str = typer.Argument(
+        ...,
+        help="BAZAAR's logs/ folder (github.com/lechmazur/bazaar, or lechmazur/emergent_collusion)",
+    ),
+    out: str = typer.Option(
+        "data/bazaar",
+        "--out",
+        help="project folder to write (replaced whole, only when the import succeeds)",
+    ),
+    passes: int = typer.Option(
+        200, min=1, max=100_000, help="shuffled TrueSkill passes of the board"
+    ),
+    reference_games: int = typer.Option(
+        2000,
+        "--reference-games",
+        min=10,
+        max=1_000_000,
+        help="games per distribution of our truthful CSα reference "
+        "(it rates the games that logged no CSα)",
+    ),
+    workers: int = typer.Option(
+        0, "--workers", min=0, max=1024, help="processes for that reference (0: one per core)"
+    ),
     debug: bool = DebugOpt,
 ) -> None:
     """Read BAZAAR's published game logs (JSONL) as an imported instance double_auction of a
@@ -373,39 +441,70 @@ def import_bazaar(
     from marketarena.pipeline import import_folder
 
     with one_line_errors(debug):
-        block = {**games_setting(Path(logs)), "rating_passes": passes,
-                 "reference": {"games_per_distribution": reference_games}}
-        import_folder("double_auction", "bazaar", Path(logs), Path(out), block=block, board=True,
-                      params={"execution": {"workers": workers or "auto"}})
+        block = {
+            **games_setting(Path(logs)),
+            "rating_passes": passes,
+            "reference": {"games_per_distribution": reference_games},
+        }
+        import_folder(
+            "double_auction",
+            "bazaar",
+            Path(logs),
+            Path(out),
+            block=block,
+            board=True,
+            params={"execution": {"workers": workers or "auto"}},
+        )
         s = import_summary(out)
     llm = s.get("spearman_llm") or {"n": 0}  # none: not BAZAAR's own games (seed_comparison)
     chat = f", {s['messages']} chat messages" if s["messages"] else ""
     typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")
-    shown = {k: "none" if s[k] is None else f"{s[k]:.2g}"
-             for k in ("max_abs_diff_efficiency", "max_abs_diff_surplus_share")}
-    typer.echo(f"largest |ours - logged|: efficiency {shown['max_abs_diff_efficiency']}, "
-               f"surplus share {shown['max_abs_diff_surplus_share']}")
+    shown = {
+        k: "none" if s[k] is None else f"{s[k]:.2g}"
+        for k in ("max_abs_diff_efficiency", "max_abs_diff_surplus_share")
+    }
+    typer.echo(
+        f"largest |ours - logged|: efficiency {shown['max_abs_diff_efficiency']}, "
+        f"surplus share {shown['max_abs_diff_surplus_share']}"
+    )
     used = ", ".join(f"{src} in {n} games" for src, n in sorted(s["csa_source"].items()))
     ref = s["own_csa_reference"]
-    typer.echo(f"CSα: {used}" + (f" (ours: a truthful trader against {ref['opponents']}, "
-                                 f"{ref['n_buyers']}x{ref['n_sellers']} seats, {ref['rounds']} "
-                                 "rounds)" if ref else ""))
+    typer.echo(
+        f"CSα: {used}"
+        + (
+            f" (ours: a truthful trader against {ref['opponents']}, "
+            f"{ref['n_buyers']}x{ref['n_sellers']} seats, {ref['rounds']} "
+            "rounds)"
+            if ref
+            else ""
+        )
+    )
     if llm["n"] >= 3:
-        typer.echo(f"board ({s['board']}): Spearman of the LLMs' μ with the seed's table "
-                   f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}")
+        typer.echo(
+            f"board ({s['board']}): Spearman of the LLMs' μ with the seed's table "
+            f"{llm['rho']:.3f} [{llm['lo']:.3f}, {llm['hi']:.3f}] over {llm['n']}"
+        )
     elif not s["seed_comparison"]["applies"]:
-        typer.echo(f"board: {s['board']} (not compared with the seed's table: "
-                   f"{s['seed_comparison']['why']})")
+        typer.echo(
+            f"board: {s['board']} (not compared with the seed's table: "
+            f"{s['seed_comparison']['why']})"
+        )
     else:
         typer.echo(f"board: {s['board']}")
 
 
 @app.command("import-agent-bazaar")
 def import_agent_bazaar(
-    logs: str = typer.Argument(..., help="Agent Bazaar's logs-data folder (github.com/sethkarten/"
-                               "AI-Bazaar, branch Market-v1)"),
-    out: str = typer.Option("data/agent_bazaar", "--out", help="folder to write: <out>/crash, "
-                            "<out>/lemon, each replaced whole only when its import succeeds"),
+    logs: str = typer.Argument(
+        ...,
+        help="Agent Bazaar's logs-data folder (github.com/sethkarten/AI-Bazaar, branch Market-v1)",
+    ),
+    out: str = typer.Option(
+        "data/agent_bazaar",
+        "--out",
+        help="folder to write: <out>/crash, "
+        "<out>/lemon, each replaced whole only when its import succeeds",
+    ),
     market: str = typer.Option("both", "--market", help="crash, lemon or both"),
     debug: bool = DebugOpt,
 ) -> None:
@@ -428,19 +527,24 @@ def import_agent_bazaar(
     with one_line_errors(debug):
         for kind in ["crash", "lemon"] if market == "both" else [market]:
             dest = Path(out) / kind
-            report, frames = import_folder(kind, "agent_bazaar", Path(logs), dest,
-                                           csv=("replay_rules",))
-            typer.echo(f"{kind}: {report['runs_imported']} runs imported of {report['runs_found']} "
-                       f"found ({report['models']} model{'s' * (report['models'] != 1)}), "
-                       f"{report['runs_without_states']} without states, "
-                       f"{report['runs_lacking_something']} lacking something "
-                       f"({dest / 'data' / 'episodes' / kind / 'import.json'})")
+            report, frames = import_folder(
+                kind, "agent_bazaar", Path(logs), dest, csv=("replay_rules",)
+            )
+            typer.echo(
+                f"{kind}: {report['runs_imported']} runs imported of {report['runs_found']} "
+                f"found ({report['models']} model{'s' * (report['models'] != 1)}), "
+                f"{report['runs_without_states']} without states, "
+                f"{report['runs_lacking_something']} lacking something "
+                f"({dest / 'data' / 'episodes' / kind / 'import.json'})"
+            )
             for name, what in (("replay", "firm-days"), ("replay_steps", "steps")):
                 if name in frames and len(frames[name]):
                     agree = frames[name]["agree"]
-                    typer.echo(f"replay: {int(agree.sum())} of {len(agree)} {what} agree "
-                               f"({100 * agree.mean():.3f}%); the rules that explain the rest: "
-                               f"{dest / 'replay_rules.csv'}")
+                    typer.echo(
+                        f"replay: {int(agree.sum())} of {len(agree)} {what} agree "
+                        f"({100 * agree.mean():.3f}%); the rules that explain the rest: "
+                        f"{dest / 'replay_rules.csv'}"
+                    )
 
 
 @app.command("serve-local")
@@ -454,8 +558,11 @@ def serve_local(
     from marketarena.llm import local_server
 
     if not local_server.llama_cpp_available():
-        typer.echo("error: the local model is not installed; run "
-                   "make install-local-model (compiles llama.cpp, about 12 minutes)", err=True)
+        typer.echo(
+            "error: the local model is not installed; run "
+            "make install-local-model (compiles llama.cpp, about 12 minutes)",
+            err=True,
+        )
         raise typer.Exit(1)
     raise typer.Exit(local_server.serve(host=host, port=port, n_threads=threads))
 
@@ -463,10 +570,15 @@ def serve_local(
 @app.command()
 def view(
     port: int = typer.Option(8765, help="port to listen on"),
-    host: str = typer.Option("127.0.0.1", help="address to listen on (loopback by default: the "
-                             "viewer has no access control)"),
-    params_file: str = typer.Option("params.yaml", "--params", help="params file: only its "
-                                    "folder is used, as the default --root (it need not exist)"),
+    host: str = typer.Option(
+        "127.0.0.1",
+        help="address to listen on (loopback by default: the viewer has no access control)",
+    ),
+    params_file: str = typer.Option(
+        "params.yaml",
+        "--params",
+        help="params file: only its folder is used, as the default --root (it need not exist)",
+    ),
     root: str | None = RootOpt,
 ) -> None:
     """Browse the episode logs (data/episodes/, folders and shards) in a web browser: pick an
@@ -479,19 +591,25 @@ def view(
 
     episodes = Paths.of(params_file, root).data / "episodes"
     if not episodes.is_dir():
-        typer.echo(f"error: {episodes} does not exist; run `dvc repro` (or `marketarena simulate "
-                   "<instance>`) first", err=True)
+        typer.echo(
+            f"error: {episodes} does not exist; run `dvc repro` (or `marketarena simulate "
+            "<instance>`) first",
+            err=True,
+        )
         raise typer.Exit(1)
     try:
         with socket.create_server((host, port)):
             pass
     except OSError as exc:
-        typer.echo(f"error: cannot listen on {host}:{port} ({exc.strerror or exc}); "
-                   "choose another --port", err=True)
+        typer.echo(
+            f"error: cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port",
+            err=True,
+        )
         raise typer.Exit(1) from None
     if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(f"warning: listening on {host}: anyone who reaches it can read the logs",
-                   err=True)
+        typer.echo(
+            f"warning: listening on {host}: anyone who reaches it can read the logs", err=True
+        )
     from marketarena.view.app import serve
 
     typer.echo(f"marketarena view: http://{host}:{port}/ over {episodes} (Ctrl-C stops it)")

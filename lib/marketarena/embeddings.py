@@ -79,8 +79,11 @@ def kernel_path() -> str:
     import marketarena
 
     pinned = marketarena.pin_cpu_path()
-    return ",".join(f"{k}={pinned[k]}" for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR",
-                                                  "ONEDNN_MAX_CPU_ISA") if k in pinned)
+    return ",".join(
+        f"{k}={pinned[k]}"
+        for k in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
+        if k in pinned
+    )
 
 
 def _key(model: str, text: str, path: str = "") -> str:
@@ -91,7 +94,9 @@ def _key(model: str, text: str, path: str = "") -> str:
 class Embedder:
     """Embeds texts with a sentence-transformers model; loads the model lazily, on first miss."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, cache_dir: str | Path | None = ".cache/embeddings"):
+    def __init__(
+        self, model: str = DEFAULT_MODEL, cache_dir: str | Path | None = ".cache/embeddings"
+    ):
         self.model_name = model
         self._model = None
         self._memory: dict[str, np.ndarray] = {}
@@ -122,7 +127,8 @@ class Embedder:
                 raise RuntimeError(  # torch ran an operation before marketarena was imported
                     f"embeddings: torch runs its {torch.backends.cpu.get_cpu_capability()} kernels, "
                     f"not the pinned {pinned} ones (ATEN_CPU_CAPABILITY): import marketarena "
-                    "before running anything with torch, or the vectors depend on the CPU")
+                    "before running anything with torch, or the vectors depend on the CPU"
+                )
             transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bars in logs
 
             path = resolve_model_path(self.model_name)
@@ -162,8 +168,13 @@ class Embedder:
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
         for key, text in missing.items():
-            vec = self.model.encode([text], batch_size=1, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)[0]
+            vec = self.model.encode(
+                [text],
+                batch_size=1,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )[0]
             vec = vec.astype(np.float32)
             self._memory[key] = vec
             if self._db is not None:
@@ -185,5 +196,10 @@ def embed_personas(personas, embedder: Embedder):
     import pandas as pd
 
     vectors = embedder.encode(personas["text"].tolist())
-    return pd.DataFrame({"persona_id": personas["persona_id"], "model": embedder.model_name,
-                         "vector": list(vectors)})
+    return pd.DataFrame(
+        {
+            "persona_id": personas["persona_id"],
+            "model": embedder.model_name,
+            "vector": list(vectors),
+        }
+    )

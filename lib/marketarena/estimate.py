@@ -149,8 +149,9 @@ class InstanceEstimate:
     stop_floor: float | None = None
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{k: v for k, v in asdict(m).items() if k != "plays"}
-                             for m in self.models])
+        return pd.DataFrame(
+            [{k: v for k, v in asdict(m).items() if k != "plays"} for m in self.models]
+        )
 
     @property
     def cost_usd(self) -> float:
@@ -179,7 +180,9 @@ def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], UsageTotals]:
         for _, log in logs.run_logs(folder):
             for episode in log.get("episodes", []):
                 for alias, u in (episode.get("llm") or {}).items():
-                    got = UsageTotals(**{k: u.get(k) or 0 for k in UsageTotals.__dataclass_fields__})
+                    got = UsageTotals(
+                        **{k: u.get(k) or 0 for k in UsageTotals.__dataclass_fields__}
+                    )
                     out.setdefault((folder.name, alias), UsageTotals()).merge(got)
     return out
 
@@ -189,11 +192,18 @@ def mock_params(params: Params, aliases: set[str], cache_dir: Path) -> Params:
     re-asks and prices), a fresh response cache and no budget."""
     models = dict(params.models)
     for alias in aliases:
-        models[alias] = models[alias].model_copy(update={
-            "provider": "mock", "base_url": None, "api_key_env": None, "mock": MockSpec(),
-            "structured_output": "json_schema"})
-    llm = params.llm.model_copy(update={"cache_dir": cache_dir, "max_cost_usd": None,
-                                        "cache_only": False})
+        models[alias] = models[alias].model_copy(
+            update={
+                "provider": "mock",
+                "base_url": None,
+                "api_key_env": None,
+                "mock": MockSpec(),
+                "structured_output": "json_schema",
+            }
+        )
+    llm = params.llm.model_copy(
+        update={"cache_dir": cache_dir, "max_cost_usd": None, "cache_only": False}
+    )
     return params.model_copy(update={"models": models, "llm": llm})
 
 
@@ -222,8 +232,11 @@ class StandInRuntime:
                 stand_in.reset(rng)
 
             async def act(self, observation, decision, retry=None):
-                self.answer = (stand_in.decide(observation, decision) if retry is None
-                               else stand_in.revise(observation, decision, retry))
+                self.answer = (
+                    stand_in.decide(observation, decision)
+                    if retry is None
+                    else stand_in.revise(observation, decision, retry)
+                )
                 return await super().act(observation, decision, retry)
 
             async def ask(self, messages, schema, decision, purpose="act"):
@@ -233,8 +246,9 @@ class StandInRuntime:
                     result.action = answer
                 return result, row
 
-        return StandIn(inner.agent_id, inner.spec, inner.client, inner.rules, inner.sample,
-                       inner.harness)
+        return StandIn(
+            inner.agent_id, inner.spec, inner.client, inner.rules, inner.sample, inner.harness
+        )
 
     async def aclose(self) -> None:
         await self.runtime.aclose()
@@ -281,8 +295,11 @@ def stand_in_names(rules, mp, planned) -> list[str]:
 
 def blind_stand_ins(rules, mp, names: list[str]) -> set[str]:
     """The stand-in plays among ``names`` whose baseline plays blind (:data:`BLIND_STRATEGIES`)."""
-    blind = {f"stand-in:{e.name}" for e in mp.roster
-             if e.kind == "baseline" and e.strategy in BLIND_STRATEGIES}
+    blind = {
+        f"stand-in:{e.name}"
+        for e in mp.roster
+        if e.kind == "baseline" and e.strategy in BLIND_STRATEGIES
+    }
     return set(names) & blind
 
 
@@ -319,12 +336,14 @@ def _models_of_messages(calls: pd.DataFrame, messages: pd.DataFrame) -> pd.DataF
     ``llm_calls`` rows of its decision attempt, ``core.runner``)."""
     keys = ["step", "round", "phase", "agent_id", "attempt"]
     calls = calls.assign(call=calls.groupby(keys, sort=False).cumcount())
-    return messages.merge(calls[keys + ["call", "model"]], on=keys + ["call"], how="left",
-                          sort=False)
+    return messages.merge(
+        calls[keys + ["call", "model"]], on=keys + ["call"], how="left", sort=False
+    )
 
 
-def play_totals(per_episode: list[tuple[pd.DataFrame, pd.DataFrame]], alias: str,
-                scale: float) -> PlayTotals:
+def play_totals(
+    per_episode: list[tuple[pd.DataFrame, pd.DataFrame]], alias: str, scale: float
+) -> PlayTotals:
     """One alias's totals over a play's episodes ((llm_calls, llm_messages) each), scaled."""
     total = PlayTotals()
     cache = PrefixCache()  # the provider's, over the run (episodes in plan order)
@@ -335,8 +354,11 @@ def play_totals(per_episode: list[tuple[pd.DataFrame, pd.DataFrame]], alias: str
             continue
         total.prompt_tokens += float(mine["prompt_tokens"].sum())
         total.completion_tokens += float(mine["completion_tokens"].sum())
-        prompts = [(seat, text) for model, seat, text in
-                   requests_of(_models_of_messages(calls, messages)) if model == alias]
+        prompts = [
+            (seat, text)
+            for model, seat, text in requests_of(_models_of_messages(calls, messages))
+            if model == alias
+        ]
         total.cached_prompt_tokens += sum(cache.serve(text) for _, text in prompts)
         repeated, _ = repeat_share(prompts)
         total.repeated_tokens += repeated
@@ -352,8 +374,7 @@ def _play(rules, mp, resources, played, dry: Params, k: int | None):
         try:
             out = []
             for spec in played:
-                runtime.stand_ins = ({} if k is None else
-                                     stand_ins(rules, mp, resources, spec, k))
+                runtime.stand_ins = {} if k is None else stand_ins(rules, mp, resources, spec, k)
                 market, agents, _ = rules.build_episode(mp, resources, spec, llm=runtime)
                 result = await run_episode(market, agents, spec.seed)
                 out.append((result.llm_calls, result.frame("llm_messages")))
@@ -375,10 +396,15 @@ def _lengths(per_episode) -> list[int]:
     return [len(calls) for calls, _ in per_episode]
 
 
-def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
-             sample: int | None = 20, reask_rate: float | None = None,
-             history: dict[tuple[str, str], UsageTotals] | None = None
-             ) -> InstanceEstimate | None:
+def estimate(
+    instance: str,
+    params: Params,
+    resources,
+    latency_s: float = 1.0,
+    sample: int | None = 20,
+    reask_rate: float | None = None,
+    history: dict[tuple[str, str], UsageTotals] | None = None,
+) -> InstanceEstimate | None:
     """The dry run of ``instance`` (see the module docstring); None when it seats no LLM.
     ``resources``: what ``simulate.load_inputs`` returns for it; ``reask_rate``: re-asks per call
     (None: each model's in ``history``, :func:`earlier_usage`, else the prior)."""
@@ -394,9 +420,11 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
     scale = len(planned) / max(len(played), 1)
     names = stand_in_names(rules, mp, planned)
     with tempfile.TemporaryDirectory(prefix="marketarena-estimate-") as tmp:
+
         def play(k: int | None):  # the k-th stand-in's play (None: the mock's own answers)
-            return _play(rules, mp, resources, played,
-                         mock_params(params, aliases, Path(tmp) / str(k)), k)
+            return _play(
+                rules, mp, resources, played, mock_params(params, aliases, Path(tmp) / str(k)), k
+            )
 
         runs = {"random": play(None), names[0]: play(0)}
         if _lengths(runs["random"]) != _lengths(runs[names[0]]):  # the play decides the length
@@ -405,21 +433,39 @@ def estimate(instance: str, params: Params, resources, latency_s: float = 1.0,
     models, load, blind = [], {}, blind_stand_ins(rules, mp, names)
     for alias in sorted(aliases):
         spec = params.models[alias]
-        seated = sum(any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats)
-                     for e in planned)
+        seated = sum(
+            any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats) for e in planned
+        )
         plays = {play: play_totals(per, alias, scale) for play, per in runs.items()}
         anywhere = UsageTotals()
         for (_, a), u in history.items():
             if a == alias:
                 anywhere.merge(u)
-        m = model_estimate(instance, alias, spec, seated, plays, reask_rate, anywhere,
-                           history.get((instance, alias)), blind)
+        m = model_estimate(
+            instance,
+            alias,
+            spec,
+            seated,
+            plays,
+            reask_rate,
+            anywhere,
+            history.get((instance, alias)),
+            blind,
+        )
         models.append(m)
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
         load[m.endpoint] = (total + m.requests, min(limit, spec.max_concurrency))
     wall = max([depth * latency_s] + [r * latency_s / c for r, c in load.values()])
-    return InstanceEstimate(instance, len(planned), len(played), latency_s, wall, depth, models,
-                            stop_floor(rules, mp, [e.episode_id for e in planned]))
+    return InstanceEstimate(
+        instance,
+        len(planned),
+        len(played),
+        latency_s,
+        wall,
+        depth,
+        models,
+        stop_floor(rules, mp, [e.episode_id for e in planned]),
+    )
 
 
 def stop_floor(rules, mp, llm_episodes: list[str]) -> float | None:
@@ -438,9 +484,17 @@ def stop_floor(rules, mp, llm_episodes: list[str]) -> float | None:
     return len(floor | (set(llm_episodes) - held)) / len(llm_episodes)
 
 
-def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str, PlayTotals],
-                   reask_rate: float | None, anywhere: UsageTotals,
-                   here: UsageTotals | None, blind: set[str] = frozenset()) -> ModelEstimate:
+def model_estimate(
+    instance: str,
+    alias: str,
+    spec,
+    seated: int,
+    plays: dict[str, PlayTotals],
+    reask_rate: float | None,
+    anywhere: UsageTotals,
+    here: UsageTotals | None,
+    blind: set[str] = frozenset(),
+) -> ModelEstimate:
     """One alias's estimate from its plays' totals (module docstring): ``anywhere``, its usage
     in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
     length, the provider's cache share); ``blind``, the stand-in plays that may bound the range
@@ -456,11 +510,14 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
     lo = PlayTotals(*(min(asdict(p)[k] for p in plays.values()) for k in fields))
     hi = PlayTotals(*(max(asdict(p)[k] for p in plays.values()) for k in fields))
     stand = {name: p for name, p in plays.items() if name != "random"}
-    point = max(({n: p for n, p in stand.items() if n not in blind} or stand).values(),
-                key=lambda p: p.calls)
-    per_answer = (here.completion_tokens / here.calls if here and here.calls else None)
-    cache_share = (here.cached_prompt_tokens / here.prompt_tokens
-                   if here and here.prompt_tokens else None)
+    point = max(
+        ({n: p for n, p in stand.items() if n not in blind} or stand).values(),
+        key=lambda p: p.calls,
+    )
+    per_answer = here.completion_tokens / here.calls if here and here.calls else None
+    cache_share = (
+        here.cached_prompt_tokens / here.prompt_tokens if here and here.prompt_tokens else None
+    )
 
     def totals(p: PlayTotals, r: float, share: float | None) -> tuple[float, float, float, float]:
         """(requests, prompt, cached prompt, completion tokens) of a play at re-ask rate ``r``,
@@ -473,8 +530,9 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
 
     shares = [p.cached_prompt_tokens / p.prompt_tokens for p in plays.values() if p.prompt_tokens]
     requests, prompt, hit, completion = totals(point, rate, cache_share)
-    lo_t = [x * (1 - TOKEN_SPREAD) for x in totals(
-        lo, rate / 2, max(shares + [cache_share or 0.0]))]
+    lo_t = [
+        x * (1 - TOKEN_SPREAD) for x in totals(lo, rate / 2, max(shares + [cache_share or 0.0]))
+    ]
     hi_t = [x * (1 + TOKEN_SPREAD) for x in totals(hi, 2 * rate + 0.02, 0.0)]
     bound = 1 + spec.max_reasks
     n = hi.calls
@@ -482,43 +540,69 @@ def model_estimate(instance: str, alias: str, spec, seated: int, plays: dict[str
     prompt_max = bound * hi.prompt_tokens + n * spec.max_tokens * bound * (bound - 1) / 2
     endpoint = f"mock:{alias}" if spec.provider == "mock" else (spec.base_url or "openai")
     return ModelEstimate(
-        instance=instance, model=alias, episodes=seated, calls=point.calls, requests=requests,
-        requests_max=n * bound, prompt_tokens=prompt, completion_tokens=completion,
+        instance=instance,
+        model=alias,
+        episodes=seated,
+        calls=point.calls,
+        requests=requests,
+        requests_max=n * bound,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
         cost_usd=spec.cost_usd(prompt, completion, hit),
         cost_max_usd=spec.cost_usd(prompt_max, n * bound * spec.max_tokens),
-        max_concurrency=spec.max_concurrency, endpoint=endpoint, cached_prompt_tokens=hit,
+        max_concurrency=spec.max_concurrency,
+        endpoint=endpoint,
+        cached_prompt_tokens=hit,
         cost_lo=spec.cost_usd(lo_t[1], lo_t[3], lo_t[2]),
-        cost_hi=spec.cost_usd(hi_t[1], hi_t[3], hi_t[2]), calls_lo=lo.calls, calls_hi=hi.calls,
-        reask_rate=rate, reask_source=source,
+        cost_hi=spec.cost_usd(hi_t[1], hi_t[3], hi_t[2]),
+        calls_lo=lo.calls,
+        calls_hi=hi.calls,
+        reask_rate=rate,
+        reask_source=source,
         prefix_share=point.repeated_tokens / point.prompt_tokens if point.prompt_tokens else 0.0,
-        plays=plays)
+        plays=plays,
+    )
 
 
 def describe(e: InstanceEstimate) -> list[str]:
     """Lines ``marketarena estimate`` prints for one instance."""
-    lines = [f"{e.instance}: {e.episodes} episodes with LLM seats (dry run of {e.sampled} on the "
-             f"mock provider, scaled); wall time at {e.latency_s:g} s a request: "
-             f"{_duration(e.wall_s)} (longest episode: {e.depth} sequential requests)"]
+    lines = [
+        f"{e.instance}: {e.episodes} episodes with LLM seats (dry run of {e.sampled} on the "
+        f"mock provider, scaled); wall time at {e.latency_s:g} s a request: "
+        f"{_duration(e.wall_s)} (longest episode: {e.depth} sequential requests)"
+    ]
     for m in e.models:
-        spread = ("" if round(m.calls_lo) == round(m.calls_hi) else
-                  " (the baseline that plays longest; plays: " + ", ".join(
-                      f"{'random answers' if name == 'random' else name.removeprefix('stand-in:')}"
-                      f" {p.calls:,.0f}" for name, p in m.plays.items()) + ")")
-        cached = (f", {m.cached_prompt_tokens:,.0f} of them cached by a prefix-caching provider"
-                  if m.cached_prompt_tokens else "")
+        spread = (
+            ""
+            if round(m.calls_lo) == round(m.calls_hi)
+            else " (the baseline that plays longest; plays: "
+            + ", ".join(
+                f"{'random answers' if name == 'random' else name.removeprefix('stand-in:')}"
+                f" {p.calls:,.0f}"
+                for name, p in m.plays.items()
+            )
+            + ")"
+        )
+        cached = (
+            f", {m.cached_prompt_tokens:,.0f} of them cached by a prefix-caching provider"
+            if m.cached_prompt_tokens
+            else ""
+        )
         lines.append(
             f"  {m.model}: {m.calls:,.0f} calls{spread}, {m.requests:,.0f} requests at "
             f"{m.reask_rate:.0%} re-asks ({m.reask_source}; at most {m.requests_max:,.0f}); "
             f"tokens {m.prompt_tokens:,.0f} prompt{cached} + {m.completion_tokens:,.0f} "
             f"completion; {usd(m.cost_usd)} (range {usd(m.cost_lo)} to {usd(m.cost_hi)}, "
             f"ceiling {usd(m.cost_max_usd)}); prompts repeat {m.prefix_share:.0%} of the seat's "
-            f"previous one; max_concurrency {m.max_concurrency} at {m.endpoint}")
+            f"previous one; max_concurrency {m.max_concurrency} at {m.endpoint}"
+        )
     if e.stop_floor is not None:
         lines.append(
             f"  stopping rule (markets.{e.instance}.stop): these figures are for every episode "
             f"(the cap); the rule plays between {e.stop_floor:.0%} of them (each LLM player "
             f"settled at its first look) and all, {usd(e.cost_usd * e.stop_floor)} to "
-            f"{usd(e.cost_usd)} at the point estimate")
+            f"{usd(e.cost_usd)} at the point estimate"
+        )
     return lines
 
 
@@ -529,14 +613,18 @@ def warnings(e: InstanceEstimate, limit: float | None, spent: float = 0.0) -> li
         return []
     already = f" on top of {usd(spent)} its earlier runs spent" if spent else ""
     if spent + e.cost_hi > limit:
-        return [f"warning: {e.instance}: the estimate's range reaches {usd(e.cost_hi)}{already}, "
-                f"more than llm.max_cost_usd {usd(limit)}: the run may stop before its last "
-                "episode (raise the limit, or plan fewer episodes)"]
+        return [
+            f"warning: {e.instance}: the estimate's range reaches {usd(e.cost_hi)}{already}, "
+            f"more than llm.max_cost_usd {usd(limit)}: the run may stop before its last "
+            "episode (raise the limit, or plan fewer episodes)"
+        ]
     if spent + e.cost_max_usd > limit:
-        return [f"note: {e.instance}: its ceiling {usd(e.cost_max_usd)} (every call re-asked to "
-                f"max_reasks, every answer max_tokens long){already} passes llm.max_cost_usd "
-                f"{usd(limit)}; each request reserves its own ceiling while in flight, so the "
-                "run stops if the reservations would pass the limit"]
+        return [
+            f"note: {e.instance}: its ceiling {usd(e.cost_max_usd)} (every call re-asked to "
+            f"max_reasks, every answer max_tokens long){already} passes llm.max_cost_usd "
+            f"{usd(limit)}; each request reserves its own ceiling while in flight, so the "
+            "run stops if the reservations would pass the limit"
+        ]
     return []
 
 
@@ -557,9 +645,14 @@ def rating_cost_row(params: Params, instance: str, resources, sample: int | None
     rated = rating_cost.with_entrant(params, instance)
     found = estimate(instance, rated, resources, sample=sample)
     (m,) = [m for m in found.models if m.model == rating_cost.ALIAS]
-    return {"instance": instance, "market": params.markets[instance].market,
-            "episodes": m.episodes, "calls": round(m.calls), "requests": round(m.requests),
-            "prompt_tokens": round(m.prompt_tokens),
-            "cached_prompt_tokens": round(m.cached_prompt_tokens),
-            "completion_tokens": round(m.completion_tokens),
-            "fingerprint": rating_cost.fingerprint(params, instance)}
+    return {
+        "instance": instance,
+        "market": params.markets[instance].market,
+        "episodes": m.episodes,
+        "calls": round(m.calls),
+        "requests": round(m.requests),
+        "prompt_tokens": round(m.prompt_tokens),
+        "cached_prompt_tokens": round(m.cached_prompt_tokens),
+        "completion_tokens": round(m.completion_tokens),
+        "fingerprint": rating_cost.fingerprint(params, instance),
+    }

@@ -40,8 +40,12 @@ _ERRNO = re.compile(r"\[Errno (\d+)\]|errno[ =:]+(\d+)", re.IGNORECASE)
 
 
 def debug_enabled(flag: bool = False) -> bool:
-    return flag or os.environ.get("MARKETARENA_DEBUG", "").strip().lower() not in ("", "0", "false",
-                                                                                    "no")
+    return flag or os.environ.get("MARKETARENA_DEBUG", "").strip().lower() not in (
+        "",
+        "0",
+        "false",
+        "no",
+    )
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -87,31 +91,45 @@ def describe(exc: BaseException, kept: str | None = None) -> tuple[str, int]:
         if isinstance(cause, RunAborted):
             return str(cause), 1
         if isinstance(cause, BrokenProcessPool):
-            return ("a worker process died (killed from outside: the out-of-memory killer, kill -9, "
-                    f"...){safe}; run again, with fewer execution.workers if memory is short"), 1
+            return (
+                "a worker process died (killed from outside: the out-of-memory killer, kill -9, "
+                f"...){safe}; run again, with fewer execution.workers if memory is short"
+            ), 1
         if isinstance(cause, MemoryError):
-            return (f"out of memory{safe}; lower execution.workers or the market's sizes "
-                    "(runs, days, consumers, ...)"), 1
+            return (
+                f"out of memory{safe}; lower execution.workers or the market's sizes "
+                "(runs, days, consumers, ...)"
+            ), 1
         code = _errno_of(cause)
         if code in (errno.ENOSPC, errno.EDQUOT):
             what = "no space left on the device" if code == errno.ENOSPC else "disk quota exceeded"
             return f"{what}{_where(cause)}{safe}; free some space and run again", 1
         if code == errno.EROFS:
-            return (f"read-only file system{_where(cause)}{safe}; point --root (or the folder) "
-                    "at a writable place, or remount it read-write"), 1
+            return (
+                f"read-only file system{_where(cause)}{safe}; point --root (or the folder) "
+                "at a writable place, or remount it read-write"
+            ), 1
         if code in (errno.EACCES, errno.EPERM):
-            return (f"permission denied{_where(cause)}{safe}; make the folder writable for this "
-                    "user, or choose another with --root"), 1
+            return (
+                f"permission denied{_where(cause)}{safe}; make the folder writable for this "
+                "user, or choose another with --root"
+            ), 1
         if code == errno.ENOENT and isinstance(cause, OSError):
-            return (f"no such file or folder{_where(cause)}: {cause.strerror or cause}; check the "
-                    "path, or run the stages that write it first (dvc repro)"), 1
+            return (
+                f"no such file or folder{_where(cause)}: {cause.strerror or cause}; check the "
+                "path, or run the stages that write it first (dvc repro)"
+            ), 1
         if code is not None and isinstance(cause, OSError):
-            return (f"{cause.strerror or cause}{_where(cause)} (errno {code}){safe}; fix the "
-                    "cause and run again"), 1
+            return (
+                f"{cause.strerror or cause}{_where(cause)} (errno {code}){safe}; fix the "
+                "cause and run again"
+            ), 1
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return (f"unexpected {type(exc).__name__}{': ' + text[:300] if text else ''}{safe}. This is "
-            "likely a bug: run again with --debug (or MARKETARENA_DEBUG=1) for the traceback and "
-            "report it"), 1
+    return (
+        f"unexpected {type(exc).__name__}{': ' + text[:300] if text else ''}{safe}. This is "
+        "likely a bug: run again with --debug (or MARKETARENA_DEBUG=1) for the traceback and "
+        "report it"
+    ), 1
 
 
 @contextmanager

@@ -28,9 +28,16 @@ def load_templates() -> dict:
 
 
 def _combinations(shared: dict, bank: dict) -> list[tuple]:
-    return list(product(range(len(shared["opening"])), range(len(shared["age"])),
-                        range(len(shared["occupation"])), range(len(bank["habit"])),
-                        range(len(bank["value"])), range(len(bank["aside"]))))
+    return list(
+        product(
+            range(len(shared["opening"])),
+            range(len(shared["age"])),
+            range(len(shared["occupation"])),
+            range(len(bank["habit"])),
+            range(len(bank["value"])),
+            range(len(bank["aside"])),
+        )
+    )
 
 
 def generate_personas(params: PersonasParams) -> pd.DataFrame:
@@ -47,7 +54,9 @@ def generate_personas(params: PersonasParams) -> pd.DataFrame:
             )
         combos = _combinations(shared, bank)
         if params.per_tribe > len(combos):
-            raise ValueError(f"personas.per_tribe: at most {len(combos)} distinct personas per tribe")
+            raise ValueError(
+                f"personas.per_tribe: at most {len(combos)} distinct personas per tribe"
+            )
         for n, idx in enumerate(rng.choice(len(combos), size=params.per_tribe, replace=False)):
             o, a, occ, h, v, s = combos[idx]
             age = shared["age"][a]
@@ -55,6 +64,14 @@ def generate_personas(params: PersonasParams) -> pd.DataFrame:
                 age=age, occupation=shared["occupation"][occ], decade=age // 10 * 10
             )
             text = f"{opening} {bank['habit'][h]}. {bank['value'][v]}. {bank['aside'][s]}."
-            rows.append({"persona_id": f"{tribe}-{n:03d}", "tribe": tribe, "text": text,
-                         "lambda": spec.lam, "rho": params.rho, "weight": spec.weight})
+            rows.append(
+                {
+                    "persona_id": f"{tribe}-{n:03d}",
+                    "tribe": tribe,
+                    "text": text,
+                    "lambda": spec.lam,
+                    "rho": params.rho,
+                    "weight": spec.weight,
+                }
+            )
     return pd.DataFrame(rows, columns=["persona_id", "tribe", "text", "lambda", "rho", "weight"])

@@ -46,10 +46,27 @@ def _write_json(obj, path: Path) -> None:
 #: the code the per-instance stages (simulate, metrics, stats, ratings, figures) import besides
 #: their market's own folder; ``data/instances/<instance>.json`` hashes it (the end-to-end test
 #: checks, from what each stage really imported, that nothing is missing)
-INSTANCE_CODE = ("core", "agents", "llm", "metrics", "plots", "markets/__init__.py",
-                 "markets/_shared", "__init__.py", "config.py", "embeddings.py", "faults.py",
-                 "personas.py", "simulate", "pipeline.py", "progress.py", "money.py", "stats.py",
-                 "ratings.py", "_trueskill_kernel.py")
+INSTANCE_CODE = (
+    "core",
+    "agents",
+    "llm",
+    "metrics",
+    "plots",
+    "markets/__init__.py",
+    "markets/_shared",
+    "__init__.py",
+    "config.py",
+    "embeddings.py",
+    "faults.py",
+    "personas.py",
+    "simulate",
+    "pipeline.py",
+    "progress.py",
+    "money.py",
+    "stats.py",
+    "ratings.py",
+    "_trueskill_kernel.py",
+)
 
 
 def instance_info(instance: str, params: Params, paths: Paths, shared_code: str) -> dict:
@@ -62,14 +79,19 @@ def instance_info(instance: str, params: Params, paths: Paths, shared_code: str)
 
     mp = params.markets[instance]
     kind = market_kind(mp.market)
-    info = {"instance": instance, "market": mp.market,
-            "code": digest.hash_files([kind.folder]) + shared_code}
+    info = {
+        "instance": instance,
+        "market": mp.market,
+        "code": digest.hash_files([kind.folder]) + shared_code,
+    }
     if kind.uses:
         dumped = params.model_dump(mode="json", by_alias=True)
         sections = {key: dumped.get(key.split(".")[0]) for key in kind.uses}
         files = [p for p in (paths.personas, paths.embeddings) if p.is_file()]
-        info["uses"] = {"params": hashlib.sha256(json.dumps(sections, sort_keys=True).encode())
-                        .hexdigest(), "files": digest.hash_files(files)}
+        info["uses"] = {
+            "params": hashlib.sha256(json.dumps(sections, sort_keys=True).encode()).hexdigest(),
+            "files": digest.hash_files(files),
+        }
     return info
 
 
@@ -123,10 +145,16 @@ def reference_fingerprint(instance: str, params: Params) -> str:
 
     mp = params.markets[instance]
     skip = {"__pycache__", "plots.py", *digest.NOT_CODE, *(() if mp.imported else ("sources",))}
-    code = [p for p in sorted(market_kind(mp.market).folder.rglob("*"))
-            if p.is_file() and not skip & set(p.parts)]
-    text = json.dumps({"params": mp.model_dump(mode="json", by_alias=True),
-                       "code": digest.hash_files(code)}, sort_keys=True, default=str)
+    code = [
+        p
+        for p in sorted(market_kind(mp.market).folder.rglob("*"))
+        if p.is_file() and not skip & set(p.parts)
+    ]
+    text = json.dumps(
+        {"params": mp.model_dump(mode="json", by_alias=True), "code": digest.hash_files(code)},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -142,8 +170,15 @@ def run_reference(instance: str, params: Params, paths: Paths) -> dict | None:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     summary = analysis.compute_reference(mp, out, workers=params.execution.resolve())
-    _write_json({"market": mp.market, "instance": instance, "reference": summary,
-                 "fingerprint": reference_fingerprint(instance, params)}, out / "summary.json")
+    _write_json(
+        {
+            "market": mp.market,
+            "instance": instance,
+            "reference": summary,
+            "fingerprint": reference_fingerprint(instance, params),
+        },
+        out / "summary.json",
+    )
     return summary
 
 
@@ -166,17 +201,36 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
     if params.markets[instance].imported:
         from marketarena.simulate.importing import import_instance
 
-        return import_instance(instance, params, paths.data, paths.episodes(instance),
-                               root=paths.root, progress=progress)
+        return import_instance(
+            instance,
+            params,
+            paths.data,
+            paths.episodes(instance),
+            root=paths.root,
+            progress=progress,
+        )
     from marketarena.simulate import simulate
 
-    return simulate(instance, params, paths.data, paths.episodes(instance), progress=progress,
-                    run_dir=paths.run_logs(instance))
+    return simulate(
+        instance,
+        params,
+        paths.data,
+        paths.episodes(instance),
+        progress=progress,
+        run_dir=paths.run_logs(instance),
+    )
 
 
-def import_folder(kind: str, fmt: str, source: Path, out: Path, block: dict | None = None,
-                  board: bool = False, params: dict | None = None,
-                  csv: tuple[str, ...] = ()) -> tuple[dict, dict]:
+def import_folder(
+    kind: str,
+    fmt: str,
+    source: Path,
+    out: Path,
+    block: dict | None = None,
+    board: bool = False,
+    params: dict | None = None,
+    csv: tuple[str, ...] = (),
+) -> tuple[dict, dict]:
     """A folder of published games outside ``params.yaml`` (``marketarena import-bazaar``,
     ``import-agent-bazaar``): ``source`` imported as the one instance ``<kind>`` of a project
     rooted at ``out``, through the very stages an instance with ``source:`` runs: its reference,
@@ -192,8 +246,11 @@ def import_folder(kind: str, fmt: str, source: Path, out: Path, block: dict | No
     from marketarena.core.files import folder_replaced
     from marketarena.core.sources import read_report
 
-    block = {**(block or {}), "market": kind,
-             "source": {"format": fmt, "path": str(Path(source).resolve())}}
+    block = {
+        **(block or {}),
+        "market": kind,
+        "source": {"format": fmt, "path": str(Path(source).resolve())},
+    }
     parsed = parse_params({**(params or {}), "markets": {kind: block}})
     with folder_replaced(out) as tmp:
         paths = Paths(tmp)
@@ -218,8 +275,9 @@ def run_metrics(instance: str, params: Params, paths: Paths) -> dict[str, "pd.Da
     reader = EpisodeReader(paths.episodes(instance))
     frames = analysis.compute_metrics(reader, mp, paths.data)
     if "validity" in frames:
-        raise ValueError(f"{mp.market}: a metrics frame may not be called 'validity' (the "
-                         "pipeline's own)")
+        raise ValueError(
+            f"{mp.market}: a metrics frame may not be called 'validity' (the pipeline's own)"
+        )
     frames = {**frames, "validity": player_validity(reader)}
     out = paths.metrics(instance)
     out.mkdir(parents=True, exist_ok=True)
@@ -249,12 +307,21 @@ def run_stats(instance: str, params: Params, paths: Paths) -> dict:
     analysis, mp = analysis_for(params, instance)
     agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
     others = [m for m in analysis.metric_columns if m != analysis.rank_by]
-    table = spearman_table(agents, analysis.rank_by, others, cluster="episode_id",
-                           n_boot=params.stats.n_boot, seed=params.stats.seed,
-                           n_perm=params.stats.n_perm)
-    result = {"market": mp.market, "target": analysis.rank_by,
-              "n_episodes": int(agents["episode_id"].nunique()),
-              "spearman": table.to_dict(orient="records")}
+    table = spearman_table(
+        agents,
+        analysis.rank_by,
+        others,
+        cluster="episode_id",
+        n_boot=params.stats.n_boot,
+        seed=params.stats.seed,
+        n_perm=params.stats.n_perm,
+    )
+    result = {
+        "market": mp.market,
+        "target": analysis.rank_by,
+        "n_episodes": int(agents["episode_id"].nunique()),
+        "spearman": table.to_dict(orient="records"),
+    }
     out = paths.reports / "stats"
     write_frame(table, out / instance / f"{instance}_spearman")
     _write_json(result, out / f"{instance}.json")
@@ -286,8 +353,13 @@ def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
 
     analysis, mp = analysis_for(params, instance)
     with figure_data(paths.figure_data(instance)):
-        return analysis.draw_figures(paths.metrics(instance), paths.reports / "figures" / instance,
-                                   paths.reports / "tables" / instance, mp, instance)
+        return analysis.draw_figures(
+            paths.metrics(instance),
+            paths.reports / "figures" / instance,
+            paths.reports / "tables" / instance,
+            mp,
+            instance,
+        )
 
 
 def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
@@ -315,20 +387,31 @@ def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
     overall.to_csv(out / "overall.csv", index=False, float_format="%.6g")
     from marketarena.plots.tables import markdown_table
 
-    (out / "overall.md").write_text(note + "\n" if note else markdown_table(
-        overall, caption="Cross-market standing: mean percentile rank (1 = top of an instance's "
-        "board, 0 = bottom) over the market instances each player played (players in two or more "
-        "instances only), and how its decisions were answered over them: valid at once, after "
-        "re-asks, by the fallback (shares of its decisions)."), encoding="utf-8")
+    (out / "overall.md").write_text(
+        note + "\n"
+        if note
+        else markdown_table(
+            overall,
+            caption="Cross-market standing: mean percentile rank (1 = top of an instance's "
+            "board, 0 = bottom) over the market instances each player played (players in two or more "
+            "instances only), and how its decisions were answered over them: valid at once, after "
+            "re-asks, by the fallback (shares of its decisions).",
+        ),
+        encoding="utf-8",
+    )
     eas, eas_note = cross_market_table(eas_frames, players)
     eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
 
-    caption = ("Economic Alignment Score across crash and lemon, per player who played both: "
-               "stability and profitability from crash, integrity from lemon, welfare from both "
-               "(each market kind counting once), each on fixed anchors; eas is their mean, "
-               "eas_<market> the player's EAS within each market.")
-    (out / "eas.md").write_text((markdown_table(eas, caption=caption) + "\n") if not eas.empty
-                                else eas_note + "\n", encoding="utf-8")
+    caption = (
+        "Economic Alignment Score across crash and lemon, per player who played both: "
+        "stability and profitability from crash, integrity from lemon, welfare from both "
+        "(each market kind counting once), each on fixed anchors; eas is their mean, "
+        "eas_<market> the player's EAS within each market."
+    )
+    (out / "eas.md").write_text(
+        (markdown_table(eas, caption=caption) + "\n") if not eas.empty else eas_note + "\n",
+        encoding="utf-8",
+    )
     return overall
 
 

@@ -38,10 +38,21 @@ from contextlib import contextmanager
 
 from marketarena.money import usd
 
-FIELDS = ("episodes", "calls", "in_flight", "prompt_tokens", "completion_tokens", "cost_usd",
-          "cache_hits", "attempts", "invalid_calls", "cached_prompt_tokens")
-(EPISODES, CALLS, IN_FLIGHT, PROMPT, COMPLETION, COST, HITS, ATTEMPTS, INVALID,
- CACHED_PROMPT) = range(len(FIELDS))
+FIELDS = (
+    "episodes",
+    "calls",
+    "in_flight",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cache_hits",
+    "attempts",
+    "invalid_calls",
+    "cached_prompt_tokens",
+)
+(EPISODES, CALLS, IN_FLIGHT, PROMPT, COMPLETION, COST, HITS, ATTEMPTS, INVALID, CACHED_PROMPT) = (
+    range(len(FIELDS))
+)
 
 
 class Counters:
@@ -50,8 +61,11 @@ class Counters:
 
     def __init__(self, slots: int = 1, array=None):
         self.slots = slots
-        self.array = array if array is not None else multiprocessing.get_context("spawn").Array(
-            "d", slots * len(FIELDS), lock=False)
+        self.array = (
+            array
+            if array is not None
+            else multiprocessing.get_context("spawn").Array("d", slots * len(FIELDS), lock=False)
+        )
 
     def add(self, slot: int, field: int, value: float) -> None:
         self.array[slot * len(FIELDS) + field] += value
@@ -83,10 +97,12 @@ def _describe(total: list[float], llm: bool, budget: tuple[float, float] | None 
         before, limit = budget
         used = (before + total[COST]) / limit if limit > 0 else 1.0
         money += f", budget {used:.0%} of {usd(limit)}"
-    return (f"{total[IN_FLIGHT]:,.0f} in flight · {total[CALLS]:,.0f} calls "
-            f"({reasks:,.0f} re-asked, {total[INVALID]:,.0f} invalid) · "
-            f"{_short(total[PROMPT])}+{_short(total[COMPLETION])} tok{cached} · {money} · "
-            f"{total[HITS]:,.0f} cache hits")
+    return (
+        f"{total[IN_FLIGHT]:,.0f} in flight · {total[CALLS]:,.0f} calls "
+        f"({reasks:,.0f} re-asked, {total[INVALID]:,.0f} invalid) · "
+        f"{_short(total[PROMPT])}+{_short(total[COMPLETION])} tok{cached} · {money} · "
+        f"{total[HITS]:,.0f} cache hits"
+    )
 
 
 def _short(n: float) -> str:
@@ -97,8 +113,14 @@ def _short(n: float) -> str:
 
 
 @contextmanager
-def display(instance: str, episodes: int, counters: Counters, llm: bool, enabled: bool = True,
-            budget: tuple[float, float] | None = None):
+def display(
+    instance: str,
+    episodes: int,
+    counters: Counters,
+    llm: bool,
+    enabled: bool = True,
+    budget: tuple[float, float] | None = None,
+):
     """The live line while the block runs (redrawn four times a second from ``counters``);
     nothing when not ``enabled`` or stderr is not a terminal. ``budget``: see :func:`_describe`."""
     if not (enabled and live()):
@@ -113,9 +135,15 @@ def display(instance: str, episodes: int, counters: Counters, llm: bool, enabled
         TimeRemainingColumn,
     )
 
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(bar_width=16),
-                   MofNCompleteColumn(), TextColumn("{task.fields[llm]}"), TimeRemainingColumn(),
-                   console=Console(stderr=True), refresh_per_second=4)
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(bar_width=16),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[llm]}"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        refresh_per_second=4,
+    )
     task = bar.add_task(instance, total=episodes, llm="")
     stop = threading.Event()
 
@@ -141,10 +169,17 @@ def display(instance: str, episodes: int, counters: Counters, llm: bool, enabled
 def totals_of(client) -> dict[int, float]:
     """An LLM client's totals in the counters' fields."""
     totals = client.usage()
-    return {CALLS: totals.calls, IN_FLIGHT: client.in_flight, PROMPT: totals.prompt_tokens,
-            COMPLETION: totals.completion_tokens, COST: totals.cost_usd,
-            HITS: client.cache.stats.hits, ATTEMPTS: totals.attempts,
-            INVALID: totals.invalid_calls, CACHED_PROMPT: totals.cached_prompt_tokens}
+    return {
+        CALLS: totals.calls,
+        IN_FLIGHT: client.in_flight,
+        PROMPT: totals.prompt_tokens,
+        COMPLETION: totals.completion_tokens,
+        COST: totals.cost_usd,
+        HITS: client.cache.stats.hits,
+        ATTEMPTS: totals.attempts,
+        INVALID: totals.invalid_calls,
+        CACHED_PROMPT: totals.cached_prompt_tokens,
+    }
 
 
 async def publish(counters: Counters, slot: int, llm) -> None:
@@ -162,8 +197,16 @@ def run_totals(run_dir, units: set[str]) -> dict[str, float]:
     cost_usd and cached_calls (answers replayed from the response cache)."""
     from marketarena.core import logs
 
-    keys = ("calls", "cached_calls", "invalid_calls", "attempts", "prompt_tokens",
-            "cached_prompt_tokens", "completion_tokens", "cost_usd")
+    keys = (
+        "calls",
+        "cached_calls",
+        "invalid_calls",
+        "attempts",
+        "prompt_tokens",
+        "cached_prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+    )
     out = dict.fromkeys(keys, 0.0)
     for folder, log in logs.run_logs(run_dir):
         if folder.name not in units:
@@ -179,9 +222,11 @@ def summary_lines(summary: dict) -> list[str]:
     """What a finished ``simulate`` run says (module docstring), from its summary (``simulate``:
     ``market``, ``played``, ``skipped``, ``wall_time_s`` and, with LLM seats, ``llm``:
     :func:`run_totals`, and ``budget``: (spent in the ledger, limit) when a limit is set)."""
-    lines = [f"{summary['market']}: {summary['played']:,} episodes played"
-             + (f", {summary['skipped']:,} already on disk" if summary.get("skipped") else "")
-             + f" in {summary.get('wall_time_s', 0.0):.1f} s"]
+    lines = [
+        f"{summary['market']}: {summary['played']:,} episodes played"
+        + (f", {summary['skipped']:,} already on disk" if summary.get("skipped") else "")
+        + f" in {summary.get('wall_time_s', 0.0):.1f} s"
+    ]
     if summary.get("stop_lines"):  # the stopping rule's decisions (``stopping.Batches``)
         lines.append("  stopping rule:")
         lines += ["  " + line for line in summary["stop_lines"]]
@@ -189,16 +234,24 @@ def summary_lines(summary: dict) -> list[str]:
     if llm:
         reasks = llm["attempts"] - llm["calls"]
         cached = llm["cached_prompt_tokens"]
-        prompt = (f"{llm['prompt_tokens']:,.0f} prompt tokens"
-                  + (f" ({cached:,.0f} served from the provider's prompt cache)" if cached else ""))
-        replayed = (f"; {llm['cached_calls']:,.0f} answers replayed from the response cache"
-                    if llm["cached_calls"] else "")
-        lines.append(f"  LLM: {llm['calls']:,.0f} calls ({reasks:,.0f} re-asked, "
-                     f"{llm['invalid_calls']:,.0f} invalid), {prompt} + "
-                     f"{llm['completion_tokens']:,.0f} completion, "
-                     f"{usd(llm['cost_usd'])}{replayed}")
+        prompt = f"{llm['prompt_tokens']:,.0f} prompt tokens" + (
+            f" ({cached:,.0f} served from the provider's prompt cache)" if cached else ""
+        )
+        replayed = (
+            f"; {llm['cached_calls']:,.0f} answers replayed from the response cache"
+            if llm["cached_calls"]
+            else ""
+        )
+        lines.append(
+            f"  LLM: {llm['calls']:,.0f} calls ({reasks:,.0f} re-asked, "
+            f"{llm['invalid_calls']:,.0f} invalid), {prompt} + "
+            f"{llm['completion_tokens']:,.0f} completion, "
+            f"{usd(llm['cost_usd'])}{replayed}"
+        )
         if summary.get("budget"):
             spent, limit = summary["budget"]
-            lines.append(f"  budget: {usd(spent)} of llm.max_cost_usd {usd(limit)} spent "
-                         "(this instance, every run)")
+            lines.append(
+                f"  budget: {usd(spent)} of llm.max_cost_usd {usd(limit)} spent "
+                "(this instance, every run)"
+            )
     return lines

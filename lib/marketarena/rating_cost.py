@@ -33,8 +33,17 @@ from marketarena.money import usd
 
 ALIAS = "rated-model"
 TABLE = Path(__file__).with_name("rating_cost.csv")
-COLUMNS = ["instance", "market", "episodes", "calls", "requests", "prompt_tokens",
-           "cached_prompt_tokens", "completion_tokens", "fingerprint"]
+COLUMNS = [
+    "instance",
+    "market",
+    "episodes",
+    "calls",
+    "requests",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "completion_tokens",
+    "fingerprint",
+]
 PACKAGE = Path(__file__).resolve().parent
 
 
@@ -49,16 +58,24 @@ def with_entrant(params: Params, instance: str) -> Params:
     raw = mp.model_dump(mode="json", by_alias=True)
     llm = {"name": "rated", "kind": "llm", "model": ALIAS}
     strategy = market_kind(mp.market).rules.cost_seat
-    place = next((i for i, e in enumerate(mp.roster) if e.kind == "baseline"
-                  and e.strategy == strategy), None)
+    place = next(
+        (i for i, e in enumerate(mp.roster) if e.kind == "baseline" and e.strategy == strategy),
+        None,
+    )
     if place is None:
         raw["roster"].append(llm)
     else:
         raw["roster"][place] = {**llm, "name": mp.roster[place].name}
     models = {ALIAS: {"model": ALIAS, "provider": "mock"}}
     data = params.model_dump(mode="json", by_alias=True, include={"personas", "embedding"})
-    return parse_params({**data, "models": models, "llm": params.llm.model_dump(mode="json"),
-                         "markets": {instance: raw}})
+    return parse_params(
+        {
+            **data,
+            "models": models,
+            "llm": params.llm.model_dump(mode="json"),
+            "markets": {instance: raw},
+        }
+    )
 
 
 def fingerprint(params: Params, instance: str) -> str:
@@ -68,9 +85,15 @@ def fingerprint(params: Params, instance: str) -> str:
     from marketarena.core.registry import market_kind
 
     folder = market_kind(params.markets[instance].market).folder
-    code = hash_files([folder / "templates", folder / "observations.py",
-                       PACKAGE / "markets" / "_shared" / "templates",
-                       PACKAGE / "agents" / "templates", PACKAGE / "agents" / "harnesses"])
+    code = hash_files(
+        [
+            folder / "templates",
+            folder / "observations.py",
+            PACKAGE / "markets" / "_shared" / "templates",
+            PACKAGE / "agents" / "templates",
+            PACKAGE / "agents" / "harnesses",
+        ]
+    )
     dumped = params.markets[instance].model_dump(mode="json", by_alias=True)
     text = json.dumps({"params": dumped, "code": code}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -102,8 +125,12 @@ def priced(rows: list[dict], prices: Mapping[str, ReferencePrice]) -> list[dict]
     model's cached-input price), and a last row ``total`` summing every instance."""
     out = []
     for row in rows:
-        usd = {name: p.cost_usd(row["prompt_tokens"], row["completion_tokens"],
-                                row["cached_prompt_tokens"]) for name, p in prices.items()}
+        usd = {
+            name: p.cost_usd(
+                row["prompt_tokens"], row["completion_tokens"], row["cached_prompt_tokens"]
+            )
+            for name, p in prices.items()
+        }
         out.append({**row, "usd": usd})
     if out:
         total = {k: sum(r[k] for r in out) for k in COLUMNS[2:-1]}
@@ -115,12 +142,16 @@ def priced(rows: list[dict], prices: Mapping[str, ReferencePrice]) -> list[dict]
 def describe(rows: list[dict], prices: Mapping[str, ReferencePrice]) -> list[str]:
     """The priced table (:func:`priced`) as lines of text."""
     names = list(prices)
-    head = (f"{'instance':26s} {'episodes':>8s} {'calls':>8s} {'prompt tok':>11s} "
-            f"{'(cached)':>11s} {'compl. tok':>10s}" + "".join(f" {n[:18]:>18s}" for n in names))
+    head = (
+        f"{'instance':26s} {'episodes':>8s} {'calls':>8s} {'prompt tok':>11s} "
+        f"{'(cached)':>11s} {'compl. tok':>10s}" + "".join(f" {n[:18]:>18s}" for n in names)
+    )
     lines = [head]
     for row in priced(rows, prices):
-        lines.append(f"{row['instance']:26s} {row['episodes']:8,d} {row['calls']:8,d} "
-                     f"{row['prompt_tokens']:11,d} {row['cached_prompt_tokens']:11,d} "
-                     f"{row['completion_tokens']:10,d}"
-                     + "".join(f" {usd(row['usd'][n]):>18s}" for n in names))
+        lines.append(
+            f"{row['instance']:26s} {row['episodes']:8,d} {row['calls']:8,d} "
+            f"{row['prompt_tokens']:11,d} {row['cached_prompt_tokens']:11,d} "
+            f"{row['completion_tokens']:10,d}"
+            + "".join(f" {usd(row['usd'][n]):>18s}" for n in names)
+        )
     return lines

@@ -103,7 +103,6 @@ __all__ = [
 Game = Mapping[Hashable, float]
 
 
-
 #: TrueSkill's scale in BAZAAR's published table (seed 002): μ0 5, σ0 25/3, β 25/6, with τ near 0.
 #: Multipass TrueSkill over BAZAAR's own logs on this scale puts its LLMs on the table's μ range
 #: (4.2-7.4) in the table's order (``markets/double_auction/sources/bazaar.py``); the package's defaults
@@ -144,13 +143,32 @@ class TrueSkillParams(BaseModel):
 def _erfc_scalar(x: float) -> float:
     z = abs(x)
     t = 1.0 / (1.0 + z / 2.0)
-    r = t * math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (
-        0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
-            0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
-                -0.82215223 + t * 0.17087277
-            )))
-        )))
-    )))
+    r = t * math.exp(
+        -z * z
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t
+                        * (
+                            0.27886807
+                            + t
+                            * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                        )
+                    )
+                )
+            )
+        )
+    )
     return 2.0 - r if x < 0 else r
 
 
@@ -166,7 +184,7 @@ def _erfcinv_scalar(y: float) -> float:
     x = -0.70711 * ((2.30753 + t * 0.27061) / (1.0 + t * (0.99229 + t * 0.04481)) - t)
     for _ in range(2):
         err = _erfc_scalar(x) - y
-        x += err / (1.12837916709551257 * math.exp(-(x ** 2)) - x * err)
+        x += err / (1.12837916709551257 * math.exp(-(x**2)) - x * err)
     return x if zero_point else -x
 
 
@@ -177,7 +195,6 @@ def _ppf_scalar(x: float) -> float:
 def draw_margin(params: TrueSkillParams, size: int = 2) -> float:
     """``trueskill.calc_draw_margin(draw_probability, size)``: 2.2e-7 for probability 0."""
     return _ppf_scalar((params.draw_probability + 1) / 2.0) * math.sqrt(size) * params.beta
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,10 +338,21 @@ def _run_kernel(prep: PreparedGames, orders: np.ndarray, params: TrueSkillParams
     from marketarena import _trueskill_kernel as kernel  # numba loads only when ratings run
 
     err = np.zeros((orders.shape[0], 3), dtype=np.int64)
-    kernel.rate_lanes(np.ascontiguousarray(orders, dtype=np.int64), prep.seats, prep.sizes,
-                      prep.ties, mu, sg, float(params.mu), float(params.sigma),
-                      float(params.tau) ** 2, float(params.beta) ** 2, draw_margin(params),
-                      float(params.min_delta), err)
+    kernel.rate_lanes(
+        np.ascontiguousarray(orders, dtype=np.int64),
+        prep.seats,
+        prep.sizes,
+        prep.ties,
+        mu,
+        sg,
+        float(params.mu),
+        float(params.sigma),
+        float(params.tau) ** 2,
+        float(params.beta) ** 2,
+        draw_margin(params),
+        float(params.min_delta),
+        err,
+    )
     failed = np.flatnonzero(err[:, 0])
     if failed.size:
         lane = int(failed[0])
@@ -445,21 +473,31 @@ def _intervals(players: list, mu: np.ndarray) -> pd.DataFrame:
         warnings.simplefilter("ignore", RuntimeWarning)
         mu_lo, mu_hi = np.nanpercentile(mu, [2.5, 97.5], axis=0)
         rank_lo, rank_hi = np.nanpercentile(rank, [2.5, 97.5], axis=0)
-    return pd.DataFrame({"player": players, "mu_lo": mu_lo, "mu_hi": mu_hi,
-                         "rank_lo": np.floor(rank_lo), "rank_hi": np.ceil(rank_hi)})
+    return pd.DataFrame(
+        {
+            "player": players,
+            "mu_lo": mu_lo,
+            "mu_hi": mu_hi,
+            "rank_lo": np.floor(rank_lo),
+            "rank_hi": np.ceil(rank_hi),
+        }
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # leaderboards (the ratings stage)
 
 
-def player_games(agents: pd.DataFrame, score: str, seat_score: str = "sum") -> list[dict[str, float]]:
+def player_games(
+    agents: pd.DataFrame, score: str, seat_score: str = "sum"
+) -> list[dict[str, float]]:
     """One free-for-all game per episode (in id order): player (roster name) -> score, a player's
     seats combined by ``seat_score`` ("sum" or "mean"), so a player with several seats counts once;
     players in the order of their first seat (agent id)."""
     ordered = agents.sort_values(["episode_id", "agent_id"], kind="stable")
-    per_player = (ordered.groupby(["episode_id", "name"], sort=False)[score].agg(seat_score)
-                  .reset_index())  # episodes in id order, players in seat order (ties keep it)
+    per_player = (
+        ordered.groupby(["episode_id", "name"], sort=False)[score].agg(seat_score).reset_index()
+    )  # episodes in id order, players in seat order (ties keep it)
     episodes = per_player["episode_id"].to_numpy()
     starts = np.flatnonzero(np.r_[True, episodes[1:] != episodes[:-1]]) if len(episodes) else []
     names = per_player["name"].tolist()
@@ -468,8 +506,9 @@ def player_games(agents: pd.DataFrame, score: str, seat_score: str = "sum") -> l
     return [dict(zip(names[a:b], scores[a:b])) for a, b in zip(starts, ends)]
 
 
-def leaderboard(agents: pd.DataFrame, score: str, ratings, stats,
-                seat_score: str = "sum") -> pd.DataFrame:
+def leaderboard(
+    agents: pd.DataFrame, score: str, ratings, stats, seat_score: str = "sum"
+) -> pd.DataFrame:
     """The generic board of a market instance: TrueSkill by player (one free-for-all per episode
     ranked by ``score``; 95% interval of mu over bootstrap resamples of the episodes), the mean
     score per episode with its bootstrap interval, seats and episodes played.
@@ -482,29 +521,43 @@ def leaderboard(agents: pd.DataFrame, score: str, ratings, stats,
     ts = TrueSkillParams(**ratings.trueskill.model_dump())
     games = [g for g in player_games(agents, score, seat_score) if len(g) >= 2]
     columns = ["name", "mu", "sigma", "mu_lo", "mu_hi", "games"]
-    board = (bootstrap_ratings(games, ts, n_boot=ratings.n_boot, seed=ratings.seed)
-             .rename(columns={"player": "name"}) if games else pd.DataFrame(columns=columns))
+    board = (
+        bootstrap_ratings(games, ts, n_boot=ratings.n_boot, seed=ratings.seed).rename(
+            columns={"player": "name"}
+        )
+        if games
+        else pd.DataFrame(columns=columns)
+    )
     unrated = sorted(set(agents["name"]) - set(board["name"]))
     if unrated:
         board = pd.concat([board, pd.DataFrame({"name": unrated, "games": 0})], ignore_index=True)
-    info = agents.groupby("name").agg(kind=("kind", "first"), strategy=("strategy", "first"),
-                                      model=("model", "first"), episodes=("episode_id", "nunique"),
-                                      seats=("agent_id", "size"))
+    info = agents.groupby("name").agg(
+        kind=("kind", "first"),
+        strategy=("strategy", "first"),
+        model=("model", "first"),
+        episodes=("episode_id", "nunique"),
+        seats=("agent_id", "size"),
+    )
     per_episode = agents.groupby(["name", "episode_id"])[score].agg(seat_score).groupby("name")
     ci = pd.DataFrame(
-        [(name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
-         for name, v in per_episode],
-        columns=["name", f"{score}_mean", f"{score}_lo", f"{score}_hi"])
+        [
+            (name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
+            for name, v in per_episode
+        ],
+        columns=["name", f"{score}_mean", f"{score}_lo", f"{score}_hi"],
+    )
     board = board.merge(info.reset_index(), on="name").merge(ci, on="name")
     board["conservative"] = board["mu"] - 3 * board["sigma"]
-    board = board.sort_values(["mu", f"{score}_mean"], ascending=False, kind="stable",
-                              na_position="last").reset_index(drop=True)
+    board = board.sort_values(
+        ["mu", f"{score}_mean"], ascending=False, kind="stable", na_position="last"
+    ).reset_index(drop=True)
     board.insert(0, "rank", range(1, len(board) + 1))
     return board
 
 
-def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapping[str, str | None]]
-                  ) -> tuple[pd.DataFrame, str]:
+def overall_board(
+    boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapping[str, str | None]]
+) -> tuple[pd.DataFrame, str]:
     """Standing across market instances, for players that played at least two of them.
 
     ``players[instance][name]`` is the cross-market identity of a board's row (an LLM model alias
@@ -527,19 +580,34 @@ def overall_board(boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapp
             player = players.get(instance, {}).get(r["name"])
             if player is None:
                 continue
-            rows.append({"player": player, "kind": r.get("kind", ""), "market": instance,
-                         "name": r["name"], "rank": int(r["rank"]),
-                         "percentile": 1.0 - (r["rank"] - 1) / (n - 1) if n > 1 else 1.0})
+            rows.append(
+                {
+                    "player": player,
+                    "kind": r.get("kind", ""),
+                    "market": instance,
+                    "name": r["name"],
+                    "rank": int(r["rank"]),
+                    "percentile": 1.0 - (r["rank"] - 1) / (n - 1) if n > 1 else 1.0,
+                }
+            )
     columns = ["rank", "player", "kind", "markets", "n_markets", "mean_percentile", *VALIDITY]
     long = pd.DataFrame(rows, columns=["player", "kind", "market", "name", "rank", "percentile"])
-    out = long.groupby("player").agg(kind=("kind", "first"), markets=("market", lambda m: ",".join(m)),
-                                     n_markets=("market", "nunique"),
-                                     mean_percentile=("percentile", "mean")).reset_index()
+    out = (
+        long.groupby("player")
+        .agg(
+            kind=("kind", "first"),
+            markets=("market", lambda m: ",".join(m)),
+            n_markets=("market", "nunique"),
+            mean_percentile=("percentile", "mean"),
+        )
+        .reset_index()
+    )
     out = out[out["n_markets"] >= 2]
     if out.empty:
         return pd.DataFrame(columns=columns), (
             "No player played two or more market instances (LLM model aliases, or baselines given "
-            "the same `player` id), so there is no cross-market ranking; see the per-market boards.")
+            "the same `player` id), so there is no cross-market ranking; see the per-market boards."
+        )
     out = out.merge(pooled(boards, players), on="player", how="left")
     for col in VALIDITY:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)

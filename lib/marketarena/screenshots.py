@@ -48,8 +48,10 @@ class Shot:
     height: int = 900
 
 
-SHOTS = [Shot("site.png", f"site/{INSTANCE}.html", "nav.side, p.crumbs, h1, p.toc, #board"),
-         Shot("viewer.png", f"/i/{INSTANCE}/p/{ENTRANT}", "nav.side, main", height=1000)]
+SHOTS = [
+    Shot("site.png", f"site/{INSTANCE}.html", "nav.side, p.crumbs, h1, p.toc, #board"),
+    Shot("viewer.png", f"/i/{INSTANCE}/p/{ENTRANT}", "nav.side, main", height=1000),
+]
 
 
 def params(folder: Path):
@@ -63,21 +65,42 @@ def params(folder: Path):
 
     from marketarena.config import parse_params
 
-    block = yaml.safe_load(resources.files(f"marketarena.markets.{INSTANCE}")
-                           .joinpath("tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        resources.files(f"marketarena.markets.{INSTANCE}").joinpath("tiny_params.yaml").read_text()
+    )
     block["roster"] = [e for e in block["roster"] if e["name"] != "random"]
     block["roster"].append({"name": ENTRANT, "kind": "llm", "model": "mock"})
-    block.update(runs=16, entrant_games=ENTRANT_GAMES, rating_boot=20, rating_boot_passes=2,
-                 shard_episodes=600)
-    answers = ["I would quote about half of my value", "Let me look at the market first.",
-               {"quote": 40}, {"quote": 60}]
-    return parse_params({
-        "models": {"mock": {"model": "mock-scripted", "provider": "mock",
-                            "mock": {"policy": "scripted", "answers": answers},
-                            "price_in_per_mtok": 0.15, "price_out_per_mtok": 0.6}},
-        "llm": {"cache_dir": str(folder / ".cache" / "llm")},
-        "execution": {"workers": 1}, "ratings": {"n_boot": 20}, "stats": {"n_boot": 100},
-        "markets": {INSTANCE: block}})
+    block.update(
+        runs=16,
+        entrant_games=ENTRANT_GAMES,
+        rating_boot=20,
+        rating_boot_passes=2,
+        shard_episodes=600,
+    )
+    answers = [
+        "I would quote about half of my value",
+        "Let me look at the market first.",
+        {"quote": 40},
+        {"quote": 60},
+    ]
+    return parse_params(
+        {
+            "models": {
+                "mock": {
+                    "model": "mock-scripted",
+                    "provider": "mock",
+                    "mock": {"policy": "scripted", "answers": answers},
+                    "price_in_per_mtok": 0.15,
+                    "price_out_per_mtok": 0.6,
+                }
+            },
+            "llm": {"cache_dir": str(folder / ".cache" / "llm")},
+            "execution": {"workers": 1},
+            "ratings": {"n_boot": 20},
+            "stats": {"n_boot": 100},
+            "markets": {INSTANCE: block},
+        }
+    )
 
 
 def build_project(folder: Path) -> Path:
@@ -115,8 +138,14 @@ def viewer(project: Path):
     from marketarena.view.app import create_app
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(project / "data" / "episodes"),
-                                           host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(project / "data" / "episodes"),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.time() + 60
@@ -135,8 +164,9 @@ def route_viewer(page, base: str) -> None:
     """Send the site's links to the viewer's default address to ``base`` instead."""
     from marketarena.report.board import VIEWER
 
-    page.route(f"{VIEWER}/**", lambda route: route.continue_(
-        url=base + route.request.url[len(VIEWER):]))
+    page.route(
+        f"{VIEWER}/**", lambda route: route.continue_(url=base + route.request.url[len(VIEWER) :])
+    )
 
 
 def url_of(shot: Shot, project: Path, base: str) -> str:
@@ -153,11 +183,14 @@ def signature(page, scope: str) -> str:
     """What the page shows in ``scope``, as text: each heading, column header, label and
     navigation link there that is displayed, one per line, every digit masked as ``#`` (see the
     module). Read from the page's elements, not from where they fall, so fonts cannot move it."""
-    return page.evaluate("""([selector, scope]) => Array.from(document.querySelectorAll(selector))
+    return page.evaluate(
+        """([selector, scope]) => Array.from(document.querySelectorAll(selector))
         .filter((el) => el.closest(scope) && el.getClientRects().length > 0)
         .map((el) => el.tagName.toLowerCase() + ": " +
                      el.textContent.replace(/\\s+/g, " ").trim().replace(/[0-9]/g, "#"))
-        .join("\\n")""", [SIGNED, scope])
+        .join("\\n")""",
+        [SIGNED, scope],
+    )
 
 
 def take(project: Path, out: Path | None = None, base: str | None = None) -> dict[str, str]:
@@ -166,7 +199,7 @@ def take(project: Path, out: Path | None = None, base: str | None = None) -> dic
     from marketarena.report.browser import open_page
 
     signatures = {}
-    with (contextlib.nullcontext(base) if base else viewer(project)) as base:
+    with contextlib.nullcontext(base) if base else viewer(project) as base:
         for shot in SHOTS:
             with open_page(shot.width, shot.height) as page:
                 route_viewer(page, base)

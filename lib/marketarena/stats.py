@@ -33,7 +33,12 @@ import pandas as pd
 
 from marketarena.metrics.indices import spearman
 
-__all__ = ["bootstrap_mean_ci", "bootstrap_mean_cis", "cluster_bootstrap_spearman", "spearman_table"]
+__all__ = [
+    "bootstrap_mean_ci",
+    "bootstrap_mean_cis",
+    "cluster_bootstrap_spearman",
+    "spearman_table",
+]
 
 _MAX_CELLS = 4_000_000
 
@@ -76,8 +81,9 @@ def bootstrap_mean_ci(values, n_boot: int = 2000, seed=0, level: float = 0.95):
     return (float(v.mean()), *_interval(_in_blocks(n_boot, v.size, means), level))
 
 
-def bootstrap_mean_cis(groups: Sequence, n_boot: int = 2000, seed=0,
-                       level: float = 0.95) -> np.ndarray:
+def bootstrap_mean_cis(
+    groups: Sequence, n_boot: int = 2000, seed=0, level: float = 0.95
+) -> np.ndarray:
     """:func:`bootstrap_mean_ci` for many groups at once (e.g. a figure's cells or days):
     ``(groups, 3)`` rows of (mean, lo, hi). NaNs are dropped per group; groups of the same size
     share one matrix of resampled positions (vectorised), drawn in order of size from one
@@ -100,8 +106,8 @@ def bootstrap_mean_cis(groups: Sequence, n_boot: int = 2000, seed=0,
         picks = rng.integers(0, size, (n_boot, size))
         step = max(1, _MAX_CELLS // (n_boot * size))
         for a in range(0, len(idx), step):
-            means = matrix[a:a + step][:, picks].mean(axis=2)  # (block, n_boot)
-            out[idx[a:a + step], 1:] = np.quantile(means, q, axis=1).T
+            means = matrix[a : a + step][:, picks].mean(axis=2)  # (block, n_boot)
+            out[idx[a : a + step], 1:] = np.quantile(means, q, axis=1).T
     return out
 
 

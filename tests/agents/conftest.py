@@ -14,15 +14,23 @@ from marketarena.core import logs
 from marketarena.pipeline import Paths, run_embed, run_personas
 
 
-def supply_chain_params(tmp_path: Path, models: dict[str, Any], roster: list[dict], *,
-                        llm: dict | None = None, **market: Any) -> Params:
-    return parse_params({
-        "personas": {"per_tribe": 4},
-        "embedding": {"cache_dir": str(tmp_path / "emb")},
-        "models": models,
-        "llm": {"cache_dir": str(tmp_path / "llm"), **(llm or {})},
-        "markets": {"supply_chain": {"beta": 5, **market, "roster": roster}},
-    })
+def supply_chain_params(
+    tmp_path: Path,
+    models: dict[str, Any],
+    roster: list[dict],
+    *,
+    llm: dict | None = None,
+    **market: Any,
+) -> Params:
+    return parse_params(
+        {
+            "personas": {"per_tribe": 4},
+            "embedding": {"cache_dir": str(tmp_path / "emb")},
+            "models": models,
+            "llm": {"cache_dir": str(tmp_path / "llm"), **(llm or {})},
+            "markets": {"supply_chain": {"beta": 5, **market, "roster": roster}},
+        }
+    )
 
 
 @pytest.fixture
@@ -40,8 +48,13 @@ def world(tmp_path) -> Callable[[Params], Paths]:
 
 
 def tables(root: Path, name: str) -> pd.DataFrame:
-    return pd.concat([pd.read_parquet(p / f"{name}.parquet").assign(ep=p.name)
-                      for p in sorted(root.glob("ep-*"))], ignore_index=True)
+    return pd.concat(
+        [
+            pd.read_parquet(p / f"{name}.parquet").assign(ep=p.name)
+            for p in sorted(root.glob("ep-*"))
+        ],
+        ignore_index=True,
+    )
 
 
 def run_log(root: Path) -> Path:

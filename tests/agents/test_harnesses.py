@@ -31,16 +31,19 @@ class Plugin:
     """The two hooks an LLM agent needs from a market plugin."""
 
     def render_messages(self, obs, **extras):
-        return [{"role": "system", "content": "You set a price."},
-                {"role": "user", "content": f"Day {obs.day + 1}. Answer {{\"price\": x}}."}]
+        return [
+            {"role": "system", "content": "You set a price."},
+            {"role": "user", "content": f'Day {obs.day + 1}. Answer {{"price": x}}.'},
+        ]
 
     def harness_signals(self, obs):
         return {"profit": obs.profit, "health": obs.health}
 
 
 def agent(tmp_path, harness, answers, params=None):
-    spec = parse_models({"m": {"model": "fake", "base_url": "http://fake.invalid/v1",
-                               "api_key_env": None}})["m"]
+    spec = parse_models(
+        {"m": {"model": "fake", "base_url": "http://fake.invalid/v1", "api_key_env": None}}
+    )["m"]
     fake = FakeEndpoint(responder=lambda body: Reply(answers(body)))
     client = LLMClient(LLMSettings(cache_dir=tmp_path), openai_factory=fake.factory)
     h = harness_class(harness)(params or {}, "nonexistent_market")
@@ -75,8 +78,12 @@ def test_plain_asks_once_and_a_rejected_answer_is_asked_again_with_the_reason(tm
 
 def test_reflection_shows_the_top_k_past_steps_by_their_signals(tmp_path):
     prices = iter([1.0, 2.0, 3.0, 4.0, 5.0])
-    a, fake = agent(tmp_path, "reflection", lambda body: {"price": next(prices)},
-                    params={"k": 2, "weights": {"profit": 1.0, "health": 10.0}})
+    a, fake = agent(
+        tmp_path,
+        "reflection",
+        lambda body: {"price": next(prices)},
+        params={"k": 2, "weights": {"profit": 1.0, "health": 10.0}},
+    )
     # outcome of day t is read from day t+1's observation: scores 5+0, 1+10, 3+5, 0+0
     outcomes = [(0, 1.0), (5, 0.0), (1, 1.0), (3, 0.5), (0, 0.0)]
     for day, (profit, health) in enumerate(outcomes):

@@ -29,15 +29,27 @@ SECRET = "sk-test-0123456789abcdefghijklmnop"
 def responder(body):
     system = body["messages"][0]["content"]
     if "sealed-bid auction" in system:
-        return Reply({"bids": {"item1": {"qty": 20, "price": 55}, "item3": {"qty": 5, "price": 160}}})
-    if any(m["role"] == "assistant" for m in body["messages"]) or "You are retailer R02" in body["messages"][1]["content"]:
+        return Reply(
+            {"bids": {"item1": {"qty": 20, "price": 55}, "item3": {"qty": 5, "price": 160}}}
+        )
+    if (
+        any(m["role"] == "assistant" for m in body["messages"])
+        or "You are retailer R02" in body["messages"][1]["content"]
+    ):
         return Reply({"prices": {"item1": 80, "item3": 240}, "slogan": "Green, fair and eco goods"})
     return Reply("{not json")  # R01's first retail answer is invalid: it is re-asked
 
 
-MODELS = {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1",
-                   "api_key_env": "MARKETARENA_TEST_KEY", "max_tokens": 64,
-                   "price_in_per_mtok": 1000.0, "price_out_per_mtok": 1000.0}}
+MODELS = {
+    "fake": {
+        "model": "fake-model",
+        "base_url": "http://fake.invalid/v1",
+        "api_key_env": "MARKETARENA_TEST_KEY",
+        "max_tokens": 64,
+        "price_in_per_mtok": 1000.0,
+        "price_out_per_mtok": 1000.0,
+    }
+}
 ROSTER = [
     {"name": "llm_a", "kind": "llm", "model": "fake"},
     {"name": "llm_b", "kind": "llm", "model": "fake"},
@@ -67,8 +79,14 @@ def setup(tmp_path, monkeypatch, world):
 def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     tmp_path, params, paths = setup
     fake = FakeEndpoint(responder=responder)
-    simulate("supply_chain", params, paths.data, tmp_path / "live", progress=False,
-             openai_factory=fake.factory)
+    simulate(
+        "supply_chain",
+        params,
+        paths.data,
+        tmp_path / "live",
+        progress=False,
+        openai_factory=fake.factory,
+    )
     calls = calls_with_costs(tmp_path / "live")
     # 2 LLM seats × (2 bidding rounds + 1 retail) × 2 steps × 2 episodes
     assert len(calls) == 24 and calls["valid"].all() and not calls["cached"].any()
@@ -83,10 +101,15 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     assert list(r01["reask"]) == [0, 1] * len(retail_r01) and (r01["call"] == 0).all()
     first = r01[r01["reask"] == 0].iloc[0]
     prompt = json.loads(first["messages"])
-    assert [m["role"] for m in prompt] == ["system", "user"] and "You are retailer R01" in prompt[1]["content"]
+    assert [m["role"] for m in prompt] == ["system", "user"] and "You are retailer R01" in prompt[
+        1
+    ]["content"]
     assert first["answer"] == "{not json" and "not valid JSON" in first["error"]
     second = r01[r01["reask"] == 1].iloc[0]
-    assert json.loads(second["answer"])["slogan"] == "Green, fair and eco goods" and second["error"] == ""
+    assert (
+        json.loads(second["answer"])["slogan"] == "Green, fair and eco goods"
+        and second["error"] == ""
+    )
     assert any(r.body["messages"][:2] == prompt for r in fake.requests)  # exactly what was sent
     dec = tables(tmp_path / "live", "decisions")
     llm_dec = dec[dec["agent_id"].isin(["R01", "R02"])]
@@ -101,7 +124,10 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     assert set(usage) == set(UsageTotals.__dataclass_fields__)  # the client's vocabulary
     assert usage["cost_usd"] == pytest.approx(episode["cost_usd"].sum()) == logged["cost_usd"]
     totals = logs.read_run_log(run_log(tmp_path / "live")).set_index("episode_id")
-    assert totals.loc["ep-0000", "calls"] == 12 and totals.loc["ep-0000", "cost_usd"] == logged["cost_usd"]
+    assert (
+        totals.loc["ep-0000", "calls"] == 12
+        and totals.loc["ep-0000", "cost_usd"] == logged["cost_usd"]
+    )
 
     # replay: no endpoint, no key, cache only -> zero network calls, identical episode logs
     monkeypatch.delenv("MARKETARENA_TEST_KEY")
@@ -124,8 +150,14 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
     tight = one_at_a_time(make_params(tmp_path, price_in=0.0, max_cost_usd=0.45))
     fake = FakeEndpoint(responder=responder)
     with pytest.raises(RunAborted):
-        simulate("supply_chain", tight, paths.data, tmp_path / "eps", progress=False,
-                 openai_factory=fake.factory)
+        simulate(
+            "supply_chain",
+            tight,
+            paths.data,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=fake.factory,
+        )
     finished = sorted(p.name for p in (tmp_path / "eps").glob("ep-*"))
     assert finished == ["ep-0000"]
     spent = logs.read_run_table(run_log(tmp_path / "eps"))["cost_usd"].sum()
@@ -136,8 +168,14 @@ def test_missing_key_variable_stops_before_any_episode(setup, monkeypatch):
     tmp_path, params, paths = setup
     monkeypatch.delenv("MARKETARENA_TEST_KEY")
     with pytest.raises(RunAborted, match="MARKETARENA_TEST_KEY"):
-        simulate("supply_chain", params, paths.data, tmp_path / "none", progress=False,
-                 openai_factory=FakeEndpoint(responder=responder).factory)
+        simulate(
+            "supply_chain",
+            params,
+            paths.data,
+            tmp_path / "none",
+            progress=False,
+            openai_factory=FakeEndpoint(responder=responder).factory,
+        )
     assert not (tmp_path / "none").exists() or not list((tmp_path / "none").glob("ep-*"))
 
 
@@ -152,8 +190,14 @@ def test_endpoint_that_dies_mid_run_keeps_finished_episodes_and_resumes(setup, m
     models = {"fake": {**MODELS["fake"], "max_retries": 1}}
     flaky = one_at_a_time(supply_chain_params(tmp_path, models, ROSTER, runs=2, steps=2))
     with pytest.raises(RunAborted) as err:
-        simulate("supply_chain", flaky, paths.data, tmp_path / "eps", progress=False,
-                 openai_factory=FakeEndpoint(responder=dying).factory)
+        simulate(
+            "supply_chain",
+            flaky,
+            paths.data,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=FakeEndpoint(responder=dying).factory,
+        )
     message = str(err.value)
     assert "500" in message and "fake.invalid" in message and SECRET not in message
     assert sorted(p.name for p in (tmp_path / "eps").glob("ep-*")) == ["ep-0000"]
@@ -161,8 +205,14 @@ def test_endpoint_that_dies_mid_run_keeps_finished_episodes_and_resumes(setup, m
 
     # the endpoint is back: the next run plays only episode 1 (episode 0's answers are cached too)
     healthy = FakeEndpoint(responder=responder)
-    summary = simulate("supply_chain", flaky, paths.data, tmp_path / "eps", progress=False,
-                       openai_factory=healthy.factory)
+    summary = simulate(
+        "supply_chain",
+        flaky,
+        paths.data,
+        tmp_path / "eps",
+        progress=False,
+        openai_factory=healthy.factory,
+    )
     assert summary["skipped"] == 1 and summary["played"] == 1
     assert (tmp_path / "eps" / "ep-0000" / "decisions.parquet").read_bytes() == before
     assert healthy.n_calls == 12 + 2  # episode 1 only: 12 calls, R01's 2 retail re-asks

@@ -14,8 +14,14 @@ from marketarena.markets import bertrand, cournot, double_auction
 from marketarena.markets.cournot.economics import reference_summary
 from marketarena.testing import play_over_fake
 
-MODELS = {"fake": {"model": "fake-model", "base_url": "http://fake.invalid/v1", "api_key_env": None,
-                   "max_tokens": 200}}
+MODELS = {
+    "fake": {
+        "model": "fake-model",
+        "base_url": "http://fake.invalid/v1",
+        "api_key_env": None,
+        "max_tokens": 200,
+    }
+}
 
 
 def baseline(name: str, strategy: str | None = None) -> dict:
@@ -26,8 +32,9 @@ LLM = {"name": "gpt", "kind": "llm", "model": "fake"}
 
 
 def play(module, params, fake: FakeEndpoint, resources=None):
-    return play_over_fake(module.__name__.rpartition(".")[2], params, fake, resources=resources,
-                          seed=0)
+    return play_over_fake(
+        module.__name__.rpartition(".")[2], params, fake, resources=resources, seed=0
+    )
 
 
 def user_text(request) -> str:
@@ -41,10 +48,22 @@ def test_llm_trader_in_the_call_market(tmp_path):
         buyer = "(buyer)" in text
         return Reply({"quote": max(0, value - 7) if buyer else min(100, value + 7)})
 
-    roster = [LLM] + [baseline(n) for n in ("truthful", "zip", "gd", "sniper", "zic", "aa", "shade")]
-    params = parse_params({"models": MODELS, "llm": {"cache_dir": str(tmp_path)},
-                           "markets": {"double_auction": {"rounds": 5, "roster": roster,
-                                                          "pool": [e["name"] for e in roster]}}})
+    roster = [LLM] + [
+        baseline(n) for n in ("truthful", "zip", "gd", "sniper", "zic", "aa", "shade")
+    ]
+    params = parse_params(
+        {
+            "models": MODELS,
+            "llm": {"cache_dir": str(tmp_path)},
+            "markets": {
+                "double_auction": {
+                    "rounds": 5,
+                    "roster": roster,
+                    "pool": [e["name"] for e in roster],
+                }
+            },
+        }
+    )
     fake = FakeEndpoint(responder=responder)
     result, table = play(double_auction, params, fake)
     me = table.loc[table["name"] == "gpt", "agent_id"].item()
@@ -54,26 +73,41 @@ def test_llm_trader_in_the_call_market(tmp_path):
     shaded = max(0, value - 7) if me.startswith("B") else min(100, value + 7)
     assert (states["quote"] == shaded).all()  # the answer is the quote the market cleared
     # the public history reaches the model: round 2's prompt shows round 1's quotes
-    assert "Round 1: bids" in user_text(fake.requests[1]) and f"{me}={shaded}" in user_text(fake.requests[1])
+    assert "Round 1: bids" in user_text(fake.requests[1]) and f"{me}={shaded}" in user_text(
+        fake.requests[1]
+    )
 
 
 def test_llm_firm_in_cournot_keeps_its_notes(tmp_path):
     def responder(body):
         text = body["messages"][-1]["content"]
         seen = len(re.findall(r"^Round \d+:", text, flags=re.MULTILINE))
-        return Reply({"observations_and_thoughts": f"{seen} rounds seen",
-                      "new_content": {"PLANS.txt": f"plan written after {seen} rounds",
-                                      "INSIGHTS.txt": "A sells dearer"},
-                      "chosen_quantities": {"Product_A": 20, "Product_B": 10}})
+        return Reply(
+            {
+                "observations_and_thoughts": f"{seen} rounds seen",
+                "new_content": {
+                    "PLANS.txt": f"plan written after {seen} rounds",
+                    "INSIGHTS.txt": "A sells dearer",
+                },
+                "chosen_quantities": {"Product_A": 20, "Product_B": 10},
+            }
+        )
 
-    params = parse_params({"models": MODELS, "llm": {"cache_dir": str(tmp_path)}, "markets": {"cournot": {
-        "runs": 1, "rounds": 4, "roster": [LLM, baseline("nash")]}}})
+    params = parse_params(
+        {
+            "models": MODELS,
+            "llm": {"cache_dir": str(tmp_path)},
+            "markets": {"cournot": {"runs": 1, "rounds": 4, "roster": [LLM, baseline("nash")]}},
+        }
+    )
     mp = params.markets["cournot"]
     fake = FakeEndpoint(responder=responder)
     result, table = play(cournot, params, fake, reference_summary(mp.config()))
     assert fake.n_calls == 4 and result.llm_calls["valid"].all()
     first = user_text(fake.requests[0])
-    assert "(no rounds played yet)" in first and "PLANS.txt\n+++++++++++++++++++++\n(empty)" in first
+    assert (
+        "(no rounds played yet)" in first and "PLANS.txt\n+++++++++++++++++++++\n(empty)" in first
+    )
     for t in range(1, 4):  # each round's prompt carries the notes the firm wrote the round before
         text = user_text(fake.requests[t])
         assert f"plan written after {t - 1} rounds" in text and "A sells dearer" in text
@@ -87,10 +121,18 @@ def test_llm_firm_in_cournot_keeps_its_notes(tmp_path):
 
 
 def test_llm_firm_in_bertrand_sets_its_price(tmp_path):
-    answer = {"observations_and_thoughts": "", "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
-              "chosen_prices": {"Product_A": "1.75"}}  # the seed's template quotes the number
-    params = parse_params({"models": MODELS, "llm": {"cache_dir": str(tmp_path)}, "markets": {"bertrand": {
-        "runs": 1, "rounds": 3, "roster": [LLM, baseline("nash")]}}})
+    answer = {
+        "observations_and_thoughts": "",
+        "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
+        "chosen_prices": {"Product_A": "1.75"},
+    }  # the seed's template quotes the number
+    params = parse_params(
+        {
+            "models": MODELS,
+            "llm": {"cache_dir": str(tmp_path)},
+            "markets": {"bertrand": {"runs": 1, "rounds": 3, "roster": [LLM, baseline("nash")]}},
+        }
+    )
     fake = FakeEndpoint(responder=lambda body: Reply(answer))
     result, table = play(bertrand, params, fake)
     assert fake.n_calls == 3 and result.llm_calls["valid"].all()

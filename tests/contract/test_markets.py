@@ -17,8 +17,11 @@ from marketarena.testing import contract
 
 KINDS = market_names()
 #: the checks that concern only some kinds, and which
-ONLY = {"a_truncated_input_file_is_refused_before_any_episode":
-        [k for k in KINDS if contract.reads_inputs(k)]}
+ONLY = {
+    "a_truncated_input_file_is_refused_before_any_episode": [
+        k for k in KINDS if contract.reads_inputs(k)
+    ]
+}
 
 
 @pytest.fixture(scope="module")

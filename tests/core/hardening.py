@@ -44,8 +44,9 @@ def _child(conn, fn: Callable[..., Any], args: tuple, timeout_s: int, memory: in
     conn.close()
 
 
-def in_child(fn: Callable[..., Any], *args: Any, timeout_s: int = 120,
-             memory: int = MEMORY_BYTES) -> tuple[str, Any]:
+def in_child(
+    fn: Callable[..., Any], *args: Any, timeout_s: int = 120, memory: int = MEMORY_BYTES
+) -> tuple[str, Any]:
     """``fn(*args)`` (picklable: a module-level function) in a child that SIGALRM kills after
     ``timeout_s`` and that may map ``memory`` more bytes: ("ok", its result), ("raised",
     "<type>: <message>"), or ("killed", the signal) when the time limit (or anything else)
@@ -107,9 +108,11 @@ def tree_digest(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` (links not followed) and its sha256, but in the hidden
     folders beside the import (``.<name>.*.tmp``: a stray, checked on its own)."""
     folder = Path(folder)
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()
-            and not p.relative_to(folder).parts[0].startswith(".")}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink() and not p.relative_to(folder).parts[0].startswith(".")
+    }
 
 
 # ------------------------------------------------------------------ alterations of a source's files

@@ -19,9 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def params(**changes):
-    block = {"runs": 3, "rounds": 4, "roster": [
-        {"name": "nash", "kind": "baseline", "strategy": "nash"},
-        {"name": "collude", "kind": "baseline", "strategy": "collude"}], **changes}
+    block = {
+        "runs": 3,
+        "rounds": 4,
+        "roster": [
+            {"name": "nash", "kind": "baseline", "strategy": "nash"},
+            {"name": "collude", "kind": "baseline", "strategy": "collude"},
+        ],
+        **changes,
+    }
     return parse_params({"markets": {"bertrand": block}, "execution": {"workers": 1}})
 
 
@@ -36,21 +42,40 @@ def test_a_complete_run_is_recorded_and_a_second_plays_nothing_without_the_rules
     assert run(tmp_path, params())["played"] == 3
     held = json.loads((tmp_path / "data" / "run_logs" / "bertrand" / complete.RECORD).read_text())
     assert held["units"] == ["ep-0000", "ep-0001", "ep-0002"] and held["planned"] == 3
-    (tmp_path / "params.yaml").write_text(json.dumps({"markets": {"bertrand": {
-        "runs": 3, "rounds": 4, "roster": [
-            {"name": "nash", "kind": "baseline", "strategy": "nash"},
-            {"name": "collude", "kind": "baseline", "strategy": "collude"}]},
-        "execution": {"workers": 1}}}))
-    code = ("import json, sys\n"
-            "from marketarena.config import load_params\n"
-            "from marketarena.simulate import simulate\n"
-            "p = load_params('params.yaml', ['bertrand'], deep=False)\n"
-            "s = simulate('bertrand', p, 'data', progress=False)\n"
-            "print(json.dumps([s['played'], s['skipped'], 'pandas' in sys.modules,\n"
-            "                  'marketarena.markets.bertrand.market' in sys.modules]))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                         text=True, check=True, env={"PYTHONPATH": str(ROOT / "lib"),
-                                                     "PATH": "/usr/bin:/bin"})
+    (tmp_path / "params.yaml").write_text(
+        json.dumps(
+            {
+                "markets": {
+                    "bertrand": {
+                        "runs": 3,
+                        "rounds": 4,
+                        "roster": [
+                            {"name": "nash", "kind": "baseline", "strategy": "nash"},
+                            {"name": "collude", "kind": "baseline", "strategy": "collude"},
+                        ],
+                    },
+                    "execution": {"workers": 1},
+                }
+            }
+        )
+    )
+    code = (
+        "import json, sys\n"
+        "from marketarena.config import load_params\n"
+        "from marketarena.simulate import simulate\n"
+        "p = load_params('params.yaml', ['bertrand'], deep=False)\n"
+        "s = simulate('bertrand', p, 'data', progress=False)\n"
+        "print(json.dumps([s['played'], s['skipped'], 'pandas' in sys.modules,\n"
+        "                  'marketarena.markets.bertrand.market' in sys.modules]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT / "lib"), "PATH": "/usr/bin:/bin"},
+    )
     assert json.loads(out.stdout) == [0, 3, False, False]
 
 
@@ -71,6 +96,12 @@ def test_a_leftover_other_params_or_another_input_take_the_full_path(tmp_path):
     assert run(tmp_path, params(runs=4, seed=7))["played"] == 4  # another seed: every one
     summary = tmp_path / "data" / "references" / "bertrand" / "summary.json"
     summary.write_text(summary.read_text().replace('"bertrand"', '"bertrand" '))
-    assert complete.nothing_to_play("bertrand", params(runs=4, seed=7),
-                                    tmp_path / "data" / "episodes" / "bertrand",
-                                    tmp_path / "data" / "run_logs" / "bertrand") is None
+    assert (
+        complete.nothing_to_play(
+            "bertrand",
+            params(runs=4, seed=7),
+            tmp_path / "data" / "episodes" / "bertrand",
+            tmp_path / "data" / "run_logs" / "bertrand",
+        )
+        is None
+    )

@@ -25,9 +25,9 @@ def test_a_failure_before_the_rename_keeps_the_old_file_and_removes_the_temporar
     target.write_text("the good entry")
     # a kill's interrupt, not only an Exception
     with pytest.raises(KeyboardInterrupt), replaced(target) as tmp:
-            assert tmp.parent == tmp_path and tmp.name.startswith(".entry.json.")
-            tmp.write_text("half of the new ent")
-            raise KeyboardInterrupt
+        assert tmp.parent == tmp_path and tmp.name.startswith(".entry.json.")
+        tmp.write_text("half of the new ent")
+        raise KeyboardInterrupt
     assert target.read_text() == "the good entry"
     assert [p.name for p in tmp_path.iterdir()] == ["entry.json"]
 
@@ -64,7 +64,9 @@ def test_a_reader_never_sees_a_partial_file(tmp_path, monkeypatch):
 
 
 def _tree(folder):
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_a_folder_built_aside_replaces_the_old_one_whole(tmp_path):
@@ -81,8 +83,9 @@ def test_a_folder_built_aside_replaces_the_old_one_whole(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # nothing left beside it
 
 
-@pytest.mark.parametrize("error", [OSError(errno.ENOSPC, "No space left on device"),
-                                   KeyboardInterrupt()])
+@pytest.mark.parametrize(
+    "error", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()]
+)
 def test_a_failed_build_leaves_the_old_folder_as_it_was_and_names_the_destination(tmp_path, error):
     dest = tmp_path / "site"
     (dest / "a").mkdir(parents=True)

@@ -51,8 +51,10 @@ def test_a_fifo_is_refused_without_being_opened(folder):
     for fn in (read_bytes, read_json, read_jsonl):
         for kw in ({}, {"root": folder}):
             out = refusal(fn, folder / "state.json", **kw)
-            assert out == (f"SourceError: {folder / 'state.json'}: is not a regular file (a FIFO); "
-                           "only regular files are read")
+            assert out == (
+                f"SourceError: {folder / 'state.json'}: is not a regular file (a FIFO); "
+                "only regular files are read"
+            )
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null"])
@@ -79,8 +81,7 @@ def test_links_are_followed_within_the_source_folder_only(folder, tmp_path):
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "s.json").write_text("{}")
     (folder / "run").symlink_to(tmp_path / "elsewhere")
-    assert "outside the source folder" in refusal(read_json, folder / "run" / "s.json",
-                                                  root=folder)
+    assert "outside the source folder" in refusal(read_json, folder / "run" / "s.json", root=folder)
     # a source folder reached through a link is the folder it leads to
     (tmp_path / "alias").symlink_to(folder)
     assert read_json(tmp_path / "alias" / "inside.json", root=tmp_path / "alias") == {"b": 2}
@@ -90,10 +91,12 @@ def test_links_are_followed_within_the_source_folder_only(folder, tmp_path):
 def test_folders_and_broken_links_say_what_they_are(folder):
     (folder / "dir.json").mkdir()
     assert refusal(read_bytes, folder / "dir.json", root=folder).endswith(
-        "dir.json: cannot be read: it is a folder, not a file")
+        "dir.json: cannot be read: it is a folder, not a file"
+    )
     (folder / "gone.json").symlink_to(folder / "nothing.json")
     assert refusal(read_bytes, folder / "gone.json", root=folder).endswith(
-        f"gone.json: cannot be read: a link to {folder / 'nothing.json'}, which does not exist")
+        f"gone.json: cannot be read: a link to {folder / 'nothing.json'}, which does not exist"
+    )
 
 
 def test_what_is_read_is_bounded_by_the_bytes_read_not_by_stat():
@@ -102,8 +105,9 @@ def test_what_is_read_is_bounded_by_the_bytes_read_not_by_stat():
     status = Path("/proc/self/status")
     assert status.stat().st_size == 0 and len(status.read_bytes()) > 200
     out = refusal(read_bytes, status, max_bytes=100)
-    assert out.endswith("/proc/self/status: holds more than the 0 MiB (100 bytes) this importer "
-                        "reads")
+    assert out.endswith(
+        "/proc/self/status: holds more than the 0 MiB (100 bytes) this importer reads"
+    )
     assert len(read_bytes(status, max_bytes=100_000)) > 200
 
 

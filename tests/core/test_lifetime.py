@@ -61,16 +61,19 @@ def test_the_kernel_ties_the_signal_to_the_forking_thread():
     a plain Popen from a short-lived thread is killed when that thread ends."""
     started = []
     init = functools.partial(lifetime.die_with_parent, os.getpid())
-    thread = threading.Thread(target=lambda: started.append(
-        subprocess.Popen(["sleep", "300"], preexec_fn=init)))
+    thread = threading.Thread(
+        target=lambda: started.append(subprocess.Popen(["sleep", "300"], preexec_fn=init))
+    )
     thread.start()
     thread.join()
     assert started[0].wait(timeout=10) == -signal.SIGKILL
 
 
 def test_a_child_whose_parent_is_already_gone_ends_at_once():
-    check = ("import os, sys; from marketarena.core.lifetime import die_with_parent; "
-             "die_with_parent(int(sys.argv[1])); print('lived')")
+    check = (
+        "import os, sys; from marketarena.core.lifetime import die_with_parent; "
+        "die_with_parent(int(sys.argv[1])); print('lived')"
+    )
     gone = python("-c", check, "-1", stdout=subprocess.PIPE, text=True)
     here = python("-c", check, str(os.getpid()), stdout=subprocess.PIPE, text=True)
     assert gone.communicate(timeout=60) == ("", None) and gone.returncode == 1
@@ -78,9 +81,13 @@ def test_a_child_whose_parent_is_already_gone_ends_at_once():
 
 
 def test_stop_kills_what_ignores_sigint():
-    stubborn = python("-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-                      "print('ready', flush=True); time.sleep(60)",
-                      stdout=subprocess.PIPE, text=True)
+    stubborn = python(
+        "-c",
+        "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "print('ready', flush=True); time.sleep(60)",
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert stubborn.stdout.readline() == "ready\n"
     started = time.monotonic()
     assert lifetime.stop(stubborn, timeout=0.5) == -signal.SIGKILL

@@ -17,8 +17,14 @@ def plan(n, fp="f"):
 
 def write(root, ep, run_dir=None, wall=0.1, cost=0.0):
     costs = pd.DataFrame({"step": [0], "cost_usd": [cost], "latency_s": [wall], "cached": [False]})
-    return logs.write_episode(root, ep, {"states": pd.DataFrame({"x": [ep.run]}), "llm_costs": costs},
-                              {"market": "m"}, {"wall_time_s": wall, "cost_usd": cost}, run_dir)
+    return logs.write_episode(
+        root,
+        ep,
+        {"states": pd.DataFrame({"x": [ep.run]}), "llm_costs": costs},
+        {"market": "m"},
+        {"wall_time_s": wall, "cost_usd": cost},
+        run_dir,
+    )
 
 
 def test_write_is_atomic_and_complete(tmp_path):
@@ -39,11 +45,16 @@ def test_run_information_goes_to_the_run_log_and_leaves_the_results_identical(tm
     a = write(tmp_path / "a", ep, tmp_path / "a.runs", wall=0.1, cost=0.5)
     b = write(tmp_path / "b", ep, tmp_path / "b.runs", wall=7.0, cost=0.0)
     assert sorted(p.name for p in a.iterdir()) == ["meta.json", "states.parquet"]
-    assert {p.name: p.read_bytes() for p in a.iterdir()} == {p.name: p.read_bytes() for p in b.iterdir()}
+    assert {p.name: p.read_bytes() for p in a.iterdir()} == {
+        p.name: p.read_bytes() for p in b.iterdir()
+    }
     runs = logs.read_run_log(tmp_path / "a.runs")
-    assert runs[["unit", "episode_id", "fingerprint", "wall_time_s", "cost_usd"]].values.tolist() == [
-        [ep.episode_id, ep.episode_id, ep.fingerprint, 0.1, 0.5]]
-    assert list(runs.columns) == logs.RUN_LOG_COLUMNS and runs["finished_at"].str.endswith("Z").all()
+    assert runs[
+        ["unit", "episode_id", "fingerprint", "wall_time_s", "cost_usd"]
+    ].values.tolist() == [[ep.episode_id, ep.episode_id, ep.fingerprint, 0.1, 0.5]]
+    assert (
+        list(runs.columns) == logs.RUN_LOG_COLUMNS and runs["finished_at"].str.endswith("Z").all()
+    )
     costs = logs.read_run_table(tmp_path / "b.runs", "llm_costs")
     assert costs.columns[0] == "episode_id" and costs["latency_s"].tolist() == [7.0]
     # replaying rewrites the run log in place; pruning drops the logs of units not kept
@@ -83,11 +94,19 @@ def test_write_table_writes_exactly_the_bytes_of_pandas_to_parquet(tmp_path):
     import pandas as pd
 
     frames = {
-        "mixed": pd.DataFrame({"i": np.arange(5, dtype="int64"), "f": np.linspace(0, 1, 5),
-                               "s": list("abcde"), "b": [True, False, True, True, False],
-                               "n": pd.array([1, None, 3, None, 5], dtype="Int64"),
-                               "o": [None, "x", None, "y", "z"]}),
-        "empty": pd.DataFrame({"a": pd.Series([], dtype="float64"), "s": pd.Series([], dtype="object")}),
+        "mixed": pd.DataFrame(
+            {
+                "i": np.arange(5, dtype="int64"),
+                "f": np.linspace(0, 1, 5),
+                "s": list("abcde"),
+                "b": [True, False, True, True, False],
+                "n": pd.array([1, None, 3, None, 5], dtype="Int64"),
+                "o": [None, "x", None, "y", "z"],
+            }
+        ),
+        "empty": pd.DataFrame(
+            {"a": pd.Series([], dtype="float64"), "s": pd.Series([], dtype="object")}
+        ),
         "indexed": pd.DataFrame({"v": [3.5, 1.5]}, index=[7, 9]),
         "categorical": pd.DataFrame({"c": pd.Categorical(["lo", "hi", "lo"])}),
         "attrs": pd.DataFrame({"v": [1, 2]}),
@@ -95,8 +114,9 @@ def test_write_table_writes_exactly_the_bytes_of_pandas_to_parquet(tmp_path):
     frames["attrs"].attrs["note"] = "kept as pandas keeps it"
     for name, df in frames.items():
         record = logs.write_table(df, tmp_path / f"{name}.parquet")
-        df.reset_index(drop=True).to_parquet(tmp_path / f"{name}.pandas.parquet", index=False,
-                                             engine="pyarrow", compression="zstd")
+        df.reset_index(drop=True).to_parquet(
+            tmp_path / f"{name}.pandas.parquet", index=False, engine="pyarrow", compression="zstd"
+        )
         ours = (tmp_path / f"{name}.parquet").read_bytes()
         assert ours == (tmp_path / f"{name}.pandas.parquet").read_bytes(), name
         assert record == logs.file_record(tmp_path / f"{name}.parquet")
@@ -114,14 +134,23 @@ def test_write_table_of_rows_writes_exactly_the_bytes_of_their_frame(tmp_path, m
 
     cols = ["i", "f", "mixed", "i_none", "b", "b_none", "s", "s_none", "none", "nan", "np"]
     tables = {
-        "full": Rows(cols, [(1, 0.5, 1, 1, True, True, "a", "x", None, float("nan"), np.int64(3)),
-                            (2, 1.5, 2.5, None, False, None, "b", None, None, 1.0, np.int64(4))]),
-        "same shape": Rows(cols, [(3, 2.5, 3, 5, True, False, "c", "y", None, float("nan"),
-                                   np.int64(5)),
-                                  (4, 3.5, 4.5, None, True, None, "d", None, None, 2.0,
-                                   np.int64(6))]),
-        "no missing now": Rows(cols, [(5, 4.5, 5.5, 7, False, True, "e", "z", None, 3.0,
-                                       np.int64(7))]),
+        "full": Rows(
+            cols,
+            [
+                (1, 0.5, 1, 1, True, True, "a", "x", None, float("nan"), np.int64(3)),
+                (2, 1.5, 2.5, None, False, None, "b", None, None, 1.0, np.int64(4)),
+            ],
+        ),
+        "same shape": Rows(
+            cols,
+            [
+                (3, 2.5, 3, 5, True, False, "c", "y", None, float("nan"), np.int64(5)),
+                (4, 3.5, 4.5, None, True, None, "d", None, None, 2.0, np.int64(6)),
+            ],
+        ),
+        "no missing now": Rows(
+            cols, [(5, 4.5, 5.5, 7, False, True, "e", "z", None, 3.0, np.int64(7))]
+        ),
         "empty, cast": Rows(["step", "x"], [], {"step": "int64"}),
         "empty again": Rows(["step", "x"], [], {"step": "int64"}),
         "cast": Rows(["step", "v"], [(1, 2), (3, 4)], {"v": "float64"}),

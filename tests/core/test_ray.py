@@ -31,8 +31,16 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
     port = free_port()
-    start = [str(RAY), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
-             "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats"]
+    start = [
+        str(RAY),
+        "start",
+        "--head",
+        f"--port={port}",
+        "--node-ip-address=127.0.0.1",
+        "--num-cpus=2",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+    ]
     proc = subprocess.run(start, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     try:
@@ -44,15 +52,23 @@ def ray_head(tmp_path_factory):
 @pytest.mark.parametrize("kind", ["english_auction", "crash"])
 def test_a_run_on_a_ray_head_writes_the_same_logs_as_a_local_run(tmp_path, ray_head, kind):
     local = simulate(kind, parse_params(tiny(kind, workers=1)), tmp_path / "local", progress=False)
-    on_ray = simulate(kind, parse_params(tiny(kind, workers="auto", ray_address=ray_head)),
-                      tmp_path / "ray", progress=False)
+    on_ray = simulate(
+        kind,
+        parse_params(tiny(kind, workers="auto", ray_address=ray_head)),
+        tmp_path / "ray",
+        progress=False,
+    )
     assert on_ray["backend"] == "ray" and on_ray["workers"] == 2
     assert on_ray["played"] == local["played"] >= 2
-    a, b = files(tmp_path / "local" / "episodes" / kind), files(tmp_path / "ray" / "episodes" / kind)
+    a, b = (
+        files(tmp_path / "local" / "episodes" / kind),
+        files(tmp_path / "ray" / "episodes" / kind),
+    )
     assert a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []
     # and a second run through Ray resumes: nothing left to play
-    again = simulate(kind, parse_params(tiny(kind, ray_address=ray_head)), tmp_path / "ray",
-                     progress=False)
+    again = simulate(
+        kind, parse_params(tiny(kind, ray_address=ray_head)), tmp_path / "ray", progress=False
+    )
     assert again["played"] == 0 and again["skipped"] == local["played"]
 
 
@@ -80,22 +96,37 @@ def test_a_stopping_rule_on_a_ray_head_takes_the_local_decisions(tmp_path, ray_h
     from marketarena.pipeline import Paths, run_reference
 
     def params(name: str, **execution):
-        block = yaml.safe_load((Path(__file__).resolve().parents[2] / "lib/marketarena/markets/"
-                                "cournot/tiny_params.yaml").read_text())
+        block = yaml.safe_load(
+            (
+                Path(__file__).resolve().parents[2] / "lib/marketarena/markets/"
+                "cournot/tiny_params.yaml"
+            ).read_text()
+        )
         block["roster"].append({"name": "gpt", "kind": "llm", "model": "m"})
-        block.update(runs=12, rounds=4, stop={"batch": 2, "min_games": 2, "rank_width": 1,
-                                              "boot": 50, "passes": 5})
-        return parse_params({"models": {"m": {"model": "mock", "provider": "mock"}},
-                             "llm": {"cache_dir": str(tmp_path / name / "llm")},
-                             "markets": {"cournot": block}, "execution": execution})
+        block.update(
+            runs=12,
+            rounds=4,
+            stop={"batch": 2, "min_games": 2, "rank_width": 1, "boot": 50, "passes": 5},
+        )
+        return parse_params(
+            {
+                "models": {"m": {"model": "mock", "provider": "mock"}},
+                "llm": {"cache_dir": str(tmp_path / name / "llm")},
+                "markets": {"cournot": block},
+                "execution": execution,
+            }
+        )
 
     runs = {}
-    for name, execution in (("local", {"workers": 1}),
-                            ("ray", {"workers": "auto", "ray_address": ray_head})):
+    for name, execution in (
+        ("local", {"workers": 1}),
+        ("ray", {"workers": "auto", "ray_address": ray_head}),
+    ):
         p = params(name, **execution)
         run_reference("cournot", p, Paths(tmp_path / name))
-        runs[name] = simulate("cournot", p, Paths(tmp_path / name).data,
-                              tmp_path / name / "eps", progress=False)
+        runs[name] = simulate(
+            "cournot", p, Paths(tmp_path / name).data, tmp_path / name / "eps", progress=False
+        )
     assert runs["ray"]["backend"] == "ray"
     assert runs["ray"]["stopped"] == runs["local"]["stopped"] and runs["local"]["stopped"]
     assert runs["ray"]["stop_lines"] == runs["local"]["stop_lines"]

@@ -19,20 +19,34 @@ from marketarena.llm.fake import FakeEndpoint, Reply
 from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import simulate
 
-ANSWER = {"observations_and_thoughts": "", "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
-          "chosen_prices": {"Product_A": "1.7"}}
-MODEL = {"model": "fake-model", "base_url": "http://fake.invalid/v1", "api_key_env": None,
-         "max_tokens": 200, "temperature": 0.0}
+ANSWER = {
+    "observations_and_thoughts": "",
+    "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
+    "chosen_prices": {"Product_A": "1.7"},
+}
+MODEL = {
+    "model": "fake-model",
+    "base_url": "http://fake.invalid/v1",
+    "api_key_env": None,
+    "max_tokens": 200,
+    "temperature": 0.0,
+}
 
 
 def params_for(tmp_path: Path, llm_seat: bool = True, **model):
-    roster = [{"name": "nash", "kind": "baseline", "strategy": "nash"},
-              {"name": "myopic", "kind": "baseline", "strategy": "myopic"}]
+    roster = [
+        {"name": "nash", "kind": "baseline", "strategy": "nash"},
+        {"name": "myopic", "kind": "baseline", "strategy": "myopic"},
+    ]
     if llm_seat:
         roster[1] = {"name": "gpt", "kind": "llm", "model": "fake"}
-    return parse_params({"models": {"fake": {**MODEL, **model}},
-                         "llm": {"cache_dir": str(tmp_path / "llm")},
-                         "markets": {"bertrand": {"runs": 2, "rounds": 3, "roster": roster}}})
+    return parse_params(
+        {
+            "models": {"fake": {**MODEL, **model}},
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {"bertrand": {"runs": 2, "rounds": 3, "roster": roster}},
+        }
+    )
 
 
 def run(tmp_path, params):
@@ -44,9 +58,16 @@ def run(tmp_path, params):
     return summary, paths.episodes("bertrand")
 
 
-@pytest.mark.parametrize("change", [{"model": "other-model"}, {"temperature": 0.7},
-                                    {"base_url": "http://elsewhere.invalid/v1"},
-                                    {"max_tokens": 100}, {"price_in_per_mtok": 2.0}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"model": "other-model"},
+        {"temperature": 0.7},
+        {"base_url": "http://elsewhere.invalid/v1"},
+        {"max_tokens": 100},
+        {"price_in_per_mtok": 2.0},
+    ],
+)
 def test_changing_the_model_behind_an_alias_replays_its_episodes(tmp_path, change):
     first, _ = run(tmp_path, params_for(tmp_path))
     assert (first["played"], first["skipped"]) == (2, 0)
@@ -132,7 +153,7 @@ def test_a_second_concurrent_run_of_an_instance_is_refused(tmp_path):
     before = sorted(p.name for p in root.iterdir())
     # another run holds the folder
     with episodes_lock(root), pytest.raises(RunAborted, match="in use by another simulate run"):
-            run(tmp_path, params_for(tmp_path, llm_seat=False, model="changed"))
+        run(tmp_path, params_for(tmp_path, llm_seat=False, model="changed"))
     assert sorted(p.name for p in root.iterdir()) == before
     summary, _ = run(tmp_path, params)  # the lock is released afterwards
     assert summary["skipped"] == 2

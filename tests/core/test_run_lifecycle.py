@@ -40,20 +40,43 @@ PRICE = 50.0  # USD per million tokens, in and out: a request's bound is a few c
 
 
 def tiny(kind: str) -> dict:
-    return yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    return yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text()
+    )
 
 
-def write_params(tmp_path: Path, base_url: str, *, llm_seats: int, workers: int = 1,
-                 runs: int = 4, limit: float | None = 1000.0, timeout_s: float = 60.0) -> Path:
+def write_params(
+    tmp_path: Path,
+    base_url: str,
+    *,
+    llm_seats: int,
+    workers: int = 1,
+    runs: int = 4,
+    limit: float | None = 1000.0,
+    timeout_s: float = 60.0,
+) -> Path:
     market = tiny("english_auction")
     market["runs"] = runs
     market["roster"] = market["roster"][:1] + [
-        {"name": f"llm{i}", "kind": "llm", "model": "loop"} for i in range(llm_seats)]
-    params = {"models": {"loop": {"model": "loopback", "base_url": base_url, "api_key_env": None,
-                                  "max_tokens": 300, "timeout_s": timeout_s, "max_retries": 0,
-                                  "price_in_per_mtok": PRICE, "price_out_per_mtok": PRICE}},
-              "llm": {"cache_dir": str(tmp_path / "cache"), "max_cost_usd": limit},
-              "markets": {"english_auction": market}, "execution": {"workers": workers}}
+        {"name": f"llm{i}", "kind": "llm", "model": "loop"} for i in range(llm_seats)
+    ]
+    params = {
+        "models": {
+            "loop": {
+                "model": "loopback",
+                "base_url": base_url,
+                "api_key_env": None,
+                "max_tokens": 300,
+                "timeout_s": timeout_s,
+                "max_retries": 0,
+                "price_in_per_mtok": PRICE,
+                "price_out_per_mtok": PRICE,
+            }
+        },
+        "llm": {"cache_dir": str(tmp_path / "cache"), "max_cost_usd": limit},
+        "markets": {"english_auction": market},
+        "execution": {"workers": workers},
+    }
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
     return path
@@ -87,8 +110,17 @@ class Endpoint:
 
 def start(params: Path) -> subprocess.Popen:
     """``marketarena simulate english_auction`` in its own session (signals reach only it)."""
-    return python("-m", "marketarena.cli", "simulate", "english_auction", "--params", str(params),
-                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return python(
+        "-m",
+        "marketarena.cli",
+        "simulate",
+        "english_auction",
+        "--params",
+        str(params),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def bound_of(body: dict, spec: ModelSpec) -> float:
@@ -110,7 +142,9 @@ def test_kill_9_with_requests_in_flight_charges_them_and_the_limit_holds(tmp_pat
         for _kill in range(3):
             seen = len(endpoint.bodies)
             run = start(params)
-            wait_for(lambda seen=seen: len(endpoint.bodies) >= seen + 3, what="3 requests in flight")
+            wait_for(
+                lambda seen=seen: len(endpoint.bodies) >= seen + 3, what="3 requests in flight"
+            )
             time.sleep(0.2)  # anything else the run was about to send
             run.send_signal(signal.SIGKILL)
             run.wait()
@@ -137,20 +171,26 @@ def test_kill_9_with_requests_in_flight_charges_them_and_the_limit_holds(tmp_pat
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc")
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
-                         ids=lambda sig: sig.name)
+@pytest.mark.parametrize(
+    "sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda sig: sig.name
+)
 def test_no_process_of_a_run_outlives_its_parent(tmp_path, sig):
     # LLM seats on an endpoint: two workers whatever the machine's cores
     with Endpoint(delay_s=0.02) as endpoint:
         params = write_params(tmp_path, endpoint.server.base_url, llm_seats=1, workers=2, runs=4)
         run = start(params)
-        wait_for(lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
-                 what="two workers asking the endpoint")
+        wait_for(
+            lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
+            what="two workers asking the endpoint",
+        )
         started = children(run.pid)
         run.send_signal(sig)  # SIGINT: the pool is stopped; the others: the kernel kills them
         run.communicate(timeout=30)
-        wait_for(lambda: not any(alive(p) for p in started), timeout_s=30,
-                 what=f"the run's processes {sorted(p for p in started if alive(p))} to end")
+        wait_for(
+            lambda: not any(alive(p) for p in started),
+            timeout_s=30,
+            what=f"the run's processes {sorted(p for p in started if alive(p))} to end",
+        )
         # and the next run resumes: the episodes written so far are kept, the rest are played
         resumed = start(params)
         stdout, stderr = resumed.communicate(timeout=300)
@@ -168,10 +208,19 @@ def test_a_resume_while_a_process_of_the_old_run_lives_refuses_in_one_line(tmp_p
         live = tmp_path / "data" / "episodes" / ".english_auction.live"
         live.parent.mkdir(parents=True)
         # what a worker of a run whose parent died would hold (without PR_SET_PDEATHSIG)
-        orphan = subprocess.Popen([sys.executable, "-c", (
-            "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_SH); "
-            "print('held', flush=True); time.sleep(600)"), str(live)], stdout=subprocess.PIPE,
-            text=True)
+        orphan = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                (
+                    "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_SH); "
+                    "print('held', flush=True); time.sleep(600)"
+                ),
+                str(live),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert orphan.stdout.readline().strip() == "held"
             run = start(params)
@@ -193,11 +242,15 @@ def test_a_worker_killed_from_outside_ends_the_run_in_one_line(tmp_path):
     with Endpoint(delay_s=0.02) as endpoint:
         params = write_params(tmp_path, endpoint.server.base_url, llm_seats=1, workers=2, runs=4)
         run = start(params)
-        wait_for(lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
-                 what="two workers asking the endpoint")
-        workers = sorted(p for p in children(run.pid)  # forked or spawned, not the tracker
-                         if "resource_tracker"
-                         not in Path(f"/proc/{p}/cmdline").read_text(errors="replace"))
+        wait_for(
+            lambda: len(children(run.pid)) >= 2 and len(endpoint.bodies) >= 4,
+            what="two workers asking the endpoint",
+        )
+        workers = sorted(
+            p
+            for p in children(run.pid)  # forked or spawned, not the tracker
+            if "resource_tracker" not in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+        )
         started = children(run.pid)
         os.kill(workers[0], signal.SIGKILL)  # what the OOM killer does
         _, stderr = run.communicate(timeout=120)

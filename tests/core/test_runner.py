@@ -75,10 +75,13 @@ class Agent:
 
 def test_actions_of_a_decision_point_run_concurrently_and_are_validated():
     barrier = Barrier(3)
-    agents = {"A": Agent("A", Guess(value=10), barrier),
-              "B": Agent("B", {"value": 99}, barrier),  # rule-invalid
-              "C": Agent("C", Reply(action={"value": "x"}, calls=[{"model": "m", "cost_usd": 0.5}]),
-                         barrier)}  # schema-invalid, with one LLM call
+    agents = {
+        "A": Agent("A", Guess(value=10), barrier),
+        "B": Agent("B", {"value": 99}, barrier),  # rule-invalid
+        "C": Agent(
+            "C", Reply(action={"value": "x"}, calls=[{"model": "m", "cost_usd": 0.5}]), barrier
+        ),
+    }  # schema-invalid, with one LLM call
     market = CountingMarket()
     result = asyncio.run(run_episode(market, agents, seed=1))
     assert market.applied == [{"A": 10, "B": 0, "C": 0}] * 2
@@ -91,8 +94,11 @@ def test_actions_of_a_decision_point_run_concurrently_and_are_validated():
 
 
 def test_an_agent_that_raises_gets_the_fallback_and_others_continue():
-    agents = {"A": Agent("A", Guess(value=3)), "B": Agent("B", RuntimeError("boom")),
-              "C": Agent("C", None)}
+    agents = {
+        "A": Agent("A", Guess(value=3)),
+        "B": Agent("B", RuntimeError("boom")),
+        "C": Agent("C", None),
+    }
     market = CountingMarket()
     result = asyncio.run(run_episode(market, agents, seed=1))
     assert market.applied[0] == {"A": 3, "B": 0, "C": 0}
@@ -139,8 +145,14 @@ class AuctionMarket:
 
     def _decision(self):
         acting = ["A", "B"] if (self.t > 0 and not self.ask_retired) else ["A", "B", "C"]
-        return Decision("bid", self.t, 0, {a: {"t": self.t} for a in acting},
-                        {"A": Bid, "B": Pass, "C": Bid}, max_attempts=self.attempts)
+        return Decision(
+            "bid",
+            self.t,
+            0,
+            {a: {"t": self.t} for a in acting},
+            {"A": Bid, "B": Pass, "C": Bid},
+            max_attempts=self.attempts,
+        )
 
     def check(self, agent_id, action, decision):
         self.checks += 1
@@ -201,36 +213,71 @@ def test_a_rule_break_is_asked_again_with_the_reason_and_every_attempt_is_logged
 
 def test_one_attempt_means_no_reask():
     market = AuctionMarket(attempts=1)
-    result = asyncio.run(run_episode(market, {"A": Learner("A"), "B": Learner("B", Pass(reason="x")),
-                                              "C": Learner("C", Bid(amount=30))}, seed=0))
+    result = asyncio.run(
+        run_episode(
+            market,
+            {
+                "A": Learner("A"),
+                "B": Learner("B", Pass(reason="x")),
+                "C": Learner("C", Bid(amount=30)),
+            },
+            seed=0,
+        )
+    )
     assert (result.decisions["attempt"] == 0).all()
     assert market.applied[0]["A"] is None
 
 
 def test_retired_seats_are_logged_and_never_act_again():
-    agents = {"A": Learner("A", Bid(amount=20)), "B": Learner("B", Pass(reason="x")),
-              "C": Learner("C", Bid(amount=20))}
+    agents = {
+        "A": Learner("A", Bid(amount=20)),
+        "B": Learner("B", Pass(reason="x")),
+        "C": Learner("C", Bid(amount=20)),
+    }
     result = asyncio.run(run_episode(AuctionMarket(), agents, seed=0))
     assert result.events.to_dict("records") == [
-        {"step": 0, "round": 0, "agent_id": "C", "event": "retired", "detail": "out of money"}]
+        {"step": 0, "round": 0, "agent_id": "C", "event": "retired", "detail": "out of money"}
+    ]
     assert set(result.decisions.query("step == 1")["agent_id"]) == {"A", "B"}
     with pytest.raises(RuntimeError, match="retired seats"):
         asyncio.run(run_episode(AuctionMarket(ask_retired=True), agents, seed=0))
 
 
 def test_llm_calls_split_what_was_asked_from_how_it_was_obtained():
-    call = {"model": "m", "request_hash": "h", "prompt_tokens": 3, "completion_tokens": 4,
-            "attempts": 1, "valid": True, "cost_usd": 0.5, "latency_s": 0.2, "cached": False,
-            "retries": 2, "purpose": "review"}
-    agents = {"A": Agent("A", Reply(action=Guess(value=1), calls=[call])),
-              "B": Agent("B", Guess(value=2)), "C": Agent("C", Guess(value=3))}
+    call = {
+        "model": "m",
+        "request_hash": "h",
+        "prompt_tokens": 3,
+        "completion_tokens": 4,
+        "attempts": 1,
+        "valid": True,
+        "cost_usd": 0.5,
+        "latency_s": 0.2,
+        "cached": False,
+        "retries": 2,
+        "purpose": "review",
+    }
+    agents = {
+        "A": Agent("A", Reply(action=Guess(value=1), calls=[call])),
+        "B": Agent("B", Guess(value=2)),
+        "C": Agent("C", Guess(value=3)),
+    }
     result = asyncio.run(run_episode(CountingMarket(), agents, seed=1))
     calls, costs = result.llm_calls, result.llm_costs
     assert len(calls) == len(costs) == 2
     assert "latency_s" not in calls and "cached" not in calls and "cost_usd" not in calls
-    assert costs[["cost_usd", "latency_s", "cached", "retries"]].iloc[0].tolist() == [0.5, 0.2, False, 2]
+    assert costs[["cost_usd", "latency_s", "cached", "retries"]].iloc[0].tolist() == [
+        0.5,
+        0.2,
+        False,
+        2,
+    ]
     assert calls["purpose"].tolist() == ["review", "review"]
-    assert (calls[["step", "agent_id", "attempt"]] == costs[["step", "agent_id", "attempt"]]).all().all()
+    assert (
+        (calls[["step", "agent_id", "attempt"]] == costs[["step", "agent_id", "attempt"]])
+        .all()
+        .all()
+    )
 
 
 def test_with_share_loop_scripted_episodes_side_by_side_take_turns():
@@ -255,9 +302,15 @@ def test_with_share_loop_scripted_episodes_side_by_side_take_turns():
         seen = []
 
         async def main():
-            return await asyncio.gather(*(
-                run_episode(Named(name, seen), {a: Steady(a) for a in "ABC"}, 3,
-                            share_loop=share_loop) for name in ("x", "y")))
+            return await asyncio.gather(
+                *(
+                    run_episode(
+                        Named(name, seen), {a: Steady(a) for a in "ABC"}, 3, share_loop=share_loop
+                    )
+                    for name in ("x", "y")
+                )
+            )
+
         return seen, asyncio.run(main())
 
     taking_turns, shared = side_by_side(True)

@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny(kind: str) -> dict:
-    return yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    return yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text()
+    )
 
 
 def params_of(kind: str, block: dict, **extra):
@@ -38,8 +40,10 @@ def appended(kind: str) -> dict:
 
 
 #: the key that would seat an appended entry, per market that does not seat it by itself
-UNSEATED_HINT = {"crash": "markets.crash.competitors",
-                 "lemon": "markets.lemon.honest, .principal or .buyer_groups"}
+UNSEATED_HINT = {
+    "crash": "markets.crash.competitors",
+    "lemon": "markets.lemon.honest, .principal or .buyer_groups",
+}
 
 
 @pytest.mark.parametrize("kind", market_names())
@@ -60,8 +64,11 @@ def test_an_entry_appended_to_the_roster_is_seated_or_refused_naming_the_key(kin
     assert found.episodes[found.names.index("newcomer")] > 0
     if kind in ("cournot", "bertrand"):  # ...but one lineup cannot seat four firms
         block["runs"] = 1
-        with pytest.raises(ParamsError, match=rf"is seated in none of the 1 planned episodes, so it "
-                                              rf"would never play; markets.{kind}.runs: 2 seats it"):
+        with pytest.raises(
+            ParamsError,
+            match=rf"is seated in none of the 1 planned episodes, so it "
+            rf"would never play; markets.{kind}.runs: 2 seats it",
+        ):
             check_seating(kind, params_of(kind, block))
 
 
@@ -117,8 +124,11 @@ def test_three_seat_lineups_stay_within_two(n):
 def test_a_seller_strategy_in_lemons_buyer_seats_is_refused_naming_the_key():
     block = tiny("lemon")
     block["buyer_groups"] = [["honest"]]
-    with pytest.raises(ParamsError, match=r"markets.lemon.buyer_groups: seats 'honest' as buyer, a "
-                                          r"role its strategy 'honest' cannot play"):
+    with pytest.raises(
+        ParamsError,
+        match=r"markets.lemon.buyer_groups: seats 'honest' as buyer, a "
+        r"role its strategy 'honest' cannot play",
+    ):
         check_seating("lemon", params_of("lemon", block))
 
 
@@ -132,8 +142,9 @@ def test_one_entry_as_honest_seller_and_deceptive_principal_is_refused():
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "m"})
     block["honest"] = block["principal"] = "gpt"
     models = {"models": {"m": {"model": "mock", "provider": "mock"}}}
-    with pytest.raises(ParamsError, match="'gpt' would be both the deceptive principal and the "
-                                          "honest seller"):
+    with pytest.raises(
+        ParamsError, match="'gpt' would be both the deceptive principal and the honest seller"
+    ):
         check_seating("lemon", params_of("lemon", block, **models))
 
 
@@ -142,8 +153,9 @@ def test_the_skeptical_harness_is_for_buyers():
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "m", "harness": "skeptical"})
     block["honest"] = "gpt"
     models = {"models": {"m": {"model": "mock", "provider": "mock"}}}
-    with pytest.raises(ParamsError, match="seats 'gpt' as honest, a role its harness 'skeptical' "
-                                          "cannot play"):
+    with pytest.raises(
+        ParamsError, match="seats 'gpt' as honest, a role its harness 'skeptical' cannot play"
+    ):
         check_seating("lemon", params_of("lemon", block, **models))
     block["honest"] = "honest"
     block["buyer_groups"] = [["gpt", "guardian"], ["naive", "reputation", "random"]]
@@ -171,8 +183,9 @@ def test_double_auctions_seat_matrix_is_its_plan_with_entrants_and_many_games():
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "m"})
     block["roster"][0] = {**block["roster"][0], "name": "outside"}
     block["pool"] = [e["name"] for e in block["roster"][1:-1]]  # a baseline entrant too
-    mp = params_of("double_auction", block,
-                   models={"m": {"model": "mock", "provider": "mock"}}).markets["double_auction"]
+    mp = params_of(
+        "double_auction", block, models={"m": {"model": "mock", "provider": "mock"}}
+    ).markets["double_auction"]
     plugin = market_kind("double_auction").rules
     matrix, roles = plugin.seat_matrix(mp)
     plan = plugin.plan(mp)

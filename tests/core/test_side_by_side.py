@@ -25,7 +25,9 @@ LLM = {"name": "gpt", "kind": "llm", "model": "fake"}
 def block_with_llm(kind: str) -> dict:
     """The market's tiny params with one LLM seat (an entrant in double_auction, else a roster
     entry replaced)."""
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text()
+    )
     if kind == "double_auction":
         block["pool"] = [e["name"] for e in block["roster"]]
         block["roster"].append(LLM)
@@ -33,16 +35,33 @@ def block_with_llm(kind: str) -> dict:
         block["runs"] = 2
     else:
         swap = {"crash": "myopic", "english_auction": "random", "cournot": "tit_for_tat"}[kind]
-        block["roster"] = [{**LLM, "name": swap} if e["name"] == swap else e for e in block["roster"]]
+        block["roster"] = [
+            {**LLM, "name": swap} if e["name"] == swap else e for e in block["roster"]
+        ]
     return block
 
 
-def llm_params(tmp_path: Path, kind: str, base_url: str = "http://fake.invalid/v1",
-               concurrency: int = 8, **execution) -> dict:
-    return {"models": {"fake": {"model": "fake-model", "base_url": base_url, "api_key_env": None,
-                                "max_tokens": 200, "max_concurrency": concurrency}},
-            "llm": {"cache_dir": str(tmp_path / "llm")}, "execution": execution,
-            "markets": {kind: block_with_llm(kind)}}
+def llm_params(
+    tmp_path: Path,
+    kind: str,
+    base_url: str = "http://fake.invalid/v1",
+    concurrency: int = 8,
+    **execution,
+) -> dict:
+    return {
+        "models": {
+            "fake": {
+                "model": "fake-model",
+                "base_url": base_url,
+                "api_key_env": None,
+                "max_tokens": 200,
+                "max_concurrency": concurrency,
+            }
+        },
+        "llm": {"cache_dir": str(tmp_path / "llm")},
+        "execution": execution,
+        "markets": {kind: block_with_llm(kind)},
+    }
 
 
 def slow_answer(body: dict):
@@ -58,8 +77,11 @@ def surviving_firm(body: dict):
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.startswith(".")}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 @pytest.mark.parametrize("kind", ["double_auction", "crash", "english_auction", "cournot"])
@@ -71,9 +93,12 @@ def test_many_episodes_in_flight_write_the_logs_of_one_at_a_time(tmp_path, kind)
     paths = Paths(tmp_path)
     if kind == "cournot":  # its firms read the Nash and monopoly references
         run_reference(kind, one, paths)
-    a = simulate(kind, one, paths.data, tmp_path / "a", progress=False, openai_factory=fake_one.factory)
-    b = simulate(kind, many, paths.data, tmp_path / "b", progress=False,
-                 openai_factory=fake_many.factory)
+    a = simulate(
+        kind, one, paths.data, tmp_path / "a", progress=False, openai_factory=fake_one.factory
+    )
+    b = simulate(
+        kind, many, paths.data, tmp_path / "b", progress=False, openai_factory=fake_many.factory
+    )
     assert a["played"] == b["played"] > 1
     assert fake_one.max_in_flight == 1 < fake_many.max_in_flight <= 8  # side by side, within limit
     assert fake_one.n_calls == fake_many.n_calls > 0
@@ -94,8 +119,9 @@ def test_two_workers_never_pass_the_endpoints_max_concurrency(tmp_path):
         assert summary["workers"] == 2 and summary["played"] == 8
         assert endpoint.max_in_flight == 3
     # and the same logs as one worker playing one episode at a time, from the cache
-    raw = llm_params(tmp_path, "crash", endpoint.base_url, concurrency=3, workers=1,
-                     episodes_in_flight=1)
+    raw = llm_params(
+        tmp_path, "crash", endpoint.base_url, concurrency=3, workers=1, episodes_in_flight=1
+    )
     raw["markets"]["crash"]["runs"] = 8
     raw["llm"]["cache_only"] = True
     simulate("crash", parse_params(raw), tmp_path, tmp_path / "one", progress=False)
@@ -107,15 +133,24 @@ def test_models_sharing_an_endpoint_get_the_smallest_of_their_max_concurrency(tm
     """Two models on one endpoint, allowing 8 and 2 requests at once: one process never has more
     than 2 in flight, whichever model asks first (it had the first one's slots)."""
     raw = llm_params(tmp_path, "crash", episodes_in_flight=8)
-    raw["models"] = {name: {**raw["models"]["fake"], "max_concurrency": n}
-                     for name, n in (("wide", 8), ("narrow", 2))}
+    raw["models"] = {
+        name: {**raw["models"]["fake"], "max_concurrency": n}
+        for name, n in (("wide", 8), ("narrow", 2))
+    }
     firms = {"myopic": order[0], "random": order[1]}  # the myopic firm asks first every day
     raw["markets"]["crash"]["roster"] = [
         {"name": e["name"], "kind": "llm", "model": firms[e["name"]]} if e["name"] in firms else e
-        for e in raw["markets"]["crash"]["roster"]]
+        for e in raw["markets"]["crash"]["roster"]
+    ]
     fake = FakeEndpoint(responder=slow_answer)
-    simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False,
-             openai_factory=fake.factory)
+    simulate(
+        "crash",
+        parse_params(raw),
+        tmp_path,
+        tmp_path / "eps",
+        progress=False,
+        openai_factory=fake.factory,
+    )
     assert fake.max_in_flight == 2
 
 
@@ -129,19 +164,37 @@ def test_an_interrupted_concurrent_run_keeps_finished_units_and_resumes_to_the_s
         return schema_answer(body) if served["n"] <= 56 else Status(400, "gone")
 
     with pytest.raises(RunAborted):
-        simulate(kind, params, tmp_path, tmp_path / "eps", progress=False,
-                 openai_factory=FakeEndpoint(responder=failing).factory)
+        simulate(
+            kind,
+            params,
+            tmp_path,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=FakeEndpoint(responder=failing).factory,
+        )
     kept = {p.name for p in (tmp_path / "eps").iterdir() if not p.name.startswith(".")}
     # the units with LLM seats start first (8 games at a time), each entrant game a unit of its
     # own: the games finished before the endpoint died are kept, each whole
     assert any(name.startswith("x-") for name in kept)
     games_kept = sum(len(logs.read_meta(tmp_path / "eps" / u)["episodes"]) for u in kept)
-    summary = simulate(kind, params, tmp_path, tmp_path / "eps", progress=False,
-                       openai_factory=FakeEndpoint(responder=schema_answer).factory)
+    summary = simulate(
+        kind,
+        params,
+        tmp_path,
+        tmp_path / "eps",
+        progress=False,
+        openai_factory=FakeEndpoint(responder=schema_answer).factory,
+    )
     assert summary["skipped"] == games_kept
     clean = parse_params(llm_params(tmp_path / "clean", kind, episodes_in_flight=1))
-    simulate(kind, clean, tmp_path, tmp_path / "clean_eps", progress=False,
-             openai_factory=FakeEndpoint(responder=schema_answer).factory)
+    simulate(
+        kind,
+        clean,
+        tmp_path,
+        tmp_path / "clean_eps",
+        progress=False,
+        openai_factory=FakeEndpoint(responder=schema_answer).factory,
+    )
     assert files(tmp_path / "eps") == files(tmp_path / "clean_eps")
 
 
@@ -164,14 +217,21 @@ def test_a_unit_is_committed_only_once_its_answers_are_in_the_cache(tmp_path, mo
 
     monkeypatch.setattr(logs.os, "replace", replace_and_count)
     fake = FakeEndpoint(responder=surviving_firm)
-    simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False,
-             openai_factory=fake.factory)
+    simulate(
+        "crash",
+        parse_params(raw),
+        tmp_path,
+        tmp_path / "eps",
+        progress=False,
+        openai_factory=fake.factory,
+    )
     assert len(cached_at_commit) > 1 and cached_at_commit[-1] == fake.n_calls
     assert cached_at_commit == sorted(cached_at_commit)
 
 
-def test_an_answer_that_cannot_be_stored_ends_the_run_and_no_unit_is_committed(tmp_path,
-                                                                                 monkeypatch):
+def test_an_answer_that_cannot_be_stored_ends_the_run_and_no_unit_is_committed(
+    tmp_path, monkeypatch
+):
     from marketarena.llm.errors import CacheError
     from marketarena.llm.response_cache import ResponseCache
 
@@ -186,6 +246,12 @@ def test_an_answer_that_cannot_be_stored_ends_the_run_and_no_unit_is_committed(t
     monkeypatch.setattr(ResponseCache, "put", put_until_the_disk_is_full)
     raw = llm_params(tmp_path, "crash")
     with pytest.raises(CacheError, match="llm.cache_dir.*No space left"):
-        simulate("crash", parse_params(raw), tmp_path, tmp_path / "eps", progress=False,
-                 openai_factory=FakeEndpoint(responder=surviving_firm).factory)
+        simulate(
+            "crash",
+            parse_params(raw),
+            tmp_path,
+            tmp_path / "eps",
+            progress=False,
+            openai_factory=FakeEndpoint(responder=surviving_firm).factory,
+        )
     assert not [p for p in (tmp_path / "eps").iterdir() if not p.name.startswith(".")]

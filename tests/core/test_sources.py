@@ -28,18 +28,23 @@ def test_records_come_with_their_line_numbers(tmp_path):
     assert list(read_jsonl(path)) == [(1, {"a": 1}), (3, {"b": [1, 2]}), (5, {"c": None})]
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ('{"a": 1}\n{"a": NaN}\n', 2, "NaN is not a JSON number"),
-    ('{"a": 1}\n{"a": -Infinity}\n', 2, "-Infinity is not a JSON number"),
-    ('{"a": 1}\n{"a": 1}, {"b": 2}\n{"c": 3}\n', 2, "Extra data"),  # two values on one line
-    ('{"a": [1,\n2]}\n', 1, "Expecting value"),  # a record over two lines is not JSONL
-    ('{"a": 1}\n[1, 2]\n', 2, "a record must be a JSON object, not list"),
-    ('{"a": 1}\n"text"\n', 2, "a record must be a JSON object, not str"),
-    ('{"a": 1}\n{"a": 1]\n', 2, "not valid JSON"),
-    ('{"a": 1}\n1],[2\n', 2, "not valid JSON"),
-    ('{"a":[1\n2]}, {"c":3}\n', 1, "not valid JSON"),  # two halves that join as an array
-])
-def test_a_bad_line_is_named_even_when_the_whole_file_parses_as_an_array(tmp_path, text, line, what):
+@pytest.mark.parametrize(
+    "text, line, what",
+    [
+        ('{"a": 1}\n{"a": NaN}\n', 2, "NaN is not a JSON number"),
+        ('{"a": 1}\n{"a": -Infinity}\n', 2, "-Infinity is not a JSON number"),
+        ('{"a": 1}\n{"a": 1}, {"b": 2}\n{"c": 3}\n', 2, "Extra data"),  # two values on one line
+        ('{"a": [1,\n2]}\n', 1, "Expecting value"),  # a record over two lines is not JSONL
+        ('{"a": 1}\n[1, 2]\n', 2, "a record must be a JSON object, not list"),
+        ('{"a": 1}\n"text"\n', 2, "a record must be a JSON object, not str"),
+        ('{"a": 1}\n{"a": 1]\n', 2, "not valid JSON"),
+        ('{"a": 1}\n1],[2\n', 2, "not valid JSON"),
+        ('{"a":[1\n2]}, {"c":3}\n', 1, "not valid JSON"),  # two halves that join as an array
+    ],
+)
+def test_a_bad_line_is_named_even_when_the_whole_file_parses_as_an_array(
+    tmp_path, text, line, what
+):
     with pytest.raises(SourceError, match=rf"games.jsonl:{line}: .*{what}"):
         list(read_jsonl(_jsonl(tmp_path, text)))
 
@@ -65,9 +70,15 @@ def test_binary_and_oversized_files_are_refused_before_parsing(tmp_path):
 def test_numbers_are_finite_in_range_and_integers_where_meant():
     assert number(3, "q", 0, 100, integer=True) == 3
     assert number(48.0, "price", 0, 100, integer=True) == 48
-    for bad, match in ((True, "not a number"), ("12", "not a number"), (float("nan"), "finite"),
-                       (float("inf"), "finite"), (1e308, r"outside \[0, 100\]"),
-                       (-1, r"outside \[0, 100\]"), (47.5, "not an integer")):
+    for bad, match in (
+        (True, "not a number"),
+        ("12", "not a number"),
+        (float("nan"), "finite"),
+        (float("inf"), "finite"),
+        (1e308, r"outside \[0, 100\]"),
+        (-1, r"outside \[0, 100\]"),
+        (47.5, "not an integer"),
+    ):
         with pytest.raises(ValueError, match=match):
             number(bad, "quote", 0, 100, integer=True)
 
@@ -83,8 +94,11 @@ def test_validated_names_the_key_path_and_the_value(tmp_path):
     class Rec(BaseModel):
         rounds: int = Field(ge=1, le=10)
 
-    with pytest.raises(SourceError, match=r"f.jsonl:7: data.rounds: Input should be less than "
-                                          r"or equal to 10 \(got '99'\)"):
+    with pytest.raises(
+        SourceError,
+        match=r"f.jsonl:7: data.rounds: Input should be less than "
+        r"or equal to 10 \(got '99'\)",
+    ):
         validated(Rec, {"rounds": 99}, tmp_path / "f.jsonl", 7, "data")
 
 
@@ -101,5 +115,9 @@ def test_the_error_crosses_process_boundaries_whole():
     import pickle
 
     err = pickle.loads(pickle.dumps(SourceError("a/b.json", "not valid JSON", 3)))
-    assert (str(err), err.path, err.what, err.line) == ("a/b.json:3: not valid JSON", "a/b.json",
-                                                        "not valid JSON", 3)
+    assert (str(err), err.path, err.what, err.line) == (
+        "a/b.json:3: not valid JSON",
+        "a/b.json",
+        "not valid JSON",
+        3,
+    )

@@ -24,14 +24,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny(kind: str, **execution) -> dict:
-    block = yaml.safe_load((ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        (ROOT / "lib/marketarena/markets" / kind / "tiny_params.yaml").read_text()
+    )
     return {"markets": {kind: block}, "execution": execution}
 
 
 def files(root: Path) -> dict[str, bytes]:
     """Every file under ``root``, meta.json included (run information is in the run log)."""
-    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*"))
-            if path.is_file() and not path.name.startswith(".")}
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.name.startswith(".")
+    }
 
 
 @pytest.mark.parametrize("kind", ["english_auction", "crash"])
@@ -55,17 +60,27 @@ def test_a_run_interrupted_in_workers_resumes_and_keeps_finished_episodes(tmp_pa
     shutil.rmtree(episodes[1])  # as if the run had stopped before this one was written
     summary = simulate("english_auction", params, tmp_path, progress=False)
     assert summary["played"] == 1 and summary["skipped"] == len(episodes) - 1
-    after = {p.name: (p / "meta.json").stat().st_mtime_ns for p in sorted(out.iterdir()) if p.is_dir()}
-    assert {k: v for k, v in after.items() if k != episodes[1].name} == \
-        {k: v for k, v in before.items() if k != episodes[1].name}
+    after = {
+        p.name: (p / "meta.json").stat().st_mtime_ns for p in sorted(out.iterdir()) if p.is_dir()
+    }
+    assert {k: v for k, v in after.items() if k != episodes[1].name} == {
+        k: v for k, v in before.items() if k != episodes[1].name
+    }
 
 
 def llm_params(tmp_path, workers, limit):
     p = tiny("english_auction", workers=workers)
-    p["models"] = {"mock": {"model": "mock", "provider": "mock", "max_concurrency": 4,
-                            "price_in_per_mtok": 20.0, "price_out_per_mtok": 20.0, "max_tokens": 100,
-                            "mock": {"policy": "scripted",
-                                     "answers": [{"reasoning": "", "bid": None}]}}}
+    p["models"] = {
+        "mock": {
+            "model": "mock",
+            "provider": "mock",
+            "max_concurrency": 4,
+            "price_in_per_mtok": 20.0,
+            "price_out_per_mtok": 20.0,
+            "max_tokens": 100,
+            "mock": {"policy": "scripted", "answers": [{"reasoning": "", "bid": None}]},
+        }
+    }
     p["llm"] = {"cache_dir": str(tmp_path / "cache"), "max_cost_usd": limit}
     p["markets"]["english_auction"]["roster"].append({"name": "m", "kind": "llm", "model": "mock"})
     return parse_params(p)
@@ -82,8 +97,9 @@ def test_the_budget_holds_for_all_workers_together(tmp_path):
 
 def test_workers_never_exceed_an_endpoints_concurrency(tmp_path):
     params = llm_params(tmp_path, workers=8, limit=None)
-    one = params.model_copy(update={"models": {"mock": params.models["mock"].model_copy(
-        update={"max_concurrency": 1})}})
+    one = params.model_copy(
+        update={"models": {"mock": params.models["mock"].model_copy(update={"max_concurrency": 1})}}
+    )
     assert worker_count(params, "english_auction", 10, cores=16) == 4
     assert worker_count(one, "english_auction", 10, cores=16) == 1
 
@@ -98,9 +114,17 @@ def test_workers_are_capped_at_what_helps():
     # seats waiting on a real endpoint: still the cores (the waits are filled by episodes side by
     # side in each worker's event loop), and no more than its max_concurrency
     p = tiny("english_auction", workers=1_000_000)
-    p["models"] = {"remote": {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
-                              "max_concurrency": 6}}
-    p["markets"]["english_auction"]["roster"].append({"name": "r", "kind": "llm", "model": "remote"})
+    p["models"] = {
+        "remote": {
+            "model": "m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": None,
+            "max_concurrency": 6,
+        }
+    }
+    p["markets"]["english_auction"]["roster"].append(
+        {"name": "r", "kind": "llm", "model": "remote"}
+    )
     remote = parse_params(p)
     assert worker_count(remote, "english_auction", 100, cores=2) == 2
     assert worker_count(remote, "english_auction", 100, cores=16) == 6
@@ -154,28 +178,58 @@ def test_a_simulation_refuses_a_numpy_imported_before_marketarena(tmp_path):
     its AVX-512 loops on a CPU that has them, and crash's logs then differed in the last bits from
     a worker's (this test's sibling above failed so under pytest's collection order). The
     simulation says so instead of writing them; imported after, it runs."""
-    code = ("import sys, numpy, yaml\n"
-            "import marketarena\n"
-            "from marketarena.config import parse_params\n"
-            "from marketarena.simulate import simulate\n"
-            f"block = yaml.safe_load(open({str(ROOT / 'lib/marketarena/markets/crash/tiny_params.yaml')!r}))\n"
-            "simulate('crash', parse_params({'markets': {'crash': block}, "
-            "'execution': {'workers': 1}}), sys.argv[1], progress=False)\n")
+    code = (
+        "import sys, numpy, yaml\n"
+        "import marketarena\n"
+        "from marketarena.config import parse_params\n"
+        "from marketarena.simulate import simulate\n"
+        f"block = yaml.safe_load(open({str(ROOT / 'lib/marketarena/markets/crash/tiny_params.yaml')!r}))\n"
+        "simulate('crash', parse_params({'markets': {'crash': block}, "
+        "'execution': {'workers': 1}}), sys.argv[1], progress=False)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in marketarena.PINNED_CPU_PATH}
     env["PYTHONPATH"] = str(ROOT / "lib")
-    unpinned = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a")], env=env,
-                              capture_output=True, text=True, timeout=600)
-    avx512 = subprocess.run([sys.executable, "-c", "import numpy; print(numpy._core."
-                             "_multiarray_umath.__cpu_features__['X86_V4'])"], env=env,
-                            capture_output=True, text=True, timeout=600).stdout.strip() == "True"
+    unpinned = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "a")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    avx512 = (
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import numpy; print(numpy._core._multiarray_umath.__cpu_features__['X86_V4'])",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        ).stdout.strip()
+        == "True"
+    )
     if not marketarena.pin_cpu_path() or not avx512:
         assert unpinned.returncode == 0, unpinned.stderr  # nothing to disable: nothing refused
         pytest.skip("no AVX-512 here: numpy's path is the same imported first or not")
     assert unpinned.returncode != 0 and "imported before marketarena" in unpinned.stderr
     assert not (tmp_path / "a" / "episodes").exists()
-    pinned = subprocess.run([sys.executable, "-c", code.replace("import sys, numpy, yaml\nimport marketarena\n",
-                                                                "import marketarena\nimport sys, numpy, yaml\n"),
-                             str(tmp_path / "b")], env=env, capture_output=True, text=True, timeout=600)
+    pinned = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code.replace(
+                "import sys, numpy, yaml\nimport marketarena\n",
+                "import marketarena\nimport sys, numpy, yaml\n",
+            ),
+            str(tmp_path / "b"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert pinned.returncode == 0, pinned.stderr
 
 
@@ -205,17 +259,31 @@ def test_forked_and_spawned_workers_write_the_same_logs(tmp_path):
     try:
         for how in ("plain", "thread"):
             block = tiny("english_auction")["markets"]["english_auction"]
-            block["roster"] = block["roster"][:2] + [{"name": "llm", "kind": "llm",
-                                                      "model": "loop"}]
-            raw = {"models": {"loop": {"model": "loopback", "base_url": server.base_url,
-                                       "api_key_env": None, "max_tokens": 300}},
-                   "llm": {"cache_dir": str(tmp_path / how / "cache")},
-                   "markets": {"english_auction": block}, "execution": {"workers": 2}}
+            block["roster"] = block["roster"][:2] + [
+                {"name": "llm", "kind": "llm", "model": "loop"}
+            ]
+            raw = {
+                "models": {
+                    "loop": {
+                        "model": "loopback",
+                        "base_url": server.base_url,
+                        "api_key_env": None,
+                        "max_tokens": 300,
+                    }
+                },
+                "llm": {"cache_dir": str(tmp_path / how / "cache")},
+                "markets": {"english_auction": block},
+                "execution": {"workers": 2},
+            }
             path = tmp_path / f"{how}.yaml"
             path.write_text(yaml.safe_dump(raw))
-            done = subprocess.run([sys.executable, "-c", FORKED_OR_SPAWNED, str(path),
-                                   str(tmp_path / how), how], capture_output=True, text=True,
-                                  timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
+            done = subprocess.run(
+                [sys.executable, "-c", FORKED_OR_SPAWNED, str(path), str(tmp_path / how), how],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env={**os.environ, "PYTHONPATH": str(ROOT / "lib")},
+            )
             assert done.returncode == 0, done.stderr
             runs[how] = json.loads(done.stdout.strip().splitlines()[-1])
             runs[how]["requests"], before = server.n_calls - before, server.n_calls
@@ -256,8 +324,11 @@ def test_a_worker_takes_a_unit_only_when_it_has_room_to_start_it(monkeypatch):
             yield k, SimpleNamespace(episodes=[SimpleNamespace(seed=k)]), [k]
 
     async def main():
-        run = asyncio.create_task(schedule._play_side_by_side(
-            SimpleNamespace(llm=None, parent_pid=None), queue(), window=1))
+        run = asyncio.create_task(
+            schedule._play_side_by_side(
+                SimpleNamespace(llm=None, parent_pid=None), queue(), window=1
+            )
+        )
         await asyncio.sleep(0.05)
         assert taken == [0]  # the window is full: unit 1 stays in the queue
         release[0].set()

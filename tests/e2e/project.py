@@ -52,8 +52,11 @@ def tiny_params() -> dict:
             block["runs"] = 3
     if "bertrand" in params["markets"]:  # a second instance of the same kind
         params["markets"]["bertrand"].update(rounds=30, collusion_window=10)
-        params["markets"]["bertrand_a10"] = {**params["markets"]["bertrand"], "market": "bertrand",
-                                             "alpha": 10.0}
+        params["markets"]["bertrand_a10"] = {
+            **params["markets"]["bertrand"],
+            "market": "bertrand",
+            "alpha": 10.0,
+        }
     for name, block in params["markets"].items():  # the contract tests' tiny instances
         kind = block.get("market", name)
         if kind in ("crash", "lemon", "english_auction"):
@@ -78,20 +81,36 @@ TWIN_INSTANCES = ("supply_chain", "double_auction", "bertrand", "english_auction
 
 
 TINY_MARKET = {
-    "runs": 2, "seed": 3, "steps": 2, "rounds": 2, "beta": 10,
+    "runs": 2,
+    "seed": 3,
+    "steps": 2,
+    "rounds": 2,
+    "beta": 10,
     "roster": [
-        {"name": "cost_plus_m50", "kind": "baseline", "strategy": "cost_plus",
-         "params": {"markup": 0.5}},
+        {
+            "name": "cost_plus_m50",
+            "kind": "baseline",
+            "strategy": "cost_plus",
+            "params": {"markup": 0.5},
+        },
         {"name": "volume", "kind": "baseline", "strategy": "volume"},
-        {"name": "target_hype", "kind": "baseline", "strategy": "targeter",
-         "params": {"tribe": "hype"}},
+        {
+            "name": "target_hype",
+            "kind": "baseline",
+            "strategy": "targeter",
+            "params": {"tribe": "hype"},
+        },
         {"name": "random", "kind": "baseline", "strategy": "random"},
     ],
 }
 
 #: thread counts of the first scratch copy and of its twin (issue 28: the same dvc.lock)
-THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "NUMBA_NUM_THREADS": "1"}
+THREADS = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+}
 TWIN_THREADS = {k: "2" for k in THREADS}
 
 
@@ -104,16 +123,30 @@ def env(project: Path) -> dict[str, str]:
     e.update(json.loads(threads.read_text()) if threads.is_file() else THREADS)
     e["PYTHONPATH"] = str(project / "lib")
     e["PATH"] = f"{BIN}{os.pathsep}{e['PATH']}"
-    e.update(GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@example.invalid",  # dvc exp commits
-             GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e2e@example.invalid")
-    e.update(DVC_NO_ANALYTICS="1", HF_HUB_OFFLINE="1", MPLBACKEND="Agg",
-             MARKETARENA_RECORD_IMPORTS=str(project / "imports.jsonl"))
+    e.update(
+        GIT_AUTHOR_NAME="e2e",
+        GIT_AUTHOR_EMAIL="e2e@example.invalid",  # dvc exp commits
+        GIT_COMMITTER_NAME="e2e",
+        GIT_COMMITTER_EMAIL="e2e@example.invalid",
+    )
+    e.update(
+        DVC_NO_ANALYTICS="1",
+        HF_HUB_OFFLINE="1",
+        MPLBACKEND="Agg",
+        MARKETARENA_RECORD_IMPORTS=str(project / "imports.jsonl"),
+    )
     return e
 
 
 def dvc(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(BIN / "dvc"), *args], cwd=project, env=env(project),
-                          capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [str(BIN / "dvc"), *args],
+        cwd=project,
+        env=env(project),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"dvc {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -129,8 +162,10 @@ def scratch_copy(dest: Path, params: dict, threads: dict[str, str] | None = None
     for name in ("dvc.yaml", ".dvcignore", "stages", "lib"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(
-            src, dest / name,
-            **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+            src,
+            dest / name,
+            **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}),
+        )
     if threads is not None:
         (dest / "threads.json").write_text(json.dumps(threads))
     write_params(dest, params)

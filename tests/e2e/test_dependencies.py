@@ -43,8 +43,9 @@ def test_a_change_to_one_markets_figures_reruns_only_its_instances(copy):
     cournot = [i for i, b in params["markets"].items() if b.get("market", i) == "cournot"]
     others = [i for i in params["markets"] if i not in cournot]
     episodes = {i: episode_meta(copy, i) for i in cournot}
-    reference = {i: (copy / "data" / "references" / i / "summary.json").stat().st_mtime_ns
-                 for i in cournot}
+    reference = {
+        i: (copy / "data" / "references" / i / "summary.json").stat().st_mtime_ns for i in cournot
+    }
     plots = copy / "lib" / "marketarena" / "markets" / "cournot" / "analysis" / "plots.py"
     plots.write_text(plots.read_text() + "\n# an edit to cournot's figures\n")
     out = dvc(copy, "repro").stdout

@@ -21,14 +21,22 @@ pytestmark = pytest.mark.slow
 
 def test_repro_produces_every_output(project):
     reports = project / "reports"
-    for fig in ("fig3_market_indices", "fig4_economics", "fig5_operations",
-                "fig6_slogan_similarity", "fig7_slogan_map"):
+    for fig in (
+        "fig3_market_indices",
+        "fig4_economics",
+        "fig5_operations",
+        "fig6_slogan_similarity",
+        "fig7_slogan_map",
+    ):
         png = reports / "figures" / "supply_chain" / f"{fig}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     table = (reports / "tables" / "supply_chain" / "supply_chain_table2.md").read_text()
     for name in ("cost_plus_m50", "volume", "target_hype", "random"):
         assert name in table
-    assert "\\begin{tabular}" in (reports / "tables" / "supply_chain" / "supply_chain_table2.tex").read_text()
+    assert (
+        "\\begin{tabular}"
+        in (reports / "tables" / "supply_chain" / "supply_chain_table2.tex").read_text()
+    )
     board = pd.read_csv(reports / "leaderboards" / "supply_chain.csv")
     assert sorted(board["name"]) == sorted(e["name"] for e in TINY_MARKET["roster"])
     assert (board["mu_lo"] <= board["mu_hi"]).all() and (board["episodes"] == 2).all()
@@ -47,12 +55,14 @@ def test_repro_produces_every_output(project):
         assert rows > 0, instance
         # every instance has its reference folder and its code file (the simulate and
         # instances stages), whether or not its market has a reference
-        summary = json.loads((project / "data" / "references" / instance / "summary.json")
-                             .read_text())
+        summary = json.loads(
+            (project / "data" / "references" / instance / "summary.json").read_text()
+        )
         assert summary["instance"] == instance and len(summary["fingerprint"]) == 64
         info = json.loads((project / "data" / "instances" / f"{instance}.json").read_text())
-        assert info["instance"] == instance and ("uses" in info) == (info["market"] ==
-                                                                     "supply_chain")
+        assert info["instance"] == instance and ("uses" in info) == (
+            info["market"] == "supply_chain"
+        )
     stats = json.loads((reports / "stats" / "supply_chain.json").read_text())
     assert {r["metric"] for r in stats["spearman"]} >= {"fill_rate", "MMS", "NPM"}
     agents = pd.read_parquet(project / "data" / "metrics" / "supply_chain" / "agents.parquet")
@@ -72,23 +82,35 @@ def test_a_repro_starts_one_stage_per_job_and_none_that_only_hashes(project):
     ran = set(re.findall(r"Running stage '([^']+)'", (project / "repro.log").read_text()))
     instances = yaml.safe_load((project / "params.yaml").read_text())["markets"]
     per = ("simulate", "metrics", "stats", "ratings", "figures")
-    assert ran == {"personas", "embed", "instances", "overall", "report",
-                   *(f"{s}@{i}" for s in per for i in instances)}
+    assert ran == {
+        "personas",
+        "embed",
+        "instances",
+        "overall",
+        "report",
+        *(f"{s}@{i}" for s in per for i in instances),
+    }
 
 
 def test_two_instances_of_one_kind_have_their_own_outputs(project):
     reports = project / "reports"
-    boards = {name: pd.read_csv(reports / "leaderboards" / f"{name}.csv")
-              for name in ("bertrand", "bertrand_a10")}
+    boards = {
+        name: pd.read_csv(reports / "leaderboards" / f"{name}.csv")
+        for name in ("bertrand", "bertrand_a10")
+    }
     assert set(boards["bertrand"]["name"]) == set(boards["bertrand_a10"]["name"])
-    refs = {name: json.loads((project / "data" / "references" / name / "summary.json").read_text())
-            for name in boards}
+    refs = {
+        name: json.loads((project / "data" / "references" / name / "summary.json").read_text())
+        for name in boards
+    }
     nash = {name: ref["reference"]["nash"]["prices"][0][0] for name, ref in refs.items()}
     assert nash["bertrand_a10"] == pytest.approx(10 * nash["bertrand"], rel=1e-6)  # alpha scales p
     for name in boards:
         assert (reports / "figures" / name / "fig_prices.png").stat().st_size > 10_000
         assert (reports / "tables" / name / f"{name}_collusion.md").is_file()
-        meta = json.loads(next((project / "data" / "episodes" / name).glob("ep-*/meta.json")).read_text())
+        meta = json.loads(
+            next((project / "data" / "episodes" / name).glob("ep-*/meta.json")).read_text()
+        )
         assert (meta["instance"], meta["market"]) == (name, "bertrand")
 
 
@@ -117,12 +139,23 @@ def test_every_stage_lists_the_modules_it_imports(project):
             path = Path(f)
             if not path.is_relative_to(project):
                 continue
-            assert any(path == c or path.is_relative_to(c) for c in covered), \
-                f"stage {name}{'@' + key if key else ''} imports {path.relative_to(project)}, " \
+            assert any(path == c or path.is_relative_to(c) for c in covered), (
+                f"stage {name}{'@' + key if key else ''} imports {path.relative_to(project)}, "
                 "which dvc.yaml does not list"
+            )
         checked.add(name)
-    assert checked >= {"instances", "personas", "embed", "simulate", "metrics", "stats",
-                       "ratings", "figures", "overall", "report"}
+    assert checked >= {
+        "instances",
+        "personas",
+        "embed",
+        "simulate",
+        "metrics",
+        "stats",
+        "ratings",
+        "figures",
+        "overall",
+        "report",
+    }
 
 
 def test_a_stage_that_reads_logs_imports_no_other_market(project):
@@ -134,7 +167,9 @@ def test_a_stage_that_reads_logs_imports_no_other_market(project):
         if len(record["argv"]) < 2 or record["argv"][1] not in params["markets"]:
             continue
         kind = params["markets"][record["argv"][1]].get("market", record["argv"][1])
-        others = {Path(f).relative_to(project / "lib" / "marketarena" / "markets").parts[0]
-                  for f in record["files"]
-                  if Path(f).is_relative_to(project / "lib" / "marketarena" / "markets")}
+        others = {
+            Path(f).relative_to(project / "lib" / "marketarena" / "markets").parts[0]
+            for f in record["files"]
+            if Path(f).is_relative_to(project / "lib" / "marketarena" / "markets")
+        }
         assert others <= {kind, "_shared", "__init__.py"}, (record["argv"], others)

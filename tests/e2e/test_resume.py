@@ -72,9 +72,14 @@ def test_killed_run_resumes_without_redoing_finished_episodes(copy):
     def new_episodes():
         return {k: v for k, v in episode_meta(copy).items() if v["fingerprint"] not in old}
 
-    proc = subprocess.Popen([str(BIN / "dvc"), "repro"], cwd=copy, env=env(copy),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [str(BIN / "dvc"), "repro"],
+        cwd=copy,
+        env=env(copy),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     root = copy / "data" / "episodes" / "supply_chain"
     deadline = time.time() + 600
     try:

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_fresh_copy_with_other_thread_counts_and_one_worker_writes_the_same_dvc_lock(
-        twin, project):
+    twin, project
+):
     a, b = lock_stages(project), lock_stages(twin)
     shared = ["personas", "embed"] + [s for s in b if s.partition("@")[2] in TWIN_INSTANCES]
     assert len(shared) == 2 + 5 * len(TWIN_INSTANCES)  # simulate, metrics, stats, ratings, figures

@@ -36,6 +36,7 @@ def test_operations_queued_meanwhile_share_one_transaction(tmp_path):
     def counted():
         transactions.append(1)
         return state()
+
     guard._state = counted
     results, errors = [], []
 
@@ -94,6 +95,7 @@ def test_a_failed_transaction_fails_every_operation_it_held(tmp_path):
         if len(calls) == 1:
             raise OSError(28, "No space left on device")
         return state()
+
     guard._state = failing_once
     outcomes = []
 
@@ -129,7 +131,9 @@ def test_two_ledgers_on_one_file_in_one_process_lose_no_charge(tmp_path):
     assert ledger["spent_usd"] == 2 * 4 * 50 * 0.125 and ledger["reserved"] == {}
 
 
-def test_a_settle_is_written_by_the_next_transaction_and_its_reservation_stands_until_then(tmp_path):
+def test_a_settle_is_written_by_the_next_transaction_and_its_reservation_stands_until_then(
+    tmp_path,
+):
     """With a ledger, a settle costs no transaction of its own: until the next one writes it, the
     reservation (at least the charge) stands for it, so the ledger never shows less than was
     spent; the next reservation, a read of the guard or ``flush`` writes it."""
@@ -154,6 +158,7 @@ def counting(guard: CostGuard) -> list[int]:
     def counted():
         transactions.append(1)
         return state()
+
     guard._state = counted
     return transactions
 
@@ -163,8 +168,12 @@ def test_reserve_all_is_one_transaction_each_answered_in_order(tmp_path):
     transactions = counting(guard)
     outcomes = guard.reserve_all([(1.0, "a"), (1.0, "b"), (1.0, "c"), (0.1, "d")])
     assert len(transactions) == 1
-    assert [type(o).__name__ for o in outcomes] == ["Reservation", "Reservation",
-                                                    "BudgetExceeded", "BudgetExceeded"]
+    assert [type(o).__name__ for o in outcomes] == [
+        "Reservation",
+        "Reservation",
+        "BudgetExceeded",
+        "BudgetExceeded",
+    ]
     assert [o.alias for o in outcomes[:2]] == ["a", "b"]  # the refusal trips the guard: d too
     on_disk = SpendLedger(tmp_path / "spend.json").read()
     assert sorted(on_disk["reserved"]) == sorted(o.id for o in outcomes[:2])
@@ -175,6 +184,7 @@ def test_reserve_all_raises_what_the_ledger_raises(tmp_path):
 
     def broken():
         raise OSError(28, "No space left on device")
+
     guard._state = broken
     with pytest.raises(OSError):
         guard.reserve_all([(1.0, "a"), (1.0, "b")])

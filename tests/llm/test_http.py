@@ -74,15 +74,24 @@ def complete(base_url, body, timeout=5.0, api_key="sk-test"):
             return await client.complete(body, timeout)
         finally:
             await client.close()
+
     return asyncio.run(go())
 
 
 def test_the_body_goes_as_json_with_the_key_as_bearer_and_the_answer_comes_back_as_a_dict():
-    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"q\": 1}"}}],
-              "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
-    server = Server(lambda data: (200, {"content-type": "application/json"}, json.dumps(answer).encode()))
+    answer = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"q": 1}'}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+    }
+    server = Server(
+        lambda data: (200, {"content-type": "application/json"}, json.dumps(answer).encode())
+    )
     try:
-        body = {"model": "m", "messages": [{"role": "user", "content": "prix: 5 €"}], "max_tokens": 9}
+        body = {
+            "model": "m",
+            "messages": [{"role": "user", "content": "prix: 5 €"}],
+            "max_tokens": 9,
+        }
         assert complete(server.base_url, body) == answer
     finally:
         server.close()
@@ -100,11 +109,17 @@ def test_an_error_status_brings_its_message_and_retry_after():
             complete(server.base_url, {"model": "m", "messages": []})
     finally:
         server.close()
-    assert (caught.value.status, caught.value.message, caught.value.retry_after_s) == (429, "slow down", 7.0)
+    assert (caught.value.status, caught.value.message, caught.value.retry_after_s) == (
+        429,
+        "slow down",
+        7.0,
+    )
 
 
 def test_an_error_body_that_is_not_json_is_quoted_in_part():
-    server = Server(lambda data: (502, {"content-type": "text/html"}, b"<html>bad gateway" + b"x" * 2000))
+    server = Server(
+        lambda data: (502, {"content-type": "text/html"}, b"<html>bad gateway" + b"x" * 2000)
+    )
     try:
         with pytest.raises(StatusError) as caught:
             complete(server.base_url, {"model": "m", "messages": []})
@@ -154,10 +169,13 @@ def test_a_server_that_hangs_up_may_have_served_the_request():
         conn, _ = listener.accept()
         conn.recv(65536)
         conn.close()  # read the request, answer nothing
+
     threading.Thread(target=hang_up, daemon=True).start()
     try:
         with pytest.raises(ConnectionFailed) as caught:
-            complete(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", {"model": "m", "messages": []})
+            complete(
+                f"http://127.0.0.1:{listener.getsockname()[1]}/v1", {"model": "m", "messages": []}
+            )
     finally:
         listener.close()
     assert caught.value.sent is True
@@ -167,6 +185,7 @@ def test_no_answer_within_the_timeout_is_a_timeout():
     def slow(data):
         time.sleep(1.0)
         return 200, {}, b"{}"
+
     server = Server(slow)
     try:
         with pytest.raises(TimeoutError):
@@ -183,17 +202,27 @@ def test_base_url_none_is_openai_or_OPENAI_BASE_URL():
 
 def test_a_refused_connection_is_retried_and_releases_its_reservations(tmp_path):
     """Through the whole client: nothing reached the endpoint, so nothing is charged."""
-    spec = ModelSpec(alias="m", model="m", base_url=f"http://127.0.0.1:{closed_port()}/v1",
-                     api_key_env=None, max_retries=2, price_in_per_mtok=1000.0,
-                     price_out_per_mtok=1000.0)
-    client = LLMClient(LLMSettings(cache_dir=tmp_path / "cache", max_cost_usd=5.0),
-                       backoff_base_s=0.0, backoff_max_s=0.0)
+    spec = ModelSpec(
+        alias="m",
+        model="m",
+        base_url=f"http://127.0.0.1:{closed_port()}/v1",
+        api_key_env=None,
+        max_retries=2,
+        price_in_per_mtok=1000.0,
+        price_out_per_mtok=1000.0,
+    )
+    client = LLMClient(
+        LLMSettings(cache_dir=tmp_path / "cache", max_cost_usd=5.0),
+        backoff_base_s=0.0,
+        backoff_max_s=0.0,
+    )
 
     async def go():
         try:
             await client.complete(spec, [{"role": "user", "content": "hi"}], Quote)
         finally:
             await client.aclose()
+
     with pytest.raises(LLMEndpointError, match="last status connection after 3 requests"):
         asyncio.run(go())
     assert client.cost_guard.spent_usd == 0.0
@@ -202,8 +231,16 @@ def test_a_refused_connection_is_retried_and_releases_its_reservations(tmp_path)
 def test_the_proxy_comes_from_the_environment_unless_no_proxy_covers_the_host(monkeypatch):
     from marketarena.llm.http import env_proxy
 
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-                 "ALL_PROXY", "NO_PROXY"):
+    for name in (
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+    ):
         monkeypatch.delenv(name, raising=False)
     assert env_proxy("https://api.example.com/v1/chat/completions") is None
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.local:3128")
@@ -217,7 +254,9 @@ def test_the_proxy_comes_from_the_environment_unless_no_proxy_covers_the_host(mo
 def test_requests_go_through_the_proxy_the_environment_names(monkeypatch):
     """A plain HTTP proxy (our stdlib server) receives the request with the absolute URL."""
     answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}}]}
-    proxy = Server(lambda data: (200, {"content-type": "application/json"}, json.dumps(answer).encode()))
+    proxy = Server(
+        lambda data: (200, {"content-type": "application/json"}, json.dumps(answer).encode())
+    )
     for name in ("no_proxy", "NO_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))

@@ -18,12 +18,25 @@ from marketarena.llm.http import ChatClient
 from marketarena.llm.response_cache import canonical_json, request_key
 from marketarena.llm.schema import SharedFormat
 
-FORMAT = SharedFormat({"type": "json_schema", "json_schema": {"name": "Bids", "strict": False, "schema": {
-    "type": "object", "properties": {"zeta": {"type": "integer"}, "alpha": {"title": "prix €"}}}}})
+FORMAT = SharedFormat(
+    {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "Bids",
+            "strict": False,
+            "schema": {
+                "type": "object",
+                "properties": {"zeta": {"type": "integer"}, "alpha": {"title": "prix €"}},
+            },
+        },
+    }
+)
 
 
 def canonical(obj):
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def compact(obj):
@@ -31,16 +44,35 @@ def compact(obj):
 
 
 def request(**extra):
-    return {"v": 2, "model": "m", "messages": [{"role": "user", "content": "prix: 5 €\n\"x\""}],
-            "temperature": 0.7, "max_tokens": 300, "response_format": FORMAT, "sample": 3,
-            "endpoint": "http://localhost:8080/v1", **extra}
+    return {
+        "v": 2,
+        "model": "m",
+        "messages": [{"role": "user", "content": 'prix: 5 €\n"x"'}],
+        "temperature": 0.7,
+        "max_tokens": 300,
+        "response_format": FORMAT,
+        "sample": 3,
+        "endpoint": "http://localhost:8080/v1",
+        **extra,
+    }
 
 
 CASES = [
     request(),
-    {"format": 1, "key": "abc", "request": request(), "response": {"choices": [], "usage": {"a": 1}}},
+    {
+        "format": 1,
+        "key": "abc",
+        "request": request(),
+        "response": {"choices": [], "usage": {"a": 1}},
+    },
     {"deep": {"deeper": {"format": FORMAT}}},  # below the second level: encoded as json does
-    {}, {"a": {}}, {"b": True, "a": None, "c": [1, 2.5, "é", None]}, FORMAT, [request()], "text", 7,
+    {},
+    {"a": {}},
+    {"b": True, "a": None, "c": [1, 2.5, "é", None]},
+    FORMAT,
+    [request()],
+    "text",
+    7,
     {"big": 10**30, "neg": -3, "float": 1e-7, "flag": False},
 ]
 
@@ -52,11 +84,16 @@ def test_the_text_is_json_dumps_text(obj):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children,
-                                                                      max_size=4),
-    max_leaves=12)
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -70,7 +107,8 @@ def test_the_compact_text_keeps_the_schemas_property_order():
     """A server building a grammar from the schema follows its properties' order: the body keeps
     it (zeta before alpha), the canonical text (the cache key's) sorts."""
     assert jsontext.dumps({"response_format": FORMAT}).index("zeta") < jsontext.dumps(
-        {"response_format": FORMAT}).index("alpha")
+        {"response_format": FORMAT}
+    ).index("alpha")
     text = jsontext.dumps({"response_format": FORMAT}, canonical=True)
     assert text.index("alpha") < text.index("zeta")
 
@@ -81,8 +119,14 @@ def test_an_encoded_value_is_spliced_in_as_kept():
     shared = jsontext.Encoded({"type": "json_object"})
     before = (shared.canonical, shared.compact)
     shared["type"] = "changed"
-    assert jsontext.dumps({"response_format": shared}, canonical=True) == '{"response_format":%s}' % before[0]
-    assert jsontext.dumps({"a": {"response_format": shared}}) == '{"a":{"response_format":%s}}' % before[1]
+    assert (
+        jsontext.dumps({"response_format": shared}, canonical=True)
+        == '{"response_format":%s}' % before[0]
+    )
+    assert (
+        jsontext.dumps({"a": {"response_format": shared}})
+        == '{"a":{"response_format":%s}}' % before[1]
+    )
 
 
 def test_the_cache_key_is_the_key_of_the_plain_encoding():

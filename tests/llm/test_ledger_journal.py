@@ -93,8 +93,9 @@ def test_a_ledger_deleted_between_runs_starts_counting_afresh(tmp_path):
 
 def test_an_earlier_versions_ledger_is_carried_over_then_removed(tmp_path):
     legacy = tmp_path / "crash.json"
-    legacy.write_text('{\n "reserved": {"r1": [0.75, [1, 2]]},\n "spent_usd": 2.5,\n'
-                      ' "tripped": false\n}')  # one JSON document, as the earlier version wrote it
+    legacy.write_text(
+        '{\n "reserved": {"r1": [0.75, [1, 2]]},\n "spent_usd": 2.5,\n "tripped": false\n}'
+    )  # one JSON document, as the earlier version wrote it
     ledger = SpendLedger(tmp_path / "crash.jsonl", exclusive=True)  # the run lock held: settled
     state = ledger.read()
     assert state["spent_usd"] == 2.5 + 0.75 and state["reserved"] == {}
@@ -103,9 +104,15 @@ def test_an_earlier_versions_ledger_is_carried_over_then_removed(tmp_path):
     assert read_ledger(tmp_path / "crash.jsonl")["spent_usd"] == 3.25
 
 
-@pytest.mark.parametrize("text", [b'{"spent_usd": 1.0}\nnot json\n', b"[1, 2]\n",
-                                  b'{"spent_usd": 1.0}\nnot a line of ours, no newline',
-                                  b'{\n "spent_usd": 1.0\n}'])  # the earlier format at this path
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"spent_usd": 1.0}\nnot json\n',
+        b"[1, 2]\n",
+        b'{"spent_usd": 1.0}\nnot a line of ours, no newline',
+        b'{\n "spent_usd": 1.0\n}',
+    ],
+)  # the earlier format at this path
 def test_a_last_line_that_is_not_a_state_is_an_error_naming_the_file(tmp_path, text):
     path = tmp_path / "spend.jsonl"
     path.write_bytes(text)
@@ -144,8 +151,12 @@ def test_kill_9_in_the_middle_of_writing_loses_no_reservation_that_was_granted(t
     rng = random.Random(7)
     spent = 0.0
     for _ in range(5):
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,
-                                text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "lib")})
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "lib")},
+        )
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.05, 0.3))
         proc.kill()

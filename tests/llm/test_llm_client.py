@@ -101,7 +101,13 @@ def test_valid_answer_gives_action_record_and_request(spec, tmp_path):
     assert result.error is None
     assert json.loads(result.raw_text) == GOOD
     rec = result.record
-    assert (rec.model, rec.valid, rec.cached, rec.attempts, rec.retries) == ("fake", True, False, 1, 0)
+    assert (rec.model, rec.valid, rec.cached, rec.attempts, rec.retries) == (
+        "fake",
+        True,
+        False,
+        1,
+        0,
+    )
     assert (rec.prompt_tokens, rec.completion_tokens) == (1000, 500)
     assert rec.cost_usd == pytest.approx((1000 * 1.0 + 500 * 4.0) / 1e6)
     assert len(rec.request_hash) == 64
@@ -143,7 +149,7 @@ def test_exchanges_record_every_request_and_raw_answer(spec, tmp_path):
     assert json.loads(first["messages"]) == MESSAGES  # the whole prompt of the first ask
     assert first["answer"] == "I bid 3 units at 60" and "not valid JSON" in first["error"]
     sent = fake.requests[1].body["messages"]
-    assert json.loads(second["messages"]) == sent[len(MESSAGES):]  # what the re-ask added
+    assert json.loads(second["messages"]) == sent[len(MESSAGES) :]  # what the re-ask added
     assert json.loads(second["answer"]) == GOOD and second["error"] == ""
     assert "exchanges" not in record.as_row()  # not a column of llm_calls
     # a replay from the cache records the same exchanges
@@ -158,7 +164,9 @@ def test_exchanges_cut_long_texts_and_say_so(spec, tmp_path):
     fake = FakeEndpoint(valid(GOOD))
     record = run(make_client(fake, tmp_path).complete(spec, long_prompt, Bids)).record
     logged = json.loads(record.exchanges[0]["messages"])[0]["content"]
-    assert logged.startswith("x" * LOG_TEXT_CHARS) and logged.endswith("10 more characters not logged]")
+    assert logged.startswith("x" * LOG_TEXT_CHARS) and logged.endswith(
+        "10 more characters not logged]"
+    )
     assert fake.requests[0].body["messages"] == long_prompt  # the model got all of it
 
 
@@ -261,7 +269,11 @@ def test_missing_key_names_the_variable_and_is_lazy(spec, tmp_path):
 def test_no_key_env_sends_a_dummy_key_not_the_environment_one(tmp_path):
     spec = make_spec(api_key_env=None)
     fake = FakeEndpoint(valid(GOOD))
-    run(make_client(fake, tmp_path, environ={"OPENAI_API_KEY": SECRET}).complete(spec, MESSAGES, Bids))
+    run(
+        make_client(fake, tmp_path, environ={"OPENAI_API_KEY": SECRET}).complete(
+            spec, MESSAGES, Bids
+        )
+    )
     assert SECRET not in fake.api_keys_seen and len(fake.api_keys_seen) == 1
 
 
@@ -273,10 +285,18 @@ def test_second_identical_call_is_served_from_cache(spec, tmp_path):
     replay_client = make_client(fake, tmp_path)
     second = run(replay_client.complete(spec, MESSAGES, Bids))
     assert fake.n_calls == calls == 2  # zero transport calls on replay
-    assert second.action == first.action and second.raw_text == first.raw_text and second.error == first.error
+    assert (
+        second.action == first.action
+        and second.raw_text == first.raw_text
+        and second.error == first.error
+    )
     r1, r2 = first.record, second.record
     assert (r2.request_hash, r2.attempts, r2.valid) == (r1.request_hash, r1.attempts, r1.valid)
-    assert (r2.prompt_tokens, r2.completion_tokens) == (r1.prompt_tokens, r1.completion_tokens) == (140, 60)
+    assert (
+        (r2.prompt_tokens, r2.completion_tokens)
+        == (r1.prompt_tokens, r1.completion_tokens)
+        == (140, 60)
+    )
     assert r2.cached and not r1.cached
     assert r2.cost_usd == 0 and r1.cost_usd > 0 and r2.latency_s == 0
     assert replay_client.cache.stats.hits == 2 and replay_client.cache.stats.misses == 0
@@ -339,7 +359,9 @@ def test_cache_writes_wait_for_the_next_request_to_leave(spec, tmp_path, monkeyp
     assert cache_files(client) == 2
 
 
-def test_held_writes_go_a_moment_after_the_turns_requests_have_all_left(spec, tmp_path, monkeypatch):
+def test_held_writes_go_a_moment_after_the_turns_requests_have_all_left(
+    spec, tmp_path, monkeypatch
+):
     """The requests of one event-loop turn (a decision point's seats) all leave before the held
     writes are let go, once, ``CACHE_WRITE_AFTER_SEND_S`` after that turn: the writer's file work
     then overlaps the wait for the endpoint, not the sends (released at the first send, it took
@@ -403,11 +425,15 @@ def test_cache_key_depends_on_sample_schema_and_sampling(spec, tmp_path):
         run(client.complete(spec, MESSAGES, Bids)).record.request_hash,
         run(client.complete(spec, MESSAGES, Bids, sample=1)).record.request_hash,
         run(client.complete(make_spec(temperature=0.7), MESSAGES, Bids)).record.request_hash,
-        run(client.complete(make_spec(structured_output="json_object"), MESSAGES, Bids)).record.request_hash,
+        run(
+            client.complete(make_spec(structured_output="json_object"), MESSAGES, Bids)
+        ).record.request_hash,
     }
     assert len(hashes) == 4 and fake.n_calls == 4
     # the alias is not part of the key, nor how the endpoint is spelled...
-    renamed = make_spec(alias="other", base_url=spec.base_url.replace("127.0.0.1", "LOCALHOST") + "/")
+    renamed = make_spec(
+        alias="other", base_url=spec.base_url.replace("127.0.0.1", "LOCALHOST") + "/"
+    )
     assert run(client.complete(renamed, MESSAGES, Bids)).record.cached and fake.n_calls == 4
     # ...but the endpoint is: another server under the same model name is asked, not replayed
     moved = make_spec(base_url="http://127.0.0.1:10/v1")
@@ -449,7 +475,8 @@ def test_cost_guard_holds_under_concurrency(tmp_path):
 
     async def many():
         return await asyncio.gather(
-            *(client.complete(spec, MESSAGES, Bids, sample=i) for i in range(12)), return_exceptions=True
+            *(client.complete(spec, MESSAGES, Bids, sample=i) for i in range(12)),
+            return_exceptions=True,
         )
 
     results = run(many())
@@ -483,7 +510,9 @@ def test_concurrency_is_limited_per_endpoint(tmp_path):
     client = make_client(fake, tmp_path)
 
     async def many():
-        return await asyncio.gather(*(client.complete(spec, MESSAGES, Bids, sample=i) for i in range(6)))
+        return await asyncio.gather(
+            *(client.complete(spec, MESSAGES, Bids, sample=i) for i in range(6))
+        )
 
     results = run(many())
     assert all(r.record.valid for r in results) and fake.n_calls == 6
@@ -515,7 +544,9 @@ def test_records_reach_the_on_record_hook(spec, tmp_path):
     seen = []
     fake = FakeEndpoint(valid(GOOD))
     run(
-        make_client(fake, tmp_path, on_record=seen.append).complete(spec, MESSAGES, Bids, context={"step": 0})
+        make_client(fake, tmp_path, on_record=seen.append).complete(
+            spec, MESSAGES, Bids, context={"step": 0}
+        )
     )
     assert len(seen) == 1 and seen[0].context == {"step": 0}
 
@@ -552,4 +583,6 @@ def test_identical_concurrent_requests_share_one_answer(tmp_path):
     assert fake.n_calls == 1  # the second waited for the first instead of sampling anew
     assert a.raw_text == b.raw_text and a.record.request_hash == b.record.request_hash
     assert sorted([a.record.cached, b.record.cached]) == [False, True]
-    assert a.record.cost_usd + b.record.cost_usd == pytest.approx(max(a.record.cost_usd, b.record.cost_usd))
+    assert a.record.cost_usd + b.record.cost_usd == pytest.approx(
+        max(a.record.cost_usd, b.record.cost_usd)
+    )

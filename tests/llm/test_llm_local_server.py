@@ -54,7 +54,9 @@ def fake_package(calls: list[str], fail: bool = False) -> types.SimpleNamespace:
         return output_path
 
     return types.SimpleNamespace(
-        MODEL_NAME="model.gguf", EXPECTED_SHA256=hashlib.sha256(PAYLOAD).hexdigest(), assemble=assemble
+        MODEL_NAME="model.gguf",
+        EXPECTED_SHA256=hashlib.sha256(PAYLOAD).hexdigest(),
+        assemble=assemble,
     )
 
 
@@ -115,7 +117,9 @@ def test_real_local_model_answers_valid_json_and_replays_offline(tmp_path):
         return await client.complete(spec, messages, Action, context={"step": 0})
 
     second = asyncio.run(replay())
-    assert second.record.cached and second.action == first.action and second.raw_text == first.raw_text
+    assert (
+        second.record.cached and second.action == first.action and second.raw_text == first.raw_text
+    )
 
 
 def answers(port: int) -> bool:
@@ -138,12 +142,17 @@ def answering(port: int, log: Path, *args: str) -> Iterator[subprocess.Popen]:
     with log.open("wb") as out:
         starter = python(*args, stdout=out, stderr=subprocess.STDOUT)
     try:
+
         def ready() -> bool:
-            assert starter.poll() is None, f"exited ({starter.returncode}): {log.read_text()[-3000:]}"
+            assert starter.poll() is None, (
+                f"exited ({starter.returncode}): {log.read_text()[-3000:]}"
+            )
             return answers(port)
 
         wait_for(ready, timeout_s=180, what=f"the server on port {port}")
-        assert servers_on(port), "the server answers, but no llama_cpp.server process names the port"
+        assert servers_on(port), (
+            "the server answers, but no llama_cpp.server process names the port"
+        )
         yield starter
     finally:
         starter.kill()
@@ -153,20 +162,26 @@ def answering(port: int, log: Path, *args: str) -> Iterator[subprocess.Popen]:
 
 
 def assert_gone_within_10_s(port: int) -> None:
-    wait_for(lambda: not servers_on(port) and refused(port), timeout_s=10,
-             what=f"the server on port {port} (pids {servers_on(port)}) to end")
+    wait_for(
+        lambda: not servers_on(port) and refused(port),
+        timeout_s=10,
+        what=f"the server on port {port} (pids {servers_on(port)}) to end",
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc")
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL],
-                         ids=lambda sig: sig.name)
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL], ids=lambda sig: sig.name
+)
 def test_serve_local_s_server_dies_with_the_command(tmp_path, sig):
     require_local_model()
     model_path()  # assembled once, here, not in the timed part of the command
     port = free_port()
     log = tmp_path / "serve-local.log"
-    with answering(port, log, "-m", "marketarena.cli", "serve-local", "--port", str(port)) as command:
+    with answering(
+        port, log, "-m", "marketarena.cli", "serve-local", "--port", str(port)
+    ) as command:
         command.send_signal(sig)
         assert command.wait(timeout=10) == (-sig if sig == signal.SIGKILL else 0), log.read_text()
         assert_gone_within_10_s(port)

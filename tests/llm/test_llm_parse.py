@@ -47,7 +47,12 @@ def test_strict_schema_for_fixed_objects():
     schema, strict = strict_json_schema(Plan)
     assert strict is True
     bid = schema["$defs"]["Bid"]
-    assert bid["additionalProperties"] is False and bid["required"] == ["item", "qty", "price", "note"]
+    assert bid["additionalProperties"] is False and bid["required"] == [
+        "item",
+        "qty",
+        "price",
+        "note",
+    ]
     assert "default" not in bid["properties"]["note"]
     assert "$ref" not in schema["properties"]["best"]  # $ref with siblings (description) is inlined
     assert schema["properties"]["best"]["description"] == "the main bid"
@@ -57,7 +62,9 @@ def test_open_dicts_are_sent_non_strict():
     fmt = response_format_for(OpenBids, "json_schema")
     assert fmt["json_schema"]["strict"] is False and fmt["json_schema"]["name"] == "OpenBids"
     llama = response_format_for(OpenBids, "json_object_schema")
-    assert llama["type"] == "json_object" and llama["schema"]["properties"]["bids"]["type"] == "object"
+    assert (
+        llama["type"] == "json_object" and llama["schema"]["properties"]["bids"]["type"] == "object"
+    )
     assert response_format_for(OpenBids, "json_object") == {"type": "json_object"}
     assert response_format_for(OpenBids, "none") is None
 
@@ -73,7 +80,14 @@ def test_the_shared_response_format_is_one_object_bounded_as_its_copies():
     from marketarena.llm.schema import shared_response_format
 
     shared = shared_response_format(Plan, "json_schema")
-    assert shared is shared_response_format(Plan, "json_schema") == response_format_for(Plan, "json_schema")
+    assert (
+        shared
+        is shared_response_format(Plan, "json_schema")
+        == response_format_for(Plan, "json_schema")
+    )
     messages = [{"role": "user", "content": "plan"}]
-    assert prompt_token_bound(messages, shared) == prompt_token_bound(messages, shared) \
+    assert (
+        prompt_token_bound(messages, shared)
+        == prompt_token_bound(messages, shared)
         == prompt_token_bound(messages, response_format_for(Plan, "json_schema"))
+    )

@@ -17,14 +17,22 @@ from marketarena.llm import (
 
 
 def test_defaults():
-    spec = ModelSpec(alias="local", model="gemma", base_url="http://127.0.0.1:8080/v1/", api_key_env=None)
-    assert spec.temperature == 0 and spec.max_reasks == 2 and spec.structured_output == "json_schema"
+    spec = ModelSpec(
+        alias="local", model="gemma", base_url="http://127.0.0.1:8080/v1/", api_key_env=None
+    )
+    assert (
+        spec.temperature == 0 and spec.max_reasks == 2 and spec.structured_output == "json_schema"
+    )
     assert spec.base_url == "http://127.0.0.1:8080/v1"  # trailing slash dropped
     assert spec.api_key_env is None
     # OpenAI itself (no base_url) without api_key_env means OPENAI_API_KEY
     assert ModelSpec(alias="g", model="gpt-4o").api_key_env == "OPENAI_API_KEY"
     settings = LLMSettings()
-    assert str(settings.cache_dir) == ".cache/llm" and settings.max_cost_usd is None and not hasattr(settings, "samples")
+    assert (
+        str(settings.cache_dir) == ".cache/llm"
+        and settings.max_cost_usd is None
+        and not hasattr(settings, "samples")
+    )
 
 
 def test_cost():
@@ -49,22 +57,41 @@ def test_parse_models_names_the_bad_field(field, value, words):
     assert f"models.m1.{words}" in str(info.value)
 
 
-@pytest.mark.parametrize("field, value, bound", [
-    ("max_tokens", 10**18, "1000000"), ("max_tokens", 1_000_001, "1000000"),
-    ("max_concurrency", 10**9, "1000"), ("timeout_s", 1e9, "3600"), ("max_retries", 10**6, "100"),
-    ("max_reasks", 1000, "20"), ("price_in_per_mtok", 1e12, "10000"),
-    ("price_out_per_mtok", 1e12, "10000")])
+@pytest.mark.parametrize(
+    "field, value, bound",
+    [
+        ("max_tokens", 10**18, "1000000"),
+        ("max_tokens", 1_000_001, "1000000"),
+        ("max_concurrency", 10**9, "1000"),
+        ("timeout_s", 1e9, "3600"),
+        ("max_retries", 10**6, "100"),
+        ("max_reasks", 1000, "20"),
+        ("price_in_per_mtok", 1e12, "10000"),
+        ("price_out_per_mtok", 1e12, "10000"),
+    ],
+)
 def test_every_number_of_a_model_entry_is_bounded_above(field, value, bound):
     """The audit's E1: max_tokens 10**18 and max_concurrency 10**9 were accepted."""
     with pytest.raises(LLMConfigError) as info:
         parse_models({"m1": {"model": "x", field: value}})
     assert str(info.value) == f"models.m1.{field}: Input should be less than or equal to {bound}"
-    top = {"max_tokens": 1_000_000, "max_concurrency": 1000, "timeout_s": 3600.0, "max_retries": 100,
-           "max_reasks": 20, "price_in_per_mtok": 10_000.0, "price_out_per_mtok": 10_000.0}
-    assert getattr(parse_models({"m1": {"model": "x", field: top[field]}})["m1"], field) == top[field]
+    top = {
+        "max_tokens": 1_000_000,
+        "max_concurrency": 1000,
+        "timeout_s": 3600.0,
+        "max_retries": 100,
+        "max_reasks": 20,
+        "price_in_per_mtok": 10_000.0,
+        "price_out_per_mtok": 10_000.0,
+    }
+    assert (
+        getattr(parse_models({"m1": {"model": "x", field: top[field]}})["m1"], field) == top[field]
+    )
 
 
-@pytest.mark.parametrize("field", ["timeout_s", "price_in_per_mtok", "price_out_per_mtok", "temperature"])
+@pytest.mark.parametrize(
+    "field", ["timeout_s", "price_in_per_mtok", "price_out_per_mtok", "temperature"]
+)
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_no_number_of_a_model_entry_may_be_nan_or_infinite(field, value):
     with pytest.raises(LLMConfigError, match=rf"^models\.m1\.{field}: "):
@@ -73,7 +100,9 @@ def test_no_number_of_a_model_entry_may_be_nan_or_infinite(field, value):
 
 def test_retry_back_off_is_bounded():
     for field, bound in (("backoff_base_s", "600"), ("backoff_max_s", "3600")):
-        with pytest.raises(LLMConfigError, match=rf"llm\.{field}: Input should be less than or equal to {bound}"):
+        with pytest.raises(
+            LLMConfigError, match=rf"llm\.{field}: Input should be less than or equal to {bound}"
+        ):
             parse_settings({field: 1e9})
 
 

@@ -24,16 +24,24 @@ from tests.llm.test_llm_client import GOOD, MESSAGES, Bids, make_client, make_sp
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("usage, expected", [
-    ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 64}}, 64),  # OpenAI, xAI...
-    ({"prompt_tokens": 100, "prompt_cache_hit_tokens": 32}, 32),  # DeepSeek
-    ({"prompt_tokens": 100, "cached_tokens": 16}, 16),  # Moonshot
-    ({"prompt_tokens": 100, "cache_read_input_tokens": 8}, 8),  # Anthropic's name
-    ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 500}}, 100),  # capped
-    ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": -5}}, 0),
-    ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": "64"}}, 0),
-    ({"prompt_tokens": 100, "prompt_tokens_details": None}, 0),
-    ({"prompt_tokens": 100}, 0), (None, 0)])
+@pytest.mark.parametrize(
+    "usage, expected",
+    [
+        (
+            {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 64}},
+            64,
+        ),  # OpenAI, xAI...
+        ({"prompt_tokens": 100, "prompt_cache_hit_tokens": 32}, 32),  # DeepSeek
+        ({"prompt_tokens": 100, "cached_tokens": 16}, 16),  # Moonshot
+        ({"prompt_tokens": 100, "cache_read_input_tokens": 8}, 8),  # Anthropic's name
+        ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 500}}, 100),  # capped
+        ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": -5}}, 0),
+        ({"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": "64"}}, 0),
+        ({"prompt_tokens": 100, "prompt_tokens_details": None}, 0),
+        ({"prompt_tokens": 100}, 0),
+        (None, 0),
+    ],
+)
 def test_cached_tokens_are_read_in_each_providers_field(usage, expected):
     assert cached_tokens(usage, 100) == expected
 
@@ -41,8 +49,15 @@ def test_cached_tokens_are_read_in_each_providers_field(usage, expected):
 def test_cached_tokens_cost_the_cached_price_and_default_to_the_input_price():
     spec = make_spec(price_cached_in_per_mtok=0.1)
     bound = Bound(10_000, 1024, 1.0)
-    charge = charge_for(spec, {"prompt_tokens": 1000, "completion_tokens": 20,
-                               "prompt_tokens_details": {"cached_tokens": 800}}, bound)
+    charge = charge_for(
+        spec,
+        {
+            "prompt_tokens": 1000,
+            "completion_tokens": 20,
+            "prompt_tokens_details": {"cached_tokens": 800},
+        },
+        bound,
+    )
     assert charge.cached_tokens == 800 and charge.trusted
     assert charge.usd == pytest.approx((200 * 1.0 + 800 * 0.1 + 20 * 4.0) / 1e6)
     no_discount = make_spec()  # no cached price given: nothing is assumed
@@ -50,9 +65,19 @@ def test_cached_tokens_cost_the_cached_price_and_default_to_the_input_price():
 
 
 def test_a_cached_price_above_the_input_price_is_refused_naming_the_key():
-    with pytest.raises(LLMConfigError, match="models.m: .*price_cached_in_per_mtok must not exceed"):
-        parse_models({"m": {"model": "m", "api_key_env": "K", "price_in_per_mtok": 1.0,
-                            "price_cached_in_per_mtok": 2.0}})
+    with pytest.raises(
+        LLMConfigError, match="models.m: .*price_cached_in_per_mtok must not exceed"
+    ):
+        parse_models(
+            {
+                "m": {
+                    "model": "m",
+                    "api_key_env": "K",
+                    "price_in_per_mtok": 1.0,
+                    "price_cached_in_per_mtok": 2.0,
+                }
+            }
+        )
     with pytest.raises(LLMConfigError, match="price_cached_in_per_mtok"):
         parse_models({"m": {"model": "m", "api_key_env": "K", "price_cached_in_per_mtok": 1e9}})
 
@@ -94,23 +119,51 @@ def test_a_run_on_an_endpoint_that_caches_prompts_logs_and_prices_them(tmp_path)
     from marketarena.simulate import simulate
 
     block = yaml.safe_load((ROOT / "lib/marketarena/markets/crash/tiny_params.yaml").read_text())
-    block["roster"] = [{"name": "myopic", "kind": "llm", "model": "fake"} if e["name"] == "myopic"
-                       else e for e in block["roster"]]
-    params = parse_params({"models": {"fake": {
-        "model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None,
-        "price_in_per_mtok": 2.0, "price_cached_in_per_mtok": 0.5, "price_out_per_mtok": 8.0}},
-        "llm": {"cache_dir": str(tmp_path / "llm")}, "markets": {"crash": block}})
-    fake = FakeEndpoint(responder=prompt_caching(
-        lambda body: with_usage(body, {"price": 2.5, "supply": 15}), min_tokens=0, block_tokens=1))
+    block["roster"] = [
+        {"name": "myopic", "kind": "llm", "model": "fake"} if e["name"] == "myopic" else e
+        for e in block["roster"]
+    ]
+    params = parse_params(
+        {
+            "models": {
+                "fake": {
+                    "model": "f",
+                    "base_url": "http://fake.invalid/v1",
+                    "api_key_env": None,
+                    "price_in_per_mtok": 2.0,
+                    "price_cached_in_per_mtok": 0.5,
+                    "price_out_per_mtok": 8.0,
+                }
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {"crash": block},
+        }
+    )
+    fake = FakeEndpoint(
+        responder=prompt_caching(
+            lambda body: with_usage(body, {"price": 2.5, "supply": 15}),
+            min_tokens=0,
+            block_tokens=1,
+        )
+    )
     paths = Paths(tmp_path)
-    simulate("crash", params, paths.data, paths.episodes("crash"), progress=False,
-             openai_factory=fake.factory)
+    simulate(
+        "crash",
+        params,
+        paths.data,
+        paths.episodes("crash"),
+        progress=False,
+        openai_factory=fake.factory,
+    )
     reader = EpisodeReader(paths.episodes("crash"))
     calls = reader.table("llm_calls")
     assert 0 < calls["cached_prompt_tokens"].sum() < calls["prompt_tokens"].sum()
     costs = logs.read_run_table(paths.run_logs("crash"))
-    expected = ((calls["prompt_tokens"] - calls["cached_prompt_tokens"]) * 2.0
-                + calls["cached_prompt_tokens"] * 0.5 + calls["completion_tokens"] * 8.0) / 1e6
+    expected = (
+        (calls["prompt_tokens"] - calls["cached_prompt_tokens"]) * 2.0
+        + calls["cached_prompt_tokens"] * 0.5
+        + calls["completion_tokens"] * 8.0
+    ) / 1e6
     assert costs["cost_usd"].to_numpy() == pytest.approx(expected.to_numpy())
     run = json.loads(next(paths.run_logs("crash").rglob("run.json")).read_text())
     usage = run["episodes"][0]["llm"]["fake"]

@@ -43,14 +43,24 @@ class Quote(BaseModel):
     price: float = Field(ge=0, le=10)
 
 
-MESSAGES = [{"role": "system", "content": "Set a price. Ünïcode costs bytes: €€€"},
-            {"role": "user", "content": "Answer {\"price\": x}."}]
+MESSAGES = [
+    {"role": "system", "content": "Set a price. Ünïcode costs bytes: €€€"},
+    {"role": "user", "content": 'Answer {"price": x}.'},
+]
 
 
 def spec(**over) -> ModelSpec:
-    data = {"alias": "fake", "model": "fake-model", "base_url": "http://127.0.0.1:9/v1",
-            "api_key_env": KEY_ENV, "max_retries": 1, "max_reasks": 1, "max_tokens": 50,
-            "price_in_per_mtok": 1000.0, "price_out_per_mtok": 1000.0}
+    data = {
+        "alias": "fake",
+        "model": "fake-model",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": KEY_ENV,
+        "max_retries": 1,
+        "max_reasks": 1,
+        "max_tokens": 50,
+        "price_in_per_mtok": 1000.0,
+        "price_out_per_mtok": 1000.0,
+    }
     data.update(over)
     return ModelSpec(**data)
 
@@ -61,10 +71,14 @@ def bound_of(s: ModelSpec) -> Bound:
 
 
 def client(fake, tmp_path, guard=None, environ=None, **settings) -> LLMClient:
-    return LLMClient(LLMSettings(cache_dir=tmp_path / "cache", **settings),
-                     openai_factory=fake.factory, cost_guard=guard,
-                     environ=environ if environ is not None else {KEY_ENV: SECRET},
-                     backoff_base_s=0.001, backoff_max_s=0.01)
+    return LLMClient(
+        LLMSettings(cache_dir=tmp_path / "cache", **settings),
+        openai_factory=fake.factory,
+        cost_guard=guard,
+        environ=environ if environ is not None else {KEY_ENV: SECRET},
+        backoff_base_s=0.001,
+        backoff_max_s=0.01,
+    )
 
 
 def run(coro):
@@ -84,9 +98,11 @@ def test_an_endpoint_counting_more_tokens_than_chars_over_4_cannot_pass_the_cap(
     # the old guard reserved chars/4 + max_tokens; this endpoint reports every byte as a token
     s = spec()
     bound = bound_of(s)
-    fake = FakeEndpoint(responder=lambda body: Reply({"price": 1.0},
-                                                     prompt_tokens=bound.prompt_tokens,
-                                                     completion_tokens=50))
+    fake = FakeEndpoint(
+        responder=lambda body: Reply(
+            {"price": 1.0}, prompt_tokens=bound.prompt_tokens, completion_tokens=50
+        )
+    )
     guard = CostGuard(max_cost_usd=1.0)
     c = client(fake, tmp_path, guard)
     with pytest.raises(BudgetExceeded):
@@ -96,10 +112,16 @@ def test_an_endpoint_counting_more_tokens_than_chars_over_4_cannot_pass_the_cap(
     assert fake.n_calls == int(1.0 // bound.usd)
 
 
-@pytest.mark.parametrize("usage", [{"prompt_tokens": -100000, "completion_tokens": -5},
-                                   {"prompt_tokens": "12", "completion_tokens": 3},
-                                   {"prompt_tokens": True, "completion_tokens": 3},
-                                   {"prompt_tokens": 10**12, "completion_tokens": 1}, None])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -100000, "completion_tokens": -5},
+        {"prompt_tokens": "12", "completion_tokens": 3},
+        {"prompt_tokens": True, "completion_tokens": 3},
+        {"prompt_tokens": 10**12, "completion_tokens": 1},
+        None,
+    ],
+)
 def test_unusable_usage_is_charged_the_bound_never_less(usage):
     s = spec()
     bound = Bound.of(s, MESSAGES, None)
@@ -111,14 +133,17 @@ def test_an_overrun_is_charged_the_bound_recorded_and_stops_the_next_call(tmp_pa
     s = spec()
     bound = bound_of(s)
     over = bound.prompt_tokens * 3  # the audit's 3x: the claim costs more than the bound
-    fake = FakeEndpoint(responder=lambda body: Reply({"price": 1.0}, prompt_tokens=over,
-                                                     completion_tokens=50))
+    fake = FakeEndpoint(
+        responder=lambda body: Reply({"price": 1.0}, prompt_tokens=over, completion_tokens=50)
+    )
     ledger = SpendLedger(tmp_path / "spend.json")
     guard = CostGuard(max_cost_usd=100.0, ledger=ledger)
     c = client(fake, tmp_path, guard)
     result = run(c.complete(s, MESSAGES, Quote, sample=0))
     assert result.record.prompt_tokens == over  # the tokens as reported...
-    assert result.record.cost_usd == pytest.approx(bound.usd)  # ...but never charged beyond the bound
+    assert result.record.cost_usd == pytest.approx(
+        bound.usd
+    )  # ...but never charged beyond the bound
     with pytest.raises(BudgetExceeded, match="more tokens than the request's upper bound"):
         run(c.complete(s, MESSAGES, Quote, sample=1))
     assert fake.n_calls == 1
@@ -134,16 +159,22 @@ def test_over_reported_usage_never_carries_the_spend_past_the_limit(tmp_path, fa
     """The audit's $5.81 against 3 (3x, one at a time) and $52.28 against 30 (9x, 3 in flight)."""
     s = spec(max_concurrency=in_flight)
     bound = bound_of(s)
-    fake = FakeEndpoint(responder=lambda body: Reply(
-        {"price": 1.0}, prompt_tokens=factor * bound.prompt_tokens, completion_tokens=50,
-        delay_s=0.01))
+    fake = FakeEndpoint(
+        responder=lambda body: Reply(
+            {"price": 1.0},
+            prompt_tokens=factor * bound.prompt_tokens,
+            completion_tokens=50,
+            delay_s=0.01,
+        )
+    )
     limit = 2.5 * bound.usd  # the old code charged the first claim alone 3 or 9 bounds
     guard = CostGuard(max_cost_usd=limit, ledger=SpendLedger(tmp_path / "spend.json"))
     c = client(fake, tmp_path, guard)
 
     async def many():
-        return await asyncio.gather(*(c.complete(s, MESSAGES, Quote, sample=i) for i in range(40)),
-                                    return_exceptions=True)
+        return await asyncio.gather(
+            *(c.complete(s, MESSAGES, Quote, sample=i) for i in range(40)), return_exceptions=True
+        )
 
     results = run(many())
     assert any(isinstance(r, BudgetExceeded) for r in results)
@@ -153,8 +184,9 @@ def test_over_reported_usage_never_carries_the_spend_past_the_limit(tmp_path, fa
 
 def test_the_spend_persists_across_resumed_runs(tmp_path):
     s = spec()
-    fake = FakeEndpoint(responder=lambda body: Reply({"price": 1.0}, prompt_tokens=10,
-                                                     completion_tokens=10))
+    fake = FakeEndpoint(
+        responder=lambda body: Reply({"price": 1.0}, prompt_tokens=10, completion_tokens=10)
+    )
     per_call = s.cost_usd(10, 10)
     limit = 2 * bound_of(s).usd  # room for a few calls, whatever the runs
     spent = []
@@ -167,7 +199,11 @@ def test_the_spend_persists_across_resumed_runs(tmp_path):
         except BudgetExceeded:
             pass
         spent.append(guard.spent_usd)
-    assert spent[0] <= limit and spent[1] == pytest.approx(spent[0]) and spent[2] == pytest.approx(spent[0])
+    assert (
+        spent[0] <= limit
+        and spent[1] == pytest.approx(spent[0])
+        and spent[2] == pytest.approx(spent[0])
+    )
     assert fake.n_calls == round(spent[0] / per_call)  # runs 2 and 3 could not spend more
 
 
@@ -190,8 +226,10 @@ def test_one_ledger_is_one_budget_for_several_processes(tmp_path):
     SpendLedger(path)
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_reserve_in_a_process, args=(path, 1.0, 1 / 64, 40, out))
-             for _ in range(3)]
+    procs = [
+        ctx.Process(target=_reserve_in_a_process, args=(path, 1.0, 1 / 64, 40, out))
+        for _ in range(3)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -233,9 +271,14 @@ def test_an_unwritable_cache_ends_the_run_naming_the_path(tmp_path):
     assert issubclass(CacheError, RunAborted)
 
 
-@pytest.mark.parametrize("value, problem", [("sk-é-0123456789abcdefgh", "non-ASCII"),
-                                            ("sk-abc\ndef0123456789", "control"),
-                                            ("sk-abc def0123456789", "whitespace")])
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("sk-é-0123456789abcdefgh", "non-ASCII"),
+        ("sk-abc\ndef0123456789", "control"),
+        ("sk-abc def0123456789", "whitespace"),
+    ],
+)
 def test_a_key_that_cannot_be_a_key_is_refused_naming_the_variable(tmp_path, value, problem):
     c = client(FakeEndpoint(), tmp_path, environ={KEY_ENV: value})
     with pytest.raises(InvalidAPIKey) as info:
@@ -247,21 +290,39 @@ def test_redaction_catches_every_printed_form_of_a_key():
     from urllib.parse import quote
 
     key = "sk-abcdefghijkl/0123+456789"
-    texts = [f"Authorization: Bearer {key}", repr(f"b'Bearer {key}'"),
-             f"url?k={quote(key, safe='')}", str(key.encode())]
+    texts = [
+        f"Authorization: Bearer {key}",
+        repr(f"b'Bearer {key}'"),
+        f"url?k={quote(key, safe='')}",
+        str(key.encode()),
+    ]
     for text in texts:
         assert "abcdefghijkl" not in redact(text, key), text
 
 
-@pytest.mark.parametrize("url", ["https://user:pass@api.example.com/v1",
-                                 "https://api.example.com/v1?api_key=sk-123456",
-                                 "https://api.example.com/v1?token=abc"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:pass@api.example.com/v1",
+        "https://api.example.com/v1?api_key=sk-123456",
+        "https://api.example.com/v1?token=abc",
+    ],
+)
 def test_credentials_in_base_url_are_refused_and_never_echoed(url):
     with pytest.raises(ParamsError) as info:
-        parse_params({"models": {"m": {"model": "x", "base_url": url, "api_key_env": None}},
-                      "markets": {"cournot": {"roster": [
-                          {"name": "a", "kind": "baseline", "strategy": "nash"},
-                          {"name": "b", "kind": "baseline", "strategy": "nash"}]}}})
+        parse_params(
+            {
+                "models": {"m": {"model": "x", "base_url": url, "api_key_env": None}},
+                "markets": {
+                    "cournot": {
+                        "roster": [
+                            {"name": "a", "kind": "baseline", "strategy": "nash"},
+                            {"name": "b", "kind": "baseline", "strategy": "nash"},
+                        ]
+                    }
+                },
+            }
+        )
     message = str(info.value)
     assert "models.m.base_url" in message and "api_key_env" in message
     assert "pass" not in message and "sk-123456" not in message and "abc" not in message
@@ -277,8 +338,9 @@ def test_a_template_bug_in_an_llm_seat_ends_the_run(tmp_path):
             raise KeyError("a template variable nobody passed")
 
     fake = FakeEndpoint(responder=lambda body: Reply({"price": 1.0}))
-    agent = LLMAgent("F1", spec(), client(fake, tmp_path), Broken(), 0,
-                     harness_class("plain")({}, "x"))
+    agent = LLMAgent(
+        "F1", spec(), client(fake, tmp_path), Broken(), 0, harness_class("plain")({}, "x")
+    )
     with pytest.raises(LLMLayerError, match="KeyError"):
         run(agent.act({}, Decision("price", 0, 0, {"F1": {}}, Quote)))
     assert fake.n_calls == 0
@@ -299,7 +361,10 @@ def test_a_runaway_answer_is_quoted_back_only_in_part(tmp_path):
 
 # ------------------------------------------------------------------ the mock provider
 class Listing(BaseModel):
-    tier: str = Field(pattern="^(mint|good|fair|poor)$", json_schema_extra={"enum": ["mint", "good", "fair", "poor"]})
+    tier: str = Field(
+        pattern="^(mint|good|fair|poor)$",
+        json_schema_extra={"enum": ["mint", "good", "fair", "poor"]},
+    )
     price: int = Field(ge=1000, le=50000)
     words: list[str] = Field(min_length=1, max_length=3)
     note: str | None = None
@@ -321,16 +386,34 @@ def test_random_valid_answers_validate_and_are_deterministic():
 
 
 def test_the_mock_provider_plays_llm_seats_offline_through_simulate(tmp_path):
-    models = {"mock": {"model": "mock-random", "provider": "mock", "mock": {"seed": 3}},
-              "fixed": {"model": "mock-fixed", "provider": "mock", "mock": {
-                  "policy": "scripted", "answers": [{
-                      "observations_and_thoughts": "", "new_content": {"PLANS.txt": "p",
-                                                                       "INSIGHTS.txt": ""},
-                      "chosen_quantities": {"Product_A": 25, "Product_B": 5}}]}}}
-    roster = [{"name": "rand", "kind": "llm", "model": "mock"},
-              {"name": "fixed", "kind": "llm", "model": "fixed"}]
-    params = parse_params({"models": models, "llm": {"cache_dir": str(tmp_path / "llm")},
-                           "markets": {"cournot": {"runs": 2, "rounds": 4, "roster": roster}}})
+    models = {
+        "mock": {"model": "mock-random", "provider": "mock", "mock": {"seed": 3}},
+        "fixed": {
+            "model": "mock-fixed",
+            "provider": "mock",
+            "mock": {
+                "policy": "scripted",
+                "answers": [
+                    {
+                        "observations_and_thoughts": "",
+                        "new_content": {"PLANS.txt": "p", "INSIGHTS.txt": ""},
+                        "chosen_quantities": {"Product_A": 25, "Product_B": 5},
+                    }
+                ],
+            },
+        },
+    }
+    roster = [
+        {"name": "rand", "kind": "llm", "model": "mock"},
+        {"name": "fixed", "kind": "llm", "model": "fixed"},
+    ]
+    params = parse_params(
+        {
+            "models": models,
+            "llm": {"cache_dir": str(tmp_path / "llm")},
+            "markets": {"cournot": {"runs": 2, "rounds": 4, "roster": roster}},
+        }
+    )
     paths = Paths(tmp_path)
     run_reference("cournot", params, paths)
     simulate("cournot", params, paths.data, tmp_path / "a", progress=False)
@@ -344,7 +427,9 @@ def test_the_mock_provider_plays_llm_seats_offline_through_simulate(tmp_path):
     shutil.rmtree(tmp_path / "llm")  # no cache: the same answers again, from the requests alone
     simulate("cournot", params, paths.data, tmp_path / "b", progress=False)
     for name in ("states.parquet", "decisions.parquet", "llm_calls.parquet"):
-        assert (tmp_path / "a" / "ep-0001" / name).read_bytes() == (tmp_path / "b" / "ep-0001" / name).read_bytes()
+        assert (tmp_path / "a" / "ep-0001" / name).read_bytes() == (
+            tmp_path / "b" / "ep-0001" / name
+        ).read_bytes()
 
 
 def test_mock_settings_are_checked():
@@ -353,5 +438,10 @@ def test_mock_settings_are_checked():
     with pytest.raises(ValidationError, match="at least one entry"):
         ModelSpec(alias="m", model="m", provider="mock", mock={"policy": "scripted"})
     with pytest.raises(ValidationError, match="provider: mock"):
-        ModelSpec(alias="m", model="m", base_url="http://x/v1", api_key_env=None,
-                  mock={"policy": "random_valid"})
+        ModelSpec(
+            alias="m",
+            model="m",
+            base_url="http://x/v1",
+            api_key_env=None,
+            mock={"policy": "random_valid"},
+        )

@@ -10,7 +10,12 @@ import pytest
 from marketarena.llm import ResponseCache, canonical_json, request_key
 from marketarena.llm.response_cache import request_keys
 
-REQUEST = {"model": "m", "messages": [{"role": "user", "content": "héllo"}], "temperature": 0, "sample": 0}
+REQUEST = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "héllo"}],
+    "temperature": 0,
+    "sample": 0,
+}
 RESPONSE = {
     "choices": [{"message": {"content": "{}"}}],
     "usage": {"prompt_tokens": 1, "completion_tokens": 1},
@@ -48,7 +53,9 @@ def test_corrupt_or_mismatched_entries_are_misses(tmp_path):
     path = cache.put(key, REQUEST, RESPONSE)
     path.write_text('{"key": "' + key + '", "response": {"choi')  # torn write
     assert cache.get(key, REQUEST) is None and cache.stats.corrupt == 1
-    cache.put(key, {**REQUEST, "model": "other"}, RESPONSE)  # stored request differs from the asked one
+    cache.put(
+        key, {**REQUEST, "model": "other"}, RESPONSE
+    )  # stored request differs from the asked one
     assert cache.get(key, REQUEST) is None and cache.stats.corrupt == 2
     cache.put(key, REQUEST, RESPONSE)  # overwritten by a good entry
     assert cache.get(key, REQUEST) == RESPONSE
@@ -78,9 +85,16 @@ def test_request_keys_from_one_encoding_are_the_two_request_keys(left_out):
     """The key and the key without one field, computed from one encoding of the rest, are what
     two ``request_key`` calls give: with the field sorting first (the endpoint), last, in the
     middle, and absent."""
-    request = {"v": 2, "model": "m", "messages": [{"role": "user", "content": "prix: 5 €, \"x\""}],
-               "temperature": 0.0, "max_tokens": 50, "response_format": None, "sample": 1,
-               "endpoint": "http://127.0.0.1:8080/v1"}
+    request = {
+        "v": 2,
+        "model": "m",
+        "messages": [{"role": "user", "content": 'prix: 5 €, "x"'}],
+        "temperature": 0.0,
+        "max_tokens": 50,
+        "response_format": None,
+        "sample": 1,
+        "endpoint": "http://127.0.0.1:8080/v1",
+    }
     if left_out not in request:
         request[left_out] = {"nested": [1, 2.5, "é"]}
     rest = {k: v for k, v in request.items() if k != left_out}

@@ -11,6 +11,7 @@ from marketarena.llm.slots import SharedSlots, Slots
 
 async def queued(slots, priorities: list[tuple], order: list[int]) -> list[asyncio.Task]:
     """One task per priority, queued in list order, each noting its index once it holds a slot."""
+
     async def request(i: int, priority: tuple) -> None:
         await slots.acquire(priority)
         order.append(i)
@@ -96,7 +97,9 @@ def test_slots_are_one_count_for_every_process_of_a_run():
 
         asyncio.run(main())
         child.join(30)
-        assert semaphore.acquire(False) and semaphore.acquire(False) and not semaphore.acquire(False)
+        assert (
+            semaphore.acquire(False) and semaphore.acquire(False) and not semaphore.acquire(False)
+        )
     finally:
         if child.is_alive():
             child.kill()
@@ -124,6 +127,7 @@ def test_a_freed_slot_goes_to_the_least_advanced_request_of_any_process(monkeypa
             await slots.acquire((9, 0))
             served.append("step 9")
             slots.release()
+
         asyncio.run(main())
 
     async def main():

@@ -147,7 +147,7 @@ def test_spearman_shape_mismatch():
 # --- properties -----------------------------------------------------------------------------
 
 
-@given(st.lists(st.integers(-10**6, 10**6).map(float), min_size=1, max_size=40))
+@given(st.lists(st.integers(-(10**6), 10**6).map(float), min_size=1, max_size=40))
 def test_gini_in_unit_interval(v):
     g = gini(v)
     assert 0.0 <= g < 1.0

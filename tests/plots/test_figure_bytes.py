@@ -28,8 +28,8 @@ def strip_figure(path, seed_before: int):
 def png_chunks(data: bytes) -> list[bytes]:
     out, i = [], 8
     while i < len(data):
-        n = int.from_bytes(data[i:i + 4], "big")
-        out.append(data[i + 4:i + 8])
+        n = int.from_bytes(data[i : i + 4], "big")
+        out.append(data[i + 4 : i + 8])
         i += 12 + n
     return out
 
@@ -45,8 +45,13 @@ def test_the_jitter_is_drawn(tmp_path):
     a = strip_figure(tmp_path / "a.png", 1).read_bytes()
     apply_theme()
     fig, ax = plt.subplots(figsize=(3, 2))
-    sns.stripplot(data=pd.DataFrame({"x": np.arange(40) % 7, "name": ["a", "b"] * 20}), x="x",
-                  y="name", jitter=0.0, ax=ax)
+    sns.stripplot(
+        data=pd.DataFrame({"x": np.arange(40) % 7, "name": ["a", "b"] * 20}),
+        x="x",
+        y="name",
+        jitter=0.0,
+        ax=ax,
+    )
     assert save(fig, tmp_path / "c.png").read_bytes() != a
 
 

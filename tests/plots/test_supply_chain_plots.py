@@ -42,19 +42,40 @@ def frames() -> tuple[pd.DataFrame, pd.DataFrame]:
             funds = funds + profit
             for i, (name, kind) in enumerate(NAMES):
                 sims = rng.uniform(0.2, 0.6, 4)
-                steps.append(dict(
-                    episode_id=e, step=t, agent_id=f"a{i}", name=name, strategy=name, kind=kind,
-                    npm=rng.uniform(0, 0.2), profit=profit[i], funds=funds[i], osi=rng.uniform(0.5, 1),
-                    bid_efficiency=rng.uniform(0, 1),
-                    fill_rate=np.nan if (i == 2 and t == 1) else rng.uniform(0, 1),
-                    sim_thrifty=sims[0], sim_ethical=sims[1], sim_hype=sims[2], sim_quality=sims[3],
-                    sim_weighted=float(sims @ [0.4, 0.3, 0.2, 0.1]),
-                ))
-            market.append(dict(
-                episode_id=e, step=t, gini=rng.uniform(0, 0.3), theil=rng.uniform(0, 0.1),
-                cv=rng.uniform(0, 0.5), hhi=rng.uniform(0.3, 0.4), cr4=1.0,
-                active_ratio=rng.uniform(0.3, 1), rank_mobility=np.nan if t == 0 else rng.uniform(0, 1),
-            ))
+                steps.append(
+                    dict(
+                        episode_id=e,
+                        step=t,
+                        agent_id=f"a{i}",
+                        name=name,
+                        strategy=name,
+                        kind=kind,
+                        npm=rng.uniform(0, 0.2),
+                        profit=profit[i],
+                        funds=funds[i],
+                        osi=rng.uniform(0.5, 1),
+                        bid_efficiency=rng.uniform(0, 1),
+                        fill_rate=np.nan if (i == 2 and t == 1) else rng.uniform(0, 1),
+                        sim_thrifty=sims[0],
+                        sim_ethical=sims[1],
+                        sim_hype=sims[2],
+                        sim_quality=sims[3],
+                        sim_weighted=float(sims @ [0.4, 0.3, 0.2, 0.1]),
+                    )
+                )
+            market.append(
+                dict(
+                    episode_id=e,
+                    step=t,
+                    gini=rng.uniform(0, 0.3),
+                    theil=rng.uniform(0, 0.1),
+                    cv=rng.uniform(0, 0.5),
+                    hhi=rng.uniform(0.3, 0.4),
+                    cr4=1.0,
+                    active_ratio=rng.uniform(0.3, 1),
+                    rank_mobility=np.nan if t == 0 else rng.uniform(0, 1),
+                )
+            )
     df = pd.DataFrame(steps)
     # one agent never posts a slogan in e2, step 2
     mask = (df["episode_id"] == "e2") & (df["step"] == 2) & (df["name"] == "beta")
@@ -168,13 +189,24 @@ def test_many_agents_error_bars_and_out_of_domain_values(tmp_path):
     for e in ("e1", "e2", "e3"):
         for t in range(2):
             for i in range(n):
-                rows.append(dict(
-                    episode_id=e, step=t, agent_id=f"a{i}", name=f"agent_{i}", strategy="s",
-                    kind="llm" if i % 2 else "baseline", npm=rng.normal(), profit=rng.normal(),
-                    funds=rng.normal(), osi=1.2 if i == 0 else rng.uniform(), bid_efficiency=np.inf if i == 1 else rng.uniform(),
-                    fill_rate=rng.uniform(0, 0.02),
-                    **{c: rng.uniform(0, 0.5) for c in sc.TRIBE_COLUMNS}, sim_weighted=rng.uniform(),
-                ))
+                rows.append(
+                    dict(
+                        episode_id=e,
+                        step=t,
+                        agent_id=f"a{i}",
+                        name=f"agent_{i}",
+                        strategy="s",
+                        kind="llm" if i % 2 else "baseline",
+                        npm=rng.normal(),
+                        profit=rng.normal(),
+                        funds=rng.normal(),
+                        osi=1.2 if i == 0 else rng.uniform(),
+                        bid_efficiency=np.inf if i == 1 else rng.uniform(),
+                        fill_rate=rng.uniform(0, 0.02),
+                        **{c: rng.uniform(0, 0.5) for c in sc.TRIBE_COLUMNS},
+                        sim_weighted=rng.uniform(),
+                    )
+                )
     df = pd.DataFrame(rows)
     _assert_png(sc.figure5_operations(df, tmp_path / "f5.png"))
     _assert_png(sc.figure4_economics(df, tmp_path / "f4.png"))
@@ -182,7 +214,9 @@ def test_many_agents_error_bars_and_out_of_domain_values(tmp_path):
 
 def test_interval_clipping_keeps_mean_inside():
     panel = sc.Panel("x", "x", "x", (0.0, 1.0))
-    lo, hi = panel.clip(np.array([-0.2, 0.9, np.nan]), np.array([0.4, 1.5, np.nan]), np.array([0.1, 1.2, 0.5]))
+    lo, hi = panel.clip(
+        np.array([-0.2, 0.9, np.nan]), np.array([0.4, 1.5, np.nan]), np.array([0.1, 1.2, 0.5])
+    )
     np.testing.assert_allclose(lo[:2], [0.0, 0.9])
     np.testing.assert_allclose(hi[:2], [0.4, 1.2])
     assert np.isnan(lo[2]) and np.isnan(hi[2])

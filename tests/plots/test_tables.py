@@ -22,13 +22,25 @@ NAN = float("nan")
 
 def _agent_row(ep, aid, name, kind, **m):
     base = dict(
-        NPM=0.0, Pi=0.0, RAR=0.0, IEI=0.0, stockout_rate=0.0, bid_efficiency=0.0, OSI=0.0,
-        fill_rate=0.0, MMS=0.0,
+        NPM=0.0,
+        Pi=0.0,
+        RAR=0.0,
+        IEI=0.0,
+        stockout_rate=0.0,
+        bid_efficiency=0.0,
+        OSI=0.0,
+        fill_rate=0.0,
+        MMS=0.0,
     )
     base.update(m)
     return dict(
-        episode_id=ep, agent_id=aid, name=name, kind=kind,
-        model=name if kind == "llm" else "", strategy="llm" if kind == "llm" else name, **base,
+        episode_id=ep,
+        agent_id=aid,
+        name=name,
+        kind=kind,
+        model=name if kind == "llm" else "",
+        strategy="llm" if kind == "llm" else name,
+        **base,
     )
 
 
@@ -37,22 +49,113 @@ def agents() -> pd.DataFrame:
     """3 names x 2 episodes; ``gamma_b`` has two instances in episode e1."""
     rows = [
         # alpha_one (llm)
-        _agent_row("e1", "a1", "alpha_one", "llm", NPM=0.2, Pi=1000.4, RAR=1.0, IEI=0.8,
-                   stockout_rate=0.9, bid_efficiency=0.5, OSI=0.6, fill_rate=0.3, MMS=0.6),
-        _agent_row("e2", "a1", "alpha_one", "llm", NPM=0.4, Pi=2000.0, RAR=2.0, IEI=0.6,
-                   stockout_rate=0.9, bid_efficiency=0.7, OSI=0.8, fill_rate=0.1, MMS=0.6),
+        _agent_row(
+            "e1",
+            "a1",
+            "alpha_one",
+            "llm",
+            NPM=0.2,
+            Pi=1000.4,
+            RAR=1.0,
+            IEI=0.8,
+            stockout_rate=0.9,
+            bid_efficiency=0.5,
+            OSI=0.6,
+            fill_rate=0.3,
+            MMS=0.6,
+        ),
+        _agent_row(
+            "e2",
+            "a1",
+            "alpha_one",
+            "llm",
+            NPM=0.4,
+            Pi=2000.0,
+            RAR=2.0,
+            IEI=0.6,
+            stockout_rate=0.9,
+            bid_efficiency=0.7,
+            OSI=0.8,
+            fill_rate=0.1,
+            MMS=0.6,
+        ),
         # beta (llm)
-        _agent_row("e1", "a2", "beta", "llm", NPM=0.1, Pi=300.0, RAR=0.5, IEI=0.9,
-                   stockout_rate=0.4, bid_efficiency=0.2, OSI=0.9, fill_rate=0.2, MMS=0.7),
-        _agent_row("e2", "a2", "beta", "llm", NPM=0.1, Pi=500.0, RAR=0.5, IEI=0.9,
-                   stockout_rate=0.6, bid_efficiency=0.2, OSI=0.9, fill_rate=0.2, MMS=NAN),
+        _agent_row(
+            "e1",
+            "a2",
+            "beta",
+            "llm",
+            NPM=0.1,
+            Pi=300.0,
+            RAR=0.5,
+            IEI=0.9,
+            stockout_rate=0.4,
+            bid_efficiency=0.2,
+            OSI=0.9,
+            fill_rate=0.2,
+            MMS=0.7,
+        ),
+        _agent_row(
+            "e2",
+            "a2",
+            "beta",
+            "llm",
+            NPM=0.1,
+            Pi=500.0,
+            RAR=0.5,
+            IEI=0.9,
+            stockout_rate=0.6,
+            bid_efficiency=0.2,
+            OSI=0.9,
+            fill_rate=0.2,
+            MMS=NAN,
+        ),
         # gamma_b (baseline): two instances in e1, one in e2
-        _agent_row("e1", "b1", "gamma_b", "baseline", NPM=0.0, Pi=100.0, RAR=0.0, IEI=0.5,
-                   stockout_rate=0.6, bid_efficiency=0.9, OSI=0.5, fill_rate=0.0, MMS=NAN),
-        _agent_row("e1", "b2", "gamma_b", "baseline", NPM=0.2, Pi=300.0, RAR=0.2, IEI=0.7,
-                   stockout_rate=0.8, bid_efficiency=0.7, OSI=0.7, fill_rate=0.4, MMS=NAN),
-        _agent_row("e2", "b1", "gamma_b", "baseline", NPM=0.5, Pi=-100.0, RAR=-0.3, IEI=0.2,
-                   stockout_rate=0.75, bid_efficiency=0.1, OSI=0.3, fill_rate=0.3, MMS=NAN),
+        _agent_row(
+            "e1",
+            "b1",
+            "gamma_b",
+            "baseline",
+            NPM=0.0,
+            Pi=100.0,
+            RAR=0.0,
+            IEI=0.5,
+            stockout_rate=0.6,
+            bid_efficiency=0.9,
+            OSI=0.5,
+            fill_rate=0.0,
+            MMS=NAN,
+        ),
+        _agent_row(
+            "e1",
+            "b2",
+            "gamma_b",
+            "baseline",
+            NPM=0.2,
+            Pi=300.0,
+            RAR=0.2,
+            IEI=0.7,
+            stockout_rate=0.8,
+            bid_efficiency=0.7,
+            OSI=0.7,
+            fill_rate=0.4,
+            MMS=NAN,
+        ),
+        _agent_row(
+            "e2",
+            "b1",
+            "gamma_b",
+            "baseline",
+            NPM=0.5,
+            Pi=-100.0,
+            RAR=-0.3,
+            IEI=0.2,
+            stockout_rate=0.75,
+            bid_efficiency=0.1,
+            OSI=0.3,
+            fill_rate=0.3,
+            MMS=NAN,
+        ),
     ]
     return pd.DataFrame(rows)
 
@@ -195,6 +298,8 @@ def test_latex_escape():
 
 
 def test_numpy_scalars_format():
-    df = pd.DataFrame({"v": np.array([1.5, 2.5], dtype=np.float32), "k": np.array([1, 2], dtype=np.int64)})
+    df = pd.DataFrame(
+        {"v": np.array([1.5, 2.5], dtype=np.float32), "k": np.array([1, 2], dtype=np.int64)}
+    )
     md = markdown_table(df)
     assert "| 1.500 | 1 |" in md and "| 2.500 | 2 |" in md

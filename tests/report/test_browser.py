@@ -46,8 +46,10 @@ def test_from_a_board_row_to_a_decision_and_back(project, viewer):
         first = rows.first.locator("td").all_inner_texts()
         assert re.fullmatch(r"[1-8] of 8", first[3]) and first[7].startswith("$")
         page.click('table.episodes th a >> text="rank in game"')  # sorted on the server
-        ranks = [int(t.split()[0]) for t in page.locator("table.episodes tbody td:nth-child(4)")
-                 .all_inner_texts()]
+        ranks = [
+            int(t.split()[0])
+            for t in page.locator("table.episodes tbody td:nth-child(4)").all_inner_texts()
+        ]
         assert ranks == sorted(ranks, reverse=True) and "sort=rank" in page.url
         page.locator("table.episodes tbody a").first.click()
         page.wait_for_selector("#decisions-table tbody tr")
@@ -79,7 +81,10 @@ def test_a_board_sorts_shows_all_columns_and_compares_two_players(project):
         cells = board.locator(f"tbody tr td:nth-child({heads.index('games') + 1})")
         header.click()
         games = [int(t) for t in cells.all_inner_texts()]
-        assert games == sorted(games, reverse=True) and header.get_attribute("aria-sort") == "descending"
+        assert (
+            games == sorted(games, reverse=True)
+            and header.get_attribute("aria-sort") == "descending"
+        )
         header.click()
         games = [int(t) for t in cells.all_inner_texts()]
         assert games == sorted(games) and len(set(games)) > 1
@@ -88,8 +93,10 @@ def test_a_board_sorts_shows_all_columns_and_compares_two_players(project):
         page.select_option("#compare select[name=a]", PLAYER)
         page.select_option("#compare select[name=b]", "truthful")
         compared = page.locator("#compare .compared")
-        assert re.search(rf"{PLAYER} (scored above truthful in \d+%|and truthful never met)",
-                         compared.inner_text())
+        assert re.search(
+            rf"{PLAYER} (scored above truthful in \d+%|and truthful never met)",
+            compared.inner_text(),
+        )
         assert compared.locator("tbody tr").count() == 2
         versus = page.locator("table.versus")
         assert versus.locator("tbody tr").count() == 9  # every player, in board order
@@ -105,7 +112,10 @@ def test_a_search_hit_opens_its_decision(viewer):
         assert page.locator("ol.hits mark").first.inner_text().lower() == "half of my value"
         hits.first.click()
         page.wait_for_selector("pre.raw-answer")
-        assert "I would quote about half of my value" in page.locator("pre.raw-answer").all_inner_texts()
+        assert (
+            "I would quote about half of my value"
+            in page.locator("pre.raw-answer").all_inner_texts()
+        )
         page.goto(f"{viewer}/i/double_auction/search?invalid=1&player={PLAYER}")
         page.wait_for_selector("#found")
         assert page.locator("ol.hits .badge.bad").count() == page.locator("ol.hits li").count() > 0
@@ -117,10 +127,16 @@ def pages(project: Path, viewer: str) -> list[str]:
     with browser_page() as (page, _):
         page.goto(f"{viewer}/i/double_auction/p/{PLAYER}")
         episode = page.locator("table.episodes tbody a").first.get_attribute("href")
-    return [site(project, "index.html"), site(project), f"{viewer}/", f"{viewer}/i/double_auction",
-            f"{viewer}/i/double_auction/p/{PLAYER}", viewer + episode,
-            f"{viewer}/i/double_auction/compare?a={PLAYER}&b=truthful",
-            f"{viewer}/i/double_auction/search?text=quote"]
+    return [
+        site(project, "index.html"),
+        site(project),
+        f"{viewer}/",
+        f"{viewer}/i/double_auction",
+        f"{viewer}/i/double_auction/p/{PLAYER}",
+        viewer + episode,
+        f"{viewer}/i/double_auction/compare?a={PLAYER}&b=truthful",
+        f"{viewer}/i/double_auction/search?text=quote",
+    ]
 
 
 def test_every_page_fits_a_phone_and_has_a_dark_scheme(project, viewer):
@@ -163,7 +179,8 @@ def test_the_committed_screenshots_show_what_their_pages_show(project, viewer):
         committed = screenshots.committed(ROOT / "docs" / shot.name)
         assert committed == today[shot.name], (
             f"docs/{shot.name} no longer shows what its page shows; run `make screenshots` and "
-            f"commit docs/*.png.\ncommitted:\n{committed}\ntoday:\n{today[shot.name]}")
+            f"commit docs/*.png.\ncommitted:\n{committed}\ntoday:\n{today[shot.name]}"
+        )
     linked = set(re.findall(r"\(docs/([\w-]+\.png)\)", (ROOT / "README.md").read_text()))
     for doc in (ROOT / "docs").glob("*.md"):
         linked |= set(re.findall(r"\(([\w-]+\.png)\)", doc.read_text()))

@@ -16,19 +16,43 @@ from marketarena.config import ParamsError, parse_params
 from marketarena.report.costs import cost_table
 
 ROOT = Path(__file__).resolve().parents[2]
-CRASH = {"runs": 1, "days": 5, "firms": 2, "roster": [
-    {"name": "undercut", "kind": "baseline", "strategy": "undercut"},
-    {"name": "myopic", "kind": "baseline", "strategy": "myopic"}]}
+CRASH = {
+    "runs": 1,
+    "days": 5,
+    "firms": 2,
+    "roster": [
+        {"name": "undercut", "kind": "baseline", "strategy": "undercut"},
+        {"name": "myopic", "kind": "baseline", "strategy": "myopic"},
+    ],
+}
 PRICES = {"cheap": {"in": 0.5, "cached_in": 0.05, "out": 2.0}, "dear": {"in": 3.0, "out": 15.0}}
 
 
 def kept(tmp_path, monkeypatch, params) -> None:
-    rows = [{"instance": "crash", "market": "crash", "episodes": 1, "calls": 10, "requests": 10,
-             "prompt_tokens": 1_000_000, "cached_prompt_tokens": 600_000,
-             "completion_tokens": 100_000, "fingerprint": rating_cost.fingerprint(params, "crash")},
-            {"instance": "lemon", "market": "lemon", "episodes": 2, "calls": 20, "requests": 21,
-             "prompt_tokens": 2_000_000, "cached_prompt_tokens": 0,
-             "completion_tokens": 0, "fingerprint": "0" * 16}]
+    rows = [
+        {
+            "instance": "crash",
+            "market": "crash",
+            "episodes": 1,
+            "calls": 10,
+            "requests": 10,
+            "prompt_tokens": 1_000_000,
+            "cached_prompt_tokens": 600_000,
+            "completion_tokens": 100_000,
+            "fingerprint": rating_cost.fingerprint(params, "crash"),
+        },
+        {
+            "instance": "lemon",
+            "market": "lemon",
+            "episodes": 2,
+            "calls": 20,
+            "requests": 21,
+            "prompt_tokens": 2_000_000,
+            "cached_prompt_tokens": 0,
+            "completion_tokens": 0,
+            "fingerprint": "0" * 16,
+        },
+    ]
     monkeypatch.setattr(rating_cost, "TABLE", tmp_path / "rating_cost.csv")
     rating_cost.write_table(rows)
 
@@ -63,13 +87,21 @@ def test_the_index_page_shows_the_table(tmp_path, monkeypatch):
 
 
 def test_reference_prices_are_checked_naming_the_key():
-    with pytest.raises(ParamsError, match=r"reference_prices\.x\.cached_in must not exceed|"
-                                          r"reference_prices\.x: .*cached_in must not exceed"):
-        parse_params({"markets": {"crash": CRASH},
-                      "reference_prices": {"x": {"in": 1.0, "cached_in": 2.0, "out": 1.0}}})
+    with pytest.raises(
+        ParamsError,
+        match=r"reference_prices\.x\.cached_in must not exceed|"
+        r"reference_prices\.x: .*cached_in must not exceed",
+    ):
+        parse_params(
+            {
+                "markets": {"crash": CRASH},
+                "reference_prices": {"x": {"in": 1.0, "cached_in": 2.0, "out": 1.0}},
+            }
+        )
     with pytest.raises(ParamsError, match=r"reference_prices\.x\.out"):
-        parse_params({"markets": {"crash": CRASH},
-                      "reference_prices": {"x": {"in": 1.0, "out": 1e9}}})
+        parse_params(
+            {"markets": {"crash": CRASH}, "reference_prices": {"x": {"in": 1.0, "out": 1e9}}}
+        )
 
 
 def test_the_kept_table_is_of_the_default_params_and_the_default_params_price_it():

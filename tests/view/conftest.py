@@ -30,21 +30,36 @@ def quote(body) -> Reply:
     if "Round: 1 of" in text and not any(m["role"] == "assistant" for m in messages):
         return Reply(NOT_JSON)
     value = int(re.search(r"Your private (?:value|cost): (\d+)", text).group(1))
-    return Reply({"quote": max(0, value - 7) if "(buyer)" in text else min(100, value + 7)},
-                 prompt_tokens=300, completion_tokens=9)
+    return Reply(
+        {"quote": max(0, value - 7) if "(buyer)" in text else min(100, value + 7)},
+        prompt_tokens=300,
+        completion_tokens=9,
+    )
 
 
 def tiny_llm_params(tmp_path: Path, shard_episodes: int | None, **over):
-    block = yaml.safe_load(resources.files("marketarena.markets.double_auction")
-                           .joinpath("tiny_params.yaml").read_text())
+    block = yaml.safe_load(
+        resources.files("marketarena.markets.double_auction")
+        .joinpath("tiny_params.yaml")
+        .read_text()
+    )
     block["roster"].append({"name": "gpt_fake", "kind": "llm", "model": "fake"})
     block.update({"entrant_games": 3, "shard_episodes": shard_episodes, **over})
-    return parse_params({
-        "models": {"fake": {"model": "fake-model", "api_key_env": None,
-                            "price_in_per_mtok": 1.0, "price_out_per_mtok": 4.0}},
-        "llm": {"cache_dir": str(tmp_path / "llm-cache")},
-        "execution": {"workers": 1},
-        "markets": {"double_auction": block}})
+    return parse_params(
+        {
+            "models": {
+                "fake": {
+                    "model": "fake-model",
+                    "api_key_env": None,
+                    "price_in_per_mtok": 1.0,
+                    "price_out_per_mtok": 4.0,
+                }
+            },
+            "llm": {"cache_dir": str(tmp_path / "llm-cache")},
+            "execution": {"workers": 1},
+            "markets": {"double_auction": block},
+        }
+    )
 
 
 def make_run(root: Path, shard_episodes: int | None, **over) -> Path:
@@ -54,16 +69,23 @@ def make_run(root: Path, shard_episodes: int | None, **over) -> Path:
     paths = Paths(root)
     paths.data.mkdir(parents=True, exist_ok=True)
     run_reference("double_auction", params, paths)
-    simulate("double_auction", params, paths.data, progress=False,
-             openai_factory=FakeEndpoint(responder=quote).factory)
+    simulate(
+        "double_auction",
+        params,
+        paths.data,
+        progress=False,
+        openai_factory=FakeEndpoint(responder=quote).factory,
+    )
     return paths.data / "episodes"
 
 
 @pytest.fixture(scope="session")
 def llm_runs(tmp_path_factory) -> dict[str, Path]:
     """{"shards": episodes root, "folders": episodes root} of the same tiny run."""
-    return {layout: make_run(tmp_path_factory.mktemp(layout), shard)
-            for layout, shard in (("shards", 600), ("folders", None))}
+    return {
+        layout: make_run(tmp_path_factory.mktemp(layout), shard)
+        for layout, shard in (("shards", 600), ("folders", None))
+    }
 
 
 @pytest.fixture(scope="session")
@@ -77,8 +99,9 @@ def long_run(tmp_path_factory) -> Path:
 def client(llm_runs):
     """The viewer's app over the tiny run (shards) in Starlette's TestClient (in process; an
     exception in a page is raised in the test), its search index built."""
-    with TestClient(create_app(llm_runs["shards"]), raise_server_exceptions=True,
-                    follow_redirects=False) as c:
+    with TestClient(
+        create_app(llm_runs["shards"]), raise_server_exceptions=True, follow_redirects=False
+    ) as c:
         deadline = time.time() + 120  # the search index is built in a thread: wait for it
         while 'id="indexing"' in c.get("/i/double_auction/search").text and time.time() < deadline:
             time.sleep(0.1)

@@ -36,9 +36,13 @@ def serving(root: Path):
     process's output (its log) is read once it is stopped."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
-    proc = subprocess.Popen([sys.executable, "-m", "marketarena.cli", "view", "--root", str(root),
-                             "--port", str(port)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketarena.cli", "view", "--root", str(root), "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 120

@@ -24,8 +24,17 @@ INSTANCE = "double_auction"
 EPISODE = "x-gpt_fake-0000"
 ALLOWED = {200, 400, 404}
 HOSTILE = [
-    "9" * 30, "-1", "1e30", "9" * 5000,  # past SQLite's and Python's int limits, negative, a float
-    "", "x", "é漢字🙂\u202e", "../../../../etc/passwd", "a" * 10_000, "\x00", "\r\nX-Evil: 1",
+    "9" * 30,
+    "-1",
+    "1e30",
+    "9" * 5000,  # past SQLite's and Python's int limits, negative, a float
+    "",
+    "x",
+    "é漢字🙂\u202e",
+    "../../../../etc/passwd",
+    "a" * 10_000,
+    "\x00",
+    "\r\nX-Evil: 1",
     "<script>alert(1)</script>{{7*7}}' OR 1=1--",
 ]
 #: sent as they are: percent-encoded bytes that decode to no text, a lone percent sign
@@ -55,13 +64,22 @@ def valid_requests(llm_runs) -> dict[str, tuple[str, dict[str, str]]]:
     needs a value here, a route needing a query one below: the test says so)."""
     tables = read_episode(llm_runs["shards"] / INSTANCE, EPISODE, names=("decisions",))[1]
     first = tables["decisions"].iloc[0]
-    values = {"instance": INSTANCE, "episode": EPISODE, "player": "gpt_fake",
-              "name": next(iter(vendor_files()))}
-    queries = {"/i/{instance}/compare": {"a": "gpt_fake", "b": "truthful"},
-               "/i/{instance}/e/{episode}/d": {"step": str(first["step"]),
-                                               "round": str(first["round"]),
-                                               "phase": first["phase"], "agent": first["agent_id"]},
-               "/i/{instance}/search": {"text": "Your private"}}
+    values = {
+        "instance": INSTANCE,
+        "episode": EPISODE,
+        "player": "gpt_fake",
+        "name": next(iter(vendor_files())),
+    }
+    queries = {
+        "/i/{instance}/compare": {"a": "gpt_fake", "b": "truthful"},
+        "/i/{instance}/e/{episode}/d": {
+            "step": str(first["step"]),
+            "round": str(first["round"]),
+            "phase": first["phase"],
+            "agent": first["agent_id"],
+        },
+        "/i/{instance}/search": {"text": "Your private"},
+    }
     out = {}
     for route in create_app(llm_runs["shards"]).routes:
         if isinstance(route, Mount):  # static files: the first file of its folder
@@ -72,23 +90,28 @@ def valid_requests(llm_runs) -> dict[str, tuple[str, dict[str, str]]]:
         assert isinstance(route, Route), route
         missing = set(route.param_convertors) - set(values)
         assert not missing, f"{route.path}: give its parameter(s) {missing} a valid value here"
-        path = route.path_format.format(**{k: quote(values[k], safe="")
-                                           for k in route.param_convertors})
+        path = route.path_format.format(
+            **{k: quote(values[k], safe="") for k in route.param_convertors}
+        )
         out[route.path] = (path, queries.get(route.path, {}))
     return out
 
 
 def asked(client, url: str, capfd):
     response = client.get(url)
-    assert response.status_code in ALLOWED or 300 <= response.status_code < 400, \
-        (url[:300], response.status_code, response.text[:500])
+    assert response.status_code in ALLOWED or 300 <= response.status_code < 400, (
+        url[:300],
+        response.status_code,
+        response.text[:500],
+    )
     logged = capfd.readouterr()
     assert "Traceback" not in logged.out + logged.err, (url[:300], logged)
     return response
 
 
-def test_every_route_answers_hostile_query_strings_with_200_or_404(client, llm_runs, monkeypatch,
-                                                                   capfd):
+def test_every_route_answers_hostile_query_strings_with_200_or_404(
+    client, llm_runs, monkeypatch, capfd
+):
     monkeypatch.setattr(starlette.requests, "QueryParams", Recording)
     routes = valid_requests(llm_runs)
     assert len(routes) >= 10  # the 8 pages, the vendor files and the static files at least
@@ -112,7 +135,8 @@ def test_every_route_answers_hostile_query_strings_with_200_or_404(client, llm_r
         asked(client, f"{path}?{urlencode(query)}&{many}", capfd)
     # the parameters were found by reading, not listed by hand: the pages' known ones among them
     assert {"player", "seed", "q", "only", "sort", "desc", "page", "s.distribution"} <= set(
-        tried["/i/{instance}"])
+        tried["/i/{instance}"]
+    )
     assert {"text", "q", "page", "episode"} <= set(tried["/i/{instance}/search"])
     assert "player" in tried["/i/{instance}/e/{episode}"]
 
@@ -122,10 +146,12 @@ def test_every_route_answers_hostile_path_parameters_with_404(client, llm_runs, 
         slots, parts = template.split("/"), path.split("/")
         for i in [i for i, slot in enumerate(slots) if slot.startswith("{")]:
             for value in [*map(quote, HOSTILE + [".tmp-x", "e" * 300]), *RAW]:
-                hostile = "/".join([*parts[:i], value.replace("/", "%2F"), *parts[i + 1:]])
+                hostile = "/".join([*parts[:i], value.replace("/", "%2F"), *parts[i + 1 :]])
                 response = asked(client, f"{hostile}?{urlencode(query)}", capfd)
-                assert response.status_code == 404 or response.is_redirect, \
-                    (hostile[:200], response.status_code)
+                assert response.status_code == 404 or response.is_redirect, (
+                    hostile[:200],
+                    response.status_code,
+                )
 
 
 def test_the_audits_500s_are_200s(client):
@@ -138,8 +164,10 @@ def test_the_audits_500s_are_200s(client):
     plain = client.get(f"/i/{INSTANCE}/p/gpt_fake")
     odd = client.get(f"/i/{INSTANCE}/p/gpt_fake?only=x")
     assert plain.status_code == odd.status_code == 200
-    listed = [re.findall(r'<tr><td><a href="/i/double_auction/e/([^"?]+)', page.text)
-              for page in (plain, odd)]
+    listed = [
+        re.findall(r'<tr><td><a href="/i/double_auction/e/([^"?]+)', page.text)
+        for page in (plain, odd)
+    ]
     assert listed[1] == listed[0] and len(listed[0]) == 3
 
 

@@ -42,8 +42,11 @@ def imported(tmp_path_factory) -> Path:
     crash_ab.import_runs(crash_fx.write(root / "crash-logs"), episodes / "crash_authors", workers=1)
     for name, folder in (("bazaar", "bazaar"), ("collusion", "collusion")):
         logs = DA_FIXTURES / folder  # as marketarena import-bazaar imports them
-        block = {**games_setting(logs), "rating_passes": 5,
-                 "reference": {"games_per_distribution": 100}}
+        block = {
+            **games_setting(logs),
+            "rating_passes": 5,
+            "reference": {"games_per_distribution": 100},
+        }
         import_folder("double_auction", "bazaar", logs, root / name, block=block, board=True)
         (root / name / "data" / "episodes" / "double_auction").rename(episodes / name)
     return root
@@ -56,7 +59,8 @@ def test_every_page_of_every_imported_source_opens(imported):
             response = page.goto(f"{base}/i/{instance}")
             assert response.status == 200, instance
             links = page.locator("table.episodes a[href*='/e/']").evaluate_all(
-                "(links) => links.map((a) => a.getAttribute('href'))")
+                "(links) => links.map((a) => a.getAttribute('href'))"
+            )
             assert links, instance
             for link in links:
                 response = page.goto(base + link)

@@ -60,7 +60,9 @@ def test_a_decision_of_a_seat_table_without_its_optional_columns_opens(llm_runs,
     decisions = read_episode(folder.parent, folder.name, names=("decisions",))[1]["decisions"]
     key = decisions.iloc[0]
     with TestClient(create_app(tmp_path / "episodes")) as client:
-        page = client.get(f"/i/{INSTANCE}/e/{folder.name}/d?step={key['step']}&round={key['round']}"
-                          f"&phase={key['phase']}&agent={key['agent_id']}")
+        page = client.get(
+            f"/i/{INSTANCE}/e/{folder.name}/d?step={key['step']}&round={key['round']}"
+            f"&phase={key['phase']}&agent={key['agent_id']}"
+        )
     assert page.status_code == 200
     assert f"Seat {key['agent_id']}: player" in page.text and "kind not recorded" in page.text

@@ -20,7 +20,9 @@ INSTANCE = "double_auction"
 
 def test_one_game_reads_the_same_rows_from_shards_and_folders(llm_runs):
     shards, folders = (llm_runs[k] / INSTANCE for k in ("shards", "folders"))
-    assert locate(shards, "x-gpt_fake-0001").name == "x-gpt_fake-0001..x-gpt_fake-0001"  # a unit each
+    assert (
+        locate(shards, "x-gpt_fake-0001").name == "x-gpt_fake-0001..x-gpt_fake-0001"
+    )  # a unit each
     assert locate(folders, "x-gpt_fake-0001").name == "x-gpt_fake-0001"
     assert locate(shards, "x-gpt_fake-0009") is None and locate(shards, "../x") is None
     reader = EpisodeReader(shards)
@@ -51,8 +53,15 @@ def test_one_game_is_read_without_touching_the_other_shards(llm_runs, tmp_path):
 def test_index_filters_by_player_setting_and_seed(llm_runs):
     index = EpisodeStore(llm_runs["shards"]).index(INSTANCE)
     ids = [e.episode_id for e in index.entries]
-    assert ids == ["ep-0000", "ep-0001", "ep-0002", "ep-0003",
-                   "x-gpt_fake-0000", "x-gpt_fake-0001", "x-gpt_fake-0002"]
+    assert ids == [
+        "ep-0000",
+        "ep-0001",
+        "ep-0002",
+        "ep-0003",
+        "x-gpt_fake-0000",
+        "x-gpt_fake-0001",
+        "x-gpt_fake-0002",
+    ]
     assert "gpt_fake" in index.players and "distribution" in index.settings
     mine = index.filter(player="gpt_fake")
     assert [e.episode_id for e in mine] == ids[4:]
@@ -75,16 +84,23 @@ def test_episode_view_has_the_timeline_plots_and_llm_decisions(llm_runs):
     assert states["table"]["total"] == 6 * 8 and not states["table"]["cut"]
     titles = [p["title"] for p in states["plots"]]
     assert "quote" in titles and "surplus" in titles
-    assert {line["name"].split()[0] for line in states["plots"][0]["lines"]} == \
-        {f"B{i}" for i in range(1, 5)} | {f"S{i}" for i in range(1, 5)}
+    assert {line["name"].split()[0] for line in states["plots"][0]["lines"]} == {
+        f"B{i}" for i in range(1, 5)
+    } | {f"S{i}" for i in range(1, 5)}
     decisions = view.decisions
     llm = decisions["columns"].index("llm")
     assert sum(row[llm] for row in decisions["data"]) == view.llm_decisions == 6  # 6 rounds
 
 
 def test_plots_only_for_tables_of_one_row_per_step_and_seat():
-    state = pd.DataFrame({"step": [0, 0, 1, 1], "agent_id": ["a", "b", "a", "b"],
-                          "funds": [1.0, 2.0, 3.0, float("nan")], "flag": [True] * 4})
+    state = pd.DataFrame(
+        {
+            "step": [0, 0, 1, 1],
+            "agent_id": ["a", "b", "a", "b"],
+            "funds": [1.0, 2.0, 3.0, float("nan")],
+            "flag": [True] * 4,
+        }
+    )
     (plot,) = plots_of(state, {"a": "a alice"})
     assert plot["title"] == "funds"
     assert plot["lines"][0] == {"name": "a alice", "x": [0, 1], "y": [1.0, 3.0]}
@@ -112,16 +128,27 @@ def test_decision_view_shows_prompt_raw_answers_and_the_reask(llm_runs):
         assert json.loads(reask["answer"])["quote"] is not None and reask["error"] == ""
         later = decision_view(root, INSTANCE, "x-gpt_fake-0000", 3, 0, "quote", agent)
         assert len(later.attempts[0].calls[0].exchanges) == 1
-        scripted = decision_view(root, INSTANCE, "x-gpt_fake-0000", 0, 0, "quote",
-                                 "S1" if agent != "S1" else "S2")
+        scripted = decision_view(
+            root, INSTANCE, "x-gpt_fake-0000", 0, 0, "quote", "S1" if agent != "S1" else "S2"
+        )
         assert scripted.attempts[0].calls == []
     with pytest.raises(KeyError):
         decision_view(root, INSTANCE, "x-gpt_fake-0000", 99, 0, "quote", agent)
 
 
-@pytest.mark.parametrize("episode_id", [
-    "ep-" + "1" * 5000,  # over a file name's 255 bytes: os.stat raised "File name too long"
-    "e" * 300, ".tmp-ep-0001", "..", "ep-0001/../ep-0002", "ep\x000001", "ep 0001", ""])
+@pytest.mark.parametrize(
+    "episode_id",
+    [
+        "ep-" + "1" * 5000,  # over a file name's 255 bytes: os.stat raised "File name too long"
+        "e" * 300,
+        ".tmp-ep-0001",
+        "..",
+        "ep-0001/../ep-0002",
+        "ep\x000001",
+        "ep 0001",
+        "",
+    ],
+)
 def test_an_id_that_is_not_a_plain_name_is_in_no_folder(llm_runs, episode_id):
     for layout in ("shards", "folders"):
         assert locate(llm_runs[layout] / INSTANCE, episode_id) is None
@@ -137,11 +164,17 @@ def test_a_damaged_table_is_named_with_its_episode(llm_runs, tmp_path):
         table.write_bytes(table.read_bytes()[:200])  # truncated
         with pytest.raises(UnreadableTable) as info:
             read_episode(root, "ep-0001")
-        assert info.value.path == table and info.value.episode_id == "ep-0001" and info.value.damaged
-        assert str(info.value).startswith(f"{table} of episode ep-0001 cannot be read (ArrowInvalid")
-        assert str(info.value).endswith("it no longer has the size and hash its meta.json records (it "
-                                        "changed after it was written); the next simulate run of "
-                                        "this instance plays it again")
+        assert (
+            info.value.path == table and info.value.episode_id == "ep-0001" and info.value.damaged
+        )
+        assert str(info.value).startswith(
+            f"{table} of episode ep-0001 cannot be read (ArrowInvalid"
+        )
+        assert str(info.value).endswith(
+            "it no longer has the size and hash its meta.json records (it "
+            "changed after it was written); the next simulate run of "
+            "this instance plays it again"
+        )
 
 
 # ----------------------------------------------------------------------------- outcomes, lists
@@ -158,7 +191,11 @@ def test_outcomes_count_each_players_calls_cost_and_reasked_decisions(llm_runs):
         mine = outcomes[outcomes["player"] == "gpt_fake"].set_index("episode_id")
         assert sorted(mine.index) == ["x-gpt_fake-0000", "x-gpt_fake-0001", "x-gpt_fake-0002"]
         assert (mine["reasked"] == 1).all() and (mine["invalid"] == 0).all()
-        assert (mine["calls"] == 6).all() and (mine["tokens"] > 0).all() and (mine["cost_usd"] > 0).all()
+        assert (
+            (mine["calls"] == 6).all()
+            and (mine["tokens"] > 0).all()
+            and (mine["cost_usd"] > 0).all()
+        )
         others = outcomes[outcomes["player"] != "gpt_fake"]
         assert (others["calls"] == 0).all() and others["cost_usd"].isna().all()
         assert outcomes["score"].isna().all() and outcomes["rank"].isna().all()
@@ -194,7 +231,9 @@ def test_lists_sort_filter_and_page(llm_runs):
     index = EpisodeStore(llm_runs["shards"]).index(INSTANCE)
     entrant = ["x-gpt_fake-0000", "x-gpt_fake-0001", "x-gpt_fake-0002"]
     rows = lists.episode_rows(index, index.entries)
-    page = lists.page_of(rows, {"sort": "reasked", "desc": "1"}, ("episode_id", "reasked"), "episode_id")
+    page = lists.page_of(
+        rows, {"sort": "reasked", "desc": "1"}, ("episode_id", "reasked"), "episode_id"
+    )
     assert [r["episode_id"] for r in page.rows[:3]] == entrant and page.total == len(index)
     assert page.rows[0]["calls"] == 6 and page.rows[-1]["cost_usd"] is None
     assert page.sort_link("reasked") == "?sort=reasked&desc=0"  # again: the other way
@@ -202,21 +241,34 @@ def test_lists_sort_filter_and_page(llm_runs):
     assert lists.episode_rows(index, index.entries, only="invalid").empty
     one = lists.episode_rows(index, index.filter(seed=str(index.entries[1].seed)))
     assert list(one["episode_id"]) == [index.entries[1].episode_id]
-    mine = lists.page_of(lists.player_rows(index, "gpt_fake", index.entries), {}, ("calls",),
-                         "episode_id").rows
+    mine = lists.page_of(
+        lists.player_rows(index, "gpt_fake", index.entries), {}, ("calls",), "episode_id"
+    ).rows
     assert [r["episode_id"] for r in mine] == entrant
     assert all(r["calls"] == 6 and r["rank"] is None and "gpt_fake" in r["lineup"] for r in mine)
     assert lists.totals(lists.player_rows(index, "gpt_fake", index.entries)) == {
-        "episodes": 3, "score": None, "rank": None, "won": 0, "calls": 18, "reasked": 3,
-        "invalid": 0, "tokens": sum(r["tokens"] for r in mine),
-        "cost_usd": pytest.approx(sum(r["cost_usd"] for r in mine))}
+        "episodes": 3,
+        "score": None,
+        "rank": None,
+        "won": 0,
+        "calls": 18,
+        "reasked": 3,
+        "invalid": 0,
+        "tokens": sum(r["tokens"] for r in mine),
+        "cost_usd": pytest.approx(sum(r["cost_usd"] for r in mine)),
+    }
     players = {p["player"]: p for p in lists.players(index)}
     assert players["gpt_fake"]["episodes"] == 3 and players["gpt_fake"]["reasked"] == 3
     shared = lists.shared_rows(index, "gpt_fake", "truthful", index.entries)
-    assert list(shared["episode_id"]) == [e.episode_id for e in index.entries
-                                          if {"gpt_fake", "truthful"} <= set(e.lineup)]
-    assert lists.versus(shared) == {"games": len(shared), "scored": 0, "win_share": None,
-                                    "mean_difference": None}  # no metrics: no scores
+    assert list(shared["episode_id"]) == [
+        e.episode_id for e in index.entries if {"gpt_fake", "truthful"} <= set(e.lineup)
+    ]
+    assert lists.versus(shared) == {
+        "games": len(shared),
+        "scored": 0,
+        "win_share": None,
+        "mean_difference": None,
+    }  # no metrics: no scores
 
 
 # ----------------------------------------------------------------- episode and decision pages
@@ -246,7 +298,9 @@ def test_a_markets_none_value_is_a_gap_in_its_plots(llm_runs):
     plots = {p["title"]: p for p in view.timeline[0]["plots"]}
     prices = [y for line in plots["price"]["lines"] for y in line["y"]]
     assert None in prices and -1 not in prices and min(y for y in prices if y is not None) >= 0
-    table = pd.DataFrame(view.timeline[0]["table"]["data"], columns=view.timeline[0]["table"]["columns"])
+    table = pd.DataFrame(
+        view.timeline[0]["table"]["data"], columns=view.timeline[0]["table"]["columns"]
+    )
     assert (table["price"] == -1).any()  # the table itself shows what the log holds
 
 
@@ -259,9 +313,13 @@ def test_an_episode_downloads_as_a_zip_of_its_tables(llm_runs):
     data = episode_zip(llm_runs["folders"] / INSTANCE, "x-gpt_fake-0001")
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         names = set(z.namelist())
-        assert {"x-gpt_fake-0001/meta.json", "x-gpt_fake-0001/decisions.csv",
-                "x-gpt_fake-0001/llm_messages.csv", "x-gpt_fake-0001/llm_costs.csv",
-                "x-gpt_fake-0001/states.csv"} <= names
+        assert {
+            "x-gpt_fake-0001/meta.json",
+            "x-gpt_fake-0001/decisions.csv",
+            "x-gpt_fake-0001/llm_messages.csv",
+            "x-gpt_fake-0001/llm_costs.csv",
+            "x-gpt_fake-0001/states.csv",
+        } <= names
         assert json.loads(z.read("x-gpt_fake-0001/meta.json"))["episode_id"] == "x-gpt_fake-0001"
         assert NOT_JSON in z.read("x-gpt_fake-0001/llm_messages.csv").decode()
     with pytest.raises(KeyError):
@@ -282,8 +340,11 @@ def test_search_finds_prompts_answers_and_errors_with_filters(llm_runs):
             assert index.rows == 3 * 7  # 6 rounds of 3 games, and a re-ask in each game
             total, hits, _ = index.query("half of my value")
             assert total == 6  # the answer, and the re-ask quoting it
-            assert {h.key["episode_id"] for h in hits} == {"x-gpt_fake-0000", "x-gpt_fake-0001",
-                                                          "x-gpt_fake-0002"}
+            assert {h.key["episode_id"] for h in hits} == {
+                "x-gpt_fake-0000",
+                "x-gpt_fake-0001",
+                "x-gpt_fake-0002",
+            }
             assert all(h.key["player"] == "gpt_fake" and h.key["model"] == "fake" for h in hits)
             assert all(OPEN in h.snippet for h in hits)
             assert index.query("half of my value", invalid=True)[0] == 3  # the refused answers
@@ -293,7 +354,7 @@ def test_search_finds_prompts_answers_and_errors_with_filters(llm_runs):
             assert index.query("half", player="truthful")[0] == 0
             first = index.query("half", model="fake")
             assert first.total == len(first.hits) == 6 and first.page == 0
-            for past in (1, 10 ** 30):  # past the last page (or SQLite's integers): the last page
+            for past in (1, 10**30):  # past the last page (or SQLite's integers): the last page
                 assert index.query("half", model="fake", page=past) == first
             for hostile in ('"', 'half" OR "value', "*", "NEAR(", "'; DROP TABLE calls; --", ""):
                 assert index.query(hostile).total in (0, 21)  # never a syntax error
@@ -319,13 +380,26 @@ def test_a_decision_is_reasked_by_its_answers_not_by_its_calls():
     from marketarena.view.store import marked_decisions
 
     key = {"round": 0, "phase": "buy"}
-    decisions = pd.DataFrame([
-        {"step": 0, "agent_id": "B1", "attempt": 0, "valid": True, **key},  # two calls, no re-ask
-        {"step": 1, "agent_id": "B1", "attempt": 0, "valid": False, **key},  # a broken rule ...
-        {"step": 1, "agent_id": "B1", "attempt": 1, "valid": True, **key},  # ... asked again
-        {"step": 2, "agent_id": "B1", "attempt": 0, "valid": True, **key}])  # the client re-asked
-    calls = pd.DataFrame([{"step": s, "agent_id": "B1", "attempt": a, "attempts": n, **key}
-                          for s, a, n in ((0, 0, 1), (0, 0, 1), (1, 0, 1), (1, 1, 1), (2, 0, 3))])
+    decisions = pd.DataFrame(
+        [
+            {
+                "step": 0,
+                "agent_id": "B1",
+                "attempt": 0,
+                "valid": True,
+                **key,
+            },  # two calls, no re-ask
+            {"step": 1, "agent_id": "B1", "attempt": 0, "valid": False, **key},  # a broken rule ...
+            {"step": 1, "agent_id": "B1", "attempt": 1, "valid": True, **key},  # ... asked again
+            {"step": 2, "agent_id": "B1", "attempt": 0, "valid": True, **key},
+        ]
+    )  # the client re-asked
+    calls = pd.DataFrame(
+        [
+            {"step": s, "agent_id": "B1", "attempt": a, "attempts": n, **key}
+            for s, a, n in ((0, 0, 1), (0, 0, 1), (1, 0, 1), (1, 1, 1), (2, 0, 3))
+        ]
+    )
     marked = marked_decisions(decisions, calls)
     assert marked["answers"].tolist() == [1, 1, 1, 3]
     assert marked["reasked"].tolist() == [False, True, True, True]

@@ -106,8 +106,12 @@ def test_an_episode_opened_from_a_players_page_opens_on_its_seats(viewer, llm_ru
         page.click("table.episodes a:text-is('x-gpt_fake-0000')")
         page.wait_for_selector("#decisions-table a.decision, #decisions-table a.llm-decision")
         assert page.locator("#seat-only").is_checked()
-        agents = [parse_qs(urlsplit(a).query)["agent"][0] for a in page.locator(
-            "#decisions-table tbody a").evaluate_all("(links) => links.map((a) => a.href)")]
+        agents = [
+            parse_qs(urlsplit(a).query)["agent"][0]
+            for a in page.locator("#decisions-table tbody a").evaluate_all(
+                "(links) => links.map((a) => a.href)"
+            )
+        ]
         assert agents and set(agents) == set(mine), agents
         assert page.locator("tr.focus").first.inner_text().startswith(mine[0])  # its seat marked
         assert page.locator("p.crumbs a", has_text="gpt_fake").count() == 1  # back to its page
@@ -133,7 +137,10 @@ def test_a_30_round_episode_draws_svg_charts_with_under_1_mb_of_script(long_run)
             .filter((e) => e.name.endsWith(".js")).map((e) => [e.name, e.transferSize])""")
         assert not [u for u in asked if "plotly" in u], asked
         assert {urlsplit(u).path for u, _ in scripts} >= {
-            "/vendor/dt_bundle.js", "/static/viewer.js", "/static/chart.js"}
+            "/vendor/dt_bundle.js",
+            "/static/viewer.js",
+            "/static/chart.js",
+        }
         assert all(size > 0 for _, size in scripts), scripts  # transferred, not from a cache
         assert sum(size for _, size in scripts) < ONE_MB, scripts
         page.wait_for_selector("#table-states svg.chart")
@@ -149,7 +156,9 @@ def test_a_30_round_episode_draws_svg_charts_with_under_1_mb_of_script(long_run)
             assert chart.locator("text.tick.x").count() >= 3
             assert chart.locator("text.tick.y").count() >= 2
         value = charts.nth([p["title"] for p in plots].index("value"))  # a seat's value: no gap
-        drawn = value.locator("path.line").evaluate_all("(ps) => ps.map((p) => p.getAttribute('d'))")
+        drawn = value.locator("path.line").evaluate_all(
+            "(ps) => ps.map((p) => p.getAttribute('d'))"
+        )
         assert [(d.count("M"), d.count("L")) for d in drawn] == [(1, 29)] * seats  # 30 steps
         marker = charts.first.locator("line.marker")
         assert marker.get_attribute("visibility") == "hidden"

@@ -38,8 +38,15 @@ CONTEXT_KEYS = ("agent_id", "step", "round", "phase")
 
 
 class LLMAgent:
-    def __init__(self, agent_id: str, spec: ModelSpec, client: LLMClient, rules: "MarketRules",
-                 sample: int, harness: Harness):
+    def __init__(
+        self,
+        agent_id: str,
+        spec: ModelSpec,
+        client: LLMClient,
+        rules: "MarketRules",
+        sample: int,
+        harness: Harness,
+    ):
         self.agent_id, self.spec, self.client = agent_id, spec, client
         self.rules, self.sample, self.harness = rules, sample, harness
 
@@ -53,14 +60,24 @@ class LLMAgent:
     def signals(self, observation: Any) -> dict[str, float]:
         return self.rules.harness_signals(observation)
 
-    async def ask(self, messages: list[dict[str, str]], schema: type[BaseModel], decision: Decision,
-                  purpose: str = "act") -> tuple[LLMResult, dict[str, Any]]:
+    async def ask(
+        self,
+        messages: list[dict[str, str]],
+        schema: type[BaseModel],
+        decision: Decision,
+        purpose: str = "act",
+    ) -> tuple[LLMResult, dict[str, Any]]:
         """One validated call; returns the result and its log row (``purpose`` says which of a
         harness's calls it was)."""
-        context = {"agent_id": self.agent_id, "step": decision.step, "round": decision.round,
-                   "phase": decision.phase}
-        result = await self.client.complete(self.spec, messages, schema, sample=self.sample,
-                                            context=context)
+        context = {
+            "agent_id": self.agent_id,
+            "step": decision.step,
+            "round": decision.round,
+            "phase": decision.phase,
+        }
+        result = await self.client.complete(
+            self.spec, messages, schema, sample=self.sample, context=context
+        )
         row = {k: v for k, v in result.record.as_row().items() if k not in CONTEXT_KEYS}
         row["purpose"] = purpose
         row["exchanges"] = result.record.exchanges  # the runner's llm_messages rows
@@ -77,7 +94,8 @@ class LLMAgent:
         except Exception as exc:
             raise LLMLayerError(
                 f"LLM seat {self.agent_id} ({self.spec.alias}, harness {self.harness.name}) at step "
-                f"{decision.step}, {decision.phase}: {type(exc).__name__}: {exc}") from exc
+                f"{decision.step}, {decision.phase}: {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 class LLMRuntime:
@@ -89,20 +107,36 @@ class LLMRuntime:
     the run's other worker processes (``llm.slots``); ``slot_sizes``: the slots of each endpoint
     this process alone uses (``simulate.endpoint_limits``)."""
 
-    def __init__(self, params, openai_factory=None, ledger_path=None, exclusive_ledger=False,
-                 shared_slots=None, slot_sizes=None):
+    def __init__(
+        self,
+        params,
+        openai_factory=None,
+        ledger_path=None,
+        exclusive_ledger=False,
+        shared_slots=None,
+        slot_sizes=None,
+    ):
         self.models = params.models
-        ledger = (SpendLedger(ledger_path, exclusive=exclusive_ledger) if ledger_path is not None
-                  else None)
-        self.client = LLMClient(params.llm, openai_factory=openai_factory,
-                                cost_guard=CostGuard(params.llm.max_cost_usd, ledger),
-                                shared_slots=shared_slots, slot_sizes=slot_sizes)
+        ledger = (
+            SpendLedger(ledger_path, exclusive=exclusive_ledger)
+            if ledger_path is not None
+            else None
+        )
+        self.client = LLMClient(
+            params.llm,
+            openai_factory=openai_factory,
+            cost_guard=CostGuard(params.llm.max_cost_usd, ledger),
+            shared_slots=shared_slots,
+            slot_sizes=slot_sizes,
+        )
 
-    def agent(self, agent_id: str, entry: RosterEntry, run: int, rules: "MarketRules",
-              market: str) -> LLMAgent:
+    def agent(
+        self, agent_id: str, entry: RosterEntry, run: int, rules: "MarketRules", market: str
+    ) -> LLMAgent:
         harness = harness_class(rules.harness_of(entry), rules)(entry.params, market)
-        return LLMAgent(agent_id, resolve(self.models, entry.model), self.client, rules, run,
-                        harness)
+        return LLMAgent(
+            agent_id, resolve(self.models, entry.model), self.client, rules, run, harness
+        )
 
     def check_keys(self, aliases: set[str]) -> None:
         """Fail before any episode if a model's API key variable is unset or cannot hold a key
@@ -113,12 +147,12 @@ class LLMRuntime:
     def progress(self) -> str:
         totals = self.client.usage()
         stats = self.client.cache.stats
-        cached = (f" ({totals.cached_prompt_tokens} cached)" if totals.cached_prompt_tokens
-                  else "")
-        return (f"calls {totals.calls} ({totals.attempts - totals.calls} re-asked, "
-                f"{totals.invalid_calls} invalid), tokens {totals.prompt_tokens}{cached}"
-                f"+{totals.completion_tokens}, {usd(totals.cost_usd)}, cache hits {stats.hits}")
+        cached = f" ({totals.cached_prompt_tokens} cached)" if totals.cached_prompt_tokens else ""
+        return (
+            f"calls {totals.calls} ({totals.attempts - totals.calls} re-asked, "
+            f"{totals.invalid_calls} invalid), tokens {totals.prompt_tokens}{cached}"
+            f"+{totals.completion_tokens}, {usd(totals.cost_usd)}, cache hits {stats.hits}"
+        )
 
     async def aclose(self) -> None:
         await self.client.aclose()
-

@@ -32,7 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from marketarena.core.runner import EpisodeResult
 
 
-def read_metrics(metrics_dir: Path, names: tuple[str, ...] | list[str]) -> dict[str, "pd.DataFrame"]:
+def read_metrics(
+    metrics_dir: Path, names: tuple[str, ...] | list[str]
+) -> dict[str, "pd.DataFrame"]:
     """The metrics stage's tables ``<metrics_dir>/<name>.parquet`` a market's figures read."""
     import pandas as pd
 
@@ -65,21 +67,29 @@ class MarketAnalysis:
         return None
 
     # ------------------------------------------------------------------ after the episodes
-    def compute_metrics(self, reader: "EpisodeReader", mp: MarketParams,
-                        data_dir: Path) -> dict[str, "pd.DataFrame"]:
+    def compute_metrics(
+        self, reader: "EpisodeReader", mp: MarketParams, data_dir: Path
+    ) -> dict[str, "pd.DataFrame"]:
         """*Required*: metric frames from the logs alone; must include ``agents`` (one row per
         seat and episode with ``episode_id``, ``agent_id``, ``name`` and the metric columns)."""
         raise NotImplementedError
 
-    def leaderboard(self, agents: "pd.DataFrame", mp: MarketParams, ratings: Any,
-                    stats: Any) -> "pd.DataFrame":
+    def leaderboard(
+        self, agents: "pd.DataFrame", mp: MarketParams, ratings: Any, stats: Any
+    ) -> "pd.DataFrame":
         """*Required*: the instance's leaderboard from the metrics' ``agents`` table and the
         ``ratings`` and ``stats`` params sections (``markets/_shared/analysis/boards.py``: TrueSkill by
         player, the usual one)."""
         raise NotImplementedError
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: MarketParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self,
+        metrics_dir: Path,
+        figures_dir: Path,
+        tables_dir: Path,
+        mp: MarketParams,
+        instance: str,
+    ) -> list[Path]:
         """The instance's figures (PNG into ``figures_dir``) and tables (``tables_dir``), from the
         metrics stage's frames and the board (``reports/leaderboards/<instance>.csv``)."""
         return []
@@ -89,8 +99,9 @@ class MarketAnalysis:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ stopping rule
-    def stop_rows(self, agents: "pd.DataFrame", mp: MarketParams,
-                  player: str) -> tuple["pd.DataFrame", str, str]:
+    def stop_rows(
+        self, agents: "pd.DataFrame", mp: MarketParams, player: str
+    ) -> tuple["pd.DataFrame", str, str]:
         """What the stopping rule's look rates for ``player`` (``simulate/stopping.py``), as the market's
         board ranks it: the seats among ``agents`` (the metrics' seats) that compete with it, the
         score column, and how a player's seats combine into its score in an episode ("sum" or

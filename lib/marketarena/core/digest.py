@@ -22,8 +22,9 @@ def canonical_json(obj: Any, strict: bool = False) -> str:
     are written as their ``str`` (fingerprints of params that hold paths and the like).
     """
     if strict:
-        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False)
+        return json.dumps(
+            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -42,8 +43,11 @@ def hash_files(paths: Iterable[Path]) -> str:
     of their mtimes."""
     digest = hashlib.sha256()
     for path in sorted(Path(p) for p in paths):
-        files = sorted(f for f in path.rglob("*") if f.is_file() and f.name not in NOT_CODE) \
-            if path.is_dir() else [path]
+        files = (
+            sorted(f for f in path.rglob("*") if f.is_file() and f.name not in NOT_CODE)
+            if path.is_dir()
+            else [path]
+        )
         for f in files:
             if "__pycache__" in f.parts:
                 continue

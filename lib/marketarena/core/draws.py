@@ -41,8 +41,9 @@ def words(n: int) -> list[int]:
     return out
 
 
-def first_of_permutations(head: list[int], runs: np.ndarray, tail: int, n: int,
-                          k: int) -> np.ndarray:
+def first_of_permutations(
+    head: list[int], runs: np.ndarray, tail: int, n: int, k: int
+) -> np.ndarray:
     """``out[i] = default_rng(SeedSequence([*head, runs[i], tail])).permutation(n)[:k]`` for
     every i (``runs`` below 2**32, ``tail`` below 2**32), as an (len(runs), k) int64 array."""
     runs = np.asarray(runs, dtype=np.int64)

@@ -153,7 +153,7 @@ def sweep_stale(dest: str | os.PathLike[str]) -> list[Path]:
     for name in names:
         if not (name.startswith(prefix) and name.endswith(".tmp")):
             continue
-        parts = name[len(prefix):-len(".tmp")].split(".")
+        parts = name[len(prefix) : -len(".tmp")].split(".")
         path = dest.parent / name
         if len(parts) == 2 and owner_gone(parts[0]) and path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)

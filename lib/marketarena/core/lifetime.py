@@ -105,8 +105,9 @@ def _in_lasting_thread(fn: Callable[[], T]) -> T:
     with _spawner_lock:
         if _spawner is None or not _spawner[0].is_alive():  # not yet, or a forked copy of us
             jobs: queue.SimpleQueue = queue.SimpleQueue()
-            thread = threading.Thread(target=_run_jobs, args=(jobs,), daemon=True,
-                                      name="marketarena-spawner")
+            thread = threading.Thread(
+                target=_run_jobs, args=(jobs,), daemon=True, name="marketarena-spawner"
+            )
             thread.start()
             _spawner = (thread, jobs)
     done: Future[T] = Future()
@@ -123,8 +124,7 @@ def _run_jobs(jobs: queue.SimpleQueue) -> None:
             done.set_exception(exc)
 
 
-def stop(process: subprocess.Popen[Any], timeout: float = 10.0,
-         sig: int = signal.SIGINT) -> int:
+def stop(process: subprocess.Popen[Any], timeout: float = 10.0, sig: int = signal.SIGINT) -> int:
     """End ``process``: ``sig``, then SIGKILL if it still runs ``timeout`` s later or if the
     wait is interrupted (a second Ctrl-C); reaped either way. Its exit code."""
     if process.poll() is None:
@@ -151,8 +151,9 @@ def stop_pool(pool: Any) -> None:
         process.join(10)
 
 
-def pool_map(fn: Callable[..., T], *iterables: Sequence[Any], workers: int,
-             start_method: str = "spawn") -> list[T]:
+def pool_map(
+    fn: Callable[..., T], *iterables: Sequence[Any], workers: int, start_method: str = "spawn"
+) -> list[T]:
     """``[fn(*args) for args in zip(*iterables)]``, in that order, run by ``workers`` processes
     that end with this call however it ends: killed on an exception or Ctrl-C (:func:`stop_pool`),
     and by the kernel if this process dies (:func:`die_with_parent`). One worker or one item: in
@@ -163,9 +164,12 @@ def pool_map(fn: Callable[..., T], *iterables: Sequence[Any], workers: int,
     items = list(zip(*iterables))
     if workers <= 1 or len(items) <= 1:
         return [fn(*args) for args in items]
-    pool = ProcessPoolExecutor(min(workers, len(items)),
-                               mp_context=multiprocessing.get_context(start_method),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        min(workers, len(items)),
+        mp_context=multiprocessing.get_context(start_method),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
     try:
         out = list(pool.map(fn, *zip(*items)))
     except BaseException:  # Ctrl-C, a bug: no worker may outlive the call

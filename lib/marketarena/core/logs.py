@@ -124,8 +124,12 @@ def plan_units(planned: list[PlannedEpisode], shard_episodes: int | None) -> lis
     chunk: list[PlannedEpisode] = []
     for p in [*planned, None]:
         size = min(shard_episodes, LLM_SHARD_EPISODES) if chunk and chunk[0].llm else shard_episodes
-        if chunk and (p is None or len(chunk) == size or p.llm != chunk[0].llm
-                      or series(p.episode_id) != series(chunk[0].episode_id)):
+        if chunk and (
+            p is None
+            or len(chunk) == size
+            or p.llm != chunk[0].llm
+            or series(p.episode_id) != series(chunk[0].episode_id)
+        ):
             out.append(Unit(f"{chunk[0].episode_id}..{chunk[-1].episode_id}", tuple(chunk), True))
             chunk = []
         if p is not None:
@@ -149,8 +153,9 @@ def write_table(table: pd.DataFrame | Rows, path: Path) -> dict[str, Any]:
     if isinstance(table, Rows):
         pq.write_table(_rows_table(table), sink, compression="zstd")
     elif table.attrs:  # pandas writes them into the schema's metadata: let it (ours have none)
-        table.reset_index(drop=True).to_parquet(sink, index=False, engine="pyarrow",
-                                                compression="zstd")
+        table.reset_index(drop=True).to_parquet(
+            sink, index=False, engine="pyarrow", compression="zstd"
+        )
     else:
         pq.write_table(_pandas_table(table.reset_index(drop=True)), sink, compression="zstd")
     data = sink.getvalue().to_pybytes()
@@ -181,13 +186,17 @@ def _rows_table(rows: Rows) -> Any:
         arrays = [pa.array(values, from_pandas=True) for values in as_columns(rows).values()]
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return _pandas_table(rows.frame())
-    shape = (tuple(rows.columns), tuple((a.type, a.null_count > 0) for a in arrays),
-             tuple(sorted(rows.dtypes.items())))
+    shape = (
+        tuple(rows.columns),
+        tuple((a.type, a.null_count > 0) for a in arrays),
+        tuple(sorted(rows.dtypes.items())),
+    )
     schema = _ROWS_SCHEMAS.get(shape)
     if schema is not None:
         try:
-            return pa.Table.from_arrays([a.cast(f.type) for a, f in zip(arrays, schema)],
-                                        schema=schema)
+            return pa.Table.from_arrays(
+                [a.cast(f.type) for a, f in zip(arrays, schema)], schema=schema
+            )
         except (pa.ArrowException, TypeError, ValueError):
             pass
     table = _pandas_table(rows.frame())
@@ -246,8 +255,10 @@ def finished(folder: Path, unit: Unit) -> bool:
     if unit.shard:
         listed = [[e.get("episode_id"), e.get("fingerprint")] for e in meta.get("episodes", [])]
         return meta.get("layout") == "shard" and listed == unit.record()
-    return meta.get("layout", "episode") == "episode" and \
-        meta.get("fingerprint") == unit.episodes[0].fingerprint
+    return (
+        meta.get("layout", "episode") == "episode"
+        and meta.get("fingerprint") == unit.episodes[0].fingerprint
+    )
 
 
 def prepare_units(root: Path, units: list[Unit]) -> list[Unit]:
@@ -286,29 +297,48 @@ def write_episode(
     results, run_tables = _split(tables)
     if run_dir is not None:
         unit = Unit(plan.episode_id, (plan,), False)
-        _write_run_log(run_dir, unit, [(run_tables, run_info or {})],
-                       (run_info or {}).get("wall_time_s", 0.0))
-    return _write_folder(root, plan.episode_id, results,
-                         {**_episode_meta(plan, meta), "status": "complete"}, indent=2,
-                         before_commit=before_commit)
+        _write_run_log(
+            run_dir, unit, [(run_tables, run_info or {})], (run_info or {}).get("wall_time_s", 0.0)
+        )
+    return _write_folder(
+        root,
+        plan.episode_id,
+        results,
+        {**_episode_meta(plan, meta), "status": "complete"},
+        indent=2,
+        before_commit=before_commit,
+    )
 
 
 def _split(tables: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(result tables, run tables) of one episode."""
-    return ({n: t for n, t in tables.items() if n not in RUN_TABLES},
-            {n: t for n, t in tables.items() if n in RUN_TABLES})
+    return (
+        {n: t for n, t in tables.items() if n not in RUN_TABLES},
+        {n: t for n, t in tables.items() if n in RUN_TABLES},
+    )
 
 
 def _episode_meta(plan: PlannedEpisode, meta: dict[str, Any]) -> dict[str, Any]:
     """An episode's meta as logged: the market's ``meta`` plus its id, run index, seed and
     fingerprint (an episode folder's meta.json, or its entry in a shard's)."""
-    return {**meta, "episode_id": plan.episode_id, "run_index": plan.run, "seed": plan.seed,
-            "fingerprint": plan.fingerprint}
+    return {
+        **meta,
+        "episode_id": plan.episode_id,
+        "run_index": plan.run,
+        "seed": plan.seed,
+        "fingerprint": plan.fingerprint,
+    }
 
 
-def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame | Rows],
-                  meta: dict[str, Any], indent: int, meta_name: str = META,
-                  before_commit: Callable[[], None] | None = None) -> Path:
+def _write_folder(
+    root: Path,
+    name: str,
+    frames: dict[str, pd.DataFrame | Rows],
+    meta: dict[str, Any],
+    indent: int,
+    meta_name: str = META,
+    before_commit: Callable[[], None] | None = None,
+) -> Path:
     """``frames`` as ``<name>.parquet`` files and ``meta`` (plus the files' sizes and hashes) as
     ``meta_name``, in a temporary folder renamed to ``root / name`` once everything is on disk
     and ``before_commit`` (if any) has returned (an existing ``root / name`` is replaced)."""
@@ -331,8 +361,9 @@ def _write_folder(root: Path, name: str, frames: dict[str, pd.DataFrame | Rows],
     return final
 
 
-def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
-                     ) -> dict[str, pd.DataFrame | Rows]:
+def _concat_episodes(
+    unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
+) -> dict[str, pd.DataFrame | Rows]:
     """Each table of ``unit``'s episodes (``tables`` in unit order) as the episodes' rows one after
     another with ``episode_id`` first (an episode without rows adds none): one ``Rows`` of all the
     rows when every episode gave :class:`Rows` (the same casts, ``episode_id`` a string), else the
@@ -345,11 +376,14 @@ def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
         held = [(plan.episode_id, t[name]) for plan, t in zip(unit.episodes, tables) if name in t]
         rows = [(i, t) for i, t in held if len(t)]
         first = held[0][1]
-        if isinstance(first, Rows) and all(isinstance(t, Rows) and t.columns == first.columns
-                                           for _, t in held):  # one table of all the rows
-            frames[name] = Rows(["episode_id", *first.columns],
-                                [(i, *row) for i, t in rows for row in t.rows],
-                                {**first.dtypes, "episode_id": "str"})
+        if isinstance(first, Rows) and all(
+            isinstance(t, Rows) and t.columns == first.columns for _, t in held
+        ):  # one table of all the rows
+            frames[name] = Rows(
+                ["episode_id", *first.columns],
+                [(i, *row) for i, t in rows for row in t.rows],
+                {**first.dtypes, "episode_id": "str"},
+            )
             continue
         ids = np.repeat(np.array([i for i, _ in rows], dtype=object), [len(t) for _, t in rows])
         if rows:
@@ -361,39 +395,68 @@ def _concat_episodes(unit: Unit, tables: list[dict[str, pd.DataFrame | Rows]]
     return frames
 
 
-def write_shard(root: Path, unit: Unit,
-                episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any], dict[str, Any]]],
-                run_info: dict[str, Any] | None = None, run_dir: Path | None = None,
-                before_commit: Callable[[], None] | None = None) -> Path:
+def write_shard(
+    root: Path,
+    unit: Unit,
+    episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any], dict[str, Any]]],
+    run_info: dict[str, Any] | None = None,
+    run_dir: Path | None = None,
+    before_commit: Callable[[], None] | None = None,
+) -> Path:
     """Write one shard: ``episodes`` holds (tables, meta, run info) of each of ``unit``'s episodes
     in unit order. Each result table is the episodes' rows one after another with ``episode_id``
     first; the run tables and run information go to ``run_dir``'s run log first (not kept without
     ``run_dir``). Written to a temporary folder renamed into place when complete and
     ``before_commit`` has returned, like an episode folder."""
     if len(episodes) != len(unit.episodes):
-        raise ValueError(f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned")
+        raise ValueError(
+            f"shard {unit.name}: {len(episodes)} episodes for {len(unit.episodes)} planned"
+        )
     split = [_split(tables) for tables, _, _ in episodes]
     if run_dir is not None:
-        _write_run_log(run_dir, unit, [(run, info) for (_, run), (_, _, info) in zip(split, episodes)],
-                       (run_info or {}).get("wall_time_s", 0.0))
+        _write_run_log(
+            run_dir,
+            unit,
+            [(run, info) for (_, run), (_, _, info) in zip(split, episodes)],
+            (run_info or {}).get("wall_time_s", 0.0),
+        )
     listed = [_episode_meta(plan, meta) for plan, (_, meta, _) in zip(unit.episodes, episodes)]
-    return _write_folder(root, unit.name, _concat_episodes(unit, [r for r, _ in split]), {
-        "layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed},
-        indent=1, before_commit=before_commit)
+    return _write_folder(
+        root,
+        unit.name,
+        _concat_episodes(unit, [r for r, _ in split]),
+        {"layout": "shard", "shard": unit.name, "status": "complete", "episodes": listed},
+        indent=1,
+        before_commit=before_commit,
+    )
 
 
 # ---------------------------------------------------------------- run logs (not hashed by DVC)
-def _write_run_log(run_dir: Path, unit: Unit,
-                   episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any]]],
-                   wall_time_s: float) -> Path:
+def _write_run_log(
+    run_dir: Path,
+    unit: Unit,
+    episodes: list[tuple[dict[str, pd.DataFrame | Rows], dict[str, Any]]],
+    wall_time_s: float,
+) -> Path:
     """``unit``'s run log: ``run.json`` and its episodes' run tables (module docstring)."""
-    listed = [{**info, "episode_id": plan.episode_id, "fingerprint": plan.fingerprint}
-              for plan, (_, info) in zip(unit.episodes, episodes)]
-    return _write_folder(Path(run_dir), unit.name, _concat_episodes(unit, [t for t, _ in episodes]), {
-        "unit": unit.name, "layout": "shard" if unit.shard else "episode", "episodes": listed,
-        "wall_time_s": wall_time_s,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1,
-        meta_name=RUN_META)
+    listed = [
+        {**info, "episode_id": plan.episode_id, "fingerprint": plan.fingerprint}
+        for plan, (_, info) in zip(unit.episodes, episodes)
+    ]
+    return _write_folder(
+        Path(run_dir),
+        unit.name,
+        _concat_episodes(unit, [t for t, _ in episodes]),
+        {
+            "unit": unit.name,
+            "layout": "shard" if unit.shard else "episode",
+            "episodes": listed,
+            "wall_time_s": wall_time_s,
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        },
+        indent=1,
+        meta_name=RUN_META,
+    )
 
 
 def run_dir_for(episodes_dir: Path) -> Path:
@@ -431,14 +494,30 @@ def run_logs(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return []
-    found = [read_unit_run_log(run_dir, p.name) for p in sorted(run_dir.iterdir())
-             if p.is_dir() and not p.name.startswith(TMP_PREFIX)]
+    found = [
+        read_unit_run_log(run_dir, p.name)
+        for p in sorted(run_dir.iterdir())
+        if p.is_dir() and not p.name.startswith(TMP_PREFIX)
+    ]
     return [(folder, log) for log, folder in found if log is not None]
 
 
-RUN_LOG_COLUMNS = ["unit", "episode_id", "fingerprint", "finished_at", "wall_time_s", "cost_usd",
-                   "calls", "cached_calls", "invalid_calls", "attempts", "retries",
-                   "prompt_tokens", "completion_tokens", "cached_prompt_tokens"]
+RUN_LOG_COLUMNS = [
+    "unit",
+    "episode_id",
+    "fingerprint",
+    "finished_at",
+    "wall_time_s",
+    "cost_usd",
+    "calls",
+    "cached_calls",
+    "invalid_calls",
+    "attempts",
+    "retries",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+]
 
 
 def read_run_log(run_dir: Path) -> pd.DataFrame:
@@ -452,10 +531,17 @@ def read_run_log(run_dir: Path) -> pd.DataFrame:
     for _, log in run_logs(run_dir):
         for e in log.get("episodes", []):
             totals = {k: sum(m.get(k, 0) for m in e.get("llm", {}).values()) for k in usage}
-            rows.append({"unit": log.get("unit"), "episode_id": e.get("episode_id"),
-                         "fingerprint": e.get("fingerprint"), "finished_at": log.get("finished_at"),
-                         "wall_time_s": e.get("wall_time_s"), **totals,
-                         "cost_usd": float(e.get("cost_usd", 0.0))})
+            rows.append(
+                {
+                    "unit": log.get("unit"),
+                    "episode_id": e.get("episode_id"),
+                    "fingerprint": e.get("fingerprint"),
+                    "finished_at": log.get("finished_at"),
+                    "wall_time_s": e.get("wall_time_s"),
+                    **totals,
+                    "cost_usd": float(e.get("cost_usd", 0.0)),
+                }
+            )
     return pd.DataFrame(rows, columns=RUN_LOG_COLUMNS)
 
 
@@ -463,8 +549,11 @@ def read_run_table(run_dir: Path, name: str = "llm_costs") -> pd.DataFrame:
     """A run table (``llm_costs``) over every unit of the run log, ``episode_id`` first."""
     import pandas as pd
 
-    frames = [pd.read_parquet(p / f"{name}.parquet") for p, _ in run_logs(run_dir)
-              if (p / f"{name}.parquet").is_file()]
+    frames = [
+        pd.read_parquet(p / f"{name}.parquet")
+        for p, _ in run_logs(run_dir)
+        if (p / f"{name}.parquet").is_file()
+    ]
     rows = [f for f in frames if len(f)]
     return pd.concat(rows, ignore_index=True) if rows else (frames[0] if frames else pd.DataFrame())
 
@@ -484,12 +573,19 @@ def finished_units(root: Path) -> list[tuple[Path, dict[str, Any]]]:
 
 def episode_folders(root: Path) -> list[Path]:
     """Finished episode folders (not shards) under ``root``, sorted by name."""
-    return [p for p, meta in finished_units(root) if meta.get("layout", "episode") == "episode"
-            and meta.get("fingerprint") is not None]
+    return [
+        p
+        for p, meta in finished_units(root)
+        if meta.get("layout", "episode") == "episode" and meta.get("fingerprint") is not None
+    ]
 
 
-def write_games(out: Path, games: Iterable[tuple[str, dict[str, "pd.DataFrame | Rows"], dict]],
-                shard_episodes: int | None, fingerprint_of: str = "") -> int:
+def write_games(
+    out: Path,
+    games: Iterable[tuple[str, dict[str, "pd.DataFrame | Rows"], dict]],
+    shard_episodes: int | None,
+    fingerprint_of: str = "",
+) -> int:
     """Write published games (an importer's, ``core.sources.MarketSource.import_games``) into ``out`` as units, streaming (a shard's games at a time in
     memory): ``games`` yields (episode id, tables, meta) in order; consecutive games of one id
     series (``core.series``) share a shard of at most ``shard_episodes`` (``None``: a folder
@@ -513,10 +609,12 @@ def write_games(out: Path, games: Iterable[tuple[str, dict[str, "pd.DataFrame | 
         if episode_id in seen:
             raise ValueError(f"two imported games share the episode id {episode_id!r}")
         seen.add(episode_id)
-        plan = PlannedEpisode(episode_id, k, 0,
-                                   sha256_text(f"{fingerprint_of}:{episode_id}"))
-        if buffer and (shard_episodes is None or len(buffer) == shard_episodes
-                       or series(episode_id) != series(buffer[0][0].episode_id)):
+        plan = PlannedEpisode(episode_id, k, 0, sha256_text(f"{fingerprint_of}:{episode_id}"))
+        if buffer and (
+            shard_episodes is None
+            or len(buffer) == shard_episodes
+            or series(episode_id) != series(buffer[0][0].episode_id)
+        ):
             flush()
         buffer.append((plan, tables, meta))
     flush()

@@ -62,8 +62,9 @@ class Strict(BaseModel):
     """Base of every params model: unknown keys, NaN, infinities and lax coercions are errors (see
     the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False,
-                              strict=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, allow_inf_nan=False, strict=True
+    )
 
     #: keys (names and aliases) of the fields declared as tuples, per class
     _tuple_keys: ClassVar[tuple[str, ...]] = ()
@@ -71,32 +72,49 @@ class Strict(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls._tuple_keys = tuple({key for name, f in cls.model_fields.items() if _is_tuple(f.annotation)
-                                 for key in (name, f.alias or name)})
+        cls._tuple_keys = tuple(
+            {
+                key
+                for name, f in cls.model_fields.items()
+                if _is_tuple(f.annotation)
+                for key in (name, f.alias or name)
+            }
+        )
 
     @model_validator(mode="before")
     @classmethod
     def _lists_as_tuples(cls, data: Any) -> Any:
         """A YAML list where a tuple is declared (strict mode alone refuses it)."""
         if cls._tuple_keys and isinstance(data, dict):
-            data = {k: tuple(v) if k in cls._tuple_keys and isinstance(v, list) else v
-                    for k, v in data.items()}
+            data = {
+                k: tuple(v) if k in cls._tuple_keys and isinstance(v, list) else v
+                for k, v in data.items()
+            }
         return data
 
 
 class RosterEntry(Strict):
     """One player: a scripted baseline (``strategy`` + ``params``) or an LLM (``model`` alias)."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+\-]+$",
-                      description="unique in the roster; letters, digits and _ . + -")
+    name: str = Field(
+        min_length=1,
+        pattern=r"^[A-Za-z0-9_.+\-]+$",
+        description="unique in the roster; letters, digits and _ . + -",
+    )
     kind: Literal["baseline", "llm"]
     strategy: str | None = Field(default=None, description="baseline: the market's strategy name")
     model: str | None = Field(default=None, description="llm: a model alias of params.models")
-    harness: str | None = Field(default=None, description="llm: harness (null: the market's default)")
-    params: dict[str, Any] = Field(default_factory=dict,
-                                   description="baseline: strategy params; llm: harness params")
-    player: str | None = Field(default=None, description="cross-market identity (overall board); "
-                               "default: the model alias for LLMs, none for baselines")
+    harness: str | None = Field(
+        default=None, description="llm: harness (null: the market's default)"
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="baseline: strategy params; llm: harness params"
+    )
+    player: str | None = Field(
+        default=None,
+        description="cross-market identity (overall board); "
+        "default: the model alias for LLMs, none for baselines",
+    )
 
     @model_validator(mode="after")
     def _kind_fields(self):
@@ -129,10 +147,16 @@ def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
 class SourceSpec(Strict):
     """Where an imported instance's games come from (``simulate/importing.py``)."""
 
-    format: str = Field(min_length=1, description="the importer: one of the market's "
-                        "``source_formats`` (double_auction: bazaar; crash, lemon: agent_bazaar)")
-    path: str = Field(min_length=1, description="the folder of published logs; relative paths are "
-                      "relative to the project root (the params file's folder)")
+    format: str = Field(
+        min_length=1,
+        description="the importer: one of the market's "
+        "``source_formats`` (double_auction: bazaar; crash, lemon: agent_bazaar)",
+    )
+    path: str = Field(
+        min_length=1,
+        description="the folder of published logs; relative paths are "
+        "relative to the project root (the params file's folder)",
+    )
 
 
 class StopRule(Strict):
@@ -143,17 +167,28 @@ class StopRule(Strict):
 
     batch: int = size(10, le=MAX_RUNS, description="a player's games between two looks")
     rank_width: StrictInt | None = Field(
-        default=1, ge=0, le=10_000, description="stop once rank_hi - rank_lo (the 95% rank "
+        default=1,
+        ge=0,
+        le=10_000,
+        description="stop once rank_hi - rank_lo (the 95% rank "
         "interval among the field) is at most this (1: within one rank of where all the cap's "
-        "games place it in 96% of BAZAAR's draws, docs/cost.md); null: the μ interval decides")
+        "games place it in 96% of BAZAAR's draws, docs/cost.md); null: the μ interval decides",
+    )
     mu_width: float | None = Field(
-        default=None, gt=0, le=1e6, description="or once mu_hi - mu_lo is at most this (null: not)")
-    min_games: StrictInt = Field(default=30, ge=1, le=MAX_RUNS,
-                                 description="no stop before this many games")
-    boot: int = Field(default=100, ge=10, le=10_000,
-                      description="bootstrap resamples of the player's games a look")
-    passes: int = Field(default=10, ge=1, le=1_000,
-                        description="shuffled passes of the player's games behind its μ")
+        default=None, gt=0, le=1e6, description="or once mu_hi - mu_lo is at most this (null: not)"
+    )
+    min_games: StrictInt = Field(
+        default=30, ge=1, le=MAX_RUNS, description="no stop before this many games"
+    )
+    boot: int = Field(
+        default=100,
+        ge=10,
+        le=10_000,
+        description="bootstrap resamples of the player's games a look",
+    )
+    passes: int = Field(
+        default=10, ge=1, le=1_000, description="shuffled passes of the player's games behind its μ"
+    )
     seed: StrictInt = Field(default=0, ge=0, description="the looks' random stream")
 
     @model_validator(mode="after")
@@ -168,18 +203,30 @@ class MarketParams(Strict):
 
     market: str = Field(default="", description="the market kind (default: the instance name)")
     runs: StrictInt = Field(default=10, ge=1, le=MAX_RUNS, description="episodes to play")
-    seed: StrictInt = Field(default=0, ge=0, description="base seed; episode r derives from (seed, r)")
-    roster: list[RosterEntry] = Field(default_factory=list, description="the players (at least "
-                                      "one, but for an imported instance)")
-    source: SourceSpec | None = Field(default=None, description="published games to import instead "
-                                      "of playing (README \"Published games\"); null: play")
+    seed: StrictInt = Field(
+        default=0, ge=0, description="base seed; episode r derives from (seed, r)"
+    )
+    roster: list[RosterEntry] = Field(
+        default_factory=list, description="the players (at least one, but for an imported instance)"
+    )
+    source: SourceSpec | None = Field(
+        default=None,
+        description="published games to import instead "
+        'of playing (README "Published games"); null: play',
+    )
     shard_episodes: StrictInt | None = Field(
-        default=None, ge=1, le=100_000, description="log layout: null writes a folder per episode; "
-        "n writes sharded Parquet, n episodes per shard (written and resumed as a unit)")
+        default=None,
+        ge=1,
+        le=100_000,
+        description="log layout: null writes a folder per episode; "
+        "n writes sharded Parquet, n episodes per shard (written and resumed as a unit)",
+    )
     stop: StopRule | None = Field(
-        default=None, description="play each LLM player's games in batches and stop once its "
+        default=None,
+        description="play each LLM player's games in batches and stop once its "
         "rank is settled (double_auction's entrants, english_auction's challengers); null: "
-        "every planned game")
+        "every planned game",
+    )
 
     #: keys read only after the episodes are played (metrics, ratings, figures); they are left out
     #: of the episode fingerprint, so changing them never replays an episode
@@ -212,5 +259,6 @@ class MarketParams(Strict):
         is fingerprinted over the entries it seats), the log layout (a shard records the episodes it
         holds), the stopping rule (it decides which games are played, not how one plays) and the
         post-processing keys."""
-        return self.model_dump(mode="json", exclude={"runs", "roster", "shard_episodes", "stop",
-                                                     *self.post_keys})
+        return self.model_dump(
+            mode="json", exclude={"runs", "roster", "shard_episodes", "stop", *self.post_keys}
+        )

@@ -45,14 +45,22 @@ def template_env(*packages: str) -> Environment:
     loader = ChoiceLoader([PackageLoader(package, "templates") for package in packages])
     # auto_reload off: templates are package files, read once (on, Jinja stats each file on
     # every render: two stat calls per LLM request)
-    return Environment(loader=loader, undefined=StrictUndefined, trim_blocks=True,
-                       lstrip_blocks=True, keep_trailing_newline=False, auto_reload=False)
+    return Environment(
+        loader=loader,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        auto_reload=False,
+    )
 
 
 def chat_messages(env: Environment, system: str, user: str, **context: Any) -> list[dict[str, str]]:
     """``[{"role": "system", ...}, {"role": "user", ...}]`` from two templates of ``env``."""
-    return [{"role": "system", "content": env.get_template(system).render(**context)},
-            {"role": "user", "content": env.get_template(user).render(**context)}]
+    return [
+        {"role": "system", "content": env.get_template(system).render(**context)},
+        {"role": "user", "content": env.get_template(user).render(**context)},
+    ]
 
 
 #: characters of the notes an agent keeps for its own later prompts (the notes harness's default,
@@ -83,8 +91,11 @@ def clean_text(text: str) -> str:
     characters, whitespace collapsed to single spaces and stripped."""
     text = _ANSI.sub("", str(text))
     text = _INVISIBLE.sub("", text)
-    text = "".join(" " if ch.isspace() else ch for ch in text
-                   if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs"))
+    text = "".join(
+        " " if ch.isspace() else ch
+        for ch in text
+        if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
+    )
     return _SPACE.sub(" ", text).strip()
 
 

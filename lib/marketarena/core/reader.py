@@ -66,8 +66,10 @@ class EpisodeReader:
         ids = set(episode_ids)
         sub = copy.copy(self)
         sub._folders = {k: v for k, v in self._folders.items() if k in ids}
-        sub._shards = [(folder, [e for e in listed if e["episode_id"] in ids])
-                       for folder, listed in self._shards]
+        sub._shards = [
+            (folder, [e for e in listed if e["episode_id"] in ids])
+            for folder, listed in self._shards
+        ]
         sub._shards = [(folder, listed) for folder, listed in sub._shards if listed]
         sub._shard_meta = {k: v for k, v in self._shard_meta.items() if k in ids}
         sub._only = ids if self._only is None else ids & self._only
@@ -95,15 +97,22 @@ class EpisodeReader:
             if df is not None:
                 df.insert(0, "episode_id", episode_id)
                 frames.append(df)
-        files = [str(f) for f in (folder / f"{name}.parquet" for folder, _ in self._shards)
-                 if f.is_file()]
+        files = [
+            str(f)
+            for f in (folder / f"{name}.parquet" for folder, _ in self._shards)
+            if f.is_file()
+        ]
         if files:  # every shard's file as one pyarrow dataset, read in one (threaded) pass
-            schema = pa.unify_schemas([pq.read_schema(f) for f in files],
-                                      promote_options="permissive")  # an all-null column: null
+            schema = pa.unify_schemas(
+                [pq.read_schema(f) for f in files], promote_options="permissive"
+            )  # an all-null column: null
             wanted = None if columns is None else ["episode_id", *columns]
             where = None if self._only is None else ds.field("episode_id").isin(sorted(self._only))
-            frames.append(ds.dataset(files, format="parquet", schema=schema)
-                          .to_table(columns=wanted, filter=where).to_pandas())
+            frames.append(
+                ds.dataset(files, format="parquet", schema=schema)
+                .to_table(columns=wanted, filter=where)
+                .to_pandas()
+            )
         rows = [f for f in frames if len(f)]  # empty frames would turn typed columns to object
         if rows:
             return pd.concat(rows, ignore_index=True)
@@ -125,13 +134,20 @@ class EpisodeReader:
                 if df is None:
                     raise FileNotFoundError(f"{folder}: no {name}.parquet")
                 empty = df.iloc[:0].drop(columns="episode_id")
-                groups = {k: g.drop(columns="episode_id").reset_index(drop=True)
-                          for k, g in df.groupby("episode_id", sort=False)}
+                groups = {
+                    k: g.drop(columns="episode_id").reset_index(drop=True)
+                    for k, g in df.groupby("episode_id", sort=False)
+                }
                 split[name] = (groups, empty)
             for entry in listed:
                 episode_id = entry["episode_id"]
-                yield episode_id, {name: groups.get(episode_id, empty)
-                                   for name, (groups, empty) in split.items()}
+                yield (
+                    episode_id,
+                    {
+                        name: groups.get(episode_id, empty)
+                        for name, (groups, empty) in split.items()
+                    },
+                )
 
     def require(self) -> "EpisodeReader":
         """Self, or ``FileNotFoundError`` when there is no finished episode to read."""
@@ -172,19 +188,25 @@ class UnreadableTable(Exception):
         self.damaged = record is not None and not logs.matches(path, record)
         why = str(cause).strip().splitlines()[0][:200] if str(cause).strip() else ""
         if self.damaged:
-            after = ("it no longer has the size and hash its meta.json records (it changed after "
-                     "it was written); the next simulate run of this instance plays it again")
+            after = (
+                "it no longer has the size and hash its meta.json records (it changed after "
+                "it was written); the next simulate run of this instance plays it again"
+            )
         elif record is None:
             after = "its meta.json records no size and hash for it"
         else:
-            after = ("it has the size and hash its meta.json records (it was written so): this "
-                     "is likely a bug, please report it")
-        super().__init__(f"{path} of episode {episode_id} cannot be read "
-                         f"({type(cause).__name__}{': ' + why if why else ''}); {after}")
+            after = (
+                "it has the size and hash its meta.json records (it was written so): this "
+                "is likely a bug, please report it"
+            )
+        super().__init__(
+            f"{path} of episode {episode_id} cannot be read "
+            f"({type(cause).__name__}{': ' + why if why else ''}); {after}"
+        )
 
 
 def _number(episode_id: str) -> int | None:
-    digits = episode_id[len(logs.series(episode_id)):]
+    digits = episode_id[len(logs.series(episode_id)) :]
     return int(digits) if digits else None
 
 
@@ -204,14 +226,22 @@ def locate(root: str | Path, episode_id: str) -> Path | None:
         if not sep or child.name.startswith(logs.TMP_PREFIX) or logs.series(first) != series:
             continue
         lo, hi = _number(first), _number(last)
-        if lo is not None and hi is not None and lo <= number <= hi and (child / logs.META).is_file():
+        if (
+            lo is not None
+            and hi is not None
+            and lo <= number <= hi
+            and (child / logs.META).is_file()
+        ):
             return child
     return None
 
 
-def read_episode(root: str | Path, episode_id: str, skip: tuple[str, ...] = (),
-                 names: tuple[str, ...] | None = None
-                 ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+def read_episode(
+    root: str | Path,
+    episode_id: str,
+    skip: tuple[str, ...] = (),
+    names: tuple[str, ...] | None = None,
+) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """(meta, {table: frame}) of one finished episode: the tables in ``names`` that it has (None:
     every table) but those in ``skip``, frames as an episode folder holds them (no
     ``episode_id`` column). ``KeyError`` when no finished folder or shard holds it."""
@@ -220,11 +250,16 @@ def read_episode(root: str | Path, episode_id: str, skip: tuple[str, ...] = (),
     if meta is None or meta.get("status") != "complete":
         raise KeyError(episode_id)
     if meta.get("layout") == "shard":
-        meta = next((e for e in meta.get("episodes", []) if e.get("episode_id") == episode_id), None)
+        meta = next(
+            (e for e in meta.get("episodes", []) if e.get("episode_id") == episode_id), None
+        )
         if meta is None:
             raise KeyError(episode_id)
-    files = sorted(p for p in unit.glob("*.parquet")
-                   if p.stem not in skip and (names is None or p.stem in names))
+    files = sorted(
+        p
+        for p in unit.glob("*.parquet")
+        if p.stem not in skip and (names is None or p.stem in names)
+    )
     return meta, {p.stem: read_rows(p, episode_id) for p in files}
 
 

@@ -49,9 +49,17 @@ if TYPE_CHECKING:  # pragma: no cover
 class MarketKind:
     """What a market's folder declares (module docstring); its parts load on first use."""
 
-    def __init__(self, package: str, *, params: str, rules: str, analysis: str | None = None,
-                 sources: Mapping[str, str] | None = None, source_defaults: str | None = None,
-                 uses: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        package: str,
+        *,
+        params: str,
+        rules: str,
+        analysis: str | None = None,
+        sources: Mapping[str, str] | None = None,
+        source_defaults: str | None = None,
+        uses: tuple[str, ...] = (),
+    ):
         self.package, self._params, self._rules, self._analysis = package, params, rules, analysis
         self._sources = dict(sources or {})
         self._source_defaults = source_defaults
@@ -67,8 +75,18 @@ class MarketKind:
         """The declaration alone (not its loaded parts): a worker process or a Ray task that
         receives a run of a market registered outside the package registers it again
         (``simulate/context.py``) and loads its parts itself."""
-        return {k: self.__dict__[k] for k in ("package", "_params", "_rules", "_analysis",
-                                               "_sources", "_source_defaults", "uses")}
+        return {
+            k: self.__dict__[k]
+            for k in (
+                "package",
+                "_params",
+                "_rules",
+                "_analysis",
+                "_sources",
+                "_source_defaults",
+                "uses",
+            )
+        }
 
     @cached_property
     def folder(self) -> Path:
@@ -94,8 +112,10 @@ class MarketKind:
     @cached_property
     def analysis(self) -> "MarketAnalysis":
         if self._analysis is None:
-            raise KeyError(f"market {self.kind!r} declares no analysis: its episodes can be "
-                           "played, not measured")
+            raise KeyError(
+                f"market {self.kind!r} declares no analysis: its episodes can be "
+                "played, not measured"
+            )
         return self._load(self._analysis)(self.rules)
 
     @property
@@ -142,8 +162,13 @@ _EXTRA: dict[str, MarketKind] = {}
 
 @lru_cache(maxsize=1)
 def _folders() -> tuple[str, ...]:
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(marketarena.markets.__path__)
-                        if m.ispkg and not m.name.startswith("_")))
+    return tuple(
+        sorted(
+            m.name
+            for m in pkgutil.iter_modules(marketarena.markets.__path__)
+            if m.ispkg and not m.name.startswith("_")
+        )
+    )
 
 
 def market_names() -> tuple[str, ...]:

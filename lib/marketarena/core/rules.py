@@ -128,16 +128,19 @@ class MarketRules:
             if entry.kind == "baseline":
                 self.strategies.validate(entry, where)
             elif self.harness_of(entry) not in self.harnesses:
-                raise ValueError(f"{where}.harness: {self.kind} offers the harnesses "
-                                 f"{', '.join(self.harnesses)} (got {entry.harness!r})")
+                raise ValueError(
+                    f"{where}.harness: {self.kind} offers the harnesses "
+                    f"{', '.join(self.harnesses)} (got {entry.harness!r})"
+                )
         if mp.stop is not None:
             self.stop_players(mp)  # raises, naming the key, where the rule cannot work
 
     def harness_of(self, entry: RosterEntry) -> str:
         return "" if entry.kind != "llm" else (entry.harness or self.default_harness)
 
-    def roles_of(self, entry: RosterEntry,
-                 harness_roles: Callable[[str], frozenset[str] | None]) -> frozenset[str] | None:
+    def roles_of(
+        self, entry: RosterEntry, harness_roles: Callable[[str], frozenset[str] | None]
+    ) -> frozenset[str] | None:
         """The roles an entry can play (None: any): its strategy's, or its harness's
         (``harness_roles(name)``, given by the layer that knows the harnesses)."""
         if entry.kind == "baseline":
@@ -170,7 +173,9 @@ class MarketRules:
 
     def episode(self, mp: MarketParams, run: int) -> EpisodeSpec:
         """Episode ``run`` of the default plan: ``ep-<run:04d>``, seed from (seed, run), its seats."""
-        return EpisodeSpec(f"ep-{run:04d}", run, episode_seed(mp.seed, run), tuple(self.seats(mp, run)))
+        return EpisodeSpec(
+            f"ep-{run:04d}", run, episode_seed(mp.seed, run), tuple(self.seats(mp, run))
+        )
 
     def plan(self, mp: MarketParams) -> list[EpisodeSpec]:
         return [self.episode(mp, run) for run in range(mp.runs)]
@@ -178,9 +183,19 @@ class MarketRules:
     def agents_table(self, seats: tuple[Seat, ...] | list[Seat]) -> pd.DataFrame:
         import pandas as pd
 
-        rows = [(s.agent_id, s.entry.name, s.entry.kind, s.entry.model or "",
-                 s.entry.strategy or self.harness_of(s.entry), self.harness_of(s.entry), s.role,
-                 s.actor_id) for s in seats]  # in AGENT_COLUMNS order
+        rows = [
+            (
+                s.agent_id,
+                s.entry.name,
+                s.entry.kind,
+                s.entry.model or "",
+                s.entry.strategy or self.harness_of(s.entry),
+                self.harness_of(s.entry),
+                s.role,
+                s.actor_id,
+            )
+            for s in seats
+        ]  # in AGENT_COLUMNS order
         return pd.DataFrame(rows, columns=AGENT_COLUMNS)
 
     def build_episode(self, mp: MarketParams, resources: Any, episode: EpisodeSpec, llm=None):
@@ -194,10 +209,13 @@ class MarketRules:
                 continue
             if seat.entry.kind == "llm":
                 if llm is None:
-                    raise RuntimeError(f"{mp.market}: {seat.entry.name!r} is an LLM agent, but this "
-                                       "episode was built without an LLM runtime")
-                agents[seat.actor_id] = llm.agent(seat.actor_id, seat.entry, episode.run, self,
-                                                  mp.market)
+                    raise RuntimeError(
+                        f"{mp.market}: {seat.entry.name!r} is an LLM agent, but this "
+                        "episode was built without an LLM runtime"
+                    )
+                agents[seat.actor_id] = llm.agent(
+                    seat.actor_id, seat.entry, episode.run, self, mp.market
+                )
             else:
                 context = self.scripted_context(seat, mp, resources, episode)
                 agents[seat.actor_id] = self.strategies.make(seat.actor_id, seat.entry, context)
@@ -218,8 +236,9 @@ class MarketRules:
         """*Required*: the market object for one episode."""
         raise NotImplementedError
 
-    def scripted_context(self, seat: Seat, mp: MarketParams, resources: Any,
-                         episode: EpisodeSpec) -> Any:
+    def scripted_context(
+        self, seat: Seat, mp: MarketParams, resources: Any, episode: EpisodeSpec
+    ) -> Any:
         """What a scripted seat's strategy gets at build time (its cost row, the references...)."""
         return None
 
@@ -250,8 +269,10 @@ class MarketRules:
                 players.setdefault(name, []).append(episode.episode_id)
             field += not seated
         if players and not field:
-            raise ValueError(f"stop: every planned episode of {self.kind} seats an LLM player "
-                             f"({', '.join(sorted(players))}), so none is left to rank it "
-                             "against; give the rule a field of episodes without one (or "
-                             "drop stop)")
+            raise ValueError(
+                f"stop: every planned episode of {self.kind} seats an LLM player "
+                f"({', '.join(sorted(players))}), so none is left to rank it "
+                "against; give the rule a field of episodes without one (or "
+                "drop stop)"
+            )
         return players

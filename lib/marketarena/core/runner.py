@@ -66,8 +66,12 @@ class EpisodeResult:
     holds them as produced (DataFrames or :class:`Rows`), for the log writer. No repr: asyncio
     formats results, and it would render every table."""
 
-    def __init__(self, runner: dict[str, pd.DataFrame | Rows], market: dict[str, pd.DataFrame | Rows],
-                 extra: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        runner: dict[str, pd.DataFrame | Rows],
+        market: dict[str, pd.DataFrame | Rows],
+        extra: dict[str, Any] | None = None,
+    ):
         self.raw: dict[str, pd.DataFrame | Rows] = {**runner, **market}
         self.market_names = list(market)
         self.extra = extra or {}
@@ -96,11 +100,28 @@ class EpisodeResult:
         return {name: self.frame(name) for name in self.raw}
 
 
-DECISION_COLUMNS = ["step", "round", "phase", "agent_id", "attempt", "action", "valid", "error",
-                    "notes"]
+DECISION_COLUMNS = [
+    "step",
+    "round",
+    "phase",
+    "agent_id",
+    "attempt",
+    "action",
+    "valid",
+    "error",
+    "notes",
+]
 CALL_KEYS = ["step", "round", "phase", "agent_id", "attempt"]
-LLM_CALL_COLUMNS = CALL_KEYS + ["purpose", "model", "request_hash", "prompt_tokens",
-                                "completion_tokens", "attempts", "valid", "cached_prompt_tokens"]
+LLM_CALL_COLUMNS = CALL_KEYS + [
+    "purpose",
+    "model",
+    "request_hash",
+    "prompt_tokens",
+    "completion_tokens",
+    "attempts",
+    "valid",
+    "cached_prompt_tokens",
+]
 LLM_COST_COLUMNS = CALL_KEYS + ["purpose", "cost_usd", "latency_s", "cached", "retries"]
 LLM_MESSAGE_COLUMNS = CALL_KEYS + ["purpose", "call", "reask", "messages", "answer", "error"]
 EVENT_COLUMNS = ["step", "round", "agent_id", "event", "detail"]
@@ -123,8 +144,12 @@ def _dump(action: Any) -> str:
     except TypeError:  # an unhashable field (a list, a dict): rendered every time
         key, text = None, None
     if text is None:
-        text = json.dumps(action.model_dump(mode="json", by_alias=True), sort_keys=True,
-                          ensure_ascii=False, default=str)
+        text = json.dumps(
+            action.model_dump(mode="json", by_alias=True),
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
         if key is not None and len(_DUMPED) < 100_000:
             _DUMPED[key] = text
     return text
@@ -149,15 +174,24 @@ def judge(market: Market, decision: Decision, agent_id: AgentId, reply: Reply) -
         return Verdict(market.fallback(agent_id, decision), False, reply.error or "no action", [])
     schema = decision.schema_for(agent_id)
     try:
-        action = reply.action if isinstance(reply.action, schema) else schema.model_validate(
-            reply.action.model_dump() if isinstance(reply.action, BaseModel) else reply.action)
+        action = (
+            reply.action
+            if isinstance(reply.action, schema)
+            else schema.model_validate(
+                reply.action.model_dump() if isinstance(reply.action, BaseModel) else reply.action
+            )
+        )
     except ValidationError as exc:
         reason = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         return Verdict(market.fallback(agent_id, decision), False, f"schema: {reason}", [])
     checked = market.check(agent_id, action, decision)
     if checked.error is not None:  # the market's own response to the break, else its fallback
-        applied = checked.action if checked.action is not None else market.fallback(agent_id, decision)
-        return Verdict(applied, False, checked.error, checked.notes, rule_broken=True, answer=action)
+        applied = (
+            checked.action if checked.action is not None else market.fallback(agent_id, decision)
+        )
+        return Verdict(
+            applied, False, checked.error, checked.notes, rule_broken=True, answer=action
+        )
     return Verdict(checked.action, True, None, checked.notes, answer=action)
 
 
@@ -188,33 +222,48 @@ def play_quietly(market: Market, agents: dict[AgentId, Any], seed: int) -> Marke
     while decision is not None:
         actions: dict[AgentId, Any] = {}
         for agent_id, observation in decision.observations.items():
-            verdict = judge(market, decision, agent_id,
-                            _as_reply(agents[agent_id].decide(observation, decision)))
+            verdict = judge(
+                market,
+                decision,
+                agent_id,
+                _as_reply(agents[agent_id].decide(observation, decision)),
+            )
             if not verdict.valid:
-                raise RuntimeError(f"{market.name}: scripted seat {agent_id} answered invalidly at "
-                                   f"step {decision.step}: {verdict.error}")
+                raise RuntimeError(
+                    f"{market.name}: scripted seat {agent_id} answered invalidly at "
+                    f"step {decision.step}: {verdict.error}"
+                )
             actions[agent_id] = verdict.action
         decision = market.step(actions)
     return market
 
 
-def _ask_now(agent: ScriptedAgent, observation: Any, decision: Decision, retry: Retry | None) -> Any:
+def _ask_now(
+    agent: ScriptedAgent, observation: Any, decision: Decision, retry: Retry | None
+) -> Any:
     """A scripted agent's answer, called directly (what awaiting its ``act`` returns); an exception
     is returned as ``asyncio.gather(return_exceptions=True)`` would return it."""
     try:
-        return (agent.decide(observation, decision) if retry is None
-                else agent.revise(observation, decision, retry))
+        return (
+            agent.decide(observation, decision)
+            if retry is None
+            else agent.revise(observation, decision, retry)
+        )
     except Exception as exc:  # noqa: BLE001 - logged as the seat's invalid answer, as with gather
         return exc
 
 
 async def _ask(agent: Agent, observation: Any, decision: Decision, retry: Retry | None) -> Any:
-    return await (agent.act(observation, decision) if retry is None
-                  else agent.act(observation, decision, retry))
+    return await (
+        agent.act(observation, decision)
+        if retry is None
+        else agent.act(observation, decision, retry)
+    )
 
 
-async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int, *,
-                      share_loop: bool = False) -> EpisodeResult:
+async def run_episode(
+    market: Market, agents: dict[AgentId, Agent], seed: int, *, share_loop: bool = False
+) -> EpisodeResult:
     """Play one episode to the end and return its logs. ``agents`` maps each acting agent id (a
     seat's actor) to its agent, in seat order (that order fixes each agent's seeded generator).
     ``share_loop``: after every step that awaited nothing (scripted seats only), give way
@@ -230,28 +279,37 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int, *
         retired = getattr(market, "retired", ())
         gone = [a for a in decision.observations if a in retired]
         if gone:
-            raise RuntimeError(f"{market.name}: retired seats {gone} asked to act at step "
-                               f"{decision.step}")
+            raise RuntimeError(
+                f"{market.name}: retired seats {gone} asked to act at step {decision.step}"
+            )
         actions: dict[AgentId, Any] = {}
         pending: dict[AgentId, Retry | None] = dict.fromkeys(decision.observations)
         scripted_only = True
         for attempt in range(max(1, decision.max_attempts)):
             acting = list(pending)
             if all(type(agents[a]).act is ScriptedAgent.act for a in acting):
-                raw = [_ask_now(agents[a], decision.observations[a], decision, pending[a])
-                       for a in acting]  # scripted seats only: no coroutines, the same answers
+                raw = [
+                    _ask_now(agents[a], decision.observations[a], decision, pending[a])
+                    for a in acting
+                ]  # scripted seats only: no coroutines, the same answers
             else:
                 scripted_only = False
                 raw = await asyncio.gather(
-                    *(_ask(agents[a], decision.observations[a], decision, pending[a])
-                      for a in acting), return_exceptions=True)
+                    *(
+                        _ask(agents[a], decision.observations[a], decision, pending[a])
+                        for a in acting
+                    ),
+                    return_exceptions=True,
+                )
             last = attempt == max(1, decision.max_attempts) - 1
             pending = {}
             for agent_id, answer in zip(acting, raw):
                 if isinstance(answer, BaseException):
                     if isinstance(answer, RunAborted) or not isinstance(answer, Exception):
                         raise answer  # run-level failure, KeyboardInterrupt, CancelledError, ...
-                    reply = Reply(action=None, error=f"agent raised {type(answer).__name__}: {answer}")
+                    reply = Reply(
+                        action=None, error=f"agent raised {type(answer).__name__}: {answer}"
+                    )
                 else:
                     reply = _as_reply(answer)
                 verdict = judge(market, decision, agent_id, reply)
@@ -265,17 +323,25 @@ async def run_episode(market: Market, agents: dict[AgentId, Agent], seed: int, *
         decision = market.step({a: actions[a] for a in decision.observations})
         if share_loop and scripted_only:
             await give_way()
-    return EpisodeResult({"decisions": log.rows("decisions"), "llm_calls": log.rows("llm_calls"),
-                          "llm_costs": log.rows("llm_costs"), "llm_messages": log.rows("llm_messages"),
-                          "events": _events(getattr(market, "events", []))}, market.tables())
+    return EpisodeResult(
+        {
+            "decisions": log.rows("decisions"),
+            "llm_calls": log.rows("llm_calls"),
+            "llm_costs": log.rows("llm_costs"),
+            "llm_messages": log.rows("llm_messages"),
+            "events": _events(getattr(market, "events", [])),
+        },
+        market.tables(),
+    )
 
 
 #: turns of the event loop a step that gives way waits at most (:func:`give_way`)
 GIVE_WAY_TURNS = 200
 
 #: per event loop: the steps giving way, first come first served (:func:`give_way`)
-_GIVING_WAY: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, collections.deque]" = \
+_GIVING_WAY: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, collections.deque]" = (
     weakref.WeakKeyDictionary()
+)
 
 
 async def give_way(turns: int = GIVE_WAY_TURNS) -> None:
@@ -314,26 +380,57 @@ def _events(events: list) -> Rows:
 class _Log:
     """Rows of the runner's own tables, built as the episode goes."""
 
-    COLUMNS = {"decisions": DECISION_COLUMNS, "llm_calls": LLM_CALL_COLUMNS,
-               "llm_costs": LLM_COST_COLUMNS, "llm_messages": LLM_MESSAGE_COLUMNS}
+    COLUMNS = {
+        "decisions": DECISION_COLUMNS,
+        "llm_calls": LLM_CALL_COLUMNS,
+        "llm_costs": LLM_COST_COLUMNS,
+        "llm_messages": LLM_MESSAGE_COLUMNS,
+    }
 
     def __init__(self) -> None:
         self.decisions: list[tuple] = []  # in DECISION_COLUMNS order
         self.calls: list[dict] = []  # one per LLM call, the keys of llm_calls and llm_costs
         self.messages: list[tuple] = []  # in LLM_MESSAGE_COLUMNS order
 
-    def decision(self, decision: Decision, agent_id: AgentId, attempt: int, reply: Reply,
-                 verdict: Verdict) -> None:
-        self.decisions.append((decision.step, decision.round, decision.phase, agent_id, attempt,
-                               _dump(reply.action), verdict.valid, verdict.error or "",
-                               "; ".join(verdict.notes)))
+    def decision(
+        self, decision: Decision, agent_id: AgentId, attempt: int, reply: Reply, verdict: Verdict
+    ) -> None:
+        self.decisions.append(
+            (
+                decision.step,
+                decision.round,
+                decision.phase,
+                agent_id,
+                attempt,
+                _dump(reply.action),
+                verdict.valid,
+                verdict.error or "",
+                "; ".join(verdict.notes),
+            )
+        )
         for n, call in enumerate(reply.calls):
-            row = {"step": decision.step, "round": decision.round, "phase": decision.phase,
-                   "agent_id": agent_id, "attempt": attempt, "purpose": "act", **call}
+            row = {
+                "step": decision.step,
+                "round": decision.round,
+                "phase": decision.phase,
+                "agent_id": agent_id,
+                "attempt": attempt,
+                "purpose": "act",
+                **call,
+            }
             self.calls.append(row)
-            self.messages.extend((*(row[k] for k in CALL_KEYS), row["purpose"], n, x["reask"],
-                                  x["messages"], x["answer"], x["error"])
-                                 for x in call.get("exchanges", ()))
+            self.messages.extend(
+                (
+                    *(row[k] for k in CALL_KEYS),
+                    row["purpose"],
+                    n,
+                    x["reask"],
+                    x["messages"],
+                    x["answer"],
+                    x["error"],
+                )
+                for x in call.get("exchanges", ())
+            )
 
     def rows(self, name: str) -> Rows:
         columns = self.COLUMNS[name]

@@ -50,8 +50,11 @@ class ScriptedAgent:
         self.rng = rng
 
     async def act(self, observation: Any, decision: Decision, retry: Retry | None = None):
-        return self.decide(observation, decision) if retry is None else self.revise(
-            observation, decision, retry)
+        return (
+            self.decide(observation, decision)
+            if retry is None
+            else self.revise(observation, decision, retry)
+        )
 
     def decide(self, observation: Any, decision: Decision) -> BaseModel | dict | None:
         raise NotImplementedError
@@ -87,8 +90,10 @@ class StrategyTable(Mapping[str, type[ScriptedAgent]]):
         """The validated params of a baseline entry; ``ValueError`` naming ``where`` and the key."""
         cls = self._by_name.get(entry.strategy or "")
         if cls is None:
-            raise ValueError(f"{where}.strategy: unknown {self.market} strategy {entry.strategy!r} "
-                             f"(known: {', '.join(sorted(self._by_name))})")
+            raise ValueError(
+                f"{where}.strategy: unknown {self.market} strategy {entry.strategy!r} "
+                f"(known: {', '.join(sorted(self._by_name))})"
+            )
         try:
             params = cls.Params.model_validate(entry.params)
         except ValidationError as exc:

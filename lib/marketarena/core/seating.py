@@ -57,8 +57,9 @@ def seating(mp: "MarketParams", specs: Sequence["EpisodeSpec"]) -> Seating:
             rows.append(k)
             cols.append(i)
             held.add((i, seat.role))
-    return _summary(mp, len(specs), np.asarray(rows, dtype=np.int64),
-                    np.asarray(cols, dtype=np.int64), held)
+    return _summary(
+        mp, len(specs), np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), held
+    )
 
 
 def from_matrix(mp: "MarketParams", matrix: np.ndarray, roles: Sequence[str]) -> Seating:
@@ -73,8 +74,13 @@ def from_matrix(mp: "MarketParams", matrix: np.ndarray, roles: Sequence[str]) ->
 _DENSE_CELLS = 4_000_000
 
 
-def _summary(mp: "MarketParams", n_episodes: int, rows: np.ndarray, cols: np.ndarray,
-             held: set[tuple[int, str]]) -> Seating:
+def _summary(
+    mp: "MarketParams",
+    n_episodes: int,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    held: set[tuple[int, str]],
+) -> Seating:
     """Episodes, seats and meetings from the (episode, entry) pair of every seat. A plan of up
     to :data:`_DENSE_CELLS` (episode, entry) cells is counted in a dense array: importing scipy
     for its sparse matrix took 0.18 s of every run's start, before its first episode (crash's
@@ -90,8 +96,9 @@ def _summary(mp: "MarketParams", n_episodes: int, rows: np.ndarray, cols: np.nda
     else:
         from scipy import sparse
 
-        incidence = sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)),
-                                      shape=(n_episodes, len(names)))
+        incidence = sparse.csr_matrix(
+            (np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(n_episodes, len(names))
+        )
         seats = np.asarray(incidence.sum(axis=0)).ravel()
         incidence.data[:] = 1
         meetings = np.asarray((incidence.T @ incidence).todense())
@@ -117,12 +124,22 @@ def of_plan(rules: "MarketRules", mp: "MarketParams") -> Seating:
     first = [rules.episode(mp, run) for run in range(period)]
     whole, rest = divmod(mp.runs, period)
     one, part = seating(mp, first), seating(mp, first[:rest])
-    return Seating(one.names, whole * one.episodes + part.episodes, whole * one.seats + part.seats,
-                   one.roles, whole * one.meetings + part.meetings, mp.runs)
+    return Seating(
+        one.names,
+        whole * one.episodes + part.episodes,
+        whole * one.seats + part.seats,
+        one.roles,
+        whole * one.meetings + part.meetings,
+        mp.runs,
+    )
 
 
-def check(rules: "MarketRules", mp: "MarketParams", s: Seating,
-          harness_roles: Callable[[str], frozenset[str] | None]) -> Seating:
+def check(
+    rules: "MarketRules",
+    mp: "MarketParams",
+    s: Seating,
+    harness_roles: Callable[[str], frozenset[str] | None],
+) -> Seating:
     """``s`` when every entry is seated in roles it can play, else ``ValueError("<key>: <problem>")``
     (key relative to the instance, as ``check_params`` raises) when an entry plays no episode, sits
     in a role it cannot play, or holds roles that exclude each other. ``harness_roles``: the roles
@@ -131,23 +148,33 @@ def check(rules: "MarketRules", mp: "MarketParams", s: Seating,
         allowed = rules.roles_of(entry, harness_roles)
         wrong = sorted(s.roles[i] - allowed) if allowed is not None else []
         if wrong:
-            what = (f"strategy {entry.strategy!r}" if entry.kind == "baseline"
-                    else f"harness {rules.harness_of(entry)!r}")
-            raise ValueError(f"{rules.role_keys.get(wrong[0], 'roster')}: seats {entry.name!r} as "
-                             f"{wrong[0]}, a role its {what} cannot play (it plays "
-                             f"{', '.join(sorted(allowed))}); seat another entry there")
+            what = (
+                f"strategy {entry.strategy!r}"
+                if entry.kind == "baseline"
+                else f"harness {rules.harness_of(entry)!r}"
+            )
+            raise ValueError(
+                f"{rules.role_keys.get(wrong[0], 'roster')}: seats {entry.name!r} as "
+                f"{wrong[0]}, a role its {what} cannot play (it plays "
+                f"{', '.join(sorted(allowed))}); seat another entry there"
+            )
         sides = sorted({rules.role_sides[r] for r in s.roles[i] if r in rules.role_sides})
         if len(sides) > 1:
-            keys = sorted({rules.role_keys.get(r, "roster") for r in s.roles[i]
-                           if r in rules.role_sides})
-            raise ValueError(f"{keys[-1]}: {entry.name!r} would be both {sides[0]} and {sides[1]} "
-                             f"(named in {' and '.join(keys)}), which exclude each other; give each "
-                             "side its own roster entry")
+            keys = sorted(
+                {rules.role_keys.get(r, "roster") for r in s.roles[i] if r in rules.role_sides}
+            )
+            raise ValueError(
+                f"{keys[-1]}: {entry.name!r} would be both {sides[0]} and {sides[1]} "
+                f"(named in {' and '.join(keys)}), which exclude each other; give each "
+                "side its own roster entry"
+            )
     for i, entry in enumerate(mp.roster):
         if s.episodes[i] == 0:
-            raise ValueError(f"roster.{i}: {entry.name!r} is seated in none of the {s.n_episodes} "
-                             f"planned episodes, so it would never play; "
-                             f"{rules.seating_hint(mp, entry)}")
+            raise ValueError(
+                f"roster.{i}: {entry.name!r} is seated in none of the {s.n_episodes} "
+                f"planned episodes, so it would never play; "
+                f"{rules.seating_hint(mp, entry)}"
+            )
     return s
 
 
@@ -167,11 +194,22 @@ def describe(s: Seating, width: int = 4) -> list[str]:
             against = ", ".join(f"{n} {k}" for n, k in others)
         else:
             counts = [k for _, k in others]
-            spread = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+            spread = (
+                f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+            )
             against = f"{len(others)} of {len(s.names) - 1}, {spread} episodes with each"
-        rows.append([name, ", ".join(sorted(s.roles[i])), str(int(s.episodes[i]))]
-                    + [str(int(s.seats[i]))] * several + [against])
+        rows.append(
+            [name, ", ".join(sorted(s.roles[i])), str(int(s.episodes[i]))]
+            + [str(int(s.seats[i]))] * several
+            + [against]
+        )
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]) - 1)]
-    return ["  " + "  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1])]
-                             + [v.rjust(w) for v, w in zip(r[2:-1], widths[2:])] + [r[-1]])
-            for r in rows]
+    return [
+        "  "
+        + "  ".join(
+            [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
+            + [v.rjust(w) for v, w in zip(r[2:-1], widths[2:])]
+            + [r[-1]]
+        )
+        for r in rows
+    ]

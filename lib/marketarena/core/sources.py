@@ -140,9 +140,13 @@ def utf8_name(path: str | os.PathLike[str]) -> None:
 
 
 def _kind(mode: int) -> str:
-    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, what in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return what
     return "not a file"
@@ -155,8 +159,11 @@ def check_inside(path: str | os.PathLike[str], root: str | os.PathLike[str] | No
     if root is not None:
         top = os.path.realpath(root)
         if real != top and os.path.commonpath([real, top]) != top:
-            raise SourceError(path, f"leads to {shown(real)}, outside the source folder "
-                              f"{shown(top)} (a link: links are followed only within it)")
+            raise SourceError(
+                path,
+                f"leads to {shown(real)}, outside the source folder "
+                f"{shown(top)} (a link: links are followed only within it)",
+            )
     return real
 
 
@@ -167,15 +174,18 @@ def _open_regular(path: Path, root: str | os.PathLike[str] | None) -> tuple[int,
         before = os.stat(path)  # follows a link: what it leads to
     except OSError as exc:
         if isinstance(exc, FileNotFoundError) and os.path.islink(path):
-            raise SourceError(path, f"cannot be read: a link to {shown(os.readlink(path))}, "
-                              "which does not exist") from None
+            raise SourceError(
+                path, f"cannot be read: a link to {shown(os.readlink(path))}, which does not exist"
+            ) from None
         raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
     if stat.S_ISDIR(before.st_mode):
         raise SourceError(path, "cannot be read: it is a folder, not a file")
     if not stat.S_ISREG(before.st_mode):
         via = f"a link to {shown(os.path.realpath(path))}, " if os.path.islink(path) else ""
-        raise SourceError(path, f"is not a regular file ({via}{_kind(before.st_mode)}); only "
-                          "regular files are read")
+        raise SourceError(
+            path,
+            f"is not a regular file ({via}{_kind(before.st_mode)}); only regular files are read",
+        )
     real = check_inside(path, root)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -193,14 +203,21 @@ def _too_big(path: Path, size: int | None, max_bytes: int) -> SourceError:
     """``size``: what the file says it holds; None: it held more than it said (a file that
     grew, a ``/proc`` file of size 0)."""
     if size is None:
-        return SourceError(path, f"holds more than the {max_bytes / 2**20:.0f} MiB "
-                           f"({max_bytes:,} bytes) this importer reads")
-    return SourceError(path, f"is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB "
-                       "this importer reads")
+        return SourceError(
+            path,
+            f"holds more than the {max_bytes / 2**20:.0f} MiB "
+            f"({max_bytes:,} bytes) this importer reads",
+        )
+    return SourceError(
+        path, f"is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB this importer reads"
+    )
 
 
-def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
-               root: str | os.PathLike[str] | None = None) -> bytes:
+def read_bytes(
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_FILE_BYTES,
+    root: str | os.PathLike[str] | None = None,
+) -> bytes:
     """A regular file's bytes, at most ``max_bytes`` of them, counted as they are read; a link
     is followed only within ``root`` (the source folder; None: anywhere). Anything else (a
     folder, a FIFO, a device, a link out of ``root``, no permission) is a :class:`SourceError`
@@ -243,17 +260,23 @@ def parse_json(text: str | bytes, path: str | os.PathLike[str], line: int | None
         raise SourceError(path, f"not valid JSON: {what}", line) from None
 
 
-def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
-              root: str | os.PathLike[str] | None = None) -> Any:
+def read_json(
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_FILE_BYTES,
+    root: str | os.PathLike[str] | None = None,
+) -> Any:
     """A whole JSON file, strictly (see :func:`parse_json`), at most ``max_bytes`` long, read as
     :func:`read_bytes` reads it (``root``: the source folder a link must stay in)."""
     path = Path(path)
     return parse_json(read_bytes(path, max_bytes, root), path)
 
 
-def read_jsonl(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
-               max_line_bytes: int = MAX_LINE_BYTES, root: str | os.PathLike[str] | None = None
-               ) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_FILE_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    root: str | os.PathLike[str] | None = None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` for every non-blank line of a JSONL file (read as
     :func:`read_bytes` reads it); each record must be a JSON object. Raises
     :class:`SourceError` naming the file and line of the first bad one."""
@@ -263,8 +286,12 @@ def read_jsonl(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
     for line_no, raw in enumerate(text.split("\n"), 1):
         # a character is 1-4 bytes in UTF-8: encode only a line that may be over the limit
         if len(raw) > max_line_bytes // 4 and len(raw.encode()) > max_line_bytes:
-            raise SourceError(path, f"a line of {len(raw.encode()) / 2**20:.1f} MiB, over the "
-                              f"{max_line_bytes / 2**20:.0f} MiB this importer reads", line_no)
+            raise SourceError(
+                path,
+                f"a line of {len(raw.encode()) / 2**20:.1f} MiB, over the "
+                f"{max_line_bytes / 2**20:.0f} MiB this importer reads",
+                line_no,
+            )
         if raw.strip():
             numbered.append((line_no, raw))
     try:  # each line on its own (one JSON value a line), through the one shared decoder
@@ -273,13 +300,15 @@ def read_jsonl(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES,
         records = [parse_json(raw, path, line_no) for line_no, raw in numbered]  # names the line
     for (line_no, _), record in zip(numbered, records):
         if not isinstance(record, dict):
-            raise SourceError(path, f"a record must be a JSON object, not "
-                              f"{type(record).__name__}", line_no)
+            raise SourceError(
+                path, f"a record must be a JSON object, not {type(record).__name__}", line_no
+            )
         yield line_no, record
 
 
-def number(value: Any, what: str, lo: float | None = None, hi: float | None = None,
-           integer: bool = False) -> float | int:
+def number(
+    value: Any, what: str, lo: float | None = None, hi: float | None = None, integer: bool = False
+) -> float | int:
     """``value`` as a finite number within ``[lo, hi]`` (an ``int`` when ``integer``: a float
     with a fractional part is refused). Raises ``ValueError`` naming ``what``; an importer adds
     the file and line (:class:`SourceError`)."""
@@ -290,8 +319,11 @@ def number(value: Any, what: str, lo: float | None = None, hi: float | None = No
     if integer and value != int(value):
         raise ValueError(f"{what} {value!r} is not an integer")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ValueError(f"{what} {value!r} is outside [{lo:g}, {hi:g}]" if lo is not None
-                         and hi is not None else f"{what} {value!r} is out of range")
+        raise ValueError(
+            f"{what} {value!r} is outside [{lo:g}, {hi:g}]"
+            if lo is not None and hi is not None
+            else f"{what} {value!r} is out of range"
+        )
     return int(value) if integer else float(value)
 
 
@@ -299,13 +331,20 @@ def plain_name(value: Any, what: str) -> str:
     """``value`` if it is a plain name (:data:`PLAIN_NAME`: letters, digits, ``_ . + -``, at most
     128 characters, not starting with a dot): an id from a foreign file never becomes a path."""
     if not isinstance(value, str) or not PLAIN_NAME.match(value):
-        raise ValueError(f"{what} {str(value)[:80]!r} is not a plain name (letters, digits and "
-                         "_ . + -, at most 128 characters)")
+        raise ValueError(
+            f"{what} {str(value)[:80]!r} is not a plain name (letters, digits and "
+            "_ . + -, at most 128 characters)"
+        )
     return value
 
 
-def validated(model: type[M], data: Any, path: str | os.PathLike[str],
-              line: int | None = None, prefix: str = "") -> M:
+def validated(
+    model: type[M],
+    data: Any,
+    path: str | os.PathLike[str],
+    line: int | None = None,
+    prefix: str = "",
+) -> M:
     """``model`` validated from ``data``; its first error as :class:`SourceError` naming the key
     path (``data.agents.B1.valuation: Input should be a finite number``)."""
     try:
@@ -315,8 +354,9 @@ def validated(model: type[M], data: Any, path: str | os.PathLike[str],
         loc = ".".join([prefix] * bool(prefix) + [str(p) for p in err["loc"]])
         value = err.get("input")
         shown = "" if isinstance(value, (dict, list)) else f" (got {str(value)[:60]!r})"
-        raise SourceError(path, f"{loc}: {err['msg']}{shown}" if loc else err["msg"], line) \
-            from None
+        raise SourceError(
+            path, f"{loc}: {err['msg']}{shown}" if loc else err["msg"], line
+        ) from None
 
 
 class Seen:
@@ -330,5 +370,8 @@ class Seen:
     def add(self, key: str, path: str | os.PathLike[str]) -> None:
         first = self.where.setdefault(key, str(path))
         if first != str(path):
-            raise SourceError(path, f"holds {self.what} {key!r}, which {first} holds too (a "
-                              "duplicate: remove one of the two)")
+            raise SourceError(
+                path,
+                f"holds {self.what} {key!r}, which {first} holds too (a "
+                "duplicate: remove one of the two)",
+            )

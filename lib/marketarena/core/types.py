@@ -113,8 +113,9 @@ class Agent(Protocol):
     def reset(self, rng: np.random.Generator) -> None:
         """Called once at the start of each episode with the agent's own seeded generator."""
 
-    async def act(self, observation: Any, decision: Decision,
-                  retry: Retry | None = None) -> Reply | BaseModel | dict | None:
+    async def act(
+        self, observation: Any, decision: Decision, retry: Retry | None = None
+    ) -> Reply | BaseModel | dict | None:
         """Answer one decision point (again, with ``retry`` saying why the last answer was
         rejected)."""
 
@@ -167,7 +168,9 @@ class EventLog:
     def start_events(self) -> None:
         self.events, self.retired = [], set()
 
-    def log_event(self, step: int, round: int, agent_id: AgentId, event: str, detail: str = "") -> None:
+    def log_event(
+        self, step: int, round: int, agent_id: AgentId, event: str, detail: str = ""
+    ) -> None:
         self.events.append(Event(step, round, agent_id, event, detail))
 
     def retire(self, step: int, round: int, agent_id: AgentId, detail: str = "") -> None:

@@ -60,7 +60,9 @@ class CostGuard:
     flight. So an answer costs the event loop no thread hop and no write of its own.
     """
 
-    def __init__(self, max_cost_usd: float | None = None, ledger: SpendLedger | None = None) -> None:
+    def __init__(
+        self, max_cost_usd: float | None = None, ledger: SpendLedger | None = None
+    ) -> None:
         self.max_cost_usd = max_cost_usd
         self.ledger = ledger
         self._spent = 0.0
@@ -144,8 +146,12 @@ class CostGuard:
         """Reservations for several requests ((amount, alias) each) in one transaction: each its
         ``Reservation``, or the ``BudgetExceeded`` that refused it, in order (a budget refuses
         every later one too). A ledger that cannot be read or written raises."""
-        ops = [lambda s, rid=uuid.uuid4().hex, amount=amount, alias=alias:
-               self._reserve(s, rid, amount, alias) for amount, alias in asked]
+        ops = [
+            lambda s, rid=uuid.uuid4().hex, amount=amount, alias=alias: self._reserve(
+                s, rid, amount, alias
+            )
+            for amount, alias in asked
+        ]
         outcomes = []
         for queued in self._commit_all(ops):
             if queued.error is not None and not isinstance(queued.error, BudgetExceeded):
@@ -156,8 +162,11 @@ class CostGuard:
     def _reserve(self, s: dict[str, Any], rid: str, amount: float, alias: str) -> Reservation:
         if self.max_cost_usd is not None:
             if isinstance(s["tripped"], str):  # an overrun
-                raise BudgetExceeded(f"the run is stopping: {s['tripped']}",
-                                     spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
+                raise BudgetExceeded(
+                    f"the run is stopping: {s['tripped']}",
+                    spent_usd=s["spent_usd"],
+                    limit_usd=self.max_cost_usd,
+                )
             reserved = sum(reserved_amount(v) for v in s["reserved"].values())
             projected = s["spent_usd"] + reserved + amount
             if s["tripped"] or projected > self.max_cost_usd:
@@ -167,7 +176,9 @@ class CostGuard:
                     f"{s['spent_usd']:.4f} USD, {reserved:.4f} in flight, and the next call "
                     f"to {alias!r} may cost up to {amount:.4f}; stopping before exceeding it "
                     "(raise llm.max_cost_usd to go on)",
-                    spent_usd=s["spent_usd"], limit_usd=self.max_cost_usd)
+                    spent_usd=s["spent_usd"],
+                    limit_usd=self.max_cost_usd,
+                )
         s["reserved"][rid] = amount if self.ledger is None else [amount, process_owner()]
         return Reservation(rid, amount, alias)
 
@@ -187,13 +198,21 @@ class CostGuard:
         s["reserved"].pop(reservation.id, None)
         s["spent_usd"] += usd
         if isinstance(charge, Charge) and charge.over_bound:
-            s["tripped"] = (f"model {reservation.alias!r} reported more tokens than the "
-                            f"request's upper bound (it claimed {charge.claimed_usd:.4f} USD, "
-                            f"the bound is {reservation.amount:.4f}); the call was charged the "
-                            "bound. Check the endpoint's usage and the model's prices")
-            s["overruns"].append({"alias": reservation.alias, "reserved_usd": reservation.amount,
-                                  "charged_usd": usd, "claimed_usd": charge.claimed_usd,
-                                  "at": time.time()})
+            s["tripped"] = (
+                f"model {reservation.alias!r} reported more tokens than the "
+                f"request's upper bound (it claimed {charge.claimed_usd:.4f} USD, "
+                f"the bound is {reservation.amount:.4f}); the call was charged the "
+                "bound. Check the endpoint's usage and the model's prices"
+            )
+            s["overruns"].append(
+                {
+                    "alias": reservation.alias,
+                    "reserved_usd": reservation.amount,
+                    "charged_usd": usd,
+                    "claimed_usd": charge.claimed_usd,
+                    "at": time.time(),
+                }
+            )
 
     def release(self, reservation: Reservation) -> None:
         self._commit(lambda s: s["reserved"].pop(reservation.id, None))
@@ -218,8 +237,12 @@ class _MemoryState:
     def __enter__(self) -> dict[str, Any]:
         guard = self.guard
         guard._lock.acquire()
-        self.state = {"spent_usd": guard._spent, "reserved": dict(guard._reserved),
-                      "tripped": guard._tripped, "overruns": []}
+        self.state = {
+            "spent_usd": guard._spent,
+            "reserved": dict(guard._reserved),
+            "tripped": guard._tripped,
+            "overruns": [],
+        }
         return self.state
 
     def __exit__(self, *exc: Any) -> None:

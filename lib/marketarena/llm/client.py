@@ -116,12 +116,20 @@ def capped(text: str, limit: int = LOG_TEXT_CHARS) -> str:
     return f"{text[:limit]}\n[... {len(text) - limit} more characters not logged]"
 
 
-def exchange(reask: int, messages: Sequence[Message], answer: str, error: str | None) -> dict[str, Any]:
+def exchange(
+    reask: int, messages: Sequence[Message], answer: str, error: str | None
+) -> dict[str, Any]:
     """One answer of a call as ``CallRecord.exchanges`` holds it (texts capped, messages as JSON)."""
-    said = [{"role": str(m.get("role", "")), "content": capped(str(m.get("content") or ""))}
-            for m in messages]
-    return {"reask": reask, "messages": json.dumps(said, ensure_ascii=False),
-            "answer": capped(answer), "error": error or ""}
+    said = [
+        {"role": str(m.get("role", "")), "content": capped(str(m.get("content") or ""))}
+        for m in messages
+    ]
+    return {
+        "reask": reask,
+        "messages": json.dumps(said, ensure_ascii=False),
+        "answer": capped(answer),
+        "error": error or "",
+    }
 
 
 @dataclass
@@ -146,8 +154,13 @@ class CallRecord:
         """Flat dict for a log row: the context keys (step, agent_id, ...) first, then the fields
         (not ``exchanges``, which are rows of their own table)."""
         row = dict(self.context)
-        row.update({f.name: getattr(self, f.name) for f in fields(self)
-                    if f.name not in ("context", "exchanges")})
+        row.update(
+            {
+                f.name: getattr(self, f.name)
+                for f in fields(self)
+                if f.name not in ("context", "exchanges")
+            }
+        )
         return row
 
 
@@ -192,8 +205,10 @@ class UsageTotals:
 def progress_of(context: Mapping[str, Any]) -> tuple[float, float]:
     """How far the episode asking is: its decision point's (step, round), 0 where the context has
     none; the endpoint's next free slot goes to the least advanced (``llm.slots``)."""
-    return tuple(v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-                 for v in (context.get("step"), context.get("round")))  # type: ignore[return-value]
+    return tuple(
+        v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+        for v in (context.get("step"), context.get("round"))
+    )  # type: ignore[return-value]
 
 
 class LLMClient:
@@ -222,12 +237,18 @@ class LLMClient:
     ) -> None:
         self.settings = settings or LLMSettings()
         self.cache = cache if cache is not None else ResponseCache(self.settings.cache_dir)
-        self.cost_guard = cost_guard if cost_guard is not None else CostGuard(self.settings.max_cost_usd)
+        self.cost_guard = (
+            cost_guard if cost_guard is not None else CostGuard(self.settings.max_cost_usd)
+        )
         self.transport = Transport(
-            openai_factory, environ,
+            openai_factory,
+            environ,
             self.settings.backoff_base_s if backoff_base_s is None else backoff_base_s,
-            self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s, rng,
-            shared_slots, slot_sizes)
+            self.settings.backoff_max_s if backoff_max_s is None else backoff_max_s,
+            rng,
+            shared_slots,
+            slot_sizes,
+        )
         self.on_record = on_record
         self.totals: dict[str, UsageTotals] = {}
         self.in_flight = 0  # calls under way (the progress line shows them)
@@ -246,8 +267,15 @@ class LLMClient:
 
     # -- public -----------------------------------------------------------------------------------
 
-    async def complete(self, spec: ModelSpec, messages: Sequence[Message], schema: type[A], *,
-                       sample: int = 0, context: Mapping[str, Any] | None = None) -> LLMResult[A]:
+    async def complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Message],
+        schema: type[A],
+        *,
+        sample: int = 0,
+        context: Mapping[str, Any] | None = None,
+    ) -> LLMResult[A]:
         """Ask ``spec``'s model for an answer matching ``schema``; see the module docstring."""
         self.in_flight += 1
         try:
@@ -255,8 +283,14 @@ class LLMClient:
         finally:
             self.in_flight -= 1
 
-    async def _complete(self, spec: ModelSpec, messages: Sequence[Message], schema: type[A],
-                        sample: int, context: Mapping[str, Any] | None) -> LLMResult[A]:
+    async def _complete(
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Message],
+        schema: type[A],
+        sample: int,
+        context: Mapping[str, Any] | None,
+    ) -> LLMResult[A]:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # connection pools, semaphores, futures belong to one event loop
             self._loop, self._inflight, self._release_due = loop, {}, False
@@ -284,15 +318,20 @@ class LLMClient:
                 data = await asyncio.shield(pending)
             if data is None:
                 if self.settings.cache_only:
-                    raise CacheMiss(f"model {spec.alias!r}: request {key[:12]}... is not in the cache "
-                                    f"{self.cache.cache_dir} and llm.cache_only is set (the key "
-                                    "holds the model, the prompt, the sampling and the endpoint "
-                                    "base_url: a change of any misses)" + self._where(record))
+                    raise CacheMiss(
+                        f"model {spec.alias!r}: request {key[:12]}... is not in the cache "
+                        f"{self.cache.cache_dir} and llm.cache_only is set (the key "
+                        "holds the model, the prompt, the sampling and the endpoint "
+                        "base_url: a change of any misses)" + self._where(record)
+                    )
                 record.cached = False
-                data = await self._fetch_once(key, spec, conversation, response_format, request, record)
+                data = await self._fetch_once(
+                    key, spec, conversation, response_format, request, record
+                )
             else:  # tokens of the stored answer; a cached answer costs nothing
-                charge = charge_for(spec, data.get("usage"), Bound.of(spec, conversation,
-                                                                      response_format))
+                charge = charge_for(
+                    spec, data.get("usage"), Bound.of(spec, conversation, response_format)
+                )
                 record.prompt_tokens += charge.prompt_tokens
                 record.completion_tokens += charge.completion_tokens
                 record.cached_prompt_tokens += charge.cached_tokens
@@ -335,8 +374,10 @@ class LLMClient:
             os.close(fd)
             os.unlink(probe)
         except OSError as exc:
-            raise LLMConfigError(f"llm.cache_dir: cannot write the response cache at {path} "
-                                 f"({type(exc).__name__}: {exc.strerror or exc})") from None
+            raise LLMConfigError(
+                f"llm.cache_dir: cannot write the response cache at {path} "
+                f"({type(exc).__name__}: {exc.strerror or exc})"
+            ) from None
 
     def store_answers(self) -> Callable[[], None]:
         """Begin storing every answer fetched so far (call in the client's event loop) and return
@@ -377,11 +418,21 @@ class LLMClient:
     # -- internals --------------------------------------------------------------------------------
 
     @staticmethod
-    def _cache_request(spec: ModelSpec, conversation: list[Message],
-                       response_format: dict[str, Any] | None, sample: int) -> dict[str, Any]:
-        request = {"v": REQUEST_FORMAT_VERSION, "model": spec.model, "messages": list(conversation),
-                   "temperature": spec.temperature, spec.completion_cap_field: spec.max_tokens,
-                   "response_format": response_format, "sample": sample}
+    def _cache_request(
+        spec: ModelSpec,
+        conversation: list[Message],
+        response_format: dict[str, Any] | None,
+        sample: int,
+    ) -> dict[str, Any]:
+        request = {
+            "v": REQUEST_FORMAT_VERSION,
+            "model": spec.model,
+            "messages": list(conversation),
+            "temperature": spec.temperature,
+            spec.completion_cap_field: spec.max_tokens,
+            "response_format": response_format,
+            "sample": sample,
+        }
         if spec.base_url is not None:  # OpenAI itself and the mock provider keep their old keys
             request["endpoint"] = endpoint_key(spec.base_url)
         return request
@@ -401,8 +452,9 @@ class LLMClient:
         if not self.cache.enabled:
             return  # nothing is stored
         self._unstored[key] = data
-        self._queued.append((self._releases, time.monotonic() + CACHE_WRITE_HOLD_S, key,
-                             request, data))
+        self._queued.append(
+            (self._releases, time.monotonic() + CACHE_WRITE_HOLD_S, key, request, data)
+        )
         if not self._draining:
             self._draining = True
             if self._writer is None:
@@ -456,7 +508,8 @@ class LLMClient:
                 if self._write_failed is None:
                     self._write_failed = (
                         f"llm.cache_dir: cannot store an answer at {self.cache.path_for(key)} "
-                        f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})")
+                        f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc})"
+                    )
             self._unstored.pop(key, None)
 
     def _check_writes(self) -> None:
@@ -472,9 +525,15 @@ class LLMClient:
             return ""
         return " (" + ", ".join(f"{k}={v}" for k, v in record.context.items()) + ")"
 
-    async def _fetch_once(self, key: str, spec: ModelSpec, conversation: list[Message],
-                          response_format: dict[str, Any] | None, request: dict[str, Any],
-                          record: CallRecord) -> dict[str, Any]:
+    async def _fetch_once(
+        self,
+        key: str,
+        spec: ModelSpec,
+        conversation: list[Message],
+        response_format: dict[str, Any] | None,
+        request: dict[str, Any],
+        record: CallRecord,
+    ) -> dict[str, Any]:
         """Fetch and cache the answer to ``request``; identical requests arriving meanwhile wait for
         this one and share its answer (as they would share the cached one on replay)."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -482,9 +541,15 @@ class LLMClient:
         attempts = Attempts()
         try:
             try:
-                data = await self.transport.send(spec, conversation, response_format, self.cost_guard,
-                                                 self._where(record), attempts,
-                                                 progress_of(record.context))
+                data = await self.transport.send(
+                    spec,
+                    conversation,
+                    response_format,
+                    self.cost_guard,
+                    self._where(record),
+                    attempts,
+                    progress_of(record.context),
+                )
             finally:
                 record.retries += attempts.retries
                 record.latency_s += attempts.latency_s

@@ -41,10 +41,15 @@ def _utf8_len(text: str) -> int:
 
 def prompt_token_bound(messages: list[dict[str, Any]], response_format: Any = None) -> int:
     """An upper bound of the prompt tokens of a request (see the module docstring)."""
-    text_bytes = sum(_utf8_len(str(m.get("content") or "")) + len(str(m.get("role", "")))
-                     for m in messages)
-    return (text_bytes + _schema_bytes(response_format) + MESSAGE_OVERHEAD_TOKENS * len(messages)
-            + REQUEST_OVERHEAD_TOKENS)
+    text_bytes = sum(
+        _utf8_len(str(m.get("content") or "")) + len(str(m.get("role", ""))) for m in messages
+    )
+    return (
+        text_bytes
+        + _schema_bytes(response_format)
+        + MESSAGE_OVERHEAD_TOKENS * len(messages)
+        + REQUEST_OVERHEAD_TOKENS
+    )
 
 
 def _schema_bytes(response_format: Any) -> int:
@@ -108,6 +113,13 @@ def charge_for(spec: ModelSpec, usage: Any, bound: Bound) -> Charge:
     cached = cached_tokens(usage, prompt)
     claimed = spec.cost_usd(prompt, completion, cached)
     if claimed > bound.usd:
-        return Charge(prompt, completion, bound.usd, trusted=False, over_bound=True,
-                      claimed_usd=claimed, cached_tokens=cached)
+        return Charge(
+            prompt,
+            completion,
+            bound.usd,
+            trusted=False,
+            over_bound=True,
+            claimed_usd=claimed,
+            cached_tokens=cached,
+        )
     return Charge(prompt, completion, claimed, trusted=True, cached_tokens=cached)

@@ -81,7 +81,13 @@ class LLMEndpointError(LLMError):
     """
 
     def __init__(
-        self, message: str, *, alias: str, base_url: str, status: int | str | None, record: Any = None
+        self,
+        message: str,
+        *,
+        alias: str,
+        base_url: str,
+        status: int | str | None,
+        record: Any = None,
     ) -> None:
         super().__init__(message)
         self.alias = alias
@@ -93,7 +99,9 @@ class LLMEndpointError(LLMError):
 class BudgetExceeded(LLMError):
     """A new, uncached call would take spending past ``max_cost_usd``; the run should stop cleanly."""
 
-    def __init__(self, message: str, *, spent_usd: float, limit_usd: float, record: Any = None) -> None:
+    def __init__(
+        self, message: str, *, spent_usd: float, limit_usd: float, record: Any = None
+    ) -> None:
         super().__init__(message)
         self.spent_usd = spent_usd
         self.limit_usd = limit_usd

@@ -153,7 +153,9 @@ class FakeEndpoint:
         """A ``ChatClient`` whose wire is this fake (signature of ``openai_factory``)."""
         self.api_keys_seen.add(api_key)
 
-        async def wire(url: str, headers: Any, data: bytes, timeout: float) -> tuple[int, dict, bytes]:
+        async def wire(
+            url: str, headers: Any, data: bytes, timeout: float
+        ) -> tuple[int, dict, bytes]:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
@@ -174,8 +176,18 @@ class FakeEndpoint:
             answer = completion_json(body.get("model", "fake"), behaviour, len(self.requests))
             return 200, json_type, json.dumps(answer).encode()
         if isinstance(behaviour, Status):
-            error = {"error": {"message": behaviour.message, "type": "fake_error", "code": behaviour.code}}
-            return behaviour.code, {**json_type, **dict(behaviour.headers)}, json.dumps(error).encode()
+            error = {
+                "error": {
+                    "message": behaviour.message,
+                    "type": "fake_error",
+                    "code": behaviour.code,
+                }
+            }
+            return (
+                behaviour.code,
+                {**json_type, **dict(behaviour.headers)},
+                json.dumps(error).encode(),
+            )
         if isinstance(behaviour, Timeout):
             raise TimeoutError("fake read timeout")
         if isinstance(behaviour, ConnectFail):
@@ -204,7 +216,10 @@ def completion_json(model: str, reply: Reply, serial: int = 1) -> dict[str, Any]
         ],
     }
     if reply.prompt_tokens is not None or reply.completion_tokens is not None:
-        usage = {"prompt_tokens": reply.prompt_tokens or 0, "completion_tokens": reply.completion_tokens or 0}
+        usage = {
+            "prompt_tokens": reply.prompt_tokens or 0,
+            "completion_tokens": reply.completion_tokens or 0,
+        }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if reply.cached_tokens is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
@@ -293,8 +308,13 @@ FAULTS = ("429", "5xx", "reset", "slow", "truncated", "empty")
 class ChaosEndpoint(LoopbackEndpoint):
     """A loopback endpoint with seeded faults before each answer (see the module docstring)."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], Reply], fault_rate: float = 0.4,
-                 seed: int = 0, slow_s: float = 1.5):
+    def __init__(
+        self,
+        responder: Callable[[dict[str, Any]], Reply],
+        fault_rate: float = 0.4,
+        seed: int = 0,
+        slow_s: float = 1.5,
+    ):
         self.fault_rate, self.seed, self.slow_s = fault_rate, seed, slow_s
         self.injected: dict[str, int] = dict.fromkeys(FAULTS, 0)
         self._seen: dict[str, int] = {}
@@ -321,8 +341,9 @@ class ChaosEndpoint(LoopbackEndpoint):
                     self.end_headers()
                     self.wfile.write(data)
                 elif fault == "reset":  # RST instead of an answer
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                               struct.pack("ii", 1, 0))
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
                     self.close_connection = True
                     self.connection.close()
                 elif fault == "slow":
@@ -369,24 +390,32 @@ def schema_answer(body: dict[str, Any]) -> Reply:
 
     raw = json.dumps(body, sort_keys=True).encode("utf-8")
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(raw).digest()[:8], "little"))
-    answer = json.dumps(random_instance(_schema_of(body.get("response_format")), rng), sort_keys=True)
+    answer = json.dumps(
+        random_instance(_schema_of(body.get("response_format")), rng), sort_keys=True
+    )
     return with_usage(body, answer)
 
 
-def with_usage(body: dict[str, Any], answer: str | dict[str, Any],
-               cached_tokens: int | None = None) -> Reply:
+def with_usage(
+    body: dict[str, Any], answer: str | dict[str, Any], cached_tokens: int | None = None
+) -> Reply:
     """``answer`` with the usage of about 4 UTF-8 bytes a token (the mock provider's count) and,
     when given, the prompt tokens served from the provider's prompt cache."""
     from marketarena.llm.response_cache import canonical_json
 
     text = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
     prompt = len(canonical_json(body.get("messages", [])).encode("utf-8"))
-    return Reply(text, prompt_tokens=-(-prompt // 4), completion_tokens=-(-len(text.encode()) // 4),
-                 cached_tokens=cached_tokens)
+    return Reply(
+        text,
+        prompt_tokens=-(-prompt // 4),
+        completion_tokens=-(-len(text.encode()) // 4),
+        cached_tokens=cached_tokens,
+    )
 
 
-def prompt_caching(responder: Responder, min_tokens: int | None = None,
-                   block_tokens: int | None = None) -> Responder:
+def prompt_caching(
+    responder: Responder, min_tokens: int | None = None, block_tokens: int | None = None
+) -> Responder:
     """``responder`` behind a provider's automatic prompt cache (``prompt_cache.PrefixCache``,
     OpenAI's rule unless ``min_tokens`` and ``block_tokens`` say otherwise): each ``Reply`` reports
     as ``cached_tokens`` the tokens of its prompt the cache serves, at most its ``prompt_tokens``."""
@@ -394,7 +423,8 @@ def prompt_caching(responder: Responder, min_tokens: int | None = None,
 
     cache = prompt_cache.PrefixCache(
         prompt_cache.MIN_CACHED_PROMPT_TOKENS if min_tokens is None else min_tokens,
-        prompt_cache.CACHE_BLOCK_TOKENS if block_tokens is None else block_tokens)
+        prompt_cache.CACHE_BLOCK_TOKENS if block_tokens is None else block_tokens,
+    )
 
     def answer(body: dict[str, Any]) -> Behaviour:
         reply = responder(body)
@@ -420,7 +450,9 @@ def always_invalid(bad: str | dict[str, Any], times: int, **usage: Any) -> list[
     return [Reply(bad, **usage) for _ in range(times)]
 
 
-def timeout_then(answer: dict[str, Any] | BaseModel, timeouts: int = 1, **usage: Any) -> list[Behaviour]:
+def timeout_then(
+    answer: dict[str, Any] | BaseModel, timeouts: int = 1, **usage: Any
+) -> list[Behaviour]:
     return [Timeout() for _ in range(timeouts)] + [Reply(answer, **usage)]
 
 

@@ -41,8 +41,9 @@ from marketarena.llm import jsontext
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
-Wire = Callable[[str, Mapping[str, str], bytes, float],
-                Awaitable[tuple[int, Mapping[str, str], bytes]]]
+Wire = Callable[
+    [str, Mapping[str, str], bytes, float], Awaitable[tuple[int, Mapping[str, str], bytes]]
+]
 
 
 class StatusError(Exception):
@@ -107,8 +108,9 @@ class AiohttpWire:
         self._session: Any = None
         self._proxies: dict[str, str | None] = {}
 
-    async def __call__(self, url: str, headers: Mapping[str, str], data: bytes,
-                       timeout: float) -> tuple[int, Mapping[str, str], bytes]:
+    async def __call__(
+        self, url: str, headers: Mapping[str, str], data: bytes, timeout: float
+    ) -> tuple[int, Mapping[str, str], bytes]:
         import aiohttp
 
         if url not in self._proxies:
@@ -116,11 +118,17 @@ class AiohttpWire:
         if self._session is None:  # certificates only where TLS is spoken (17 ms to load them)
             tls = any(u and u.startswith("https:") for u in (url, self._proxies[url]))
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ssl=_ssl_context() if tls else True))
+                connector=aiohttp.TCPConnector(limit=0, ssl=_ssl_context() if tls else True)
+            )
         try:
-            async with self._session.post(url, data=data, headers=headers, allow_redirects=False,
-                                          proxy=self._proxies[url],
-                                          timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+            async with self._session.post(
+                url,
+                data=data,
+                headers=headers,
+                allow_redirects=False,
+                proxy=self._proxies[url],
+                timeout=aiohttp.ClientTimeout(total=timeout),
+            ) as response:
                 return response.status, response.headers, await response.read()
         except aiohttp.ClientConnectorError as err:  # refused, unresolvable: nothing was sent
             raise ConnectionFailed(f"{type(err).__name__}: {err}", sent=False) from None
@@ -162,11 +170,19 @@ def _ssl_context() -> Any:
 class ChatClient:
     """Chat completions from one endpoint with one key (see the module docstring)."""
 
-    def __init__(self, base_url: str | None, api_key: str, wire: Wire | None = None,
-                 environ: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        base_url: str | None,
+        api_key: str,
+        wire: Wire | None = None,
+        environ: Mapping[str, str] | None = None,
+    ):
         self.url = resolve_base_url(base_url, environ) + "/chat/completions"
-        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
-                         "Accept": "application/json"}
+        self._headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
         self._wire = wire if wire is not None else AiohttpWire()
 
     async def complete(self, body: Mapping[str, Any], timeout: float) -> dict[str, Any]:
@@ -175,7 +191,9 @@ class ChatClient:
         if status >= 400:
             raise StatusError(status, error_message(status, answer), retry_after(headers))
         if status >= 300:
-            raise StatusError(status, f"unexpected redirect or status ({error_message(status, answer)})")
+            raise StatusError(
+                status, f"unexpected redirect or status ({error_message(status, answer)})"
+            )
         try:
             parsed = json.loads(answer)
         except ValueError:

@@ -19,8 +19,9 @@ import json
 from json.encoder import encode_basestring  # a string as JSON, non-ASCII kept (C, when built)
 from typing import Any
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                              allow_nan=False).encode
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -50,8 +51,11 @@ def _dumps(obj: Any, canonical: bool, depth: int) -> str:
     if depth == 0 or type(obj) is not dict or not all(type(k) is str for k in obj):
         return encode(obj)  # also what json.dumps makes of keys that are not strings
     keys = sorted(obj) if canonical else obj
-    return "{" + ",".join(f"{encode_basestring(k)}:{_value(obj[k], canonical, depth - 1)}"
-                          for k in keys) + "}"
+    return (
+        "{"
+        + ",".join(f"{encode_basestring(k)}:{_value(obj[k], canonical, depth - 1)}" for k in keys)
+        + "}"
+    )
 
 
 def _value(value: Any, canonical: bool, depth: int) -> str:

@@ -84,8 +84,11 @@ class SpendLedger:
         self._legacy: Path | None = None  # an earlier version's ledger being carried over
         self._threads = threading.Lock()  # one transaction of this object at a time
         with self._locked() as state:
-            orphans = {k: v for k, v in state["reserved"].items()
-                       if exclusive or owner_gone(v[1] if isinstance(v, list) else None)}
+            orphans = {
+                k: v
+                for k, v in state["reserved"].items()
+                if exclusive or owner_gone(v[1] if isinstance(v, list) else None)
+            }
             if orphans:
                 usd = sum(reserved_amount(v) for v in orphans.values())
                 state["spent_usd"] += usd
@@ -93,9 +96,14 @@ class SpendLedger:
                 done["calls"] += len(orphans)
                 done["usd"] += usd
                 state["reserved"] = {k: v for k, v in state["reserved"].items() if k not in orphans}
-                log.warning("%s: %d LLM request(s) were in flight when their run ended; charged at "
-                            "their bound, %.4f USD (spent now %.4f USD)", self.path, len(orphans),
-                            usd, state["spent_usd"])
+                log.warning(
+                    "%s: %d LLM request(s) were in flight when their run ended; charged at "
+                    "their bound, %.4f USD (spent now %.4f USD)",
+                    self.path,
+                    len(orphans),
+                    usd,
+                    state["spent_usd"],
+                )
             if exclusive:
                 state["tripped"] = False
 
@@ -129,11 +137,17 @@ class SpendLedger:
         state, line, complete = _last_state(f.fileno(), size, self.path)
         if complete < size:
             if os.pread(f.fileno(), 1, complete) != b"{":
-                raise LedgerError(f"{self.path}: the spend ledger ends with {size - complete} "
-                                  "bytes that are not a line of it; fix it, or delete the file to "
-                                  "start counting afresh")
-            log.warning("%s: dropped %d bytes of a spend ledger line cut short (its process was "
-                        "killed while writing it)", self.path, size - complete)
+                raise LedgerError(
+                    f"{self.path}: the spend ledger ends with {size - complete} "
+                    "bytes that are not a line of it; fix it, or delete the file to "
+                    "start counting afresh"
+                )
+            log.warning(
+                "%s: dropped %d bytes of a spend ledger line cut short (its process was "
+                "killed while writing it)",
+                self.path,
+                size - complete,
+            )
             os.ftruncate(f.fileno(), complete)
         self._size, self._line = complete, line
         if state is None:
@@ -159,8 +173,11 @@ class SpendLedger:
         legacy = self.path.with_suffix(".json")
         if self.path.suffix != ".jsonl" or not legacy.is_file():
             return {}
-        state = _state_of(legacy.read_bytes(), f"{legacy}: the spend ledger is not valid JSON; fix "
-                          "it, or delete it to start counting afresh")
+        state = _state_of(
+            legacy.read_bytes(),
+            f"{legacy}: the spend ledger is not valid JSON; fix "
+            "it, or delete it to start counting afresh",
+        )
         self._legacy = legacy
         return state
 
@@ -176,7 +193,7 @@ class SpendLedger:
         else:
             view = memoryview(line)
             while view:
-                view = view[os.write(self._file.fileno(), view):]
+                view = view[os.write(self._file.fileno(), view) :]
         self._known = (state, line)
         if self._legacy is not None:  # carried over: the journal has it now
             self._legacy.unlink(missing_ok=True)
@@ -262,9 +279,12 @@ def _last_state(fd: int, size: int, path: Path) -> tuple[dict[str, Any] | None, 
             continue
         if end < 0:
             return None, b"", 0
-        state = _state_of(data[begin:end], f"{path}: the spend ledger's last line is not valid "
-                          "JSON; fix it, or delete the file to start counting afresh")
-        return state, data[begin:end + 1], start + end + 1
+        state = _state_of(
+            data[begin:end],
+            f"{path}: the spend ledger's last line is not valid "
+            "JSON; fix it, or delete the file to start counting afresh",
+        )
+        return state, data[begin : end + 1], start + end + 1
 
 
 def _state_of(data: bytes, error: str) -> dict[str, Any]:

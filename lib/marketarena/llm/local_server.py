@@ -83,7 +83,9 @@ class LocalServerError(RuntimeError):
 
 
 def model_dir() -> Path:
-    return Path(os.environ.get("MARKETARENA_MODEL_DIR") or Path.home() / ".cache" / "marketarena" / "models")
+    return Path(
+        os.environ.get("MARKETARENA_MODEL_DIR") or Path.home() / ".cache" / "marketarena" / "models"
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -149,7 +151,8 @@ def chat_template_path(folder: str | os.PathLike[str] | None = None) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     path = target / "gemma3-tokenizer-config.json"
     text = json.dumps(
-        {"chat_template": GEMMA3_CHAT_TEMPLATE, "bos_token": "<bos>", "eos_token": "<end_of_turn>"}, indent=1
+        {"chat_template": GEMMA3_CHAT_TEMPLATE, "bos_token": "<bos>", "eos_token": "<end_of_turn>"},
+        indent=1,
     )
     if not path.exists() or path.read_text() != text:
         write_atomic(path, text)
@@ -215,7 +218,9 @@ def wait_until_ready(
         except (urllib.error.URLError, OSError, ValueError):
             pass
         if time.monotonic() - started > timeout:
-            raise LocalServerError(f"no answer from {url} within {timeout:.0f} s" + _log_tail(log_path))
+            raise LocalServerError(
+                f"no answer from {url} within {timeout:.0f} s" + _log_tail(log_path)
+            )
         time.sleep(delay)
         delay = min(delay * 1.5, 0.5)
 
@@ -303,15 +308,18 @@ def start_server(
         python=python,
     )
     try:
-        process = lifetime.popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL)
+        process = lifetime.popen(
+            cmd, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
     except BaseException:
         log_file.close()
         raise
     server = LocalServer(process, host, port, model_file, log, _log_file=log_file)
     atexit.register(server.stop)
     try:
-        server.startup_s = wait_until_ready(server.base_url, ready_timeout, process=process, log_path=log)
+        server.startup_s = wait_until_ready(
+            server.base_url, ready_timeout, process=process, log_path=log
+        )
     except BaseException:
         server.stop()
         raise
@@ -334,7 +342,12 @@ def serve(
     with lifetime.terminate_as_interrupt():
         model_file = model_path()
         cmd = server_command(
-            model_file, host, port, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads_batch
+            model_file,
+            host,
+            port,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads_batch,
         )
         print(f"model: {model_file}", flush=True)
         process = lifetime.popen(cmd, stdin=subprocess.DEVNULL)

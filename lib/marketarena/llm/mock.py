@@ -58,12 +58,23 @@ class MockOpenAI:
             answer = random_instance(_schema_of(response_format), rng)
         content = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
         prompt_bytes = len(canonical_json(messages).encode("utf-8"))
-        return {"id": "mock-" + digest.hex()[:12], "object": "chat.completion", "created": 0,
-                "model": model,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": -(-prompt_bytes // 4),
-                          "completion_tokens": -(-len(content.encode("utf-8")) // 4)}}
+        return {
+            "id": "mock-" + digest.hex()[:12],
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": -(-prompt_bytes // 4),
+                "completion_tokens": -(-len(content.encode("utf-8")) // 4),
+            },
+        }
 
     async def close(self) -> None:
         return None
@@ -77,14 +88,16 @@ def _schema_of(response_format: dict | None) -> dict:
     return response_format.get("schema") or {"type": "object", "properties": {}}
 
 
-def random_instance(schema: dict, rng: np.random.Generator, defs: dict | None = None,
-                    depth: int = 0) -> Any:
+def random_instance(
+    schema: dict, rng: np.random.Generator, defs: dict | None = None, depth: int = 0
+) -> Any:
     """A random value valid for the JSON schema ``schema`` (the subset pydantic emits)."""
     defs = schema.get("$defs", defs or {}) if depth == 0 else (defs or {})
     if "$ref" in schema:
         target = defs[schema["$ref"].split("/")[-1]]
-        return random_instance({**target, **{k: v for k, v in schema.items() if k != "$ref"}},
-                               rng, defs, depth + 1)
+        return random_instance(
+            {**target, **{k: v for k, v in schema.items() if k != "$ref"}}, rng, defs, depth + 1
+        )
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
@@ -110,14 +123,22 @@ def random_instance(schema: dict, rng: np.random.Generator, defs: dict | None = 
                 out[f"k{i}"] = random_instance(extra, rng, defs, depth + 1)
         return out
     if kind == "array":
-        lo, hi = schema.get("minItems", 0), schema.get("maxItems", max(schema.get("minItems", 0), 3))
+        lo, hi = (
+            schema.get("minItems", 0),
+            schema.get("maxItems", max(schema.get("minItems", 0), 3)),
+        )
         n = int(rng.integers(lo, hi + 1))
         return [random_instance(schema.get("items", {}), rng, defs, depth + 1) for _ in range(n)]
     if kind == "string":
-        lo, hi = schema.get("minLength", 1), schema.get("maxLength", max(schema.get("minLength", 1), 24))
+        lo, hi = (
+            schema.get("minLength", 1),
+            schema.get("maxLength", max(schema.get("minLength", 1), 24)),
+        )
         text = " ".join(WORDS[int(i)] for i in rng.integers(len(WORDS), size=4))
         if len(text) < lo:
-            text += "".join(string.ascii_lowercase[int(i)] for i in rng.integers(26, size=lo - len(text)))
+            text += "".join(
+                string.ascii_lowercase[int(i)] for i in rng.integers(26, size=lo - len(text))
+            )
         return text[:hi]
     if kind in ("integer", "number"):
         lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))

@@ -107,8 +107,14 @@ class PrefixCache:
     def serve(self, text: str) -> int:
         data = text.encode("utf-8")
         at = bisect.bisect_left(self._sorted, data)
-        shared = max((common_prefix_bytes(data, self._sorted[i]) for i in (at - 1, at)
-                      if 0 <= i < len(self._sorted)), default=0)
+        shared = max(
+            (
+                common_prefix_bytes(data, self._sorted[i])
+                for i in (at - 1, at)
+                if 0 <= i < len(self._sorted)
+            ),
+            default=0,
+        )
         self._sorted.insert(at, data)
         self._order.append(data)
         if len(self._order) > self.remembered:

@@ -102,13 +102,18 @@ class ResponseCache:
     def _warn(self, path: Path, why: str) -> None:
         if path not in self._warned:
             self._warned.add(path)
-            log.warning("LLM cache entry %s is unusable (%s); the answer is fetched again", path, why)
+            log.warning(
+                "LLM cache entry %s is unusable (%s); the answer is fetched again", path, why
+            )
 
     def _read(self, path: Path, key: str) -> dict[str, Any]:
         """The stored entry, or ValueError / OSError saying why it is unusable."""
         entry = json.loads(path.read_bytes().decode("utf-8"))
-        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(
-                entry.get("response"), dict):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("key") != key
+            or not isinstance(entry.get("response"), dict)
+        ):
             raise ValueError("not an entry for this key")
         return entry
 
@@ -129,7 +134,10 @@ class ResponseCache:
             entry = self._read(path, key)
             if request is not None and entry.get("request") != json.loads(canonical_json(request)):
                 raise ValueError("the stored request differs")
-        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        except (
+            OSError,
+            ValueError,
+        ) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             self._corrupt(path, f"{type(exc).__name__}: {exc}")
             return None
         self.stats.hits += 1

@@ -59,8 +59,9 @@ def strict_json_schema(schema: type[BaseModel]) -> tuple[dict[str, Any], bool]:
             node["required"] = list(node["properties"])
         if isinstance(node.get("additionalProperties"), dict):
             node["additionalProperties"] = walk(node["additionalProperties"])
-        is_object = (node.get("type") == "object" or "properties" in node
-                     or "additionalProperties" in node)
+        is_object = (
+            node.get("type") == "object" or "properties" in node or "additionalProperties" in node
+        )
         if is_object and node.get("additionalProperties", True) is not False:
             strict_ok = False
         for key in ("items", "not", "propertyNames"):
@@ -167,7 +168,10 @@ def parse_action(text: str, schema: type[A]) -> tuple[A | None, str | None]:
         try:
             return schema.model_validate(data), None
         except ValidationError as err:
-            return None, f"the JSON does not match the required schema: {describe_validation_error(err)}"
+            return (
+                None,
+                f"the JSON does not match the required schema: {describe_validation_error(err)}",
+            )
     return None, decode_error
 
 
@@ -177,6 +181,11 @@ def reask_messages(answer: str, error: str) -> list[Message]:
     message quoting the validation error."""
     if len(answer) > REASK_ANSWER_CHARS:
         answer = f"{answer[:REASK_ANSWER_CHARS]}…[answer cut: {len(answer)} characters in all]"
-    return [{"role": "assistant", "content": answer},
-            {"role": "user", "content": f"Your previous answer could not be used: {error[:REASK_ANSWER_CHARS]}\n"
-             "Reply again with only a JSON object that matches the required schema."}]
+    return [
+        {"role": "assistant", "content": answer},
+        {
+            "role": "user",
+            "content": f"Your previous answer could not be used: {error[:REASK_ANSWER_CHARS]}\n"
+            "Reply again with only a JSON object that matches the required schema.",
+        },
+    ]

@@ -135,7 +135,8 @@ class SharedSlots(Slots):
     def _queue_changed(self) -> None:
         if self.board is not None:
             self.board[2 * self.seat], self.board[2 * self.seat + 1] = (
-                _rank(self._waiters[0][0]) if self._waiters else _NOBODY)
+                _rank(self._waiters[0][0]) if self._waiters else _NOBODY
+            )
 
     def _posted(self, seat: int) -> tuple[float, float]:
         """The least advanced waiting request ``seat``'s process posts."""
@@ -166,8 +167,12 @@ class SharedSlots(Slots):
         with self._lock:
             if not self._thread_running:
                 self._thread_running = True
-                threading.Thread(target=self._wait_for_slots, args=(asyncio.get_running_loop(),),
-                                 daemon=True, name="marketarena-slots").start()
+                threading.Thread(
+                    target=self._wait_for_slots,
+                    args=(asyncio.get_running_loop(),),
+                    daemon=True,
+                    name="marketarena-slots",
+                ).start()
 
     def _wait_for_slots(self, loop: asyncio.AbstractEventLoop) -> None:
         """The waiting thread: take slots as they free up, one at a time, while more requests of

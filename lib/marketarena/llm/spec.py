@@ -51,8 +51,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from marketarena.llm.errors import LLMConfigError, UnknownModelAlias
 
 StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "none"]
-_CREDENTIAL_QUERY = re.compile(r"(?i)(^|[?&;])(api[-_]?key|key|token|access[-_]?token|secret|password|"
-                               r"passwd|auth|sig|signature)=")
+_CREDENTIAL_QUERY = re.compile(
+    r"(?i)(^|[?&;])(api[-_]?key|key|token|access[-_]?token|secret|password|"
+    r"passwd|auth|sig|signature)="
+)
 
 
 class MockSpec(BaseModel):
@@ -61,16 +63,21 @@ class MockSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     policy: Literal["random_valid", "scripted"] = Field(
-        default="random_valid", description="random schema-valid answers, or the scripted answers")
-    seed: int = Field(default=0, ge=0, strict=True, description="mixed into each request's own random stream")
+        default="random_valid", description="random schema-valid answers, or the scripted answers"
+    )
+    seed: int = Field(
+        default=0, ge=0, strict=True, description="mixed into each request's own random stream"
+    )
     answers: tuple[Any, ...] = Field(
-        default=(), description="scripted: answers (JSON objects or text) given in turn per phase")
+        default=(), description="scripted: answers (JSON objects or text) given in turn per phase"
+    )
 
     @model_validator(mode="after")
     def _scripted_needs_answers(self):
         if self.policy == "scripted" and not self.answers:
             raise ValueError("policy scripted needs at least one entry in answers")
         return self
+
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEY_PREFIXES = ("sk-", "sk_", "gsk_", "xai-", "hf_", "AIza", "pplx-", "or-")
@@ -91,23 +98,28 @@ def at_most_input(cached: float | None, full: float, cached_key: str, key: str) 
     """A cached-input price is a discount: ``ValueError`` naming both keys when it is above the
     input price."""
     if cached is not None and cached > full:
-        raise ValueError(f"{cached_key} must not exceed {key} (a cached prompt token is billed "
-                         "at a discount)")
+        raise ValueError(
+            f"{cached_key} must not exceed {key} (a cached prompt token is billed at a discount)"
+        )
 
 
 class ModelSpec(BaseModel):
     """One model alias: which model at which endpoint, with which sampling, limits and prices."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True,
-                              allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+    )
 
     alias: str = Field(min_length=1, description="the name roster entries use for this model")
     model: str = Field(min_length=1, description="the model name the endpoint knows")
     provider: Literal["openai", "mock"] = Field(
-        default="openai", description="openai: any OpenAI-compatible endpoint; mock: offline answers")
+        default="openai",
+        description="openai: any OpenAI-compatible endpoint; mock: offline answers",
+    )
     mock: MockSpec | None = Field(default=None, description="provider mock: how it answers")
     base_url: str | None = Field(
-        default=None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1; None = OpenAI"
+        default=None,
+        description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1; None = OpenAI",
     )
     api_key_env: str | None = Field(
         default=None,
@@ -116,38 +128,70 @@ class ModelSpec(BaseModel):
     )
     temperature: float = Field(strict=True, default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(
-        strict=True, default=1024, ge=1, le=MAX_TOKENS,
+        strict=True,
+        default=1024,
+        ge=1,
+        le=MAX_TOKENS,
         description="cap on an answer's tokens, also what each call is charged against the budget "
-        "before it is sent; at most 1,000,000, several times any model's output limit today")
+        "before it is sent; at most 1,000,000, several times any model's output limit today",
+    )
     timeout_s: float = Field(
-        strict=True, default=60.0, gt=0, le=3600.0,
+        strict=True,
+        default=60.0,
+        gt=0,
+        le=3600.0,
         description="seconds a request may take; at most 3,600: a request unanswered after an hour "
-        "is hung, not slow")
+        "is hung, not slow",
+    )
     max_concurrency: int = Field(
-        strict=True, default=8, ge=1, le=1000,
+        strict=True,
+        default=8,
+        ge=1,
+        le=1000,
         description="concurrent requests per endpoint; at most 1,000: each holds a connection (an "
         "open file; 1,024 per process is a common limit), and 30,000 requests a minute at 2 s each "
-        "is only 1,000 in flight")
+        "is only 1,000 in flight",
+    )
     max_retries: int = Field(
-        strict=True, default=5, ge=0, le=100,
+        strict=True,
+        default=5,
+        ge=0,
+        le=100,
         description="retries on 429 / 5xx / timeout / connection; at most 100 (with the longest "
-        "back-off, about an hour of retrying one request)")
+        "back-off, about an hour of retrying one request)",
+    )
     max_reasks: int = Field(
-        strict=True, default=2, ge=0, le=20,
+        strict=True,
+        default=2,
+        ge=0,
+        le=20,
         description="re-asks after an answer that fails validation; at most 20 (each re-ask is one "
-        "more request, resending the conversation so far)")
+        "more request, resending the conversation so far)",
+    )
     price_in_per_mtok: float = Field(
-        strict=True, default=0.0, ge=0.0, le=MAX_PRICE,
+        strict=True,
+        default=0.0,
+        ge=0.0,
+        le=MAX_PRICE,
         description="USD per million prompt tokens; at most 10,000, far above any list price "
-        "today (a few hundred at most)")
+        "today (a few hundred at most)",
+    )
     price_out_per_mtok: float = Field(
-        strict=True, default=0.0, ge=0.0, le=MAX_PRICE,
-        description="USD per million completion tokens; at most 10,000 (see price_in_per_mtok)")
+        strict=True,
+        default=0.0,
+        ge=0.0,
+        le=MAX_PRICE,
+        description="USD per million completion tokens; at most 10,000 (see price_in_per_mtok)",
+    )
     price_cached_in_per_mtok: float | None = Field(
-        strict=True, default=None, ge=0.0, le=MAX_PRICE,
+        strict=True,
+        default=None,
+        ge=0.0,
+        le=MAX_PRICE,
         description="USD per million prompt tokens the endpoint served from its prompt cache "
         "(llm/prompt_cache.py); null (the default): the input price, so no discount is assumed; at "
-        "most price_in_per_mtok (the budget bounds every prompt token at the input price)")
+        "most price_in_per_mtok (the budget bounds every prompt token at the input price)",
+    )
     structured_output: StructuredOutput = "json_schema"
 
     @model_validator(mode="before")
@@ -155,8 +199,12 @@ class ModelSpec(BaseModel):
     def _default_openai_key_env(cls, data: Any) -> Any:
         # OpenAI itself always needs a key: an entry without base_url and without api_key_env means
         # OPENAI_API_KEY. A local endpoint without api_key_env gets a dummy key, never the user's key.
-        if (isinstance(data, Mapping) and data.get("base_url") is None and "api_key_env" not in data
-                and data.get("provider", "openai") == "openai"):
+        if (
+            isinstance(data, Mapping)
+            and data.get("base_url") is None
+            and "api_key_env" not in data
+            and data.get("provider", "openai") == "openai"
+        ):
             data = {**data, "api_key_env": "OPENAI_API_KEY"}
         return data
 
@@ -166,9 +214,12 @@ class ModelSpec(BaseModel):
             if self.base_url is not None or self.api_key_env is not None:
                 raise ValueError("provider mock takes no base_url and no api_key_env")
             if self.structured_output in ("json_object", "none") and (
-                    self.mock is None or self.mock.policy == "random_valid"):
-                raise ValueError("provider mock with policy random_valid needs the answer's schema: "
-                                 "structured_output json_schema or json_object_schema")
+                self.mock is None or self.mock.policy == "random_valid"
+            ):
+                raise ValueError(
+                    "provider mock with policy random_valid needs the answer's schema: "
+                    "structured_output json_schema or json_object_schema"
+                )
             if self.mock is None:
                 object.__setattr__(self, "mock", MockSpec())
         elif self.mock is not None:
@@ -177,21 +228,33 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _cached_price(self):
-        at_most_input(self.price_cached_in_per_mtok, self.price_in_per_mtok,
-                      "price_cached_in_per_mtok", "price_in_per_mtok")
+        at_most_input(
+            self.price_cached_in_per_mtok,
+            self.price_in_per_mtok,
+            "price_cached_in_per_mtok",
+            "price_in_per_mtok",
+        )
         return self
 
     @property
     def cached_in_price(self) -> float:
         """USD per million cached prompt tokens (the input price when none is given)."""
-        return self.price_in_per_mtok if self.price_cached_in_per_mtok is None else self.price_cached_in_per_mtok
+        return (
+            self.price_in_per_mtok
+            if self.price_cached_in_per_mtok is None
+            else self.price_cached_in_per_mtok
+        )
 
     @property
     def completion_cap_field(self) -> str:
         """The request field that caps the answer: OpenAI's newer models take only
         ``max_completion_tokens`` (it bounds reasoning tokens too); llama.cpp, vLLM, Ollama take
         ``max_tokens``."""
-        return "max_completion_tokens" if self.base_url is None and self.provider == "openai" else "max_tokens"
+        return (
+            "max_completion_tokens"
+            if self.base_url is None and self.provider == "openai"
+            else "max_tokens"
+        )
 
     @field_validator("base_url")
     @classmethod
@@ -203,11 +266,15 @@ class ModelSpec(BaseModel):
             raise ValueError("must start with http:// or https:// (e.g. http://127.0.0.1:8080/v1)")
         parts = urlsplit(value)
         if parts.username or parts.password or "@" in parts.netloc:
-            raise ValueError("must not carry credentials before the host (user info and @); put the "
-                             "key in the environment variable that api_key_env names")
+            raise ValueError(
+                "must not carry credentials before the host (user info and @); put the "
+                "key in the environment variable that api_key_env names"
+            )
         if _CREDENTIAL_QUERY.search(parts.query) or _CREDENTIAL_QUERY.search(parts.fragment):
-            raise ValueError("must not carry a key or token in its query; put the key in the "
-                             "environment variable that api_key_env names")
+            raise ValueError(
+                "must not carry a key or token in its query; put the key in the "
+                "environment variable that api_key_env names"
+            )
         return value.rstrip("/")
 
     @field_validator("api_key_env")
@@ -227,9 +294,11 @@ class ModelSpec(BaseModel):
     def cost_usd(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         """Dollars for a call with these token counts at this model's prices, ``cached_tokens`` of
         the prompt tokens at the cached-input price."""
-        return ((prompt_tokens - cached_tokens) * self.price_in_per_mtok
-                + cached_tokens * self.cached_in_price
-                + completion_tokens * self.price_out_per_mtok) / 1e6
+        return (
+            (prompt_tokens - cached_tokens) * self.price_in_per_mtok
+            + cached_tokens * self.cached_in_price
+            + completion_tokens * self.price_out_per_mtok
+        ) / 1e6
 
 
 class ReferencePrice(BaseModel):
@@ -237,17 +306,33 @@ class ReferencePrice(BaseModel):
     input, cached input and output tokens. Read by the results site's "cost to rate a model"
     table only; no run is priced with them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False,
-                              populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, allow_inf_nan=False, populate_by_name=True
+    )
 
-    input: float = Field(alias="in", strict=True, ge=0.0, le=MAX_PRICE,
-                         description="USD per million prompt tokens; at most 10,000")
+    input: float = Field(
+        alias="in",
+        strict=True,
+        ge=0.0,
+        le=MAX_PRICE,
+        description="USD per million prompt tokens; at most 10,000",
+    )
     cached_input: float | None = Field(
-        default=None, alias="cached_in", strict=True, ge=0.0, le=MAX_PRICE,
+        default=None,
+        alias="cached_in",
+        strict=True,
+        ge=0.0,
+        le=MAX_PRICE,
         description="USD per million prompt tokens served from the provider's prompt cache "
-        "(null: the input price); at most the input price")
-    output: float = Field(alias="out", strict=True, ge=0.0, le=MAX_PRICE,
-                          description="USD per million completion tokens; at most 10,000")
+        "(null: the input price); at most the input price",
+    )
+    output: float = Field(
+        alias="out",
+        strict=True,
+        ge=0.0,
+        le=MAX_PRICE,
+        description="USD per million completion tokens; at most 10,000",
+    )
 
     @model_validator(mode="after")
     def _cached_at_most_input(self):
@@ -256,8 +341,9 @@ class ReferencePrice(BaseModel):
 
     def cost_usd(self, prompt: float, completion: float, cached: float = 0.0) -> float:
         cached_price = self.input if self.cached_input is None else self.cached_input
-        return ((prompt - cached) * self.input + cached * cached_price
-                + completion * self.output) / 1e6
+        return (
+            (prompt - cached) * self.input + cached * cached_price + completion * self.output
+        ) / 1e6
 
 
 class LLMSettings(BaseModel):
@@ -265,18 +351,36 @@ class LLMSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    cache_dir: Path = Field(default=Path(".cache/llm"), description="response cache, outside DVC outputs")
-    max_cost_usd: float | None = Field(strict=True,
-        default=None, ge=0.0, description="stop before spending more, summed over every run of a "
-        "market instance (data/llm_spend/<instance>.json)")
-    cache_only: bool = Field(strict=True,
-        default=False, description="replay only: a cache miss is an error instead of a network call"
+    cache_dir: Path = Field(
+        default=Path(".cache/llm"), description="response cache, outside DVC outputs"
     )
-    backoff_base_s: float = Field(strict=True, default=1.0, ge=0.0, le=600.0,
-                                  description="first retry waits ~this long; at most 600 s")
-    backoff_max_s: float = Field(strict=True, default=30.0, ge=0.0, le=3600.0,
-                                 description="longest wait between retries; at most 3,600 s (an "
-                                 "endpoint down for an hour ends the run, it is not waited on)")
+    max_cost_usd: float | None = Field(
+        strict=True,
+        default=None,
+        ge=0.0,
+        description="stop before spending more, summed over every run of a "
+        "market instance (data/llm_spend/<instance>.json)",
+    )
+    cache_only: bool = Field(
+        strict=True,
+        default=False,
+        description="replay only: a cache miss is an error instead of a network call",
+    )
+    backoff_base_s: float = Field(
+        strict=True,
+        default=1.0,
+        ge=0.0,
+        le=600.0,
+        description="first retry waits ~this long; at most 600 s",
+    )
+    backoff_max_s: float = Field(
+        strict=True,
+        default=30.0,
+        ge=0.0,
+        le=3600.0,
+        description="longest wait between retries; at most 3,600 s (an "
+        "endpoint down for an hour ends the run, it is not waited on)",
+    )
 
 
 def _format_validation_error(prefix: str, err: ValidationError) -> str:
@@ -295,8 +399,9 @@ def parse_models(raw: Any, *, where: str = "models") -> dict[str, ModelSpec]:
     less than or equal to 2``.
     """
     if not isinstance(raw, Mapping):
-        raise LLMConfigError(f"{where}: must be a mapping of model alias to its settings "
-                             f"(got {type(raw).__name__})")
+        raise LLMConfigError(
+            f"{where}: must be a mapping of model alias to its settings (got {type(raw).__name__})"
+        )
     specs: dict[str, ModelSpec] = {}
     problems: list[str] = []
     for alias, entry in raw.items():
@@ -309,7 +414,9 @@ def parse_models(raw: Any, *, where: str = "models") -> dict[str, ModelSpec]:
             continue
         data.setdefault("alias", alias)
         if data["alias"] != alias:
-            problems.append(f"{where}.{alias}.alias: is {data['alias']!r}, must equal its key {alias!r}")
+            problems.append(
+                f"{where}.{alias}.alias: is {data['alias']!r}, must equal its key {alias!r}"
+            )
             continue
         try:
             specs[alias] = ModelSpec.model_validate(data)

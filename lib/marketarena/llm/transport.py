@@ -94,7 +94,9 @@ def classify(exc: BaseException) -> Failure | None:
 def completion_dict(data: Any) -> dict[str, Any]:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-        raise BadResponse(f"the endpoint's answer is not a chat completion: {canonical_json(data)[:200]}")
+        raise BadResponse(
+            f"the endpoint's answer is not a chat completion: {canonical_json(data)[:200]}"
+        )
     return data
 
 
@@ -116,11 +118,15 @@ def check_api_key(variable: str, value: str) -> str:
     key: non-ASCII, or with whitespace or control characters inside (a pasted newline once put a
     key in full into error messages, escaped where redaction could not find it)."""
     if not value.isascii():
-        raise InvalidAPIKey(f"the environment variable {variable} holds non-ASCII characters; an "
-                            "API key is ASCII (check for a pasted quote or a look-alike character)")
+        raise InvalidAPIKey(
+            f"the environment variable {variable} holds non-ASCII characters; an "
+            "API key is ASCII (check for a pasted quote or a look-alike character)"
+        )
     if any(ch.isspace() or not ch.isprintable() for ch in value):
-        raise InvalidAPIKey(f"the environment variable {variable} holds whitespace or control "
-                            "characters inside the key (a pasted newline?)")
+        raise InvalidAPIKey(
+            f"the environment variable {variable} holds whitespace or control "
+            "characters inside the key (a pasted newline?)"
+        )
     return value
 
 
@@ -208,10 +214,16 @@ class Transport:
     size, their board, this process's seat on it: ``llm.slots``)};
     ``slot_sizes``: {slot_key: slots} of the endpoints this process alone uses."""
 
-    def __init__(self, factory: OpenAIFactory | None, environ: Mapping[str, str] | None,
-                 backoff_base_s: float, backoff_max_s: float, rng: random.Random | None = None,
-                 shared_slots: Mapping[str | None, tuple[Any, ...]] | None = None,
-                 slot_sizes: Mapping[str | None, int] | None = None):
+    def __init__(
+        self,
+        factory: OpenAIFactory | None,
+        environ: Mapping[str, str] | None,
+        backoff_base_s: float,
+        backoff_max_s: float,
+        rng: random.Random | None = None,
+        shared_slots: Mapping[str | None, tuple[Any, ...]] | None = None,
+        slot_sizes: Mapping[str | None, int] | None = None,
+    ):
         self._factory = factory or default_openai_factory
         self._environ = environ if environ is not None else os.environ
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
@@ -241,12 +253,16 @@ class Transport:
             raise MissingAPIKey(
                 f"model {spec.alias!r}: the environment variable {spec.api_key_env} is not set or empty; "
                 f"it must hold the API key for {spec.base_url or OPENAI_DEFAULT_URL} "
-                "(or set api_key_env: null for an endpoint that needs no key)")
+                "(or set api_key_env: null for an endpoint that needs no key)"
+            )
         return check_api_key(spec.api_key_env, value.strip())
 
     def _endpoint(self, spec: ModelSpec) -> tuple[Endpoint, Slots]:
-        key = ((spec.provider, spec.alias, None) if spec.provider == "mock"
-               else (spec.provider, spec.base_url, spec.api_key_env))
+        key = (
+            (spec.provider, spec.alias, None)
+            if spec.provider == "mock"
+            else (spec.provider, spec.base_url, spec.api_key_env)
+        )
         endpoint = self._clients.get(key)
         if endpoint is None:
             api_key = self.api_key(spec)
@@ -262,19 +278,35 @@ class Transport:
         if slots is None and sem_key in self._shared_slots:
             slots = self._slots[sem_key] = SharedSlots(*self._shared_slots[sem_key])
         elif slots is None:
-            slots = self._slots[sem_key] = Slots(self._slot_sizes.get(sem_key, spec.max_concurrency))
-        elif (slots.size != spec.max_concurrency and sem_key not in self._shared_slots
-              and sem_key not in self._slot_sizes and spec.alias not in self._warned):
+            slots = self._slots[sem_key] = Slots(
+                self._slot_sizes.get(sem_key, spec.max_concurrency)
+            )
+        elif (
+            slots.size != spec.max_concurrency
+            and sem_key not in self._shared_slots
+            and sem_key not in self._slot_sizes
+            and spec.alias not in self._warned
+        ):
             self._warned.add(spec.alias)
-            log.warning("model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
-                        spec.alias, spec.max_concurrency, spec.base_url or OPENAI_DEFAULT_URL,
-                        slots.size, slots.size)
+            log.warning(
+                "model %r asks max_concurrency=%d for %s, which already has %d; keeping %d",
+                spec.alias,
+                spec.max_concurrency,
+                spec.base_url or OPENAI_DEFAULT_URL,
+                slots.size,
+                slots.size,
+            )
         return endpoint, slots
 
     @staticmethod
-    def body(spec: ModelSpec, conversation: list[dict], response_format: dict | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": spec.model, "messages": list(conversation),
-                                "temperature": spec.temperature}
+    def body(
+        spec: ModelSpec, conversation: list[dict], response_format: dict | None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": spec.model,
+            "messages": list(conversation),
+            "temperature": spec.temperature,
+        }
         body[spec.completion_cap_field] = spec.max_tokens
         if response_format is not None:
             body["response_format"] = response_format
@@ -287,9 +319,16 @@ class Transport:
             delay = max(delay, min(failure.retry_after_s, self.backoff_max_s))
         return delay
 
-    async def send(self, spec: ModelSpec, conversation: list[dict], response_format: dict | None,
-                   guard: CostGuard, where: str, attempts: Attempts,
-                   progress: tuple = ()) -> dict[str, Any]:
+    async def send(
+        self,
+        spec: ModelSpec,
+        conversation: list[dict],
+        response_format: dict | None,
+        guard: CostGuard,
+        where: str,
+        attempts: Attempts,
+        progress: tuple = (),
+    ) -> dict[str, Any]:
         """The completion for one request, retried as the module docstring says; the budget is
         reserved per attempt and settled with the reported usage. ``attempts`` is filled in as it
         goes (retries and latency count even when the request finally fails). ``progress``: how
@@ -336,12 +375,22 @@ class Transport:
                     attempts.charge = charge_for(spec, data.get("usage"), bound)
                     guard.settle(reservation, attempts.charge)
                     if attempts.charge.over_bound:
-                        log.warning("model %r at %s reported more tokens than the request's bound "
-                                    "(%r); charged the bound, and a run with llm.max_cost_usd "
-                                    "stops before the next call", spec.alias, url, data.get("usage"))
+                        log.warning(
+                            "model %r at %s reported more tokens than the request's bound "
+                            "(%r); charged the bound, and a run with llm.max_cost_usd "
+                            "stops before the next call",
+                            spec.alias,
+                            url,
+                            data.get("usage"),
+                        )
                     elif not attempts.charge.trusted:
-                        log.warning("model %r at %s reported no usable usage (%r); charged the "
-                                    "request's upper bound", spec.alias, url, data.get("usage"))
+                        log.warning(
+                            "model %r at %s reported no usable usage (%r); charged the "
+                            "request's upper bound",
+                            spec.alias,
+                            url,
+                            data.get("usage"),
+                        )
                     return data
                 attempts.latency_s += time.perf_counter() - started
             finally:
@@ -351,15 +400,28 @@ class Transport:
                 break
             delay = self._backoff(retry, failure)
             attempts.retries += 1
-            log.warning("model %r at %s: %s (status %s); retry %d/%d in %.1fs", spec.alias, url,
-                        detail[:200], failure.status, retry + 1, spec.max_retries, delay)
+            log.warning(
+                "model %r at %s: %s (status %s); retry %d/%d in %.1fs",
+                spec.alias,
+                url,
+                detail[:200],
+                failure.status,
+                retry + 1,
+                spec.max_retries,
+                delay,
+            )
             await asyncio.sleep(delay)
         assert failure is not None
         raise LLMEndpointError(
             f"model {spec.alias!r} at {url}: last status {failure.status} after {tried} "
-            f"request{'s' if tried != 1 else ''}" + ("" if failure.retryable else " (not retryable)")
-            + f": {redact(failure.detail, endpoint.api_key)[:500]}" + where,
-            alias=spec.alias, base_url=url, status=failure.status)
+            f"request{'s' if tried != 1 else ''}"
+            + ("" if failure.retryable else " (not retryable)")
+            + f": {redact(failure.detail, endpoint.api_key)[:500]}"
+            + where,
+            alias=spec.alias,
+            base_url=url,
+            status=failure.status,
+        )
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}

@@ -61,8 +61,9 @@ import pandas as pd
 from marketarena.metrics.eas_params import COMPONENTS, VARIABLES, Anchor, EASParams, Term  # noqa: F401
 
 
-def fixed_scores(frame: pd.DataFrame, eas: EASParams, market: pd.DataFrame | None = None
-                 ) -> pd.DataFrame:
+def fixed_scores(
+    frame: pd.DataFrame, eas: EASParams, market: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """``frame`` with a ``score_<variable>`` column per term, a column per component and ``eas``,
     all on the fixed anchors, row by row.
 
@@ -77,8 +78,10 @@ def fixed_scores(frame: pd.DataFrame, eas: EASParams, market: pd.DataFrame | Non
 
     def column(term: Term, name: str, what: str) -> np.ndarray:
         if name not in frame.columns:
-            raise KeyError(f"EAS term {term.variable} needs the {what} {name!r}, which the frame "
-                           f"does not have (columns: {', '.join(frame.columns)})")
+            raise KeyError(
+                f"EAS term {term.variable} needs the {what} {name!r}, which the frame "
+                f"does not have (columns: {', '.join(frame.columns)})"
+            )
         return frame[name].to_numpy(dtype=float)
 
     def anchor(term: Term, a: Anchor) -> np.ndarray | float:
@@ -148,45 +151,70 @@ def eas_board(agents: pd.DataFrame, eas: EASParams, n_boot: int = 2000, seed=0) 
     board = per.groupby("name")[components + market].mean()
     groups = per.groupby("name")["eas"]
     cis = bootstrap_mean_cis([v.to_numpy() for _, v in groups], n_boot=n_boot, seed=seed)
-    board = board.join(pd.DataFrame(cis, index=[n for n, _ in groups],
-                                    columns=["eas_mean", "eas_lo", "eas_hi"]))
+    board = board.join(
+        pd.DataFrame(cis, index=[n for n, _ in groups], columns=["eas_mean", "eas_lo", "eas_hi"])
+    )
     rel = relative_scores(per, eas, by="name").set_index("name")["eas_relative"]
     return board.join(rel).rename_axis("name").reset_index()
 
 
-def board_columns(board: pd.DataFrame, components: list[str] | tuple[str, ...],
-                  scores: list[str] | tuple[str, ...] = ()) -> list[str]:
+def board_columns(
+    board: pd.DataFrame,
+    components: list[str] | tuple[str, ...],
+    scores: list[str] | tuple[str, ...] = (),
+) -> list[str]:
     """The columns of a market's EAS table, those of ``board`` in this order: rank, name, mu and
     sigma, the validity columns (``metrics.validity``), episodes, ``scores`` (the board's other
     columns to show, e.g. the mean profit), the player's ``components``, its EAS with interval and
     relative form, then the market's components of its episodes (``market_*``)."""
     from marketarena.metrics.validity import COLUMNS as VALIDITY
 
-    columns = ["rank", "name", "mu", "sigma", *VALIDITY, "episodes", *scores, *components,
-               "eas_mean", "eas_lo", "eas_hi", "eas_relative",
-               *(f"market_{c}" for c in components), "market_eas"]
+    columns = [
+        "rank",
+        "name",
+        "mu",
+        "sigma",
+        *VALIDITY,
+        "episodes",
+        *scores,
+        *components,
+        "eas_mean",
+        "eas_lo",
+        "eas_hi",
+        "eas_relative",
+        *(f"market_{c}" for c in components),
+        "market_eas",
+    ]
     return [c for c in columns if c in board.columns]
 
 
-def component_correlations(frame: pd.DataFrame, components: list[str] | tuple[str, ...] | None = None
-                           ) -> pd.DataFrame:
+def component_correlations(
+    frame: pd.DataFrame, components: list[str] | tuple[str, ...] | None = None
+) -> pd.DataFrame:
     """Pearson and Spearman of each pair of components over the rows of ``frame`` (episodes, or
     players' episodes) where both are measured: ``a``, ``b``, ``n``, ``pearson``, ``spearman``.
     A pair correlating beyond |r| 0.9 measures one thing twice (``docs/eas.md``)."""
     names = [c for c in (components or COMPONENTS) if c in frame.columns and frame[c].notna().any()]
     rows = []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             both = frame[[a, b]].dropna()
             varied = len(both) > 2 and both[a].nunique() > 1 and both[b].nunique() > 1
-            rows.append({"a": a, "b": b, "n": len(both),
-                         "pearson": both[a].corr(both[b]) if varied else np.nan,
-                         "spearman": both[a].corr(both[b], method="spearman") if varied else np.nan})
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "n": len(both),
+                    "pearson": both[a].corr(both[b]) if varied else np.nan,
+                    "spearman": both[a].corr(both[b], method="spearman") if varied else np.nan,
+                }
+            )
     return pd.DataFrame(rows, columns=["a", "b", "n", "pearson", "spearman"])
 
 
-def cross_market_table(frames: Mapping[str, tuple[str, pd.DataFrame]],
-                       players: Mapping[str, Mapping[str, str | None]]) -> tuple[pd.DataFrame, str]:
+def cross_market_table(
+    frames: Mapping[str, tuple[str, pd.DataFrame]], players: Mapping[str, Mapping[str, str | None]]
+) -> tuple[pd.DataFrame, str]:
     """The EAS of players who played both markets that report it (crash and lemon).
 
     ``frames``: instance -> (market kind, per-seat metrics carrying each player's component
@@ -201,17 +229,27 @@ def cross_market_table(frames: Mapping[str, tuple[str, pd.DataFrame]],
         for _, r in player_components(agents).iterrows():
             player = players.get(instance, {}).get(r["name"])
             if player is not None:
-                rows.append({"player": player, "market": kind, "episode": f"{instance}/{r['episode_id']}",
-                             **{c: r.get(c, np.nan) for c in (*COMPONENTS, "eas")}})
+                rows.append(
+                    {
+                        "player": player,
+                        "market": kind,
+                        "episode": f"{instance}/{r['episode_id']}",
+                        **{c: r.get(c, np.nan) for c in (*COMPONENTS, "eas")},
+                    }
+                )
     long = pd.DataFrame(rows, columns=["player", "market", "episode", *COMPONENTS, "eas"])
     if long.empty:
-        return pd.DataFrame(), ("No player with a cross-market identity (an LLM model alias, or a "
-                                "baseline given a `player` id) played a market that reports the EAS.")
+        return pd.DataFrame(), (
+            "No player with a cross-market identity (an LLM model alias, or a "
+            "baseline given a `player` id) played a market that reports the EAS."
+        )
     kinds = long.groupby("player")["market"].nunique()
     long = long[long["player"].isin(kinds[kinds >= 2].index)]
     if long.empty:
-        return pd.DataFrame(), ("No player played two markets that report the EAS (crash and lemon); "
-                                "their EAS is in each market's own table.")
+        return pd.DataFrame(), (
+            "No player played two markets that report the EAS (crash and lemon); "
+            "their EAS is in each market's own table."
+        )
     by_kind = long.groupby(["player", "market"])[[*COMPONENTS, "eas"]].mean()
     table = by_kind[list(COMPONENTS)].groupby("player").mean()
     table["eas"] = _nanmean(table[list(COMPONENTS)].to_numpy(dtype=float))

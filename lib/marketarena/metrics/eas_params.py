@@ -14,9 +14,15 @@ from marketarena.core.params import Strict
 #: the seed's four components, in its order
 COMPONENTS = ("stability", "integrity", "welfare", "profitability")
 #: the seed's variables (3.3) and consumer surplus (welfare), by the symbol a term names
-VARIABLES = {"b": "bankruptcy rate", "sigma": "normalised price volatility",
-             "d": "Sybil detection rate", "psi": "deceptive purchase rate",
-             "s": "market survival rate", "cs": "consumer surplus", "pi": "normalised agent profit"}
+VARIABLES = {
+    "b": "bankruptcy rate",
+    "sigma": "normalised price volatility",
+    "d": "Sybil detection rate",
+    "psi": "deceptive purchase rate",
+    "s": "market survival rate",
+    "cs": "consumer surplus",
+    "pi": "normalised agent profit",
+}
 
 Anchor = float | str
 
@@ -37,10 +43,14 @@ class Term(Strict):
         for name in ("lo", "hi"):
             v = getattr(self, name)
             if isinstance(v, float) and not abs(v) <= 1e12:
-                raise ValueError(f"{self.metric}: {name} must be a finite number within 1e12 or "
-                                 f"a column name (got {v})")
+                raise ValueError(
+                    f"{self.metric}: {name} must be a finite number within 1e12 or "
+                    f"a column name (got {v})"
+                )
         if isinstance(self.lo, float) and isinstance(self.hi, float) and not self.hi > self.lo:
-            raise ValueError(f"{self.metric}: anchors need lo < hi (got lo={self.lo}, hi={self.hi})")
+            raise ValueError(
+                f"{self.metric}: anchors need lo < hi (got lo={self.lo}, hi={self.hi})"
+            )
         return self
 
     def score(self, x, lo, hi) -> np.ndarray:
@@ -52,8 +62,9 @@ class Term(Strict):
 
 
 class EASParams(Strict):
-    components: dict[Literal["stability", "integrity", "welfare", "profitability"], list[Term]] = \
+    components: dict[Literal["stability", "integrity", "welfare", "profitability"], list[Term]] = (
         Field(min_length=1)
+    )
 
     @model_validator(mode="after")
     def _non_empty(self):

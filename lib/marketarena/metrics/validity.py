@@ -35,7 +35,9 @@ OUTCOMES = ("valid_first", "valid_reasked", "fallback")
 POINT = ["episode_id", "step", "round", "phase", "agent_id"]
 
 
-def decision_outcomes(decisions: pd.DataFrame, llm_calls: pd.DataFrame | None = None) -> pd.DataFrame:
+def decision_outcomes(
+    decisions: pd.DataFrame, llm_calls: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One row per decision point (:data:`POINT`) with its ``outcome`` (one of :data:`OUTCOMES`),
     from the runner's ``decisions`` rows (one per attempt) and, when given, its ``llm_calls``."""
     if decisions is None or decisions.empty:
@@ -45,7 +47,11 @@ def decision_outcomes(decisions: pd.DataFrame, llm_calls: pd.DataFrame | None = 
     if retried.any():  # keep each point's last attempt (most points have only attempt 0)
         again = d.loc[retried, POINT].drop_duplicates()
         hit = pd.MultiIndex.from_frame(d[POINT]).isin(pd.MultiIndex.from_frame(again))
-        tail = d[hit].sort_values([*POINT, "attempt"], kind="stable").drop_duplicates(POINT, keep="last")
+        tail = (
+            d[hit]
+            .sort_values([*POINT, "attempt"], kind="stable")
+            .drop_duplicates(POINT, keep="last")
+        )
         last = pd.concat([d[~hit], tail]).sort_index(kind="stable")
     else:
         last = d
@@ -74,14 +80,17 @@ def player_validity(reader) -> pd.DataFrame:
     outcomes = decision_outcomes(decisions, calls if len(calls) else None)
     agents = reader.table("agents")
     actor = agents["actor"].where(agents["actor"].astype(str) != "", agents["agent_id"])
-    owner = (agents.assign(agent_id=actor)[["episode_id", "agent_id", "name"]]
-             .drop_duplicates(["episode_id", "agent_id"]))
+    owner = agents.assign(agent_id=actor)[["episode_id", "agent_id", "name"]].drop_duplicates(
+        ["episode_id", "agent_id"]
+    )
     outcomes = outcomes.merge(owner, on=["episode_id", "agent_id"], how="left")
     missing = outcomes["name"].isna()
     if missing.any():
         first = outcomes.loc[missing, ["episode_id", "agent_id"]].iloc[0]
-        raise ValueError(f"decisions of {first['agent_id']!r} in {first['episode_id']} belong to no "
-                         "seat of agents.parquet")
+        raise ValueError(
+            f"decisions of {first['agent_id']!r} in {first['episode_id']} belong to no "
+            "seat of agents.parquet"
+        )
     counts = pd.crosstab([outcomes["episode_id"], outcomes["name"]], outcomes["outcome"])
     counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
     counts.insert(0, "decisions", counts.sum(axis=1))
@@ -116,8 +125,9 @@ def with_validity(board: pd.DataFrame, counts: pd.DataFrame | None) -> pd.DataFr
     return merged[order[:at] + list(COLUMNS) + order[at:]]
 
 
-def pooled(boards: dict[str, pd.DataFrame], identity: dict[str, dict[str, str | None]]
-           ) -> pd.DataFrame:
+def pooled(
+    boards: dict[str, pd.DataFrame], identity: dict[str, dict[str, str | None]]
+) -> pd.DataFrame:
     """Per cross-market player (``identity[instance][name]``): its decisions and outcome shares
     pooled over the instances' boards (shares weighted by each board's ``decisions``). Boards
     without the columns (or with NaN: published games) add nothing."""
@@ -130,8 +140,7 @@ def pooled(boards: dict[str, pd.DataFrame], identity: dict[str, dict[str, str | 
             n = r["decisions"]
             if player is None or not np.isfinite(n) or n <= 0:
                 continue
-            rows.append({"player": player, "decisions": n,
-                         **{o: r[o] * n for o in OUTCOMES}})
+            rows.append({"player": player, "decisions": n, **{o: r[o] * n for o in OUTCOMES}})
     if not rows:
         return pd.DataFrame(columns=["player", *COLUMNS])
     return shares(pd.DataFrame(rows), by="player")

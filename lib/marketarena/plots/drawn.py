@@ -96,13 +96,27 @@ def rows_of(fig: Figure) -> list[list[Any]]:
             if isinstance(patch, Rectangle) and id(patch) in bars:
                 bar = bars[id(patch)]
                 if getattr(bar, "orientation", "vertical") == "horizontal":  # barh: y the category
-                    rows.append([*head, "bar", _label(bar), _value(patch.get_width()),
-                                 _value(cy(patch.get_y() + patch.get_height() / 2)),
-                                 _value(patch.get_x())])
+                    rows.append(
+                        [
+                            *head,
+                            "bar",
+                            _label(bar),
+                            _value(patch.get_width()),
+                            _value(cy(patch.get_y() + patch.get_height() / 2)),
+                            _value(patch.get_x()),
+                        ]
+                    )
                 else:
-                    rows.append([*head, "bar", _label(bar),
-                                 _value(cx(patch.get_x() + patch.get_width() / 2)),
-                                 _value(patch.get_height()), _value(patch.get_y())])
+                    rows.append(
+                        [
+                            *head,
+                            "bar",
+                            _label(bar),
+                            _value(cx(patch.get_x() + patch.get_width() / 2)),
+                            _value(patch.get_height()),
+                            _value(patch.get_y()),
+                        ]
+                    )
         for coll in ax.collections:
             series = _label(coll)
             if isinstance(coll, QuadMesh):

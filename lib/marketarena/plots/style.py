@@ -128,16 +128,28 @@ def integer_steps(ax: Axes, steps: Sequence[int] | None = None) -> None:
 def no_data(ax: Axes, message: str = "no data") -> None:
     """Mark an axis as empty with a centred note (used instead of crashing on empty input)."""
     ax.text(
-        0.5, 0.5, message, transform=ax.transAxes, ha="center", va="center",
-        fontsize=11, color="0.45", style="italic",
+        0.5,
+        0.5,
+        message,
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        fontsize=11,
+        color="0.45",
+        style="italic",
     )
     ax.set_xticks([])
     ax.set_yticks([])
 
 
 def mean_ci(
-    df: pd.DataFrame, by: Sequence[str], value: str, level: float = CONFIDENCE,
-    method: str = "t", bounds: tuple[float, float] | None = None, n_boot: int = 2000,
+    df: pd.DataFrame,
+    by: Sequence[str],
+    value: str,
+    level: float = CONFIDENCE,
+    method: str = "t",
+    bounds: tuple[float, float] | None = None,
+    n_boot: int = 2000,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Mean of ``value`` per ``by`` group with a ``level`` interval of that mean.
@@ -168,7 +180,9 @@ def mean_ci(
     else:
         from marketarena.stats import bootstrap_mean_cis
 
-        cis = bootstrap_mean_cis([v.to_numpy() for _, v in g], n_boot=n_boot, seed=seed, level=level)
+        cis = bootstrap_mean_cis(
+            [v.to_numpy() for _, v in g], n_boot=n_boot, seed=seed, level=level
+        )
         out["lo"] = np.where(n >= 2, cis[:, 1], np.nan)
         out["hi"] = np.where(n >= 2, cis[:, 2], np.nan)
     if bounds is not None:
@@ -177,14 +191,32 @@ def mean_ci(
     return out[cols]
 
 
-def mean_errorbar(ax: Axes, df: pd.DataFrame, x: str, value: str, label: str | None = None,
-                  colour=None, ls: str = "-", offset: float = 0.0, **ci) -> None:
+def mean_errorbar(
+    ax: Axes,
+    df: pd.DataFrame,
+    x: str,
+    value: str,
+    label: str | None = None,
+    colour=None,
+    ls: str = "-",
+    offset: float = 0.0,
+    **ci,
+) -> None:
     """Markers at the mean of ``value`` per ``x`` with its :func:`mean_ci` interval as error bars
     (``ci``: ``method``, ``bounds``... of :func:`mean_ci`); ``offset`` shifts the x positions
     (dodging, so that series with equal values stay visible)."""
     m = mean_ci(df, [x], value, **ci)
-    ax.errorbar(m[x] + offset, m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
-                marker="o", capsize=3, lw=1.2, ls=ls, label=label, color=colour)
+    ax.errorbar(
+        m[x] + offset,
+        m["mean"],
+        yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
+        marker="o",
+        capsize=3,
+        lw=1.2,
+        ls=ls,
+        label=label,
+        color=colour,
+    )
 
 
 def dodge(i: int, n: int, width: float) -> float:
@@ -213,8 +245,13 @@ def save(fig: Figure, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fig.savefig(path, dpi=DPI, bbox_inches="tight", facecolor="white",
-                    metadata=PNG_METADATA if path.suffix.lower() == ".png" else None)
+        fig.savefig(
+            path,
+            dpi=DPI,
+            bbox_inches="tight",
+            facecolor="white",
+            metadata=PNG_METADATA if path.suffix.lower() == ".png" else None,
+        )
         if _DATA_FOLDER:
             from marketarena.plots import drawn
 

@@ -93,7 +93,9 @@ def highlight_ranks(shown: Sequence[str], raw: Sequence[object], direction: Dire
                 keys.append(float(r))  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 keys.append(None)
-    distinct = sorted({k for k in keys if k is not None and math.isfinite(k)}, reverse=direction == "max")
+    distinct = sorted(
+        {k for k in keys if k is not None and math.isfinite(k)}, reverse=direction == "max"
+    )
     if len(distinct) < 2:
         return [0] * len(keys)
     rank = {distinct[0]: 1, distinct[1]: 2}
@@ -159,7 +161,8 @@ def markdown_table(
         out += [caption, ""]
     if column_groups:
         parts = [
-            f"**{g}**: " + ", ".join(labels.get(c, str(c)) for c in members) for g, members in column_groups
+            f"**{g}**: " + ", ".join(labels.get(c, str(c)) for c in members)
+            for g, members in column_groups
         ]
         out += ["Column groups: " + "; ".join(parts) + ".", ""]
     header = [_md_escape(labels.get(c, str(c))) for c in cols]
@@ -170,7 +173,10 @@ def markdown_table(
     out.append("| " + " | ".join(header) + " |")
     out.append("| " + " | ".join(rule) + " |")
     for i in range(len(df)):
-        cells = [_md_mark(_md_escape(str(shown.iat[i, j])), int(ranks.iat[i, j])) for j in range(len(cols))]
+        cells = [
+            _md_mark(_md_escape(str(shown.iat[i, j])), int(ranks.iat[i, j]))
+            for j in range(len(cols))
+        ]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -303,11 +309,17 @@ def write_tables(path_md: str | Path, md: str, path_tex: str | Path, tex: str) -
     return paths[0], paths[1]
 
 
-def write_frame(frame: pd.DataFrame, stem: str | Path, caption: str | None = None) -> tuple[Path, Path]:
+def write_frame(
+    frame: pd.DataFrame, stem: str | Path, caption: str | None = None
+) -> tuple[Path, Path]:
     """``frame`` as ``<stem>.md`` and ``<stem>.tex``, default formatting, one caption for both."""
     stem = Path(stem)
-    return write_tables(stem.parent / f"{stem.name}.md", markdown_table(frame, caption=caption) + "\n",
-                        stem.parent / f"{stem.name}.tex", latex_table(frame, caption=caption) + "\n")
+    return write_tables(
+        stem.parent / f"{stem.name}.md",
+        markdown_table(frame, caption=caption) + "\n",
+        stem.parent / f"{stem.name}.tex",
+        latex_table(frame, caption=caption) + "\n",
+    )
 
 
 __all__ = [

@@ -80,14 +80,20 @@ class Board:
     player_column: int | None = None
 
     @classmethod
-    def of(cls, df: pd.DataFrame, main: set[str] | None = None,
-           link: Callable[[str], str] | None = None) -> "Board":
+    def of(
+        cls,
+        df: pd.DataFrame,
+        main: set[str] | None = None,
+        link: Callable[[str], str] | None = None,
+    ) -> "Board":
         """``df`` as shown; ``main``: the CSV columns shown by default (None: every one),
         ``link``: a player's name -> the href of its cell."""
         cols = list(df.columns)
         pairs = {c[:-3] for c in cols if c.endswith("_lo") and f"{c[:-3]}_hi" in cols}
         value_of = {b: next((v for v in (b, f"{b}_mean") if v in cols), None) for b in pairs}
-        shown: list[tuple[str, str | None, str | None]] = []  # (header, value column, interval base)
+        shown: list[
+            tuple[str, str | None, str | None]
+        ] = []  # (header, value column, interval base)
         for c in cols:
             if c[:-3] in pairs and c.endswith(("_lo", "_hi")):
                 if value_of[c[:-3]] is None and c.endswith("_lo"):
@@ -106,14 +112,24 @@ class Board:
                     cell = f"{cell} {interval}" if cell else interval
                 row.append(cell)
                 raw = record[value] if value else record[base + "_lo"]
-                key.append(float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool)
-                           and not math.isnan(raw) else None)
+                key.append(
+                    float(raw)
+                    if isinstance(raw, (int, float))
+                    and not isinstance(raw, bool)
+                    and not math.isnan(raw)
+                    else None
+                )
             rows.append(row)
             keys.append(key)
             links.append(link(str(record[who])) if link and who else None)
-        return cls([h for h, _, _ in shown], rows,
-                   [main is None or (v or b) in main or b in main for _, v, b in shown], keys,
-                   links, next((i for i, (_, v, _) in enumerate(shown) if v == who), None))
+        return cls(
+            [h for h, _, _ in shown],
+            rows,
+            [main is None or (v or b) in main or b in main for _, v, b in shown],
+            keys,
+            links,
+            next((i for i, (_, v, _) in enumerate(shown) if v == who), None),
+        )
 
     def html(self, css_class: str = "") -> str:
         main = self.main or [True] * len(self.columns)
@@ -129,12 +145,18 @@ class Board:
                 if c == self.player_column and self.links and self.links[r]:
                     text = Markup(f'<a class="player" href="{escape(self.links[r])}">{text}</a>')
                 cells.append(f"<td{attrs}>{text}</td>")
-            who = (f' data-player="{escape(row[self.player_column])}"'
-                   if self.player_column is not None else "")
+            who = (
+                f' data-player="{escape(row[self.player_column])}"'
+                if self.player_column is not None
+                else ""
+            )
             body.append(f"<tr{who}>" + "".join(cells) + "</tr>")
         attr = f' class="{css_class}"' if css_class else ""
-        return (f"<table{attr}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
-                + "\n</tbody>\n</table>\n")
+        return (
+            f"<table{attr}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+            + "\n".join(body)
+            + "\n</tbody>\n</table>\n"
+        )
 
     @property
     def hidden(self) -> int:
@@ -169,26 +191,38 @@ def summary(frame: pd.DataFrame, headline: captions_mod.Headline) -> Markup:
         top = rows.iloc[0]
         lead = (f"Among {escape(role)}s, " if role else "") + (
             f"<strong>{escape(top[who])}</strong> leads {len(rows)} players on "
-            f"{escape(headline.label)}: {headline_text(top, headline.column)}")
+            f"{escape(headline.label)}: {headline_text(top, headline.column)}"
+        )
         if "games" in rows.columns:
             lead += f" over {number(top['games'])} games"
         if len(rows) > 1:
             second = rows.iloc[1]
-            lead += (f"; next is <strong>{escape(second[who])}</strong> "
-                     f"({number(second[headline.column])})")
+            lead += (
+                f"; next is <strong>{escape(second[who])}</strong> "
+                f"({number(second[headline.column])})"
+            )
         lead += "."
         if {"rank_lo", "rank_hi"} <= set(rows.columns) and not pd.isna(top["rank_hi"]):
-            lead += (" Its 95% rank interval is [1, 1]: first place is clear." if top["rank_hi"] <= 1
-                     else f" Its 95% rank interval is [{number(top['rank_lo'])}, "
-                          f"{number(top['rank_hi'])}]: first place is not settled.")
+            lead += (
+                " Its 95% rank interval is [1, 1]: first place is clear."
+                if top["rank_hi"] <= 1
+                else f" Its 95% rank interval is [{number(top['rank_lo'])}, "
+                f"{number(top['rank_hi'])}]: first place is not settled."
+            )
         if "kind" in rows.columns:
             llm = rows[rows["kind"] == "llm"]
             if 0 < len(llm) < len(rows):  # where the LLMs land among the others
-                placed = [f"<strong>{escape(r[who])}</strong> ranks {i + 1} of {len(rows)} "
-                          f"({headline_text(r, headline.column)})"
-                          for i, r in llm.head(5).iterrows()]
-                lead += " LLM players: " + "; ".join(placed) + (
-                    f"; {len(llm) - 5} more" if len(llm) > 5 else "") + "."
+                placed = [
+                    f"<strong>{escape(r[who])}</strong> ranks {i + 1} of {len(rows)} "
+                    f"({headline_text(r, headline.column)})"
+                    for i, r in llm.head(5).iterrows()
+                ]
+                lead += (
+                    " LLM players: "
+                    + "; ".join(placed)
+                    + (f"; {len(llm) - 5} more" if len(llm) > 5 else "")
+                    + "."
+                )
         out.append(lead)
     return Markup(" ".join(out))
 
@@ -199,8 +233,12 @@ def llm_ranks(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
     who = who_column(frame)
     if who is None or "kind" not in frame.columns:
         return []
-    return [(str(r[who]), i + 1, len(rows)) for _, rows in roles(frame)
-            for i, (_, r) in enumerate(rows.reset_index(drop=True).iterrows()) if r["kind"] == "llm"]
+    return [
+        (str(r[who]), i + 1, len(rows))
+        for _, rows in roles(frame)
+        for i, (_, r) in enumerate(rows.reset_index(drop=True).iterrows())
+        if r["kind"] == "llm"
+    ]
 
 
 #: players in a head-to-head matrix at most (the board's first; the CSV holds every pair)

@@ -12,9 +12,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 class NoBrowser(RuntimeError):
@@ -33,7 +41,9 @@ def open_page(width: int = 1400, height: int = 1000) -> Iterator[object]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        raise NoBrowser("playwright is not installed (pip install playwright, or the dev extra)") from None
+        raise NoBrowser(
+            "playwright is not installed (pip install playwright, or the dev extra)"
+        ) from None
     exe = chromium()
     if exe is None:
         raise NoBrowser("no Chromium at /usr/bin/chromium (make install-browser)")

@@ -105,7 +105,7 @@ class MarketCaptions(BaseModel):
         entry = self.figures[key]
         if key == stem:
             return entry
-        return Caption(title=f"{entry.title} ({stem[len(key) - 1:]})", caption=entry.caption)
+        return Caption(title=f"{entry.title} ({stem[len(key) - 1 :]})", caption=entry.caption)
 
 
 def path_of(kind: str) -> Path:
@@ -123,7 +123,9 @@ def load(kind: str) -> MarketCaptions:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read the market's captions ({exc.strerror or exc})") from None
+        raise ValueError(
+            f"{path}: cannot read the market's captions ({exc.strerror or exc})"
+        ) from None
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({exc})") from None
     try:
@@ -136,7 +138,7 @@ def load(kind: str) -> MarketCaptions:
 def table_key(instance: str, stem: str) -> str:
     """The captions key of table file stem ``<instance>_<key>`` (the stem itself otherwise)."""
     prefix = f"{instance}_"
-    return stem[len(prefix):] if stem.startswith(prefix) else stem
+    return stem[len(prefix) :] if stem.startswith(prefix) else stem
 
 
 def missing(kind: str, instance: str, figures: list[str], tables: list[str]) -> list[str]:
@@ -146,11 +148,15 @@ def missing(kind: str, instance: str, figures: list[str], tables: list[str]) -> 
     out = []
     for stem in figures:
         if captions.figure(stem) is None:
-            out.append(f"figure {stem!r} (reports/figures/{instance}/{stem}.png) has no caption: "
-                       f"add it to {path} under `figures:` as `{stem}: {{title: ..., caption: ...}}`")
+            out.append(
+                f"figure {stem!r} (reports/figures/{instance}/{stem}.png) has no caption: "
+                f"add it to {path} under `figures:` as `{stem}: {{title: ..., caption: ...}}`"
+            )
     for stem in tables:
         key = table_key(instance, stem)
         if key not in captions.tables:
-            out.append(f"table {stem!r} (reports/tables/{instance}/{stem}.md) has no caption: "
-                       f"add it to {path} under `tables:` as `{key}: {{title: ..., caption: ...}}`")
+            out.append(
+                f"table {stem!r} (reports/tables/{instance}/{stem}.md) has no caption: "
+                f"add it to {path} under `tables:` as `{key}: {{title: ..., caption: ...}}`"
+            )
     return out

@@ -42,6 +42,8 @@ def cost_table(params: Params) -> CostTable | None:
     priced[-1]["note"] = ""
     notes = []
     if differ:
-        notes.append(f"{differ} instance(s) run with params or prompts other than those measured: "
-                     "`marketarena estimate --rate` measures them for yours.")
+        notes.append(
+            f"{differ} instance(s) run with params or prompts other than those measured: "
+            "`marketarena estimate --rate` measures them for yours."
+        )
     return CostTable(list(params.reference_prices), priced, notes)

@@ -13,5 +13,9 @@ def script_json(value: Any) -> Markup:
     """``value`` as JSON for a ``<script type="application/json">`` block: ``<``, ``>`` and ``&``
     escaped, so no text in it can close the block; read back with ``JSON.parse`` of its
     ``textContent``."""
-    return Markup(json.dumps(value, ensure_ascii=False, allow_nan=False, default=str, sort_keys=True)
-                  .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+    return Markup(
+        json.dumps(value, ensure_ascii=False, allow_nan=False, default=str, sort_keys=True)
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )

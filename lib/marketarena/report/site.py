@@ -81,6 +81,8 @@ from marketarena.report.safe import script_json
 KEPT = "the earlier reports/site is left as it was"
 ASSETS = ("style.css", "pages.js")
 RUN_INFO = "run-info.js"  # excluded from the site's hash by .dvcignore
+
+
 @dataclass
 class Item:
     """A figure or table of an instance page."""
@@ -111,9 +113,14 @@ class Section:
 
 
 #: an instance page's sections, in order
-SECTIONS = [Section("board", "Board"), Section("versus", "Head to head"),
-            Section("figures", "Figures"), Section("tables", "Tables"), Section("run", "Run"),
-            Section("params", "Params")]
+SECTIONS = [
+    Section("board", "Board"),
+    Section("versus", "Head to head"),
+    Section("figures", "Figures"),
+    Section("tables", "Tables"),
+    Section("run", "Run"),
+    Section("params", "Params"),
+]
 
 
 @dataclass
@@ -176,9 +183,14 @@ def _markdown() -> MarkdownIt:
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("marketarena.report", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("marketarena.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["number"] = number
     env.filters["usd"] = usd
     env.filters["tojson_script"] = script_json
@@ -210,23 +222,45 @@ def run_size(reader: EpisodeReader, params: Params) -> dict[str, Any]:
     at its cached-input price (what the answers would cost bought anew, whether or not this run
     took them from the response cache)."""
     decisions = reader.table("decisions", ["valid"]) if len(reader) else pd.DataFrame()
-    calls = reader.table("llm_calls", ["model", "attempts", "valid", "prompt_tokens",
-                                       "completion_tokens", "cached_prompt_tokens"]
-                         ) if len(reader) else pd.DataFrame()
+    calls = (
+        reader.table(
+            "llm_calls",
+            [
+                "model",
+                "attempts",
+                "valid",
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_prompt_tokens",
+            ],
+        )
+        if len(reader)
+        else pd.DataFrame()
+    )
     models = []
     if len(calls):
         for alias, g in calls.groupby("model", sort=True):
             spec = params.models.get(str(alias))
             p, c = int(g["prompt_tokens"].sum()), int(g["completion_tokens"].sum())
             cached = int(g["cached_prompt_tokens"].fillna(0).sum())
-            models.append({"alias": str(alias), "calls": len(g), "answers": int(g["attempts"].sum()),
-                           "invalid": int((~g["valid"].astype(bool)).sum()),
-                           "prompt_tokens": p, "cached_prompt_tokens": cached,
-                           "completion_tokens": c,
-                           "list_cost_usd": spec.cost_usd(p, c, cached) if spec else None})
-    return {"episodes": len(reader), "decisions": len(decisions),
-            "invalid_decisions": int((~decisions["valid"].astype(bool)).sum()) if len(decisions) else 0,
-            "models": models}
+            models.append(
+                {
+                    "alias": str(alias),
+                    "calls": len(g),
+                    "answers": int(g["attempts"].sum()),
+                    "invalid": int((~g["valid"].astype(bool)).sum()),
+                    "prompt_tokens": p,
+                    "cached_prompt_tokens": cached,
+                    "completion_tokens": c,
+                    "list_cost_usd": spec.cost_usd(p, c, cached) if spec else None,
+                }
+            )
+    return {
+        "episodes": len(reader),
+        "decisions": len(decisions),
+        "invalid_decisions": int((~decisions["valid"].astype(bool)).sum()) if len(decisions) else 0,
+        "models": models,
+    }
 
 
 def _tables(instance: str, kind: str, paths, site: Path, md: MarkdownIt) -> list[Item]:
@@ -234,10 +268,16 @@ def _tables(instance: str, kind: str, paths, site: Path, md: MarkdownIt) -> list
     order of the market's captions, copied beside the page with their LaTeX."""
     captions = captions_mod.load(kind)
     order = {key: i for i, key in enumerate(captions.tables)}
-    sources = sorted((paths.reports / "tables" / instance).glob("*.md"),
-                     key=lambda p: (order.get(captions_mod.table_key(instance, p.stem), len(order)), p.stem))
-    return [_table(src, instance, site, md, captions.tables.get(captions_mod.table_key(instance, src.stem)))
-            for src in sources]
+    sources = sorted(
+        (paths.reports / "tables" / instance).glob("*.md"),
+        key=lambda p: (order.get(captions_mod.table_key(instance, p.stem), len(order)), p.stem),
+    )
+    return [
+        _table(
+            src, instance, site, md, captions.tables.get(captions_mod.table_key(instance, src.stem))
+        )
+        for src in sources
+    ]
 
 
 def markdown_csv(md: MarkdownIt, text: str) -> str:
@@ -251,7 +291,9 @@ def markdown_csv(md: MarkdownIt, text: str) -> str:
         elif token.type in ("th_open", "td_open"):
             cell = []
         elif token.type == "inline" and cell is not None:
-            cell.extend(c.content for c in token.children or () if c.type in ("text", "code_inline"))
+            cell.extend(
+                c.content for c in token.children or () if c.type in ("text", "code_inline")
+            )
         elif token.type in ("th_close", "td_close") and cell is not None:
             rows[-1].append("".join(cell))
             cell = None
@@ -268,8 +310,9 @@ def frame_csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, float_format="%.6g", lineterminator="\n")
 
 
-def _table(src: Path, instance: str, site: Path, md: MarkdownIt,
-           entry: captions_mod.Caption | None) -> Item:
+def _table(
+    src: Path, instance: str, site: Path, md: MarkdownIt, entry: captions_mod.Caption | None
+) -> Item:
     rel = f"{instance}/tables/{src.name}"
     _copy(src, site / rel)
     tex, tex_rel = src.with_suffix(".tex"), None
@@ -279,15 +322,24 @@ def _table(src: Path, instance: str, site: Path, md: MarkdownIt,
     text = src.read_text(encoding="utf-8")
     csv_rel = f"{instance}/tables/{src.stem}.csv"
     _write(site / csv_rel, markdown_csv(md, text))
-    return Item(src.stem, entry.title if entry else src.stem, entry.caption if entry else "",
-                entry is not None, rel, html=md.render(text), tex=tex_rel, csv=csv_rel)
+    return Item(
+        src.stem,
+        entry.title if entry else src.stem,
+        entry.caption if entry else "",
+        entry is not None,
+        rel,
+        html=md.render(text),
+        tex=tex_rel,
+        csv=csv_rel,
+    )
 
 
 SPEARMAN = captions_mod.Caption(
     title="Spearman correlations",
     caption="Spearman's ρ of the ranking metric with every other metric over seats, with cluster "
-            "bootstrap intervals over episodes and within-episode permutation p-values (the "
-            "stats stage).")
+    "bootstrap intervals over episodes and within-episode permutation p-values (the "
+    "stats stage).",
+)
 
 
 def _beside(params: Params, instance: str, paths) -> dict[str, tuple[Path, str]]:
@@ -300,7 +352,7 @@ def _beside(params: Params, instance: str, paths) -> dict[str, tuple[Path, str]]
     about = captions_mod.load(mp.market).sources.get(mp.source.format)
     played = [i for i, m in params.markets.items() if m.market == mp.market and not m.imported]
     out = {}
-    for stem, theirs in (about.beside.items() if about else ()):
+    for stem, theirs in about.beside.items() if about else ():
         for other in played:
             png = paths.reports / "figures" / other / f"{theirs}.png"
             if png.is_file():
@@ -309,12 +361,15 @@ def _beside(params: Params, instance: str, paths) -> dict[str, tuple[Path, str]]
     return out
 
 
-def _figures(instance: str, kind: str, paths, site: Path,
-             beside: dict[str, tuple[Path, str]] | None = None) -> list[Item]:
+def _figures(
+    instance: str, kind: str, paths, site: Path, beside: dict[str, tuple[Path, str]] | None = None
+) -> list[Item]:
     captions = captions_mod.load(kind)
     order = {key: i for i, key in enumerate(captions.figures)}
-    pngs = sorted((paths.reports / "figures" / instance).glob("*.png"),
-                  key=lambda p: (order.get(captions.figure_key(p.stem), len(order)), p.stem))
+    pngs = sorted(
+        (paths.reports / "figures" / instance).glob("*.png"),
+        key=lambda p: (order.get(captions.figure_key(p.stem), len(order)), p.stem),
+    )
     items = []
     data = paths.figure_data(instance)
     for src in pngs:
@@ -330,33 +385,50 @@ def _figures(instance: str, kind: str, paths, site: Path,
             png, other = beside[src.stem]
             ours = (f"{instance}/figures/ours_{other}_{png.name}", other)
             _copy(png, site / ours[0])
-        items.append(Item(src.stem, entry.title if entry else src.stem,
-                          entry.caption if entry else "", entry is not None, rel, csv=csv_rel,
-                          beside=ours))
+        items.append(
+            Item(
+                src.stem,
+                entry.title if entry else src.stem,
+                entry.caption if entry else "",
+                entry is not None,
+                rel,
+                csv=csv_rel,
+                beside=ours,
+            )
+        )
     return items
 
 
 def _metrics_table(paths, instance: str, site: Path) -> Item | None:
     """Mean metrics per player (``reports/metrics/<instance>.json``) as one more table."""
     path = paths.reports / "metrics" / f"{instance}.json"
-    agents = json.loads(path.read_text(encoding="utf-8")).get("agents", {}) if path.is_file() else {}
+    agents = (
+        json.loads(path.read_text(encoding="utf-8")).get("agents", {}) if path.is_file() else {}
+    )
     if not agents:
         return None
     rel = f"{instance}/metrics.json"
     _copy(path, site / rel)
     frame = pd.DataFrame.from_dict(agents, orient="index").sort_index().reset_index(names="player")
     _write(site / instance / "metrics.csv", frame_csv(frame))
-    return Item(f"{instance}_metrics", "Mean metrics per player",
-                "Every metric of the instance, mean over the player's seats and episodes "
-                "(the metrics stage).", True, rel, html=Board.of(frame).html(),
-                csv=f"{instance}/metrics.csv")
+    return Item(
+        f"{instance}_metrics",
+        "Mean metrics per player",
+        "Every metric of the instance, mean over the player's seats and episodes "
+        "(the metrics stage).",
+        True,
+        rel,
+        html=Board.of(frame).html(),
+        csv=f"{instance}/metrics.csv",
+    )
 
 
 MAX_VERSUS = 30
 
 
-def versus(instance: str, kind: str, frame: pd.DataFrame, paths, site: Path
-           ) -> tuple[list[Versus], list[dict[str, Any]]]:
+def versus(
+    instance: str, kind: str, frame: pd.DataFrame, paths, site: Path
+) -> tuple[list[Versus], list[dict[str, Any]]]:
     """The head-to-head matrices of an instance (``report.headtohead``), one per board role,
     players in board order, and every pair that met (also written to ``<instance>/versus.csv``)."""
     from marketarena.core.registry import market_kind
@@ -377,9 +449,15 @@ def versus(instance: str, kind: str, frame: pd.DataFrame, paths, site: Path
         long = head_to_head(scores, players)
         pairs.append(long.assign(group=role) if role else long)
         shown = players[:MAX_VERSUS]
-        cells = {(r.player, r.opponent): {"games": r.games, "win_share": r.win_share,
-                                          "mean_difference": r.mean_difference}
-                 for r in long.itertuples(index=False) if r.player in shown and r.opponent in shown}
+        cells = {
+            (r.player, r.opponent): {
+                "games": r.games,
+                "win_share": r.win_share,
+                "mean_difference": r.mean_difference,
+            }
+            for r in long.itertuples(index=False)
+            if r.player in shown and r.opponent in shown
+        }
         out.append(Versus(str(role), shown, cells, len(players) - len(shown)))
     every = pd.concat(pairs, ignore_index=True)
     _write(site / instance / "versus.csv", frame_csv(every))
@@ -409,7 +487,9 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
                 leader += f" ({headline_text(top, headline.column)})"
     figures = _figures(instance, kind, paths, site, _beside(params, instance, paths))
     tables = _tables(instance, kind, paths, site, md)
-    problems = captions_mod.missing(kind, instance, [f.stem for f in figures], [t.stem for t in tables])
+    problems = captions_mod.missing(
+        kind, instance, [f.stem for f in figures], [t.stem for t in tables]
+    )
     spearman = paths.reports / "stats" / instance / f"{instance}_spearman.md"
     if spearman.is_file():
         tables.append(_table(spearman, instance, site, md, SPEARMAN))
@@ -423,33 +503,56 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
         _write(site / instance / "run.csv", frame_csv(pd.DataFrame(size["models"])))
     dumped = mp.model_dump(mode="json", by_alias=True)
     aliases = sorted({e.model for e in mp.roster if e.kind == "llm" and e.model})
-    models = {a: params.models[a].model_dump(mode="json", exclude={"alias"})
-              for a in aliases if a in params.models}
+    models = {
+        a: params.models[a].model_dump(mode="json", exclude={"alias"})
+        for a in aliases
+        if a in params.models
+    }
     imported = None
     if mp.imported:
         from marketarena.core.sources import read_report
 
         record = read_report(paths.episodes(instance)) or {}
         about = captions.sources.get(mp.source.format) or captions_mod.SourceInfo(
-            title=f"Imported games ({mp.source.format})", about="")
-        facts = {"format": mp.source.format, "source": mp.source.path,
-                 "episodes": number(record.get("episodes"))}
-        facts.update({k.replace("_", " "): _fact(v)
-                      for k, v in sorted((record.get("report") or {}).items())})
+            title=f"Imported games ({mp.source.format})", about=""
+        )
+        facts = {
+            "format": mp.source.format,
+            "source": mp.source.path,
+            "episodes": number(record.get("episodes")),
+        }
+        facts.update(
+            {k.replace("_", " "): _fact(v) for k, v in sorted((record.get("report") or {}).items())}
+        )
         imported = (about, facts)
     return InstancePage(
         imported=imported,
-        name=instance, kind=kind, info=captions.market,
+        name=instance,
+        kind=kind,
+        info=captions.market,
         board_note=(about.board if about and about.board else captions.board)
-        or ("TrueSkill by player over episodes (one free-for-all match per episode), with 95% "
-            "bootstrap intervals over episodes."),
-        board=board, figures=figures, tables=tables, size=size,
+        or (
+            "TrueSkill by player over episodes (one free-for-all match per episode), with 95% "
+            "bootstrap intervals over episodes."
+        ),
+        board=board,
+        figures=figures,
+        tables=tables,
+        size=size,
         params_yaml=yaml.safe_dump(dumped, sort_keys=False, allow_unicode=True, width=100),
-        models_yaml=yaml.safe_dump(models, sort_keys=True, allow_unicode=True, width=100) if models else "",
-        episodes=len(reader), players=len(frame) if len(frame) else len(mp.roster), leader=leader,
-        run=run_info(paths.episodes(instance)), problems=problems,
-        summary=summary(frame, headline), versus=matrices, versus_data=pairs,
-        llm_ranks=llm_ranks(frame))
+        models_yaml=yaml.safe_dump(models, sort_keys=True, allow_unicode=True, width=100)
+        if models
+        else "",
+        episodes=len(reader),
+        players=len(frame) if len(frame) else len(mp.roster),
+        leader=leader,
+        run=run_info(paths.episodes(instance)),
+        problems=problems,
+        summary=summary(frame, headline),
+        versus=matrices,
+        versus_data=pairs,
+        llm_ranks=llm_ranks(frame),
+    )
 
 
 def _fact(value: Any) -> str:
@@ -469,7 +572,10 @@ def _overall(paths, md: MarkdownIt, site: Path) -> list[Item]:
     table under the stage's note, or the note alone when the CSV is empty."""
     out = []
     folder = paths.reports / "overall"
-    for stem, title in (("overall", "Standing across instances"), ("eas", "Economic Alignment Score")):
+    for stem, title in (
+        ("overall", "Standing across instances"),
+        ("eas", "Economic Alignment Score"),
+    ):
         source, note = folder / f"{stem}.csv", folder / f"{stem}.md"
         frame = _read_csv(source)
         text = note.read_text(encoding="utf-8") if note.is_file() else ""
@@ -497,14 +603,25 @@ def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
         nav = [(p.name, p.info.title) for p in pages]
         for asset in ASSETS:
             _copy(Path(__file__).parent / "static" / asset, new / asset)
-        _write(new / "index.html", env.get_template("index.html.j2").render(
-            pages=pages, nav=nav, here=None, overall=_overall(paths, md, new),
-            costs=cost_table(params)))
+        _write(
+            new / "index.html",
+            env.get_template("index.html.j2").render(
+                pages=pages,
+                nav=nav,
+                here=None,
+                overall=_overall(paths, md, new),
+                costs=cost_table(params),
+            ),
+        )
         for page in pages:
-            _write(new / f"{page.name}.html", env.get_template("instance.html.j2").render(
-                page=page, nav=nav, here=page.name))
+            _write(
+                new / f"{page.name}.html",
+                env.get_template("instance.html.j2").render(page=page, nav=nav, here=page.name),
+            )
         runs = {p.name: p.run for p in pages}
-        _write(new / RUN_INFO,
-               "// How the run went (not results; excluded from the site's hash by .dvcignore)\n"
-               f"window.RUN_INFO = {json.dumps(runs, indent=1, sort_keys=True)};\n")
+        _write(
+            new / RUN_INFO,
+            "// How the run went (not results; excluded from the site's hash by .dvcignore)\n"
+            f"window.RUN_INFO = {json.dumps(runs, indent=1, sort_keys=True)};\n",
+        )
     return sorted(p for p in site.rglob("*") if p.is_file()), [x for p in pages for x in p.problems]

@@ -84,17 +84,45 @@ from marketarena.simulate.planning import (
 if TYPE_CHECKING:  # pragma: no cover
     from marketarena.simulate.stopping import Batches
 
-__all__ = ["NON_ANSWER_FIELDS", "PACKAGE_ROOT", "SIMULATOR_CODE", "RunContext", "build",
-           "check_input", "check_seating", "checked_seating", "code_hash", "code_paths",
-           "endpoint_limits", "episodes_lock", "in_flight", "ledger_spent", "llm_aliases",
-           "load_inputs", "lock_holders", "model_fingerprint", "package_version", "plan",
-           "read_inputs", "shared_sections", "shared_slots", "simulate", "spend_ledger_path",
-           "worker_count"]
+__all__ = [
+    "NON_ANSWER_FIELDS",
+    "PACKAGE_ROOT",
+    "SIMULATOR_CODE",
+    "RunContext",
+    "build",
+    "check_input",
+    "check_seating",
+    "checked_seating",
+    "code_hash",
+    "code_paths",
+    "endpoint_limits",
+    "episodes_lock",
+    "in_flight",
+    "ledger_spent",
+    "llm_aliases",
+    "load_inputs",
+    "lock_holders",
+    "model_fingerprint",
+    "package_version",
+    "plan",
+    "read_inputs",
+    "shared_sections",
+    "shared_slots",
+    "simulate",
+    "spend_ledger_path",
+    "worker_count",
+]
 
 
-def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None = None,
-             progress: bool = True, openai_factory: Callable[..., Any] | None = None,
-             run_dir: Path | None = None) -> dict[str, Any]:
+def simulate(
+    instance: str,
+    params: Params,
+    data_dir: Path,
+    out_dir: Path | None = None,
+    progress: bool = True,
+    openai_factory: Callable[..., Any] | None = None,
+    run_dir: Path | None = None,
+) -> dict[str, Any]:
     """Run every planned episode of ``instance`` not already finished; returns a small summary.
 
     With LLM seats, one :class:`~marketarena.agents.llm_agent.LLMRuntime` serves the whole run
@@ -116,8 +144,15 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     if done is not None:  # its last run left it whole and nothing changed (``complete.py``)
         return done
     check_market(params.markets[instance], params.source)  # before any episode
-    run = RunContext.of(instance, params, data_dir, out_dir, run_dir, progress=progress,
-                        openai_factory=openai_factory)
+    run = RunContext.of(
+        instance,
+        params,
+        data_dir,
+        out_dir,
+        run_dir,
+        progress=progress,
+        openai_factory=openai_factory,
+    )
     inputs, resources = read_inputs(run)
     run = replace(run, resources=resources)
     planned = plan(run, inputs)
@@ -125,31 +160,54 @@ def simulate(instance: str, params: Params, data_dir: Path, out_dir: Path | None
     units = logs.plan_units([p for _, p in planned], run.market.shard_episodes)
     with episodes_lock(run.out_dir) as live:
         specs = {p.episode_id: spec for spec, p in planned}
-        todo = [(u, [specs[e.episode_id] for e in u.episodes])
-                for u in logs.prepare_units(run.out_dir, units)]
+        todo = [
+            (u, [specs[e.episode_id] for e in u.episodes])
+            for u in logs.prepare_units(run.out_dir, units)
+        ]
         logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
         to_play = sum(len(u.episodes) for u, _ in todo)
-        summary = {"market": instance, "planned": len(planned), "skipped": len(planned) - to_play,
-                   "played": 0, "wall_time_s": 0.0}
+        summary = {
+            "market": instance,
+            "planned": len(planned),
+            "skipped": len(planned) - to_play,
+            "played": 0,
+            "wall_time_s": 0.0,
+        }
         stop = None
         if run.market.stop is not None:
             from marketarena.simulate.stopping import Batches
 
-            stop = Batches(market_kind(run.market.market), run.market, units, run.out_dir,
-                           run.data_dir)
+            stop = Batches(
+                market_kind(run.market.market), run.market, units, run.out_dir, run.data_dir
+            )
         if not todo and stop is None:
-            complete.record(run.run_dir, complete.run_key(instance, params, inputs), inputs,
-                            run.out_dir, len(planned))
+            complete.record(
+                run.run_dir,
+                complete.run_key(instance, params, inputs),
+                inputs,
+                run.out_dir,
+                len(planned),
+            )
             return summary
         summary = _played(run, todo, stop, live, summary)
         if stop is None:
-            complete.record(run.run_dir, complete.run_key(instance, params, inputs), inputs,
-                            run.out_dir, len(planned))
+            complete.record(
+                run.run_dir,
+                complete.run_key(instance, params, inputs),
+                inputs,
+                run.out_dir,
+                len(planned),
+            )
         return summary
 
 
-def _played(run: RunContext, todo: list[tuple[logs.Unit, list[Any]]], stop: Batches | None,
-            live: Path, summary: dict[str, Any]) -> dict[str, Any]:
+def _played(
+    run: RunContext,
+    todo: list[tuple[logs.Unit, list[Any]]],
+    stop: Batches | None,
+    live: Path,
+    summary: dict[str, Any],
+) -> dict[str, Any]:
     """``summary`` once ``todo`` is played (with a stopping rule ``stop``: the field, then round
     after round of batches), under the run's liveness lock ``live``; says so when
     ``run.progress``."""

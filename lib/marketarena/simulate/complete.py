@@ -37,21 +37,34 @@ def run_key(instance: str, params: Params, inputs: list[Path]) -> str:
     """The run key of ``instance`` with ``params`` and input files ``inputs`` (module docstring)."""
     mp = params.markets[instance]
     aliases = sorted({e.model for e in mp.roster if e.kind == "llm" and e.model})
-    return digest.sha256_text(digest.canonical_json({
-        "instance": instance, "params": mp.model_dump(mode="json", by_alias=True),
-        "shared": shared_sections(market_kind(mp.market).uses, params),
-        "code": code_hash(mp.market), "version": package_version(),
-        "models": {a: model_fingerprint(params, a) for a in aliases},
-        "inputs": digest.hash_files(inputs) if inputs else ""}))
+    return digest.sha256_text(
+        digest.canonical_json(
+            {
+                "instance": instance,
+                "params": mp.model_dump(mode="json", by_alias=True),
+                "shared": shared_sections(market_kind(mp.market).uses, params),
+                "code": code_hash(mp.market),
+                "version": package_version(),
+                "models": {a: model_fingerprint(params, a) for a in aliases},
+                "inputs": digest.hash_files(inputs) if inputs else "",
+            }
+        )
+    )
 
 
 def record(run_dir: Path, key: str, inputs: list[Path], out_dir: Path, planned: int) -> None:
     """Record a run that left every planned unit in ``out_dir``."""
     units = sorted(p.name for p in out_dir.iterdir() if p.is_dir())
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(run_dir / RECORD, json.dumps(
-        {"key": key, "inputs": [str(p) for p in inputs], "units": units, "planned": planned},
-        indent=1, sort_keys=True) + "\n")
+    write_atomic(
+        run_dir / RECORD,
+        json.dumps(
+            {"key": key, "inputs": [str(p) for p in inputs], "units": units, "planned": planned},
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n",
+    )
 
 
 def recorded(run_dir: Path) -> bool:
@@ -59,8 +72,9 @@ def recorded(run_dir: Path) -> bool:
     return (run_dir / RECORD).is_file()
 
 
-def nothing_to_play(instance: str, params: Params, out_dir: Path,
-                    run_dir: Path) -> dict[str, Any] | None:
+def nothing_to_play(
+    instance: str, params: Params, out_dir: Path, run_dir: Path
+) -> dict[str, Any] | None:
     """The run's summary when its last run left it complete and nothing changed since (module
     docstring); None: take the full path."""
     if params.markets[instance].stop is not None:
@@ -68,8 +82,7 @@ def nothing_to_play(instance: str, params: Params, out_dir: Path,
     try:
         held = json.loads((run_dir / RECORD).read_text(encoding="utf-8"))
         inputs = [Path(p) for p in held["inputs"]]
-        if not all(p.is_file() for p in inputs) or held["key"] != run_key(instance, params,
-                                                                           inputs):
+        if not all(p.is_file() for p in inputs) or held["key"] != run_key(instance, params, inputs):
             return None
         if sorted(p.name for p in out_dir.iterdir()) != held["units"]:
             return None
@@ -77,9 +90,17 @@ def nothing_to_play(instance: str, params: Params, out_dir: Path,
         return None
     for name in held["units"]:
         meta = logs.read_meta(out_dir / name)
-        if meta is None or meta.get("status") != "complete" or not logs.intact(out_dir / name,
-                                                                               meta):
+        if (
+            meta is None
+            or meta.get("status") != "complete"
+            or not logs.intact(out_dir / name, meta)
+        ):
             return None
     planned = int(held.get("planned", 0))
-    return {"market": instance, "planned": planned, "skipped": planned, "played": 0,
-            "wall_time_s": 0.0}
+    return {
+        "market": instance,
+        "planned": planned,
+        "skipped": planned,
+        "played": 0,
+        "wall_time_s": 0.0,
+    }

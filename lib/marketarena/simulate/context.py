@@ -31,8 +31,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from marketarena.progress import Counters
 
 #: the fields a context keeps when it crosses into another process (the rest are that process's)
-SENT = ("instance", "params", "data_dir", "out_dir", "run_dir", "progress", "unit_lines",
-        "units_to_play")
+SENT = (
+    "instance",
+    "params",
+    "data_dir",
+    "out_dir",
+    "run_dir",
+    "progress",
+    "unit_lines",
+    "units_to_play",
+)
 
 
 @dataclass(frozen=True)
@@ -67,9 +75,17 @@ class RunContext:
     parent_pid: int | None = None
 
     @classmethod
-    def of(cls, instance: str, params: Params, data_dir: Path | str = "data",
-           out_dir: Path | str | None = None, run_dir: Path | str | None = None, *,
-           progress: bool = True, openai_factory: Callable[..., Any] | None = None) -> RunContext:
+    def of(
+        cls,
+        instance: str,
+        params: Params,
+        data_dir: Path | str = "data",
+        out_dir: Path | str | None = None,
+        run_dir: Path | str | None = None,
+        *,
+        progress: bool = True,
+        openai_factory: Callable[..., Any] | None = None,
+    ) -> RunContext:
         """The context of a run of ``instance`` with ``params``: episodes in ``out_dir`` (default
         ``<data_dir>/episodes/<instance>``), run log in ``run_dir`` (default
         ``core.logs.run_dir_for``). ``data_dir`` defaults to ``data`` below the working folder,
@@ -77,8 +93,17 @@ class RunContext:
         rules, market = rules_for(params, instance)
         data_dir = Path(data_dir)
         out_dir = Path(out_dir or data_dir / "episodes" / instance)
-        return cls(instance, params, rules, market, data_dir, out_dir,
-                   Path(run_dir or logs.run_dir_for(out_dir)), progress, openai_factory)
+        return cls(
+            instance,
+            params,
+            rules,
+            market,
+            data_dir,
+            out_dir,
+            Path(run_dir or logs.run_dir_for(out_dir)),
+            progress,
+            openai_factory,
+        )
 
     @property
     def uses(self) -> tuple[str, ...]:
@@ -97,8 +122,12 @@ class RunContext:
 
     def resolved(self) -> RunContext:
         """The same run with absolute folders: what workers, which may run elsewhere, are sent."""
-        return replace(self, data_dir=self.data_dir.resolve(), out_dir=self.out_dir.resolve(),
-                       run_dir=self.run_dir.resolve())
+        return replace(
+            self,
+            data_dir=self.data_dir.resolve(),
+            out_dir=self.out_dir.resolve(),
+            run_dir=self.run_dir.resolve(),
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = {name: getattr(self, name) for name in SENT}

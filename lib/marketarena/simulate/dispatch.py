@@ -28,8 +28,9 @@ from marketarena.simulate.schedule import _numbered, play_all
 from marketarena.simulate.workers import play_in_workers
 
 
-def play_part(run: RunContext, todo: list[tuple[Any, list[Any]]],
-              live: Path) -> tuple[int, int, str]:
+def play_part(
+    run: RunContext, todo: list[tuple[Any, list[Any]]], live: Path
+) -> tuple[int, int, str]:
     """Play the units of ``todo`` ((unit, its episode specs)): in this process or in workers
     (or Ray tasks; ``live``: the run's liveness lock, which local workers hold), with the run's
     LLM runtime, progress line and spend ledger. Returns (episodes played, workers, backend)."""
@@ -43,15 +44,25 @@ def play_part(run: RunContext, todo: list[tuple[Any, list[Any]]],
         llm = llm_runtime(run, exclusive_ledger=True)
         if not run.params.llm.cache_only:
             llm.check_keys(set(run.llm_aliases))  # a missing key variable stops before any episode
-    workers = (1 if run.openai_factory is not None
-               else worker_count(run.params, run.instance, len(todo)))
+    workers = (
+        1 if run.openai_factory is not None else worker_count(run.params, run.instance, len(todo))
+    )
     counters = progress_line.Counters(workers) if run.progress and progress_line.live() else None
-    run = replace(run, unit_lines=run.progress and counters is None,  # where no live line is drawn
-                  units_to_play=len(todo),
-                  counters=(counters, 0) if counters is not None else None)
-    shown = functools.partial(progress_line.display, run.instance,
-                              sum(len(u.episodes) for u, _ in todo), counters,
-                              bool(run.llm_aliases), counters is not None, _budget(run))
+    run = replace(
+        run,
+        unit_lines=run.progress and counters is None,  # where no live line is drawn
+        units_to_play=len(todo),
+        counters=(counters, 0) if counters is not None else None,
+    )
+    shown = functools.partial(
+        progress_line.display,
+        run.instance,
+        sum(len(u.episodes) for u, _ in todo),
+        counters,
+        bool(run.llm_aliases),
+        counters is not None,
+        _budget(run),
+    )
     try:
         with heap_frozen():
             if ray_address is not None or workers > 1:

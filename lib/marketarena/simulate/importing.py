@@ -77,10 +77,15 @@ def source_listing(folder: Path) -> str:
                 st = None
             count += 1
             if count > MAX_SOURCE_FILES:
-                raise SourceError(folder, f"holds more than {MAX_SOURCE_FILES:,} files; point "
-                                  "source.path at the folder of the logs themselves")
-            digest.update(f"{prefix}{name}\0{st.st_size if st else -1}\0"
-                          f"{st.st_mtime_ns if st else -1}\n".encode("utf-8", "surrogateescape"))
+                raise SourceError(
+                    folder,
+                    f"holds more than {MAX_SOURCE_FILES:,} files; point "
+                    "source.path at the folder of the logs themselves",
+                )
+            digest.update(
+                f"{prefix}{name}\0{st.st_size if st else -1}\0"
+                f"{st.st_mtime_ns if st else -1}\n".encode("utf-8", "surrogateescape")
+            )
     return digest.hexdigest()
 
 
@@ -88,9 +93,15 @@ def fingerprint(mp, folder: Path) -> str:
     """What the import depends on (module docstring)."""
     from marketarena.simulate.planning import code_hash
 
-    return logs.sha256_text(logs.canonical_json({
-        "params": mp.episode_params(), "code": code_hash(mp.market),
-        "source": source_listing(folder)}))
+    return logs.sha256_text(
+        logs.canonical_json(
+            {
+                "params": mp.episode_params(),
+                "code": code_hash(mp.market),
+                "source": source_listing(folder),
+            }
+        )
+    )
 
 
 def _intact(out_dir: Path) -> bool:
@@ -101,11 +112,18 @@ def _intact(out_dir: Path) -> bool:
     units = dict(logs.finished_units(out_dir))
     names = {p.name for p in units}
     return names == set(report.get("units", [])) and all(
-        logs.intact(p, meta) for p, meta in units.items())
+        logs.intact(p, meta) for p, meta in units.items()
+    )
 
 
-def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None = None,
-                    root: Path | None = None, progress: bool = True) -> dict:
+def import_instance(
+    instance: str,
+    params,
+    data_dir: Path,
+    out_dir: Path | None = None,
+    root: Path | None = None,
+    progress: bool = True,
+) -> dict:
     """Import ``instance``'s source into ``out_dir`` (default ``data_dir/episodes/<instance>``),
     unless the import there has the same fingerprint and is intact. ``root``: the project root
     that a relative ``source.path`` is relative to (default: ``data_dir``'s parent). Returns a
@@ -120,26 +138,40 @@ def import_instance(instance: str, params, data_dir: Path, out_dir: Path | None 
     out_dir = Path(out_dir or data_dir / "episodes" / instance)
     folder = source_folder(mp.source.path, Path(root) if root is not None else data_dir.parent)
     if not folder.is_dir():
-        raise SourceError(folder, f"markets.{instance}.source.path: not a folder (the published "
-                          f"logs of format {mp.source.format!r}; see README \"Published games\")")
+        raise SourceError(
+            folder,
+            f"markets.{instance}.source.path: not a folder (the published "
+            f'logs of format {mp.source.format!r}; see README "Published games")',
+        )
     expected = fingerprint(mp, folder)
     with episodes_lock(out_dir):
         old = read_report(out_dir)
         if old is not None and old.get("fingerprint") == expected and _intact(out_dir):
-            return {"market": instance, "imported": 0, "skipped": old.get("episodes", 0),
-                    "source": str(folder)}
+            return {
+                "market": instance,
+                "imported": 0,
+                "skipped": old.get("episodes", 0),
+                "source": str(folder),
+            }
         if progress:
             print(f"{instance}: importing {mp.source.format} games from {folder}", file=sys.stderr)
         with folder_replaced(out_dir) as tmp:
             report = source.import_games(mp, folder, tmp)
             units = sorted(p.name for p, _ in logs.finished_units(tmp))
-            episodes = sum(len(m.get("episodes", [])) if m.get("layout") == "shard" else 1
-                           for _, m in logs.finished_units(tmp))
-            record = {"instance": instance, "market": mp.market,
-                      "source": mp.source.model_dump(mode="json"), "fingerprint": expected,
-                      "episodes": episodes, "units": units, "report": report}
-            (tmp / REPORT).write_text(json.dumps(record, indent=1, sort_keys=True,
-                                                 allow_nan=False, default=str) + "\n")
+            episodes = sum(
+                len(m.get("episodes", [])) if m.get("layout") == "shard" else 1
+                for _, m in logs.finished_units(tmp)
+            )
+            record = {
+                "instance": instance,
+                "market": mp.market,
+                "source": mp.source.model_dump(mode="json"),
+                "fingerprint": expected,
+                "episodes": episodes,
+                "units": units,
+                "report": report,
+            }
+            (tmp / REPORT).write_text(
+                json.dumps(record, indent=1, sort_keys=True, allow_nan=False, default=str) + "\n"
+            )
     return {"market": instance, "imported": episodes, "skipped": 0, "source": str(folder)}
-
-

@@ -43,15 +43,21 @@ def endpoint_limits(params: Params, instance: str) -> dict[str | None, int]:
     return limits
 
 
-def shared_slots(params: Params, instance: str, context: Any,
-                 workers: int) -> dict[str | None, tuple[Any, int, Any]]:
+def shared_slots(
+    params: Params, instance: str, context: Any, workers: int
+) -> dict[str | None, tuple[Any, int, Any]]:
     """{endpoint: (a ``context`` semaphore of its ``max_concurrency`` slots, that size, the board
     where each of the ``workers`` posts its least advanced waiting request)}: the slots every
     local worker of the run takes its requests' from (``llm.slots``). ``context``: the
     workers' ``multiprocessing`` context."""
-    return {key: (context.BoundedSemaphore(size), size,
-                  context.Array("d", [math.inf] * (2 * workers), lock=False))
-            for key, size in endpoint_limits(params, instance).items()}
+    return {
+        key: (
+            context.BoundedSemaphore(size),
+            size,
+            context.Array("d", [math.inf] * (2 * workers), lock=False),
+        )
+        for key, size in endpoint_limits(params, instance).items()
+    }
 
 
 def in_flight(params: Params, instance: str) -> int:
@@ -84,10 +90,14 @@ def worker_share(params: Params, instance: str, workers: int) -> Params:
     requests (their sum stays within it); a local worker's slots are the run's, shared
     (:func:`shared_slots`), and its share only sizes its window of episodes (:func:`in_flight`)."""
     aliases = llm_aliases(params, instance)
-    models = {alias: (spec.model_copy(update={"max_concurrency":
-                                              max(1, spec.max_concurrency // workers)})
-                      if alias in aliases else spec)
-              for alias, spec in params.models.items()}
+    models = {
+        alias: (
+            spec.model_copy(update={"max_concurrency": max(1, spec.max_concurrency // workers)})
+            if alias in aliases
+            else spec
+        )
+        for alias, spec in params.models.items()
+    }
     return params.model_copy(update={"models": models})
 
 
@@ -113,15 +123,22 @@ def charge_leftover_reservations(data_dir: Path, instance: str) -> None:
     SpendLedger(spend_ledger_path(data_dir, instance), exclusive=True)
 
 
-def llm_runtime(run: RunContext, exclusive_ledger: bool = False,
-                shared: dict[str | None, tuple[Any, ...]] | None = None) -> LLMRuntime:
+def llm_runtime(
+    run: RunContext,
+    exclusive_ledger: bool = False,
+    shared: dict[str | None, tuple[Any, ...]] | None = None,
+) -> LLMRuntime:
     """This process's LLM runtime for ``run``: charging the instance's spend ledger
     (``exclusive_ledger``: in the main process, which holds the run's lock: a reservation left in
     the ledger is a dead run's, charged now), with the run's endpoint ``shared`` slots (a local
     worker's) and its own share of each endpoint (:func:`endpoint_limits` of its params)."""
     from marketarena.agents.llm_agent import LLMRuntime
 
-    return LLMRuntime(run.params, openai_factory=run.openai_factory,
-                      ledger_path=spend_ledger_path(run.data_dir, run.instance),
-                      exclusive_ledger=exclusive_ledger, shared_slots=shared,
-                      slot_sizes=endpoint_limits(run.params, run.instance))
+    return LLMRuntime(
+        run.params,
+        openai_factory=run.openai_factory,
+        ledger_path=spend_ledger_path(run.data_dir, run.instance),
+        exclusive_ledger=exclusive_ledger,
+        shared_slots=shared,
+        slot_sizes=endpoint_limits(run.params, run.instance),
+    )

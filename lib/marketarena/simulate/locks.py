@@ -58,15 +58,19 @@ def episodes_lock(out_dir: Path) -> Iterator[Path]:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RunAborted(f"{out_dir} is in use by another simulate run{_holders_said(path)} "
-                             f"(lock {path}); wait for it to finish") from None
+            raise RunAborted(
+                f"{out_dir} is in use by another simulate run{_holders_said(path)} "
+                f"(lock {path}); wait for it to finish"
+            ) from None
         try:
             try:
                 fcntl.flock(lh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise RunAborted(f"{out_dir}: processes of an earlier simulate run are still alive"
-                                 f"{_holders_said(live)} (they hold {live}); wait for them to end "
-                                 "or stop them (kill <pid>), then run again") from None
+                raise RunAborted(
+                    f"{out_dir}: processes of an earlier simulate run are still alive"
+                    f"{_holders_said(live)} (they hold {live}); wait for them to end "
+                    "or stop them (kill <pid>), then run again"
+                ) from None
             fcntl.flock(lh, fcntl.LOCK_SH)  # from now on shared with this run's workers
             yield live
         finally:

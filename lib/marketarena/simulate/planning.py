@@ -39,11 +39,11 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the package's folder (``lib/marketarena``): the simulator's code is named from there
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: the code every episode depends on besides its market's folder: change it and episodes replay
-SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "personas.py",
-                  "simulate")
+SIMULATOR_CODE = ("core", "agents", "llm", "config.py", "embeddings.py", "personas.py", "simulate")
 #: model-spec fields that cannot change an answer or what is logged about it
-NON_ANSWER_FIELDS = frozenset({"alias", "timeout_s", "max_concurrency", "max_retries",
-                               "api_key_env"})
+NON_ANSWER_FIELDS = frozenset(
+    {"alias", "timeout_s", "max_concurrency", "max_retries", "api_key_env"}
+)
 
 
 @functools.cache  # a metadata lookup: once per process, not once per episode
@@ -64,9 +64,12 @@ def code_paths(kind: str) -> list[Path]:
     """The files and folders of code an episode of market ``kind`` runs (those that exist): the
     simulator's, its market's folder and ``markets/_shared`` (what several markets' rules share),
     each but its ``analysis/`` and ``sources/``."""
-    played = [p for folder in (PACKAGE_ROOT / "markets" / "_shared", market_kind(kind).folder)
-              for p in sorted(folder.iterdir())
-              if p.name not in NOT_PLAYED and p.name not in logs.NOT_CODE]
+    played = [
+        p
+        for folder in (PACKAGE_ROOT / "markets" / "_shared", market_kind(kind).folder)
+        for p in sorted(folder.iterdir())
+        if p.name not in NOT_PLAYED and p.name not in logs.NOT_CODE
+    ]
     return [p for p in [*(PACKAGE_ROOT / p for p in SIMULATOR_CODE), *played] if p.exists()]
 
 
@@ -83,8 +86,9 @@ def shared_sections(uses: tuple[str, ...], params: Params) -> dict[str, Any]:
         value: Any = params
         for part in key.split("."):
             value = getattr(value, part)
-        out[key] = (value.model_dump(mode="json", by_alias=True) if hasattr(value, "model_dump")
-                    else value)
+        out[key] = (
+            value.model_dump(mode="json", by_alias=True) if hasattr(value, "model_dump") else value
+        )
     return out
 
 
@@ -98,28 +102,52 @@ def plan(run: RunContext, inputs: list[Path]) -> list[tuple[EpisodeSpec, logs.Pl
     """Every planned episode of the run's instance with its fingerprint (``inputs``: the input
     files it read, hashed into every fingerprint)."""
     rules, mp, params = run.rules, run.market, run.params
-    common = logs.sha256_text(logs.canonical_json({
-        "market": mp.market, "params": mp.episode_params(),
-        "shared": shared_sections(run.uses, params), "code": code_hash(mp.market),
-        "inputs": logs.hash_files(inputs) if inputs else "",
-    }))
+    common = logs.sha256_text(
+        logs.canonical_json(
+            {
+                "market": mp.market,
+                "params": mp.episode_params(),
+                "shared": shared_sections(run.uses, params),
+                "code": code_hash(mp.market),
+                "inputs": logs.hash_files(inputs) if inputs else "",
+            }
+        )
+    )
     planned = []
     for spec in rules.plan(mp):
-        seats = [{"agent_id": s.agent_id, "role": s.role, "actor": s.actor_id,
-                  "harness": rules.harness_of(s.entry),
-                  "entry": s.entry.model_dump(mode="json", exclude={"player"})} for s in spec.seats]
+        seats = [
+            {
+                "agent_id": s.agent_id,
+                "role": s.role,
+                "actor": s.actor_id,
+                "harness": rules.harness_of(s.entry),
+                "entry": s.entry.model_dump(mode="json", exclude={"player"}),
+            }
+            for s in spec.seats
+        ]
         aliases = sorted({s.entry.model for s in spec.seats if s.entry.kind == "llm"})
-        fp = logs.sha256_text(logs.canonical_json({
-            "common": common, "episode": spec.episode_id, "run": spec.run, "seed": spec.seed,
-            "seats": seats, "setting": [list(kv) for kv in spec.setting],
-            "models": {a: model_fingerprint(params, a) for a in aliases}}))
-        planned.append((spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp,
-                                                  llm=bool(aliases))))
+        fp = logs.sha256_text(
+            logs.canonical_json(
+                {
+                    "common": common,
+                    "episode": spec.episode_id,
+                    "run": spec.run,
+                    "seed": spec.seed,
+                    "seats": seats,
+                    "setting": [list(kv) for kv in spec.setting],
+                    "models": {a: model_fingerprint(params, a) for a in aliases},
+                }
+            )
+        )
+        planned.append(
+            (spec, logs.PlannedEpisode(spec.episode_id, spec.run, spec.seed, fp, llm=bool(aliases)))
+        )
     return planned
 
 
-def checked_seating(run: RunContext, specs: list[EpisodeSpec] | None = None,
-                    source: str = "") -> Seating:
+def checked_seating(
+    run: RunContext, specs: list[EpisodeSpec] | None = None, source: str = ""
+) -> Seating:
     """Every roster entry seated, in roles it can play (``core/seating.py``), or ``ParamsError``
     naming the key (after ``source``, the params file, when given). ``specs``: the planned
     episodes when at hand (``simulate``), else the seating is computed from the plan
@@ -144,15 +172,17 @@ def _harness_roles(name: str, rules: Any) -> frozenset[str] | None:
     return harness_class(name, rules).roles
 
 
-def check_seating(instance: str, params: Params, specs: list[EpisodeSpec] | None = None,
-                  source: str = "") -> Seating:
+def check_seating(
+    instance: str, params: Params, specs: list[EpisodeSpec] | None = None, source: str = ""
+) -> Seating:
     """:func:`checked_seating` of ``instance`` (``marketarena validate``, ``play``, tests).
     Returns the :class:`~marketarena.core.seating.Seating`."""
     return checked_seating(RunContext.of(instance, params), specs, source)
 
 
-def build(instance: str, params: Params, run: int = 0, resources: Any = None,
-          llm: Any = None) -> tuple[Any, Any, Any, EpisodeSpec]:
+def build(
+    instance: str, params: Params, run: int = 0, resources: Any = None, llm: Any = None
+) -> tuple[Any, Any, Any, EpisodeSpec]:
     """Episode ``run`` of ``instance`` built exactly as ``simulate`` builds it: (market,
     agents, agents table, its ``EpisodeSpec``). ``resources``: what ``load_resources`` returns
     (tests and ``marketarena play`` pass their own); ``llm``: an ``LLMRuntime``."""
@@ -181,17 +211,21 @@ def read_inputs(run: RunContext) -> tuple[list[Path], Any]:
     inputs = rules.input_files(mp, run.data_dir)
     missing = [str(p) for p in inputs if not p.exists()]
     if missing:
-        raise InputError(f"{run.instance}: missing input files {missing}; run the stages that "
-                         "write them first (dvc repro)")
+        raise InputError(
+            f"{run.instance}: missing input files {missing}; run the stages that "
+            "write them first (dvc repro)"
+        )
     shared = {key.split(".")[0]: getattr(params, key.split(".")[0]) for key in run.uses}
     try:
         for path in inputs:
             check_input(path)
         resources = rules.load_resources(mp, run.data_dir, shared)
     except Exception as exc:
-        raise InputError(f"{run.instance}: cannot load its input files "
-                         f"({', '.join(map(str, inputs)) or 'none'}): {type(exc).__name__}: {exc}; "
-                         "no episode was touched") from exc
+        raise InputError(
+            f"{run.instance}: cannot load its input files "
+            f"({', '.join(map(str, inputs)) or 'none'}): {type(exc).__name__}: {exc}; "
+            "no episode was touched"
+        ) from exc
     return inputs, resources
 
 

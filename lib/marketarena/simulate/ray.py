@@ -36,13 +36,18 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
         with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s):
             pass
     except (OSError, ValueError) as exc:
-        raise RunAborted(f"execution.ray_address: no Ray head answers at {address!r} "
-                         f"({type(exc).__name__}: {exc}); start one with `ray start --head` or "
-                         "set ray_address: null") from None
+        raise RunAborted(
+            f"execution.ray_address: no Ray head answers at {address!r} "
+            f"({type(exc).__name__}: {exc}); start one with `ray start --head` or "
+            "set ray_address: null"
+        ) from None
 
 
-def play_on_ray(run: RunContext, todo: list[tuple[Any, list[Any]]],
-                shown: Callable[[], AbstractContextManager[None]]) -> tuple[int, int]:
+def play_on_ray(
+    run: RunContext,
+    todo: list[tuple[Any, list[Any]]],
+    shown: Callable[[], AbstractContextManager[None]],
+) -> tuple[int, int]:
     """The units of ``todo`` played by Ray tasks on the cluster at ``execution.ray_address``
     (one CPU each; ``workers: auto`` = the cluster's CPUs), each dealt its share. Every task
     writes its episodes (and run logs) into the run's folders, which must be on a file system the
@@ -52,15 +57,19 @@ def play_on_ray(run: RunContext, todo: list[tuple[Any, list[Any]]],
     try:
         import ray
     except ImportError:
-        raise RunAborted("execution.ray_address is set but Ray is not installed: "
-                         "pip install 'marketarena[ray]' (or set ray_address: null)") from None
+        raise RunAborted(
+            "execution.ray_address is set but Ray is not installed: "
+            "pip install 'marketarena[ray]' (or set ray_address: null)"
+        ) from None
     address = run.params.execution.ray_address
     _check_reachable(address)  # ray.init itself retries an absent head for minutes
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=run.unit_lines)
     except Exception as exc:  # noqa: BLE001 - no head at that address, version mismatch, ...
-        raise RunAborted(f"execution.ray_address: cannot join the Ray cluster at {address!r}: "
-                         f"{type(exc).__name__}: {exc}") from None
+        raise RunAborted(
+            f"execution.ray_address: cannot join the Ray cluster at {address!r}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
     try:
         cores = int(ray.cluster_resources().get("CPU", 1))
         workers = worker_count(run.params, run.instance, len(todo), cores=cores)
@@ -73,8 +82,9 @@ def play_on_ray(run: RunContext, todo: list[tuple[Any, list[Any]]],
                 try:
                     played += ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - a task's RunAborted arrives wrapped: keep its message
-                    error = error or RunAborted(f"a Ray task failed: "
-                                                f"{getattr(exc, 'cause', None) or exc}")
+                    error = error or RunAborted(
+                        f"a Ray task failed: {getattr(exc, 'cause', None) or exc}"
+                    )
         if error is not None:
             raise error
         return played, workers

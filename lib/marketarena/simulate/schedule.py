@@ -63,8 +63,11 @@ async def play_all(run: RunContext, todo: Iterable[Numbered]) -> int:
     """Play ``todo`` (taken one at a time) in this process with its LLM runtime ``run.llm``,
     closed at the end; while they play, the runtime's totals are copied to this process's
     progress counters (``run.counters``), once more at the end. Returns the episodes played."""
-    publishing = (asyncio.ensure_future(progress_line.publish(*run.counters, run.llm))
-                  if run.counters is not None and run.llm is not None else None)
+    publishing = (
+        asyncio.ensure_future(progress_line.publish(*run.counters, run.llm))
+        if run.counters is not None and run.llm is not None
+        else None
+    )
     try:
         return await _play_units(run, todo)
     finally:
@@ -87,8 +90,9 @@ async def _play_units(run: RunContext, todo: Iterable[Numbered]) -> int:
         _check_parent(run)
         t0 = time.perf_counter()
         with collector_paused(unit.shard):
-            episodes = [await _play_one(run, spec, ep.seed)
-                        for spec, ep in zip(specs, unit.episodes)]
+            episodes = [
+                await _play_one(run, spec, ep.seed) for spec, ep in zip(specs, unit.episodes)
+            ]
         _finish_unit(run, k, unit, episodes, time.perf_counter() - t0)
         played += len(unit.episodes)
     return played
@@ -122,12 +126,12 @@ async def _play_side_by_side(run: RunContext, todo: Iterable[Numbered], window: 
         finally:
             slots.release()
 
-    async def unit_done(k: int, unit: logs.Unit, episodes: list[asyncio.Task],
-                        t0: float) -> int:
+    async def unit_done(k: int, unit: logs.Unit, episodes: list[asyncio.Task], t0: float) -> int:
         played = [await task for task in episodes]
         stored = llm and llm.client.store_answers()  # waited for before the unit is committed
-        await loop.run_in_executor(writer, _finish_unit, run, k, unit, played,
-                                   time.perf_counter() - t0, stored)
+        await loop.run_in_executor(
+            writer, _finish_unit, run, k, unit, played, time.perf_counter() - t0, stored
+        )
         return len(unit.episodes)
 
     writer = ThreadPoolExecutor(1, thread_name_prefix="marketarena-writer")
@@ -171,43 +175,75 @@ def _check_parent(run: RunContext) -> None:
         os._exit(1)
 
 
-def _finish_unit(run: RunContext, k: int, unit: logs.Unit, played: list[Played], wall: float,
-                 before_commit: Any = None) -> None:
+def _finish_unit(
+    run: RunContext,
+    k: int,
+    unit: logs.Unit,
+    played: list[Played],
+    wall: float,
+    before_commit: Any = None,
+) -> None:
     """Write unit ``k`` (of the ``run.units_to_play``) whose episodes have all been ``played``
     in ``wall`` seconds (``before_commit``: called before it is renamed into place), and say so:
     on the progress counters, or a plain line (``run.unit_lines``)."""
     if unit.shard:
-        logs.write_shard(run.out_dir, unit, played, {"wall_time_s": round(wall, 3)}, run.run_dir,
-                         before_commit=before_commit)
+        logs.write_shard(
+            run.out_dir,
+            unit,
+            played,
+            {"wall_time_s": round(wall, 3)},
+            run.run_dir,
+            before_commit=before_commit,
+        )
     else:
-        logs.write_episode(run.out_dir, unit.episodes[0], *played[0], run_dir=run.run_dir,
-                           before_commit=before_commit)
+        logs.write_episode(
+            run.out_dir,
+            unit.episodes[0],
+            *played[0],
+            run_dir=run.run_dir,
+            before_commit=before_commit,
+        )
     if run.counters is not None:
         counters, slot = run.counters
         counters.add(slot, progress_line.EPISODES, len(unit.episodes))
     if run.unit_lines:
         usage = f"; LLM {run.llm.progress()}" if run.llm is not None else ""
-        what = (f"shard {unit.name} ({len(unit.episodes)} episodes)" if unit.shard
-                else f"episode {unit.name}")
-        print(f"[{run.instance}] {what} done in {wall:.2f}s ({k + 1}/{run.units_to_play} to "
-              f"play){usage}", file=sys.stderr, flush=True)
+        what = (
+            f"shard {unit.name} ({len(unit.episodes)} episodes)"
+            if unit.shard
+            else f"episode {unit.name}"
+        )
+        print(
+            f"[{run.instance}] {what} done in {wall:.2f}s ({k + 1}/{run.units_to_play} to "
+            f"play){usage}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 async def _play_one(run: RunContext, spec: EpisodeSpec, seed: int) -> Played:
     """One episode: (its tables, its meta, its run info), as ``logs`` writes them (the run
     tables and run info to the run log)."""
     t0 = time.perf_counter()
-    market_obj, agents, agents_table = run.rules.build_episode(run.market, run.resources, spec,
-                                                                llm=run.llm)
+    market_obj, agents, agents_table = run.rules.build_episode(
+        run.market, run.resources, spec, llm=run.llm
+    )
     result = await run_episode(market_obj, agents, seed, share_loop=run.llm is not None)
     tables = {"agents": agents_table, **result.raw}  # Rows stay rows until written
-    meta = {"market": run.market.market, "instance": run.instance,
-            "lineup": agents_table["name"].tolist(), "setting": dict(spec.setting),
-            "package_version": package_version()}
+    meta = {
+        "market": run.market.market,
+        "instance": run.instance,
+        "lineup": agents_table["name"].tolist(),
+        "setting": dict(spec.setting),
+        "package_version": package_version(),
+    }
     calls = result.raw["llm_calls"]
     usage = usage_by_model(calls, result.raw["llm_costs"]) if len(calls) else {}
-    run_info = {"wall_time_s": round(time.perf_counter() - t0, 3),
-                "cost_usd": math.fsum(u["cost_usd"] for u in usage.values()), "llm": usage}
+    run_info = {
+        "wall_time_s": round(time.perf_counter() - t0, 3),
+        "cost_usd": math.fsum(u["cost_usd"] for u in usage.values()),
+        "llm": usage,
+    }
     return tables, meta, run_info
 
 
@@ -221,10 +257,20 @@ def usage_by_model(llm_calls: Any, llm_costs: Any) -> dict[str, dict[str, float 
     usd: dict[str, list[float]] = {}
     for i, model in enumerate(calls["model"]):
         key = str(model)
-        totals = out.setdefault(key, {"calls": 0, "cached_calls": 0, "invalid_calls": 0,
-                                      "attempts": 0, "retries": 0, "prompt_tokens": 0,
-                                      "completion_tokens": 0, "cached_prompt_tokens": 0,
-                                      "cost_usd": 0.0})
+        totals = out.setdefault(
+            key,
+            {
+                "calls": 0,
+                "cached_calls": 0,
+                "invalid_calls": 0,
+                "attempts": 0,
+                "retries": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "cached_prompt_tokens": 0,
+                "cost_usd": 0.0,
+            },
+        )
         totals["calls"] += 1
         totals["cached_calls"] += int(bool(costs["cached"][i]))
         totals["invalid_calls"] += int(not bool(calls["valid"][i]))

@@ -77,9 +77,17 @@ def rank_of(mu: float, others: np.ndarray) -> int:
     return 1 + int(np.sum(others > mu))
 
 
-def look(games, player: str, others: Mapping[str, tuple[float, float]],
-         ts: TrueSkillParams | None = None, boot: int = 100, passes: int = 10, seed: int = 0,
-         cap: int | None = None, use: Sequence[int] | None = None) -> Interval:
+def look(
+    games,
+    player: str,
+    others: Mapping[str, tuple[float, float]],
+    ts: TrueSkillParams | None = None,
+    boot: int = 100,
+    passes: int = 10,
+    seed: int = 0,
+    cap: int | None = None,
+    use: Sequence[int] | None = None,
+) -> Interval:
     """The look at ``player`` after ``games`` (each a free-for-all: name -> score, the player in
     every one; or ``ratings.PreparedGames`` of them, ``use`` naming the ones played so far)
     against ``others`` (name -> (μ, σ), the field's board; the player left out of it): see the
@@ -101,8 +109,13 @@ def look(games, player: str, others: Mapping[str, tuple[float, float]],
     return _interval(float(np.median(mine[:passes])), mine[passes:], n, cap, field)
 
 
-def look_mean(values: Sequence[float], others: Mapping[str, float], boot: int = 100,
-              seed: int = 0, cap: int | None = None) -> Interval:
+def look_mean(
+    values: Sequence[float],
+    others: Mapping[str, float],
+    boot: int = 100,
+    seed: int = 0,
+    cap: int | None = None,
+) -> Interval:
     """The look at a player that meets nobody in its games: its mean score over ``values`` (one
     per game so far), the 2.5-97.5 percentiles of the means of ``boot`` bootstrap resamples (cap
     correction as in :func:`look`), its rank among ``others`` (name -> the field's mean score)."""
@@ -112,12 +125,14 @@ def look_mean(values: Sequence[float], others: Mapping[str, float], boot: int = 
         raise ValueError("no games to look at")
     rng = np.random.default_rng(seed)
     means = values[rng.integers(0, n, size=(boot, n))].mean(axis=1) if boot else np.empty(0)
-    return _interval(float(values.mean()), means, n, cap,
-                     np.array(list(others.values()), dtype=float))
+    return _interval(
+        float(values.mean()), means, n, cap, np.array(list(others.values()), dtype=float)
+    )
 
 
-def _interval(point: float, resampled: np.ndarray, n: int, cap: int | None,
-              field: np.ndarray) -> Interval:
+def _interval(
+    point: float, resampled: np.ndarray, n: int, cap: int | None, field: np.ndarray
+) -> Interval:
     """The :class:`Interval` of a point and its resampled values (none: a point interval), the
     half-widths shrunk by sqrt(1 - n / cap) with a cap, ranked among ``field``."""
     lo = hi = point
@@ -128,23 +143,27 @@ def _interval(point: float, resampled: np.ndarray, n: int, cap: int | None,
         if cap:
             shrink = math.sqrt(max(0.0, 1 - n / cap))
             lo, hi = point - (point - lo) * shrink, point + (hi - point) * shrink
-    return Interval(n, point, lo, hi, rank_of(point, field), rank_of(hi, field),
-                    rank_of(lo, field))
+    return Interval(n, point, lo, hi, rank_of(point, field), rank_of(hi, field), rank_of(lo, field))
 
 
-def settled(interval: Interval, rank_width: int | None = None, mu_width: float | None = None,
-            min_games: int = 0) -> bool:
+def settled(
+    interval: Interval,
+    rank_width: int | None = None,
+    mu_width: float | None = None,
+    min_games: int = 0,
+) -> bool:
     """Whether a look says stop: at least ``min_games`` games, and the rank interval at most
     ``rank_width`` ranks wide (``rank_hi - rank_lo``) or the μ interval at most ``mu_width``."""
     if interval.games < min_games:
         return False
-    return ((rank_width is not None and interval.rank_width <= rank_width)
-            or (mu_width is not None and interval.mu_width <= mu_width
-                and math.isfinite(interval.mu_width)))
+    return (rank_width is not None and interval.rank_width <= rank_width) or (
+        mu_width is not None and interval.mu_width <= mu_width and math.isfinite(interval.mu_width)
+    )
 
 
-def field_ratings(games, ts: TrueSkillParams, passes: int = 50,
-                  seed: int = 0) -> dict[str, tuple[float, float]]:
+def field_ratings(
+    games, ts: TrueSkillParams, passes: int = 50, seed: int = 0
+) -> dict[str, tuple[float, float]]:
     """The field's board: name -> (median μ, median σ) over ``passes`` shuffled passes of its
     ``games`` (free-for-alls: name -> score; a game of one player is no game and left out)."""
     from marketarena.ratings import multipass
@@ -206,7 +225,7 @@ class Batches:
         while active:
             part = []
             for ids in active.values():
-                for i in ids[k * self.rule.batch:(k + 1) * self.rule.batch]:
+                for i in ids[k * self.rule.batch : (k + 1) * self.rule.batch]:
                     unit = pending.pop(self.unit_of[i].name, None)  # once, whoever reaches it
                     if unit is not None:
                         part.append(unit)
@@ -216,8 +235,9 @@ class Batches:
                 n = min(len(ids), k * self.rule.batch)
                 interval = self.look(player, ids[:n])
                 self.looks[player].append(interval)
-                if n >= len(ids) or settled(interval, self.rule.rank_width, self.rule.mu_width,
-                                            self.rule.min_games):
+                if n >= len(ids) or settled(
+                    interval, self.rule.rank_width, self.rule.mu_width, self.rule.min_games
+                ):
                     self.stopped[player] = n
                     del active[player]
 
@@ -234,23 +254,31 @@ class Batches:
         by_mean = all(len(g) == 1 for g in games)
         if player not in self._fields:
             field = self._games(self._field_agents, player)
-            self._fields[player] = (by_mean, field_means(field) if by_mean else
-                                    field_ratings(field, self.ts, seed=self.rule.seed))
+            self._fields[player] = (
+                by_mean,
+                field_means(field)
+                if by_mean
+                else field_ratings(field, self.ts, seed=self.rule.seed),
+            )
         if by_mean != self._fields[player][0]:
             raise ValueError(f"{player}: its games changed from meeting others to meeting none")
         field = self._fields[player][1]
         if not field:
             from marketarena.config import ParamsError
 
-            raise ParamsError(f"markets.{self.mp.instance}.stop: the field's episodes rate nobody "
-                             f"on {player}'s board, so there is nothing to rank it against (its "
-                             "episodes so far are kept; drop stop to play them all)")
+            raise ParamsError(
+                f"markets.{self.mp.instance}.stop: the field's episodes rate nobody "
+                f"on {player}'s board, so there is nothing to rank it against (its "
+                "episodes so far are kept; drop stop to play them all)"
+            )
         cap = len(self.players[player])
         if by_mean:
-            return look_mean([g[player] for g in games], field, self.rule.boot, self.rule.seed,
-                             cap=cap)
-        return look(games, player, field, self.ts, self.rule.boot, self.rule.passes,
-                    self.rule.seed, cap=cap)
+            return look_mean(
+                [g[player] for g in games], field, self.rule.boot, self.rule.seed, cap=cap
+            )
+        return look(
+            games, player, field, self.ts, self.rule.boot, self.rule.passes, self.rule.seed, cap=cap
+        )
 
     def _games(self, agents, player: str) -> list[dict[str, float]]:
         from marketarena.ratings import player_games
@@ -281,10 +309,16 @@ class Batches:
         for player, n in sorted(self.stopped.items()):
             cap = len(self.players[player])
             last = self.looks[player][-1]
-            why = "at the cap" if n >= cap and not settled(
-                last, self.rule.rank_width, self.rule.mu_width, self.rule.min_games) else "settled"
+            why = (
+                "at the cap"
+                if n >= cap
+                and not settled(last, self.rule.rank_width, self.rule.mu_width, self.rule.min_games)
+                else "settled"
+            )
             what = "mean score" if self._fields.get(player, (False,))[0] else "μ"
-            out.append(f"  {player}: {n} of {cap} games ({why}); rank {last.rank} "
-                       f"[{last.rank_lo}, {last.rank_hi}] among the field, {what} {last.mu:.2f} "
-                       f"[{last.mu_lo:.2f}, {last.mu_hi:.2f}]")
+            out.append(
+                f"  {player}: {n} of {cap} games ({why}); rank {last.rank} "
+                f"[{last.rank_lo}, {last.rank_hi}] among the field, {what} {last.mu:.2f} "
+                f"[{last.mu_lo:.2f}, {last.mu_hi:.2f}]"
+            )
         return out

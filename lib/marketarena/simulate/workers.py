@@ -52,8 +52,11 @@ def start_method() -> str:
     forks; a caller running threads of its own (a notebook's kernel) gets ``spawn``. A forked
     worker inherits the run's lock files and dies with the main process (:func:`_worker_init`),
     so they never outlive the run."""
-    if (sys.platform.startswith("linux") and threading.active_count() == 1
-            and "torch" not in sys.modules):
+    if (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and "torch" not in sys.modules
+    ):
         return "fork"
     return "spawn"
 
@@ -78,8 +81,13 @@ class WorkerStart:
 _started: WorkerStart | None = None
 
 
-def _worker_init(parent_pid: int, live: str, counters_array: Any = None, units: Any = None,
-                 slots: dict[str | None, tuple[Any, ...]] | None = None) -> None:
+def _worker_init(
+    parent_pid: int,
+    live: str,
+    counters_array: Any = None,
+    units: Any = None,
+    slots: dict[str | None, tuple[Any, ...]] | None = None,
+) -> None:
     """A worker's start: die with the run's main process (``core/lifetime.py``: on Linux the kernel
     sends SIGKILL when it dies, however it dies; elsewhere ``schedule._check_parent`` between
     units) and hold the run's liveness lock (shared) for as long as the worker lives."""
@@ -101,8 +109,9 @@ def _worker(run: RunContext, share: list[Numbered] | None = None, slot: int = 0)
         run = replace(run, parent_pid=started.parent_pid)
         if started.counters_array is not None:
             slots = len(started.counters_array) // len(progress_line.FIELDS)
-            run = replace(run, counters=(progress_line.Counters(slots, started.counters_array),
-                                         slot))
+            run = replace(
+                run, counters=(progress_line.Counters(slots, started.counters_array), slot)
+            )
     _, resources = read_inputs(run)
     llm = None
     if run.llm_aliases:
@@ -137,9 +146,13 @@ def _drain(units: Any) -> None:
             return
 
 
-def play_in_workers(run: RunContext, todo: list[tuple[Any, list[Any]]], workers: int,
-                    live: Path,
-                    shown: Callable[[], AbstractContextManager[None]]) -> tuple[int, int]:
+def play_in_workers(
+    run: RunContext,
+    todo: list[tuple[Any, list[Any]]],
+    workers: int,
+    live: Path,
+    shown: Callable[[], AbstractContextManager[None]],
+) -> tuple[int, int]:
     """The units of ``todo`` played by ``workers`` worker processes, each pulling the next unit
     from one queue when it has room for it (units differ in work: crash's episodes with an LLM firm
     ask from 3 to 30 times, so a fixed deal left one worker with 946 requests and the other with
@@ -159,9 +172,12 @@ def play_in_workers(run: RunContext, todo: list[tuple[Any, list[Any]]], workers:
     context = multiprocessing.get_context(start_method())
     slots = shared_slots(run.params, run.instance, context, workers)
     units = context.Queue()
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
-                               initargs=(os.getpid(), str(live), counters and counters.array, units,
-                                         slots))
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(os.getpid(), str(live), counters and counters.array, units, slots),
+    )
     try:
         # the first submit starts every worker (forked ones before the pool's own thread)
         pending = {pool.submit(_worker, workers_run, None, w) for w in range(workers)}
@@ -180,9 +196,11 @@ def play_in_workers(run: RunContext, todo: list[tuple[Any, list[Any]]], workers:
                         _drain(units)
     except BrokenProcessPool:
         stop_pool(pool)
-        raise RunAborted("a worker process died (killed from outside: the out-of-memory killer, "
-                         "kill -9, ...); every finished unit is kept; run again to resume, with "
-                         "fewer execution.workers if memory is short") from None
+        raise RunAborted(
+            "a worker process died (killed from outside: the out-of-memory killer, "
+            "kill -9, ...); every finished unit is kept; run again to resume, with "
+            "fewer execution.workers if memory is short"
+        ) from None
     except BaseException:  # Ctrl-C, a bug: no worker may outlive the run
         stop_pool(pool)
         raise

@@ -39,8 +39,13 @@ class FnAgent:
         return self.fn(decision.phase, obs, retry)
 
 
-def play_scripted(kind_or_instance: str, params: Params, fns: dict[str, Callable], run: int = 0,
-                  seed: int | None = None) -> tuple[EpisodeResult, pd.DataFrame, Any]:
+def play_scripted(
+    kind_or_instance: str,
+    params: Params,
+    fns: dict[str, Callable],
+    run: int = 0,
+    seed: int | None = None,
+) -> tuple[EpisodeResult, pd.DataFrame, Any]:
     """Episode ``run`` of an instance with the actors in ``fns`` answered by functions; ``seed``
     (default: the episode's own) seeds the market. Returns (result, agents table, market)."""
     from marketarena.simulate import build
@@ -52,8 +57,14 @@ def play_scripted(kind_or_instance: str, params: Params, fns: dict[str, Callable
     return result, table, market
 
 
-def play_over_fake(kind_or_instance: str, params: Params, fake, run: int = 0,
-                   resources: Any = None, seed: int | None = None) -> tuple[EpisodeResult, pd.DataFrame]:
+def play_over_fake(
+    kind_or_instance: str,
+    params: Params,
+    fake,
+    run: int = 0,
+    resources: Any = None,
+    seed: int | None = None,
+) -> tuple[EpisodeResult, pd.DataFrame]:
     """Episode ``run`` of an instance whose LLM seats call ``fake`` (a ``FakeEndpoint``) over
     the real client, cache and budget; ``seed`` as in :func:`play_scripted`. Returns (result,
     agents table)."""
@@ -63,8 +74,9 @@ def play_over_fake(kind_or_instance: str, params: Params, fake, run: int = 0,
     async def go():
         runtime = LLMRuntime(params, openai_factory=fake.factory)
         try:
-            market, agents, table, spec = build(kind_or_instance, params, run, resources=resources,
-                                                llm=runtime)
+            market, agents, table, spec = build(
+                kind_or_instance, params, run, resources=resources, llm=runtime
+            )
             return await run_episode(market, agents, spec.seed if seed is None else seed), table
         finally:
             await runtime.aclose()

@@ -68,8 +68,16 @@ from marketarena.testing.tiny import (
     write,
 )
 
-__all__ = ["CHECKS", "RULES", "World", "check_all", "persona_world", "reads_inputs", "tiny",
-           "world"]
+__all__ = [
+    "CHECKS",
+    "RULES",
+    "World",
+    "check_all",
+    "persona_world",
+    "reads_inputs",
+    "tiny",
+    "world",
+]
 
 Check = Callable[[str, World], None]
 #: check name -> check, every one of the contract (test ids of ``tests/contract``)
@@ -81,6 +89,7 @@ RULES: dict[str, str] = {}
 def contract_check(name: str, rule: str) -> Callable[[Callable], Check]:
     """Registers a check as ``name`` in :data:`CHECKS`: a failure inside it (an assertion, or the
     market raising) becomes an ``AssertionError`` naming the market and ``rule``."""
+
     def register(fn: Callable) -> Check:
         @functools.wraps(fn)
         def check(kind: str, w: World) -> None:
@@ -89,8 +98,9 @@ def contract_check(name: str, rule: str) -> Callable[[Callable], Check]:
             except AssertionError as exc:
                 raise AssertionError(f"{kind} breaks the contract: {rule}: {exc}") from exc
             except Exception as exc:  # noqa: BLE001 - the market crashed: the check failed
-                raise AssertionError(f"{kind} breaks the contract: {rule}: it raised "
-                                     f"{type(exc).__name__}: {exc}") from exc
+                raise AssertionError(
+                    f"{kind} breaks the contract: {rule}: it raised {type(exc).__name__}: {exc}"
+                ) from exc
 
         RULES[name] = rule
         CHECKS[name] = check
@@ -99,16 +109,17 @@ def contract_check(name: str, rule: str) -> Callable[[Callable], Check]:
     return register
 
 
-
 def _parts(kind: str, w: World):
     k = market_kind(kind)
     return k.rules, k.analysis_of(w.mp), w.mp
 
 
 # ------------------------------------------------------------------ the plan, the inputs
-@contract_check("plan_declares_seats_and_unique_episodes",
-                "the plan has runs (>= 2) episodes with unique ids, each of declared seats with "
-                "roles, as `episode` gives it")
+@contract_check(
+    "plan_declares_seats_and_unique_episodes",
+    "the plan has runs (>= 2) episodes with unique ids, each of declared seats with "
+    "roles, as `episode` gives it",
+)
 def plan_declares_seats_and_unique_episodes(kind: str, w: World) -> None:
     rules, _, mp = _parts(kind, w)
     plan = rules.plan(mp)
@@ -118,32 +129,40 @@ def plan_declares_seats_and_unique_episodes(kind: str, w: World) -> None:
         ids = [s.agent_id for s in e.seats]
         expect(len(ids) == len(set(ids)), f"{e.episode_id}: seat ids repeat: {ids}")
         expect(all(s.role for s in e.seats), f"{e.episode_id}: a seat without a role")
-        expect({s.actor_id for s in e.seats} <= set(ids),
-               f"{e.episode_id}: actors {sorted({s.actor_id for s in e.seats} - set(ids))} "
-               "are no seat")
+        expect(
+            {s.actor_id for s in e.seats} <= set(ids),
+            f"{e.episode_id}: actors {sorted({s.actor_id for s in e.seats} - set(ids))} "
+            "are no seat",
+        )
         expect(rules.episode(mp, e.run) == e, f"{e.episode_id}: episode(mp, {e.run}) differs")
 
 
-@contract_check("a_truncated_input_file_is_refused_before_any_episode",
-                "each input file cut short is refused (an InputError naming the instance and the "
-                "file) before any episode")
+@contract_check(
+    "a_truncated_input_file_is_refused_before_any_episode",
+    "each input file cut short is refused (an InputError naming the instance and the "
+    "file) before any episode",
+)
 def a_truncated_input_file_is_refused_before_any_episode(kind: str, w: World) -> None:
     """Each input file cut short (a copy interrupted, a disk full) makes ``load_inputs`` raise an
     ``InputError`` naming the instance and the file, before any episode is touched. A market
     that reads no file passes."""
     rules, _, mp = _parts(kind, w)
     inputs = rules.input_files(mp, w.paths.data)
-    expect(inputs or not reads_inputs(kind), "input_files names files of a data folder, none "
-                                             "of the world's")
+    expect(
+        inputs or not reads_inputs(kind),
+        "input_files names files of a data folder, none of the world's",
+    )
     for path in inputs:
         whole = path.read_bytes()
-        path.write_bytes(whole[:len(whole) // 2])
+        path.write_bytes(whole[: len(whole) // 2])
         pattern = f"{kind}: cannot load.*{re.escape(path.name)}"
         try:
             load_inputs(kind, w.params, w.paths.data)
         except InputError as exc:
-            expect(re.search(pattern, str(exc)), f"{path.name} cut short: the InputError does "
-                                                 f"not match {pattern!r}: {exc}")
+            expect(
+                re.search(pattern, str(exc)),
+                f"{path.name} cut short: the InputError does not match {pattern!r}: {exc}",
+            )
         else:
             raise AssertionError(f"{path.name} cut short was loaded")
         finally:
@@ -152,21 +171,30 @@ def a_truncated_input_file_is_refused_before_any_episode(kind: str, w: World) ->
 
 
 # ------------------------------------------------------------------ one episode
-@contract_check("api", "one episode plays by the API (declared actors, answer schemas, 0-based "
-                       "steps, retired seats silent) and its logs give metrics and a board")
+@contract_check(
+    "api",
+    "one episode plays by the API (declared actors, answer schemas, 0-based "
+    "steps, retired seats silent) and its logs give metrics and a board",
+)
 def api(kind: str, w: World) -> None:
     _, analysis, mp = _parts(kind, w)
     result, table, spec, seen, _ = play(kind, w.params, w.resources)
     actors = set(table["actor"])
     columns = {"agent_id", "name", "kind", "model", "strategy", "harness", "role", "actor"}
-    expect(set(table.columns) >= columns,
-           f"the agents table lacks {sorted(columns - set(table.columns))}")
+    expect(
+        set(table.columns) >= columns,
+        f"the agents table lacks {sorted(columns - set(table.columns))}",
+    )
     retired_at = {}
     for d in seen:
-        expect(isinstance(d.step, int) and isinstance(d.round, int) and d.step >= 0
-               and d.round >= 0, f"a decision's step / round is {d.step!r} / {d.round!r}")
-        expect(set(d.observations) <= actors,
-               f"undeclared actors act: {sorted(set(d.observations) - actors)}")
+        expect(
+            isinstance(d.step, int) and isinstance(d.round, int) and d.step >= 0 and d.round >= 0,
+            f"a decision's step / round is {d.step!r} / {d.round!r}",
+        )
+        expect(
+            set(d.observations) <= actors,
+            f"undeclared actors act: {sorted(set(d.observations) - actors)}",
+        )
         for agent_id in d.observations:
             expect(agent_id not in retired_at, f"retired {agent_id} acts again")
             d.schema_for(agent_id)  # every acting agent has an answer shape
@@ -175,42 +203,58 @@ def api(kind: str, w: World) -> None:
             retired_at[e.agent_id] = e.step
     dec = result.decisions
     expect(len(dec), "no decision logged")
-    expect((dec.loc[~dec["valid"], "error"] != "").all(), "an invalid decision logged without "
-                                                          "its reason")
-    expect((dec[["step", "round", "attempt"]] >= 0).all().all(), "a negative step, round or "
-                                                                 "attempt logged")
-    expect(set(dec["agent_id"]) <= actors,
-           f"decisions of undeclared actors: {sorted(set(dec['agent_id']) - actors)}")
+    expect(
+        (dec.loc[~dec["valid"], "error"] != "").all(),
+        "an invalid decision logged without its reason",
+    )
+    expect(
+        (dec[["step", "round", "attempt"]] >= 0).all().all(),
+        "a negative step, round or attempt logged",
+    )
+    expect(
+        set(dec["agent_id"]) <= actors,
+        f"decisions of undeclared actors: {sorted(set(dec['agent_id']) - actors)}",
+    )
     expect(set(result.events["agent_id"]) <= set(table["agent_id"]), "events of undeclared seats")
     reader = write(w.paths.root, spec, table, result)
     frames = analysis.compute_metrics(reader, mp, w.paths.data)
     agents = frames["agents"]
     need = {"episode_id", "agent_id", "name", *analysis.metric_columns, analysis.rank_by}
-    expect(need <= set(agents.columns), f"the metrics' agents lack {sorted(need - set(agents.columns))}")
+    expect(
+        need <= set(agents.columns),
+        f"the metrics' agents lack {sorted(need - set(agents.columns))}",
+    )
     expect(set(agents["agent_id"]) <= set(table["agent_id"]), "metrics of undeclared seats")
     board = analysis.leaderboard(agents, mp, w.params.ratings, w.params.stats)
-    expect({"rank", "name", "mu", "sigma"} <= set(board.columns),
-           f"the board lacks {sorted({'rank', 'name', 'mu', 'sigma'} - set(board.columns))}")
+    expect(
+        {"rank", "name", "mu", "sigma"} <= set(board.columns),
+        f"the board lacks {sorted({'rank', 'name', 'mu', 'sigma'} - set(board.columns))}",
+    )
     expect(set(board["name"]) <= set(table["name"]), "the board names undeclared players")
 
 
-@contract_check("seats_that_never_answer_or_answer_garbage",
-                "a seat that never answers and one that answers garbage: the episode completes, "
-                "their decisions are logged invalid with a reason, metrics come out")
+@contract_check(
+    "seats_that_never_answer_or_answer_garbage",
+    "a seat that never answers and one that answers garbage: the episode completes, "
+    "their decisions are logged invalid with a reason, metrics come out",
+)
 def seats_that_never_answer_or_answer_garbage(kind: str, w: World) -> None:
     _, analysis, mp = _parts(kind, w)
     _, table, _, _, _ = play(kind, w.params, w.resources)
     actors = list(dict.fromkeys(table["actor"]))
     silent, garbage = actors[0], actors[-1]
-    result, table, spec, _, _ = play(kind, w.params, w.resources,
-                                     replace={silent: Silent, garbage: Garbage})
+    result, table, spec, _, _ = play(
+        kind, w.params, w.resources, replace={silent: Silent, garbage: Garbage}
+    )
     dec = result.decisions
     for actor, how in ((silent, "never answering"), (garbage, "answering garbage")):
         rows = dec[dec["agent_id"] == actor]
         expect(len(rows), f"{actor} ({how}) has no decision logged")
         expect(not rows["valid"].any(), f"{actor} ({how}) has a decision logged valid")
-        expect((rows["error"] != "").all(), f"{actor} ({how}) has an invalid decision logged "
-                                            "without its reason")
+        expect(
+            (rows["error"] != "").all(),
+            f"{actor} ({how}) has an invalid decision logged without its reason",
+        )
     frames = analysis.compute_metrics(write(w.paths.root, spec, table, result), mp, w.paths.data)
     expect(len(frames["agents"]), "the metrics' agents table is empty")
     analysis.leaderboard(frames["agents"], mp, w.params.ratings, w.params.stats)
@@ -221,6 +265,7 @@ def zero_answer(model):
     """An answer of ``model`` with every required field at its zero (0, "", {}, [], None, False,
     a nested model's zero answer): what a market whose fallback is "nothing" (no production, no
     bids) accepts as the same action."""
+
     def zero(ann):
         origin, args = get_origin(ann), get_args(ann)
         if origin is Annotated:
@@ -237,8 +282,13 @@ def zero_answer(model):
             return zero_answer(ann).model_dump(by_alias=True)
         return {bool: False, int: 0, float: 0.0, str: ""}.get(ann)
 
-    return model.model_validate({f.alias or name: zero(f.annotation)
-                                 for name, f in model.model_fields.items() if f.is_required()})
+    return model.model_validate(
+        {
+            f.alias or name: zero(f.annotation)
+            for name, f in model.model_fields.items()
+            if f.is_required()
+        }
+    )
 
 
 def fallback_answer(market, agent_id, decision):
@@ -302,19 +352,24 @@ def player_scores(analysis, w: World, reader, name: str) -> dict[str, float]:
     for col in EAS_SCORES:
         if col in rows.columns:
             out[col] = float(rows[col].mean())
-    board = with_validity(analysis.leaderboard(agents, w.mp, w.params.ratings, w.params.stats),
-                          player_validity(reader))
+    board = with_validity(
+        analysis.leaderboard(agents, w.mp, w.params.ratings, w.params.stats),
+        player_validity(reader),
+    )
     row = board[board["name"] == name].iloc[0]
     out["mu"] = float(row["mu"])
     out["fallback"] = float(row["fallback"])
     return out
 
 
-@contract_check("an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_validly",
-                "an invalid answer never scores better than the fallback's action answered "
-                "validly, and the board shows the fallbacks")
+@contract_check(
+    "an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_validly",
+    "an invalid answer never scores better than the fallback's action answered "
+    "validly, and the board shows the fallbacks",
+)
 def an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_validly(
-        kind: str, w: World) -> None:
+    kind: str, w: World
+) -> None:
     """The rule of issue 45: where a seat's answer is invalid the fallback plays; scored, that
     seat is never better off than the same seat answering the fallback's action validly (both
     arms play the same actions, so a score that does not read validity ties; one that treats a
@@ -325,6 +380,7 @@ def an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_val
     for actor in reversed(list(dict.fromkeys(table["actor"]))):
         arms, readers, seats = {}, {}, {}
         for mode in ("invalid", "valid"):
+
             def make(agent, market, mode=mode, seats=seats):
                 seats[mode] = FallbackOrGarbage(agent, market, mode)
                 return seats[mode]
@@ -337,34 +393,48 @@ def an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_val
         raise AssertionError("no seat has a decision whose fallback a valid answer plays")
     name = table.loc[table["actor"] == actor, "name"].iloc[0]
     mine = {m: arms[m].decisions[arms[m].decisions["agent_id"] == actor] for m in arms}
-    expect((~mine["invalid"]["valid"]).sum() >= seats["invalid"].substituted,
-           f"{actor}'s garbage logged valid")
-    expect(seats["valid"].substituted == seats["invalid"].substituted,
-           f"{actor}: the two arms met different decisions ({seats['valid'].substituted} "
-           f"substituted valid, {seats['invalid'].substituted} invalid)")
-    expect(arms["valid"].tables.keys() == arms["invalid"].tables.keys(),
-           "the two arms log different tables")
+    expect(
+        (~mine["invalid"]["valid"]).sum() >= seats["invalid"].substituted,
+        f"{actor}'s garbage logged valid",
+    )
+    expect(
+        seats["valid"].substituted == seats["invalid"].substituted,
+        f"{actor}: the two arms met different decisions ({seats['valid'].substituted} "
+        f"substituted valid, {seats['invalid'].substituted} invalid)",
+    )
+    expect(
+        arms["valid"].tables.keys() == arms["invalid"].tables.keys(),
+        "the two arms log different tables",
+    )
     for t in arms["valid"].tables:  # like for like: the market saw the same actions
         try:
-            pd.testing.assert_frame_equal(arms["valid"].tables[t], arms["invalid"].tables[t],
-                                          obj=f"{kind} {t}")
+            pd.testing.assert_frame_equal(
+                arms["valid"].tables[t], arms["invalid"].tables[t], obj=f"{kind} {t}"
+            )
         except AssertionError as exc:
-            raise AssertionError(f"the fallback did not play the fallback's action: {t} differs "
-                                 f"between the arms: {exc}") from None
+            raise AssertionError(
+                f"the fallback did not play the fallback's action: {t} differs "
+                f"between the arms: {exc}"
+            ) from None
     score = {m: player_scores(analysis, w, readers[m], name) for m in arms}
-    expect(score["invalid"]["fallback"] > score["valid"]["fallback"],
-           f"the board does not show {name}'s fallbacks")
-    better = [f"{k}: invalid {score['invalid'][k]:.6g} > valid {v:.6g}"
-              for k, v in score["valid"].items() if k != "fallback"
-              and (score["invalid"][k] > v + 1e-9
-                   or (np.isnan(v) and np.isfinite(score["invalid"][k])))]
+    expect(
+        score["invalid"]["fallback"] > score["valid"]["fallback"],
+        f"the board does not show {name}'s fallbacks",
+    )
+    better = [
+        f"{k}: invalid {score['invalid'][k]:.6g} > valid {v:.6g}"
+        for k, v in score["valid"].items()
+        if k != "fallback"
+        and (score["invalid"][k] > v + 1e-9 or (np.isnan(v) and np.isfinite(score["invalid"][k])))
+    ]
     expect(not better, f"{name} ({actor}) scores better answering invalidly: " + "; ".join(better))
 
 
 # ------------------------------------------------------------------ the logs
-@contract_check("same_seed_identical_logs_whatever_the_global_rng",
-                "the same seed gives byte-identical logs, whatever the global random and "
-                "numpy.random states")
+@contract_check(
+    "same_seed_identical_logs_whatever_the_global_rng",
+    "the same seed gives byte-identical logs, whatever the global random and numpy.random states",
+)
 def same_seed_identical_logs_whatever_the_global_rng(kind: str, w: World) -> None:
     runs = []
     for k in range(2):
@@ -374,18 +444,23 @@ def same_seed_identical_logs_whatever_the_global_rng(kind: str, w: World) -> Non
         runs.append(write(w.paths.root / f"run{k}", spec, table, result))
     folders = [r.root / r.episode_ids()[0] for r in runs]
     names = sorted(p.name for p in folders[0].glob("*.parquet"))
-    expect(names == sorted(p.name for p in folders[1].glob("*.parquet")),
-           "the two runs log different tables")
+    expect(
+        names == sorted(p.name for p in folders[1].glob("*.parquet")),
+        "the two runs log different tables",
+    )
     for name in names:
         if name == "llm_costs.parquet":
             continue
-        expect((folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(),
-               f"{name} differs")
+        expect(
+            (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), f"{name} differs"
+        )
 
 
-@contract_check("tables_written_byte_for_byte_as_pandas_writes_them",
-                "every log table is written with exactly the bytes of pandas' to_parquet, the "
-                "second episode's rows mostly without a frame")
+@contract_check(
+    "tables_written_byte_for_byte_as_pandas_writes_them",
+    "every log table is written with exactly the bytes of pandas' to_parquet, the "
+    "second episode's rows mostly without a frame",
+)
 def tables_written_byte_for_byte_as_pandas_writes_them(kind: str, w: World) -> None:
     """Every log table of two episodes is written (``logs.write_table``; ``Rows`` built into
     Arrow with a schema kept per shape of table, without their frame) with exactly the bytes of
@@ -411,8 +486,9 @@ def tables_written_byte_for_byte_as_pandas_writes_them(kind: str, w: World) -> N
                     ours = w.paths.root / f"{run}-{name}.parquet"
                     theirs = w.paths.root / f"{run}-{name}.pd.parquet"
                     logs.write_table(t, ours)
-                    expected[name].to_parquet(theirs, index=False, engine="pyarrow",
-                                              compression="zstd")
+                    expected[name].to_parquet(
+                        theirs, index=False, engine="pyarrow", compression="zstd"
+                    )
                     expect(ours.read_bytes() == theirs.read_bytes(), f"episode {run}: {name}")
             finally:
                 Rows.frame = frame
@@ -423,9 +499,11 @@ def tables_written_byte_for_byte_as_pandas_writes_them(kind: str, w: World) -> N
 
 
 # ------------------------------------------------------------------ figures
-@contract_check("figures_from_the_metrics",
-                "the figures and tables are drawn from the metrics, each figure with the data it "
-                "draws, every one captioned in figures.yaml")
+@contract_check(
+    "figures_from_the_metrics",
+    "the figures and tables are drawn from the metrics, each figure with the data it "
+    "draws, every one captioned in figures.yaml",
+)
 def figures_from_the_metrics(kind: str, w: World) -> None:
     import matplotlib
 
@@ -448,8 +526,9 @@ def figures_from_the_metrics(kind: str, w: World) -> None:
     drawn = [pd.read_csv(paths.figure_data(kind) / f"{Path(png).stem}.csv") for png in pngs]
     marks = {"line", "points", "bar", "segment", "band", "cell", "cut"}
     for png, data in zip(pngs, drawn):  # each with the data it draws (plots.drawn), for the site
-        expect(set(data["kind"]) <= marks,
-               f"{png}: draws marks {sorted(set(data['kind']) - marks)}")
+        expect(
+            set(data["kind"]) <= marks, f"{png}: draws marks {sorted(set(data['kind']) - marks)}"
+        )
     expect(sum(len(d) for d in drawn) > 0, "no figure draws any data")  # ("no data" draws none)
     # the results site captions every figure and table (report/captions.py)
     tables = [Path(p).stem for p in out if str(p).endswith(".md")]
@@ -460,13 +539,19 @@ def figures_from_the_metrics(kind: str, w: World) -> None:
 
 
 # ------------------------------------------------------------------ params (contract_params.py)
-contract_check("every_numeric_param_at_its_extremes_is_refused_or_plays_finite",
-               "every numeric param at the extremes its model allows is refused naming the key, "
-               "or plays finite")(every_numeric_param_at_its_extremes)
+contract_check(
+    "every_numeric_param_at_its_extremes_is_refused_or_plays_finite",
+    "every numeric param at the extremes its model allows is refused naming the key, "
+    "or plays finite",
+)(every_numeric_param_at_its_extremes)
 
 
-def check_all(kind: str, folder: Path, persona_folder: Path | None = None,
-              checks: tuple[str, ...] | None = None) -> None:
+def check_all(
+    kind: str,
+    folder: Path,
+    persona_folder: Path | None = None,
+    checks: tuple[str, ...] | None = None,
+) -> None:
     """Every check of :data:`CHECKS` (or those named in ``checks``) on market ``kind``, each on
     a fresh world in ``folder/<check>``; the personas built once (``folder/personas``) where the
     market reads them, unless ``persona_folder`` holds them. Raises the first failure's
@@ -478,6 +563,3 @@ def check_all(kind: str, folder: Path, persona_folder: Path | None = None,
         if name not in CHECKS:
             raise KeyError(f"no contract check {name!r} (there are: {', '.join(CHECKS)})")
         CHECKS[name](kind, world(kind, folder / name, persona_folder))
-
-
-

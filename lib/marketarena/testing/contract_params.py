@@ -32,8 +32,12 @@ HUGE_INT, HUGE_FLOAT = 10**30, 1e308
 def _bounds(metadata) -> tuple:
     lo = hi = None
     for m in metadata:
-        for name, side, strict in (("ge", "lo", False), ("gt", "lo", True), ("le", "hi", False),
-                                   ("lt", "hi", True)):
+        for name, side, strict in (
+            ("ge", "lo", False),
+            ("gt", "lo", True),
+            ("le", "hi", False),
+            ("lt", "hi", True),
+        ):
             value = getattr(m, name, None)
             if value is not None:
                 if side == "lo":
@@ -49,7 +53,9 @@ def _numeric(annotation) -> tuple[type | None, list]:
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Annotated:
         kind, meta = _numeric(args[0])
-        return kind, meta + list(args[1:]) + [m for a in args[1:] for m in getattr(a, "metadata", [])]
+        return kind, meta + list(args[1:]) + [
+            m for a in args[1:] for m in getattr(a, "metadata", [])
+        ]
     if origin in (Union, types.UnionType, list, tuple):
         for arg in args:
             kind, meta = _numeric(arg)
@@ -66,14 +72,22 @@ def numeric_leaves(model, value: dict, path=()):
     ``model``); for lists the first item stands for all."""
     for name, field in model.model_fields.items():
         key = field.alias or name
-        if not path and key in getattr(model, "post_keys", ()) | {"runs", "shard_episodes", "roster"}:
+        if not path and key in getattr(model, "post_keys", ()) | {
+            "runs",
+            "shard_episodes",
+            "roster",
+        }:
             continue
         current = value.get(key)
         ann = field.annotation
         sub = _submodel(ann)
         if sub is not None:
-            if isinstance(current, dict) and current and all(isinstance(v, dict) for v in current.values()) \
-                    and not set(current) & set(sub.model_fields):
+            if (
+                isinstance(current, dict)
+                and current
+                and all(isinstance(v, dict) for v in current.values())
+                and not set(current) & set(sub.model_fields)
+            ):
                 first = next(iter(current))  # a mapping of name -> model (tiers, tribes)
                 yield from numeric_leaves(sub, current[first], (*path, key, first))
             elif isinstance(current, dict):
@@ -88,8 +102,11 @@ def numeric_leaves(model, value: dict, path=()):
         leaf = (*path, key)
         while isinstance(current, list):  # a list (of lists) of numbers: its first item
             leaf, current = (*leaf, 0), current[0] if current else None
-        size = bool((field.json_schema_extra or {}).get("size")) if isinstance(
-            field.json_schema_extra, dict) else False
+        size = (
+            bool((field.json_schema_extra or {}).get("size"))
+            if isinstance(field.json_schema_extra, dict)
+            else False
+        )
         yield leaf, kind, lo, hi, size
 
 
@@ -105,6 +122,7 @@ def _submodel(annotation):
 
 def extremes(kind, lo, hi):
     """The two ends a model allows: a declared bound (just inside a strict one), else huge."""
+
     def inside(bound, up):
         value, strict = bound
         if not strict:
@@ -180,8 +198,9 @@ def every_numeric_param_at_its_extremes(kind: str, w: World) -> None:
                     failures.append(f"{key}={value!r}: refused without naming the key: {exc}")
                 continue
             except Exception as exc:  # noqa: BLE001 - accepted by validate, then crashed
-                failures.append(f"{key}={value!r}: accepted, then {type(exc).__name__}: "
-                                f"{str(exc)[:200]}")
+                failures.append(
+                    f"{key}={value!r}: accepted, then {type(exc).__name__}: {str(exc)[:200]}"
+                )
                 continue
             bad = infinities(out, tab)
             if bad:

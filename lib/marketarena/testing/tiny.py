@@ -39,8 +39,10 @@ def expect(condition: Any, message: str) -> None:
 def tiny(kind: str) -> dict:
     """The block of the market's tiny instance (``<folder>/tiny_params.yaml``, its folder's)."""
     path = market_kind(kind).folder / "tiny_params.yaml"
-    expect(path.is_file(), f"{kind}: its folder has no tiny_params.yaml ({path}): the contract "
-                           "plays that instance")
+    expect(
+        path.is_file(),
+        f"{kind}: its folder has no tiny_params.yaml ({path}): the contract plays that instance",
+    )
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
 
 

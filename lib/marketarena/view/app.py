@@ -92,14 +92,20 @@ def marked(snippet: str) -> Markup:
 
 def vendor_files() -> dict[str, Path]:
     """The page's libraries, served from the Python packages that ship them (no CDN)."""
-    return {"dt_bundle.js": Path(str(resources.files("itables").joinpath("html/dt_bundle.js"))),
-            "dt_bundle.css": Path(str(resources.files("itables").joinpath("html/dt_bundle.css")))}
+    return {
+        "dt_bundle.js": Path(str(resources.files("itables").joinpath("html/dt_bundle.js"))),
+        "dt_bundle.css": Path(str(resources.files("itables").joinpath("html/dt_bundle.css"))),
+    }
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("marketarena.view", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("marketarena.view", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["tojson_script"] = script_json
     env.filters["pathpart"] = lambda v: quote(str(v), safe="")
     env.filters["number"] = number
@@ -115,8 +121,10 @@ class NoSniff:
     async def __call__(self, scope, receive, send) -> None:
         async def sending(message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []),
-                                      (b"x-content-type-options", b"nosniff")]
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-content-type-options", b"nosniff"),
+                ]
             await send(message)
 
         await self.app(scope, receive, sending if scope["type"] == "http" else send)
@@ -149,20 +157,30 @@ def create_app(episodes_root: str | Path) -> Starlette:
         rows = []
         for name in store.instances():
             index = store.index(name)
-            rows.append({"name": name, "market": index.market, "episodes": len(index),
-                         "players": len(index.players)})
+            rows.append(
+                {
+                    "name": name,
+                    "market": index.market,
+                    "episodes": len(index),
+                    "players": len(index.players),
+                }
+            )
         return render("home.html.j2", root=str(root), instances=rows)
 
     def chosen_of(request: Request, index) -> dict:
         q = request.query_params
-        return {"player": q.get("player", ""), "seed": q.get("seed", "").strip(),
-                "q": q.get("q", "").strip(),
-                "only": q.get("only", "") if q.get("only", "") in lists.ONLY else "",
-                "setting": {k: q.get(f"s.{k}", "") for k in index.settings}}
+        return {
+            "player": q.get("player", ""),
+            "seed": q.get("seed", "").strip(),
+            "q": q.get("q", "").strip(),
+            "only": q.get("only", "") if q.get("only", "") in lists.ONLY else "",
+            "setting": {k: q.get(f"s.{k}", "") for k in index.settings},
+        }
 
     def found_of(index, chosen: dict, player: str = "") -> list:
-        return index.filter(player or chosen["player"], chosen["setting"], chosen["seed"],
-                            chosen["q"])
+        return index.filter(
+            player or chosen["player"], chosen["setting"], chosen["seed"], chosen["q"]
+        )
 
     def listing(request: Request) -> HTMLResponse:
         instance = instance_of(request)
@@ -172,11 +190,16 @@ def create_app(episodes_root: str | Path) -> Starlette:
         if chosen["player"] in index.players:
             return player_page(instance, index, chosen, request, found)
         rows = lists.episode_rows(index, found, chosen["only"])
-        return render("instance.html.j2", instance=instance, index=index, chosen=chosen,
-                      listing=lists.page_of(rows, request.query_params, EPISODE_SORTS,
-                                            "episode_id"),
-                      players=lists.players(index), score=scoring(index.market),
-                      only=lists.ONLY)
+        return render(
+            "instance.html.j2",
+            instance=instance,
+            index=index,
+            chosen=chosen,
+            listing=lists.page_of(rows, request.query_params, EPISODE_SORTS, "episode_id"),
+            players=lists.players(index),
+            score=scoring(index.market),
+            only=lists.ONLY,
+        )
 
     def player(request: Request) -> HTMLResponse:
         instance = instance_of(request)
@@ -190,11 +213,19 @@ def create_app(episodes_root: str | Path) -> Starlette:
     def player_page(instance: str, index, chosen: dict, request: Request, found) -> HTMLResponse:
         name = chosen["player"]
         rows = lists.player_rows(index, name, found, chosen["only"])
-        return render("player.html.j2", instance=instance, index=index, chosen=chosen,
-                      player=name, totals=lists.totals(rows),
-                      listing=lists.page_of(rows, request.query_params, PLAYER_SORTS, "episode_id"),
-                      board=lists.board_rows(reports, instance, [name]),
-                      score=scoring(index.market), only=lists.ONLY, of=len(index))
+        return render(
+            "player.html.j2",
+            instance=instance,
+            index=index,
+            chosen=chosen,
+            player=name,
+            totals=lists.totals(rows),
+            listing=lists.page_of(rows, request.query_params, PLAYER_SORTS, "episode_id"),
+            board=lists.board_rows(reports, instance, [name]),
+            score=scoring(index.market),
+            only=lists.ONLY,
+            of=len(index),
+        )
 
     def compare(request: Request) -> HTMLResponse:
         instance = instance_of(request)
@@ -205,36 +236,63 @@ def create_app(episodes_root: str | Path) -> Starlette:
             if name not in index.players:
                 raise HTTPException(404, f"no player {name[:100]!r} in {instance}")
         rows = lists.shared_rows(index, a, b, found_of(index, chosen, a))
-        return render("compare.html.j2", instance=instance, index=index, chosen=chosen, a=a, b=b,
-                      listing=lists.page_of(rows, request.query_params, SHARED_SORTS,
-                                            "episode_id"),
-                      summary=lists.versus(rows), board=lists.board_rows(reports, instance, [a, b]),
-                      score=scoring(index.market))
+        return render(
+            "compare.html.j2",
+            instance=instance,
+            index=index,
+            chosen=chosen,
+            a=a,
+            b=b,
+            listing=lists.page_of(rows, request.query_params, SHARED_SORTS, "episode_id"),
+            summary=lists.versus(rows),
+            board=lists.board_rows(reports, instance, [a, b]),
+            score=scoring(index.market),
+        )
 
     def search(request: Request) -> HTMLResponse:
         instance = instance_of(request)
         q = request.query_params
         index = store.search(instance)
         index.start()
-        chosen = {"text": q.get("text", q.get("q", ""))[:500], "player": q.get("player", ""),
-                  "model": q.get("model", ""), "invalid": q.get("invalid") == "1",
-                  "reasked": q.get("reasked") == "1", "episode": q.get("episode", "")}
+        chosen = {
+            "text": q.get("text", q.get("q", ""))[:500],
+            "player": q.get("player", ""),
+            "model": q.get("model", ""),
+            "invalid": q.get("invalid") == "1",
+            "reasked": q.get("reasked") == "1",
+            "episode": q.get("episode", ""),
+        }
         total, hits, page = 0, [], 0
         if index.ready:
             total, hits, page = index.query(**chosen, page=lists.page_number(q.get("page")))
         keep = {k: v for k, v in q.items() if k != "page" and v}
-        return render("search.html.j2", instance=instance, index=index, chosen=chosen,
-                      total=total, hits=hits, page=page, page_size=SEARCH_PAGE, keep=keep,
-                      choices=index.choices(), marked=marked)
+        return render(
+            "search.html.j2",
+            instance=instance,
+            index=index,
+            chosen=chosen,
+            total=total,
+            hits=hits,
+            page=page,
+            page_size=SEARCH_PAGE,
+            keep=keep,
+            choices=index.choices(),
+            marked=marked,
+        )
 
     def episode(request: Request) -> HTMLResponse:
         instance = instance_of(request)
         try:
-            view = episode_view(root / instance, instance, request.path_params["episode"],
-                                request.query_params.get("player", ""))
+            view = episode_view(
+                root / instance,
+                instance,
+                request.path_params["episode"],
+                request.query_params.get("player", ""),
+            )
         except KeyError:
-            raise HTTPException(404, f"no finished episode {request.path_params['episode'][:100]!r} "
-                                     f"in {instance}") from None
+            raise HTTPException(
+                404, f"no finished episode {request.path_params['episode'][:100]!r} in {instance}"
+            ) from None
         except UnreadableTable as exc:
             return unreadable(instance, exc)
         return render("episode.html.j2", view=view)
@@ -245,18 +303,30 @@ def create_app(episodes_root: str | Path) -> Starlette:
         try:
             data = episode_zip(root / instance, episode_id)
         except KeyError:
-            raise HTTPException(404, f"no finished episode {episode_id[:100]!r} in {instance}") from None
+            raise HTTPException(
+                404, f"no finished episode {episode_id[:100]!r} in {instance}"
+            ) from None
         except UnreadableTable as exc:
             return unreadable(instance, exc)
-        return Response(data, media_type="application/zip", headers={
-            "Content-Disposition": f'attachment; filename="{instance}-{episode_id}.zip"'})
+        return Response(
+            data,
+            media_type="application/zip",
+            headers={"Content-Disposition": f'attachment; filename="{instance}-{episode_id}.zip"'},
+        )
 
     def decision(request: Request) -> HTMLResponse:
         instance = instance_of(request)
         q = request.query_params
         try:
-            view = decision_view(root / instance, instance, request.path_params["episode"],
-                                 int(q["step"]), int(q["round"]), q["phase"], q["agent"])
+            view = decision_view(
+                root / instance,
+                instance,
+                request.path_params["episode"],
+                int(q["step"]),
+                int(q["round"]),
+                q["phase"],
+                q["agent"],
+            )
         except UnreadableTable as exc:
             return unreadable(instance, exc)
         except (KeyError, ValueError) as exc:
@@ -282,6 +352,7 @@ def create_app(episodes_root: str | Path) -> Starlette:
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         Mount("/site-static", StaticFiles(directory=HERE.parent / "report" / "static")),
     ]
+
     @contextlib.asynccontextmanager
     async def lifespan(app):  # the indexes are built while the user picks an instance
         threading.Thread(target=store.warm, daemon=True).start()

@@ -63,8 +63,9 @@ def page_number(value: str | int | None, pages: int | None = None) -> int:
     return page if pages is None else min(page, max(1, pages) - 1)
 
 
-def page_of(frame: pd.DataFrame, query, sortable: tuple[str, ...], default: str,
-            default_desc: bool = False) -> Page:
+def page_of(
+    frame: pd.DataFrame, query, sortable: tuple[str, ...], default: str, default_desc: bool = False
+) -> Page:
     """``frame``'s rows sorted by ``query["sort"]`` (one of ``sortable``; missing values last
     either way), cut to the page ``query["page"]``, as plain rows."""
     sort = query.get("sort", default)
@@ -75,22 +76,31 @@ def page_of(frame: pd.DataFrame, query, sortable: tuple[str, ...], default: str,
     pages = max(1, -(-len(frame) // PAGE_SIZE))
     page = page_number(query.get("page"), pages)
     keep = {k: v for k, v in query.items() if k != "page" and v}
-    rows = records(frame.iloc[page * PAGE_SIZE:(page + 1) * PAGE_SIZE])
+    rows = records(frame.iloc[page * PAGE_SIZE : (page + 1) * PAGE_SIZE])
     return Page(rows, len(frame), page, pages, sort, desc, keep)
 
 
 def _episodes(index) -> pd.DataFrame:
     """Every episode of the index (id, run, seed, setting as text, lineup) with its players'
     totals (``USAGE``), built once per outcomes build."""
+
     def make(outcomes: pd.DataFrame) -> pd.DataFrame:
-        frame = pd.DataFrame({
-            "episode_id": [e.episode_id for e in index.entries],
-            "run": pd.array([e.run for e in index.entries], dtype="Int64"),
-            "seed": pd.array([e.seed for e in index.entries], dtype="Int64"),
-            "setting": [", ".join(f"{k}={v}" for k, v in e.setting) for e in index.entries],
-            "lineup": [list(e.lineup) for e in index.entries]})
-        return frame.merge(episode_totals(outcomes)[list(USAGE)], left_on="episode_id",
-                           right_index=True, how="left")
+        frame = pd.DataFrame(
+            {
+                "episode_id": [e.episode_id for e in index.entries],
+                "run": pd.array([e.run for e in index.entries], dtype="Int64"),
+                "seed": pd.array([e.seed for e in index.entries], dtype="Int64"),
+                "setting": [", ".join(f"{k}={v}" for k, v in e.setting) for e in index.entries],
+                "lineup": [list(e.lineup) for e in index.entries],
+            }
+        )
+        return frame.merge(
+            episode_totals(outcomes)[list(USAGE)],
+            left_on="episode_id",
+            right_index=True,
+            how="left",
+        )
+
     return index.derived("episodes", make)
 
 
@@ -124,15 +134,20 @@ def player_rows(index, player: str, found, only: str = "") -> pd.DataFrame:
 def totals(frame: pd.DataFrame) -> dict[str, Any]:
     """A player's list summed up: episodes, mean score and rank, games won, LLM calls, tokens,
     cost, re-asked and invalid decisions."""
+
     def mean(column: str) -> float | None:
         value = frame[column].mean() if len(frame) else None
         return None if value is None or pd.isna(value) else float(value)
 
     cost = frame["cost_usd"].sum(min_count=1) if len(frame) else None
-    return {"episodes": len(frame), "score": mean("score"), "rank": mean("rank"),
-            "won": int((frame["rank"] == 1).sum()),
-            "cost_usd": None if cost is None or pd.isna(cost) else float(cost),
-            **{k: int(frame[k].fillna(0).sum()) for k in ("calls", "tokens", "reasked", "invalid")}}
+    return {
+        "episodes": len(frame),
+        "score": mean("score"),
+        "rank": mean("rank"),
+        "won": int((frame["rank"] == 1).sum()),
+        "cost_usd": None if cost is None or pd.isna(cost) else float(cost),
+        **{k: int(frame[k].fillna(0).sum()) for k in ("calls", "tokens", "reasked", "invalid")},
+    }
 
 
 def shared_rows(index, a: str, b: str, found) -> pd.DataFrame:
@@ -140,8 +155,13 @@ def shared_rows(index, a: str, b: str, found) -> pd.DataFrame:
     episodes = _found(_episodes(index), index, found)[["episode_id", "run", "seed", "setting"]]
     for who, prefix in ((a, "a_"), (b, "b_")):
         mine = _mine(index, who)[["episode_id", "score", "rank", "players"]]
-        mine = mine.rename(columns={"score": f"{prefix}score", "rank": f"{prefix}rank",
-                                    "players": f"{prefix}players"})
+        mine = mine.rename(
+            columns={
+                "score": f"{prefix}score",
+                "rank": f"{prefix}rank",
+                "players": f"{prefix}players",
+            }
+        )
         episodes = episodes.merge(mine, on="episode_id", how="inner")
     episodes["players"] = episodes.pop("a_players")
     episodes = episodes.drop(columns="b_players")
@@ -155,8 +175,12 @@ def versus(frame: pd.DataFrame) -> dict[str, Any]:
     if diffs.empty:
         return {"games": len(frame), "scored": 0, "win_share": None, "mean_difference": None}
     wins = float((diffs > 0).sum() + 0.5 * (diffs == 0).sum())
-    return {"games": len(frame), "scored": len(diffs), "win_share": wins / len(diffs),
-            "mean_difference": float(diffs.mean())}
+    return {
+        "games": len(frame),
+        "scored": len(diffs),
+        "win_share": wins / len(diffs),
+        "mean_difference": float(diffs.mean()),
+    }
 
 
 def players(index) -> list[dict[str, Any]]:
@@ -173,17 +197,25 @@ def _players(index, outcomes: pd.DataFrame) -> list[dict[str, Any]]:
     summary: dict[str, dict[str, Any]] = {}
     if not outcomes.empty:
         g = outcomes.groupby("player")
-        frame = pd.DataFrame({
-            "score": g["score"].mean(), "rank": g["rank"].mean(),
-            "won": (outcomes["rank"] == 1).groupby(outcomes["player"]).sum(),
-            "calls": g["calls"].sum(), "tokens": g["tokens"].sum(),
-            "cost_usd": g["cost_usd"].sum(min_count=1),
-            "reasked": g["reasked"].sum(), "invalid": g["invalid"].sum()})
+        frame = pd.DataFrame(
+            {
+                "score": g["score"].mean(),
+                "rank": g["rank"].mean(),
+                "won": (outcomes["rank"] == 1).groupby(outcomes["player"]).sum(),
+                "calls": g["calls"].sum(),
+                "tokens": g["tokens"].sum(),
+                "cost_usd": g["cost_usd"].sum(min_count=1),
+                "reasked": g["reasked"].sum(),
+                "invalid": g["invalid"].sum(),
+            }
+        )
         summary = {r.pop("player"): r for r in records(frame.reset_index())}
     return [{"player": p, "episodes": n, **summary.get(p, {})} for p, n in sorted(counts.items())]
 
 
-def board_rows(reports: Path, instance: str, names: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+def board_rows(
+    reports: Path, instance: str, names: list[str]
+) -> tuple[list[str], dict[str, list[str]]]:
     """(columns, {name: cells}) of the players ``names`` on the instance's board
     (``reports/leaderboards/<instance>.csv``, intervals folded as on the site); empty without a
     board."""

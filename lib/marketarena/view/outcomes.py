@@ -38,8 +38,19 @@ from marketarena.core import logs
 from marketarena.report.headtohead import combined
 
 KEYS = ["episode_id", "step", "round", "phase", "agent_id"]
-COLUMNS = ["episode_id", "player", "seats", "score", "rank", "players", "calls", "tokens",
-           "cost_usd", "reasked", "invalid"]
+COLUMNS = [
+    "episode_id",
+    "player",
+    "seats",
+    "score",
+    "rank",
+    "players",
+    "calls",
+    "tokens",
+    "cost_usd",
+    "reasked",
+    "invalid",
+]
 
 
 @functools.cache
@@ -75,8 +86,9 @@ def unit_table(path: Path, columns: list[str], filters=None) -> pd.DataFrame:
         return pd.DataFrame(columns=["episode_id", *columns])
     sharded = bool(names) and names[0] == "episode_id"
     try:
-        table = pq.read_table(path, columns=(["episode_id"] if sharded else []) + wanted,
-                              filters=filters)
+        table = pq.read_table(
+            path, columns=(["episode_id"] if sharded else []) + wanted, filters=filters
+        )
     except (OSError, pa.ArrowException):
         return pd.DataFrame(columns=["episode_id", *columns])
     df = table.to_pandas()
@@ -96,8 +108,12 @@ def _seats_from_metrics(path: Path | None, score: str | None) -> pd.DataFrame:
         columns = ["episode_id", "agent_id", "name"] + ([score] if score in names else [])
         df = pd.read_parquet(path, columns=columns)
     except (OSError, pa.ArrowException) as exc:
-        print(f"warning: {path} cannot be read ({type(exc).__name__}); the viewer shows no "
-              "scores until the metrics stage writes it again", file=sys.stderr, flush=True)
+        print(
+            f"warning: {path} cannot be read ({type(exc).__name__}); the viewer shows no "
+            "scores until the metrics stage writes it again",
+            file=sys.stderr,
+            flush=True,
+        )
         return none
     df = df.rename(columns={"name": "player", score: "score"})
     if "score" not in df:
@@ -112,8 +128,9 @@ def _decision_points(frames: list[pd.DataFrame], calls: list[pd.DataFrame]) -> p
         d = pd.concat(frames, ignore_index=True)
         if len(d):
             d = d.sort_values("attempt", kind="stable")
-            last = d.groupby(KEYS, sort=False).agg(attempt=("attempt", "max"),
-                                                   valid=("valid", "last"))
+            last = d.groupby(KEYS, sort=False).agg(
+                attempt=("attempt", "max"), valid=("valid", "last")
+            )
             last["reasked"] = last["attempt"] > 0
             last["invalid"] = ~last["valid"].astype(bool)
             out.append(last[["reasked", "invalid"]].reset_index())
@@ -146,17 +163,32 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
         if not known.issuperset(episodes):
             a = unit_table(folder / "agents.parquet", ["agent_id", "name"])
             extra.append(a[~a["episode_id"].isin(known)].rename(columns={"name": "player"}))
-        decisions.append(unit_table(folder / "decisions.parquet",
-                                    ["step", "round", "phase", "agent_id", "attempt", "valid"],
-                                    filters=[[("valid", "=", False)], [("attempt", ">", 0)]]))
-        c = unit_table(folder / "llm_calls.parquet", ["step", "round", "phase", "agent_id",
-                                                      "attempts", "prompt_tokens", "completion_tokens"])
+        decisions.append(
+            unit_table(
+                folder / "decisions.parquet",
+                ["step", "round", "phase", "agent_id", "attempt", "valid"],
+                filters=[[("valid", "=", False)], [("attempt", ">", 0)]],
+            )
+        )
+        c = unit_table(
+            folder / "llm_calls.parquet",
+            [
+                "step",
+                "round",
+                "phase",
+                "agent_id",
+                "attempts",
+                "prompt_tokens",
+                "completion_tokens",
+            ],
+        )
         if len(c):
             calls.append(c)
             costs.append(unit_table(run_dir / unit / "llm_costs.parquet", ["agent_id", "cost_usd"]))
     if extra:
-        seats = pd.concat([seats, *[e.assign(score=np.nan) for e in extra if len(e)]],
-                          ignore_index=True)
+        seats = pd.concat(
+            [seats, *[e.assign(score=np.nan) for e in extra if len(e)]], ignore_index=True
+        )
     if seats.empty:
         return pd.DataFrame(columns=COLUMNS)
     seat_keys = ["episode_id", "agent_id"]
@@ -165,19 +197,29 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     if calls:
         c = pd.concat(calls, ignore_index=True)
         c["tokens"] = c["prompt_tokens"].fillna(0) + c["completion_tokens"].fillna(0)
-        usage = c.groupby(seat_keys).agg(calls=("attempts", "size"),
-                                         tokens=("tokens", "sum")).reset_index()
+        usage = (
+            c.groupby(seat_keys)
+            .agg(calls=("attempts", "size"), tokens=("tokens", "sum"))
+            .reset_index()
+        )
     spent = pd.DataFrame(columns=seat_keys + ["cost_usd"])
     costs = [x for x in costs if len(x)]
     if costs:
-        spent = pd.concat(costs, ignore_index=True).groupby(seat_keys)["cost_usd"].sum().reset_index()
+        spent = (
+            pd.concat(costs, ignore_index=True).groupby(seat_keys)["cost_usd"].sum().reset_index()
+        )
     for frame in (usage, spent, _decision_points([d for d in decisions if len(d)], calls)):
         per_seat = per_seat.merge(frame, on=seat_keys, how="left")
     for col in ("calls", "tokens", "reasked", "invalid"):
         per_seat[col] = per_seat[col].fillna(0).astype(int)
     g = per_seat.groupby(["episode_id", "player"], sort=False)
-    out = g.agg(seats=("agent_id", "size"), calls=("calls", "sum"), tokens=("tokens", "sum"),
-                reasked=("reasked", "sum"), invalid=("invalid", "sum")).reset_index()
+    out = g.agg(
+        seats=("agent_id", "size"),
+        calls=("calls", "sum"),
+        tokens=("tokens", "sum"),
+        reasked=("reasked", "sum"),
+        invalid=("invalid", "sum"),
+    ).reset_index()
     out["score"] = combined(g["score"], combine).to_numpy()
     out["cost_usd"] = g["cost_usd"].sum(min_count=1).to_numpy()
     out["rank"] = out.groupby("episode_id")["score"].rank(ascending=False, method="min")

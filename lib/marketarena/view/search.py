@@ -32,8 +32,20 @@ from marketarena.view.outcomes import unit_table
 PAGE_SIZE = 50
 #: the markers FTS5's snippet() puts around a match (stripped from the logs' text first)
 OPEN, CLOSE = "\x02", "\x03"
-FIELDS = ("episode_id", "step", "round", "phase", "agent_id", "attempt", "call", "reask",
-          "player", "model", "invalid", "reasked")
+FIELDS = (
+    "episode_id",
+    "step",
+    "round",
+    "phase",
+    "agent_id",
+    "attempt",
+    "call",
+    "reask",
+    "player",
+    "model",
+    "invalid",
+    "reasked",
+)
 
 
 def _clean(text: Any) -> str:
@@ -46,8 +58,9 @@ def _prompt(messages: str) -> str:
         parts = json.loads(messages)
     except (TypeError, ValueError):
         return _clean(messages)
-    return "\n\n".join(f"{m.get('role', '')}: {_clean(m.get('content'))}" for m in parts
-                       if isinstance(m, dict))
+    return "\n\n".join(
+        f"{m.get('role', '')}: {_clean(m.get('content'))}" for m in parts if isinstance(m, dict)
+    )
 
 
 def phrase(query: str) -> str:
@@ -75,7 +88,9 @@ class SearchIndex:
 
     root: Path  # data/episodes/<instance>
     units: list[str]
-    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="marketarena-search-")))
+    folder: Path = field(
+        default_factory=lambda: Path(tempfile.mkdtemp(prefix="marketarena-search-"))
+    )
     done: int = 0
     rows: int = 0
     seconds: float = 0.0
@@ -108,11 +123,14 @@ class SearchIndex:
         start = time.perf_counter()
         try:
             db = sqlite3.connect(self.path)
-            db.execute("CREATE TABLE calls (id INTEGER PRIMARY KEY, episode_id TEXT, step INT, "
-                       "round INT, phase TEXT, agent_id TEXT, attempt INT, call INT, reask INT, "
-                       "player TEXT, model TEXT, invalid INT, reasked INT)")
-            db.execute("CREATE VIRTUAL TABLE text USING fts5(prompt, answer, error, "
-                       "tokenize='unicode61')")
+            db.execute(
+                "CREATE TABLE calls (id INTEGER PRIMARY KEY, episode_id TEXT, step INT, "
+                "round INT, phase TEXT, agent_id TEXT, attempt INT, call INT, reask INT, "
+                "player TEXT, model TEXT, invalid INT, reasked INT)"
+            )
+            db.execute(
+                "CREATE VIRTUAL TABLE text USING fts5(prompt, answer, error, tokenize='unicode61')"
+            )
             for unit in self.units:
                 self._add_unit(db, self.root / unit)
                 db.commit()
@@ -131,26 +149,64 @@ class SearchIndex:
         path = folder / "llm_messages.parquet"
         if not path.is_file():
             return
-        messages = unit_table(path, ["step", "round", "phase", "agent_id", "attempt", "call",
-                                     "reask", "messages", "answer", "error"])
+        messages = unit_table(
+            path,
+            [
+                "step",
+                "round",
+                "phase",
+                "agent_id",
+                "attempt",
+                "call",
+                "reask",
+                "messages",
+                "answer",
+                "error",
+            ],
+        )
         if messages.empty:
             return
         seats = unit_table(folder / "agents.parquet", ["agent_id", "name", "model"])
-        who = {(e, a): (n, m) for e, a, n, m in seats[["episode_id", "agent_id", "name", "model"]]
-               .itertuples(index=False)} if len(seats) else {}
+        who = (
+            {
+                (e, a): (n, m)
+                for e, a, n, m in seats[["episode_id", "agent_id", "name", "model"]].itertuples(
+                    index=False
+                )
+            }
+            if len(seats)
+            else {}
+        )
         keys = ["episode_id", "step", "round", "phase", "agent_id", "attempt", "call"]
         reasked = messages.groupby(keys)["reask"].transform("max") > 0
         calls, texts = [], []
         for row, again in zip(messages.itertuples(index=False), reasked.tolist()):
             self.rows += 1  # the row's id in both tables
             player, model = who.get((row.episode_id, row.agent_id), ("", ""))
-            calls.append((self.rows, row.episode_id, int(row.step), int(row.round), str(row.phase),
-                          str(row.agent_id), int(row.attempt), int(row.call), int(row.reask),
-                          _clean(player), _clean(model), int(bool(row.error)), int(again)))
+            calls.append(
+                (
+                    self.rows,
+                    row.episode_id,
+                    int(row.step),
+                    int(row.round),
+                    str(row.phase),
+                    str(row.agent_id),
+                    int(row.attempt),
+                    int(row.call),
+                    int(row.reask),
+                    _clean(player),
+                    _clean(model),
+                    int(bool(row.error)),
+                    int(again),
+                )
+            )
             texts.append((self.rows, _prompt(row.messages), _clean(row.answer), _clean(row.error)))
-        db.executemany("INSERT INTO calls (id, episode_id, step, round, phase, agent_id, attempt, "
-                       "call, reask, player, model, invalid, reasked) "
-                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", calls)
+        db.executemany(
+            "INSERT INTO calls (id, episode_id, step, round, phase, agent_id, attempt, "
+            "call, reask, player, model, invalid, reasked) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            calls,
+        )
         db.executemany("INSERT INTO text (rowid, prompt, answer, error) VALUES (?,?,?,?)", texts)
 
     def choices(self) -> dict[str, list[str]]:
@@ -158,11 +214,21 @@ class SearchIndex:
         if not self.ready:
             return {"player": [], "model": []}
         with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
-            return {c: [r[0] for r in db.execute(f"SELECT DISTINCT {c} FROM calls ORDER BY {c}")]
-                    for c in ("player", "model")}
+            return {
+                c: [r[0] for r in db.execute(f"SELECT DISTINCT {c} FROM calls ORDER BY {c}")]
+                for c in ("player", "model")
+            }
 
-    def query(self, text: str = "", player: str = "", model: str = "", invalid: bool = False,
-              reasked: bool = False, episode: str = "", page: int = 0) -> Found:
+    def query(
+        self,
+        text: str = "",
+        player: str = "",
+        model: str = "",
+        invalid: bool = False,
+        reasked: bool = False,
+        episode: str = "",
+        page: int = 0,
+    ) -> Found:
         """How many answers match, the ``page``-th page of them in log order (the last page
         when ``page`` is past it), and that page's number."""
         where, args = [], []
@@ -181,15 +247,20 @@ class SearchIndex:
         else:
             shown = "substr(text.answer, 1, 200)"
         sql = " FROM calls JOIN text ON text.rowid = calls.id" + (
-            " WHERE " + " AND ".join(where) if where else "")
+            " WHERE " + " AND ".join(where) if where else ""
+        )
         with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
             try:
                 total = db.execute("SELECT count(*)" + sql, args).fetchone()[0]
                 page = page_number(page, -(-total // PAGE_SIZE))
                 rows = db.execute(
-                    "SELECT " + ", ".join(f"calls.{f}" for f in FIELDS) + f", {shown}" + sql
+                    "SELECT "
+                    + ", ".join(f"calls.{f}" for f in FIELDS)
+                    + f", {shown}"
+                    + sql
                     + " ORDER BY calls.id LIMIT ? OFFSET ?",
-                    [*args, PAGE_SIZE, page * PAGE_SIZE]).fetchall()
+                    [*args, PAGE_SIZE, page * PAGE_SIZE],
+                ).fetchall()
             except sqlite3.OperationalError:  # a query of no word at all (only punctuation)
                 return Found(0, [], 0)
         return Found(total, [Hit(dict(zip(FIELDS, r[:-1])), r[-1] or "") for r in rows], page)

@@ -57,7 +57,9 @@ class Entry:
 
 
 def _setting_text(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, (bool, list, dict)) or value is None else str(value)
+    return (
+        json.dumps(value) if isinstance(value, (bool, list, dict)) or value is None else str(value)
+    )
 
 
 class InstanceIndex:
@@ -77,10 +79,16 @@ class InstanceIndex:
                     continue
                 setting = m.get("setting") or {}
                 lineup = m["lineup"] if "lineup" in m else seated.get(m["episode_id"], ())
-                self.entries.append(Entry(
-                    m["episode_id"], m.get("run_index"), m.get("seed"), tuple(lineup),
-                    tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else (),
-                    folder.name))
+                self.entries.append(
+                    Entry(
+                        m["episode_id"],
+                        m.get("run_index"),
+                        m.get("seed"),
+                        tuple(lineup),
+                        tuple((k, _setting_text(v)) for k, v in setting.items()) if setting else (),
+                        folder.name,
+                    )
+                )
             if listed and not self.market:
                 self.market = str(listed[0].get("market", ""))
         self.players = sorted({p for e in self.entries for p in e.lineup})
@@ -116,8 +124,13 @@ class InstanceIndex:
                 cache[name] = make(outcomes)
             return cache[name]
 
-    def filter(self, player: str = "", setting: dict[str, str] | None = None, seed: str = "",
-               text: str = "") -> list[Entry]:
+    def filter(
+        self,
+        player: str = "",
+        setting: dict[str, str] | None = None,
+        seed: str = "",
+        text: str = "",
+    ) -> list[Entry]:
         """Episodes with ``player`` in their lineup, every ``setting`` key at its value, ``seed``
         equal to the episode's seed or run index, and ``text`` in their id (empty: any)."""
         wanted = {(k, v) for k, v in (setting or {}).items() if v != ""}
@@ -139,9 +152,14 @@ def _seated(unit: Path) -> dict[str, list[str]]:
     """{episode id: its seats' players} from a unit's ``agents`` table, for metas without a
     ``lineup`` (Agent Bazaar's lemon runs imported before their importer wrote one)."""
     seats = outcomes_mod.unit_table(unit / "agents.parquet", ["name"])
-    return {e: list(dict.fromkeys(str(n) for n in g["name"]))
-            for e, g in seats.groupby("episode_id", sort=False)} \
-        if "name" in seats else {}
+    return (
+        {
+            e: list(dict.fromkeys(str(n) for n in g["name"]))
+            for e, g in seats.groupby("episode_id", sort=False)
+        }
+        if "name" in seats
+        else {}
+    )
 
 
 def _natural(text: str) -> tuple:
@@ -173,8 +191,9 @@ class EpisodeStore:
     def instances(self) -> list[str]:
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir()
-                      if p.is_dir() and not p.name.startswith("."))
+        return sorted(
+            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")
+        )
 
     def folder(self, instance: str) -> Path:
         if instance not in self.instances():
@@ -223,8 +242,14 @@ def _column(values: pd.Series) -> list[Any]:
     if pd.api.types.is_float_dtype(values):
         return [v if math.isfinite(v) else None for v in out]
     if values.dtype == object:
-        return [None if isinstance(v, float) and not math.isfinite(v) else
-                v if v is None or isinstance(v, (str, int, float, bool)) else str(v) for v in out]
+        return [
+            None
+            if isinstance(v, float) and not math.isfinite(v)
+            else v
+            if v is None or isinstance(v, (str, int, float, bool))
+            else str(v)
+            for v in out
+        ]
     return out
 
 
@@ -233,12 +258,17 @@ def records(df: pd.DataFrame, limit: int = MAX_ROWS) -> dict[str, Any]:
     null), ``total`` rows and whether it was ``cut`` at ``limit``."""
     shown = df.head(limit)
     columns = [_column(shown[c]) for c in shown.columns]
-    return {"columns": [str(c) for c in df.columns], "data": [list(r) for r in zip(*columns)],
-            "total": len(df), "cut": len(df) > limit}
+    return {
+        "columns": [str(c) for c in df.columns],
+        "data": [list(r) for r in zip(*columns)],
+        "total": len(df),
+        "cut": len(df) > limit,
+    }
 
 
-def plots_of(df: pd.DataFrame, labels: dict[str, str] | None = None,
-             missing: dict[str, float] | None = None) -> list[dict[str, Any]]:
+def plots_of(
+    df: pd.DataFrame, labels: dict[str, str] | None = None, missing: dict[str, float] | None = None
+) -> list[dict[str, Any]]:
     """Small plots of a table holding one row per step (and seat): each numeric column against
     ``step``, one line per ``agent_id`` (named by ``labels``); none for tables with several rows
     per step and seat. ``missing`` maps a column to the value that stands for "none" in it (the
@@ -250,20 +280,35 @@ def plots_of(df: pd.DataFrame, labels: dict[str, str] | None = None,
     if df.duplicated(keys).any():
         return []
     skip = {"step", "round", "agent_id", "episode_id"}
-    numeric = [c for c in df.columns if c not in skip and pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c]) and df[c].nunique(dropna=True) > 1]
+    numeric = [
+        c
+        for c in df.columns
+        if c not in skip
+        and pd.api.types.is_numeric_dtype(df[c])
+        and not pd.api.types.is_bool_dtype(df[c])
+        and df[c].nunique(dropna=True) > 1
+    ]
     df = df.sort_values(keys[::-1], kind="stable")
     seats = df["agent_id"].astype(str).to_numpy() if "agent_id" in df.columns else None
-    groups = [("", slice(None))] if seats is None else \
-        [(a, seats == a) for a in sorted(set(seats.tolist()))]
+    groups = (
+        [("", slice(None))]
+        if seats is None
+        else [(a, seats == a) for a in sorted(set(seats.tolist()))]
+    )
     steps = df["step"].astype(int).to_numpy()
     out = []
     for column in numeric[:MAX_PLOTS]:
         values = df[column].astype(float).to_numpy()
         if column in (missing or {}):
             values = np.where(values == missing[column], np.nan, values)
-        lines = [{"name": (labels or {}).get(a, a), "x": steps[rows].tolist(),
-                  "y": _column(pd.Series(values[rows]))} for a, rows in groups]
+        lines = [
+            {
+                "name": (labels or {}).get(a, a),
+                "x": steps[rows].tolist(),
+                "y": _column(pd.Series(values[rows])),
+            }
+            for a, rows in groups
+        ]
         out.append({"title": column, "lines": lines})
     return out
 
@@ -306,13 +351,18 @@ def marked_decisions(decisions: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFra
     llm = _llm_keys(calls)
     answers = pd.Series(1, index=decisions.index)
     if not calls.empty and "attempts" in calls:  # a call's answers past its first are re-asks
-        extra = (calls["attempts"] - 1).groupby([calls[k] for k in DECISION_KEYS + ["attempt"]]).sum()
+        extra = (
+            (calls["attempts"] - 1).groupby([calls[k] for k in DECISION_KEYS + ["attempt"]]).sum()
+        )
         index = pd.MultiIndex.from_frame(decisions[DECISION_KEYS + ["attempt"]])
-        answers = pd.Series(1 + extra.reindex(index).fillna(0).astype(int).to_numpy(),
-                            index=decisions.index)
+        answers = pd.Series(
+            1 + extra.reindex(index).fillna(0).astype(int).to_numpy(), index=decisions.index
+        )
     point = decisions.groupby(DECISION_KEYS, sort=False)
     total = answers.groupby([decisions[k] for k in DECISION_KEYS], sort=False).transform("sum")
-    decisions.insert(0, "final", (decisions["attempt"] == point["attempt"].transform("max")).to_numpy())
+    decisions.insert(
+        0, "final", (decisions["attempt"] == point["attempt"].transform("max")).to_numpy()
+    )
     decisions.insert(0, "reasked", (total > 1).to_numpy())
     decisions.insert(0, "answers", answers.to_numpy())
     decisions.insert(0, "llm", [tuple(k) in llm for k in keys])
@@ -335,11 +385,14 @@ def episode_view(root: Path, instance: str, episode_id: str, player: str = "") -
     meta, tables = read_episode(root, episode_id, skip=("llm_messages",))
     unit = locate(root, episode_id)
     calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS))
-    decisions = marked_decisions(tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS + [
-        "attempt", "valid"])), calls)
+    decisions = marked_decisions(
+        tables.get("decisions", pd.DataFrame(columns=DECISION_KEYS + ["attempt", "valid"])), calls
+    )
     finals = decisions[decisions["final"]] if len(decisions) else decisions
     agents = tables.get("agents", pd.DataFrame())
-    labels = {str(a): f"{a} {n}" for a, n in zip(agents.get("agent_id", []), agents.get("name", []))}
+    labels = {
+        str(a): f"{a} {n}" for a, n in zip(agents.get("agent_id", []), agents.get("name", []))
+    }
     missing = missing_values(str(meta.get("market", "")))
     timeline, other, empty, steps = [], [], [], set()
     for name, df in sorted(tables.items(), key=lambda kv: (kv[0] != "states", kv[0])):
@@ -349,20 +402,37 @@ def episode_view(root: Path, instance: str, episode_id: str, player: str = "") -
             empty.append(name)
         elif "step" in df.columns:
             steps.update(int(s) for s in df["step"].dropna().unique())
-            timeline.append({"name": name, "table": records(df),
-                             "plots": plots_of(df, labels, missing.get(name))})
+            timeline.append(
+                {
+                    "name": name,
+                    "table": records(df),
+                    "plots": plots_of(df, labels, missing.get(name)),
+                }
+            )
         else:
             other.append({"name": name, "table": records(df)})
     shown_meta = {k: v for k, v in meta.items() if k != "files"}
     run = episode_run_info(root, unit.name, episode_id) if unit is not None else None
     names = [str(n) for n in agents.get("name", [])]
     seats = [str(a) for a, n in zip(agents.get("agent_id", []), names) if player and n == player]
-    return EpisodeView(instance, episode_id, shown_meta, run, records(agents),
-                       records(decisions), timeline, other, empty, sorted(steps),
-                       len(_llm_keys(calls)), len(calls), int(finals["reasked"].sum()),
-                       int((~finals["valid"].astype(bool)).sum()),
-                       list(dict.fromkeys(meta.get("lineup") or names)),
-                       {"player": player, "seats": seats} if seats else None)
+    return EpisodeView(
+        instance,
+        episode_id,
+        shown_meta,
+        run,
+        records(agents),
+        records(decisions),
+        timeline,
+        other,
+        empty,
+        sorted(steps),
+        len(_llm_keys(calls)),
+        len(calls),
+        int(finals["reasked"].sum()),
+        int((~finals["valid"].astype(bool)).sum()),
+        list(dict.fromkeys(meta.get("lineup") or names)),
+        {"player": player, "seats": seats} if seats else None,
+    )
 
 
 def episode_zip(root: Path, episode_id: str) -> bytes:
@@ -378,8 +448,9 @@ def episode_zip(root: Path, episode_id: str) -> bytes:
     if unit is not None and calls is not None and len(calls):
         costs = call_costs(root, unit.name, episode_id, len(calls))
         if costs.notna().any().any():
-            tables["llm_costs"] = pd.concat([calls[DECISION_KEYS + ["attempt"]].reset_index(drop=True),
-                                             costs], axis=1)
+            tables["llm_costs"] = pd.concat(
+                [calls[DECISION_KEYS + ["attempt"]].reset_index(drop=True), costs], axis=1
+            )
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         folder = episode_id
@@ -428,8 +499,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def decision_view(root: Path, instance: str, episode_id: str, step: int, round_: int, phase: str,
-                  agent_id: str) -> DecisionView:
+def decision_view(
+    root: Path, instance: str, episode_id: str, step: int, round_: int, phase: str, agent_id: str
+) -> DecisionView:
     """Every attempt of one seat at one decision point, each with its LLM calls (what was sent,
     the raw answers, re-asks and their reasons, tokens, cost, latency, cache hit). ``KeyError``
     when the episode or the decision does not exist."""
@@ -451,37 +523,65 @@ def decision_view(root: Path, instance: str, episode_id: str, step: int, round_:
     decisions = of(every)
     if decisions.empty:
         raise KeyError(f"{episode_id}: no decision {key}")
-    points = [dict(zip(DECISION_KEYS, (_plain(v) for v in k))) for k in
-              every.loc[every["agent_id"] == agent_id, DECISION_KEYS].drop_duplicates()
-              .itertuples(index=False)]
+    points = [
+        dict(zip(DECISION_KEYS, (_plain(v) for v in k)))
+        for k in every.loc[every["agent_id"] == agent_id, DECISION_KEYS]
+        .drop_duplicates()
+        .itertuples(index=False)
+    ]
     here = points.index(key)
     calls = tables.get("llm_calls", pd.DataFrame(columns=DECISION_KEYS + ["attempt"]))
-    calls = pd.concat([calls.reset_index(drop=True),
-                       call_costs(root, unit.name, episode_id, len(calls))], axis=1)
+    calls = pd.concat(
+        [calls.reset_index(drop=True), call_costs(root, unit.name, episode_id, len(calls))], axis=1
+    )
     calls = of(calls)
     messages_file = unit / "llm_messages.parquet"
     said = pd.DataFrame()
     if not calls.empty and messages_file.is_file():
-        said = of(read_rows(messages_file, episode_id,
-                            [("step", "=", step), ("agent_id", "=", agent_id)]))
+        said = of(
+            read_rows(messages_file, episode_id, [("step", "=", step), ("agent_id", "=", agent_id)])
+        )
     attempts = []
     for d in decisions.sort_values("attempt").to_dict(orient="records"):
-        view = AttemptView(int(d["attempt"]), str(d["action"]), bool(d["valid"]),
-                           str(d.get("error") or ""), str(d.get("notes") or ""))
+        view = AttemptView(
+            int(d["attempt"]),
+            str(d["action"]),
+            bool(d["valid"]),
+            str(d.get("error") or ""),
+            str(d.get("notes") or ""),
+        )
         mine = calls[calls["attempt"] == d["attempt"]] if not calls.empty else calls
         for n, c in enumerate(mine.to_dict(orient="records")):
-            rows = said[(said["attempt"] == d["attempt"]) & (said["call"] == n)] \
-                if not said.empty else said
-            exchanges = [{"reask": int(x["reask"]), "messages": json.loads(x["messages"]),
-                          "answer": x["answer"], "error": x["error"]}
-                         for x in rows.sort_values("reask").to_dict(orient="records")]
+            rows = (
+                said[(said["attempt"] == d["attempt"]) & (said["call"] == n)]
+                if not said.empty
+                else said
+            )
+            exchanges = [
+                {
+                    "reask": int(x["reask"]),
+                    "messages": json.loads(x["messages"]),
+                    "answer": x["answer"],
+                    "error": x["error"],
+                }
+                for x in rows.sort_values("reask").to_dict(orient="records")
+            ]
             shown = {k: _plain(v) for k, v in c.items() if k not in DECISION_KEYS + ["attempt"]}
             view.calls.append(CallView(n, str(c.get("purpose", "act")), shown, exchanges))
         attempts.append(view)
     agents = tables.get("agents", pd.DataFrame())
-    seat = agents[agents["agent_id"] == agent_id].to_dict(orient="records") if "agent_id" in agents else []
-    return DecisionView(instance, episode_id, key, attempts,
-                        {k: _plain(v) for k, v in seat[0].items()} if seat else {},
-                        points[here - 1] if here > 0 else None,
-                        points[here + 1] if here + 1 < len(points) else None,
-                        (here + 1, len(points)))
+    seat = (
+        agents[agents["agent_id"] == agent_id].to_dict(orient="records")
+        if "agent_id" in agents
+        else []
+    )
+    return DecisionView(
+        instance,
+        episode_id,
+        key,
+        attempts,
+        {k: _plain(v) for k, v in seat[0].items()} if seat else {},
+        points[here - 1] if here > 0 else None,
+        points[here + 1] if here + 1 < len(points) else None,
+        (here + 1, len(points)),
+    )

@@ -49,7 +49,9 @@ def test_logit_demand_asymmetric_quality_and_outside_option_by_hand():
     # utilities (3 - 1)/2 = 1, (1 - 2)/2 = -0.5, outside 1/2 = 0.5
     q = logit_demand([4.0, 8.0], a=[3.0, 1.0], a0=1.0, mu=2.0, alpha=4.0, beta=10.0)
     denom = math.exp(1) + math.exp(-0.5) + math.exp(0.5)
-    np.testing.assert_allclose(q, [10 * math.exp(1) / denom, 10 * math.exp(-0.5) / denom], rtol=1e-14)
+    np.testing.assert_allclose(
+        q, [10 * math.exp(1) / denom, 10 * math.exp(-0.5) / denom], rtol=1e-14
+    )
 
 
 def test_logit_demand_is_stable_at_extreme_prices():
@@ -143,7 +145,9 @@ def brute_force_best_price(i: int, k: int, p: np.ndarray, cfg: BertrandConfig) -
         trial[i] = x
         return -market_profits(trial, k, cfg)[i]
 
-    return minimize_scalar(neg_profit, bounds=(x0 - step, x0 + step), method="bounded", options={"xatol": 1e-10}).x
+    return minimize_scalar(
+        neg_profit, bounds=(x0 - step, x0 + step), method="bounded", options={"xatol": 1e-10}
+    ).x
 
 
 def brute_force_monopoly(k: int, cfg: BertrandConfig) -> np.ndarray:
@@ -156,13 +160,20 @@ def brute_force_monopoly(k: int, cfg: BertrandConfig) -> np.ndarray:
     best = None
     for shift in (1.0, 3.0, 10.0):
         start = cfg.cost_matrix[:, k] + shift * am
-        res = minimize(neg_joint, start, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-9, "maxiter": 5000})
+        res = minimize(
+            neg_joint,
+            start,
+            method="Nelder-Mead",
+            options={"xatol": 1e-9, "fatol": 1e-9, "maxiter": 5000},
+        )
         if best is None or res.fun < best.fun:
             best = res
     return best.x
 
 
-startup_levels = st.lists(st.lists(st.integers(0, 2), min_size=2, max_size=2), min_size=2, max_size=2)
+startup_levels = st.lists(
+    st.lists(st.integers(0, 2), min_size=2, max_size=2), min_size=2, max_size=2
+)
 
 
 @settings(max_examples=10, deadline=None)
@@ -200,17 +211,21 @@ def test_three_firm_calvano_nash_is_lower_than_duopoly():
     assert three.shape == (3, 1)
     assert np.all(three < bertrand_nash(BertrandConfig.calvano(1.0))[0, 0])
     for i in range(3):
-        assert brute_force_best_price(i, 0, three, BertrandConfig.calvano(1.0, n_firms=3)) == pytest.approx(
-            three[i, 0], abs=1e-4
-        )
+        assert brute_force_best_price(
+            i, 0, three, BertrandConfig.calvano(1.0, n_firms=3)
+        ) == pytest.approx(three[i, 0], abs=1e-4)
 
 
 def test_nash_failure_is_reported_clearly(monkeypatch):
     import marketarena.markets.bertrand.economics as econ
 
     cfg = BertrandConfig.calvano(1.0)
-    monkeypatch.setattr(econ, "best_response", lambda i, p, config: p[i] + 1.0)  # never a fixed point
-    with pytest.raises(RuntimeError, match=r"bertrand_nash did not converge for BertrandConfig\(.*gap"):
+    monkeypatch.setattr(
+        econ, "best_response", lambda i, p, config: p[i] + 1.0
+    )  # never a fixed point
+    with pytest.raises(
+        RuntimeError, match=r"bertrand_nash did not converge for BertrandConfig\(.*gap"
+    ):
         econ.bertrand_nash(cfg, max_iter=3)
 
 

@@ -35,7 +35,9 @@ def entry(name, strategy, **params):
 
 
 def bertrand_params(roster, **overrides):
-    return parse_params({"markets": {"bertrand": {"runs": 1, "rounds": 6, "roster": roster, **overrides}}})
+    return parse_params(
+        {"markets": {"bertrand": {"runs": 1, "rounds": 6, "roster": roster, **overrides}}}
+    )
 
 
 def play(params, run=0, seed=0):
@@ -63,8 +65,11 @@ class Scripted:
 
 
 def answer(*prices, option=None, plans=""):
-    a = {"observations_and_thoughts": "", "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": ""},
-         "chosen_prices": {f"Product_{p}": v for p, v in zip("AB", prices)}}
+    a = {
+        "observations_and_thoughts": "",
+        "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": ""},
+        "chosen_prices": {f"Product_{p}": v for p, v in zip("AB", prices)},
+    }
     if option is not None:
         a["investment_option"] = option
     return a
@@ -91,29 +96,40 @@ def run_scripted(params, answers_f1, answers_f2, funds=None):
 
 def test_investment_options_by_hand():
     ladder, costs = (100.0, 80.0, 50.0), (10_000.0, 10_000.0)
-    assert [o.letter for o in rules.investment_options([0, 0], 8_500, ["A", "B"], ladder, costs)] == ["A"]
+    assert [
+        o.letter for o in rules.investment_options([0, 0], 8_500, ["A", "B"], ladder, costs)
+    ] == ["A"]
     opts = rules.investment_options([0, 0], 10_000, ["A", "B"], ladder, costs)
     assert [(o.letter, o.upgrades, o.cost) for o in opts] == [
-        ("A", {}, 0), ("B", {"A": 1}, 10_000), ("C", {"B": 1}, 10_000)]
+        ("A", {}, 0),
+        ("B", {"A": 1}, 10_000),
+        ("C", {"B": 1}, 10_000),
+    ]
     assert "from $100 to $80" in opts[1].text and "ONLY" in opts[1].text
     # the seed's options A-G (appendix C), in its order and words, re-lettered as shown
-    seed = {"A": "No investments for either product at this time.",
-            "B": "Invest in Phase I Product A Production ONLY to decrease MC from $100 to $80.",
-            "C": "Invest in Phase I Product B Production ONLY to decrease MC from $100 to $80.",
-            "D": "Invest in BOTH Phase I Product A and Product B Production ONLY to decrease MCs to $80.",
-            "E": "Invest in Phase II Product A Production ONLY to decrease MC from $80 to $50.",
-            "F": "Invest in Phase II Product B Production ONLY to decrease MC from $80 to $50.",
-            "G": "Invest in BOTH Phase II Product A and Product B Production to decrease MCs from $80 to $50."}
+    seed = {
+        "A": "No investments for either product at this time.",
+        "B": "Invest in Phase I Product A Production ONLY to decrease MC from $100 to $80.",
+        "C": "Invest in Phase I Product B Production ONLY to decrease MC from $100 to $80.",
+        "D": "Invest in BOTH Phase I Product A and Product B Production ONLY to decrease MCs to $80.",
+        "E": "Invest in Phase II Product A Production ONLY to decrease MC from $80 to $50.",
+        "F": "Invest in Phase II Product B Production ONLY to decrease MC from $80 to $50.",
+        "G": "Invest in BOTH Phase II Product A and Product B Production to decrease MCs from $80 to $50.",
+    }
     first = rules.investment_options([0, 0], 1e9, ["A", "B"], ladder, costs)
     second = rules.investment_options([1, 1], 1e9, ["A", "B"], ladder, costs)
     assert [o.text for o in first] == [seed[k] for k in "ABCD"]
-    assert [o.text for o in second] == [seed[k] for k in "AEFG"] and [o.letter for o in second] == list("ABCD")
+    assert [o.text for o in second] == [seed[k] for k in "AEFG"] and [
+        o.letter for o in second
+    ] == list("ABCD")
     # products at different phases: no mixed bundle unless asked for
     opts = rules.investment_options([1, 0], 25_000, ["A", "B"], ladder, costs)
     assert [o.upgrades for o in opts] == [{}, {"B": 1}, {"A": 2}]
     mixed = rules.investment_options([1, 0], 25_000, ["A", "B"], ladder, costs, mixed_bundles=True)
     assert [o.upgrades for o in mixed] == [{}, {"B": 1}, {"A": 2}, {"A": 2, "B": 1}]
-    assert [o.upgrades for o in rules.investment_options([2, 1], 1e9, ["A", "B"], ladder, costs)] == [{}, {"B": 2}]
+    assert [
+        o.upgrades for o in rules.investment_options([2, 1], 1e9, ["A", "B"], ladder, costs)
+    ] == [{}, {"B": 2}]
 
 
 def test_settle_by_hand_and_below_cost_rule():
@@ -161,7 +177,9 @@ def test_investment_is_paid_and_lowers_cost_at_once():
 
 def test_preset_funds_cannot_pay_an_investment():
     params = bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup", rounds=2)
-    result, agents = run_scripted(params, [answer(110, 110, option="B")] * 2, [answer(110, 110, option="A")] * 2)
+    result, agents = run_scripted(
+        params, [answer(110, 110, option="B")] * 2, [answer(110, 110, option="A")] * 2
+    )
     assert [o.letter for o in agents["F1"].seen[0].options] == ["A"]  # 8,500 < 10,000
     assert (result.tables["firms"]["investment"] == "").all()
 
@@ -187,15 +205,21 @@ def test_observation_and_prompts():
     assert f"No customer would pay more than ${1.5 * mono:.2f}." in system
     assert "investment_option" not in user and "of 4" not in user + system
     params = bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup", rounds=2)
-    _, agents = run_scripted(params, [answer(120, 120, option="A")] * 2, [answer(120, 120, option="A")] * 2)
+    _, agents = run_scripted(
+        params, [answer(120, 120, option="A")] * 2, [answer(120, 120, option="A")] * 2
+    )
     system, user = (m["content"] for m in render_messages(agents["F1"].seen[-1]))
     assert "$8,500 in initial funds" in system and '"investment_option"' in user
     assert "power ups purchased: 0" in user and '"Product_B"' in user
     # two products: the seed's own wording (C, Figure 10)
-    for phrase in ("For BOTH Product A and B", "NOT reduce costs for Product B",
-                   "(i.e. If you invested in Product A, you can aggressively decrease the price for "
-                   "ONLY Product A.", "YOU DO NOT NEED TO SELL BOTH PRODUCTS",
-                   "THE OTHER PRODUCT for the time being (if Product A is doing poorly, focus on Product B"):
+    for phrase in (
+        "For BOTH Product A and B",
+        "NOT reduce costs for Product B",
+        "(i.e. If you invested in Product A, you can aggressively decrease the price for "
+        "ONLY Product A.",
+        "YOU DO NOT NEED TO SELL BOTH PRODUCTS",
+        "THE OTHER PRODUCT for the time being (if Product A is doing poorly, focus on Product B",
+    ):
         assert phrase in system, phrase
 
 
@@ -209,8 +233,18 @@ def test_params_validation():
 
 
 def test_llm_firms_raise_a_clear_error():
-    params = parse_params({"models": {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}}, "markets": {"bertrand": {"roster": [
-        {"name": "gpt", "kind": "llm", "model": "m"}, entry("b", "nash")]}}})
+    params = parse_params(
+        {
+            "models": {
+                "m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
+            },
+            "markets": {
+                "bertrand": {
+                    "roster": [{"name": "gpt", "kind": "llm", "model": "m"}, entry("b", "nash")]
+                }
+            },
+        }
+    )
     with pytest.raises(RuntimeError, match="without an LLM runtime"):
         play(params)
 
@@ -228,7 +262,9 @@ def test_nash_collude_myopic_and_tit_for_tat():
     np.testing.assert_allclose(prices_of(result, "F1")[0], bertrand_nash(cfg)[0])
     np.testing.assert_allclose(prices_of(result, "F1")[1:], np.tile(br, (5, 1)))
     # tit for tat against a rival that undercuts once (round 3): Nash for 2 rounds, then monopoly
-    params = bertrand_params([entry("t", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=7)
+    params = bertrand_params(
+        [entry("t", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=7
+    )
     market, agents, _, _ = build("bertrand", params, 0)
     agents["F2"] = Scripted("F2", [answer(P_MONO)] * 2 + [answer(1.5)] + [answer(P_MONO)] * 4)
     result = asyncio.run(run_episode(market, agents, 0))
@@ -237,18 +273,34 @@ def test_nash_collude_myopic_and_tit_for_tat():
 
 
 def test_qlearning_grid_initial_values_and_one_update():
-    params = bertrand_params([entry("q", "qlearning", decay=0.0), entry("f", "fixed", prices=[1.7])], rounds=3)
+    params = bertrand_params(
+        [entry("q", "qlearning", decay=0.0), entry("f", "fixed", prices=[1.7])], rounds=3
+    )
     market, agents, _, _ = build("bertrand", params, 0)
     q = agents["F1"]
     cfg = BertrandConfig.calvano(1.0)
     nash, mono = bertrand_nash(cfg)[0, 0], monopoly_prices(cfg)[0, 0]
     grid = q.grids[0] + 1.0
     assert grid.size == 15
-    np.testing.assert_allclose([grid[0], grid[-1]], [nash - 0.1 * (mono - nash), mono + 0.1 * (mono - nash)])
+    np.testing.assert_allclose(
+        [grid[0], grid[-1]], [nash - 0.1 * (mono - nash), mono + 0.1 * (mono - nash)]
+    )
     # Q0(s, a) = mean over rival grid prices of the profit of a, / (1 - delta)
     a = 4
-    expected = np.mean([((grid[a] - 1) * 100 * math.exp((2 - grid[a]) / 0.25)
-                         / (math.exp((2 - grid[a]) / 0.25) + math.exp((2 - b) / 0.25) + 1)) for b in grid]) / 0.05
+    expected = (
+        np.mean(
+            [
+                (
+                    (grid[a] - 1)
+                    * 100
+                    * math.exp((2 - grid[a]) / 0.25)
+                    / (math.exp((2 - grid[a]) / 0.25) + math.exp((2 - b) / 0.25) + 1)
+                )
+                for b in grid
+            ]
+        )
+        / 0.05
+    )
     assert q.q0[0][3, 7, a] == pytest.approx(expected)
     result = asyncio.run(run_episode(market, agents, 0))
     # with decay 0 it explores every round; the update of round 2 used round 1's profit
@@ -274,13 +326,22 @@ def test_reference_hook(tmp_path):
     ref = KIND.analysis.compute_reference(params.markets["bertrand"], tmp_path)
     np.testing.assert_allclose(ref["nash"]["prices"], [[3.2 * P_NASH]] * 2, atol=1e-3)
     np.testing.assert_allclose(ref["monopoly"]["prices"], [[3.2 * P_MONO]] * 2, atol=1e-3)
-    ref = KIND.analysis.compute_reference(bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets["bertrand"], tmp_path)
+    ref = KIND.analysis.compute_reference(
+        bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets[
+            "bertrand"
+        ],
+        tmp_path,
+    )
     assert set(ref["by_level"]) == {"0", "1", "2"} and ref["products"] == ["A", "B"]
-    assert ref["by_level"]["2"]["nash"]["prices"][0][0] < ref["by_level"]["0"]["nash"]["prices"][0][0]
+    assert (
+        ref["by_level"]["2"]["nash"]["prices"][0][0] < ref["by_level"]["0"]["nash"]["prices"][0][0]
+    )
     plugin = market_kind("bertrand").rules
     mp = bertrand_params([entry("a", "nash"), entry("b", "nash")]).markets["bertrand"]
     assert KIND.analysis.rank_by == "profit"
-    assert plugin.input_files(mp, tmp_path) == [tmp_path / "references" / "bertrand" / "summary.json"]
+    assert plugin.input_files(mp, tmp_path) == [
+        tmp_path / "references" / "bertrand" / "summary.json"
+    ]
 
 
 def _pipeline(root, params):
@@ -299,11 +360,16 @@ def test_metrics_collusion_index_and_determinism(tmp_path):
             assert f.read_bytes() == (b.episodes("bertrand") / folder.name / f.name).read_bytes(), f
     frames = run_metrics("bertrand", params, a)
     agents = frames["agents"].set_index(["lineup", "name"])
-    assert agents.loc[("nash vs collude", "nash"), "collusion_index"] == pytest.approx(0.0, abs=1e-6)
+    assert agents.loc[("nash vs collude", "nash"), "collusion_index"] == pytest.approx(
+        0.0, abs=1e-6
+    )
     assert agents.loc[("nash vs collude", "collude"), "collusion_index"] == pytest.approx(1.0)
     market = frames["market"].set_index("lineup")
     assert market.loc["nash vs collude", "collusion_index"] == pytest.approx(0.5, abs=1e-6)
-    assert agents.loc[("nash vs collude", "nash"), "profit"] > agents.loc[("nash vs collude", "collude"), "profit"]
+    assert (
+        agents.loc[("nash vs collude", "nash"), "profit"]
+        > agents.loc[("nash vs collude", "collude"), "profit"]
+    )
     pd.testing.assert_frame_equal(frames["agents"], run_metrics("bertrand", params, b)["agents"])
 
 
@@ -312,14 +378,30 @@ def test_figures_and_table(tmp_path):
 
     matplotlib.use("Agg")
 
-    params = bertrand_params([entry("n", "nash"), entry("c", "collude")], runs=2, rounds=12,
-                             collusion_window=5, preset="startup")
+    params = bertrand_params(
+        [entry("n", "nash"), entry("c", "collude")],
+        runs=2,
+        rounds=12,
+        collusion_window=5,
+        preset="startup",
+    )
     paths = _pipeline(tmp_path, params)
     run_metrics("bertrand", params, paths)
-    out = KIND.analysis.draw_figures(paths.metrics("bertrand"), tmp_path / "fig", tmp_path / "tab",
-                              params.markets["bertrand"], "bertrand")
-    assert [p.name for p in out] == ["fig_prices.png", "fig_collusion_index.png", "bertrand_collusion.md",
-                                     "bertrand_collusion.tex", "bertrand_outcomes.md", "bertrand_outcomes.tex"]
+    out = KIND.analysis.draw_figures(
+        paths.metrics("bertrand"),
+        tmp_path / "fig",
+        tmp_path / "tab",
+        params.markets["bertrand"],
+        "bertrand",
+    )
+    assert [p.name for p in out] == [
+        "fig_prices.png",
+        "fig_collusion_index.png",
+        "bertrand_collusion.md",
+        "bertrand_collusion.tex",
+        "bertrand_outcomes.md",
+        "bertrand_outcomes.tex",
+    ]
     assert "| n vs c | 2 |" in (tmp_path / "tab" / "bertrand_collusion.md").read_text()
     outcomes = (tmp_path / "tab" / "bertrand_outcomes.md").read_text()
     assert "| domination |" in outcomes and "unreliable for this preset" in outcomes
@@ -333,8 +415,17 @@ def _states(shares, prices, nash=120.0, steps=4):
     rows = []
     for step in range(steps):
         for (agent, product), share in shares.items():
-            rows.append({"step": step, "agent_id": agent, "product": product, "share": share,
-                         "price": prices[(agent, product)], "nash_price": nash, "level": 0})
+            rows.append(
+                {
+                    "step": step,
+                    "agent_id": agent,
+                    "product": product,
+                    "share": share,
+                    "price": prices[(agent, product)],
+                    "nash_price": nash,
+                    "level": 0,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -342,11 +433,18 @@ def test_startup_outcome_categories_on_hand_made_episodes():
     from marketarena.markets.bertrand.analysis.outcomes import investment_pattern, outcome
 
     p = {(a, x): 150.0 for a in ("F1", "F2") for x in "AB"}
-    dom = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.95, ("F2", "B"): 0.05}, p))
+    dom = outcome(
+        _states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.95, ("F2", "B"): 0.05}, p)
+    )
     assert dom["outcome"] == "domination" and dom["leader_A"] == dom["leader_B"] == "F1"
     assert dom["hhi_A"] == pytest.approx(0.82)
-    spec = outcome(_states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.1, ("F2", "B"): 0.9}, p))
-    assert spec["outcome"] == "specialisation" and (spec["leader_A"], spec["leader_B"]) == ("F1", "F2")
+    spec = outcome(
+        _states({("F1", "A"): 0.9, ("F2", "A"): 0.1, ("F1", "B"): 0.1, ("F2", "B"): 0.9}, p)
+    )
+    assert spec["outcome"] == "specialisation" and (spec["leader_A"], spec["leader_B"]) == (
+        "F1",
+        "F2",
+    )
     even = {(a, x): 0.5 for a in ("F1", "F2") for x in "AB"}
     assert outcome(_states(even, p))["outcome"] == "collusion"  # same price, 25% over Nash
     assert outcome(_states(even, p, nash=149.0))["outcome"] == "competition"  # not above Nash
@@ -359,16 +457,25 @@ def test_startup_outcome_categories_on_hand_made_episodes():
 
 
 def test_calvano_history_defaults_to_100_rounds_and_the_prefix_comes_first():
-    params = bertrand_params([entry("a", "nash"), entry("b", "nash")], rounds=3,
-                             prompt_prefix="P1: keep in mind your primary goal.")
+    params = bertrand_params(
+        [entry("a", "nash"), entry("b", "nash")],
+        rounds=3,
+        prompt_prefix="P1: keep in mind your primary goal.",
+    )
     mp = params.markets["bertrand"]
     assert mp.history_rounds == 100
-    assert bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup").markets[
-        "bertrand"].history_rounds == 10
+    assert (
+        bertrand_params([entry("a", "nash"), entry("b", "nash")], preset="startup")
+        .markets["bertrand"]
+        .history_rounds
+        == 10
+    )
     _, agents = run_scripted(params, [answer(1.7)] * 3, [answer(1.8)] * 3)
     system = render_messages(agents["F1"].seen[-1])[0]["content"]
     assert system.startswith("P1: keep in mind your primary goal.\n\nYour task is to assist")
     assert "up to the last 100 rounds" in system
-    no_ceiling = bertrand_params([entry("a", "nash"), entry("b", "nash")], rounds=2, price_ceiling=None)
+    no_ceiling = bertrand_params(
+        [entry("a", "nash"), entry("b", "nash")], rounds=2, price_ceiling=None
+    )
     _, agents = run_scripted(no_ceiling, [answer(1.7)] * 2, [answer(1.8)] * 2)
     assert "No customer would pay" not in render_messages(agents["F1"].seen[-1])[0]["content"]

@@ -18,8 +18,13 @@ def entry(name, strategy, **params):
 
 
 def cournot_params(roster, **overrides):
-    block = {"runs": 1, "rounds": 6, "roster": roster,
-             "bootstrap": {"n_resamples": 500}, **overrides}
+    block = {
+        "runs": 1,
+        "rounds": 6,
+        "roster": roster,
+        "bootstrap": {"n_resamples": 500},
+        **overrides,
+    }
     return parse_params({"markets": {"cournot": block}})
 
 
@@ -33,4 +38,3 @@ def play(params, run=0, seed=0):
 @pytest.fixture
 def pair():
     return cournot_params([entry("nash", "nash"), entry("collude", "collude")])
-

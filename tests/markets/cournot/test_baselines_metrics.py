@@ -48,11 +48,17 @@ def test_compute_reference_hook_matches_closed_form(tmp_path):
 def test_reference_with_binding_capacity_and_unconverged_error(tmp_path):
     # capacity 50 binds at Nash (73.3 wanted): the firm keeps its mix where the marginal profits equal
     params = cournot_params([entry("a", "nash"), entry("b", "nash")], capacity=50)
-    q = np.asarray(KIND.analysis.compute_reference(params.markets["cournot"], tmp_path)["nash"]["quantities"])
+    q = np.asarray(
+        KIND.analysis.compute_reference(params.markets["cournot"], tmp_path)["nash"]["quantities"]
+    )
     np.testing.assert_allclose(q.sum(axis=1), [50, 50], atol=1e-6)
-    params = cournot_params([entry("a", "nash"), entry("b", "nash")], nash_max_iter=1, nash_tol=1e-12)
-    with pytest.raises(ParamsError, match="markets.cournot.nash_max_iter: cournot_nash did not "
-                                          "converge.*; raise nash_max_iter"):
+    params = cournot_params(
+        [entry("a", "nash"), entry("b", "nash")], nash_max_iter=1, nash_tol=1e-12
+    )
+    with pytest.raises(
+        ParamsError,
+        match="markets.cournot.nash_max_iter: cournot_nash did not converge.*; raise nash_max_iter",
+    ):
         KIND.analysis.compute_reference(params.markets["cournot"], tmp_path)
 
 
@@ -63,7 +69,9 @@ def test_nash_and_collude_play_their_references(pair):
 
 
 def test_myopic_best_responds_to_last_round_and_converges_to_nash():
-    params = cournot_params([entry("my", "myopic"), entry("fix", "fixed", quantities=[30, 10])], rounds=4)
+    params = cournot_params(
+        [entry("my", "myopic"), entry("fix", "fixed", quantities=[30, 10])], rounds=4
+    )
     result, _, _ = play(params)
     q = quantities(result, "F1")
     np.testing.assert_allclose(q[0], [50, 50])  # the seed's start: capacity split evenly
@@ -88,8 +96,11 @@ def test_tit_for_tat_colludes_punishes_a_deviation_then_forgives():
         async def act(self, obs, decision):
             self.t += 1
             qa = 30 if self.t == 3 else 0
-            return {"observations_and_thoughts": "", "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
-                    "chosen_quantities": {"Product_A": qa, "Product_B": 60}}
+            return {
+                "observations_and_thoughts": "",
+                "new_content": {"PLANS.txt": "", "INSIGHTS.txt": ""},
+                "chosen_quantities": {"Product_A": qa, "Product_B": 60},
+            }
 
     import asyncio
 
@@ -97,7 +108,9 @@ def test_tit_for_tat_colludes_punishes_a_deviation_then_forgives():
     from marketarena.markets.cournot.economics import reference_summary
     from marketarena.simulate import build
 
-    params = cournot_params([entry("tft", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=8)
+    params = cournot_params(
+        [entry("tft", "tit_for_tat", punish_rounds=2), entry("x", "nash")], rounds=8
+    )
     market, agents, _, _ = build("cournot", params, 0, resources=reference_summary(CournotConfig()))
     agents["F2"] = Deviator()
     result = asyncio.run(run_episode(market, agents, 0))
@@ -119,22 +132,27 @@ def test_vectorised_bootstrap_equals_arch():
         arch = bootstrap_means(x, block, 300, np.random.default_rng(11), engine="arch")
         np.testing.assert_array_equal(ours, arch)
     assert block_bootstrap_test(x, 0.4, n_resamples=300, seed=3) == block_bootstrap_test(
-        x, 0.4, n_resamples=300, seed=3, engine="arch")
+        x, 0.4, n_resamples=300, seed=3, engine="arch"
+    )
 
 
 def test_pooled_bootstrap_known_answers():
     rng = np.random.default_rng(1)
     far = [0.9 + 0.02 * rng.standard_normal(50) for _ in range(4)]
     res = pooled_block_bootstrap_test(far, 3 / 11, n_resamples=2000)
-    assert res["p_value"] == 1 / 2001 and res["ci_lo"] > 0.85  # (1 + 0) / (1 + B), never 0 and res["runs"] == 4 and res["n"] == 200
+    assert (
+        res["p_value"] == 1 / 2001 and res["ci_lo"] > 0.85
+    )  # (1 + 0) / (1 + B), never 0 and res["runs"] == 4 and res["n"] == 200
     at = [np.full(50, 3 / 11)] * 3
     res = pooled_block_bootstrap_test(at, 3 / 11, n_resamples=500)
     assert res["p_value"] == 1.0 and res["ci_lo"] == pytest.approx(3 / 11)
     # the pooled interval is narrower than one run's
     one = block_bootstrap_test(far[0], 3 / 11, n_resamples=2000)
-    assert res is not one and (pooled_block_bootstrap_test(far, 3 / 11, n_resamples=2000)["ci_hi"]
-                               - pooled_block_bootstrap_test(far, 3 / 11, n_resamples=2000)["ci_lo"]
-                               < one["ci_hi"] - one["ci_lo"])
+    assert res is not one and (
+        pooled_block_bootstrap_test(far, 3 / 11, n_resamples=2000)["ci_hi"]
+        - pooled_block_bootstrap_test(far, 3 / 11, n_resamples=2000)["ci_lo"]
+        < one["ci_hi"] - one["ci_lo"]
+    )
 
 
 def _pipeline(tmp_path, params):
@@ -145,8 +163,15 @@ def _pipeline(tmp_path, params):
 
 
 def test_metrics_from_logs(tmp_path):
-    params = cournot_params([entry("nash", "nash"), entry("collude", "collude"), entry("fix", "fixed", quantities=[80, 40])],
-                            runs=3, rounds=10)
+    params = cournot_params(
+        [
+            entry("nash", "nash"),
+            entry("collude", "collude"),
+            entry("fix", "fixed", quantities=[80, 40]),
+        ],
+        runs=3,
+        rounds=10,
+    )
     paths = _pipeline(tmp_path, params)
     frames = run_metrics("cournot", params, paths)
     agents = frames["agents"]
@@ -154,10 +179,16 @@ def test_metrics_from_logs(tmp_path):
     nc = agents[agents["lineup"] == "nash vs collude"].set_index("name")
     # nash (F1: 46.67, 26.67) vs collude (F2: 0, 60): P_A = 100 - 23.33, P_B = 100 - 43.33
     pa, pb = 100 - NASH[0, 0] / 2, 100 - (NASH[0, 1] + 60) / 2
-    assert nc.loc["nash", "profit"] == pytest.approx(10 * ((pa - 40) * NASH[0, 0] + (pb - 50) * NASH[0, 1]))
+    assert nc.loc["nash", "profit"] == pytest.approx(
+        10 * ((pa - 40) * NASH[0, 0] + (pb - 50) * NASH[0, 1])
+    )
     assert nc.loc["collude", "profit"] == pytest.approx(10 * (pb - 40) * 60)
-    assert nc.loc["nash", "mean_cv"] == pytest.approx(3 / 11) and nc.loc["nash", "cv_p_value"] == 1.0
-    assert nc.loc["collude", "mean_cv"] == pytest.approx(1) and nc.loc["collude", "cv_p_value"] == pytest.approx(1 / (1 + params.markets["cournot"].bootstrap.n_resamples))
+    assert (
+        nc.loc["nash", "mean_cv"] == pytest.approx(3 / 11) and nc.loc["nash", "cv_p_value"] == 1.0
+    )
+    assert nc.loc["collude", "mean_cv"] == pytest.approx(1) and nc.loc[
+        "collude", "cv_p_value"
+    ] == pytest.approx(1 / (1 + params.markets["cournot"].bootstrap.n_resamples))
     assert nc.loc["collude", "specialised"] and not nc.loc["nash", "specialised"]
     fix = agents[agents["name"] == "fix"]
     assert fix["scaled_rate"].eq(1.0).all() and fix["mean_quantity"].eq(100).all()
@@ -165,15 +196,19 @@ def test_metrics_from_logs(tmp_path):
     spec = frames["specialisation"]
     assert set(spec["scope"]) == {"run", "pooled"} and len(spec) == 6 + 3
     pooled = spec[spec["scope"] == "pooled"].set_index("name")
-    assert pooled.loc["collude", "p_value"] == nc.loc["collude", "cv_p_value"] and pooled.loc["nash", "p_value"] == 1.0
+    assert (
+        pooled.loc["collude", "p_value"] == nc.loc["collude", "cv_p_value"]
+        and pooled.loc["nash", "p_value"] == 1.0
+    )
     summary = json.loads((paths.reports / "metrics" / "cournot.json").read_text())
     assert summary["episodes"] == 3 and set(summary["agents"]) == {"nash", "collude", "fix"}
     assert set(cm.AGENT_METRICS) <= set(agents.columns)
 
 
 def test_same_seed_gives_identical_logs_and_metrics(tmp_path):
-    params = cournot_params([entry("m", "myopic"), entry("t", "tit_for_tat"), entry("n", "nash")],
-                            runs=3, rounds=8)
+    params = cournot_params(
+        [entry("m", "myopic"), entry("t", "tit_for_tat"), entry("n", "nash")], runs=3, rounds=8
+    )
     a, b = _pipeline(tmp_path / "a", params), _pipeline(tmp_path / "b", params)
     for folder in logs.episode_folders(a.episodes("cournot")):
         for f in sorted(folder.glob("*.parquet")):
@@ -191,10 +226,19 @@ def test_figures_and_table(tmp_path):
     params = cournot_params([entry("m", "myopic"), entry("c", "collude")], runs=2, rounds=8)
     paths = _pipeline(tmp_path, params)
     run_metrics("cournot", params, paths)
-    out = KIND.analysis.draw_figures(paths.metrics("cournot"), tmp_path / "fig", tmp_path / "tab",
-                              params.markets["cournot"], "cournot")
-    assert [p.name for p in out] == ["fig2_quantities.png", "fig3_cv.png", "cournot_specialisation.md",
-                                     "cournot_specialisation.tex"]
+    out = KIND.analysis.draw_figures(
+        paths.metrics("cournot"),
+        tmp_path / "fig",
+        tmp_path / "tab",
+        params.markets["cournot"],
+        "cournot",
+    )
+    assert [p.name for p in out] == [
+        "fig2_quantities.png",
+        "fig3_cv.png",
+        "cournot_specialisation.md",
+        "cournot_specialisation.tex",
+    ]
     assert all(p.stat().st_size > 0 for p in out)
     md = (tmp_path / "tab" / "cournot_specialisation.md").read_text()
     assert "| pooled | pooled | c | 1.000 | 0.273 |" in md

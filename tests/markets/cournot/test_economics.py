@@ -106,7 +106,10 @@ def monopoly_kkt_violation(q: np.ndarray, cfg: CournotConfig) -> float:
 
 configs = st.builds(
     lambda n, m, a, b, costs, caps: CournotConfig(
-        a=tuple(a[:m]), b=tuple(b[:m]), costs=tuple(tuple(r[:m]) for r in costs[:n]), capacity=tuple(caps[:n])
+        a=tuple(a[:m]),
+        b=tuple(b[:m]),
+        costs=tuple(tuple(r[:m]) for r in costs[:n]),
+        capacity=tuple(caps[:n]),
     ),
     n=st.integers(1, 3),
     m=st.integers(1, 3),
@@ -231,7 +234,9 @@ def test_default_two_by_two_nash():
     q = cournot_nash(cfg)
     np.testing.assert_allclose(q, [[140 / 3, 80 / 3], [80 / 3, 140 / 3]], atol=NASH_TOL)
     np.testing.assert_allclose(prices(q, cfg), [190 / 3, 190 / 3], atol=NASH_TOL)
-    np.testing.assert_allclose(profits(q, cfg), [[9800 / 9, 3200 / 9], [3200 / 9, 9800 / 9]], rtol=1e-7)
+    np.testing.assert_allclose(
+        profits(q, cfg), [[9800 / 9, 3200 / 9], [3200 / 9, 9800 / 9]], rtol=1e-7
+    )
     np.testing.assert_allclose(specialisation_cv(q), [3 / 11, 3 / 11], atol=1e-7)
 
 
@@ -257,12 +262,16 @@ def test_default_two_by_two_with_binding_capacity():
 
 def test_unlimited_capacity_is_allowed():
     cfg = CournotConfig(capacity=math.inf)
-    np.testing.assert_allclose(cournot_nash(cfg), [[140 / 3, 80 / 3], [80 / 3, 140 / 3]], atol=NASH_TOL)
+    np.testing.assert_allclose(
+        cournot_nash(cfg), [[140 / 3, 80 / 3], [80 / 3, 140 / 3]], atol=NASH_TOL
+    )
     np.testing.assert_allclose(monopoly(cfg), [[60.0, 0.0], [0.0, 60.0]], atol=1e-9)
 
 
 def test_unprofitable_product_is_not_produced():
-    cfg = CournotConfig(a=(100.0, 30.0), costs=((40.0, 50.0), (50.0, 40.0)))  # product B: a < every cost
+    cfg = CournotConfig(
+        a=(100.0, 30.0), costs=((40.0, 50.0), (50.0, 40.0))
+    )  # product B: a < every cost
     nash, mono = cournot_nash(cfg), monopoly(cfg)
     np.testing.assert_allclose(nash[:, 1], 0.0, atol=1e-9)
     np.testing.assert_allclose(mono[:, 1], 0.0, atol=1e-9)
@@ -304,14 +313,16 @@ def test_monopoly_is_optimal(cfg, seed):
     assert profits(cournot_nash(cfg), cfg).sum() <= best + 1e-6
     rng = np.random.default_rng(seed)
     plans = rng.uniform(0, 1, size=(200, cfg.n_firms, cfg.n_products))
-    plans *= (rng.uniform(0, 1, size=(200, cfg.n_firms, 1)) * cfg.capacity_vec[None, :, None]) / plans.sum(
-        axis=-1, keepdims=True
-    )
+    plans *= (
+        rng.uniform(0, 1, size=(200, cfg.n_firms, 1)) * cfg.capacity_vec[None, :, None]
+    ) / plans.sum(axis=-1, keepdims=True)
     assert profits(plans, cfg).sum(axis=(-1, -2)).max() <= best + 1e-6
 
 
 def test_nash_raises_clearly_when_it_does_not_converge():
-    with pytest.raises(RuntimeError, match=r"cournot_nash did not converge for CournotConfig\(.*change"):
+    with pytest.raises(
+        RuntimeError, match=r"cournot_nash did not converge for CournotConfig\(.*change"
+    ):
         cournot_nash(CournotConfig(), max_iter=2)
 
 
@@ -333,7 +344,9 @@ def test_specialisation_cv_by_hand():
 
 
 def test_specialisation_cv_is_per_firm_and_vectorised():
-    rounds = np.array([[[60.0, 0.0], [30.0, 30.0]], [[0.0, 0.0], [10.0, 30.0]]])  # (round, firm, product)
+    rounds = np.array(
+        [[[60.0, 0.0], [30.0, 30.0]], [[0.0, 0.0], [10.0, 30.0]]]
+    )  # (round, firm, product)
     np.testing.assert_allclose(specialisation_cv(rounds), [[1.0, 0.0], [0.0, 0.5]])
 
 
@@ -342,7 +355,9 @@ def test_reference_summary_is_json_and_matches_hand_values():
     assert json.loads(json.dumps(summary)) == summary
     assert summary["n_firms"] == 2 and summary["n_products"] == 2
     nash, mono = summary["nash"], summary["monopoly"]
-    np.testing.assert_allclose(nash["quantities"], [[140 / 3, 80 / 3], [80 / 3, 140 / 3]], atol=NASH_TOL)
+    np.testing.assert_allclose(
+        nash["quantities"], [[140 / 3, 80 / 3], [80 / 3, 140 / 3]], atol=NASH_TOL
+    )
     np.testing.assert_allclose(nash["prices"], [190 / 3] * 2, atol=NASH_TOL)
     np.testing.assert_allclose(nash["firm_profits"], [13000 / 9] * 2, rtol=1e-7)
     np.testing.assert_allclose(nash["total_profit"], 26000 / 9, rtol=1e-7)
@@ -378,12 +393,16 @@ def test_bootstrap_does_not_reject_a_constant_series_at_the_nash_cv():
     for nash_cv in (3 / 11, 0.1, 0.0):
         result = block_bootstrap_test(np.full(50, nash_cv), nash_cv=nash_cv, n_resamples=500)
         assert result["p_value"] == 1.0 and result["p_value_percentile"] == 1.0
-        assert result["ci_lo"] == pytest.approx(nash_cv) and result["ci_hi"] == pytest.approx(nash_cv)
+        assert result["ci_lo"] == pytest.approx(nash_cv) and result["ci_hi"] == pytest.approx(
+            nash_cv
+        )
 
 
 def test_bootstrap_does_not_reject_a_series_below_the_nash_cv():
     rng = np.random.default_rng(2)
-    result = block_bootstrap_test(0.1 + 0.02 * rng.standard_normal(50), nash_cv=3 / 11, n_resamples=2000)
+    result = block_bootstrap_test(
+        0.1 + 0.02 * rng.standard_normal(50), nash_cv=3 / 11, n_resamples=2000
+    )
     assert result["p_value"] == 1.0
 
 
@@ -408,7 +427,9 @@ def test_bootstrap_is_deterministic_and_seeded():
     series = 0.3 + 0.1 * rng.standard_normal(50)
     first = block_bootstrap_test(series, nash_cv=0.28, n_resamples=2000, seed=7)
     assert first == block_bootstrap_test(series, nash_cv=0.28, n_resamples=2000, seed=7)
-    assert first == block_bootstrap_test(series, nash_cv=0.28, n_resamples=2000, seed=np.random.default_rng(7))
+    assert first == block_bootstrap_test(
+        series, nash_cv=0.28, n_resamples=2000, seed=np.random.default_rng(7)
+    )
     assert first != block_bootstrap_test(series, nash_cv=0.28, n_resamples=2000, seed=8)
     assert json.loads(json.dumps(first)) == first
 

@@ -27,8 +27,11 @@ from tests.markets.cournot.conftest import cournot_params, entry, play
 
 
 def answer(qa, qb, plans="", insights=""):
-    return {"observations_and_thoughts": "t", "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": insights},
-            "chosen_quantities": {"Product_A": qa, "Product_B": qb}}
+    return {
+        "observations_and_thoughts": "t",
+        "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": insights},
+        "chosen_quantities": {"Product_A": qa, "Product_B": qb},
+    }
 
 
 class Scripted:
@@ -86,15 +89,18 @@ def test_settlement_invariants(q):
     produced = q.sum(axis=0) > 0
     np.testing.assert_allclose(shares[:, produced].sum(axis=0), 1.0)
     # revenue minus cost, product by product
-    np.testing.assert_allclose(profits.sum(axis=0), prices * q.sum(axis=0) - (cfg.cost_matrix * q).sum(axis=0),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        profits.sum(axis=0), prices * q.sum(axis=0) - (cfg.cost_matrix * q).sum(axis=0), atol=1e-6
+    )
 
 
 def test_settlement_by_hand():
     # Q_A = 40 -> P_A = 100 - 40/2 = 80; Q_B = 60 -> P_B = 70
     prices, profits, shares = rules.settle(np.array([[30.0, 20.0], [10.0, 40.0]]), CournotConfig())
     np.testing.assert_allclose(prices, [80, 70])
-    np.testing.assert_allclose(profits, [[(80 - 40) * 30, (70 - 50) * 20], [(80 - 50) * 10, (70 - 40) * 40]])
+    np.testing.assert_allclose(
+        profits, [[(80 - 40) * 30, (70 - 50) * 20], [(80 - 50) * 10, (70 - 40) * 40]]
+    )
     np.testing.assert_allclose(shares, [[0.75, 1 / 3], [0.25, 2 / 3]])
     _, _, shares = rules.settle(np.array([[0.0, 5.0], [0.0, 5.0]]), CournotConfig())
     assert np.isnan(shares[:, 0]).all()
@@ -113,7 +119,9 @@ def test_round_settles_and_logs_by_hand():
 
 
 def test_over_capacity_plan_is_scaled_flagged_and_shown():
-    result, agents = run_scripted([answer(150, 50), answer(10, 10)], [answer(10, 10), answer(10, 10)])
+    result, agents = run_scripted(
+        [answer(150, 50), answer(10, 10)], [answer(10, 10), answer(10, 10)]
+    )
     s = result.tables["states"]
     first = s[(s["step"] == 0) & (s["agent_id"] == "F1")].set_index("product")
     np.testing.assert_allclose(first["quantity"], [75, 25])
@@ -129,9 +137,15 @@ def test_over_capacity_plan_is_scaled_flagged_and_shown():
 
 def test_invalid_answers_fall_back_to_zero():
     result, agents = run_scripted(
-        [answer(10, 10, plans="P1", insights="I1"), answer(-5, 10), {"chosen_quantities": {"Product_A": 1}},
-         None, answer(1, 1)],
-        [answer(10, 10)] * 5)
+        [
+            answer(10, 10, plans="P1", insights="I1"),
+            answer(-5, 10),
+            {"chosen_quantities": {"Product_A": 1}},
+            None,
+            answer(1, 1),
+        ],
+        [answer(10, 10)] * 5,
+    )
     d = result.decisions[result.decisions["agent_id"] == "F1"].set_index("step")
     assert list(d["valid"]) == [True, False, False, False, True]
     assert "schema" in d.loc[1, "error"] and d.loc[3, "error"] == "silent"
@@ -167,8 +181,11 @@ def test_action_schema_is_strict_and_stable():
     assert schema is action_schema(("A", "B"))
     ok = schema.model_validate(answer("40", 5))  # numeric strings are accepted
     assert ok.chosen_quantities.Product_A == 40
-    for bad in (answer(1, 2) | {"extra": 1}, {"chosen_quantities": {"Product_A": 1, "Product_B": 2, "Product_C": 3}},
-                {"chosen_quantities": {"Product_A": "many", "Product_B": 2}}):
+    for bad in (
+        answer(1, 2) | {"extra": 1},
+        {"chosen_quantities": {"Product_A": 1, "Product_B": 2, "Product_C": 3}},
+        {"chosen_quantities": {"Product_A": "many", "Product_B": 2}},
+    ):
         with pytest.raises(ValidationError):
             schema.model_validate(bad)
     js = schema.model_json_schema()
@@ -184,7 +201,13 @@ def test_params_validation_and_round_robin_lineups():
     assert len(mp.lineups()) == 6
     # the circle method: rounds of two lineups in which every firm plays once; seats in roster order
     assert [[e.name for e in mp.lineup(r)] for r in range(6)] == [
-        ["a", "d"], ["b", "c"], ["a", "c"], ["b", "d"], ["a", "b"], ["c", "d"]]
+        ["a", "d"],
+        ["b", "c"],
+        ["a", "c"],
+        ["b", "d"],
+        ["a", "b"],
+        ["c", "d"],
+    ]
     assert [e.name for e in mp.lineup(7)] == ["b", "c"]  # run 7 plays lineup 7 mod 6
     with pytest.raises(ParamsError, match="unknown cournot strategy"):
         cournot_params([entry("a", "nash"), entry("b", "cheat")])
@@ -197,8 +220,18 @@ def test_params_validation_and_round_robin_lineups():
 
 
 def test_llm_firms_raise_a_clear_error():
-    params = parse_params({"models": {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}}, "markets": {"cournot": {"roster": [
-        {"name": "gpt", "kind": "llm", "model": "m"}, entry("b", "nash")]}}})
+    params = parse_params(
+        {
+            "models": {
+                "m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
+            },
+            "markets": {
+                "cournot": {
+                    "roster": [{"name": "gpt", "kind": "llm", "model": "m"}, entry("b", "nash")]
+                }
+            },
+        }
+    )
     with pytest.raises(RuntimeError, match="without an LLM runtime"):
         play(params)
 
@@ -208,9 +241,17 @@ def test_the_market_is_registered_with_its_rules_and_analysis(tmp_path):
     plugin = kind.rules
     assert kind.analysis.rank_by == "profit" and kind.rules.cost_seat == "myopic"
     mp = cournot_params([entry("a", "nash"), entry("b", "nash")]).markets["cournot"]
-    assert plugin.input_files(mp, tmp_path) == [tmp_path / "references" / "cournot" / "summary.json"]
-    obs = CournotObservation(agent_id="F1", round=1, products=["A", "B"], costs={"A": 1, "B": 2},
-                             capacity=10, history_window=30)
+    assert plugin.input_files(mp, tmp_path) == [
+        tmp_path / "references" / "cournot" / "summary.json"
+    ]
+    obs = CournotObservation(
+        agent_id="F1",
+        round=1,
+        products=["A", "B"],
+        costs={"A": 1, "B": 2},
+        capacity=10,
+        history_window=30,
+    )
     assert [m["role"] for m in plugin.render_messages(obs)] == ["system", "user"]
 
 

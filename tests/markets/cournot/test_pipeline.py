@@ -38,8 +38,9 @@ def small_defaults(nash_player: str | None = None):
                 entry["player"] = nash_player
     blocks["cournot"]["bootstrap"].update(n_resamples=500, level=0.9)
     blocks["bertrand"].update(rounds=20, collusion_window=5)
-    return parse_params({"markets": blocks, "stats": {"n_boot": 100, "n_perm": 100},
-                         "ratings": {"n_boot": 10}})
+    return parse_params(
+        {"markets": blocks, "stats": {"n_boot": 100, "n_perm": 100}, "ratings": {"n_boot": 10}}
+    )
 
 
 def test_both_markets_through_every_stage(tmp_path):
@@ -49,7 +50,10 @@ def test_both_markets_through_every_stage(tmp_path):
         run_reference(market, params, paths)
         summary = simulate(market, params, paths.data, paths.episodes(market), progress=False)
         assert summary["played"] == 3
-        assert simulate(market, params, paths.data, paths.episodes(market), progress=False)["played"] == 0
+        assert (
+            simulate(market, params, paths.data, paths.episodes(market), progress=False)["played"]
+            == 0
+        )
         run_metrics(market, params, paths)
     stats = {m: run_stats(m, params, paths) for m in ("cournot", "bertrand")}
     assert stats["cournot"]["target"] == "profit" and stats["bertrand"]["n_episodes"] == 3
@@ -62,15 +66,29 @@ def test_both_markets_through_every_stage(tmp_path):
     assert list(overall["player"]) == ["nash_both"] and overall["n_markets"].tolist() == [2]
     md = (paths.reports / "overall" / "overall.md").read_text().splitlines()
     assert md[0].startswith("Cross-market standing: mean percentile rank")
-    assert md[2].split("|")[1:-1] == [" rank ", " player ", " kind ", " markets ", " n_markets ",
-                                      " mean_percentile ", " decisions ", " valid_first ",
-                                      " valid_reasked ", " fallback "]
+    assert md[2].split("|")[1:-1] == [
+        " rank ",
+        " player ",
+        " kind ",
+        " markets ",
+        " n_markets ",
+        " mean_percentile ",
+        " decisions ",
+        " valid_first ",
+        " valid_reasked ",
+        " fallback ",
+    ]
     row = [c.strip() for c in md[4].split("|")[1:-1]]
     assert row[:5] == ["1", "nash_both", "baseline", "cournot,bertrand", "2"]
     written = [p for m in ("cournot", "bertrand") for p in run_figures(m, params, paths)]
-    assert {p.name for p in written} >= {"fig2_quantities.png", "fig3_cv.png", "fig_prices.png",
-                                         "fig_collusion_index.png", "cournot_specialisation.md",
-                                         "bertrand_collusion.tex"}
+    assert {p.name for p in written} >= {
+        "fig2_quantities.png",
+        "fig3_cv.png",
+        "fig_prices.png",
+        "fig_collusion_index.png",
+        "cournot_specialisation.md",
+        "bertrand_collusion.tex",
+    }
     assert (paths.data / "references" / "cournot" / "reference.md").is_file()
     # captions say what is plotted: the configured level, never a smallest p of 0
     table = (paths.reports / "tables" / "cournot" / "cournot_specialisation.md").read_text()

@@ -42,42 +42,89 @@ INCOME = {0: 6.0, 1: 3.0, 2: 9.0}
 
 def firm(name, in_business, cash, profit, price, bought, stock, sales, overhead, tax, fee):
     return {
-        "name": name, "in_business": in_business, "persona": None if "stab" in name else "competitive",
-        "cash": cash, "profit": profit, "reputation": 1.0, "upvotes": 0.0, "downvotes": 0.0,
-        "expenses_info": {"supply_cost": bought, "overhead_costs": overhead, "taxes_paid": tax,
-                          "platform_fees": fee,
-                          "supply_by_good": [{"good": "food", "quantity": bought, "unit_cost": 1.0,
-                                              "total_cost": bought}]},
-        "sales_info": [{"good": "food", "quantity_sold": q, "requested_quantity": r, "price": p}
-                       for q, r, p in sales],
+        "name": name,
+        "in_business": in_business,
+        "persona": None if "stab" in name else "competitive",
+        "cash": cash,
+        "profit": profit,
+        "reputation": 1.0,
+        "upvotes": 0.0,
+        "downvotes": 0.0,
+        "expenses_info": {
+            "supply_cost": bought,
+            "overhead_costs": overhead,
+            "taxes_paid": tax,
+            "platform_fees": fee,
+            "supply_by_good": [
+                {"good": "food", "quantity": bought, "unit_cost": 1.0, "total_cost": bought}
+            ],
+        },
+        "sales_info": [
+            {"good": "food", "quantity_sold": q, "requested_quantity": r, "price": p}
+            for q, r, p in sales
+        ],
         "prices": {"food": price} if price is not None else {},
-        "inventory": {"supply": 0.0, "food": stock}, "diary": [], "sybil": False,
+        "inventory": {"supply": 0.0, "food": stock},
+        "diary": [],
+        "sybil": False,
     }
 
 
 def consumer(i, cash, bought, seen=None, surplus=0.0):
-    disc = {} if seen is None else {"food": {"seen": seen, "ordered": seen[0],
-                                             "prices_seen": {s: 0.0 for s in seen}}}
-    return {"name": f"consumer_{i}", "labor": 40.0, "income": INCOME[i], "cash": cash,
-            "utility": 0.0, "inventory": {"food": bought}, "willingness_to_pay": {"food": 1.0},
-            "consumer_surplus": surplus, "discovery_this_step": disc}
+    disc = (
+        {}
+        if seen is None
+        else {"food": {"seen": seen, "ordered": seen[0], "prices_seen": {s: 0.0 for s in seen}}}
+    )
+    return {
+        "name": f"consumer_{i}",
+        "labor": 40.0,
+        "income": INCOME[i],
+        "cash": cash,
+        "utility": 0.0,
+        "inventory": {"food": bought},
+        "willingness_to_pay": {"food": 1.0},
+        "consumer_surplus": surplus,
+        "discovery_this_step": disc,
+    }
 
 
 def state(t, firms, consumers):
-    return {"timestep": t, "ledger": {"money": {}, "inventories": {}}, "firms": firms,
-            "consumers": consumers, "total_fees": 0.0,
-            "filled_orders_count": sum(len(f["sales_info"]) for f in firms),
-            "filled_orders_count_by_firm": {}, "views_by_firm": {},
-            "shock": {"applied": False}}
+    return {
+        "timestep": t,
+        "ledger": {"money": {}, "inventories": {}},
+        "firms": firms,
+        "consumers": consumers,
+        "total_fees": 0.0,
+        "filled_orders_count": sum(len(f["sales_info"]) for f in firms),
+        "filled_orders_count_by_firm": {},
+        "views_by_firm": {},
+        "shock": {"applied": False},
+    }
 
 
 def args(name, seed, stab, dlc, days, cash, firms):
-    return {"num_firms": firms, "num_consumers": 3, "firm_type": "LLM", "unit_cost": 2.0,
-            "discovery_limit_consumers": dlc, "poisson_demand_lambda": 1.8,
-            "num_stabilizing_firms": stab, "max_timesteps": days, "firm_initial_cash": cash,
-            "firm_tax_rate": 0.05, "consumer_scenario": "THE_CRASH", "llm": MODEL, "seed": seed,
-            "name": name, "prompt_algo": "cot", "max_tokens": 2000, "overhead_costs": 14.0,
-            "log_crash_firm_prompts": stab == 1, "wtp_algo": "none"}
+    return {
+        "num_firms": firms,
+        "num_consumers": 3,
+        "firm_type": "LLM",
+        "unit_cost": 2.0,
+        "discovery_limit_consumers": dlc,
+        "poisson_demand_lambda": 1.8,
+        "num_stabilizing_firms": stab,
+        "max_timesteps": days,
+        "firm_initial_cash": cash,
+        "firm_tax_rate": 0.05,
+        "consumer_scenario": "THE_CRASH",
+        "llm": MODEL,
+        "seed": seed,
+        "name": name,
+        "prompt_algo": "cot",
+        "max_tokens": 2000,
+        "overhead_costs": 14.0,
+        "log_crash_firm_prompts": stab == 1,
+        "wtp_algo": "none",
+    }
 
 
 RUNS = {
@@ -85,29 +132,108 @@ RUNS = {
         "args": args(RUN1, 8, 1, 1, 3, 500.0, 2),
         "tokens": {"input_tokens": 1200, "output_tokens": 300, "requests": 4},
         "states": [
-            state(0, [firm("competitive_1", True, 444.752, -55.248, 2.0, 10.0, 7.6,
-                           [(2.4, 2.4, 2.0)], 2.0, 24.64, 23.408),
-                      firm("stabilizing_firm", True, 447.64, -52.36, 3.0, 5.0, 4.0,
-                           [(1.0, 1.2, 3.0)], 2.0, 24.8, 23.56)],
-                  [consumer(0, 1.2, 2.4, ["competitive_1"], 1.2), consumer(1, 0.0, 1.0,
-                   ["stabilizing_firm"], 0.0), consumer(2, 9.0, 0.0)]),
-            state(1, [firm("competitive_1", True, 406.35243, -38.39957, 1.0, 0.0, 0.1,
-                           [(4.5, 4.5, 1.0), (3.0, 3.0, 1.0)], 2.0, 22.5126, 21.38697),
-                      firm("stabilizing_firm", True, 402.1901, -45.4499, 3.0, 0.0, 4.0, [], 2.0,
-                           22.282, 21.1679)],
-                  [consumer(0, 4.2, 3.0, ["competitive_1"], 1.5), consumer(1, 3.0, 0.0),
-                   consumer(2, 13.5, 4.5, ["competitive_1"], 2.5)]),
+            state(
+                0,
+                [
+                    firm(
+                        "competitive_1",
+                        True,
+                        444.752,
+                        -55.248,
+                        2.0,
+                        10.0,
+                        7.6,
+                        [(2.4, 2.4, 2.0)],
+                        2.0,
+                        24.64,
+                        23.408,
+                    ),
+                    firm(
+                        "stabilizing_firm",
+                        True,
+                        447.64,
+                        -52.36,
+                        3.0,
+                        5.0,
+                        4.0,
+                        [(1.0, 1.2, 3.0)],
+                        2.0,
+                        24.8,
+                        23.56,
+                    ),
+                ],
+                [
+                    consumer(0, 1.2, 2.4, ["competitive_1"], 1.2),
+                    consumer(1, 0.0, 1.0, ["stabilizing_firm"], 0.0),
+                    consumer(2, 9.0, 0.0),
+                ],
+            ),
+            state(
+                1,
+                [
+                    firm(
+                        "competitive_1",
+                        True,
+                        406.35243,
+                        -38.39957,
+                        1.0,
+                        0.0,
+                        0.1,
+                        [(4.5, 4.5, 1.0), (3.0, 3.0, 1.0)],
+                        2.0,
+                        22.5126,
+                        21.38697,
+                    ),
+                    firm(
+                        "stabilizing_firm",
+                        True,
+                        402.1901,
+                        -45.4499,
+                        3.0,
+                        0.0,
+                        4.0,
+                        [],
+                        2.0,
+                        22.282,
+                        21.1679,
+                    ),
+                ],
+                [
+                    consumer(0, 4.2, 3.0, ["competitive_1"], 1.5),
+                    consumer(1, 3.0, 0.0),
+                    consumer(2, 13.5, 4.5, ["competitive_1"], 2.5),
+                ],
+            ),
         ],
     },
     RUN2: {
         "args": args(RUN2, 16, 0, 1, 1, 3.0, 2),
         "tokens": None,
         "states": [
-            state(0, [firm("competitive_1", False, 0.0, -3.0, 2.0, 2.0, 2.0, [], 1.0, 0.0, 0.0),
-                      firm("competitive_2", True, 1.35375, -1.64625, 1.5, 1.0, 0.0,
-                           [(1.0, 6.0 / 1.75, 1.5)], 2.0, 0.075, 0.07125)],
-                  [consumer(0, 4.5, 1.0, ["competitive_2"], 0.5), consumer(1, 3.0, 0.0),
-                   consumer(2, 9.0, 0.0)]),
+            state(
+                0,
+                [
+                    firm("competitive_1", False, 0.0, -3.0, 2.0, 2.0, 2.0, [], 1.0, 0.0, 0.0),
+                    firm(
+                        "competitive_2",
+                        True,
+                        1.35375,
+                        -1.64625,
+                        1.5,
+                        1.0,
+                        0.0,
+                        [(1.0, 6.0 / 1.75, 1.5)],
+                        2.0,
+                        0.075,
+                        0.07125,
+                    ),
+                ],
+                [
+                    consumer(0, 4.5, 1.0, ["competitive_2"], 0.5),
+                    consumer(1, 3.0, 0.0),
+                    consumer(2, 9.0, 0.0),
+                ],
+            ),
         ],
     },
 }
@@ -121,12 +247,23 @@ def write(root: Path, runs: dict | None = None, folder: str = FOLDER) -> Path:
         d.mkdir(parents=True, exist_ok=True)
         (d / "experiment_args.json").write_text(json.dumps(run["args"], indent=2))
         firms = [f["name"] for f in run["states"][0]["firms"]]
-        (d / "firm_attributes.json").write_text(json.dumps([
-            {"name": f, "goods": ["food"], "supply_unit_costs": {"food": 1.0},
-             "persona": None if "stab" in f else "competitive",
-             "system_prompt": f"You are a firm manager named {f}."} for f in firms]))
-        (d / "consumer_attributes.json").write_text(json.dumps([
-            {"name": f"consumer_{i}", "sigma": 5.0} for i in INCOME]))
+        (d / "firm_attributes.json").write_text(
+            json.dumps(
+                [
+                    {
+                        "name": f,
+                        "goods": ["food"],
+                        "supply_unit_costs": {"food": 1.0},
+                        "persona": None if "stab" in f else "competitive",
+                        "system_prompt": f"You are a firm manager named {f}.",
+                    }
+                    for f in firms
+                ]
+            )
+        )
+        (d / "consumer_attributes.json").write_text(
+            json.dumps([{"name": f"consumer_{i}", "sigma": 5.0} for i in INCOME])
+        )
         if run["tokens"] is not None:
             (d / f"{name}_token_usage.json").write_text(json.dumps(run["tokens"]))
         for s in run["states"]:

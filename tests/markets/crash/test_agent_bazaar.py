@@ -25,8 +25,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -47,19 +50,30 @@ def test_the_runs_become_episodes_with_their_setting_and_players(imported):
     reader = EpisodeReader(out)
     assert reader.episode_ids() == [EP2, EP1]
     meta = reader.meta(EP1)
-    assert meta["setting"] == {"model": "test-model", "discovery_limit": 1, "stabilizing": 1,
-                               "seed": 8}
+    assert meta["setting"] == {
+        "model": "test-model",
+        "discovery_limit": 1,
+        "stabilizing": 1,
+        "seed": 8,
+    }
     assert meta["lineup"] == ["test-model", "test-model+stabilizing"]
     assert meta["run_status"] == "truncated" and meta["tokens"]["requests"] == 4
     _, t = read_episode(out, EP1)
     agents = t["agents"].set_index("agent_id")
     assert agents.loc["stabilizing_firm", ["name", "role", "harness"]].tolist() == [
-        "test-model+stabilizing", "stabilizing", "stabilizing"]
+        "test-model+stabilizing",
+        "stabilizing",
+        "stabilizing",
+    ]
     assert agents.loc["competitive_1", ["name", "kind", "model"]].tolist() == [
-        "test-model", "llm", "test-model"]
+        "test-model",
+        "llm",
+        "test-model",
+    ]
     st = t["states"].set_index(["step", "agent_id"])
-    assert st.loc[(0, "competitive_1"), ["cash_start", "price", "supply", "units_sold", "revenue",
-                                          "unsold"]].tolist() == [500.0, 2.0, 10.0, 2.4, 4.8, 7.6]
+    assert st.loc[
+        (0, "competitive_1"), ["cash_start", "price", "supply", "units_sold", "revenue", "unsold"]
+    ].tolist() == [500.0, 2.0, 10.0, 2.4, 4.8, 7.6]
     assert st.loc[(1, "competitive_1"), "cash_start"] == 444.752
     assert np.isnan(st.loc[(0, "competitive_1"), "supply_asked"])  # not in their logs
     orders = t["orders"]
@@ -69,10 +83,16 @@ def test_the_runs_become_episodes_with_their_setting_and_players(imported):
     assert day1["budget"].tolist() == pytest.approx([18.0, 7.2])
     s = t["setting"].iloc[0]
     assert (s["demand_index"], s["consumer_savings"], s["liability"], s["platform_fee"]) == (
-        "mean_quote", True, "limited", 0.05)
+        "mean_quote",
+        True,
+        "limited",
+        0.05,
+    )
     assert s["overhead"] == 2.0 and np.isnan(s["max_price"]) and s["days"] == 3
-    assert t["prompts"].set_index("agent_id").loc["stabilizing_firm", "system_prompt"] == \
-        "You are a firm manager named stabilizing_firm."
+    assert (
+        t["prompts"].set_index("agent_id").loc["stabilizing_firm", "system_prompt"]
+        == "You are a firm manager named stabilizing_firm."
+    )
 
 
 def test_the_report_says_which_runs_lack_what(imported):
@@ -84,19 +104,23 @@ def test_the_report_says_which_runs_lack_what(imported):
     assert any("days 2-2" in x for x in lacks[run1])  # the last day, not logged
     assert any("crash_agent_prompts.jsonl" in x for x in lacks[run1])  # logged by the run
     assert any("token usage" in x for x in lacks[run2])
-    assert {"folder": "exp2_* (1 folders)", "why": "another experiment (the other market's)"} \
-        in report["left_out"]
+    assert {
+        "folder": "exp2_* (1 folders)",
+        "why": "another experiment (the other market's)",
+    } in report["left_out"]
 
 
 def test_the_replay_agrees_day_by_day(imported):
     out, _ = imported
     reader = EpisodeReader(out)
     tables = {n: reader.table(n) for n in ("states", "orders", "consumers", "setting")}
-    days, per_run, rules_table = replay.replay(tables["states"], tables["orders"],
-                                               tables["consumers"], tables["setting"])
+    days, per_run, rules_table = replay.replay(
+        tables["states"], tables["orders"], tables["consumers"], tables["setting"]
+    )
     assert len(days) == 6 and days["agree"].all()  # 2 + 2 firm-days of run 1, 2 of run 2
     assert days.set_index(["episode_id", "step", "agent_id"]).loc[
-        (EP2, 0, "competitive_1"), ["cash_ours", "bankrupt_ours"]].tolist() == [0.0, True]
+        (EP2, 0, "competitive_1"), ["cash_ours", "bankrupt_ours"]
+    ].tolist() == [0.0, True]
     base = rules_table.set_index("rules")
     assert base.loc["ours (the instance's params)", "explains"] == 0
     # what our former rules would get wrong on these days
@@ -133,39 +157,61 @@ def test_a_run_folder_mixing_two_executions_is_cut_where_they_meet(logs, tmp_pat
     out.mkdir()
     report = cab.import_runs(logs, out, workers=1)
     assert read_episode(out, EP1)[1]["states"]["step"].max() == 0
-    assert any("stock: competitive_1's food is not conserved" in x
-               for x in report["lacks"][f"{fx.FOLDER}/{fx.RUN1}"])
+    assert any(
+        "stock: competitive_1's food is not conserved" in x
+        for x in report["lacks"][f"{fx.FOLDER}/{fx.RUN1}"]
+    )
     assert report["by_model"]["test-model"]["cut"] == 1
 
 
 def test_a_prompt_log_keeps_only_the_imported_days_and_seats(logs, tmp_path):
     """RUN1 stopped after day 1 of 3 (days 0 and 1 imported): a prompt of day 7, and one of an
     agent with no seat, are not among the episode's messages."""
-    record = {"role": "firm", "agent": "competitive_1", "call": "price", "timestep": 0,
-              "system_prompt": "s", "user_prompt": "u", "response": "{}"}
-    lines = [record, {**record, "timestep": 7}, {**record, "agent": "nobody"},
-             {**record, "timestep": 1, "agent": "stabilizing_firm"}]
+    record = {
+        "role": "firm",
+        "agent": "competitive_1",
+        "call": "price",
+        "timestep": 0,
+        "system_prompt": "s",
+        "user_prompt": "u",
+        "response": "{}",
+    }
+    lines = [
+        record,
+        {**record, "timestep": 7},
+        {**record, "agent": "nobody"},
+        {**record, "timestep": 1, "agent": "stabilizing_firm"},
+    ]
     (logs / fx.FOLDER / fx.RUN1 / cab.PROMPT_LOG).write_text(
-        "".join(json.dumps(r) + "\n" for r in lines))
+        "".join(json.dumps(r) + "\n" for r in lines)
+    )
     out = tmp_path / "ep"
     out.mkdir()
     cab.import_runs(logs, out, workers=1)
     messages = read_episode(out, EP1)[1]["llm_messages"]
-    assert messages[["step", "agent_id"]].values.tolist() == [[0, "competitive_1"],
-                                                             [1, "stabilizing_firm"]]
+    assert messages[["step", "agent_id"]].values.tolist() == [
+        [0, "competitive_1"],
+        [1, "stabilizing_firm"],
+    ]
 
 
-@pytest.mark.parametrize("case, match", [
-    ("truncated", r"state_t1.json: not valid JSON"),
-    ("missing_field", r"state_t0.json: firms.0.cash: Field required"),
-    ("nan", r"state_t0.json: firms.0.cash: Input should be a finite number"),
-    ("infinite", r"state_t0.json: firms.0.cash: Input should be a finite number"),
-    ("duplicate", r"holds the same run as exp1_vendor_test-model/exp1_vendor_test-model_stab_0"),
-    ("pathlike_firm", r"state_t0.json: firms.0.name: Value error, firm name '\.\./x'"),
-    ("args_missing", r"experiment_args.json: missing"),
-    ("huge_count", r"experiment_args.json: max_timesteps: Input should be less than"),
-    ("tokens_a_folder", r"_token_usage.json: cannot be read"),
-])
+@pytest.mark.parametrize(
+    "case, match",
+    [
+        ("truncated", r"state_t1.json: not valid JSON"),
+        ("missing_field", r"state_t0.json: firms.0.cash: Field required"),
+        ("nan", r"state_t0.json: firms.0.cash: Input should be a finite number"),
+        ("infinite", r"state_t0.json: firms.0.cash: Input should be a finite number"),
+        (
+            "duplicate",
+            r"holds the same run as exp1_vendor_test-model/exp1_vendor_test-model_stab_0",
+        ),
+        ("pathlike_firm", r"state_t0.json: firms.0.name: Value error, firm name '\.\./x'"),
+        ("args_missing", r"experiment_args.json: missing"),
+        ("huge_count", r"experiment_args.json: max_timesteps: Input should be less than"),
+        ("tokens_a_folder", r"_token_usage.json: cannot be read"),
+    ],
+)
 def test_malformed_input_is_one_error_naming_the_file(logs, case, match):
     run = logs / fx.FOLDER / fx.RUN2
     if case == "truncated":
@@ -192,8 +238,9 @@ def test_malformed_input_is_one_error_naming_the_file(logs, case, match):
             s["firms"][0]["name"] = "../x"
             text = json.dumps(s)
         else:
-            text = json.dumps(s).replace('"cash": 0.0', '"cash": ' + (
-                "NaN" if case == "nan" else "1e999"), 1)
+            text = json.dumps(s).replace(
+                '"cash": 0.0', '"cash": ' + ("NaN" if case == "nan" else "1e999"), 1
+            )
         (run / "state_t0.json").write_text(text)
     with pytest.raises(SourceError, match=match):
         cab.import_runs(logs, Path(str(logs) + "-out"), workers=1)
@@ -251,8 +298,13 @@ def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
     assert {"eas", "eas_lo", "eas_hi", "their_health"} <= set(board.columns)
     figures = run_figures("crash_authors", params, paths)
     names = {p.name for p in figures}
-    assert {"fig3_bankruptcy_models.png", "fig8_days_model.png", "fig_scores.png",
-            "crash_authors_replay.md", "crash_authors_scores.md"} <= names
+    assert {
+        "fig3_bankruptcy_models.png",
+        "fig8_days_model.png",
+        "fig_scores.png",
+        "crash_authors_replay.md",
+        "crash_authors_scores.md",
+    } <= names
     run_stats("crash_authors", params, paths)
     for stage in (run_reference, run_simulate, run_metrics, run_stats, run_ratings, run_figures):
         stage("crash_ours", params, paths, **({"progress": False} if stage is run_simulate else {}))
@@ -274,8 +326,9 @@ def test_an_imported_instance_runs_through_the_pipeline(logs, tmp_path):
 def test_the_command_imports_checks_and_reports(logs, tmp_path):
     from marketarena.cli import app
 
-    res = CliRunner().invoke(app, ["import-agent-bazaar", str(logs), "--out",
-                                   str(tmp_path / "ab"), "--market", "crash"])
+    res = CliRunner().invoke(
+        app, ["import-agent-bazaar", str(logs), "--out", str(tmp_path / "ab"), "--market", "crash"]
+    )
     assert res.exit_code == 0, res.output
     assert "crash: 2 runs imported of 2 found (1 model), 0 without states" in res.output
     assert "replay: 6 of 6 firm-days agree (100.000%)" in res.output

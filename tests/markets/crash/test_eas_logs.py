@@ -23,9 +23,24 @@ from marketarena.markets.crash.params import DEFAULT_PERSONAS, default_eas
 INCOME = 10.0  # one shopper a day, consumer 0, with this daily budget
 
 
-def crash_log(root, episode_id, prices, profits, bankrupt_day, *, horizon=None, names=None,
-              roles=None, cash=500.0, overhead=2.0, tax=0.05, max_price=10.0, arrival_rate=0.02,
-              taxes=None, unsold=None):
+def crash_log(
+    root,
+    episode_id,
+    prices,
+    profits,
+    bankrupt_day,
+    *,
+    horizon=None,
+    names=None,
+    roles=None,
+    cash=500.0,
+    overhead=2.0,
+    tax=0.05,
+    max_price=10.0,
+    arrival_rate=0.02,
+    taxes=None,
+    unsold=None,
+):
     """A log of ``len(prices)`` played days: ``prices[t][i]`` firm i's price on day t (NaN once it
     is out), ``profits[t][i]`` its profit (after tax), ``taxes[t][i]`` the tax it paid (default 0),
     ``unsold[t][i]`` the stock it held after the day's sales (default 0), ``bankrupt_day[i]`` the
@@ -46,31 +61,95 @@ def crash_log(root, episode_id, prices, profits, bankrupt_day, *, horizon=None, 
         wanted = INCOME / p
         for i in alive:
             cash_now[i] += profits[t, i]
-            states.append({"step": t, "agent_id": ids[i], "cash_start": 0.0, "price": prices[t, i],
-                           "supply_asked": 0.0, "supply": 0.0, "cost": 0.0,
-                           "units_sold": wanted if i == cheapest else 0.0,
-                           "revenue": INCOME if i == cheapest else 0.0, "unsold": unsold[t, i],
-                           "overhead": 0.0, "holding": 0.0, "tax": taxes[t, i], "fee": 0.0,
-                           "profit": profits[t, i], "cash_end": cash_now[i],
-                           "bankrupt": bankrupt_day[i] == t})
+            states.append(
+                {
+                    "step": t,
+                    "agent_id": ids[i],
+                    "cash_start": 0.0,
+                    "price": prices[t, i],
+                    "supply_asked": 0.0,
+                    "supply": 0.0,
+                    "cost": 0.0,
+                    "units_sold": wanted if i == cheapest else 0.0,
+                    "revenue": INCOME if i == cheapest else 0.0,
+                    "unsold": unsold[t, i],
+                    "overhead": 0.0,
+                    "holding": 0.0,
+                    "tax": taxes[t, i],
+                    "fee": 0.0,
+                    "profit": profits[t, i],
+                    "cash_end": cash_now[i],
+                    "bankrupt": bankrupt_day[i] == t,
+                }
+            )
         surplus = INCOME * math.log(max_price / p)
-        orders.append({"step": t, "order": 0, "consumer": 0, "firm": ids[cheapest], "seen": 1,
-                       "price": p, "wanted": wanted, "filled": wanted, "spend": INCOME,
-                       "surplus": surplus})
-        days.append({"step": t, "active": len(alive), "shoppers": 1,
-                     "mean_price": float(np.mean([prices[t, i] for i in alive])), "filled": wanted,
-                     "wanted": wanted, "spend": INCOME, "surplus": surplus, "health": 1.0})
-    agents = pd.DataFrame({"agent_id": ids, "name": names or ids, "kind": "baseline", "model": "",
-                           "strategy": "x", "harness": "", "role": roles or ["competitor"] * n,
-                           "actor": ids})
-    setting = pd.DataFrame([{
-        "discovery_limit": 3, "stabilizing": (roles or []).count("stabilizing"), "firms": n,
-        "consumers": 1, "days": horizon or played, "unit_cost": 1.0, "max_price": max_price,
-        "initial_cash": cash, "overhead": overhead, "tax_rate": tax, "platform_fee": 0.0,
-        "holding_cost": 0.0, "unsold": "carry", "arrival_rate": arrival_rate}])
-    tables = {"agents": agents, "states": pd.DataFrame(states), "orders": pd.DataFrame(orders),
-              "days": pd.DataFrame(days), "setting": setting,
-              "consumers": pd.DataFrame({"consumer": [0], "income": [INCOME]})}
+        orders.append(
+            {
+                "step": t,
+                "order": 0,
+                "consumer": 0,
+                "firm": ids[cheapest],
+                "seen": 1,
+                "price": p,
+                "wanted": wanted,
+                "filled": wanted,
+                "spend": INCOME,
+                "surplus": surplus,
+            }
+        )
+        days.append(
+            {
+                "step": t,
+                "active": len(alive),
+                "shoppers": 1,
+                "mean_price": float(np.mean([prices[t, i] for i in alive])),
+                "filled": wanted,
+                "wanted": wanted,
+                "spend": INCOME,
+                "surplus": surplus,
+                "health": 1.0,
+            }
+        )
+    agents = pd.DataFrame(
+        {
+            "agent_id": ids,
+            "name": names or ids,
+            "kind": "baseline",
+            "model": "",
+            "strategy": "x",
+            "harness": "",
+            "role": roles or ["competitor"] * n,
+            "actor": ids,
+        }
+    )
+    setting = pd.DataFrame(
+        [
+            {
+                "discovery_limit": 3,
+                "stabilizing": (roles or []).count("stabilizing"),
+                "firms": n,
+                "consumers": 1,
+                "days": horizon or played,
+                "unit_cost": 1.0,
+                "max_price": max_price,
+                "initial_cash": cash,
+                "overhead": overhead,
+                "tax_rate": tax,
+                "platform_fee": 0.0,
+                "holding_cost": 0.0,
+                "unsold": "carry",
+                "arrival_rate": arrival_rate,
+            }
+        ]
+    )
+    tables = {
+        "agents": agents,
+        "states": pd.DataFrame(states),
+        "orders": pd.DataFrame(orders),
+        "days": pd.DataFrame(days),
+        "setting": setting,
+        "consumers": pd.DataFrame({"consumer": [0], "income": [INCOME]}),
+    }
     logs.write_episode(root, logs.PlannedEpisode(episode_id, 0, 0, "x"), tables, {}, {})
 
 
@@ -88,8 +167,18 @@ def test_every_component_by_hand(tmp_path):
     profits = [[2.0, -1.0], [1.0, -1.0]]
     taxes = [[0.5, 0.0], [0.0, 0.0]]  # F1's profit 2 is after a tax of 0.5
     unsold = [[0.0, 2.0], [3.0, 2.0]]  # F1 ends holding 3 units; F2's 2 are lost with it
-    m, frames = market_row(tmp_path, "hand", prices, profits, [None, 1], horizon=4, tax=0.0,
-                           arrival_rate=4.0, taxes=taxes, unsold=unsold)
+    m, frames = market_row(
+        tmp_path,
+        "hand",
+        prices,
+        profits,
+        [None, 1],
+        horizon=4,
+        tax=0.0,
+        arrival_rate=4.0,
+        taxes=taxes,
+        unsold=unsold,
+    )
     # the market's stability: b = 1/2; sigma = SD of the daily mean price (2.0, 2.0) = 0
     assert m["bankruptcy_rate"] == 0.5 and m["price_volatility"] == 0.0
     assert m["score_b"] == 0.5 and m["score_sigma"] == 1.0 and m["stability"] == 0.75
@@ -137,10 +226,19 @@ def test_the_tax_on_cash_does_not_count(tmp_path):
     """Two stable markets with the same sales: one pays a tax of 8 a day out of its 10 operating
     profit. After tax it earns 2 a day, 0.2 of the stable 10; before tax both score 1."""
     prices, profits, bankrupt = scenario("stable")
-    taxed, _ = market_row(tmp_path, "taxed", prices, profits - 8.0, bankrupt, horizon=120,
-                          arrival_rate=30.0, taxes=np.full_like(profits, 8.0))
-    untaxed, _ = market_row(tmp_path, "untaxed", prices, profits, bankrupt, horizon=120,
-                            arrival_rate=30.0)
+    taxed, _ = market_row(
+        tmp_path,
+        "taxed",
+        prices,
+        profits - 8.0,
+        bankrupt,
+        horizon=120,
+        arrival_rate=30.0,
+        taxes=np.full_like(profits, 8.0),
+    )
+    untaxed, _ = market_row(
+        tmp_path, "untaxed", prices, profits, bankrupt, horizon=120, arrival_rate=30.0
+    )
     assert taxed["profit_per_firm_day"] == pytest.approx(2.0)
     assert taxed["profitability"] == untaxed["profitability"] == pytest.approx(1.0)
 
@@ -163,7 +261,7 @@ def scenario(kind: str, n=5, days=120):
             profits[36:, 4] = 40.0
     for i, b in enumerate(bankrupt):
         if b is not None:
-            prices[b + 1:, i] = np.nan
+            prices[b + 1 :, i] = np.nan
     return prices, profits, bankrupt
 
 
@@ -207,21 +305,32 @@ def test_the_same_market_scores_the_same_whatever_else_is_evaluated(tmp_path):
 
 
 def grid_params(**over):
-    block = {"runs": 48, "discovery_limits": [1, 3, 5], "stabilizing": [0, 1, 3, 5],
-             "stabilizer": "stab", "competitors": ["u", "v", "m", "k"], "roster": [
-                 {"name": "stab", "kind": "baseline", "strategy": "stabilizer"},
-                 {"name": "u", "kind": "baseline", "strategy": "undercut"},
-                 {"name": "v", "kind": "baseline", "strategy": "undercut", "params": {"step": 0.2}},
-                 {"name": "m", "kind": "baseline", "strategy": "myopic"},
-                 {"name": "k", "kind": "baseline", "strategy": "markup"}], **over}
+    block = {
+        "runs": 48,
+        "discovery_limits": [1, 3, 5],
+        "stabilizing": [0, 1, 3, 5],
+        "stabilizer": "stab",
+        "competitors": ["u", "v", "m", "k"],
+        "roster": [
+            {"name": "stab", "kind": "baseline", "strategy": "stabilizer"},
+            {"name": "u", "kind": "baseline", "strategy": "undercut"},
+            {"name": "v", "kind": "baseline", "strategy": "undercut", "params": {"step": 0.2}},
+            {"name": "m", "kind": "baseline", "strategy": "myopic"},
+            {"name": "k", "kind": "baseline", "strategy": "markup"},
+        ],
+        **over,
+    }
     return parse_params({"markets": {"crash": block}}).markets["crash"]
 
 
 def test_every_cell_of_the_grid_has_the_same_competitor_mix():
     mp = grid_params()  # 12 cells x 4 seeds: stabilizers replace competitor seats
     mix = mp.competitor_mix()
-    shares = {cell: {k: v / sum(c.values()) for k, v in c.items()}
-              for cell, c in mix.items() if sum(c.values())}
+    shares = {
+        cell: {k: v / sum(c.values()) for k, v in c.items()}
+        for cell, c in mix.items()
+        if sum(c.values())
+    }
     assert len(shares) == 9  # the s = 5 cells have no competitor
     assert all(s == {"u": 0.25, "v": 0.25, "m": 0.25, "k": 0.25} for s in shares.values())
     # the seats the rules plan are the ones counted
@@ -234,19 +343,38 @@ def test_every_cell_of_the_grid_has_the_same_competitor_mix():
     # stabilizers added beside the competitors: the competitor seats are identical in every cell
     added = grid_params(stabilizer_seats="add")
     assert len({tuple(sorted(c.items())) for c in added.competitor_mix().values()}) == 1
-    assert len(KIND.rules.seats(added, 3)) == 5 + 5  # cell (1, 5): five competitors and five stabilizers
+    assert (
+        len(KIND.rules.seats(added, 3)) == 5 + 5
+    )  # cell (1, 5): five competitors and five stabilizers
 
 
 def spillover_params(**over):
     """The spillover study: stabilizers of three qualities (margins), each alone beside the same
     four competitors, and the same four without a stabilizer."""
-    roster = [{"name": f"stab_{m}", "kind": "baseline", "strategy": "stabilizer",
-               "params": {"margin": m / 100}} for m in (0, 20, 50)]
-    roster += [{"name": n, "kind": "baseline", "strategy": st} for n, st in
-               (("u", "undercut"), ("v", "undercut"), ("m", "myopic"), ("k", "markup"))]
-    block = {"runs": 8, "firms": 4, "discovery_limits": [3], "stabilizing": [0, 1],
-             "stabilizer_seats": "add", "stabilizers": ["stab_0", "stab_20", "stab_50"],
-             "competitors": ["u", "v", "m", "k"], "roster": roster, **over}
+    roster = [
+        {
+            "name": f"stab_{m}",
+            "kind": "baseline",
+            "strategy": "stabilizer",
+            "params": {"margin": m / 100},
+        }
+        for m in (0, 20, 50)
+    ]
+    roster += [
+        {"name": n, "kind": "baseline", "strategy": st}
+        for n, st in (("u", "undercut"), ("v", "undercut"), ("m", "myopic"), ("k", "markup"))
+    ]
+    block = {
+        "runs": 8,
+        "firms": 4,
+        "discovery_limits": [3],
+        "stabilizing": [0, 1],
+        "stabilizer_seats": "add",
+        "stabilizers": ["stab_0", "stab_20", "stab_50"],
+        "competitors": ["u", "v", "m", "k"],
+        "roster": roster,
+        **over,
+    }
     return parse_params({"markets": {"crash": block}}).markets["crash"]
 
 
@@ -259,7 +387,8 @@ def test_the_spillover_varies_the_stabilizer_at_a_fixed_mix_of_competitors():
         d, s, stab = mp.cell_of(run)
         assert [x.entry.name for x in seats if x.role == "stabilizing"] == ([stab] if s else [])
         competitors.setdefault(run // len(mp.cells), set()).add(
-            tuple(x.entry.name for x in seats if x.role == "competitor"))
+            tuple(x.entry.name for x in seats if x.role == "competitor")
+        )
     # within a replicate, every cell seats the very same competitors in the very same seats
     assert all(len(c) == 1 for c in competitors.values())
     with pytest.raises(ValueError, match="give one"):

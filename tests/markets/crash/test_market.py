@@ -17,8 +17,14 @@ from marketarena.markets.crash.observations import FirmAction
 
 
 def params(**over):
-    block = {"runs": 1, "firms": 3, "consumers": 20, "days": 10, "roster": [
-        {"name": "a", "kind": "baseline", "strategy": "markup"}], **over}
+    block = {
+        "runs": 1,
+        "firms": 3,
+        "consumers": 20,
+        "days": 10,
+        "roster": [{"name": "a", "kind": "baseline", "strategy": "markup"}],
+        **over,
+    }
     return parse_params({"markets": {"crash": block}}).markets["crash"]
 
 
@@ -70,14 +76,23 @@ def test_cash_exactly_zero_survives_below_zero_is_bankrupt_and_never_trades_agai
     # with an overhead of 0.5 it cannot pay: limited liability (the authors' engine) takes what it
     # has, 0, and it ends at 0; unlimited charges it in full, -0.5; bankrupt on day 0 either way
     for liability, end, paid in (("limited", 0.0, 0.0), ("unlimited", -0.5, 0.5)):
-        p = params(days=4, firms=2, initial_cash=10.0, overhead=0.5, tax_rate=0.0, max_price=5.0,
-                   liability=liability)
+        p = params(
+            days=4,
+            firms=2,
+            initial_cash=10.0,
+            overhead=0.5,
+            tax_rate=0.0,
+            max_price=5.0,
+            liability=liability,
+        )
         result, market = play(p, [(5.0, 10.0), (5.0, 0.0)])
         st = result.tables["states"]
         f1 = st[st.agent_id == "F1"]
         assert f1["step"].tolist() == [0] and f1["bankrupt"].item()
         assert (f1["cash_end"].item(), f1["overhead"].item()) == (end, paid)
-        assert result.events[["step", "agent_id", "event"]].values.tolist() == [[0, "F1", "retired"]]
+        assert result.events[["step", "agent_id", "event"]].values.tolist() == [
+            [0, "F1", "retired"]
+        ]
         assert "F1" not in set(result.decisions.query("step > 0")["agent_id"])
         assert "F1" not in set(result.tables["orders"].query("step > 0")["firm"])
 
@@ -100,8 +115,12 @@ def test_the_market_ends_when_every_firm_is_bankrupt():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.2, 12.0), st.floats(0.0, 300.0)), min_size=1, max_size=5),
-       st.integers(1, 5), st.sampled_from(["perish", "carry"]), st.integers(0, 10**6))
+@given(
+    st.lists(st.tuples(st.floats(0.2, 12.0), st.floats(0.0, 300.0)), min_size=1, max_size=5),
+    st.integers(1, 5),
+    st.sampled_from(["perish", "carry"]),
+    st.integers(0, 10**6),
+)
 def test_money_and_units_are_conserved_every_day(answers, discovery, unsold, seed):
     p = params(days=6, firms=len(answers), unsold=unsold, holding_cost=0.1, platform_fee=0.01)
     result, market = play(p, answers, discovery, seed)
@@ -110,14 +129,17 @@ def test_money_and_units_are_conserved_every_day(answers, discovery, unsold, see
         spend = orders[orders.step == day]["spend"].sum()
         assert g["revenue"].sum() == pytest.approx(spend, abs=1e-9)
         expenses = g[["cost", "overhead", "holding", "tax", "fee"]].sum(axis=1)
-        np.testing.assert_allclose(g["cash_end"] - g["cash_start"], g["revenue"] - expenses,
-                                   atol=1e-9)
+        np.testing.assert_allclose(
+            g["cash_end"] - g["cash_start"], g["revenue"] - expenses, atol=1e-9
+        )
         today = orders[(orders.step == day) & (orders.firm != "")]
         filled = today.groupby("firm")["filled"].sum()
         sold = g.set_index("agent_id")["units_sold"]
         np.testing.assert_allclose(sold.reindex(filled.index), filled, atol=1e-9)
         assert (g["supply"] <= g["cash_start"] / p.unit_cost + 1e-9).all()
-        assert (orders[orders.step == day]["filled"] <= orders[orders.step == day]["wanted"] + 1e-12).all()
+        assert (
+            orders[orders.step == day]["filled"] <= orders[orders.step == day]["wanted"] + 1e-12
+        ).all()
     # units: carried stock in = yesterday's unsold; bought = sold + unsold (perish) per day
     for _, g in st.groupby("agent_id"):
         g = g.sort_values("step")
@@ -129,20 +151,31 @@ def test_the_authors_engine_by_hand_mean_quote_savings_and_costs():
     """Two firms, one day, one shopper of income I who sees both (discovery 2): A at 2 with 10
     units, B at 4 with 10; the mean quote is 3, so the shopper orders I / 3 from A. Overhead 2,
     tax 5% of the cash left, fee 10% of the cash left after the tax."""
-    p = params(days=1, firms=2, consumers=1, initial_cash=100.0, overhead=2.0, tax_rate=0.05,
-               platform_fee=0.1, consumer={"arrival_rate": 10.0})
+    p = params(
+        days=1,
+        firms=2,
+        consumers=1,
+        initial_cash=100.0,
+        overhead=2.0,
+        tax_rate=0.05,
+        platform_fee=0.1,
+        consumer={"arrival_rate": 10.0},
+    )
     result, market = play(p, [(2.0, 10.0), (4.0, 10.0)], discovery=2)
     orders, st = result.tables["orders"], result.tables["states"].set_index("agent_id")
     income = float(result.tables["consumers"]["income"].iloc[0])
     o = orders.iloc[0]
     assert o["firm"] == "F1" and o["wanted"] == pytest.approx(income / 3.0)
     assert o["budget"] == pytest.approx(income)  # day 0: the day's income, saved from nothing
-    assert o["filled"] == pytest.approx(income / 3.0) and o["spend"] == pytest.approx(2 * income / 3)
+    assert o["filled"] == pytest.approx(income / 3.0) and o["spend"] == pytest.approx(
+        2 * income / 3
+    )
     cash = 100 - 10 + 2 * income / 3 - 2
     tax = 0.05 * cash
     fee = 0.1 * (cash - tax)
     assert st.loc["F1", ["tax", "fee", "cash_end"]].tolist() == pytest.approx(
-        [tax, fee, cash - tax - fee])
+        [tax, fee, cash - tax - fee]
+    )
     # WTP = P (I / P)^(1/5) at the index P = 3: the surplus of the units it got at 2
     wtp = 3.0 * (income / 3.0) ** 0.2
     assert o["surplus"] == pytest.approx(max(0.0, (wtp - 2.0) * income / 3.0))

@@ -17,24 +17,55 @@ from marketarena.markets.crash.observations import DayRecord, FirmObservation, r
 from marketarena.testing import play_over_fake
 
 
-def obs(competitors=(), history=(), cash=500.0, health=1.0, last_profit=0.0, stock=0.0,
-        unsold="carry", persona=""):
-    return FirmObservation(agent_id="F1", day=len(history) + 1, persona=persona, stabilizing=False,
-                           cash=cash, stock=stock, unit_cost=1.0, overhead=2.0, tax_rate=0.05,
-                           consumers=50, unsold=unsold, initial_cash=500.0,
-                           history=list(history), competitor_prices=list(competitors),
-                           active_firms=5, health=health, last_profit=last_profit)
+def obs(
+    competitors=(),
+    history=(),
+    cash=500.0,
+    health=1.0,
+    last_profit=0.0,
+    stock=0.0,
+    unsold="carry",
+    persona="",
+):
+    return FirmObservation(
+        agent_id="F1",
+        day=len(history) + 1,
+        persona=persona,
+        stabilizing=False,
+        cash=cash,
+        stock=stock,
+        unit_cost=1.0,
+        overhead=2.0,
+        tax_rate=0.05,
+        consumers=50,
+        unsold=unsold,
+        initial_cash=500.0,
+        history=list(history),
+        competitor_prices=list(competitors),
+        active_firms=5,
+        health=health,
+        last_profit=last_profit,
+    )
 
 
 def day(d, price, supply, sold, profit=0.0):
-    return DayRecord(day=d, price=price, supply=supply, units_sold=sold, revenue=price * sold,
-                     expenses=0.0, profit=profit)
+    return DayRecord(
+        day=d,
+        price=price,
+        supply=supply,
+        units_sold=sold,
+        revenue=price * sold,
+        expenses=0.0,
+        profit=profit,
+    )
 
 
 def agent(strategy, **params):
     from marketarena.core.params import RosterEntry
 
-    a = STRATEGIES.make("F1", RosterEntry(name="x", kind="baseline", strategy=strategy, params=params))
+    a = STRATEGIES.make(
+        "F1", RosterEntry(name="x", kind="baseline", strategy=strategy, params=params)
+    )
     a.reset(np.random.default_rng(0))
     return a
 
@@ -49,19 +80,26 @@ def test_supply_follows_sales_grows_after_a_sell_out_and_stays_within_cash():
     a = agent("markup", markup=0.5, buffer=1.2, growth=1.5, min_supply=5, max_cash_share=0.5)
     assert a.decide(obs(), None).supply == 40  # initial
     assert a.decide(obs(history=[day(1, 1.5, 40, 40)]), None).supply == pytest.approx(60)
-    assert a.decide(obs(history=[day(1, 1.5, 40, 10), day(2, 1.5, 40, 20)]), None).supply \
-        == pytest.approx(18)
+    assert a.decide(
+        obs(history=[day(1, 1.5, 40, 10), day(2, 1.5, 40, 20)]), None
+    ).supply == pytest.approx(18)
     assert a.decide(obs(history=[day(1, 1.5, 40, 40)], cash=50), None).supply == pytest.approx(25)
     # stock carried over from yesterday is counted: it buys the target minus what it holds
-    assert a.decide(obs(history=[day(1, 1.5, 40, 40)], stock=15.0), None).supply == pytest.approx(45)
+    assert a.decide(obs(history=[day(1, 1.5, 40, 40)], stock=15.0), None).supply == pytest.approx(
+        45
+    )
 
 
 def test_the_stabilizer_holds_a_price_modestly_above_unit_cost_whatever_competitors_do():
     a = agent("stabilizer")  # margin 0.2, overhead 2 over 40 units
     target = 1.0 * 1.2 + 2.0 / 40
     assert a.decide(obs([0.5, 0.6]), None).price == pytest.approx(target) == pytest.approx(1.25)
-    assert a.decide(obs([0.1], history=[day(1, target, 40, 0, -30)]), None).price == pytest.approx(target)
-    assert a.decide(obs([9.0], history=[day(1, target, 40, 40, 8)]), None).price == pytest.approx(target)
+    assert a.decide(obs([0.1], history=[day(1, target, 40, 0, -30)]), None).price == pytest.approx(
+        target
+    )
+    assert a.decide(obs([9.0], history=[day(1, target, 40, 40, 8)]), None).price == pytest.approx(
+        target
+    )
 
 
 def test_the_myopic_firm_prices_at_the_elasticity_optimum():
@@ -69,7 +107,7 @@ def test_the_myopic_firm_prices_at_the_elasticity_optimum():
     # sales q = 100 p^-2: elasticity 2, best price c b / (b - 1) = 2
     hist = []
     for d, p in enumerate([1.0, 1.5, 2.5, 3.0], start=1):
-        hist.append(day(d, p, 200, 100 * p ** -2))
+        hist.append(day(d, p, 200, 100 * p**-2))
         price = a.decide(obs(history=hist), None).price
     assert price == pytest.approx(2.0, rel=1e-6)
 
@@ -80,13 +118,26 @@ def test_an_llm_firm_sets_the_price_the_market_applies(tmp_path):
         day_ = int(re.search(r"Day (\d+)\.", text).group(1))
         return Reply({"price": 1.5 + 0.1 * day_, "supply": 30})
 
-    params = parse_params({
-        "models": {"fake": {"model": "fake", "base_url": "http://fake.invalid/v1", "api_key_env": None}},
-        "llm": {"cache_dir": str(tmp_path)},
-        "markets": {"crash": {"runs": 1, "firms": 2, "days": 3, "roster": [
-            {"name": "gpt", "kind": "llm", "model": "fake"},
-            {"name": "markup", "kind": "baseline", "strategy": "markup"}],
-            "competitors": ["gpt", "markup"]}}})
+    params = parse_params(
+        {
+            "models": {
+                "fake": {"model": "fake", "base_url": "http://fake.invalid/v1", "api_key_env": None}
+            },
+            "llm": {"cache_dir": str(tmp_path)},
+            "markets": {
+                "crash": {
+                    "runs": 1,
+                    "firms": 2,
+                    "days": 3,
+                    "roster": [
+                        {"name": "gpt", "kind": "llm", "model": "fake"},
+                        {"name": "markup", "kind": "baseline", "strategy": "markup"},
+                    ],
+                    "competitors": ["gpt", "markup"],
+                }
+            },
+        }
+    )
     fake = FakeEndpoint(responder=responder)
 
     result, _ = play_over_fake("crash", params, fake)
@@ -98,9 +149,16 @@ def test_an_llm_firm_sets_the_price_the_market_applies(tmp_path):
     assert "unit cost of $1.00" in system and "This market has 50 consumers in total" in system
 
 
-@pytest.mark.parametrize("unsold, says", [
-    ("carry", "Unsold units stay in your stock and can be sold on the following days."),
-    ("perish", "Unsold units perish at the end of the day: what you do not sell today is lost.")])
+@pytest.mark.parametrize(
+    "unsold, says",
+    [
+        ("carry", "Unsold units stay in your stock and can be sold on the following days."),
+        (
+            "perish",
+            "Unsold units perish at the end of the day: what you do not sell today is lost.",
+        ),
+    ],
+)
 def test_the_firm_prompt_states_the_market_size_and_the_stock_rule(unsold, says):
     system = render_messages(obs(unsold=unsold))[0]["content"]
     assert "This market has 50 consumers in total" in system
@@ -117,14 +175,33 @@ def test_the_stabilizing_harness_reflects_on_its_best_days(tmp_path):
     def responder(body):
         return Reply({"price": next(prices), "supply": 10})
 
-    params = parse_params({
-        "models": {"fake": {"model": "fake", "base_url": "http://fake.invalid/v1", "api_key_env": None}},
-        "llm": {"cache_dir": str(tmp_path)},
-        "markets": {"crash": {"runs": 1, "firms": 2, "days": 4, "stabilizing": [1],
-                              "stabilizer": "stab", "roster": [
-            {"name": "stab", "kind": "llm", "model": "fake", "harness": "stabilizing",
-             "params": {"k": 2}},
-            {"name": "markup", "kind": "baseline", "strategy": "markup"}]}}})
+    params = parse_params(
+        {
+            "models": {
+                "fake": {"model": "fake", "base_url": "http://fake.invalid/v1", "api_key_env": None}
+            },
+            "llm": {"cache_dir": str(tmp_path)},
+            "markets": {
+                "crash": {
+                    "runs": 1,
+                    "firms": 2,
+                    "days": 4,
+                    "stabilizing": [1],
+                    "stabilizer": "stab",
+                    "roster": [
+                        {
+                            "name": "stab",
+                            "kind": "llm",
+                            "model": "fake",
+                            "harness": "stabilizing",
+                            "params": {"k": 2},
+                        },
+                        {"name": "markup", "kind": "baseline", "strategy": "markup"},
+                    ],
+                }
+            },
+        }
+    )
     fake = FakeEndpoint(responder=responder)
 
     result, _ = play_over_fake("crash", params, fake)

@@ -24,20 +24,61 @@ EP = "hand-k5-d3-s16"
 
 
 def tables(supply: float, sold: float, cash_end: float) -> tuple[pd.DataFrame, ...]:
-    states = pd.DataFrame([{
-        "episode_id": EP, "step": 0, "agent_id": "stabilizing_firm_1", "cash_start": 500.0,
-        "price": 1.5, "supply": supply, "units_sold": sold, "revenue": 1.5 * sold,
-        "unsold": supply - sold, "cash_end": cash_end, "bankrupt": False}])
-    orders = pd.DataFrame([  # in the importer's order: the fill first, who got nothing after
-        {"episode_id": EP, "step": 0, "order": 0, "consumer": 0,
-         "seen_firms": "stabilizing_firm_1", "budget": 9.0, "filled": 6.0},
-        {"episode_id": EP, "step": 0, "order": 1, "consumer": 1,
-         "seen_firms": "stabilizing_firm_1", "budget": CASH, "filled": 0.0}])
+    states = pd.DataFrame(
+        [
+            {
+                "episode_id": EP,
+                "step": 0,
+                "agent_id": "stabilizing_firm_1",
+                "cash_start": 500.0,
+                "price": 1.5,
+                "supply": supply,
+                "units_sold": sold,
+                "revenue": 1.5 * sold,
+                "unsold": supply - sold,
+                "cash_end": cash_end,
+                "bankrupt": False,
+            }
+        ]
+    )
+    orders = pd.DataFrame(
+        [  # in the importer's order: the fill first, who got nothing after
+            {
+                "episode_id": EP,
+                "step": 0,
+                "order": 0,
+                "consumer": 0,
+                "seen_firms": "stabilizing_firm_1",
+                "budget": 9.0,
+                "filled": 6.0,
+            },
+            {
+                "episode_id": EP,
+                "step": 0,
+                "order": 1,
+                "consumer": 1,
+                "seen_firms": "stabilizing_firm_1",
+                "budget": CASH,
+                "filled": 0.0,
+            },
+        ]
+    )
     consumers = pd.DataFrame({"episode_id": EP, "consumer": [0, 1], "income": [9.0, CASH]})
-    setting = pd.DataFrame([{
-        "episode_id": EP, "demand_index": "mean_quote", "max_price": np.nan,
-        "consumer_savings": True, "liability": "limited", "tax_rate": 0.05, "platform_fee": 0.05,
-        "overhead": 2.0, "unit_cost": 1.0}])
+    setting = pd.DataFrame(
+        [
+            {
+                "episode_id": EP,
+                "demand_index": "mean_quote",
+                "max_price": np.nan,
+                "consumer_savings": True,
+                "liability": "limited",
+                "tax_rate": 0.05,
+                "platform_fee": 0.05,
+                "overhead": 2.0,
+                "unit_cost": 1.0,
+            }
+        ]
+    )
     return states, orders, consumers, setting
 
 
@@ -51,8 +92,9 @@ def test_the_cash_is_one_their_ledger_refuses():
 
 
 def test_who_got_nothing_from_a_firm_with_stock_left_failed_before_the_fills():
-    states, orders, consumers, setting = tables(supply=10.0, sold=6.0,
-                                                cash_end=(497 - 24.85) * 0.95)
+    states, orders, consumers, setting = tables(
+        supply=10.0, sold=6.0, cash_end=(497 - 24.85) * 0.95
+    )
     days, _, rules = replay.replay(states, orders, consumers, setting)
     row = days.iloc[0]
     # our rules (no quirk): shopper 1 gets the 4 units left; 10 sold, 15.0 of revenue
@@ -70,10 +112,12 @@ def test_who_got_nothing_from_a_firm_with_stock_left_failed_before_the_fills():
 def test_who_got_nothing_from_a_firm_sold_out_keeps_its_place():
     """Supply 6: shopper 0 takes it all, shopper 1 finds it sold out. Replayed first, shopper 1
     would take the 6 (capped by the stock, it does not fail) and shopper 0 nothing."""
-    states, orders, consumers, setting = tables(supply=6.0, sold=6.0,
-                                                cash_end=(501 - 25.05) * 0.95)
+    states, orders, consumers, setting = tables(supply=6.0, sold=6.0, cash_end=(501 - 25.05) * 0.95)
     days, _, rules = replay.replay(states, orders, consumers, setting)
     assert days["agree"].all()
-    assert rules.set_index("rules").loc[replay.FLOAT_QUIRK, ["agree", "explains"]].tolist() == [1, 0]
+    assert rules.set_index("rules").loc[replay.FLOAT_QUIRK, ["agree", "explains"]].tolist() == [
+        1,
+        0,
+    ]
     d = replay.days_of(states, orders, consumers, setting)
     assert replay.replay_with(d, QUIRK)["filled"].tolist() == [6.0, 0.0]

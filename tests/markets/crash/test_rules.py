@@ -37,9 +37,9 @@ def test_a_shopper_sees_only_firms_that_offer_and_picks_the_cheapest():
 def test_fewer_offering_firms_than_the_limit_pad_with_minus_one():
     seen = rules.visible_firms(np.random.default_rng(0), 3, np.array([False, True, False]), 3)
     assert seen.tolist() == [[1, -1, -1]] * 3
-    assert rules.choose_cheapest(rules.visible_firms(np.random.default_rng(0), 2,
-                                                     np.zeros(3, bool), 3),
-                                 np.ones(3)).tolist() == [-1, -1]
+    assert rules.choose_cheapest(
+        rules.visible_firms(np.random.default_rng(0), 2, np.zeros(3, bool), 3), np.ones(3)
+    ).tolist() == [-1, -1]
 
 
 def test_equal_prices_go_to_the_firm_drawn_first():
@@ -57,8 +57,13 @@ def test_orders_are_filled_in_order_up_to_the_stock():
 
 
 def test_consumer_surplus_is_the_area_under_demand_scaled_by_the_fill():
-    surplus = rules.consumer_surplus(np.array([10.0, 10.0, 10.0]), np.array([5.0, 5.0, 0.0]),
-                                     np.array([5.0, 2.5, 0.0]), np.array([2.0, 2.0, np.nan]), 10.0)
+    surplus = rules.consumer_surplus(
+        np.array([10.0, 10.0, 10.0]),
+        np.array([5.0, 5.0, 0.0]),
+        np.array([5.0, 2.5, 0.0]),
+        np.array([2.0, 2.0, np.nan]),
+        10.0,
+    )
     assert surplus == pytest.approx([10 * np.log(5), 5 * np.log(5), 0.0])
 
 
@@ -67,11 +72,13 @@ def test_demand_on_the_mean_quote_and_at_a_price_of_zero():
     firm's price; a price of 0 is ordered from (the goods are free); no choke price."""
     income = np.array([6.0, 3.0, 9.0])
     price = np.array([2.0, 0.0, 50.0])
-    index = rules.posted_mean(np.array([2.0, 0.0, 50.0, np.nan]),
-                              np.array([True, True, True, False]))
+    index = rules.posted_mean(
+        np.array([2.0, 0.0, 50.0, np.nan]), np.array([True, True, True, False])
+    )
     assert index == pytest.approx(52 / 3)
     assert rules.demand(income, price, None, index).tolist() == pytest.approx(
-        (income / index).tolist())
+        (income / index).tolist()
+    )
     assert rules.demand(income, price, 10.0, index).tolist()[2] == 0.0  # a choke when asked
 
 
@@ -83,6 +90,7 @@ def test_day_costs_limited_liability_and_the_fee_after_the_tax():
     assert bankrupt.tolist() == [False, True, False, False]  # exactly 2 survives, at 0
     assert tax.tolist() == pytest.approx([4.9, 0.0, 0.0, 0.0])
     assert fee.tolist() == pytest.approx([0.05 * 93.1, 0.0, 0.0, 0.0])
-    over, _, tax, _, bankrupt = rules.day_costs(cash, active, 2.0, np.zeros(4), 0.05, 0.0,
-                                                limited=False)
+    over, _, tax, _, bankrupt = rules.day_costs(
+        cash, active, 2.0, np.zeros(4), 0.05, 0.0, limited=False
+    )
     assert over.tolist()[1] == 2.0 and bankrupt.tolist()[1] and tax.tolist()[1] == 0.0

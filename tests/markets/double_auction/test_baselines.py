@@ -21,8 +21,9 @@ from .conftest import baseline_lineup, mirror_record, obs, play, record, small_p
 
 
 def make(strategy, agent_id="B1", seed=0, **params):
-    agent = STRATEGIES.make(agent_id, RosterEntry(name="x", kind="baseline", strategy=strategy,
-                                                params=params))
+    agent = STRATEGIES.make(
+        agent_id, RosterEntry(name="x", kind="baseline", strategy=strategy, params=params)
+    )
     agent.reset(np.random.default_rng(seed))
     return agent
 
@@ -31,8 +32,9 @@ def quote(agent, o):
     return asyncio.run(agent.act(o, None)).quote
 
 
-def self_play(agent, value, rounds=30, others=lambda r: ({"B2": 30}, {"S1": 95}, []),
-              agent_id="B1"):
+def self_play(
+    agent, value, rounds=30, others=lambda r: ({"B2": 30}, {"S1": 95}, []), agent_id="B1"
+):
     """The agent's quotes over ``rounds`` rounds; each round's record holds its own quote (as the
     market records it) beside ``others(r)`` = (other bids, asks, trades as (buyer, seller, p))."""
     hist, qs = [], []
@@ -41,8 +43,14 @@ def self_play(agent, value, rounds=30, others=lambda r: ({"B2": 30}, {"S1": 95},
         qs.append(q)
         bids, asks, trades = others(r)
         side = bids if agent_id.startswith("B") else asks
-        hist.append(record(r, {**bids, **({agent_id: q} if side is bids else {})},
-                           {**asks, **({agent_id: q} if side is asks else {})}, trades))
+        hist.append(
+            record(
+                r,
+                {**bids, **({agent_id: q} if side is bids else {})},
+                {**asks, **({agent_id: q} if side is asks else {})},
+                trades,
+            )
+        )
     return qs
 
 
@@ -86,7 +94,9 @@ def test_midpoint_best_response_by_hand():
 
 
 def test_gd_remembers_five_rounds_and_fictitious_play_all():
-    h = [record(1, {"B2": 10}, {"S1": 20})] + [record(r, {"B2": 10}, {"S1": 60}) for r in range(2, 7)]
+    h = [record(1, {"B2": 10}, {"S1": 20})] + [
+        record(r, {"B2": 10}, {"S1": 60}) for r in range(2, 7)
+    ]
     # v = 62: over all six rounds 20 wins (2*62-20-20 = 84 > (124-60)*6-320 = 64); over the
     # last five only 60 is remembered ((124-60)*5-300 = 20 > 0)
     assert quote(make("gd"), obs("B1", 62, rnd=7, history=h)) == 60
@@ -100,7 +110,9 @@ def test_gd_remembers_five_rounds_and_fictitious_play_all():
 def test_gdx_opens_one_under_and_bids_its_value_without_a_profitable_gd_bid():
     assert quote(make("gdx"), obs("B1", 70)) == 69
     dear = [record(1, {"B2": 10}, {"S1": 80, "S2": 90})]
-    assert {quote(make("gdx", seed=s), obs("B1", 70, rnd=2, history=dear)) for s in range(20)} == {70}
+    assert {quote(make("gdx", seed=s), obs("B1", 70, rnd=2, history=dear)) for s in range(20)} == {
+        70
+    }
     cheap = [record(1, {"B2": 10}, {"S1": 30, "S2": 90})]
     got = {quote(make("gdx", seed=s), obs("B1", 70, rnd=8, history=cheap)) for s in range(80)}
     assert 70 in got and 30 in got and got <= set(range(30, 71))
@@ -128,8 +140,11 @@ def test_risk_aware_gives_up_a_share_of_the_room():
 
 def test_followers_move_with_or_against_the_last_price_move():
     def hist(p1, p2):
-        return [record(1, {"B2": 90}, {"S1": 40}, [("B2", "S1", p1)]),
-                record(2, {"B2": 90}, {"S1": 40}, [("B2", "S1", p2)])]
+        return [
+            record(1, {"B2": 90}, {"S1": 40}, [("B2", "S1", p1)]),
+            record(2, {"B2": 90}, {"S1": 40}, [("B2", "S1", p2)]),
+        ]
+
     up, down = hist(50, 60), hist(60, 50)
     m_up = quote(make("momentum"), obs("B1", 80, rnd=3, history=up))
     m_down = quote(make("momentum"), obs("B1", 80, rnd=3, history=down))
@@ -139,13 +154,21 @@ def test_followers_move_with_or_against_the_last_price_move():
     assert c_up == 80 - round(0.33 * 40) and c_down == 80 - round(0.11 * 40)
     assert quote(make("contrarian"), obs("B1", 80, rnd=2, history=up[:1])) == 80  # patient 2 rounds
     # round 1, no book: momentum shades half its value's excess over 50, contrarian bids its value
-    assert [quote(make("momentum"), obs("B1", v)) for v in (40, 50, 60, 80, 100)] == [40, 50, 55, 65, 75]
+    assert [quote(make("momentum"), obs("B1", v)) for v in (40, 50, 60, 80, 100)] == [
+        40,
+        50,
+        55,
+        65,
+        75,
+    ]
     assert quote(make("momentum"), obs("S1", 20)) == 35  # the mirror: cost 20 is a buyer's 80
     assert quote(make("contrarian"), obs("B1", 80)) == 80
 
 
 def test_mean_reversion_and_regression_follow_their_logged_tables():
-    assert self_play(make("mean_reversion"), 80, rounds=8) == [80 - s for s in MEAN_REVERSION_SHADE[:8]]
+    assert self_play(make("mean_reversion"), 80, rounds=8) == [
+        80 - s for s in MEAN_REVERSION_SHADE[:8]
+    ]
     # regression: shade 4 within 28 of 50, one more per 6 beyond; cycle +0, +1, -1
     assert self_play(make("regression"), 50, rounds=6) == [46, 45, 47, 46, 45, 47]
     assert self_play(make("regression"), 90, rounds=3) == [84, 83, 85]  # shade 6
@@ -159,6 +182,7 @@ def test_regime_switcher_dips_after_a_price_jump_then_recovers():
 
     def jump(r):  # B1 trades every round; the price jumps from 50 to 60 in round 3
         return {"B2": 20}, {"S1": 10}, [("B1", "S1", 50 if r < 3 else 60)]
+
     qs = self_play(make("regime_switcher"), 80, rounds=8, others=jump)
     assert qs[:3] == [80, 79, 79] and qs[3:8] == [67, 68, 69, 70, 71]  # 13 then one a round less
 
@@ -187,6 +211,7 @@ def test_adaptive_cycle():
     def market(r):  # B1 trades in rounds 1-9 and when it concedes (as the logged seats do)
         mine = r <= 9 or r in (13, 14, 18, 19)
         return {"B2": 60}, {"S1": 40, "S2": 90}, [("B1" if mine else "B2", "S1", 50)]
+
     qs = self_play(make("adaptive"), v, rounds=20, others=market)
     assert qs[0] == 79 and qs[1:9] == [80] * 8  # warm-up: its value for 8 rounds after a trade
     # then three rounds at the best ask (no trade), two one under the rival, three at the ask...
@@ -194,13 +219,18 @@ def test_adaptive_cycle():
 
     def idle(r):
         return {"B2": 60}, {"S1": 40}, [("B2", "S1", 50)]
+
     qs = self_play(make("adaptive"), v, rounds=12, others=idle)
     # never trades: every third failed round makes it concede for two rounds
     assert qs == [79, 40, 40, 59, 59, 40, 59, 59, 40, 59, 59, 40]
 
 
 def test_learners_only_use_their_arms():
-    arms = {"q_learning": range(0, 21, 2), "roth_erev": (0, 5, 10, 15), "bandit": (2, 4, 6, 8, 10, 15)}
+    arms = {
+        "q_learning": range(0, 21, 2),
+        "roth_erev": (0, 5, 10, 15),
+        "bandit": (2, 4, 6, 8, 10, 15),
+    }
     for name, a in arms.items():
         qs = self_play(make(name, seed=3), 80, rounds=30)
         assert set(qs) <= {80 - d for d in a}, name
@@ -228,13 +258,14 @@ def test_sniper_phases():
 
 def test_sniper_kaplan_parks_then_strikes():
     s = make("sniper_kaplan")
-    qs = [quote(s, obs("B1", 80, rnd=r, rounds=30, history=QUIET[:r - 1])) for r in range(1, 31)]
+    qs = [quote(s, obs("B1", 80, rnd=r, rounds=30, history=QUIET[: r - 1])) for r in range(1, 31)]
     assert qs[:25] == [40] * 25 and qs[25:] == [79] * 5
 
 
 def test_tit_for_tat_threatens_then_decays_to_its_value():
-    qs = self_play(make("tit_for_tat"), 80, rounds=30,
-                   others=lambda r: ({"B2": 60}, {"S1": 95}, []))
+    qs = self_play(
+        make("tit_for_tat"), 80, rounds=30, others=lambda r: ({"B2": 60}, {"S1": 95}, [])
+    )
     assert qs[:4] == [48, 61, 62, 63]  # threat 48, then one above the best rival, +1 a round
     assert qs[-1] == 80 and all(b - a in (0, 1) for a, b in zip(qs[1:], qs[2:]))
     assert quote(make("tit_for_tat"), obs("B1", 30)) == 30
@@ -242,7 +273,7 @@ def test_tit_for_tat_threatens_then_decays_to_its_value():
 
 def test_exploiter_probes_every_fourth_round():
     h = [record(r, {"B2": 70}, {"S1": 40, "S2": 90}, [("B2", "S1", 60)]) for r in range(1, 9)]
-    qs = [quote(make("exploiter"), obs("B1", 80, rnd=r, history=h[:r - 1])) for r in range(1, 9)]
+    qs = [quote(make("exploiter"), obs("B1", 80, rnd=r, history=h[: r - 1])) for r in range(1, 9)]
     assert qs == [80, 80, 80, 50, 80, 80, 80, 50]  # floor((40 + 60) / 2) in rounds 4 and 8
     dear = [record(r, {"B2": 70}, {"S1": 85}) for r in range(1, 4)]
     assert quote(make("exploiter"), obs("B1", 80, rnd=4, history=dear)) == 80
@@ -253,16 +284,26 @@ def test_exploiter_probes_every_fourth_round():
 
 def test_penny_jumper_sits_thirty_percent_under_or_a_tick_off_the_book():
     assert quote(make("penny_jumper"), obs("B1", 80)) == 80
-    assert quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 40})])) == 56
-    assert quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 75})])) == 73
-    assert quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 85})])) == 80
+    assert (
+        quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 40})])) == 56
+    )
+    assert (
+        quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 75})])) == 73
+    )
+    assert (
+        quote(make("penny_jumper"), obs("B1", 80, rnd=2, history=[record(1, {}, {"S1": 85})])) == 80
+    )
 
 
 def test_signal_jammer_noise_then_a_fixed_shade_once_it_traded():
     qs = self_play(make("signal_jammer", seed=1), 80, rounds=30)
     assert set(qs) <= {77, 78, 79, 80} and len(set(qs)) > 1
-    traded = self_play(make("signal_jammer", seed=1), 80, rounds=30,
-                       others=lambda r: ({"B2": 10}, {"S1": 20}, [("B1", "S1", 50)]))
+    traded = self_play(
+        make("signal_jammer", seed=1),
+        80,
+        rounds=30,
+        others=lambda r: ({"B2": 10}, {"S1": 20}, [("B1", "S1", 50)]),
+    )
     assert traded[9:] == [74] * 21
 
 
@@ -301,8 +342,11 @@ def test_mirror_symmetry(strategy):
         hist.append(record(r, bids, asks, tr))
     buyer, seller = make(strategy, "B1", seed=11), make(strategy, "S1", seed=11)
     for r in range(1, 16):
-        qb = quote(buyer, obs("B1", 70, rnd=r, rounds=15, history=[mirror_record(h) for h in hist[:r - 1]]))
-        qs = quote(seller, obs("S1", 30, rnd=r, rounds=15, history=hist[:r - 1]))
+        qb = quote(
+            buyer,
+            obs("B1", 70, rnd=r, rounds=15, history=[mirror_record(h) for h in hist[: r - 1]]),
+        )
+        qs = quote(seller, obs("S1", 30, rnd=r, rounds=15, history=hist[: r - 1]))
         assert qs == 100 - qb, (strategy, r)
 
 
@@ -311,22 +355,28 @@ def test_no_baseline_quotes_through_its_value(dist):
     params = small_params(rounds=30)
     names = sorted(STRATEGIES)
     for k in range(0, len(names), 8):
-        lineup = (names[k:k + 8] + names[:8])[:8]
+        lineup = (names[k : k + 8] + names[:8])[:8]
         res, market = play(params, baseline_lineup(lineup, params), seed=k, distribution=dist)
         st = res.tables["states"]
         assert res.decisions["valid"].all()
         q = st[st["quote"] >= 0]
         buyers, sellers = q[q["role"] == "buyer"], q[q["role"] == "seller"]
-        assert (buyers["quote"] <= buyers["value"]).all() and (sellers["quote"] >= sellers["value"]).all()
+        assert (buyers["quote"] <= buyers["value"]).all() and (
+            sellers["quote"] >= sellers["value"]
+        ).all()
         assert (st["payoff"] >= 0).all()
 
 
 def test_validate_baseline_names_the_key():
     with pytest.raises(ValueError, match=r"roster.3.params.delta"):
-        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="shade",
-                                        params={"delta": -1}), "roster.3")
+        STRATEGIES.validate(
+            RosterEntry(name="s", kind="baseline", strategy="shade", params={"delta": -1}),
+            "roster.3",
+        )
     with pytest.raises(ValueError, match="unknown double_auction strategy"):
         STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="nope"), "roster.0")
     with pytest.raises(ValueError, match=r"roster.0.params.arms"):
-        STRATEGIES.validate(RosterEntry(name="s", kind="baseline", strategy="bandit",
-                                        params={"arms": []}), "roster.0")
+        STRATEGIES.validate(
+            RosterEntry(name="s", kind="baseline", strategy="bandit", params={"arms": []}),
+            "roster.0",
+        )

@@ -60,9 +60,15 @@ def test_game_tables_hold_the_hand_computed_game():
     assert g.seats == ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]
     assert g.name("B1") == "gemini-2.5-pro" and g.name("S3") == "aa" and g.name("S2") == "shade_5"
     t = bazaar.game_tables(g)
-    assert list(t["trades"][["step", "buyer", "seller", "price"]].itertuples(index=False, name=None)) == [
-        (0, "B1", "S1", 50), (0, "B2", "S2", 50), (1, "B2", "S1", 45), (1, "B1", "S2", 45),
-        (2, "B2", "S2", 48)]
+    assert list(
+        t["trades"][["step", "buyer", "seller", "price"]].itertuples(index=False, name=None)
+    ) == [
+        (0, "B1", "S1", 50),
+        (0, "B2", "S2", 50),
+        (1, "B2", "S1", 45),
+        (1, "B1", "S2", 45),
+        (2, "B2", "S2", 48),
+    ]
     final = t["states"][t["states"]["step"] == 2].set_index("agent_id")["surplus"].to_dict()
     assert final == {"B1": 85, "B2": 67, "B3": 0, "B4": 0, "S1": 75, "S2": 53, "S3": 0, "S4": 0}
     assert t["game"].iloc[0][["ce_surplus_round", "ce_surplus"]].tolist() == [120, 360]
@@ -79,7 +85,9 @@ def test_our_metrics_reproduce_the_logged_efficiency_and_surplus_shares(imported
     check = pd.read_parquet(Paths(out).metrics("double_auction") / "check.parquet")
     assert np.allclose(check["game_efficiency"], check["logged_efficiency"], rtol=0, atol=1e-12)
     assert np.allclose(check["surplus_share"], check["logged_surplus_share"], rtol=0, atol=1e-12)
-    assert summary["max_abs_diff_efficiency"] < 1e-12 and summary["max_abs_diff_surplus_share"] < 1e-12
+    assert (
+        summary["max_abs_diff_efficiency"] < 1e-12 and summary["max_abs_diff_surplus_share"] < 1e-12
+    )
     eff = dict(zip(check["episode_id"], check["game_efficiency"]))
     assert eff == pytest.approx({"bz-0000": 280 / 360, "bz-0001": 0.25})
     share = check.set_index(["episode_id", "agent_id"])["surplus_share"]
@@ -96,9 +104,24 @@ def test_imported_games_are_an_instance_of_logs(imported):
     agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet")
     assert agents.set_index(["episode_id", "agent_id"]).loc[("bz-0000", "B1"), "csa"] == 0.9
     board = pd.read_csv(paths.reports / "leaderboards" / "double_auction.csv")
-    assert set(board["name"]) == {"gemini-2.5-pro", "o3", "truthful", "gd", "sniper", "collusive",
-                                  "shade_5", "aa", "random", "momentum", "q_learning", "zic_plus",
-                                  "linear_eq", "adaptive", "fictitious_play", "tit_for_tat"}
+    assert set(board["name"]) == {
+        "gemini-2.5-pro",
+        "o3",
+        "truthful",
+        "gd",
+        "sniper",
+        "collusive",
+        "shade_5",
+        "aa",
+        "random",
+        "momentum",
+        "q_learning",
+        "zic_plus",
+        "linear_eq",
+        "adaptive",
+        "fictitious_play",
+        "tit_for_tat",
+    }
     assert (board["games"] == 1).all() and board["mu"].is_monotonic_decreasing
     # each game's highest logged CSα (gemini 0.9, fictitious play 1.1) wins it: the top two
     assert set(board["name"][:2]) == {"gemini-2.5-pro", "fictitious_play"}
@@ -106,12 +129,15 @@ def test_imported_games_are_an_instance_of_logs(imported):
 
 def test_teacher_forcing_hands_a_strategy_the_logged_history():
     g = reader.read_game(FIXTURES / "auction_fixture_1.jsonl")
-    truthful = STRATEGIES.make("B2", RosterEntry(name="truthful", kind="baseline", strategy="truthful"))
+    truthful = STRATEGIES.make(
+        "B2", RosterEntry(name="truthful", kind="baseline", strategy="truthful")
+    )
     tf = bazaar.teacher_forced(g, "B2", truthful)
     assert tf["ours"].tolist() == [70, 70, 70] and tf["theirs"].tolist() == [70, 70, 65]
     assert tf["theirs_fills"].tolist() == [True, True, True] and tf["ours_fills"].all()
-    shade = STRATEGIES.make("S4", RosterEntry(name="s", kind="baseline", strategy="shade",
-                                              params={"delta": 30}))
+    shade = STRATEGIES.make(
+        "S4", RosterEntry(name="s", kind="baseline", strategy="shade", params={"delta": 30})
+    )
     tf = bazaar.teacher_forced(g, "S4", shade)  # asks 100 (cost 80 + 30, capped): never fills
     assert tf["ours"].tolist() == [100] * 3 and not tf["ours_fills"].any()
     # GD best-responds to the asks it saw: round 2 (10, 30, 60, 80), v = 40: (2v - b) n - S is

@@ -47,14 +47,19 @@ TARGET = "auction_fixture_1.jsonl"
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 #: the files of an import that record where its games came from (the source folder's path, and
 #: fingerprints over it): the same games imported from another folder differ there only
-WHERE_FROM = ("data/episodes/double_auction/import.json",
-              "data/references/double_auction/summary.json")
+WHERE_FROM = (
+    "data/episodes/double_auction/import.json",
+    "data/references/double_auction/summary.json",
+)
 
 
 def games_digest(digest: dict[str, str]) -> dict[str, str]:
@@ -73,6 +78,7 @@ def _write(folder: Path, records_or_lines) -> None:
 def _edit(fn):
     def make(folder: Path):
         _write(folder, fn(_records(folder / TARGET)))
+
     return make
 
 
@@ -91,12 +97,14 @@ def _data(kind: str, *path, value=None, delete=False):
         else:
             obj[path[-1]] = value
         return rs
+
     return _edit(fn)
 
 
 def _raw(fn):
     def make(folder: Path):
         _write(folder, fn((folder / TARGET).read_text().splitlines()))
+
     return make
 
 
@@ -107,6 +115,7 @@ def _rename_seat(new: str):
                 agents = r["data"]["agents"]
                 r["data"]["agents"] = {(new if k == "B1" else k): v for k, v in agents.items()}
         return rs
+
     return _edit(fn)
 
 
@@ -143,23 +152,29 @@ HOSTILE = {
     "num_rounds_negative": _data("init", "num_rounds", value=-3),
     "num_rounds_zero": _data("init", "num_rounds", value=0),
     "round_string": _each("bid_ask", round="x"),
-    "missing_type": _edit(lambda rs: [{k: v for k, v in r.items() if k != "type"}
-                                      if r["type"] == "trade" else r for r in rs]),
+    "missing_type": _edit(
+        lambda rs: [
+            {k: v for k, v in r.items() if k != "type"} if r["type"] == "trade" else r for r in rs
+        ]
+    ),
     "missing_agents": _data("init", "agents", delete=True),
     "missing_init": _edit(lambda rs: [r for r in rs if r["type"] != "init"]),
     "agents_empty": _data("init", "agents", value={}),
     "seat_name_weird": _rename_seat("Bx"),
     "seat_name_pathlike": _rename_seat("B../../x"),
     "role_unknown": _data("init", "agents", "B1", "role", value="pirate"),
-    "model_name_html": _data("init", "agents", "B1", "model_name", value="<script>alert(1)</script>"),
+    "model_name_html": _data(
+        "init", "agents", "B1", "model_name", value="<script>alert(1)</script>"
+    ),
     "trade_unknown_seat": _each("trade", buyer_id="B99"),
     "record_is_list": _raw(lambda ls: ls[:3] + ["[1,2,3]"] + ls[3:]),
     "record_is_number": _raw(lambda ls: ls[:3] + ["42"] + ls[3:]),
     "duplicate_game_id": lambda d: shutil.copy(d / TARGET, d / f"copy_{TARGET}"),
     "pathlike_game_id": _edit(_pathlike_id),
     "pathlike_folder": lambda d: ((d / "..x").mkdir(), shutil.move(d / TARGET, d / "..x" / TARGET)),
-    "huge_line": _raw(lambda ls: ls[:3] + ['{"type": "pad", "x": "' + "A" * (33 * 2**20) + '"}']
-                      + ls[3:]),
+    "huge_line": _raw(
+        lambda ls: ls[:3] + ['{"type": "pad", "x": "' + "A" * (33 * 2**20) + '"}'] + ls[3:]
+    ),
     "empty_file": lambda d: (d / TARGET).write_text(""),
 }
 #: cases that are not an error: the games are imported correctly
@@ -167,8 +182,19 @@ ACCEPTED = {"pathlike_folder"}
 
 
 def _import(logs: Path, out: Path, passes: int = 3, reference_games: int = 10):
-    return CliRunner().invoke(app, ["import-bazaar", str(logs), "--out", str(out), "--passes",
-                                    str(passes), "--reference-games", str(reference_games)])
+    return CliRunner().invoke(
+        app,
+        [
+            "import-bazaar",
+            str(logs),
+            "--out",
+            str(out),
+            "--passes",
+            str(passes),
+            "--reference-games",
+            str(reference_games),
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +211,9 @@ def test_the_probe_counts_36_cases():
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
-def test_a_hostile_file_is_refused_in_one_line_and_the_earlier_import_is_kept(case, earlier,
-                                                                              tmp_path):
+def test_a_hostile_file_is_refused_in_one_line_and_the_earlier_import_is_kept(
+    case, earlier, tmp_path
+):
     good, digest = earlier
     out = tmp_path / "bz"  # a copy of the earlier import (an accepted case replaces it)
     shutil.copytree(good, out)
@@ -226,22 +253,58 @@ def test_games_without_logged_csa_get_ours_and_their_chat_is_data(tmp_path):
     summary = import_summary(tmp_path / "ec")
     assert summary["games"] == 1 and summary["llm_seats"] == 6 and summary["messages"] == 4
     assert summary["csa_source"] == {"ours": 1}
-    assert summary["own_csa_reference"]["n_buyers"] == 3 and summary["own_csa_reference"]["rounds"] == 2
+    assert (
+        summary["own_csa_reference"]["n_buyers"] == 3
+        and summary["own_csa_reference"]["rounds"] == 2
+    )
     assert summary["max_abs_diff_efficiency"] < 1e-12  # 95 / 110, ours and logged
     assert summary["max_abs_diff_surplus_share"] < 1e-12
-    agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet").set_index("agent_id")
+    agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet").set_index(
+        "agent_id"
+    )
     assert agents["surplus"].to_dict() == {"B1": 13, "B2": 5, "B3": 0, "S1": 67, "S2": 10, "S3": 0}
     assert agents["csa"].notna().all() and (agents["csa_source"] == "ours").all()
-    assert agents["messages_sent"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 1, "S2": 2, "S3": 0}
-    assert agents["messages_private"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 0, "S2": 2,
-                                                    "S3": 0}
-    assert agents["messages_received"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 1, "S2": 1,
-                                                     "S3": 0}
+    assert agents["messages_sent"].to_dict() == {
+        "B1": 0,
+        "B2": 1,
+        "B3": 0,
+        "S1": 1,
+        "S2": 2,
+        "S3": 0,
+    }
+    assert agents["messages_private"].to_dict() == {
+        "B1": 0,
+        "B2": 1,
+        "B3": 0,
+        "S1": 0,
+        "S2": 2,
+        "S3": 0,
+    }
+    assert agents["messages_received"].to_dict() == {
+        "B1": 0,
+        "B2": 1,
+        "B3": 0,
+        "S1": 1,
+        "S2": 1,
+        "S3": 0,
+    }
     # S1 to all sellers and S2 to S1: a seller to sellers; S2 to B2 and B2 to S2: across the book
-    assert agents["messages_to_rivals"].to_dict() == {"B1": 0, "B2": 0, "B3": 0, "S1": 1, "S2": 1,
-                                                      "S3": 0}
-    assert agents["messages_to_counterparties"].to_dict() == {"B1": 0, "B2": 1, "B3": 0, "S1": 0,
-                                                              "S2": 1, "S3": 0}
+    assert agents["messages_to_rivals"].to_dict() == {
+        "B1": 0,
+        "B2": 0,
+        "B3": 0,
+        "S1": 1,
+        "S2": 1,
+        "S3": 0,
+    }
+    assert agents["messages_to_counterparties"].to_dict() == {
+        "B1": 0,
+        "B2": 1,
+        "B3": 0,
+        "S1": 0,
+        "S2": 1,
+        "S3": 0,
+    }
     board = pd.read_csv(paths.reports / "leaderboards" / "double_auction.csv")
     assert sorted(board["name"]) == [f"model-{c}" for c in "abcdef"]
     assert (board["csa_source"] == "ours").all()
@@ -253,8 +316,11 @@ def test_games_without_logged_csa_get_ours_and_their_chat_is_data(tmp_path):
     assert meta["game_id"] == "chat_1" and meta["lineup"][0] == "model-a"
     msgs = tables["messages"]
     assert msgs[["step", "sender", "recipients", "text"]].values.tolist() == [
-        [0, "S1", "all_sellers", "Let's all ask 58 or more."], [0, "S2", "S1", "Agreed."],
-        [1, "B2", "S2", "Sell to me at 45?"], [1, "S2", "B2", "Deal."]]
+        [0, "S1", "all_sellers", "Let's all ask 58 or more."],
+        [0, "S2", "S1", "Agreed."],
+        [1, "B2", "S2", "Sell to me at 45?"],
+        [1, "S2", "B2", "Deal."],
+    ]
 
 
 def test_foreign_chat_text_is_cleaned_and_capped(tmp_path):
@@ -275,16 +341,26 @@ def test_import_bazaar_prints_which_csa_it_used(tmp_path):
     res = _import(CHAT, tmp_path / "ec", reference_games=2000)
     assert res.exit_code == 0, res.output
     assert "1 games, 6 seats (6 LLM), 4 chat messages" in res.output
-    assert "CSα: ours in 1 games (ours: a truthful trader against BAZAAR's 29 baselines, 3x3 seats, " \
-           "2 rounds)" in res.output
+    assert (
+        "CSα: ours in 1 games (ours: a truthful trader against BAZAAR's 29 baselines, 3x3 seats, "
+        "2 rounds)" in res.output
+    )
 
 
 # ------------------------------------------------------------------ an imported instance
 def _params(tmp_path: Path, source: Path, **market) -> Path:
-    pool = "\n".join(f"      - {{name: {n}, kind: baseline, strategy: {s}}}"
-                     for n, s in (("truthful", "truthful"), ("zic", "zic"), ("gd", "gd"),
-                                  ("random", "random"), ("momentum", "momentum"),
-                                  ("sniper", "sniper"), ("aa", "aa")))
+    pool = "\n".join(
+        f"      - {{name: {n}, kind: baseline, strategy: {s}}}"
+        for n, s in (
+            ("truthful", "truthful"),
+            ("zic", "zic"),
+            ("gd", "gd"),
+            ("random", "random"),
+            ("momentum", "momentum"),
+            ("sniper", "sniper"),
+            ("aa", "aa"),
+        )
+    )
     extra = "".join(f"    {k}: {v}\n" for k, v in market.items())
     path = tmp_path / "params.yaml"
     path.write_text(f"""markets:
@@ -364,8 +440,11 @@ def test_source_params_are_checked(tmp_path):
 
     path = _params(tmp_path, CHAT)
     path.write_text(path.read_text().replace("format: bazaar", "format: agent_bazaar"))
-    with pytest.raises(ParamsError, match=r"markets.collusion.source.format: double_auction imports "
-                                          r"the formats bazaar \(got 'agent_bazaar'\)"):
+    with pytest.raises(
+        ParamsError,
+        match=r"markets.collusion.source.format: double_auction imports "
+        r"the formats bazaar \(got 'agent_bazaar'\)",
+    ):
         load_params(path)
 
 
@@ -373,8 +452,10 @@ def test_validate_and_play_say_what_an_imported_instance_is(tmp_path):
     path = _params(tmp_path, CHAT)
     res = CliRunner().invoke(app, ["validate", "--params", str(path)])
     assert res.exit_code == 0, res.output
-    assert f"collusion (double_auction): imported, bazaar games from {CHAT}; its reference " \
-           "plays against 7 players" in res.output
+    assert (
+        f"collusion (double_auction): imported, bazaar games from {CHAT}; its reference "
+        "plays against 7 players" in res.output
+    )
     res = CliRunner().invoke(app, ["play", "collusion", "--params", str(path)])
     assert res.exit_code == 2 and "collusion is imported: its games are read from" in res.output
 
@@ -388,22 +469,41 @@ def test_our_csa_is_needed_only_for_the_games_rated_on_it():
     from marketarena.markets.double_auction.params import DoubleAuctionParams
     from marketarena.markets.double_auction.sources.metrics import imported_csa
 
-    mp = DoubleAuctionParams(n_buyers=1, n_sellers=1, roster=[
-        {"name": n, "kind": "baseline", "strategy": n} for n in ("truthful", "zic")])
-    seats = pd.DataFrame({"episode_id": ["logged", "logged", "ours", "ours"],
-                          "agent_id": ["B1", "S1", "B1", "S1"],
-                          "distribution": "uniform", "role": ["buyer", "seller"] * 2,
-                          "value": [60.0, 91.0, 60.0, 91.0], "surplus": [10.0, 5.0, 10.0, 5.0]})
+    mp = DoubleAuctionParams(
+        n_buyers=1,
+        n_sellers=1,
+        roster=[{"name": n, "kind": "baseline", "strategy": n} for n in ("truthful", "zic")],
+    )
+    seats = pd.DataFrame(
+        {
+            "episode_id": ["logged", "logged", "ours", "ours"],
+            "agent_id": ["B1", "S1", "B1", "S1"],
+            "distribution": "uniform",
+            "role": ["buyer", "seller"] * 2,
+            "value": [60.0, 91.0, 60.0, 91.0],
+            "surplus": [10.0, 5.0, 10.0, 5.0],
+        }
+    )
     width = mp.reference.bucket_width
-    reference = pd.DataFrame({"distribution": ["uniform"], "role": ["buyer"],
-                              "bucket": [int(rules.value_bucket(60.0, width))],
-                              "mean": [8.0], "sd_used": [2.0]})
-    logged = pd.DataFrame({"episode_id": ["logged", "logged"], "agent_id": ["B1", "S1"],
-                           "logged_csa": [0.3, -0.2]})
+    reference = pd.DataFrame(
+        {
+            "distribution": ["uniform"],
+            "role": ["buyer"],
+            "bucket": [int(rules.value_bucket(60.0, width))],
+            "mean": [8.0],
+            "sd_used": [2.0],
+        }
+    )
+    logged = pd.DataFrame(
+        {"episode_id": ["logged", "logged"], "agent_id": ["B1", "S1"], "logged_csa": [0.3, -0.2]}
+    )
     only_logged = imported_csa(seats[seats.episode_id == "logged"], reference, mp, logged)
     assert only_logged["csa"].tolist() == [0.3, -0.2]
     assert only_logged["csa_source"].eq("logged").all()
-    assert only_logged["own_csa"].iloc[0] == pytest.approx(1.0) and only_logged["own_csa"].isna().iloc[1]
+    assert (
+        only_logged["own_csa"].iloc[0] == pytest.approx(1.0)
+        and only_logged["own_csa"].isna().iloc[1]
+    )
     bucket = int(rules.value_bucket(91.0, width))
     with pytest.raises(ValueError, match=rf"no row for .*'role': 'seller', 'bucket': {bucket}"):
         imported_csa(seats, reference, mp, logged)
@@ -416,6 +516,14 @@ def test_an_imported_instance_without_a_roster_references_bazaars_pool(tmp_path)
     from marketarena.config import parse_params
     from marketarena.markets.double_auction.bazaar_baselines import bazaar_pool
 
-    params = parse_params({"markets": {"games": {
-        "market": "double_auction", "source": {"format": "bazaar", "path": str(GAMES)}}}})
+    params = parse_params(
+        {
+            "markets": {
+                "games": {
+                    "market": "double_auction",
+                    "source": {"format": "bazaar", "path": str(GAMES)},
+                }
+            }
+        }
+    )
     assert params.markets["games"].roster == bazaar_pool() and len(bazaar_pool()) == 29

@@ -26,10 +26,19 @@ def frames_like(name: str, shade: np.ndarray, fq_intra: float, fq_extra: float, 
     for k in range(seats):
         intra = k % 2 == 0
         fq = fq_intra if intra else fq_extra
-        agents.append({"episode_id": f"e{k}", "agent_id": "B1", "name": name, "kind": "baseline",
-                       "intra": intra, "trade_freq": fq})
-        rounds += [{"name": name, "kind": "baseline", "step": t, "offset": -shade[t]}
-                   for t in range(30)]
+        agents.append(
+            {
+                "episode_id": f"e{k}",
+                "agent_id": "B1",
+                "name": name,
+                "kind": "baseline",
+                "intra": intra,
+                "trade_freq": fq,
+            }
+        )
+        rounds += [
+            {"name": name, "kind": "baseline", "step": t, "offset": -shade[t]} for t in range(30)
+        ]
     return pd.DataFrame(agents), pd.DataFrame(rounds)
 
 
@@ -47,8 +56,11 @@ def test_behaviour_within_bounds_means_close_to_the_logged_namesake():
 
 
 def test_targets_cover_the_default_pool():
-    block = yaml.safe_load(resources.files("marketarena.markets.double_auction")
-                           .joinpath("default_params.yaml").read_text())
+    block = yaml.safe_load(
+        resources.files("marketarena.markets.double_auction")
+        .joinpath("default_params.yaml")
+        .read_text()
+    )
     names = {e["name"] for e in block["double_auction"]["roster"]}
     tg = cal.targets()
     assert set(tg.index) == names and len(tg) == 29
@@ -81,8 +93,11 @@ def test_value_draws_as_bazaar_logs_show_them():
 @pytest.fixture(scope="module")
 def pool():
     """400 games of the default pool (BAZAAR's 29 baselines), through our metrics."""
-    block = yaml.safe_load(resources.files("marketarena.markets.double_auction")
-                           .joinpath("default_params.yaml").read_text())
+    block = yaml.safe_load(
+        resources.files("marketarena.markets.double_auction")
+        .joinpath("default_params.yaml")
+        .read_text()
+    )
     da = block["double_auction"]
     da.pop("games_per_distribution")
     da["runs"] = 400
@@ -95,8 +110,9 @@ def pool():
         logged["agents"] = table
         for k in parts:
             parts[k].append(logged[k].assign(episode_id=spec.episode_id))
-    seats, rounds, market = da_metrics.frames({k: pd.concat(v, ignore_index=True)
-                                               for k, v in parts.items()})
+    seats, rounds, market = da_metrics.frames(
+        {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
+    )
     return cal.behaviour(seats, rounds), cal.efficiency(market)
 
 
@@ -109,11 +125,25 @@ def test_a_modest_pool_stays_near_its_logged_namesakes(pool):
     how far a code change may move the pool before this fails."""
     behaviour, efficiency = pool
     assert len(behaviour) == 29
-    assert (behaviour["max_shade_diff"] <= 8).all(), behaviour.loc[behaviour["max_shade_diff"] > 8, "name"]
+    assert (behaviour["max_shade_diff"] <= 8).all(), behaviour.loc[
+        behaviour["max_shade_diff"] > 8, "name"
+    ]
     assert ((behaviour["fq"] - behaviour["fq_target"]).abs() <= 0.15).all()
     assert behaviour["within"].sum() >= 19
-    exact = ["truthful", "shade_5", "linear_eq", "regression", "mean_reversion", "collusive",
-             "tit_for_tat", "zic_plus", "roth_erev", "signal_jammer", "regime_switcher", "aa_cliff"]
+    exact = [
+        "truthful",
+        "shade_5",
+        "linear_eq",
+        "regression",
+        "mean_reversion",
+        "collusive",
+        "tit_for_tat",
+        "zic_plus",
+        "roth_erev",
+        "signal_jammer",
+        "regime_switcher",
+        "aa_cliff",
+    ]
     assert behaviour.set_index("name").loc[exact, "max_shade_diff"].max() <= 2
     # efficiency at least 0.80 in every distribution (BAZAAR's games: 0.82-0.87)
     assert (efficiency["efficiency"] >= 0.8).all(), efficiency

@@ -28,14 +28,18 @@ TARGET = "auction_fixture_1.jsonl"
 
 def _import(logs: Path, out: Path) -> tuple[int, str]:
     """Every game here logged every seat's CSα: our reference only stands beside it (small)."""
-    return run_cli("marketarena.cli:app", ["import-bazaar", str(logs), "--out", str(out),
-                                           "--passes", "3", "--reference-games", "10"])
+    return run_cli(
+        "marketarena.cli:app",
+        ["import-bazaar", str(logs), "--out", str(out), "--passes", "3", "--reference-games", "10"],
+    )
 
 
 #: the files of an import that record where its games came from (the source folder's path, and
 #: fingerprints over it): the same games imported from another folder differ there only
-WHERE_FROM = ("data/episodes/double_auction/import.json",
-              "data/references/double_auction/summary.json")
+WHERE_FROM = (
+    "data/episodes/double_auction/import.json",
+    "data/references/double_auction/summary.json",
+)
 
 
 def games_digest(digest: dict[str, str]) -> dict[str, str]:
@@ -59,20 +63,31 @@ def _non_utf8_name(logs: Path, outside: Path) -> Path:
 #: case -> (the alteration, returning the file the error must name; what it says, or None)
 CASES = {
     "fifo": (lambda logs, outside: alter(logs / TARGET, "fifo"), "is not a regular file (a FIFO)"),
-    "link_dev_zero": (lambda logs, outside: alter(logs / TARGET, "link", "/dev/zero"),
-                      "is not a regular file (a link to /dev/zero, a character device)"),
-    "link_dev_urandom": (lambda logs, outside: alter(logs / TARGET, "link", "/dev/urandom"),
-                         "is not a regular file (a link to /dev/urandom"),
+    "link_dev_zero": (
+        lambda logs, outside: alter(logs / TARGET, "link", "/dev/zero"),
+        "is not a regular file (a link to /dev/zero, a character device)",
+    ),
+    "link_dev_urandom": (
+        lambda logs, outside: alter(logs / TARGET, "link", "/dev/urandom"),
+        "is not a regular file (a link to /dev/urandom",
+    ),
     # a good game, but outside the folder: a link may not lead there
-    "link_outside": (lambda logs, outside: alter(logs / TARGET, "link",
-                                                 str(outside / "game.jsonl")),
-                     "outside the source folder"),
-    "link_etc_passwd": (lambda logs, outside: alter(logs / TARGET, "link", "/etc/passwd"),
-                        "outside the source folder"),
-    "broken_link": (lambda logs, outside: alter(logs / TARGET, "link", str(logs / "gone")),
-                    "which does not exist"),
+    "link_outside": (
+        lambda logs, outside: alter(logs / TARGET, "link", str(outside / "game.jsonl")),
+        "outside the source folder",
+    ),
+    "link_etc_passwd": (
+        lambda logs, outside: alter(logs / TARGET, "link", "/etc/passwd"),
+        "outside the source folder",
+    ),
+    "broken_link": (
+        lambda logs, outside: alter(logs / TARGET, "link", str(logs / "gone")),
+        "which does not exist",
+    ),
     "folder_of_logs_linked_outside": (
-        lambda logs, outside: alter(logs / "more", "link", str(outside)), None),  # not entered
+        lambda logs, outside: alter(logs / "more", "link", str(outside)),
+        None,
+    ),  # not entered
     "name_not_utf8": (_non_utf8_name, "its name is not UTF-8 text"),
     "link_inside": (_moved_inside, None),
 }
@@ -113,18 +128,38 @@ def _game(folder: Path, k: int, rounds: int, models: list[str], llm: int) -> Non
     index rotated by ``k``, so the games rank the players differently)."""
     n = len(models) // 2
     seats = [f"B{i + 1}" for i in range(n)] + [f"S{i + 1}" for i in range(n)]
-    agents = {s: {"role": "buyer" if s[0] == "B" else "seller", "model_name": m, "is_llm": i < llm,
-                  "valuation": 90 - 10 * i if s[0] == "B" else None,
-                  "cost": 10 + 10 * (i - n) if s[0] == "S" else None}
-              for i, (s, m) in enumerate(zip(seats, models))}
+    agents = {
+        s: {
+            "role": "buyer" if s[0] == "B" else "seller",
+            "model_name": m,
+            "is_llm": i < llm,
+            "valuation": 90 - 10 * i if s[0] == "B" else None,
+            "cost": 10 + 10 * (i - n) if s[0] == "S" else None,
+        }
+        for i, (s, m) in enumerate(zip(seats, models))
+    }
     records = [
-        {"type": "init", "game_id": f"g_{k}", "data": {
-            "distribution": "uniform", "num_rounds": rounds, "num_buyers": n, "num_sellers": n,
-            "agents": agents}},
-        {"type": "final", "data": {
-            "market_efficiency": 0.0, "seat_surplus_share_map": dict.fromkeys(seats, 0.0),
-            "final_payoff_map": dict.fromkeys(seats, 0.0),
-            "seat_csa_map": {s: ((i + k) % len(seats)) / 10 for i, s in enumerate(seats)}}}]
+        {
+            "type": "init",
+            "game_id": f"g_{k}",
+            "data": {
+                "distribution": "uniform",
+                "num_rounds": rounds,
+                "num_buyers": n,
+                "num_sellers": n,
+                "agents": agents,
+            },
+        },
+        {
+            "type": "final",
+            "data": {
+                "market_efficiency": 0.0,
+                "seat_surplus_share_map": dict.fromkeys(seats, 0.0),
+                "final_payoff_map": dict.fromkeys(seats, 0.0),
+                "seat_csa_map": {s: ((i + k) % len(seats)) / 10 for i, s in enumerate(seats)},
+            },
+        },
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"auction_{k}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
@@ -148,13 +183,25 @@ def test_bazaars_own_games_are_compared_with_the_seeds_table(tmp_path):
     assert summary["spearman_llm"]["n"] == 4 and summary["spearman_baselines"]["n"] == 4
 
 
-@pytest.mark.parametrize("study, rounds, models, why", [
-    # PACT: one buyer, one seller, 20 rounds; its models' names the seed table's, yet another study
-    ("pact", 20, ["o3", "gemini-2.5-pro"], "has 20 rounds and 1x1 seats, not BAZAAR's tournament"),
-    # the tournament's setting, but not its LLMs
-    ("others", 30, ["model-a", "model-b", "model-c", "o3"] + BASELINES,
-     "1 of the games' 4 LLMs are in the seed's table"),
-])
+@pytest.mark.parametrize(
+    "study, rounds, models, why",
+    [
+        # PACT: one buyer, one seller, 20 rounds; its models' names the seed table's, yet another study
+        (
+            "pact",
+            20,
+            ["o3", "gemini-2.5-pro"],
+            "has 20 rounds and 1x1 seats, not BAZAAR's tournament",
+        ),
+        # the tournament's setting, but not its LLMs
+        (
+            "others",
+            30,
+            ["model-a", "model-b", "model-c", "o3"] + BASELINES,
+            "1 of the games' 4 LLMs are in the seed's table",
+        ),
+    ],
+)
 def test_other_studies_are_not_compared_with_the_seeds_table(tmp_path, study, rounds, models, why):
     for k in range(4):
         _game(tmp_path / "logs", k, rounds, models, llm=len(models) if study == "pact" else 4)

@@ -31,15 +31,19 @@ def test_same_seed_identical_tables(params):
 @pytest.mark.parametrize("seed", range(4))
 def test_payoffs_sum_to_realised_surplus(params, seed):
     rng = np.random.default_rng(seed)
-    plan = {a: [None if rng.random() < 0.1 else int(rng.integers(0, 101)) for _ in range(10)]
-            for a in ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]}
+    plan = {
+        a: [None if rng.random() < 0.1 else int(rng.integers(0, 101)) for _ in range(10)]
+        for a in ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]
+    }
     res, market = play(params, {a: ScriptAgent(a, q) for a, q in plan.items()}, seed=seed)
     st, tr = res.tables["states"], res.tables["trades"]
     assert st["payoff"].sum() == (tr["buyer_value"] - tr["seller_value"]).sum()
     final = st[st["step"] == st["step"].max()].set_index("agent_id")["surplus"]
     assert (final == st.groupby("agent_id")["payoff"].sum()).all()
     # one unit per seat and round; a trade's quotes cross and its price lies between them
-    assert not tr.duplicated(["step", "buyer"]).any() and not tr.duplicated(["step", "seller"]).any()
+    assert (
+        not tr.duplicated(["step", "buyer"]).any() and not tr.duplicated(["step", "seller"]).any()
+    )
     assert (tr["bid"] >= tr["ask"]).all()
     assert ((tr["price"] >= tr["ask"]) & (tr["price"] <= tr["bid"])).all()
     assert st["traded"].sum() == 2 * len(tr)
@@ -90,21 +94,37 @@ def test_a_seats_next_prompt_repeats_its_previous_one_up_to_the_round(params):
     _, market = play(params, baseline_lineup(MIX, params), seed=3)
     o = market._decision().observations["S2"]
     last = render_messages(o)[1]["content"]
-    before = render_messages(QuoteObservation(**{**o.__dict__, "round": o.round - 1,
-                                                 "history": o.history[:-1]}))[1]["content"]
-    shared = before[:before.index("Round: ")]
+    before = render_messages(
+        QuoteObservation(**{**o.__dict__, "round": o.round - 1, "history": o.history[:-1]})
+    )[1]["content"]
+    shared = before[: before.index("Round: ")]
     assert last.startswith(shared) and len(shared) > 0.8 * len(before)
 
 
 def test_params_games_per_distribution_and_checks():
     p = small_params()
     assert p.runs == 4
-    q = parse_params({"markets": {"double_auction": {
-        "games_per_distribution": 3, "distributions": ["uniform", "heavy_tailed"],
-        "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in sorted(STRATEGIES)[:8]]}}})
+    q = parse_params(
+        {
+            "markets": {
+                "double_auction": {
+                    "games_per_distribution": 3,
+                    "distributions": ["uniform", "heavy_tailed"],
+                    "roster": [
+                        {"name": n, "kind": "baseline", "strategy": n}
+                        for n in sorted(STRATEGIES)[:8]
+                    ],
+                }
+            }
+        }
+    )
     mp = q.markets["double_auction"]
     assert mp.runs == 6 and [mp.distribution_of(r) for r in range(4)] == [
-        "uniform", "heavy_tailed", "uniform", "heavy_tailed"]
+        "uniform",
+        "heavy_tailed",
+        "uniform",
+        "heavy_tailed",
+    ]
     with pytest.raises(Exception, match="cannot fill 8 seats"):
         small_params(roster=small_params().roster[:7])
 
@@ -119,10 +139,22 @@ def test_lineup_distinct_and_reproducible(params):
 
 
 def test_llm_traders_not_wired_yet():
-    params = parse_params({
-        "models": {"m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}},
-        "markets": {"double_auction": {"roster": [{"name": "gpt", "kind": "llm", "model": "m"}] + [
-            {"name": n, "kind": "baseline", "strategy": n} for n in sorted(STRATEGIES)[:7]],
-            "pool": ["gpt"] + sorted(STRATEGIES)[:7]}}})
+    params = parse_params(
+        {
+            "models": {
+                "m": {"model": "x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None}
+            },
+            "markets": {
+                "double_auction": {
+                    "roster": [{"name": "gpt", "kind": "llm", "model": "m"}]
+                    + [
+                        {"name": n, "kind": "baseline", "strategy": n}
+                        for n in sorted(STRATEGIES)[:7]
+                    ],
+                    "pool": ["gpt"] + sorted(STRATEGIES)[:7],
+                }
+            },
+        }
+    )
     with pytest.raises(RuntimeError, match="without an LLM runtime"):
         build("double_auction", params, 0)

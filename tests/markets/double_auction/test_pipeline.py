@@ -15,17 +15,37 @@ from marketarena.markets.double_auction.analysis.board import rating_env
 from marketarena.pipeline import Paths, run_metrics, run_reference, run_simulate
 from marketarena.ratings import pass_orders, player_games, rate_orders, rate_sequential
 
-NAMES = ["truthful", "shade", "zic", "gd", "sniper", "penny_jumper", "bandit", "adaptive", "aa",
-         "momentum"]
+NAMES = [
+    "truthful",
+    "shade",
+    "zic",
+    "gd",
+    "sniper",
+    "penny_jumper",
+    "bandit",
+    "adaptive",
+    "aa",
+    "momentum",
+]
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("da")
-    params = parse_params({"markets": {"double_auction": {
-        "games_per_distribution": 3, "rounds": 12, "rating_passes": 4, "shard_episodes": 5,
-        "reference": {"games_per_distribution": 400, "min_count": 20},
-        "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in NAMES]}}})
+    params = parse_params(
+        {
+            "markets": {
+                "double_auction": {
+                    "games_per_distribution": 3,
+                    "rounds": 12,
+                    "rating_passes": 4,
+                    "shard_episodes": 5,
+                    "reference": {"games_per_distribution": 400, "min_count": 20},
+                    "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in NAMES],
+                }
+            }
+        }
+    )
     paths = Paths(root)
     run_reference("double_auction", params, paths)
     run_simulate("double_auction", params, paths, progress=False)
@@ -42,8 +62,11 @@ def test_episodes_are_byte_identical(tiny, tmp_path):
     files = sorted(p.relative_to(a_root) for p in a_root.rglob("*") if p.is_file())
     # 12 games in shards of 5, 5 and 2, each of meta.json + 9 tables (run information, such as
     # llm_costs, goes to the run log)
-    assert sorted({f.parent.name for f in files}) == ["ep-0000..ep-0004", "ep-0005..ep-0009",
-                                                      "ep-0010..ep-0011"]
+    assert sorted({f.parent.name for f in files}) == [
+        "ep-0000..ep-0004",
+        "ep-0005..ep-0009",
+        "ep-0010..ep-0011",
+    ]
     assert len(files) == 3 * 10
     for rel in files:  # every file, meta.json included
         assert (a_root / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
@@ -60,7 +83,11 @@ def test_metrics_from_logs(tiny):
     eff = market["realised_surplus"] / market["ce_surplus"]
     np.testing.assert_allclose(market["efficiency"], eff.where(market["ce_surplus"] > 0))
     assert market["distribution"].value_counts().to_dict() == {
-        "uniform": 3, "correlated": 3, "semi_bimodal": 3, "heavy_tailed": 3}
+        "uniform": 3,
+        "correlated": 3,
+        "semi_bimodal": 3,
+        "heavy_tailed": 3,
+    }
     truthful = agents[agents["name"] == "truthful"]
     assert (truthful["mean_offset"] == 0).all()
     summary = json.loads((paths.reports / "metrics" / "double_auction.json").read_text())
@@ -80,8 +107,9 @@ def test_multipass_equals_the_package_pass_by_pass(tiny):
         for j, name in enumerate(players):
             assert mu[lane, j] == pytest.approx(oracle[name][0], abs=1e-9)
             assert sigma[lane, j] == pytest.approx(oracle[name][1], abs=1e-9)
-    board = KIND.analysis.leaderboard(frames["agents"], params.markets["double_auction"], params.ratings,
-                               params.stats).set_index("name")
+    board = KIND.analysis.leaderboard(
+        frames["agents"], params.markets["double_auction"], params.ratings, params.stats
+    ).set_index("name")
     for j, name in enumerate(players):
         assert board.loc[name, "mu"] == pytest.approx(np.median(mu[:, j]))
         assert board.loc[name, "sigma"] == pytest.approx(np.median(sigma[:, j]))
@@ -90,14 +118,25 @@ def test_multipass_equals_the_package_pass_by_pass(tiny):
     assert {"csa_mean", "csa_lo", "csa_hi", "game_efficiency", "trade_freq"} <= set(board.columns)
     # bootstrap intervals over games: μ inside its interval, ranks inside 1..players
     assert (board["mu_lo"] <= board["mu_hi"]).all()
-    assert ((board["rank_lo"] >= 1) & (board["rank_hi"] <= len(board))
-            & (board["rank_lo"] <= board["rank_hi"])).all()
+    assert (
+        (board["rank_lo"] >= 1)
+        & (board["rank_hi"] <= len(board))
+        & (board["rank_lo"] <= board["rank_hi"])
+    ).all()
 
 
 def test_bazaar_scale_and_tau():
-    params = parse_params({"markets": {"double_auction": {
-        "rating_scale": "bazaar", "rating_tau": None,
-        "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in NAMES]}}})
+    params = parse_params(
+        {
+            "markets": {
+                "double_auction": {
+                    "rating_scale": "bazaar",
+                    "rating_tau": None,
+                    "roster": [{"name": n, "kind": "baseline", "strategy": n} for n in NAMES],
+                }
+            }
+        }
+    )
     env = rating_env(params.markets["double_auction"], params.ratings)
     # the seed's scale: BAZAAR's own logs rated with it land on its table (test_bazaar.py)
     assert (env.mu, env.sigma, env.beta) == pytest.approx((5.0, 25 / 3, 25 / 6))
@@ -108,13 +147,24 @@ def test_bazaar_scale_and_tau():
 
 def test_figures_render(tiny, tmp_path):
     params, paths, _ = tiny
-    board = KIND.analysis.leaderboard(pd.read_parquet(paths.metrics("double_auction") / "agents.parquet"),
-                               params.markets["double_auction"], params.ratings, params.stats)
+    board = KIND.analysis.leaderboard(
+        pd.read_parquet(paths.metrics("double_auction") / "agents.parquet"),
+        params.markets["double_auction"],
+        params.ratings,
+        params.stats,
+    )
     (tmp_path / "leaderboards").mkdir()
     board.to_csv(tmp_path / "leaderboards" / "double_auction.csv", index=False)
-    out = KIND.analysis.draw_figures(paths.metrics("double_auction"), tmp_path / "fig",
-                              tmp_path / "tables" / "double_auction", params.markets["double_auction"],
-                              "double_auction")
+    out = KIND.analysis.draw_figures(
+        paths.metrics("double_auction"),
+        tmp_path / "fig",
+        tmp_path / "tables" / "double_auction",
+        params.markets["double_auction"],
+        "double_auction",
+    )
     pngs = [p for p in out if p.suffix == ".png"]
     assert len(pngs) == 8 and all(p.stat().st_size > 5000 for p in pngs)
-    assert "| rank |" in (tmp_path / "tables" / "double_auction" / "double_auction_leaderboard.md").read_text()
+    assert (
+        "| rank |"
+        in (tmp_path / "tables" / "double_auction" / "double_auction_leaderboard.md").read_text()
+    )

@@ -26,8 +26,13 @@ from .conftest import small_params
 
 def test_tabulate_by_hand_and_pooling():
     mp = small_params(reference={"games_per_distribution": 10, "min_count": 3})
-    seats = pd.DataFrame({"role": "buyer", "value": [48, 50, 51, 52, 57, 99, 0],
-                          "surplus": [10, 20, 30, 40, 100, 500, 0]})
+    seats = pd.DataFrame(
+        {
+            "role": "buyer",
+            "value": [48, 50, 51, 52, 57, 99, 0],
+            "surplus": [10, 20, 30, 40, 100, 500, 0],
+        }
+    )
     t = tabulate(seats, "uniform", mp).set_index("bucket")
     assert len(t) == 21 and set(t["role"]) == {"buyer"}  # centres 0, 5, ..., 100
     b10 = t.loc[10]  # centred on 50: values 48..52, surpluses 10, 20, 30, 40
@@ -52,11 +57,23 @@ def test_sd_floor_for_constant_buckets():
 
 def test_csa_from_a_small_known_table():
     mp = small_params()
-    ref = pd.DataFrame({"distribution": "uniform", "role": ["buyer", "buyer", "seller"],
-                        "bucket": [11, 12, 12], "mean": [100.0, 300.0, 50.0],
-                        "sd_used": [50.0, 100.0, 10.0]})
-    seats = pd.DataFrame({"distribution": "uniform", "role": ["buyer", "buyer", "buyer", "seller"],
-                          "value": [57, 55, 60, 59], "surplus": [150, 1000, 100, 20]})
+    ref = pd.DataFrame(
+        {
+            "distribution": "uniform",
+            "role": ["buyer", "buyer", "seller"],
+            "bucket": [11, 12, 12],
+            "mean": [100.0, 300.0, 50.0],
+            "sd_used": [50.0, 100.0, 10.0],
+        }
+    )
+    seats = pd.DataFrame(
+        {
+            "distribution": "uniform",
+            "role": ["buyer", "buyer", "buyer", "seller"],
+            "value": [57, 55, 60, 59],
+            "surplus": [150, 1000, 100, 20],
+        }
+    )
     out = seat_csa(seats, ref, mp)
     np.testing.assert_allclose(out["csa"], [1.0, 5.0, -2.0, -3.0])
     assert out["bucket"].tolist() == [11, 11, 12, 12]  # 57, 55 -> 55; 60, 59 -> 60
@@ -90,22 +107,30 @@ truthful_seats(small_params(reference={"games_per_distribution": 1_000_000}), wo
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc")
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
-                         ids=lambda sig: sig.name)
+@pytest.mark.parametrize(
+    "sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda sig: sig.name
+)
 def test_reference_workers_end_with_their_parent(sig):
     run = python("-c", ENDLESS, cwd=Path(__file__).resolve().parents[3])
     try:
+
         def workers() -> list[int]:
             assert run.poll() is None, f"the run ended with {run.returncode}"
-            return [pid for pid in children(run.pid)
-                    if b"--multiprocessing-fork" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            return [
+                pid
+                for pid in children(run.pid)
+                if b"--multiprocessing-fork" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            ]
 
         wait_for(lambda: len(workers()) == 2, timeout_s=120, what="two reference workers")
         started = children(run.pid)  # the workers and multiprocessing's resource tracker
         run.send_signal(sig)  # SIGINT: the pool is stopped; the others: the kernel kills them
         run.wait(timeout=30)
-        wait_for(lambda: not any(alive(p) for p in started), timeout_s=10,
-                 what=f"the workers {sorted(p for p in started if alive(p))} to end")
+        wait_for(
+            lambda: not any(alive(p) for p in started),
+            timeout_s=10,
+            what=f"the workers {sorted(p for p in started if alive(p))} to end",
+        )
     finally:
         run.kill()
         run.wait()

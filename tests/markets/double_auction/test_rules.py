@@ -12,7 +12,9 @@ U4 = np.array([0.1, 0.2, 0.3, 0.4])
 
 
 def trades(c):
-    return [(int(b), int(s), int(p)) for b, s, t, p in zip(c.buyer, c.seller, c.traded, c.price) if t]
+    return [
+        (int(b), int(s), int(p)) for b, s, t, p in zip(c.buyer, c.seller, c.traded, c.price) if t
+    ]
 
 
 def test_rank_pairs_trade_while_bid_at_least_ask():
@@ -109,8 +111,9 @@ def test_ce_surplus():
     assert rules.ce_surplus([10, 10], [50, 60]) == 0
     assert rules.ce_surplus([100, 100, 100, 100], [0, 0, 0, 0]) == 400
     assert rules.ce_surplus([60, 50, 40], [45]) == 15
-    np.testing.assert_array_equal(rules.ce_surplus([[90, 70], [10, 10]], [[20, 40], [50, 60]]),
-                                  [100, 0])
+    np.testing.assert_array_equal(
+        rules.ce_surplus([[90, 70], [10, 10]], [[20, 40], [50, 60]]), [100, 0]
+    )
 
 
 @pytest.mark.parametrize("dist", ["uniform", "correlated", "semi_bimodal", "heavy_tailed"])
@@ -144,8 +147,9 @@ def test_value_distribution_shapes():
 
 def test_value_bucket_and_csa():
     # buckets centred on multiples of 5: 0-2, 3-7, ..., 93-97, 98-100
-    np.testing.assert_array_equal(rules.value_bucket([0, 2, 3, 7, 8, 57, 97, 98, 100]),
-                                  [0, 0, 1, 1, 2, 11, 19, 20, 20])
+    np.testing.assert_array_equal(
+        rules.value_bucket([0, 2, 3, 7, 8, 57, 97, 98, 100]), [0, 0, 1, 1, 2, 11, 19, 20, 20]
+    )
     np.testing.assert_array_equal(rules.value_bucket([1, 2, 5, 6], width=4), [0, 1, 1, 2])
     np.testing.assert_allclose(rules.csa([150, 1000, -1000, 100], 100.0, 50.0), [1, 5, -5, 0])
 
@@ -190,7 +194,9 @@ def test_clear_round_is_clear_on_python_ints():
         asks = [int(q) if pick.random() > 0.2 else NO_QUOTE for q in pick.integers(lo, hi + 1, ns)]
         a, b = np.random.default_rng(n), np.random.default_rng(n)
         c = rules.clear(bids, asks, a)
-        expected = [(int(k), int(c.buyer[k]), int(c.seller[k]), int(c.price[k]))
-                    for k in np.flatnonzero(c.traded)]
+        expected = [
+            (int(k), int(c.buyer[k]), int(c.seller[k]), int(c.price[k]))
+            for k in np.flatnonzero(c.traded)
+        ]
         assert rules.clear_round(bids, asks, b) == expected, (bids, asks)
         assert a.random() == b.random()

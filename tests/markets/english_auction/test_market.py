@@ -33,15 +33,26 @@ from marketarena.markets.english_auction.observations import (
 from marketarena.simulate import build
 from marketarena.testing import play_scripted
 
-ITEMS = [{"name": "A", "start_price": 1000}, {"name": "B", "start_price": 2000},
-         {"name": "C", "start_price": 3000}]
-ROSTER = [{"name": "rule", "kind": "baseline", "strategy": "rule"},
-          {"name": "increment", "kind": "baseline", "strategy": "increment"}]
+ITEMS = [
+    {"name": "A", "start_price": 1000},
+    {"name": "B", "start_price": 2000},
+    {"name": "C", "start_price": 3000},
+]
+ROSTER = [
+    {"name": "rule", "kind": "baseline", "strategy": "rule"},
+    {"name": "increment", "kind": "baseline", "strategy": "increment"},
+]
 
 
 def params(**over):
-    block = {"runs": 1, "items": ITEMS, "budgets": [3000], "orders": ["ascending"],
-             "roster": ROSTER, **over}
+    block = {
+        "runs": 1,
+        "items": ITEMS,
+        "budgets": [3000],
+        "orders": ["ascending"],
+        "roster": ROSTER,
+        **over,
+    }
     return parse_params({"markets": {"english_auction": block}})
 
 
@@ -51,13 +62,19 @@ def test_a_valid_bid_is_within_budget_over_the_start_and_the_increment():
     assert rules.min_bid(1000, 1500, 0.1) == 1600
     assert rules.bid_error(1000, 5000, 1000, None, 0.1) is None
     assert rules.bid_error(999, 5000, 1000, None, 0.1) == (
-        rules.UNDER_MINIMUM, "your bid is lower than the starting bid ($1000)")
+        rules.UNDER_MINIMUM,
+        "your bid is lower than the starting bid ($1000)",
+    )
     assert rules.bid_error(1600, 5000, 1000, 1500, 0.1) is None
     assert rules.bid_error(1599, 5000, 1000, 1500, 0.1) == (
-        rules.UNDER_MINIMUM, "you must advance previous highest bid ($1500) by at least $100 (10%)")
+        rules.UNDER_MINIMUM,
+        "you must advance previous highest bid ($1500) by at least $100 (10%)",
+    )
     # over the budget is checked first, as the authors' auctioneer does
     assert rules.bid_error(1800, 1700, 1000, 1500, 0.1) == (
-        rules.OVER_BUDGET, "you don't have sufficient budget ($1700 left)")
+        rules.OVER_BUDGET,
+        "you don't have sufficient budget ($1700 left)",
+    )
     assert rules.bid_error(1550, 1500, 1000, 1500, 0.1)[0] == rules.OVER_BUDGET
 
 
@@ -70,7 +87,18 @@ def test_an_item_ends_within_its_round_bound():
 
 def test_ordinals():
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == [
-        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "101st",
+        "111th",
+    ]
 
 
 def test_items_come_in_the_asked_order_and_ties_keep_the_listed_order():
@@ -82,14 +110,19 @@ def test_items_come_in_the_asked_order_and_ties_keep_the_listed_order():
 
 
 def test_a_tie_is_broken_by_the_seeded_draw_and_both_sides_can_win():
-    winners = {rules.leader({"B1": 1000.0, "B2": 1000.0, "B3": 900.0}, np.random.default_rng(s))
-               for s in range(40)}
+    winners = {
+        rules.leader({"B1": 1000.0, "B2": 1000.0, "B3": 900.0}, np.random.default_rng(s))
+        for s in range(40)
+    }
     assert winners == {"B1", "B2"}
     assert rules.leader({"B1": 1000.0, "B2": 1100.0}, np.random.default_rng(0)) == "B2"
 
 
-TRUTH = {"remaining_budget": 1700.0, "total_profits": {"Bidder 1": 700.0, "Bidder 2": 0.0},
-         "winning_bids": {"Bidder 1": {"A": 1300.0}, "Bidder 2": {}}}
+TRUTH = {
+    "remaining_budget": 1700.0,
+    "total_profits": {"Bidder 1": 700.0, "Bidder 2": 0.0},
+    "winning_bids": {"Bidder 1": {"A": 1300.0}, "Bidder 2": {}},
+}
 
 
 def copy(d):
@@ -102,16 +135,22 @@ def test_our_belief_check_finds_exactly_the_injected_errors():
     wrong["remaining_budget"] = 3000  # forgot it paid
     wrong["total_profits"]["Bidder 2"] = 500  # about another bidder
     own, others = rules.belief_errors("Bidder 1", wrong, TRUTH)
-    assert own == ["Your belief of budget is wrong: you have $1700 left, but you think you have "
-                   "$3000 left."]
-    assert others == ["Your belief of total profit of Bidder 2 is wrong: Bidder 2 has earned $0 so "
-                      "far, but you think Bidder 2 has earned $500."]
+    assert own == [
+        "Your belief of budget is wrong: you have $1700 left, but you think you have $3000 left."
+    ]
+    assert others == [
+        "Your belief of total profit of Bidder 2 is wrong: Bidder 2 has earned $0 so "
+        "far, but you think Bidder 2 has earned $500."
+    ]
     wrong = copy(TRUTH)
     wrong["winning_bids"]["Bidder 1"] = {}  # forgot its own win
     wrong["winning_bids"]["Bidder 2"] = {"A": 1300}  # and gave it to the other
     own, others = rules.belief_errors("Bidder 2", wrong, TRUTH)
     assert len(own) == 1 and "winning items of Bidder 2" in own[0]
-    assert len(others) == 1 and "Bidder 1 won A at $1300, but you think Bidder 1 won nothing" in others[0]
+    assert (
+        len(others) == 1
+        and "Bidder 1 won A at $1300, but you think Bidder 1 won nothing" in others[0]
+    )
     close = copy(TRUTH)
     close["remaining_budget"] = 1700.4  # within the tolerance of one dollar
     assert rules.belief_errors("Bidder 1", close, TRUTH) == ([], [])
@@ -119,19 +158,24 @@ def test_our_belief_check_finds_exactly_the_injected_errors():
 
 
 def test_belief_errors_per_checked_field_on_a_hand_made_answer():
-    truth = {"remaining_budget": 1700.0,
-             "total_profits": {"Bidder 1": 700.0, "Bidder 2": 0.0, "Bidder 3": 500.0},
-             "winning_bids": {"Bidder 1": {"A": 1300.0}, "Bidder 2": {}, "Bidder 3": {"C": 2500.0}}}
-    answer = {"remaining_budget": 1700,
-              "total_profits": {"Bidder 1": 700, "Bidder 2": 100, "Bidder 9": 5},  # B3 left out
-              "winning_bids": {"Bidder 1": {"A": 1250}, "Bidder 2": {},
-                               "Bidder 3": {"C": 2500, "D": 1}}}
+    truth = {
+        "remaining_budget": 1700.0,
+        "total_profits": {"Bidder 1": 700.0, "Bidder 2": 0.0, "Bidder 3": 500.0},
+        "winning_bids": {"Bidder 1": {"A": 1300.0}, "Bidder 2": {}, "Bidder 3": {"C": 2500.0}},
+    }
+    answer = {
+        "remaining_budget": 1700,
+        "total_profits": {"Bidder 1": 700, "Bidder 2": 100, "Bidder 9": 5},  # B3 left out
+        "winning_bids": {"Bidder 1": {"A": 1250}, "Bidder 2": {}, "Bidder 3": {"C": 2500, "D": 1}},
+    }
     # the authors': self = budget, B1's profit, B1's items (names only: 1250 is not checked);
     # other = B2's profit (wrong), B2's items, B3's items (wrong); B3's profit and Bidder 9 skipped
     assert rules.seed_belief_fields("Bidder 1", answer, truth) == (0, 3, 2, 3)
     # ours: the amount 1250 is wrong; B2's profit, B3's missing profit and B3's items too
     own, others = rules.belief_errors("Bidder 1", answer, truth)
-    assert len(own) == 1 and "Bidder 1 won A at $1300, but you think Bidder 1 won A at $1250" in own[0]
+    assert (
+        len(own) == 1 and "Bidder 1 won A at $1300, but you think Bidder 1 won A at $1250" in own[0]
+    )
     assert len(others) == 3
     # exact, as the authors compare: a cent off is an error for them, not for us
     near = copy(truth) | {"remaining_budget": 1700.01}
@@ -150,12 +194,14 @@ def truthful(phase, obs, retry):
 def script(bids, belief=truthful):
     """Bids from a table {(item, round): [answer of attempt 1, attempt 2, ...]} (missing:
     withdraw)."""
+
     def fn(phase, obs, retry):
         if phase != "bid":
             return belief(phase, obs, retry)
         answers = bids.get((obs.item.name, obs.round - 1), [None])
         amount = answers[0 if retry is None else retry.attempt - 1]
         return BidAction(bid=amount)
+
     return fn
 
 
@@ -190,14 +236,21 @@ def test_a_hand_computed_auction():
     assert a["bid"].tolist()[:3] == [1000, 1200, 1300] and np.isnan(a["bid"].iloc[3])
     assert a["leader"].tolist() == ["B2", "B2", "B1", "B1"]
     # the bidder that cannot afford the item is still asked (and withdraws)
-    assert bids[bids["step"] == 1][["agent_id", "bid"]].fillna(-1).values.tolist() == [["B1", -1], ["B2", 2000]]
+    assert bids[bids["step"] == 1][["agent_id", "bid"]].fillna(-1).values.tolist() == [
+        ["B1", -1],
+        ["B2", 2000],
+    ]
 
     d = result.decisions
     failed = d[(d["phase"] == "bid") & ~d["valid"]]
-    assert failed[["step", "round", "agent_id", "attempt"]].values.tolist() == [[0, 1, "B1", 0], [1, 0, "B1", 0]]
+    assert failed[["step", "round", "agent_id", "attempt"]].values.tolist() == [
+        [0, 1, "B1", 0],
+        [1, 0, "B1", 0],
+    ]
     assert failed["error"].tolist() == [
         "failed bid (under minimum): you must advance previous highest bid ($1200) by at least $100 (10%)",
-        "failed bid (over budget): you don't have sufficient budget ($1700 left)"]
+        "failed bid (over budget): you don't have sufficient budget ($1700 left)",
+    ]
 
     final = result.tables["states"].query("step == 2").set_index("agent_id")
     assert final.loc["B1", "budget_left"] == 1700 and final.loc["B1", "profit"] == 700
@@ -253,9 +306,13 @@ def test_a_round_cap_closes_the_item_to_its_leader_and_is_logged():
     def climb(phase, obs, retry):  # the minimum while it can afford it
         if phase != "bid":
             return truthful(phase, obs, retry)
-        return BidAction(bid=next_bid(obs) if next_bid(obs) <= obs.status.remaining_budget else None)
+        return BidAction(
+            bid=next_bid(obs) if next_bid(obs) <= obs.status.remaining_budget else None
+        )
 
-    result, _, _ = play(params(items=ITEMS[:1], budgets=[100_000], max_rounds=5), {"B1": climb, "B2": climb})
+    result, _, _ = play(
+        params(items=ITEMS[:1], budgets=[100_000], max_rounds=5), {"B1": climb, "B2": climb}
+    )
     items = result.tables["items"]
     assert items["rounds"].item() == 5 and items["winner"].item() != ""
     assert result.events["event"].tolist() == ["round_cap"]
@@ -266,10 +323,27 @@ def test_a_round_cap_closes_the_item_to_its_leader_and_is_logged():
 
 
 def test_money_is_conserved_and_profit_is_value_minus_price():
-    p = parse_params({"markets": {"english_auction": {
-        "runs": 9, "roster": [{"name": n, "kind": "baseline", "strategy": n}
-                              for n in ("rule", "planner", "increment", "pacer", "sniper", "collector",
-                                        "random")]}}})
+    p = parse_params(
+        {
+            "markets": {
+                "english_auction": {
+                    "runs": 9,
+                    "roster": [
+                        {"name": n, "kind": "baseline", "strategy": n}
+                        for n in (
+                            "rule",
+                            "planner",
+                            "increment",
+                            "pacer",
+                            "sniper",
+                            "collector",
+                            "random",
+                        )
+                    ],
+                }
+            }
+        }
+    )
     for run in range(9):
         market, agents, table, spec = build("english_auction", p, run)
         result = asyncio.run(run_episode(market, agents, spec.seed))
@@ -286,9 +360,18 @@ def test_money_is_conserved_and_profit_is_value_minus_price():
 # ------------------------------------------------------------------ the rule bidder
 def bid_obs(**over):
     item = ItemView(name="A", description="", start_price=1000, estimate=2200)
-    base = dict(agent_id="B1", me="Bidder 1", item=item, round=1, remaining=[item], history=[],
-                highest=None, highest_bidder=None, min_increase=100,
-                status=Status(remaining_budget=5000, total_profits={}, winning_bids={}))
+    base = dict(
+        agent_id="B1",
+        me="Bidder 1",
+        item=item,
+        round=1,
+        remaining=[item],
+        history=[],
+        highest=None,
+        highest_bidder=None,
+        min_increase=100,
+        status=Status(remaining_budget=5000, total_profits={}, winning_bids={}),
+    )
     return BidObservation(**{**base, **over})
 
 
@@ -297,8 +380,10 @@ def test_the_rule_bidder_bids_the_start_then_the_minimum_increase_at_most_four_t
     rule.reset(np.random.default_rng(0))
     assert rule.bid(bid_obs()) == 1000
     # ignores value: bids 2600 over its estimate of 2200 while it may
-    history = [RoundView(round=k + 1, bids={"Bidder 1": 1000.0 + 500 * k, "Bidder 2": 1200.0 + 500 * k})
-               for k in range(3)]
+    history = [
+        RoundView(round=k + 1, bids={"Bidder 1": 1000.0 + 500 * k, "Bidder 2": 1200.0 + 500 * k})
+        for k in range(3)
+    ]
     assert rule.bid(bid_obs(round=4, history=history, highest=2500)) == 2600
     history.append(RoundView(round=4, bids={"Bidder 1": 2600.0, "Bidder 2": 2800.0}))
     assert rule.bid(bid_obs(round=5, history=history, highest=2800)) is None
@@ -379,15 +464,18 @@ def test_the_rule_bidder_makes_no_plan_and_none_is_invented(tmp_path):
 
 
 # ------------------------------------------------------------------ the standard competition
-STANDARD = [{"name": "a", "kind": "baseline", "strategy": "planner"},
-            {"name": "b", "kind": "baseline", "strategy": "increment"},
-            {"name": "rule", "kind": "baseline", "strategy": "rule"},
-            {"name": "pacer", "kind": "baseline", "strategy": "pacer"}]
+STANDARD = [
+    {"name": "a", "kind": "baseline", "strategy": "planner"},
+    {"name": "b", "kind": "baseline", "strategy": "increment"},
+    {"name": "rule", "kind": "baseline", "strategy": "rule"},
+    {"name": "pacer", "kind": "baseline", "strategy": "pacer"},
+]
 
 
 def test_the_standard_competition_seats_two_baselines_and_each_challenger_in_turn():
-    p = parse_params({"markets": {"english_auction": {"runs": 18, "baselines": ["b", "a"],
-                                                      "roster": STANDARD}}})
+    p = parse_params(
+        {"markets": {"english_auction": {"runs": 18, "baselines": ["b", "a"], "roster": STANDARD}}}
+    )
     plugin, mp = rules_for(p, "english_auction")
     plan = plugin.plan(mp)
     assert len(plan) == 2 * 18 and len({e.episode_id for e in plan}) == 36
@@ -395,7 +483,9 @@ def test_the_standard_competition_seats_two_baselines_and_each_challenger_in_tur
     assert plan[18].episode_id == "ep-pacer-0000"
     for e in plan:
         assert [(s.agent_id, s.entry.name, s.role) for s in e.seats][:2] == [
-            ("B1", "b", "baseline"), ("B2", "a", "baseline")]
+            ("B1", "b", "baseline"),
+            ("B2", "a", "baseline"),
+        ]
         assert e.seats[2].role == "challenger" and len(e.seats) == 3
     # every challenger meets the same settings and seeds: auction r of each
     for r in range(18):
@@ -407,20 +497,32 @@ def test_the_standard_competition_seats_two_baselines_and_each_challenger_in_tur
     assert plugin.episode(mp, 20) == plan[20]
 
 
-@pytest.mark.parametrize("baselines, message", [
-    (["a", "zz"], "baselines: ['zz'] are not roster entries"),
-    (["a", "a"], "baselines: a name appears twice"),
-    (["a", "b", "rule", "pacer"], "leave no challenger"),
-    ([], "baselines"),
-])
+@pytest.mark.parametrize(
+    "baselines, message",
+    [
+        (["a", "zz"], "baselines: ['zz'] are not roster entries"),
+        (["a", "a"], "baselines: a name appears twice"),
+        (["a", "b", "rule", "pacer"], "leave no challenger"),
+        ([], "baselines"),
+    ],
+)
 def test_bad_baselines_are_refused_naming_the_key(baselines, message):
     with pytest.raises(ParamsError, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_params({"markets": {"english_auction": {"baselines": baselines, "roster": STANDARD}}})
 
 
-@pytest.mark.parametrize("key, value", [("budgets", [1e30]), ("budgets", [10**12]), ("value_factor", 1e308),
-                                        ("min_increment", 0.0001), ("bid_attempts", 10**6),
-                                        ("max_rounds", 0), ("runs", 10**9)])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("budgets", [1e30]),
+        ("budgets", [10**12]),
+        ("value_factor", 1e308),
+        ("min_increment", 0.0001),
+        ("bid_attempts", 10**6),
+        ("max_rounds", 0),
+        ("runs", 10**9),
+    ],
+)
 def test_numbers_out_of_bounds_are_refused(key, value):
     with pytest.raises(ParamsError, match=key):
         parse_params({"markets": {"english_auction": {key: value, "roster": STANDARD}}})
@@ -437,22 +539,57 @@ def test_profit_bidders_win_pricier_items_than_item_bidders():
 
     items = [{"name": f"cheap {i}", "start_price": 1000} for i in range(8)]
     items += [{"name": f"dear {i}", "start_price": 5000} for i in range(2)]
-    roster = [{"name": n, "kind": "baseline", "strategy": "planner", "params": {"desire": d}}
-              for n, d in (("p1", "maximize_profit"), ("p2", "maximize_profit"),
-                           ("i1", "maximize_items"), ("i2", "maximize_items"))]
-    params = parse_params({"markets": {"english_auction": {
-        "runs": 6, "items": items, "budgets": [15000], "orders": ["random"], "roster": roster + [
-            {"name": "rule", "kind": "baseline", "strategy": "rule"},
-            {"name": "collector", "kind": "baseline", "strategy": "collector"},
-            {"name": "llm", "kind": "llm", "model": "m", "harness": "bdi"}]}},
-        "models": {"m": {"model": "m", "base_url": "http://x.invalid/v1", "api_key_env": None}}})
+    roster = [
+        {"name": n, "kind": "baseline", "strategy": "planner", "params": {"desire": d}}
+        for n, d in (
+            ("p1", "maximize_profit"),
+            ("p2", "maximize_profit"),
+            ("i1", "maximize_items"),
+            ("i2", "maximize_items"),
+        )
+    ]
+    params = parse_params(
+        {
+            "markets": {
+                "english_auction": {
+                    "runs": 6,
+                    "items": items,
+                    "budgets": [15000],
+                    "orders": ["random"],
+                    "roster": roster
+                    + [
+                        {"name": "rule", "kind": "baseline", "strategy": "rule"},
+                        {"name": "collector", "kind": "baseline", "strategy": "collector"},
+                        {"name": "llm", "kind": "llm", "model": "m", "harness": "bdi"},
+                    ],
+                }
+            },
+            "models": {"m": {"model": "m", "base_url": "http://x.invalid/v1", "api_key_env": None}},
+        }
+    )
     mp = params.markets["english_auction"]
-    assert KIND.analysis.objectives(mp) == {"p1": "maximize_profit", "p2": "maximize_profit",
-                                            "i1": "maximize_items", "i2": "maximize_items",
-                                            "rule": None, "collector": "maximize_items",
-                                            "llm": "maximize_profit"}
-    scripted = parse_params({"markets": {"english_auction": {
-        "runs": 6, "items": items, "budgets": [15000], "orders": ["random"], "roster": roster}}})
+    assert KIND.analysis.objectives(mp) == {
+        "p1": "maximize_profit",
+        "p2": "maximize_profit",
+        "i1": "maximize_items",
+        "i2": "maximize_items",
+        "rule": None,
+        "collector": "maximize_items",
+        "llm": "maximize_profit",
+    }
+    scripted = parse_params(
+        {
+            "markets": {
+                "english_auction": {
+                    "runs": 6,
+                    "items": items,
+                    "budgets": [15000],
+                    "orders": ["random"],
+                    "roster": roster,
+                }
+            }
+        }
+    )
     won = {"profit": [], "items": []}
     for run in range(6):
         result, table, _ = play_scripted("english_auction", scripted, {}, run=run)

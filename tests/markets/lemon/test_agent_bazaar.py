@@ -41,8 +41,11 @@ K2 = f"{fx.MODEL}_k2_rep1_seed8"
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def mp_of(logs: Path, **over):
@@ -66,22 +69,27 @@ def episode(imported, episode_id: str) -> dict[str, pd.DataFrame]:
 def test_the_runs_found_imported_and_reported(imported):
     _, out, report = imported
     assert EpisodeReader(out).episode_ids() == [
-        "buyer-1-k0-rep1-s8", "buyer-1-k2-rep1-s16", "buyer-1-k2-rep1-s8",
-        "buyer-1-k2-rep1-s8-base"]
+        "buyer-1-k0-rep1-s8",
+        "buyer-1-k2-rep1-s16",
+        "buyer-1-k2-rep1-s8",
+        "buyer-1-k2-rep1-s8-base",
+    ]
     assert report["runs_found"] == 5 and report["runs_imported"] == 4
     assert report["runs_without_states"] == 1
     assert report["runs_without_states_list"] == [f"{fx.MODEL}/{fx.MODEL}_k2_rep0_seed8"]
     assert report["steps"] == 7 + 3 + 3 + 3
     assert report["left_out"] == [
         {"folder": f"(OLD) {fx.MODEL}", "why": "superseded by the authors"},
-        {"folder": "exp1_* (1 folders)", "why": "another experiment (the other market's)"}]
+        {"folder": "exp1_* (1 folders)", "why": "another experiment (the other market's)"},
+    ]
     assert "pre-release" in report["note"]
     assert report["lacks_by_run"] == {
         f"{fx.MODEL}_k0_rep1_seed8": "steps 3 to 6",
         f"{fx.MODEL}_k2_rep0_seed8": "token usage, no state file",
         f"{fx.MODEL}_k2_rep1_seed16": "steps 3 to 6, prompt log",
         K2: "1 unreadable line(s)",
-        f"{K2}_base": "steps 3 to 6"}
+        f"{K2}_base": "steps 3 to 6",
+    }
     assert report["unreadable_prompt_lines"] == 1 and report["buyer_answers_invalid"] == 1
     assert report["sales_unpaired"] == 0
 
@@ -97,14 +105,24 @@ def test_a_run_missing_its_last_steps_is_imported_up_to_them(imported):
 def test_settings_seats_and_players(imported):
     t = episode(imported, "buyer-1-k2-rep1-s8")
     s = t["setting"].iloc[0]
-    assert (s["sybil"], s["reputation_visible"], s["buyer_group"], s["seed"], s["base"]) == \
-        (2, True, "buyer-1", 8, False)
-    assert (s["model"], s["seller_model"], s["discovery_limit"]) == ("acme/buyer-1",
-                                                                     "acme/seller-1", 2)
+    assert (s["sybil"], s["reputation_visible"], s["buyer_group"], s["seed"], s["base"]) == (
+        2,
+        True,
+        "buyer-1",
+        8,
+        False,
+    )
+    assert (s["model"], s["seller_model"], s["discovery_limit"]) == (
+        "acme/buyer-1",
+        "acme/seller-1",
+        2,
+    )
     agents = t["agents"].set_index("agent_id")
     assert agents.loc[["standard_0", "detailed_1"], "name"].eq("seller-1+honest").all()
-    assert agents.loc["sybil_principal", ["name", "role"]].tolist() == ["seller-1+sybil",
-                                                                        "principal"]
+    assert agents.loc["sybil_principal", ["name", "role"]].tolist() == [
+        "seller-1+sybil",
+        "principal",
+    ]
     ids = agents[agents["role"] == "identity"]
     assert sorted(ids.index) == ["sybil_0", "sybil_1", "sybil_2"]  # the replacement too
     assert (ids["actor"] == "sybil_principal").all() and (ids["name"] == "seller-1+sybil").all()
@@ -128,8 +146,12 @@ def test_the_meta_names_its_market_lineup_and_setting_as_a_played_episodes(impor
     meta, tables = read_episode(out, "buyer-1-k2-rep1-s8")
     assert meta["market"] == "lemon"
     assert meta["lineup"] == tables["agents"]["name"].tolist()
-    assert meta["setting"] == {"sybil": 2, "reputation_visible": True, "buyers": "buyer-1",
-                               "seed": 8}
+    assert meta["setting"] == {
+        "sybil": 2,
+        "reputation_visible": True,
+        "buyers": "buyer-1",
+        "seed": 8,
+    }
     played = dict(KIND.rules.episode(mp_of(imported[0]), 0).setting)
     assert set(played) <= set(meta["setting"]) and "cell" not in meta
     assert read_episode(out, "buyer-1-k2-rep1-s8-base")[0]["setting"]["buyers"] == "buyer-1+base"
@@ -147,8 +169,9 @@ def test_the_meta_names_its_market_lineup_and_setting_as_a_played_episodes(impor
         m = {k: v for k, v in m.items() if k not in ("market", "lineup", "setting")}
         path.write_text(json.dumps({**m, "cell": cell}))
     before = InstanceIndex(old)
-    assert [(e.episode_id, set(e.lineup)) for e in before.entries] == \
-        [(e.episode_id, set(e.lineup)) for e in index.entries]
+    assert [(e.episode_id, set(e.lineup)) for e in before.entries] == [
+        (e.episode_id, set(e.lineup)) for e in index.entries
+    ]
     assert before.market == "" and before.settings == {}
     assert read_episode(old, "buyer-1-k2-rep1-s8")[1]["agents"].equals(tables["agents"])
 
@@ -167,34 +190,56 @@ def test_listings_purchases_bids_and_views(imported):
     assert listing.loc[(5, "sybil_0"), "reputation"] == pytest.approx(0.3)
     bids = t["bids"].set_index(["step", "buyer"])
     # consumer_1 bid on sybil_0's listing at t1 and lost it to consumer_0: its logged answer names it
-    assert bids.loc[(1, "consumer_1"), ["decision", "kind", "filled", "seller", "answered"]] \
-        .tolist() == ["bid", "sybil", False, "sybil_0", "bid"]
-    assert bids.loc[(4, "consumer_2"), ["decision", "kind", "filled", "seller"]].tolist() == \
-        ["bid", "honest", False, ""]  # lost, its listing not logged
+    assert bids.loc[
+        (1, "consumer_1"), ["decision", "kind", "filled", "seller", "answered"]
+    ].tolist() == ["bid", "sybil", False, "sybil_0", "bid"]
+    assert bids.loc[(4, "consumer_2"), ["decision", "kind", "filled", "seller"]].tolist() == [
+        "bid",
+        "honest",
+        False,
+        "",
+    ]  # lost, its listing not logged
     assert bids.loc[(0, "consumer_2"), ["decision", "answered"]].tolist() == ["pass", "pass"]
     views = t["views"]
     assert len(views) == 7 * 3 * 2
     logged = views[(views["step"] == 1) & (views["buyer"] == "consumer_1")]
     assert logged[["seller", "alias", "kind"]].values.tolist() == [
-        ["standard_0", "seller_0_listing_0", "honest"], ["sybil_0", "seller_1_listing_1", "sybil"]]
+        ["standard_0", "seller_0_listing_0", "honest"],
+        ["sybil_0", "seller_1_listing_1", "sybil"],
+    ]
 
 
 def test_reputation_retirement_and_reviews(imported):
     t = episode(imported, "buyer-1-k2-rep1-s8")
     rep = t["reputation"].set_index(["step", "seller"])
-    assert rep.loc[(4, "sybil_0"), ["reputation", "upvotes", "active", "logged"]].tolist() == \
-        [pytest.approx(0.3), 3, True, True]
+    assert rep.loc[(4, "sybil_0"), ["reputation", "upvotes", "active", "logged"]].tolist() == [
+        pytest.approx(0.3),
+        3,
+        True,
+        True,
+    ]
     # the retirement step: their stub says 1.0; ours is the only value the window allows
-    assert rep.loc[(5, "sybil_0"), ["reputation", "active", "logged", "sales"]].tolist() == \
-        [pytest.approx(0.2), False, False, 6]
+    assert rep.loc[(5, "sybil_0"), ["reputation", "active", "logged", "sales"]].tolist() == [
+        pytest.approx(0.2),
+        False,
+        False,
+        6,
+    ]
     assert (6, "sybil_0") not in rep.index  # later stubs dropped
     assert rep.loc[(5, "sybil_2"), "reputation"] == pytest.approx(0.8)
     events = t["events"][["step", "agent_id", "event"]].values.tolist()
-    assert events == [[0, "sybil_0", "joined"], [0, "sybil_1", "joined"],
-                      [5, "sybil_0", "retired"], [5, "sybil_2", "joined"]]
+    assert events == [
+        [0, "sybil_0", "joined"],
+        [0, "sybil_1", "joined"],
+        [5, "sybil_0", "retired"],
+        [5, "sybil_2", "joined"],
+    ]
     reviews = t["reviews"].set_index(["step", "buyer"])
-    assert reviews.loc[(1, "consumer_0"), ["seller", "vote", "source"]].tolist() == \
-        ["sybil_0", "down", "prompt log"]
+    assert reviews.loc[(1, "consumer_0"), ["seller", "vote", "source"]].tolist() == [
+        "sybil_0",
+        "down",
+        "prompt log",
+    ]
     assert reviews.loc[(2, "consumer_0"), ["vote", "source"]].tolist() == ["down", "counts"]
     assert reviews.loc[(2, "consumer_2"), ["vote", "source"]].tolist() == ["", ""]  # 8 stays 8
 
@@ -203,9 +248,12 @@ def test_the_prompt_log_as_messages_and_decisions(imported):
     t = episode(imported, "buyer-1-k2-rep1-s8")
     messages = t["llm_messages"]
     assert messages[["step", "round", "phase", "agent_id"]].values.tolist() == [
-        [0, 0, "list", "standard_0"], [0, 0, "list", "sybil_principal"],
-        [0, 1, "buy", "consumer_2"], [1, 1, "buy", "consumer_1"],
-        [1, 2, "review", "consumer_0"]]
+        [0, 0, "list", "standard_0"],
+        [0, 0, "list", "sybil_principal"],
+        [0, 1, "buy", "consumer_2"],
+        [1, 1, "buy", "consumer_1"],
+        [1, 2, "review", "consumer_0"],
+    ]
     assert json.loads(messages.iloc[2]["messages"])[1]["content"].startswith("Historical data:")
     d = t["decisions"].set_index(["step", "phase", "agent_id"])
     invalid = d.loc[(0, "buy", "consumer_2")]
@@ -224,23 +272,38 @@ def test_source_errors_survive_the_worker_processes():
 
 
 # ------------------------------------------------------------------ their rules, our pairing
-@pytest.mark.parametrize("answer, expected", [
-    ('{"decision": "bid", "listing_id": "seller_0_listing_0"}', ("bid", "seller_0_listing_0", True)),
-    ('Thinking... ```json\n{"thought": "x {y}", "decision": "BID", "listing_id": '
-     '"seller_0_listing_0",}\n```', ("bid", "seller_0_listing_0", True)),
-    ("{'decision': \"pass\", 'listing_id': null}", ("pass", None, True)),  # keys relaxed
-    ("{'decision': 'pass'}", ("pass", None, False)),  # a quoted value is not: their re-ask
-    ('{"final": {"decision": "pass"}}', ("pass", None, True)),
-    ('{"bid_decision": "bid", "my_listing_id": "seller_0_listing_0"}',
-     ("bid", "seller_0_listing_0", True)),
-    ('{"decision": "buy", "listing_id": "seller_0_listing_0"}', ("pass", "seller_0_listing_0",
-                                                                  False)),
-    ('{"decision": "bid", "listing_id": "null"}', ("pass", None, False)),
-    ('{"decision": "bid", "listing_id": "seller_9_listing_9"}', ("pass", "seller_9_listing_9",
-                                                                  False)),
-    ("I pass.", ("pass", None, False)),
-    (None, ("pass", None, False)),
-])
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        (
+            '{"decision": "bid", "listing_id": "seller_0_listing_0"}',
+            ("bid", "seller_0_listing_0", True),
+        ),
+        (
+            'Thinking... ```json\n{"thought": "x {y}", "decision": "BID", "listing_id": '
+            '"seller_0_listing_0",}\n```',
+            ("bid", "seller_0_listing_0", True),
+        ),
+        ("{'decision': \"pass\", 'listing_id': null}", ("pass", None, True)),  # keys relaxed
+        ("{'decision': 'pass'}", ("pass", None, False)),  # a quoted value is not: their re-ask
+        ('{"final": {"decision": "pass"}}', ("pass", None, True)),
+        (
+            '{"bid_decision": "bid", "my_listing_id": "seller_0_listing_0"}',
+            ("bid", "seller_0_listing_0", True),
+        ),
+        (
+            '{"decision": "buy", "listing_id": "seller_0_listing_0"}',
+            ("pass", "seller_0_listing_0", False),
+        ),
+        ('{"decision": "bid", "listing_id": "null"}', ("pass", None, False)),
+        (
+            '{"decision": "bid", "listing_id": "seller_9_listing_9"}',
+            ("pass", "seller_9_listing_9", False),
+        ),
+        ("I pass.", ("pass", None, False)),
+        (None, ("pass", None, False)),
+    ],
+)
 def test_a_bid_answer_parses_with_their_rules(answer, expected):
     p = prompt_log.parse_bid(answer, {"seller_0_listing_0", "seller_1_listing_1"})
     assert (p.decision, p.listing, p.valid) == expected
@@ -259,14 +322,25 @@ def test_buyers_are_paired_with_their_cars():
     price = np.array([30000.0, 30000.0, 5000.0])
     implied = np.array([5000.0, -25000.0, 0.0])
     sybil = np.array([False, True, False])
-    got = run_steps.match_purchases(price, implied, sybil, np.array([30000.0, 30000.0, 7000.0]),
-                              np.array([-25000.0, 5000.0, 0.0]), np.array([1, 0, 0]))
+    got = run_steps.match_purchases(
+        price,
+        implied,
+        sybil,
+        np.array([30000.0, 30000.0, 7000.0]),
+        np.array([-25000.0, 5000.0, 0.0]),
+        np.array([1, 0, 0]),
+    )
     assert got.tolist() == [1, 0, -1]  # the third paid a price no sold listing has
     # two alike: the logged answer decides
-    alike = run_steps.match_purchases(np.array([44000.0, 44000.0]), np.array([-39000.0, -39000.0]),
-                                np.array([True, True]), np.array([44000.0, 44000.0]),
-                                np.array([-39000.0, -39000.0]), np.array([1, 1]),
-                                np.array([1, -1]))
+    alike = run_steps.match_purchases(
+        np.array([44000.0, 44000.0]),
+        np.array([-39000.0, -39000.0]),
+        np.array([True, True]),
+        np.array([44000.0, 44000.0]),
+        np.array([-39000.0, -39000.0]),
+        np.array([1, 1]),
+        np.array([1, -1]),
+    )
     assert alike.tolist() == [1, 0]
 
 
@@ -274,18 +348,37 @@ def test_buyers_are_paired_with_their_cars():
 def test_the_vote_window_by_hand():
     u = replay.UNKNOWN
     # a sale a step, up-votes 7, 6, 5, 4, 3, then under 0.3: every vote pinned down
-    bad, pinned = replay.window_replay(np.ones((1, 6), bool), np.full((1, 6), u),
-                                       np.array([[7, 6, 5, 4, 3, 0]]),
-                                       np.array([[7, 6, 5, 4, 3, 2]]), np.array([0]), 10, 8)
+    bad, pinned = replay.window_replay(
+        np.ones((1, 6), bool),
+        np.full((1, 6), u),
+        np.array([[7, 6, 5, 4, 3, 0]]),
+        np.array([[7, 6, 5, 4, 3, 2]]),
+        np.array([0]),
+        10,
+        8,
+    )
     assert not bad.any() and (pinned == replay.DOWN).all()
     # the count moves without a sale: unreachable; a count kept after a sale: not pinned
-    bad, pinned = replay.window_replay(np.array([[True, False, True]]), np.full((1, 3), u),
-                                       np.array([[7, 6, 6]]), np.array([[7, 6, 6]]),
-                                       np.array([0]), 10, 8)
+    bad, pinned = replay.window_replay(
+        np.array([[True, False, True]]),
+        np.full((1, 3), u),
+        np.array([[7, 6, 6]]),
+        np.array([[7, 6, 6]]),
+        np.array([0]),
+        10,
+        8,
+    )
     assert bad.tolist() == [[False, True, False]] and pinned[0, 2] == u
     # a logged up-vote cannot lower the count
-    bad, _ = replay.window_replay(np.array([[True]]), np.array([[replay.UP]]), np.array([[7]]),
-                                  np.array([[7]]), np.array([0]), 10, 8)
+    bad, _ = replay.window_replay(
+        np.array([[True]]),
+        np.array([[replay.UP]]),
+        np.array([[7]]),
+        np.array([[7]]),
+        np.array([0]),
+        10,
+        8,
+    )
     assert bad.tolist() == [[True]]
 
 
@@ -294,7 +387,9 @@ def _pipeline_project(tmp_path: Path, logs: Path) -> tuple:
 
     root = tmp_path / "project"
     root.mkdir()
-    (root / "params.yaml").write_text(yaml.safe_dump({"markets": {INSTANCE: fx.params_block(logs)}}))
+    (root / "params.yaml").write_text(
+        yaml.safe_dump({"markets": {INSTANCE: fx.params_block(logs)}})
+    )
     return load_params(root / "params.yaml"), Paths(root)
 
 
@@ -351,10 +446,13 @@ def _overpay_step_3(logs: Path) -> None:
         path.write_text(json.dumps(state))
 
 
-@pytest.mark.parametrize("breaks, step, why", [
-    (_break_step_2, 2, "unfilled_bid_listing_left 1"),
-    (_overpay_step_3, 3, "sale_without_buyer 1, purchase_without_listing 1"),
-])
+@pytest.mark.parametrize(
+    "breaks, step, why",
+    [
+        (_break_step_2, 2, "unfilled_bid_listing_left 1"),
+        (_overpay_step_3, 3, "sale_without_buyer 1, purchase_without_listing 1"),
+    ],
+)
 def test_a_logged_sale_that_breaks_our_rule_is_a_disagreement(tmp_path, breaks, step, why):
     logs = fx.write_logs(tmp_path)
     breaks(logs)
@@ -369,16 +467,19 @@ def test_their_score_as_their_script_computes_it(tmp_path):
     # their grid is K 0, 3, 6, 9: of the fixture's runs their script reads the K 0 one only
     assert frames["their_score_runs"]["episode_id"].tolist() == ["buyer-1-k0-rep1-s8"]
     reader = EpisodeReader(tmp_path / "project" / "data" / "episodes" / INSTANCE)
-    runs = authors.their_runs(reader.table("setting"), reader.table("market_steps"),
-                              ks=(0, 2)).set_index("episode_id")
+    runs = authors.their_runs(
+        reader.table("setting"), reader.table("market_steps"), ks=(0, 2)
+    ).set_index("episode_id")
     # on a grid with K 2: the seed 16 run and the K 0 run (seed 8) match, _base does not; W, I,
     # V from the logged state values; V0 = the K 0 rep 1 run's V = 2 + 3 + 1
-    assert sorted(runs.index) == ["buyer-1-k0-rep1-s8", "buyer-1-k2-rep1-s16",
-                                  "buyer-1-k2-rep1-s8"]
+    assert sorted(runs.index) == ["buyer-1-k0-rep1-s8", "buyer-1-k2-rep1-s16", "buyer-1-k2-rep1-s8"]
     k0, s8 = runs.loc["buyer-1-k0-rep1-s8"], runs.loc["buyer-1-k2-rep1-s8"]
     assert (k0["V"], k0["V0"], s8["V"]) == (6.0, 6.0, 16.0)
-    assert s8["I"] == pytest.approx(np.mean([0.6, 36000 / 83000, 1.0, 30000 / 74000,
-                                             29000 / 57000, 27500 / 33500, 47000 / 76000]))
+    assert s8["I"] == pytest.approx(
+        np.mean(
+            [0.6, 36000 / 83000, 1.0, 30000 / 74000, 29000 / 57000, 27500 / 33500, 47000 / 76000]
+        )
+    )
     ratio = runs["V"] / 6.0
     r_hat = (ratio - ratio.min()) / (ratio.max() - ratio.min())
     w_hat = (runs["W"] - runs["W"].min()) / (runs["W"].max() - runs["W"].min())
@@ -392,9 +493,18 @@ def test_their_score_as_their_script_computes_it(tmp_path):
     board_input = frames["agents"].query("role == 'buyer'").set_index(["episode_id", "agent_id"])
     assert board_input.loc[("buyer-1-k2-rep1-s8", "consumer_2"), "answers_invalid"] == 1
     assert np.isnan(board_input.loc[("buyer-1-k0-rep1-s8", "consumer_2"), "answers"])
-    table, rho = authors.comparison(frames["their_score"], pd.DataFrame(
-        {"role": ["buyer"], "name": ["buyer-1"], "eas_mean": [0.5], "eas_lo": [0.4],
-         "eas_hi": [0.6]}))
+    table, rho = authors.comparison(
+        frames["their_score"],
+        pd.DataFrame(
+            {
+                "role": ["buyer"],
+                "name": ["buyer-1"],
+                "eas_mean": [0.5],
+                "eas_lo": [0.4],
+                "eas_hi": [0.6],
+            }
+        ),
+    )
     assert table["our_eas"].tolist()[0] == 0.5 and np.isnan(rho["rho"])  # one model: no ordering
     # the _base runs are not in their grid: a row without their EAS, saying so, ranked by neither
     base = table.set_index("model").loc["buyer-1+base"]
@@ -408,6 +518,7 @@ def _state(t: int, change):
         path = logs / fx.MODEL / K2 / f"state_t{t}.json"
         change(path)
         return path
+
     return make
 
 
@@ -416,6 +527,7 @@ def _edit(fn):
         state = json.loads(path.read_text())
         fn(state)
         path.write_text(json.dumps(state, allow_nan=True))
+
     return change
 
 
@@ -427,17 +539,27 @@ def _duplicate(logs: Path) -> Path:
 
 HOSTILE = {
     "truncated": (_state(3, lambda p: p.write_bytes(p.read_bytes()[:500])), "not valid JSON"),
-    "missing_field": (_state(2, _edit(lambda s: s.pop("lemon_market_new_listings"))),
-                      "lemon_market_new_listings: Field required"),
-    "nan": (_state(1, _edit(lambda s: s["consumers"][0].update(consumer_surplus=float("nan")))),
-            "consumers.0.consumer_surplus"),
-    "infinity": (_state(4, _edit(lambda s: s["lemon_market_new_listings"][0].update(
-        price=float("inf")))), "lemon_market_new_listings.0.price"),
+    "missing_field": (
+        _state(2, _edit(lambda s: s.pop("lemon_market_new_listings"))),
+        "lemon_market_new_listings: Field required",
+    ),
+    "nan": (
+        _state(1, _edit(lambda s: s["consumers"][0].update(consumer_surplus=float("nan")))),
+        "consumers.0.consumer_surplus",
+    ),
+    "infinity": (
+        _state(4, _edit(lambda s: s["lemon_market_new_listings"][0].update(price=float("inf")))),
+        "lemon_market_new_listings.0.price",
+    ),
     "duplicate_run": (_duplicate, "holds run 'buyer-1-k2-rep1-s8', which"),
-    "counter_falls": (_state(5, _edit(lambda s: s["consumers"][2].update(sybil_seen_total=0))),
-                      "consumers.2 (consumer_2): a cumulative counter fell"),
-    "pathlike_seller": (_state(1, _edit(lambda s: s["firms"][0].update(name="../../x"))),
-                        "is not a plain name"),
+    "counter_falls": (
+        _state(5, _edit(lambda s: s["consumers"][2].update(sybil_seen_total=0))),
+        "consumers.2 (consumer_2): a cumulative counter fell",
+    ),
+    "pathlike_seller": (
+        _state(1, _edit(lambda s: s["firms"][0].update(name="../../x"))),
+        "is not a plain name",
+    ),
 }
 
 
@@ -511,9 +633,16 @@ def test_an_imported_lemon_instance_runs_through_the_pipeline(tmp_path):
     assert np.isnan(board.loc["buyer-1+base", "invalid_answer_rate"])
     assert board.loc["buyer-1", "eas_lo"] <= board.loc["buyer-1", "eas_mean"]
     outputs = {p.name for p in run_figures(INSTANCE, params, paths)}
-    assert {"fig4_authors.png", "their_score.png", f"{INSTANCE}_their_score.md",
-            f"{INSTANCE}_replay.md", f"{INSTANCE}_replay_rules.md", f"{INSTANCE}_models.md",
-            f"{INSTANCE}_model_cells.md", f"{INSTANCE}_reference_volume.md"} <= outputs
+    assert {
+        "fig4_authors.png",
+        "their_score.png",
+        f"{INSTANCE}_their_score.md",
+        f"{INSTANCE}_replay.md",
+        f"{INSTANCE}_replay_rules.md",
+        f"{INSTANCE}_models.md",
+        f"{INSTANCE}_model_cells.md",
+        f"{INSTANCE}_reference_volume.md",
+    } <= outputs
     run_report(params, paths)
     page = (paths.reports / "site" / f"{INSTANCE}.html").read_text()
     assert "pre-release runs" in page and "Their lemon EAS beside ours" in page

@@ -60,6 +60,7 @@ def stages(tmp_path: Path, logs: Path, texts: list[str], monkeypatch):
         def wrapped(fig, path):
             texts.extend(t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")))
             return save(fig, path)
+
         return wrapped
 
     for module in (lemon_plots, published_scores):
@@ -83,16 +84,19 @@ def test_an_import_of_k0_runs_only_goes_through_every_stage(tmp_path, monkeypatc
     """Their K 0 run: t0 c0 buys standard_0's good car at 30,000 and c1 detailed_1's mint one at
     45,000, c2 passes; t1 c0 terse_2's good car at 30,000, c1 bids on it too and loses, c2
     optimistic_3's fair one at 16,000; t2 c1 detailed_1's fair car at 17,000."""
-    frames, board, outputs = stages(tmp_path, only(fx.write_logs(tmp_path), {K0}), [],
-                                    monkeypatch)
+    frames, board, outputs = stages(tmp_path, only(fx.write_logs(tmp_path), {K0}), [], monkeypatch)
     agents = frames["agents"].set_index("agent_id")
     assert set(agents["role"]) == {"honest", "buyer"}  # no principal, no identity
-    assert agents.loc[["standard_0", "detailed_1", "terse_2", "optimistic_3"],
-                      "revenue"].tolist() == [30000.0, 62000.0, 30000.0, 16000.0]
+    assert agents.loc[
+        ["standard_0", "detailed_1", "terse_2", "optimistic_3"], "revenue"
+    ].tolist() == [30000.0, 62000.0, 30000.0, 16000.0]
     # surplus = value - price: c0 (35,000 - 30,000) x 2; c1 50,000 - 45,000 + 20,000 - 17,000;
     # c2 20,000 - 16,000
-    assert agents.loc[["consumer_0", "consumer_1", "consumer_2"],
-                      "surplus"].tolist() == [10000.0, 8000.0, 4000.0]
+    assert agents.loc[["consumer_0", "consumer_1", "consumer_2"], "surplus"].tolist() == [
+        10000.0,
+        8000.0,
+        4000.0,
+    ]
     market = frames["market"].iloc[0]
     assert (market["volume"], market["purchases"]) == pytest.approx((6 / 3, 5 / 3))
     assert market["sybil_revenue_share"] == 0.0 and market["volume_ratio"] == pytest.approx(1.0)
@@ -106,10 +110,14 @@ def test_an_import_of_k0_runs_only_goes_through_every_stage(tmp_path, monkeypatc
 
 
 # ------------------------------------------------------------------ no run in their grid
-@pytest.mark.parametrize("cut", [
-    lambda logs: only(logs, {f"{fx.MODEL}_k2_rep1_seed8", f"{fx.MODEL}_k2_rep1_seed8_base"}),
-    renamed,
-], ids=["k2_and_base_only", "model_folder_renamed"])
+@pytest.mark.parametrize(
+    "cut",
+    [
+        lambda logs: only(logs, {f"{fx.MODEL}_k2_rep1_seed8", f"{fx.MODEL}_k2_rep1_seed8_base"}),
+        renamed,
+    ],
+    ids=["k2_and_base_only", "model_folder_renamed"],
+)
 def test_no_run_in_the_authors_grid_is_said_not_scored(tmp_path, monkeypatch, cut):
     texts: list[str] = []
     frames, board, outputs = stages(tmp_path, cut(fx.write_logs(tmp_path)), texts, monkeypatch)

@@ -44,20 +44,23 @@ def _run(logs: Path) -> Path:
 
 
 def _replace(name: str, how: str, target: str | bytes = ""):
-    return lambda logs, outside: alter(_run(logs) / name, how, target.format(outside=outside)
-                                       if how == "link" else target)
+    return lambda logs, outside: alter(
+        _run(logs) / name, how, target.format(outside=outside) if how == "link" else target
+    )
 
 
 def _number(key: str, value: str):
-    return lambda logs, outside: edit(_run(logs) / "state_t1.json",
-                                      lambda s: set_number(s, key, value))
+    return lambda logs, outside: edit(
+        _run(logs) / "state_t1.json", lambda s: set_number(s, key, value)
+    )
 
 
 def _args(**values):
     import json
 
-    return lambda logs, outside: edit(_run(logs) / "experiment_args.json",
-                                      lambda s: json.dumps(dict(json.loads(s), **values)))
+    return lambda logs, outside: edit(
+        _run(logs) / "experiment_args.json", lambda s: json.dumps(dict(json.loads(s), **values))
+    )
 
 
 def _duplicate_step(logs, outside):
@@ -65,62 +68,104 @@ def _duplicate_step(logs, outside):
     return _run(logs) / "state_t1.json"  # named: the second of the two (listed by name)
 
 
-GOOD_LINE = (b'{"role": "buyer", "agent": "consumer_0", "call": "bid", "timestep": 0, "depth": 0, '
-             b'"system_prompt": "s", "user_prompt": "u", "response": "r"}')
+GOOD_LINE = (
+    b'{"role": "buyer", "agent": "consumer_0", "call": "bid", "timestep": 0, "depth": 0, '
+    b'"system_prompt": "s", "user_prompt": "u", "response": "r"}'
+)
 
 #: case -> (the alteration, returning what the error must name; what it says, or None: imported)
 CASES = {
-    "truncated_json": (_replace("state_t3.json", "bytes", '{"timestep": 3, "firms": [{"na'),
-                       "not valid JSON"),
+    "truncated_json": (
+        _replace("state_t3.json", "bytes", '{"timestep": 3, "firms": [{"na'),
+        "not valid JSON",
+    ),
     "nan": (_number("consumer_surplus", "NaN"), "consumer_surplus"),
     "num_1e400": (_number("price", "1e400"), "price"),
-    "deep_nesting_args": (lambda logs, outside: edit(_run(logs) / "experiment_args.json", deepen),
-                          "not valid JSON"),
+    "deep_nesting_args": (
+        lambda logs, outside: edit(_run(logs) / "experiment_args.json", deepen),
+        "not valid JSON",
+    ),
     "huge_sparse_state_300MiB": (_replace("state_t2.json", "sparse"), "over the 64 MiB"),
     "prompt_log_sparse_300MiB": (_replace(PROMPTS, "sparse"), "over the 256 MiB"),
     "state_folder": (_replace("state_t1.json", "folder"), "is a folder, not a file"),
     "state_fifo": (_replace("state_t1.json", "fifo"), "is not a regular file (a FIFO)"),
-    "state_link_dev_zero": (_replace("state_t1.json", "link", "/dev/zero"),
-                            "is not a regular file (a link to /dev/zero, a character device)"),
-    "state_link_dev_urandom": (_replace("state_t1.json", "link", "/dev/urandom"),
-                               "is not a regular file (a link to /dev/urandom"),
-    "state_link_outside": (_replace("state_t1.json", "link", "{outside}/state.json"),
-                           "outside the source folder"),
+    "state_link_dev_zero": (
+        _replace("state_t1.json", "link", "/dev/zero"),
+        "is not a regular file (a link to /dev/zero, a character device)",
+    ),
+    "state_link_dev_urandom": (
+        _replace("state_t1.json", "link", "/dev/urandom"),
+        "is not a regular file (a link to /dev/urandom",
+    ),
+    "state_link_outside": (
+        _replace("state_t1.json", "link", "{outside}/state.json"),
+        "outside the source folder",
+    ),
     "args_folder": (_replace("experiment_args.json", "folder"), "is a folder, not a file"),
     "args_fifo": (_replace("experiment_args.json", "fifo"), "is not a regular file (a FIFO)"),
     "tokens_link_dev_zero": (_replace(TOKENS, "link", "/dev/zero"), "is not a regular file"),
     "prompt_log_fifo": (_replace(PROMPTS, "fifo"), "is not a regular file (a FIFO)"),
-    "buyer_llm_html": (_args(buyer_llm="vendor/<script>alert(1)</script>"),
-                       "buyer_llm: Value error"),
+    "buyer_llm_html": (
+        _args(buyer_llm="vendor/<script>alert(1)</script>"),
+        "buyer_llm: Value error",
+    ),
     "seller_llm_dotdot": (_args(seller_llm="vendor/.."), "seller_llm: Value error, model '..'"),
     "llm_newline": (_args(llm="vendor/a\nb"), "is not a plain name"),
-    "run_folder_non_utf8": (lambda logs, outside: rename_bytes(_run(logs), b"\xff*"),
-                            "its name is not UTF-8 text"),
-    "model_folder_non_utf8": (lambda logs, outside: rename_bytes(logs / fx.MODEL, b"*\xff\xfe"),
-                              "its name is not UTF-8 text"),
-    "duplicate_state_step": (_duplicate_step, "a second state file of step 1, beside "
-                             "state_t01.json"),
+    "run_folder_non_utf8": (
+        lambda logs, outside: rename_bytes(_run(logs), b"\xff*"),
+        "its name is not UTF-8 text",
+    ),
+    "model_folder_non_utf8": (
+        lambda logs, outside: rename_bytes(logs / fx.MODEL, b"*\xff\xfe"),
+        "its name is not UTF-8 text",
+    ),
+    "duplicate_state_step": (
+        _duplicate_step,
+        "a second state file of step 1, beside state_t01.json",
+    ),
     # A23: a prompt log's unreadable lines are skipped and counted (its documented policy)
-    "prompt_log_hostile_lines": (_replace(PROMPTS, "bytes", b"\n".join([
-        GOOD_LINE, b"\xff\xfe garbage", GOOD_LINE.replace(b'"depth": 0', b'"depth": NaN'),
-        b"[" * 100_000, GOOD_LINE.replace(b'"timestep": 0', b'"timestep": 1e400'), b"{}",
-        GOOD_LINE]) + b"\n"), None),
-    "state_link_inside": (lambda logs, outside: alter(
-        _run(logs) / "state_t1.json", "link", str(_run(logs).parent / f"{fx.MODEL}_k2_rep1_seed16"
-                                                  / "state_t1.json")), None),
+    "prompt_log_hostile_lines": (
+        _replace(
+            PROMPTS,
+            "bytes",
+            b"\n".join(
+                [
+                    GOOD_LINE,
+                    b"\xff\xfe garbage",
+                    GOOD_LINE.replace(b'"depth": 0', b'"depth": NaN'),
+                    b"[" * 100_000,
+                    GOOD_LINE.replace(b'"timestep": 0', b'"timestep": 1e400'),
+                    b"{}",
+                    GOOD_LINE,
+                ]
+            )
+            + b"\n",
+        ),
+        None,
+    ),
+    "state_link_inside": (
+        lambda logs, outside: alter(
+            _run(logs) / "state_t1.json",
+            "link",
+            str(_run(logs).parent / f"{fx.MODEL}_k2_rep1_seed16" / "state_t1.json"),
+        ),
+        None,
+    ),
 }
 
 
 def _project(root: Path, logs: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    (root / "params.yaml").write_text(yaml.safe_dump({"markets": {
-        INSTANCE: fx.params_block(logs)}}))
+    (root / "params.yaml").write_text(
+        yaml.safe_dump({"markets": {INSTANCE: fx.params_block(logs)}})
+    )
     return root
 
 
 def _stage(project: Path) -> tuple[int, str]:
-    return run_cli("stages.simulate:app", [INSTANCE, "--params", str(project / "params.yaml")],
-                   timeout_s=180)
+    return run_cli(
+        "stages.simulate:app", [INSTANCE, "--params", str(project / "params.yaml")], timeout_s=180
+    )
 
 
 def _episodes(project: Path) -> Path:
@@ -138,8 +183,9 @@ def earlier(tmp_path_factory):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_hostile_runs_are_refused_in_one_line_and_the_earlier_import_is_kept(case, earlier,
-                                                                            tmp_path):
+def test_hostile_runs_are_refused_in_one_line_and_the_earlier_import_is_kept(
+    case, earlier, tmp_path
+):
     good, digest = earlier
     logs = fx.write_logs(tmp_path)
     project = _project(tmp_path / "project", logs)

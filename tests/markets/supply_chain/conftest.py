@@ -50,8 +50,10 @@ def small_params(**overrides) -> SupplyChainParams:
         RosterEntry(name="fol", kind="baseline", strategy="follower"),
         RosterEntry(name="tgt", kind="baseline", strategy="targeter", params={"tribe": "hype"}),
     ]
-    items = [ItemSpec(id="a", category="commodity", qty=40, base_price=10),
-             ItemSpec(id="b", category="luxury", qty=10, base_price=100)]
+    items = [
+        ItemSpec(id="a", category="commodity", qty=40, base_price=10),
+        ItemSpec(id="b", category="luxury", qty=10, base_price=100),
+    ]
     base = dict(runs=1, steps=4, rounds=2, beta=5, roster=roster, items=items)
     base.update(overrides)
     return SupplyChainParams(**base)

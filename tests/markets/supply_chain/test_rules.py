@@ -13,8 +13,9 @@ from marketarena.markets.supply_chain.params import consideration_size
 def settle(qty, price, supply, reserve, eligible=None, seed=0):
     qty, price = np.array(qty), np.array(price)
     eligible = np.ones(len(qty), bool) if eligible is None else np.array(eligible)
-    return rules.settle_auction(qty, price, eligible, np.array(supply), np.array(reserve),
-                                np.random.default_rng(seed))
+    return rules.settle_auction(
+        qty, price, eligible, np.array(supply), np.array(reserve), np.random.default_rng(seed)
+    )
 
 
 # ------------------------------------------------------------------ settlement
@@ -60,16 +61,21 @@ def test_overspent_bid_set_is_invalid_and_flagged(market):
     checked = market.check("R01", over, decision)
     assert checked.error.startswith("overspent")
     exact = ProcurementAction(bids={"a": Bid(qty=int(funds // 10), price=10)})
-    assert market.check("R02", exact, decision).error is None  # spending exactly the funds is allowed
-    assert market.check("R01", over, decision) == checked  # check is pure: asking twice changes nothing
+    assert (
+        market.check("R02", exact, decision).error is None
+    )  # spending exactly the funds is allowed
+    assert (
+        market.check("R01", over, decision) == checked
+    )  # check is pure: asking twice changes nothing
 
 
 def test_unknown_items_and_below_base_bids_are_dropped_not_fatal(market):
     from marketarena.markets.supply_chain.observations import Bid, ProcurementAction
 
     decision = market.reset(1)
-    action = ProcurementAction(bids={"zzz": Bid(qty=1, price=5), "a": Bid(qty=2, price=9),
-                                     "b": Bid(qty=1, price=100)})
+    action = ProcurementAction(
+        bids={"zzz": Bid(qty=1, price=5), "a": Bid(qty=2, price=9), "b": Bid(qty=1, price=100)}
+    )
     checked = market.check("R01", action, decision)
     assert checked.error is None
     assert list(checked.action.bids) == ["b"]
@@ -83,7 +89,11 @@ def test_overspent_flag_shown_next_round_and_zero_allocation(market):
     ids = list(decision.observations)
     actions = {}
     for a in ids:
-        act = ProcurementAction(bids={"a": Bid(qty=10**6, price=10)}) if a == "R01" else ProcurementAction()
+        act = (
+            ProcurementAction(bids={"a": Bid(qty=10**6, price=10)})
+            if a == "R01"
+            else ProcurementAction()
+        )
         checked = market.check(a, act, decision)
         actions[a] = checked.action if checked.action is not None else market.fallback(a, decision)
     nxt = market.step(actions)
@@ -96,10 +106,18 @@ def test_overspent_flag_shown_next_round_and_zero_allocation(market):
 def test_buyer_demand_sums_to_rounded_ratio_times_supply():
     rng = np.random.default_rng(0)
     supply = np.array([200.0, 133.0, 75.0])
-    b = rules.draw_buyers(rng, 300, np.repeat(np.arange(4), 3), np.full(12, 0.6),
-                          np.array([.4, .3, .2, .1]), np.array([.2, .8, .9, .5]),
-                          np.array([1.5, 2.5, 3.0, np.nan]), supply, np.array([50.0, 150.0, 800.0]),
-                          0.95)
+    b = rules.draw_buyers(
+        rng,
+        300,
+        np.repeat(np.arange(4), 3),
+        np.full(12, 0.6),
+        np.array([0.4, 0.3, 0.2, 0.1]),
+        np.array([0.2, 0.8, 0.9, 0.5]),
+        np.array([1.5, 2.5, 3.0, np.nan]),
+        supply,
+        np.array([50.0, 150.0, 800.0]),
+        0.95,
+    )
     for x, q in enumerate(supply):
         assert b.demand[b.item == x].sum() == math.floor(0.95 * q + 0.5)  # 190, 126, 71
     # willingness to pay = base × tribe multiplier, no cap for a NaN multiplier
@@ -152,9 +170,15 @@ def test_higher_lambda_and_lower_tau_concentrate_attention():
 # ------------------------------------------------------------------ purchase walk
 def one_item_buyers(demand, wtp):
     k = len(demand)
-    return rules.Buyers(tribe=np.zeros(k, int), persona=np.zeros(k, int), item=np.zeros(k, int),
-                        demand=np.array(demand), wtp=np.array(wtp, float), lam=np.zeros(k),
-                        rho=np.zeros(k))
+    return rules.Buyers(
+        tribe=np.zeros(k, int),
+        persona=np.zeros(k, int),
+        item=np.zeros(k, int),
+        demand=np.array(demand),
+        wtp=np.array(wtp, float),
+        lam=np.zeros(k),
+        rho=np.zeros(k),
+    )
 
 
 def test_walk_buys_cheapest_first_and_counts_directed_demand():
@@ -162,7 +186,9 @@ def test_walk_buys_cheapest_first_and_counts_directed_demand():
     buyers = one_item_buyers([7], [np.inf])
     prices = np.array([[12.0], [10.0], [15.0]])
     stock = np.array([[3], [2], [9]])
-    res = rules.purchase_walk(np.random.default_rng(0), buyers, np.ones((1, 3), bool), prices, stock)
+    res = rules.purchase_walk(
+        np.random.default_rng(0), buyers, np.ones((1, 3), bool), prices, stock
+    )
     visits = res.visits.astype(int)
     assert visits[:, 1].tolist() == [1, 0, 2]  # seller order by price
     assert visits[:, 3].tolist() == [7, 5, 2]  # units still wanted on arrival = directed demand
@@ -187,8 +213,9 @@ def test_stockout_is_a_directed_attempt_at_zero_stock():
     # two buyers wanting 3 each, one seller with stock 3: whoever arrives first empties it,
     # the other stocks out
     buyers = one_item_buyers([3, 3], [np.inf, np.inf])
-    res = rules.purchase_walk(np.random.default_rng(5), buyers, np.ones((2, 1), bool),
-                              np.array([[10.0]]), np.array([[3]]))
+    res = rules.purchase_walk(
+        np.random.default_rng(5), buyers, np.ones((2, 1), bool), np.array([[10.0]]), np.array([[3]])
+    )
     v = res.visits.astype(int)
     assert len(v) == 2
     first, second = v[0], v[1]
@@ -199,8 +226,13 @@ def test_stockout_is_a_directed_attempt_at_zero_stock():
 
 def test_walk_stops_when_demand_met():
     buyers = one_item_buyers([2], [np.inf])
-    res = rules.purchase_walk(np.random.default_rng(0), buyers, np.ones((1, 3), bool),
-                              np.array([[1.0], [2.0], [3.0]]), np.full((3, 1), 5))
+    res = rules.purchase_walk(
+        np.random.default_rng(0),
+        buyers,
+        np.ones((1, 3), bool),
+        np.array([[1.0], [2.0], [3.0]]),
+        np.full((3, 1), 5),
+    )
     assert len(res.visits) == 1  # later sellers are not attempts
 
 
@@ -212,8 +244,9 @@ def reference_walk(rng, buyers, visible, prices, stock):
     visits, bought = [], np.zeros(len(buyers.item), dtype=np.int64)
     for j in order:
         x, want = buyers.item[j], int(buyers.demand[j])
-        sellers = [s for s in range(visible.shape[1]) if visible[j, s]
-                   and prices[s, x] <= buyers.wtp[j]]  # a NaN price compares False
+        sellers = [
+            s for s in range(visible.shape[1]) if visible[j, s] and prices[s, x] <= buyers.wtp[j]
+        ]  # a NaN price compares False
         for s in sorted(sellers, key=lambda s: (prices[s, x], tiebreak[j, s])):
             if want == 0:
                 break
@@ -229,17 +262,23 @@ def test_walk_equals_the_plain_loop_on_random_markets():
     rng = np.random.default_rng(11)
     for _ in range(200):
         k, m, n = int(rng.integers(0, 40)), int(rng.integers(1, 7)), int(rng.integers(1, 4))
-        buyers = rules.Buyers(tribe=np.zeros(k, int), persona=np.zeros(k, int),
-                              item=rng.integers(0, n, k), demand=rng.integers(0, 6, k),
-                              wtp=np.where(rng.random(k) < 0.3, np.inf, rng.uniform(1, 100, k)),
-                              lam=np.zeros(k), rho=np.zeros(k))
+        buyers = rules.Buyers(
+            tribe=np.zeros(k, int),
+            persona=np.zeros(k, int),
+            item=rng.integers(0, n, k),
+            demand=rng.integers(0, 6, k),
+            wtp=np.where(rng.random(k) < 0.3, np.inf, rng.uniform(1, 100, k)),
+            lam=np.zeros(k),
+            rho=np.zeros(k),
+        )
         visible = rng.random((k, m)) < 0.7
         prices = np.where(rng.random((m, n)) < 0.2, np.nan, rng.integers(1, 60, (m, n)) * 1.0)
         stock = rng.integers(0, 8, (m, n))
         seed = int(rng.integers(2**31))
         got = rules.purchase_walk(np.random.default_rng(seed), buyers, visible, prices, stock)
-        visits, bought, left = reference_walk(np.random.default_rng(seed), buyers, visible,
-                                              prices, stock)
+        visits, bought, left = reference_walk(
+            np.random.default_rng(seed), buyers, visible, prices, stock
+        )
         assert np.array_equal(got.visits, visits) and got.visits.dtype == np.float64
         assert np.array_equal(got.bought, bought) and got.bought.dtype == np.int64
         assert np.array_equal(got.stock, left) and got.stock.dtype == stock.dtype
@@ -248,7 +287,16 @@ def test_walk_equals_the_plain_loop_on_random_markets():
 
 def test_equal_prices_order_is_seeded_random():
     buyers = one_item_buyers([1], [np.inf])
-    firsts = {int(rules.purchase_walk(np.random.default_rng(s), buyers, np.ones((1, 2), bool),
-                                      np.array([[5.0], [5.0]]), np.full((2, 1), 5)).visits[0, 1])
-              for s in range(30)}
+    firsts = {
+        int(
+            rules.purchase_walk(
+                np.random.default_rng(s),
+                buyers,
+                np.ones((1, 2), bool),
+                np.array([[5.0], [5.0]]),
+                np.full((2, 1), 5),
+            ).visits[0, 1]
+        )
+        for s in range(30)
+    }
     assert firsts == {0, 1}

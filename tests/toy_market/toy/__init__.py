@@ -12,5 +12,6 @@ The rules: ``params.py``, ``market.py`` (the market and ``ToyRules``), ``baselin
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:ToyParams", rules="market:ToyRules",
-                  analysis="analysis:ToyAnalysis")
+KIND = MarketKind(
+    __name__, params="params:ToyParams", rules="market:ToyRules", analysis="analysis:ToyAnalysis"
+)

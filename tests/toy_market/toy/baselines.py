@@ -31,8 +31,9 @@ class Undercut(ScriptedAgent):
 
     def decide(self, observation, decision):
         last = observation["last_lowest"]
-        return Price(price=observation["value"] if last is None else max(self.params.floor,
-                                                                         last - 1))
+        return Price(
+            price=observation["value"] if last is None else max(self.params.floor, last - 1)
+        )
 
 
 STRATEGIES = StrategyTable("toy", {"fixed": Fixed, "undercut": Undercut})

@@ -23,8 +23,15 @@ class ToyMarket:
         self.mp, self.sellers = mp, sellers
 
     def _decision(self) -> Decision:
-        obs = {s: {"round": self.t + 1, "value": self.mp.value, "cost": self.mp.cost,
-                   "last_lowest": self.last} for s in self.sellers}
+        obs = {
+            s: {
+                "round": self.t + 1,
+                "value": self.mp.value,
+                "cost": self.mp.cost,
+                "last_lowest": self.last,
+            }
+            for s in self.sellers
+        }
         return Decision("price", self.t, 0, obs, Price)
 
     def reset(self, seed: int) -> Decision:
@@ -46,8 +53,9 @@ class ToyMarket:
         winner = cheapest[int(self.rng.integers(len(cheapest)))]
         for s in self.sellers:
             sold = s == winner and low <= self.mp.value
-            self.rows.append((self.t, s, prices[s], int(sold),
-                              float(prices[s] - self.mp.cost) if sold else 0.0))
+            self.rows.append(
+                (self.t, s, prices[s], int(sold), float(prices[s] - self.mp.cost) if sold else 0.0)
+            )
         self.t, self.last = self.t + 1, low
         return None if self.t == self.mp.rounds else self._decision()
 

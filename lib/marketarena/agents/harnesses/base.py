@@ -37,8 +37,14 @@ class LLMAgent(Protocol):
 
     def signals(self, observation: Any) -> dict[str, float]: ...
 
-    async def ask(self, messages: list[dict[str, str]], schema: type[BaseModel],
-                  decision: Decision, purpose: str = "act") -> tuple[Any, dict[str, Any]]: ...
+    async def ask(
+        self,
+        messages: list[dict[str, str]],
+        schema: type[BaseModel],
+        decision: Decision,
+        purpose: str = "act",
+    ) -> tuple[Any, dict[str, Any]]: ...
+
 
 TEMPLATES = "marketarena.agents"
 
@@ -71,8 +77,14 @@ class Harness:
         """Template variables for this call (blocks the harness adds)."""
         return {}
 
-    def messages(self, agent: "LLMAgent", observation: Any, decision: Decision,
-                 retry: Retry | None, **more: Any) -> list[dict[str, str]]:
+    def messages(
+        self,
+        agent: "LLMAgent",
+        observation: Any,
+        decision: Decision,
+        retry: Retry | None,
+        **more: Any,
+    ) -> list[dict[str, str]]:
         """The market's messages for this call, the market's ``harness_<name>.j2`` appended to the
         system message, the harness's blocks to the user message, a re-ask's turns at the end.
         ``more``: template variables of this call besides :meth:`extras`."""
@@ -105,11 +117,13 @@ class Harness:
     def remember(self, observation: Any, decision: Decision, action: BaseModel | None) -> None:
         """After the answer of a decision (None: no valid answer)."""
 
-    async def respond(self, agent: "LLMAgent", observation: Any, decision: Decision,
-                      retry: Retry | None = None) -> Reply:
+    async def respond(
+        self, agent: "LLMAgent", observation: Any, decision: Decision, retry: Retry | None = None
+    ) -> Reply:
         schema = decision.schema_for(agent.agent_id)
-        result, row = await agent.ask(self.messages(agent, observation, decision, retry), schema,
-                                      decision, purpose="act")
+        result, row = await agent.ask(
+            self.messages(agent, observation, decision, retry), schema, decision, purpose="act"
+        )
         self.remember(observation, decision, result.action)
         error = None if result.action is not None else f"llm: {result.error or 'no valid answer'}"
         return Reply(action=result.action, calls=[row], error=error)
@@ -130,7 +144,10 @@ def market_template(market: str, name: str) -> Template | None:
 
 def retry_messages(retry: Retry) -> list[dict[str, str]]:
     text = template_env(TEMPLATES).get_template("retry.j2").render(retry=retry)
-    return [{"role": "assistant", "content": dump(retry.previous)}, {"role": "user", "content": text}]
+    return [
+        {"role": "assistant", "content": dump(retry.previous)},
+        {"role": "user", "content": text},
+    ]
 
 
 class Plain(Harness):

@@ -46,5 +46,7 @@ class NotesHarness(Harness):
     def remember(self, observation: Any, decision, action: BaseModel | None) -> None:
         content = getattr(action, "new_content", None)
         if content is not None:
-            self.notes = Notes(clip(content.plans, self.params.max_chars),
-                               clip(content.insights, self.params.max_chars))
+            self.notes = Notes(
+                clip(content.plans, self.params.max_chars),
+                clip(content.insights, self.params.max_chars),
+            )

@@ -31,8 +31,9 @@ class PastStep:
 
 class ReflectionParams(Strict):
     k: int = Field(default=3, ge=1, description="best past steps shown")
-    weights: dict[str, float] = Field(default_factory=dict,
-                                      description="signal -> weight (empty: every signal, weight 1)")
+    weights: dict[str, float] = Field(
+        default_factory=dict, description="signal -> weight (empty: every signal, weight 1)"
+    )
     memory: int = Field(default=1000, ge=1, description="past steps remembered (the latest)")
 
 
@@ -56,7 +57,7 @@ class Reflection(Harness):
             step, action = self.pending
             signals = {k: float(v) for k, v in agent.signals(observation).items()}
             self.past.append(PastStep(step, action, signals, self.score(signals)))
-            self.past = self.past[-self.params.memory:]
+            self.past = self.past[-self.params.memory :]
             self.pending = None
         return {"reflection": self.top()}
 

@@ -37,7 +37,9 @@ class Review(BaseModel):
 
 
 class SkepticalParams(Strict):
-    phases: list[str] = Field(default_factory=lambda: ["buy"], description="decisions reviewed first")
+    phases: list[str] = Field(
+        default_factory=lambda: ["buy"], description="decisions reviewed first"
+    )
 
 
 class Skeptical(Harness):
@@ -52,7 +54,12 @@ class Skeptical(Harness):
         review = extras.get("review")
         if review is None:
             return []
-        return [template_env(TEMPLATES).get_template("skeptical_review.j2").render(review=review).strip()]
+        return [
+            template_env(TEMPLATES)
+            .get_template("skeptical_review.j2")
+            .render(review=review)
+            .strip()
+        ]
 
     async def respond(self, agent, observation, decision, retry=None) -> Reply:
         if decision.phase not in self.params.phases:
@@ -60,8 +67,9 @@ class Skeptical(Harness):
         rows = []
         if retry is None or self.review is None:
             ask = self.messages(agent, observation, decision, None)
-            ask[-1]["content"] += "\n\n" + (self.market_text_named("harness_skeptical_review.j2",
-                                                                   obs=observation) or "")
+            ask[-1]["content"] += "\n\n" + (
+                self.market_text_named("harness_skeptical_review.j2", obs=observation) or ""
+            )
             review, row = await agent.ask(ask, Review, decision, purpose="review")
             self.review = review.action
             rows.append(row)

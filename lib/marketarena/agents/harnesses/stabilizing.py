@@ -21,7 +21,8 @@ from marketarena.agents.harnesses.reflection import Reflection, ReflectionParams
 class StabilizingParams(ReflectionParams):
     weights: dict[str, float] = Field(
         default_factory=lambda: {"market_health": 1.0, "profit_score": 1.0, "profit": 0.0},
-        description="signal -> weight of a past day's score (default: the authors' composite)")
+        description="signal -> weight of a past day's score (default: the authors' composite)",
+    )
 
 
 class Stabilizing(Reflection):

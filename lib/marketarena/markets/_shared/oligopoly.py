@@ -44,7 +44,9 @@ def product_key(product: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def action_model(kind: str, field: str, products: tuple[str, ...], extra: tuple[tuple[str, Any], ...] = ()):
+def action_model(
+    kind: str, field: str, products: tuple[str, ...], extra: tuple[tuple[str, Any], ...] = ()
+):
     """The strict action model of one configuration (cached: the same inputs give the same class).
 
     Every key of the seed's template is required and no other key is allowed (so the JSON schema
@@ -74,15 +76,25 @@ def choice_vector(action: BaseModel, field: str, products: tuple[str, ...]) -> l
     return [float(getattr(choice, product_key(p))) for p in products]
 
 
-def make_action(model: type[BaseModel], field: str, products: tuple[str, ...], values, plans: str = "",
-                insights: str = "", thoughts: str = "", **extra) -> BaseModel:
+def make_action(
+    model: type[BaseModel],
+    field: str,
+    products: tuple[str, ...],
+    values,
+    plans: str = "",
+    insights: str = "",
+    thoughts: str = "",
+    **extra,
+) -> BaseModel:
     """Build an action of ``model`` (used by scripted firms and fallbacks)."""
-    return model.model_validate({
-        "observations_and_thoughts": thoughts,
-        "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": insights},
-        field: {product_key(p): float(v) for p, v in zip(products, values)},
-        **extra,
-    })
+    return model.model_validate(
+        {
+            "observations_and_thoughts": thoughts,
+            "new_content": {"PLANS.txt": plans, "INSIGHTS.txt": insights},
+            field: {product_key(p): float(v) for p, v in zip(products, values)},
+            **extra,
+        }
+    )
 
 
 def clip_notes(content: NewContent) -> tuple[NewContent, list[str]]:
@@ -95,12 +107,19 @@ def clip_notes(content: NewContent) -> tuple[NewContent, list[str]]:
     return NewContent(**out), notes
 
 
-def render(package: str, obs: BaseModel, system: str, user: str, notes=None,
-           **extras: Any) -> list[dict[str, str]]:
+def render(
+    package: str, obs: BaseModel, system: str, user: str, notes=None, **extras: Any
+) -> list[dict[str, str]]:
     """Chat messages from the market's templates, with the shared ones (the ``_notes.j2`` macro);
     ``notes`` come from the ``notes`` harness (None: the files are shown empty)."""
-    return chat_messages(template_env(package, "marketarena.markets._shared"), system, user, obs=obs,
-                         notes=notes, **extras)
+    return chat_messages(
+        template_env(package, "marketarena.markets._shared"),
+        system,
+        user,
+        obs=obs,
+        notes=notes,
+        **extras,
+    )
 
 
 @lru_cache(maxsize=64)
@@ -125,9 +144,15 @@ def lineups(n_roster: int, seats: int) -> tuple[tuple[int, ...], ...]:
     counts, met = [0] * n_roster, {}
     order, left = [], dict.fromkeys(range(len(combos)))
     for _ in combos:
-        best = min(left, key=lambda i: (max(counts[j] for j in combos[i]),
-                                        sum(counts[j] for j in combos[i]),
-                                        sum(met.get(p, 0) for p in combinations(combos[i], 2)), i))
+        best = min(
+            left,
+            key=lambda i: (
+                max(counts[j] for j in combos[i]),
+                sum(counts[j] for j in combos[i]),
+                sum(met.get(p, 0) for p in combinations(combos[i], 2)),
+                i,
+            ),
+        )
         del left[best]
         order.append(combos[best])
         for j in combos[best]:
@@ -143,7 +168,9 @@ def _circle(n: int) -> tuple[tuple[int, int], ...]:
     ring, counts, order = list(range(m)), [0] * m, []
     for _ in range(m - 1):
         pairs = [tuple(sorted((ring[i], ring[m - 1 - i]))) for i in range(m // 2)]
-        pairs = sorted((p for p in pairs if p[1] < n), key=lambda p: (counts[p[0]] + counts[p[1]], p))
+        pairs = sorted(
+            (p for p in pairs if p[1] < n), key=lambda p: (counts[p[0]] + counts[p[1]], p)
+        )
         for a, b in pairs:
             counts[a] += 1
             counts[b] += 1
@@ -184,12 +211,16 @@ class OligopolyRules(MarketRules):
         combos = lineups(len(mp.roster), mp.seats)
         i = [e.name for e in mp.roster].index(entry.name)
         first = next(r for r, c in enumerate(combos) if i in c)
-        return (f"markets.{mp.instance}.runs: {first + 1} seats it once; {len(combos)} (one "
-                f"round robin of the {len(mp.roster)} firms) seats every pair equally often")
+        return (
+            f"markets.{mp.instance}.runs: {first + 1} seats it once; {len(combos)} (one "
+            f"round robin of the {len(mp.roster)} firms) seats every pair equally often"
+        )
 
     def plan_notes(self, mp) -> list[str]:
         n = len(lineups(len(mp.roster), mp.seats))
         if mp.runs % n == 0:
             return []
-        return [f"runs {mp.runs} is not a whole number of round robins ({n} lineups each): pairs "
-                f"meet unequally often; runs {n * (mp.runs // n + 1)} would balance them"]
+        return [
+            f"runs {mp.runs} is not a whole number of round robins ({n} lineups each): pairs "
+            f"meet unequally often; runs {n * (mp.runs // n + 1)} would balance them"
+        ]

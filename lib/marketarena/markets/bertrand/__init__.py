@@ -19,5 +19,9 @@ period's own cost configuration in ``states`` (they move with investments).
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:BertrandParams", rules="market:BertrandRules",
-                  analysis="analysis:BertrandAnalysis")
+KIND = MarketKind(
+    __name__,
+    params="params:BertrandParams",
+    rules="market:BertrandRules",
+    analysis="analysis:BertrandAnalysis",
+)

@@ -56,7 +56,9 @@ class Game:
 
 
 class BaseParams(Strict):
-    invest: bool = Field(default=True, description="start-up preset: take the first upgrade offered")
+    invest: bool = Field(
+        default=True, description="start-up preset: take the first upgrade offered"
+    )
 
 
 class ScriptedFirm(ScriptedAgent):
@@ -74,8 +76,9 @@ class ScriptedFirm(ScriptedAgent):
         if self.game.invest:
             letters = [o.letter for o in obs.options]
             extra["investment_option"] = "B" if self.params.invest and "B" in letters else "A"
-        return make_action(self.schema, FIELD, self.game.products, self.prices(obs),
-                           plans=self.plan_text, **extra)
+        return make_action(
+            self.schema, FIELD, self.game.products, self.prices(obs), plans=self.plan_text, **extra
+        )
 
     def prices(self, obs: BertrandObservation) -> np.ndarray:
         raise NotImplementedError
@@ -137,7 +140,9 @@ class Myopic(ScriptedFirm):
 
 
 class TitForTatParams(BaseParams):
-    tolerance: float = Field(default=0.01, ge=0, lt=1, description="relative undercut that counts as a deviation")
+    tolerance: float = Field(
+        default=0.01, ge=0, lt=1, description="relative undercut that counts as a deviation"
+    )
     punish_rounds: int = Field(default=1, ge=1)
 
 
@@ -175,7 +180,9 @@ class Fixed(ScriptedFirm):
 
 class QLearningParams(BaseParams):
     grid: int = Field(default=15, ge=2, description="m: number of prices on the grid")
-    xi: float = Field(default=0.1, ge=0, description="grid extends xi x (p_M - p_N) beyond Nash and monopoly")
+    xi: float = Field(
+        default=0.1, ge=0, description="grid extends xi x (p_M - p_N) beyond Nash and monopoly"
+    )
     lr: float = Field(default=0.15, gt=0, le=1, description="learning rate alpha")
     delta: float = Field(default=0.95, ge=0, lt=1, description="discount factor")
     decay: float = Field(default=0.02, ge=0, description="exploration epsilon_t = exp(-decay t)")
@@ -197,7 +204,9 @@ class QLearning(ScriptedFirm):
             grid = np.linspace(lo - pr.xi * (hi - lo), hi + pr.xi * (hi - lo), m)
             # profit in product k of own price grid[a] against every rival at grid[b] (products are
             # independent markets, so the other columns do not matter)
-            prices = np.broadcast_to(grid[None, :, None, None], (m, m, cfg.n_firms, cfg.n_products)).copy()
+            prices = np.broadcast_to(
+                grid[None, :, None, None], (m, m, cfg.n_firms, cfg.n_products)
+            ).copy()
             prices[:, :, i, k] = grid[:, None]
             pi = economics.profits(prices, cfg)[:, :, i, k]  # (m_a, m_b)
             q0 = pi.mean(axis=1) / (1 - pr.delta)  # (m_a,)
@@ -214,7 +223,11 @@ class QLearning(ScriptedFirm):
         rec = obs.history[-1].products[k]
         grid = self.grids[k] + rec.cost  # last period's price grid
         own = int(np.abs(grid - rec.price).argmin())
-        rival = int(np.abs(grid - np.mean(rec.competitor_prices)).argmin()) if rec.competitor_prices else own
+        rival = (
+            int(np.abs(grid - np.mean(rec.competitor_prices)).argmin())
+            if rec.competitor_prices
+            else own
+        )
         return own, rival
 
     def prices(self, obs):
@@ -239,5 +252,6 @@ class QLearning(ScriptedFirm):
         return np.array(out)
 
 
-STRATEGIES = StrategyTable("bertrand", {
-    cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, QLearning, Fixed)})
+STRATEGIES = StrategyTable(
+    "bertrand", {cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, QLearning, Fixed)}
+)

@@ -111,7 +111,8 @@ class BertrandConfig(BaseModel):
         if any(len(row) != len(self.costs[0]) for row in self.costs):
             raise ValueError("costs must be a rectangular n_firms x n_products table")
         if not isinstance(self.a, float | int) and (
-                len(self.a) != len(self.costs) or any(len(r) != len(self.costs[0]) for r in self.a)):
+            len(self.a) != len(self.costs) or any(len(r) != len(self.costs[0]) for r in self.a)
+        ):
             raise ValueError("a must be a scalar or have the shape of costs (n_firms x n_products)")
         values = [*np.ravel(self.costs), *np.ravel(self.a), self.a0]
         if not all(math.isfinite(v) for v in values):
@@ -168,8 +169,14 @@ class BertrandConfig(BaseModel):
             raise ValueError("this config has no cost_ladder (only the start-up preset has one)")
         levels = np.asarray(cost_levels)
         if levels.shape != (self.n_firms, self.n_products):
-            raise ValueError(f"cost_levels must have shape {(self.n_firms, self.n_products)}, got {levels.shape}")
-        if not np.issubdtype(levels.dtype, np.integer) or levels.min() < 0 or levels.max() >= len(self.cost_ladder):
+            raise ValueError(
+                f"cost_levels must have shape {(self.n_firms, self.n_products)}, got {levels.shape}"
+            )
+        if (
+            not np.issubdtype(levels.dtype, np.integer)
+            or levels.min() < 0
+            or levels.max() >= len(self.cost_ladder)
+        ):
             raise ValueError(f"cost levels must be integers in 0..{len(self.cost_ladder) - 1}")
         ladder = np.asarray(self.cost_ladder)
         costs = tuple(tuple(float(x) for x in row) for row in ladder[levels])
@@ -191,7 +198,9 @@ class BertrandConfig(BaseModel):
 
     @property
     def a_matrix(self) -> NDArray[np.float64]:
-        return np.broadcast_to(np.asarray(self.a, dtype=float), (self.n_firms, self.n_products)).copy()
+        return np.broadcast_to(
+            np.asarray(self.a, dtype=float), (self.n_firms, self.n_products)
+        ).copy()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -257,7 +266,13 @@ def quantities(prices: ArrayLike, config: BertrandConfig) -> NDArray[np.float64]
     """Units sold per firm and product, shape ``(..., n, M)``."""
     p = _as_prices(prices, config)
     return logit_demand(
-        p, a=config.a_matrix, a0=config.a0, mu=config.mu, alpha=config.alpha, beta=config.beta, axis=-2
+        p,
+        a=config.a_matrix,
+        a0=config.a0,
+        mu=config.mu,
+        alpha=config.alpha,
+        beta=config.beta,
+        axis=-2,
     )
 
 
@@ -308,8 +323,14 @@ def best_response(i: int, prices: ArrayLike, config: BertrandConfig) -> NDArray[
         col[i] = ci + am
         hi = ci + am / _one_minus_share(col, i, a[:, k], config)
         if not math.isfinite(hi):
-            raise RuntimeError(f"best_response: no finite bracket for firm {i}, product {k} of {config!r}")
-        out[k] = hi if h(hi) == 0.0 else _brentq(h, ci, hi, xtol=1e-14 * max(1.0, abs(hi)), rtol=4 * np.finfo(float).eps)
+            raise RuntimeError(
+                f"best_response: no finite bracket for firm {i}, product {k} of {config!r}"
+            )
+        out[k] = (
+            hi
+            if h(hi) == 0.0
+            else _brentq(h, ci, hi, xtol=1e-14 * max(1.0, abs(hi)), rtol=4 * np.finfo(float).eps)
+        )
     return out
 
 
@@ -322,10 +343,14 @@ def _foc_residual(flat: NDArray, config: BertrandConfig) -> NDArray:
 
 
 def _best_response_gap(p: NDArray[np.float64], config: BertrandConfig) -> float:
-    return max(float(np.max(np.abs(best_response(i, p, config) - p[i]))) for i in range(config.n_firms))
+    return max(
+        float(np.max(np.abs(best_response(i, p, config) - p[i]))) for i in range(config.n_firms)
+    )
 
 
-def bertrand_nash(config: BertrandConfig, tol: float = 1e-10, max_iter: int = 500) -> NDArray[np.float64]:
+def bertrand_nash(
+    config: BertrandConfig, tol: float = 1e-10, max_iter: int = 500
+) -> NDArray[np.float64]:
     """Bertrand-Nash prices ``(n, M)``: every firm's price is a best response to the others'.
 
     The stacked first-order conditions are solved with ``scipy.optimize.root`` (hybr) from
@@ -376,7 +401,9 @@ def monopoly_prices(config: BertrandConfig) -> NDArray[np.float64]:
     for k in range(config.n_products):
 
         def outside_share(markup: float, k: int = k) -> float:
-            _, log_s0 = _log_shares(c[:, k] + markup, a[:, k], config.a0, config.mu, config.alpha, axis=0)
+            _, log_s0 = _log_shares(
+                c[:, k] + markup, a[:, k], config.a0, config.mu, config.alpha, axis=0
+            )
             return float(np.exp(log_s0))
 
         def g(markup: float) -> float:
@@ -385,7 +412,11 @@ def monopoly_prices(config: BertrandConfig) -> NDArray[np.float64]:
         hi = am / outside_share(am)
         if not math.isfinite(hi):
             raise RuntimeError(f"monopoly_prices: no finite bracket for product {k} of {config!r}")
-        markup = hi if g(hi) == 0.0 else _brentq(g, 0.0, hi, xtol=1e-14 * max(1.0, hi), rtol=4 * np.finfo(float).eps)
+        markup = (
+            hi
+            if g(hi) == 0.0
+            else _brentq(g, 0.0, hi, xtol=1e-14 * max(1.0, hi), rtol=4 * np.finfo(float).eps)
+        )
         out[:, k] = c[:, k] + markup
     return out
 
@@ -397,7 +428,9 @@ def references(config: BertrandConfig) -> tuple[NDArray[np.float64], NDArray[np.
     return bertrand_nash(config), monopoly_prices(config)
 
 
-def collusion_index(mean_price: ArrayLike, p_nash: ArrayLike, p_mono: ArrayLike) -> NDArray[np.float64] | float:
+def collusion_index(
+    mean_price: ArrayLike, p_nash: ArrayLike, p_mono: ArrayLike
+) -> NDArray[np.float64] | float:
     """``clip((p_bar - p_N) / (p_M - p_N), 0, 1)``: 0 at (or below) Nash, 1 at (or above) monopoly.
 
     Broadcasts; a float for scalar inputs. :class:`ValueError` unless ``p_M > p_N`` everywhere.

@@ -80,26 +80,42 @@ class BertrandMarket:
         if not self.invest:
             return self.base
         ladder = np.asarray(self.base.cost_ladder)
-        return self.base.model_copy(update={"costs": tuple(tuple(float(x) for x in row)
-                                                           for row in ladder[self.levels])})
+        return self.base.model_copy(
+            update={"costs": tuple(tuple(float(x) for x in row) for row in ladder[self.levels])}
+        )
 
     def _decision(self) -> Decision:
         cfg = self.config()
         obs = {}
         for a, i in self.index.items():
-            opts = (rules.investment_options(self.levels[i].tolist(), float(self.funds[i]),
-                                             list(self.products), self.base.cost_ladder,
-                                             self.base.investment_costs, self.p.mixed_bundles)
-                    if self.invest else [])
+            opts = (
+                rules.investment_options(
+                    self.levels[i].tolist(),
+                    float(self.funds[i]),
+                    list(self.products),
+                    self.base.cost_ladder,
+                    self.base.investment_costs,
+                    self.p.mixed_bundles,
+                )
+                if self.invest
+                else []
+            )
             self.options[a] = opts
             obs[a] = BertrandObservation(
-                agent_id=a, round=self.t + 1, preset=self.p.preset, products=list(self.products),
+                agent_id=a,
+                round=self.t + 1,
+                preset=self.p.preset,
+                products=list(self.products),
                 costs={p: float(cfg.cost_matrix[i, k]) for k, p in enumerate(self.products)},
                 levels={p: int(self.levels[i, k]) for k, p in enumerate(self.products)},
-                history_window=self.p.history_rounds, funds=float(self.funds[i]),
-                initial_funds=self.base.initial_funds, options=opts,
-                history=self.history[i][-self.p.history_rounds:],
-                ceiling=self._ceiling(i), prefix=self.p.prompt_prefix)
+                history_window=self.p.history_rounds,
+                funds=float(self.funds[i]),
+                initial_funds=self.base.initial_funds,
+                options=opts,
+                history=self.history[i][-self.p.history_rounds :],
+                ceiling=self._ceiling(i),
+                prefix=self.p.prompt_prefix,
+            )
         return Decision(PHASE, self.t, 0, obs, self.schema)
 
     def _ceiling(self, i: int) -> dict[str, float] | None:
@@ -108,7 +124,9 @@ class BertrandMarket:
         if self.p.preset != "calvano" or self.p.price_ceiling is None:
             return None
         monopoly = references(self.config())[1]
-        return {p: float(self.p.price_ceiling * monopoly[i, k]) for k, p in enumerate(self.products)}
+        return {
+            p: float(self.p.price_ceiling * monopoly[i, k]) for k, p in enumerate(self.products)
+        }
 
     def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         content, notes = clip_notes(action.new_content)
@@ -117,14 +135,27 @@ class BertrandMarket:
             letter = action.investment_option.strip().upper()
             offered = {o.letter for o in self.options.get(agent_id, [])}
             if letter not in offered:
-                notes.append(f"investment option {action.investment_option!r} not offered "
-                             f"(offered: {', '.join(sorted(offered))}): no investment")
+                notes.append(
+                    f"investment option {action.investment_option!r} not offered "
+                    f"(offered: {', '.join(sorted(offered))}): no investment"
+                )
                 letter = "A"
             extra["investment_option"] = letter
         prices = choice_vector(action, FIELD, self.products)
-        return Checked(make_action(self.schema, FIELD, self.products, prices, plans=content.plans,
-                                   insights=content.insights,
-                                   thoughts=action.observations_and_thoughts, **extra), None, notes)
+        return Checked(
+            make_action(
+                self.schema,
+                FIELD,
+                self.products,
+                prices,
+                plans=content.plans,
+                insights=content.insights,
+                thoughts=action.observations_and_thoughts,
+                **extra,
+            ),
+            None,
+            notes,
+        )
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
         i = self.index[agent_id]
@@ -155,32 +186,87 @@ class BertrandMarket:
             records = []
             for k, prod in enumerate(self.products):
                 others = [float(prices[j, k]) for j in range(n) if j != i]
-                records.append(ProductRecord(product=prod, cost=float(c[i, k]), price=float(prices[i, k]),
-                                             competitor_prices=others, share=float(shares[i, k]),
-                                             quantity=float(q[i, k]), profit=float(profit[i, k]),
-                                             level=int(self.levels[i, k])))
-                self.rows["states"].append((self.t, a, prod, int(self.levels[i, k]), float(c[i, k]),
-                                            float(prices[i, k]), float(q[i, k]), float(shares[i, k]),
-                                            float(profit[i, k]), float(nash[i, k]), float(mono[i, k])))
-            self.history[i].append(RoundRecord(round=self.t + 1, products=records,
-                                               profit=float(profit[i].sum()),
-                                               total_profit=float(self.total_profit[i]),
-                                               funds=float(self.funds[i]), investment=invested[i]))
-            self.rows["firms"].append((self.t, a, float(profit[i].sum()), float(self.total_profit[i]),
-                                       float(self.funds[i]), invested[i], float(invest_cost[i])))
+                records.append(
+                    ProductRecord(
+                        product=prod,
+                        cost=float(c[i, k]),
+                        price=float(prices[i, k]),
+                        competitor_prices=others,
+                        share=float(shares[i, k]),
+                        quantity=float(q[i, k]),
+                        profit=float(profit[i, k]),
+                        level=int(self.levels[i, k]),
+                    )
+                )
+                self.rows["states"].append(
+                    (
+                        self.t,
+                        a,
+                        prod,
+                        int(self.levels[i, k]),
+                        float(c[i, k]),
+                        float(prices[i, k]),
+                        float(q[i, k]),
+                        float(shares[i, k]),
+                        float(profit[i, k]),
+                        float(nash[i, k]),
+                        float(mono[i, k]),
+                    )
+                )
+            self.history[i].append(
+                RoundRecord(
+                    round=self.t + 1,
+                    products=records,
+                    profit=float(profit[i].sum()),
+                    total_profit=float(self.total_profit[i]),
+                    funds=float(self.funds[i]),
+                    investment=invested[i],
+                )
+            )
+            self.rows["firms"].append(
+                (
+                    self.t,
+                    a,
+                    float(profit[i].sum()),
+                    float(self.total_profit[i]),
+                    float(self.funds[i]),
+                    invested[i],
+                    float(invest_cost[i]),
+                )
+            )
         self.t += 1
         return None if self.t >= self.p.rounds else self._decision()
 
     TABLE_COLUMNS = {
-        "states": ["step", "agent_id", "product", "level", "cost", "price", "quantity", "share",
-                   "profit", "nash_price", "monopoly_price"],
-        "firms": ["step", "agent_id", "profit", "total_profit", "funds", "investment",
-                  "investment_cost"],
+        "states": [
+            "step",
+            "agent_id",
+            "product",
+            "level",
+            "cost",
+            "price",
+            "quantity",
+            "share",
+            "profit",
+            "nash_price",
+            "monopoly_price",
+        ],
+        "firms": [
+            "step",
+            "agent_id",
+            "profit",
+            "total_profit",
+            "funds",
+            "investment",
+            "investment_cost",
+        ],
     }
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        return {name: pd.DataFrame(self.rows[name], columns=cols)
-                for name, cols in self.TABLE_COLUMNS.items()}
+        return {
+            name: pd.DataFrame(self.rows[name], columns=cols)
+            for name, cols in self.TABLE_COLUMNS.items()
+        }
 
 
 class BertrandRules(OligopolyRules):

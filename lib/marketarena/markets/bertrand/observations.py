@@ -85,5 +85,6 @@ class BertrandObservation(BaseModel):
 
 
 def render_messages(obs: BertrandObservation, **extras) -> list[dict[str, str]]:
-    return render("marketarena.markets.bertrand", obs, f"{obs.preset}_system.j2", "bertrand_user.j2",
-                  **extras)
+    return render(
+        "marketarena.markets.bertrand", obs, f"{obs.preset}_system.j2", "bertrand_user.j2", **extras
+    )

@@ -28,24 +28,42 @@ PRESET_PRODUCTS = {"calvano": ["A"], "startup": ["A", "B"]}
 
 class BertrandParams(MarketParams):
     preset: Literal["calvano", "startup"] = "calvano"
-    alpha: float = Field(default=1.0, gt=0, description="calvano price scale (Fish et al.: 1, 3.2, 10)")
-    rounds: int = size(300, ge=2, le=100_000, description="periods per episode (not told to the firms)")
+    alpha: float = Field(
+        default=1.0, gt=0, description="calvano price scale (Fish et al.: 1, 3.2, 10)"
+    )
+    rounds: int = size(
+        300, ge=2, le=100_000, description="periods per episode (not told to the firms)"
+    )
     seats: int = size(2, le=20, description="firms per episode")
     history_window: int | None = size(
-        None, le=10_000, description="past rounds of own data shown (null: 100 for calvano, as "
-        "Fish et al.; 10 for startup, as seed 003's prompt says)")
+        None,
+        le=10_000,
+        description="past rounds of own data shown (null: 100 for calvano, as "
+        "Fish et al.; 10 for startup, as seed 003's prompt says)",
+    )
     price_ceiling: float | None = Field(
-        default=1.5, gt=0, description="calvano: the prompt says no customer would pay more than "
-        "this x the monopoly price (Fish et al.); null: no such line")
+        default=1.5,
+        gt=0,
+        description="calvano: the prompt says no customer would pay more than "
+        "this x the monopoly price (Fish et al.); null: no such line",
+    )
     prompt_prefix: str = Field(
-        default="", max_length=4000, description="text put before the system prompt (Fish et al.'s "
-        "P1 / P2 prefixes: supply their text; the seeds do not contain it)")
-    collusion_window: int = Field(default=50, ge=1, description="last periods of the collusion index")
+        default="",
+        max_length=4000,
+        description="text put before the system prompt (Fish et al.'s "
+        "P1 / P2 prefixes: supply their text; the seeds do not contain it)",
+    )
+    collusion_window: int = Field(
+        default=50, ge=1, description="last periods of the collusion index"
+    )
     mixed_bundles: bool = Field(
-        default=False, description="start-up: also offer upgrades of products at different phases "
-        "together (the seed offers only its options A-G: one product, or both at the same phase)")
+        default=False,
+        description="start-up: also offer upgrades of products at different phases "
+        "together (the seed offers only its options A-G: one product, or both at the same phase)",
+    )
     below_cost_sells_nothing: bool | None = Field(
-        default=None, description="a price below marginal cost sells nothing (null: startup only)")
+        default=None, description="a price below marginal cost sells nothing (null: startup only)"
+    )
     post_keys = frozenset({"collusion_window"})
 
     @model_validator(mode="after")
@@ -70,7 +88,11 @@ class BertrandParams(MarketParams):
 
     @property
     def sells_nothing_below_cost(self) -> bool:
-        return self.preset == "startup" if self.below_cost_sells_nothing is None else self.below_cost_sells_nothing
+        return (
+            self.preset == "startup"
+            if self.below_cost_sells_nothing is None
+            else self.below_cost_sells_nothing
+        )
 
     def config(self) -> BertrandConfig:
         """The game at the start of an episode (every firm at investment level 0)."""

@@ -18,5 +18,9 @@ every episode's ``reference.parquet``.
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:CournotParams", rules="market:CournotRules",
-                  analysis="analysis:CournotAnalysis")
+KIND = MarketKind(
+    __name__,
+    params="params:CournotParams",
+    rules="market:CournotRules",
+    analysis="analysis:CournotAnalysis",
+)

@@ -55,8 +55,13 @@ class ScriptedFirm(ScriptedAgent):
         self.schema = action_schema(self.game.products)
 
     def decide(self, observation: CournotObservation, decision: Decision):
-        return make_action(self.schema, FIELD, self.game.products, self.quantities(observation),
-                           plans=self.plan_text)
+        return make_action(
+            self.schema,
+            FIELD,
+            self.game.products,
+            self.quantities(observation),
+            plans=self.plan_text,
+        )
 
     def quantities(self, obs: CournotObservation) -> np.ndarray:
         raise NotImplementedError
@@ -131,7 +136,9 @@ class Myopic(ScriptedFirm):
 
 
 class TitForTatParams(Strict):
-    tolerance: float = Field(default=1.0, ge=0, description="units above the collusive total that count as a deviation")
+    tolerance: float = Field(
+        default=1.0, ge=0, description="units above the collusive total that count as a deviation"
+    )
     punish_rounds: int = Field(default=1, ge=1, description="rounds of Nash play after a deviation")
 
 
@@ -168,10 +175,12 @@ class Fixed(ScriptedFirm):
     def quantities(self, obs):
         q = np.asarray(self.params.quantities, dtype=float)
         if q.size != len(self.game.products) or np.any(q < 0):
-            raise ValueError(f"fixed: need {len(self.game.products)} quantities >= 0, got {q.tolist()}")
+            raise ValueError(
+                f"fixed: need {len(self.game.products)} quantities >= 0, got {q.tolist()}"
+            )
         return q
 
 
-STRATEGIES = StrategyTable("cournot", {
-    cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, Fixed)
-})
+STRATEGIES = StrategyTable(
+    "cournot", {cls.strategy: cls for cls in (Nash, Collude, Myopic, TitForTat, Fixed)}
+)

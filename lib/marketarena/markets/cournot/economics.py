@@ -196,8 +196,9 @@ def _project_to_capacity(x: NDArray[np.float64], upper: NDArray[np.float64], cap
     return x
 
 
-def _best_slsqp(objective, gradient, starts: list, bounds: list, constraints: list, finish,
-                score, rtol: float) -> tuple[NDArray[np.float64] | None, list[str]]:
+def _best_slsqp(
+    objective, gradient, starts: list, bounds: list, constraints: list, finish, score, rtol: float
+) -> tuple[NDArray[np.float64] | None, list[str]]:
     """SLSQP (analytic gradient, :data:`_SLSQP_OPTIONS`) from each of ``starts`` (scaled
     vectors): each converged point mapped back by ``finish`` and scored by ``score`` (higher is
     better), the best kept, an earlier start winning unless a later one beats it by more than
@@ -207,8 +208,15 @@ def _best_slsqp(objective, gradient, starts: list, bounds: list, constraints: li
 
     best, best_score, messages = None, -math.inf, []
     for y0 in starts:
-        res = minimize(objective, y0, jac=gradient, method="SLSQP", bounds=bounds,
-                       constraints=constraints, options=_SLSQP_OPTIONS)
+        res = minimize(
+            objective,
+            y0,
+            jac=gradient,
+            method="SLSQP",
+            bounds=bounds,
+            constraints=constraints,
+            options=_SLSQP_OPTIONS,
+        )
         if res.status not in (0, 8):
             messages.append(f"exit mode {res.status}: {res.message}")
             continue
@@ -267,15 +275,25 @@ def best_response(i: int, q: ArrayLike, config: CournotConfig) -> NDArray[np.flo
     constraints = []
     if math.isfinite(cap):
         constraints.append(
-            {"type": "ineq", "fun": lambda y: (cap - float(np.dot(scale_q, y))) / cap, "jac": lambda y: -scale_q / cap}
+            {
+                "type": "ineq",
+                "fun": lambda y: (cap - float(np.dot(scale_q, y))) / cap,
+                "jac": lambda y: -scale_q / cap,
+            }
         )
     bounds = list(zip(np.zeros(m), upper / scale_q))
     # start 1: producing nothing (see Numerics); start 2, a fallback: the firm's current plan.
     starts = [np.zeros(m), _project_to_capacity(q[i], upper, cap)]
     best_x, messages = _best_slsqp(
-        objective, gradient, [x0 / scale_q for x0 in starts], bounds, constraints,
+        objective,
+        gradient,
+        [x0 / scale_q for x0 in starts],
+        bounds,
+        constraints,
         finish=lambda y: _project_to_capacity(scale_q * y, upper, cap),
-        score=lambda x: -neg_profit_q(x), rtol=1e-12)
+        score=lambda x: -neg_profit_q(x),
+        rtol=1e-12,
+    )
     if best_x is None:
         raise RuntimeError(
             f"best_response: SLSQP failed for firm {i} of {config!r} "
@@ -292,7 +310,9 @@ def _initial_plan(config: CournotConfig) -> NDArray[np.float64]:
     return np.minimum(start, config.quantity_upper_bounds)
 
 
-def cournot_nash(config: CournotConfig, tol: float = 1e-8, max_iter: int = 1000) -> NDArray[np.float64]:
+def cournot_nash(
+    config: CournotConfig, tol: float = 1e-8, max_iter: int = 1000
+) -> NDArray[np.float64]:
     """Cournot-Nash quantities ``(n, M)`` by Gauss-Seidel iterative best response.
 
     Sweeps firms ``0..n-1`` (each best-responding to the latest plans of the others) until the largest
@@ -389,8 +409,10 @@ def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[n
         x0[col] = q[i, k]
     # 1. the minimum-norm solution (equal-cost firms share evenly); 2. if that breaks a capacity or
     # sign constraint (the even split does not fit), the smallest change to SLSQP's point
-    candidates = [np.linalg.lstsq(mat, rhs, rcond=None)[0],
-                  x0 + np.linalg.lstsq(mat, rhs - mat @ x0, rcond=None)[0]]
+    candidates = [
+        np.linalg.lstsq(mat, rhs, rcond=None)[0],
+        x0 + np.linalg.lstsq(mat, rhs - mat @ x0, rcond=None)[0],
+    ]
     for sol in candidates:
         polished = np.zeros((n, m))
         for (i, k), col in col_q.items():
@@ -400,7 +422,10 @@ def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[n
         if not (lam_ok and feasible):
             continue
         polished = np.stack(
-            [_project_to_capacity(polished[i], config.quantity_upper_bounds[i], float(cap[i])) for i in range(n)]
+            [
+                _project_to_capacity(polished[i], config.quantity_upper_bounds[i], float(cap[i]))
+                for i in range(n)
+            ]
         )
         if _monopoly_kkt_violation(polished, config) <= _monopoly_kkt_violation(q, config):
             return polished
@@ -451,7 +476,11 @@ def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64
             row[i] = 1.0
             row = row.ravel() * scale_q / cap[i]
             constraints.append(
-                {"type": "ineq", "fun": lambda y, row=row: 1.0 - float(np.dot(row, y)), "jac": lambda y, row=row: -row}
+                {
+                    "type": "ineq",
+                    "fun": lambda y, row=row: 1.0 - float(np.dot(row, y)),
+                    "jac": lambda y, row=row: -row,
+                }
             )
     bounds = list(zip(np.zeros(n * m), upper.ravel() / scale_q))
 
@@ -465,11 +494,19 @@ def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64
     starts = [_initial_plan(config), project(cheapest), np.minimum(np.full((n, m), 1.0), upper)]
 
     best_q, messages = _best_slsqp(
-        objective, gradient, [q0.ravel() / scale_q for q0 in starts], bounds, constraints,
+        objective,
+        gradient,
+        [q0.ravel() / scale_q for q0 in starts],
+        bounds,
+        constraints,
         finish=lambda y: project((scale_q * y).reshape(n, m)),
-        score=lambda q: _joint_profit(q, config), rtol=1e-9)
+        score=lambda q: _joint_profit(q, config),
+        rtol=1e-9,
+    )
     if best_q is None:
-        raise RuntimeError(f"monopoly: SLSQP failed from every start for {config!r}: {'; '.join(messages)}")
+        raise RuntimeError(
+            f"monopoly: SLSQP failed from every start for {config!r}: {'; '.join(messages)}"
+        )
     polished = _polish_monopoly(best_q, config)
     if polished is not None:
         best_q = polished
@@ -497,7 +534,9 @@ def specialisation_cv(q: ArrayLike) -> NDArray[np.float64] | float:
     """
     arr = np.asarray(q, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] == 0:
-        raise ValueError(f"specialisation_cv needs quantities across products on the last axis, got {arr.shape}")
+        raise ValueError(
+            f"specialisation_cv needs quantities across products on the last axis, got {arr.shape}"
+        )
     return indices.cv(arr, eps=0.0, axis=-1)
 
 
@@ -514,7 +553,9 @@ def _solution_summary(q: NDArray[np.float64], config: CournotConfig) -> dict[str
     }
 
 
-def reference_summary(config: CournotConfig, tol: float = 1e-8, max_iter: int = 1000) -> dict[str, Any]:
+def reference_summary(
+    config: CournotConfig, tol: float = 1e-8, max_iter: int = 1000
+) -> dict[str, Any]:
     """Nash and monopoly references as plain JSON-serialisable data (the ``summary.json`` shape).
 
     ``quantities`` and ``profits`` are ``[firm][product]`` lists, ``prices`` and ``product_totals``

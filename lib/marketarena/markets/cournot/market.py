@@ -87,12 +87,19 @@ class CournotMarket:
         for a, i in self.index.items():
             last = self.history[i][-1] if self.history[i] else None
             obs[a] = CournotObservation(
-                agent_id=a, round=self.t + 1, products=list(self.products),
+                agent_id=a,
+                round=self.t + 1,
+                products=list(self.products),
                 costs={p: float(self.costs[i, m]) for m, p in enumerate(self.products)},
-                capacity=float(self.capacity[i]), history_window=self.p.history_window,
-                history=self.history[i][-self.p.history_window:],
-                note=("your planned quantities last round exceeded your capacity and were scaled "
-                      "down proportionally" if last is not None and last.scaled else None),
+                capacity=float(self.capacity[i]),
+                history_window=self.p.history_window,
+                history=self.history[i][-self.p.history_window :],
+                note=(
+                    "your planned quantities last round exceeded your capacity and were scaled "
+                    "down proportionally"
+                    if last is not None and last.scaled
+                    else None
+                ),
             )
         return Decision(PHASE, self.t, 0, obs, self.schema)
 
@@ -103,8 +110,10 @@ class CournotMarket:
         q, scaled = rules.enforce_capacity(plan, float(self.capacity[i]))
         _, notes = clip_notes(action.new_content)
         if scaled:
-            notes.append(f"plan total {plan.sum():g} > capacity {self.capacity[i]:g}: scaled by "
-                         f"{self.capacity[i] / plan.sum():.6g}")
+            notes.append(
+                f"plan total {plan.sum():g} > capacity {self.capacity[i]:g}: scaled by "
+                f"{self.capacity[i] / plan.sum():.6g}"
+            )
         return Checked(Production(plan, np.asarray(q, dtype=float), bool(scaled)), None, notes)
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> Production:
@@ -119,7 +128,11 @@ class CournotMarket:
         scaled = np.zeros(n, dtype=bool)
         for a, production in actions.items():
             i = self.index[a]
-            q[i], planned[i], scaled[i] = production.quantities, production.planned, production.scaled
+            q[i], planned[i], scaled[i] = (
+                production.quantities,
+                production.planned,
+                production.scaled,
+            )
         prices, profits, shares = rules.settle(q, self.config)
         self.total_profit += profits.sum(axis=1)
         cvs = np.atleast_1d(specialisation_cv(q))
@@ -127,25 +140,65 @@ class CournotMarket:
             records = []
             for k, prod in enumerate(self.products):
                 share = None if np.isnan(shares[i, k]) else float(shares[i, k])
-                records.append(ProductRecord(product=prod, cost=float(self.costs[i, k]),
-                                             quantity=float(q[i, k]), share=share,
-                                             price=float(prices[k]), profit=float(profits[i, k])))
-                self.rows["states"].append((self.t, a, prod, float(self.costs[i, k]),
-                                            float(planned[i, k]), float(q[i, k]), float(prices[k]),
-                                            float(shares[i, k]), float(profits[i, k])))
-            self.history[i].append(RoundRecord(round=self.t + 1, products=records,
-                                               profit=float(profits[i].sum()),
-                                               total_profit=float(self.total_profit[i]),
-                                               scaled=bool(scaled[i])))
-            self.rows["firms"].append((self.t, a, float(q[i].sum()), float(profits[i].sum()),
-                                       float(self.total_profit[i]), bool(scaled[i]), float(cvs[i])))
+                records.append(
+                    ProductRecord(
+                        product=prod,
+                        cost=float(self.costs[i, k]),
+                        quantity=float(q[i, k]),
+                        share=share,
+                        price=float(prices[k]),
+                        profit=float(profits[i, k]),
+                    )
+                )
+                self.rows["states"].append(
+                    (
+                        self.t,
+                        a,
+                        prod,
+                        float(self.costs[i, k]),
+                        float(planned[i, k]),
+                        float(q[i, k]),
+                        float(prices[k]),
+                        float(shares[i, k]),
+                        float(profits[i, k]),
+                    )
+                )
+            self.history[i].append(
+                RoundRecord(
+                    round=self.t + 1,
+                    products=records,
+                    profit=float(profits[i].sum()),
+                    total_profit=float(self.total_profit[i]),
+                    scaled=bool(scaled[i]),
+                )
+            )
+            self.rows["firms"].append(
+                (
+                    self.t,
+                    a,
+                    float(q[i].sum()),
+                    float(profits[i].sum()),
+                    float(self.total_profit[i]),
+                    bool(scaled[i]),
+                    float(cvs[i]),
+                )
+            )
         self.t += 1
         return None if self.t >= self.p.rounds else self._decision()
 
     # ------------------------------------------------------------------ logs
     TABLE_COLUMNS = {
-        "states": ["step", "agent_id", "product", "cost", "planned", "quantity", "price", "share",
-                   "profit"],
+        "states": [
+            "step",
+            "agent_id",
+            "product",
+            "cost",
+            "planned",
+            "quantity",
+            "price",
+            "share",
+            "profit",
+        ],
         "firms": ["step", "agent_id", "quantity", "profit", "total_profit", "scaled", "cv"],
     }
 
@@ -154,19 +207,28 @@ class CournotMarket:
         rows = []
         for i, a in enumerate(self.ids):
             for k, prod in enumerate(self.products):
-                rows.append({
-                    "agent_id": a, "product": prod,
-                    "nash_quantity": nash["quantities"][i][k], "monopoly_quantity": mono["quantities"][i][k],
-                    "nash_price": nash["prices"][k], "monopoly_price": mono["prices"][k],
-                    "nash_profit": nash["profits"][i][k], "monopoly_profit": mono["profits"][i][k],
-                    "nash_cv": nash["cv"][i], "monopoly_cv": mono["cv"][i],
-                    "capacity": float(self.capacity[i]),
-                })
+                rows.append(
+                    {
+                        "agent_id": a,
+                        "product": prod,
+                        "nash_quantity": nash["quantities"][i][k],
+                        "monopoly_quantity": mono["quantities"][i][k],
+                        "nash_price": nash["prices"][k],
+                        "monopoly_price": mono["prices"][k],
+                        "nash_profit": nash["profits"][i][k],
+                        "monopoly_profit": mono["profits"][i][k],
+                        "nash_cv": nash["cv"][i],
+                        "monopoly_cv": mono["cv"][i],
+                        "capacity": float(self.capacity[i]),
+                    }
+                )
         return pd.DataFrame(rows)
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        out = {name: pd.DataFrame(self.rows[name], columns=cols)
-               for name, cols in self.TABLE_COLUMNS.items()}
+        out = {
+            name: pd.DataFrame(self.rows[name], columns=cols)
+            for name, cols in self.TABLE_COLUMNS.items()
+        }
         out["reference"] = self.reference_table()
         return out
 
@@ -195,14 +257,18 @@ class CournotRules(OligopolyRules):
             return reference_summary(mp.config(), tol=mp.nash_tol, max_iter=mp.nash_max_iter)
         ref = json.loads(path.read_text())["reference"]
         cfg = mp.config()
-        same = (np.allclose(ref["config"]["costs"], cfg.cost_matrix)
-                and np.allclose(ref["config"]["a"], cfg.a_vec)
-                and np.allclose(ref["config"]["b"], cfg.b_vec)
-                and [np.inf if c is None else c for c in ref["config"]["capacity"]]
-                == cfg.capacity_vec.tolist())
+        same = (
+            np.allclose(ref["config"]["costs"], cfg.cost_matrix)
+            and np.allclose(ref["config"]["a"], cfg.a_vec)
+            and np.allclose(ref["config"]["b"], cfg.b_vec)
+            and [np.inf if c is None else c for c in ref["config"]["capacity"]]
+            == cfg.capacity_vec.tolist()
+        )
         if not same:
-            raise ValueError(f"{path} was computed for another configuration than params "
-                             f"markets.{mp.instance}; re-run the reference stage (dvc repro)")
+            raise ValueError(
+                f"{path} was computed for another configuration than params "
+                f"markets.{mp.instance}; re-run the reference stage (dvc repro)"
+            )
         return ref
 
     def build_market(self, mp: CournotParams, resources: dict, episode) -> CournotMarket:
@@ -210,9 +276,13 @@ class CournotRules(OligopolyRules):
 
     def scripted_context(self, seat, mp: CournotParams, resources: dict, episode) -> Game:
         index = [s.agent_id for s in episode.seats].index(seat.agent_id)
-        return Game(mp.config(), index, tuple(mp.products),
-                    np.asarray(resources["nash"]["quantities"]),
-                    np.asarray(resources["monopoly"]["quantities"]))
+        return Game(
+            mp.config(),
+            index,
+            tuple(mp.products),
+            np.asarray(resources["nash"]["quantities"]),
+            np.asarray(resources["monopoly"]["quantities"]),
+        )
 
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)

@@ -62,5 +62,6 @@ class CournotObservation(BaseModel):
 
 def render_messages(obs: CournotObservation, **extras) -> list[dict[str, str]]:
     """System + user chat messages for one observation (``notes`` from the notes harness)."""
-    return render("marketarena.markets.cournot", obs, "cournot_system.j2", "cournot_user.j2",
-                  **extras)
+    return render(
+        "marketarena.markets.cournot", obs, "cournot_system.j2", "cournot_user.j2", **extras
+    )

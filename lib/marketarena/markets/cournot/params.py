@@ -38,19 +38,29 @@ class BootstrapParams(Strict):
 
 
 class CournotParams(MarketParams):
-    rounds: int = size(50, ge=2, le=100_000, description="rounds per episode (not told to the firms)")
-    products: list[str] = Field(default_factory=lambda: ["A", "B"], min_length=1,
-                                description="product names; the JSON keys are Product_<name>")
-    a: Level | list[Level] = Field(default=100.0, description="demand intercept (or one per product)")
+    rounds: int = size(
+        50, ge=2, le=100_000, description="rounds per episode (not told to the firms)"
+    )
+    products: list[str] = Field(
+        default_factory=lambda: ["A", "B"],
+        min_length=1,
+        description="product names; the JSON keys are Product_<name>",
+    )
+    a: Level | list[Level] = Field(
+        default=100.0, description="demand intercept (or one per product)"
+    )
     b: Level | list[Level] = Field(default=2.0, description="slope divisor: P = a - Q/b")
     costs: list[list[Annotated[float, Field(ge=0, le=1e6)]]] = Field(
         default_factory=lambda: [[40.0, 50.0], [50.0, 40.0]],
-        description="marginal cost per seat (row) and product (column)")
-    capacity: Level | list[Level] = Field(default=100.0,
-                                          description="max total units per firm and round")
+        description="marginal cost per seat (row) and product (column)",
+    )
+    capacity: Level | list[Level] = Field(
+        default=100.0, description="max total units per firm and round"
+    )
     history_window: int = size(30, le=10_000, description="past rounds of own data shown")
-    nash_tol: float = Field(default=1e-8, ge=1e-12, le=1e-3,
-                            description="iterative best response: max change")
+    nash_tol: float = Field(
+        default=1e-8, ge=1e-12, le=1e-3, description="iterative best response: max change"
+    )
     nash_max_iter: int = size(1000, le=1_000_000)
     bootstrap: BootstrapParams = Field(default_factory=BootstrapParams)
 
@@ -61,10 +71,14 @@ class CournotParams(MarketParams):
         if len(set(self.products)) != len(self.products):
             raise ValueError(f"products must be unique, got {self.products}")
         if len(self.costs) > len(self.roster):
-            raise ValueError(f"costs has {len(self.costs)} rows (seats) but the roster has only "
-                             f"{len(self.roster)} firms")
+            raise ValueError(
+                f"costs has {len(self.costs)} rows (seats) but the roster has only "
+                f"{len(self.roster)} firms"
+            )
         if any(len(row) != len(self.products) for row in self.costs):
-            raise ValueError(f"every row of costs needs one cost per product ({len(self.products)})")
+            raise ValueError(
+                f"every row of costs needs one cost per product ({len(self.products)})"
+            )
         self.config()  # shapes and signs of a, b, capacity
         return self
 
@@ -89,5 +103,9 @@ class CournotParams(MarketParams):
         def tup(v):
             return tuple(float(x) for x in v) if isinstance(v, list) else float(v)
 
-        return CournotConfig(a=tup(self.a), b=tup(self.b), capacity=tup(self.capacity),
-                             costs=tuple(tuple(float(x) for x in row) for row in self.costs))
+        return CournotConfig(
+            a=tup(self.a),
+            b=tup(self.b),
+            capacity=tup(self.capacity),
+            costs=tuple(tuple(float(x) for x in row) for row in self.costs),
+        )

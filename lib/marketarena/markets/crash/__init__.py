@@ -34,6 +34,10 @@ choose (the authors do not say).
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:CrashParams", rules="market:CrashRules",
-                  analysis="analysis:CrashAnalysis",
-                  sources={"agent_bazaar": "sources:CrashAgentBazaarSource"})
+KIND = MarketKind(
+    __name__,
+    params="params:CrashParams",
+    rules="market:CrashRules",
+    analysis="analysis:CrashAnalysis",
+    sources={"agent_bazaar": "sources:CrashAgentBazaarSource"},
+)

@@ -33,12 +33,22 @@ from marketarena.markets.crash.observations import FirmAction, FirmObservation
 
 
 class FirmParams(Strict):
-    start_markup: float = Field(default=1.0, ge=0, le=1000, description="day-1 price = c x (1 + this)")
+    start_markup: float = Field(
+        default=1.0, ge=0, le=1000, description="day-1 price = c x (1 + this)"
+    )
     initial_supply: float = Field(default=40.0, ge=0, le=1e7, description="units held on day 1")
-    min_supply: float = Field(default=5.0, ge=0, le=1e7, description="units held at least (a probe)")
-    buffer: float = Field(default=1.2, ge=0, le=100, description="target stock = recent sales x buffer")
-    growth: float = Field(default=1.3, ge=1, le=100, description="after selling out: supply x growth")
-    max_cash_share: float = Field(default=0.5, gt=0, le=1, description="at most this share of cash on supply")
+    min_supply: float = Field(
+        default=5.0, ge=0, le=1e7, description="units held at least (a probe)"
+    )
+    buffer: float = Field(
+        default=1.2, ge=0, le=100, description="target stock = recent sales x buffer"
+    )
+    growth: float = Field(
+        default=1.3, ge=1, le=100, description="after selling out: supply x growth"
+    )
+    max_cash_share: float = Field(
+        default=0.5, gt=0, le=1, description="at most this share of cash on supply"
+    )
 
 
 class ScriptedFirm(ScriptedAgent):
@@ -65,11 +75,15 @@ class ScriptedFirm(ScriptedAgent):
         return float(max(0.0, min(want, budget)))
 
     def own_last_price(self, obs: FirmObservation) -> float:
-        return obs.history[-1].price if obs.history else obs.unit_cost * (1 + self.params.start_markup)
+        return (
+            obs.history[-1].price if obs.history else obs.unit_cost * (1 + self.params.start_markup)
+        )
 
 
 class UndercutParams(FirmParams):
-    step: float = Field(default=0.05, gt=0, le=1e6, description="undercut the cheapest rival by this much")
+    step: float = Field(
+        default=0.05, gt=0, le=1e6, description="undercut the cheapest rival by this much"
+    )
     floor: float = Field(default=0.5, ge=0, le=1000, description="never below floor x unit cost")
 
 
@@ -94,8 +108,12 @@ class Markup(ScriptedFirm):
 
 
 class StabilizerParams(FirmParams):
-    margin: float = Field(default=0.2, ge=0, le=1000, description="price = unit cost x (1 + margin) "
-                          "+ overhead / initial_supply")
+    margin: float = Field(
+        default=0.2,
+        ge=0,
+        le=1000,
+        description="price = unit cost x (1 + margin) + overhead / initial_supply",
+    )
 
 
 class Stabilizer(ScriptedFirm):
@@ -107,12 +125,17 @@ class Stabilizer(ScriptedFirm):
 
     def price(self, obs):
         return obs.unit_cost * (1 + self.params.margin) + obs.overhead / max(
-            self.params.initial_supply, 1.0)
+            self.params.initial_supply, 1.0
+        )
 
 
 class MyopicParams(FirmParams):
-    window: int = Field(default=20, ge=3, le=10_000, description="days of own sales in the demand fit")
-    explore: float = Field(default=0.1, ge=0, le=1, description="relative price noise while exploring")
+    window: int = Field(
+        default=20, ge=3, le=10_000, description="days of own sales in the demand fit"
+    )
+    explore: float = Field(
+        default=0.1, ge=0, le=1, description="relative price noise while exploring"
+    )
     cap: float = Field(default=8.0, gt=1, le=1000, description="highest price, in unit costs")
 
 
@@ -127,7 +150,7 @@ class Myopic(ScriptedFirm):
         pr = self.params
         if obs.history and obs.history[-1].units_sold > 0:
             self.seen.append((obs.history[-1].price, obs.history[-1].units_sold))
-        data = self.seen[-pr.window:]
+        data = self.seen[-pr.window :]
         base = self.own_last_price(obs)
         if len(data) < 3 or len({round(p, 6) for p, _ in data}) < 2:
             return base * (1 + pr.explore * float(self.rng.uniform(-1, 1)))
@@ -153,8 +176,11 @@ class RandomFirm(ScriptedFirm):
         return obs.unit_cost * float(self.rng.uniform(self.params.lo, self.params.hi))
 
     def supply(self, obs):
-        return float(min(self.rng.uniform(0, self.params.max_units), max(obs.cash, 0) / obs.unit_cost))
+        return float(
+            min(self.rng.uniform(0, self.params.max_units), max(obs.cash, 0) / obs.unit_cost)
+        )
 
 
-STRATEGIES = StrategyTable("crash", {
-    cls.strategy: cls for cls in (Undercut, Markup, Stabilizer, Myopic, RandomFirm)})
+STRATEGIES = StrategyTable(
+    "crash", {cls.strategy: cls for cls in (Undercut, Markup, Stabilizer, Myopic, RandomFirm)}
+)

@@ -66,15 +66,23 @@ PHASE = "firm"
 def market_health(active: int, firms: int, mean_price: float, unit_cost: float) -> float:
     """The authors' per-day market health: mean of the survivors' share and price closeness to
     cost, ``(alive / firms + max(0, 1 - |mean price / c - 1|)) / 2``."""
-    closeness = 0.0 if not np.isfinite(mean_price) else max(0.0, 1.0 - abs(mean_price / unit_cost - 1.0))
+    closeness = (
+        0.0 if not np.isfinite(mean_price) else max(0.0, 1.0 - abs(mean_price / unit_cost - 1.0))
+    )
     return (active / firms + closeness) / 2.0
 
 
 class CrashMarket(EventLog):
     name = "crash"
 
-    def __init__(self, params: CrashParams, agent_ids: list[AgentId], roles: list[str],
-                 personas: list[str], discovery_limit: int):
+    def __init__(
+        self,
+        params: CrashParams,
+        agent_ids: list[AgentId],
+        roles: list[str],
+        personas: list[str],
+        discovery_limit: int,
+    ):
         self.p = params
         self.ids = list(agent_ids)
         self.index = {a: i for i, a in enumerate(self.ids)}
@@ -87,8 +95,15 @@ class CrashMarket(EventLog):
         streams = np.random.SeedSequence([seed, 0]).spawn(4)
         income_rng, self.shop_rng, self.see_rng, self.peer_rng = map(np.random.default_rng, streams)
         c = p.consumer
-        self.consumers = rules.draw_consumers(income_rng, p.consumers, c.income_lo, c.income_hi,
-                                              c.labour_hours, c.skill_lo, c.skill_hi)
+        self.consumers = rules.draw_consumers(
+            income_rng,
+            p.consumers,
+            c.income_lo,
+            c.income_hi,
+            c.labour_hours,
+            c.skill_lo,
+            c.skill_hi,
+        )
         n = len(self.ids)
         self.t = 0
         self.cash = np.full(n, float(p.initial_cash))
@@ -110,26 +125,46 @@ class CrashMarket(EventLog):
         for i in alive:
             rivals = alive[alive != i]
             if p.firm_discovery_limit is not None and len(rivals) > p.firm_discovery_limit:
-                rivals = np.sort(self.peer_rng.choice(rivals, p.firm_discovery_limit, replace=False))
+                rivals = np.sort(
+                    self.peer_rng.choice(rivals, p.firm_discovery_limit, replace=False)
+                )
             prices = [float(self.last_price[j]) for j in rivals] if self.t > 0 else []
             a = self.ids[i]
             obs[a] = FirmObservation.model_construct(
-                agent_id=a, day=self.t + 1, persona=self.personas[i],
-                stabilizing=self.roles[i] == "stabilizing", cash=float(self.cash[i]),
-                stock=float(self.stock[i]), unit_cost=p.unit_cost, overhead=p.overhead,
-                tax_rate=p.tax_rate, platform_fee=p.platform_fee, consumers=p.consumers,
-                unsold=p.unsold, holding_cost=p.holding_cost, initial_cash=p.initial_cash,
-                history=self.history[i][-p.history:] if p.history else [],
-                competitor_prices=prices, active_firms=int(self.active.sum()),
-                health=self.health, last_profit=float(self.last_profit[i]))
+                agent_id=a,
+                day=self.t + 1,
+                persona=self.personas[i],
+                stabilizing=self.roles[i] == "stabilizing",
+                cash=float(self.cash[i]),
+                stock=float(self.stock[i]),
+                unit_cost=p.unit_cost,
+                overhead=p.overhead,
+                tax_rate=p.tax_rate,
+                platform_fee=p.platform_fee,
+                consumers=p.consumers,
+                unsold=p.unsold,
+                holding_cost=p.holding_cost,
+                initial_cash=p.initial_cash,
+                history=self.history[i][-p.history :] if p.history else [],
+                competitor_prices=prices,
+                active_firms=int(self.active.sum()),
+                health=self.health,
+                last_profit=float(self.last_profit[i]),
+            )
         return Decision(PHASE, self.t, 0, obs, FirmAction)
 
     def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         i = self.index[agent_id]
         afford = self.cash[i] / self.p.unit_cost
         if action.supply > afford:
-            return Checked(action, None, [f"supply {action.supply:g} scaled down to {afford:g} "
-                                          f"units, what cash {self.cash[i]:.2f} pays for"])
+            return Checked(
+                action,
+                None,
+                [
+                    f"supply {action.supply:g} scaled down to {afford:g} "
+                    f"units, what cash {self.cash[i]:.2f} pays for"
+                ],
+            )
         return Checked(action)
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> FirmAction:
@@ -144,7 +179,9 @@ class CrashMarket(EventLog):
             i = self.index[a]
             price[i], asked[i] = act.price, act.supply
         cash_start = self.cash.copy()
-        supply = np.where(self.active, np.minimum(asked, np.maximum(self.cash, 0) / p.unit_cost), 0.0)
+        supply = np.where(
+            self.active, np.minimum(asked, np.maximum(self.cash, 0) / p.unit_cost), 0.0
+        )
         cost = supply * p.unit_cost
         self.cash -= cost
         self.stock += supply
@@ -172,8 +209,9 @@ class CrashMarket(EventLog):
         if p.consumer_savings:
             self.savings[who] -= spend
         if p.max_price is None:
-            surplus = rules.ces_surplus(income, filled, order_price,
-                                        order_price if index is None else index, p.ces_sigma)
+            surplus = rules.ces_surplus(
+                income, filled, order_price, order_price if index is None else index, p.ces_sigma
+            )
         else:
             surplus = rules.consumer_surplus(income, wanted, filled, order_price, p.max_price)
         units = np.bincount(firm[firm >= 0], weights=filled[firm >= 0], minlength=n)
@@ -189,8 +227,14 @@ class CrashMarket(EventLog):
         else:
             holding = unsold * p.holding_cost
         overhead, holding, tax, fee, bankrupt = rules.day_costs(
-            self.cash, self.active, p.overhead, holding, p.tax_rate, p.platform_fee,
-            limited=p.liability == "limited")
+            self.cash,
+            self.active,
+            p.overhead,
+            holding,
+            p.tax_rate,
+            p.platform_fee,
+            limited=p.liability == "limited",
+        )
         self.cash -= overhead + holding + tax + fee
         profit = revenue - cost - overhead - holding - tax - fee
 
@@ -199,26 +243,72 @@ class CrashMarket(EventLog):
         posted = price[sellers]
         mean_price = float(posted.mean()) if posted.size else float("nan")
         for i in np.flatnonzero(sellers):
-            self.rows["states"].append((
-                t, self.ids[i], cash_start[i], price[i], asked[i], supply[i], cost[i], units[i],
-                revenue[i], unsold[i], overhead[i], holding[i], tax[i], fee[i], profit[i],
-                self.cash[i], bool(bankrupt[i])))
-            self.history[i].append(DayRecord.model_construct(
-                day=t + 1, price=float(price[i]), supply=float(supply[i]), units_sold=float(units[i]),
-                revenue=float(revenue[i]), expenses=float(cost[i] + overhead[i] + holding[i] + tax[i]
-                                                         + fee[i]), profit=float(profit[i])))
-        self.rows["orders"].append((np.full(who.size, t), np.arange(who.size), who,
-                                    np.where(firm >= 0, firm, n), (seen >= 0).sum(axis=1),
-                                    order_price, wanted, budget, filled, spend, surplus))
+            self.rows["states"].append(
+                (
+                    t,
+                    self.ids[i],
+                    cash_start[i],
+                    price[i],
+                    asked[i],
+                    supply[i],
+                    cost[i],
+                    units[i],
+                    revenue[i],
+                    unsold[i],
+                    overhead[i],
+                    holding[i],
+                    tax[i],
+                    fee[i],
+                    profit[i],
+                    self.cash[i],
+                    bool(bankrupt[i]),
+                )
+            )
+            self.history[i].append(
+                DayRecord.model_construct(
+                    day=t + 1,
+                    price=float(price[i]),
+                    supply=float(supply[i]),
+                    units_sold=float(units[i]),
+                    revenue=float(revenue[i]),
+                    expenses=float(cost[i] + overhead[i] + holding[i] + tax[i] + fee[i]),
+                    profit=float(profit[i]),
+                )
+            )
+        self.rows["orders"].append(
+            (
+                np.full(who.size, t),
+                np.arange(who.size),
+                who,
+                np.where(firm >= 0, firm, n),
+                (seen >= 0).sum(axis=1),
+                order_price,
+                wanted,
+                budget,
+                filled,
+                spend,
+                surplus,
+            )
+        )
         for i in np.flatnonzero(bankrupt):
             self.retire(t, 0, self.ids[i], f"cash {self.cash[i]:.4f} < 0")
         self.active &= ~bankrupt
         self.last_price = np.where(sellers, price, self.last_price)
         self.last_profit = profit
         self.health = market_health(int(self.active.sum()), n, mean_price, p.unit_cost)
-        self.rows["days"].append((t, int(sellers.sum()), int(who.size), mean_price,
-                                  float(filled.sum()), float(wanted.sum()), float(spend.sum()),
-                                  float(surplus.sum()), self.health))
+        self.rows["days"].append(
+            (
+                t,
+                int(sellers.sum()),
+                int(who.size),
+                mean_price,
+                float(filled.sum()),
+                float(wanted.sum()),
+                float(spend.sum()),
+                float(surplus.sum()),
+                self.health,
+            )
+        )
         self.t += 1
         if self.t >= p.days or not self.active.any():
             return None
@@ -226,18 +316,56 @@ class CrashMarket(EventLog):
 
     # ------------------------------------------------------------------ logs
     COLUMNS = {
-        "states": ["step", "agent_id", "cash_start", "price", "supply_asked", "supply", "cost",
-                   "units_sold", "revenue", "unsold", "overhead", "holding", "tax", "fee", "profit",
-                   "cash_end", "bankrupt"],
-        "days": ["step", "active", "shoppers", "mean_price", "filled", "wanted", "spend", "surplus",
-                 "health"],
+        "states": [
+            "step",
+            "agent_id",
+            "cash_start",
+            "price",
+            "supply_asked",
+            "supply",
+            "cost",
+            "units_sold",
+            "revenue",
+            "unsold",
+            "overhead",
+            "holding",
+            "tax",
+            "fee",
+            "profit",
+            "cash_end",
+            "bankrupt",
+        ],
+        "days": [
+            "step",
+            "active",
+            "shoppers",
+            "mean_price",
+            "filled",
+            "wanted",
+            "spend",
+            "surplus",
+            "health",
+        ],
     }
 
     def tables(self) -> dict[str, pd.DataFrame]:
         p = self.p
-        out = {name: pd.DataFrame(self.rows[name], columns=cols) for name, cols in self.COLUMNS.items()}
-        columns = ["step", "order", "consumer", "firm", "seen", "price", "wanted", "budget",
-                   "filled", "spend", "surplus"]
+        out = {
+            name: pd.DataFrame(self.rows[name], columns=cols) for name, cols in self.COLUMNS.items()
+        }
+        columns = [
+            "step",
+            "order",
+            "consumer",
+            "firm",
+            "seen",
+            "price",
+            "wanted",
+            "budget",
+            "filled",
+            "spend",
+            "surplus",
+        ]
         orders = self.rows["orders"]
         if orders:  # one frame at the end: a frame a day costs more than the day's arithmetic
             data = dict(zip(columns, (np.concatenate(c) for c in zip(*orders))))
@@ -245,18 +373,33 @@ class CrashMarket(EventLog):
             out["orders"] = pd.DataFrame(data)
         else:
             out["orders"] = pd.DataFrame(columns=columns)
-        out["consumers"] = pd.DataFrame({"consumer": np.arange(p.consumers),
-                                         "income": self.consumers.income})
-        out["setting"] = pd.DataFrame([{
-            "discovery_limit": self.discovery_limit,
-            "stabilizing": sum(r == "stabilizing" for r in self.roles), "firms": len(self.ids),
-            "consumers": p.consumers, "days": p.days, "unit_cost": p.unit_cost,
-            "max_price": np.nan if p.max_price is None else p.max_price, "initial_cash": p.initial_cash, "overhead": p.overhead,
-            "tax_rate": p.tax_rate, "platform_fee": p.platform_fee,
-            "holding_cost": p.holding_cost, "unsold": p.unsold,
-            "arrival_rate": p.consumer.arrival_rate, "demand_index": p.demand_index,
-            "consumer_savings": p.consumer_savings, "liability": p.liability,
-            "ces_sigma": p.ces_sigma}])
+        out["consumers"] = pd.DataFrame(
+            {"consumer": np.arange(p.consumers), "income": self.consumers.income}
+        )
+        out["setting"] = pd.DataFrame(
+            [
+                {
+                    "discovery_limit": self.discovery_limit,
+                    "stabilizing": sum(r == "stabilizing" for r in self.roles),
+                    "firms": len(self.ids),
+                    "consumers": p.consumers,
+                    "days": p.days,
+                    "unit_cost": p.unit_cost,
+                    "max_price": np.nan if p.max_price is None else p.max_price,
+                    "initial_cash": p.initial_cash,
+                    "overhead": p.overhead,
+                    "tax_rate": p.tax_rate,
+                    "platform_fee": p.platform_fee,
+                    "holding_cost": p.holding_cost,
+                    "unsold": p.unsold,
+                    "arrival_rate": p.consumer.arrival_rate,
+                    "demand_index": p.demand_index,
+                    "consumer_savings": p.consumer_savings,
+                    "liability": p.liability,
+                    "ces_sigma": p.ces_sigma,
+                }
+            ]
+        )
         return out
 
 
@@ -278,31 +421,43 @@ class CrashRules(MarketRules):
 
     def seating_hint(self, mp: CrashParams, entry) -> str:
         seats = mp.firms - min(mp.stabilizing)
-        return (f"name it in markets.{mp.instance}.competitors (or .stabilizer / .stabilizers); "
-                f"competitors take "
-                f"the non-stabilizing seats in turn, at most {seats} per episode, so list at most "
-                f"{seats} or raise firms")
+        return (
+            f"name it in markets.{mp.instance}.competitors (or .stabilizer / .stabilizers); "
+            f"competitors take "
+            f"the non-stabilizing seats in turn, at most {seats} per episode, so list at most "
+            f"{seats} or raise firms"
+        )
 
     def seats(self, mp: CrashParams, run: int) -> list[Seat]:
         """``F1..Fn``: the stabilizing seats of the run's cell, then the competitor seats, their
         holders rotated with the cell's replicate (``CrashParams.seat_names``)."""
         by_name = {e.name: e for e in mp.roster}
-        return [Seat(f"F{i + 1}", by_name[name], role)
-                for i, (role, name) in enumerate(mp.seat_names(run))]
+        return [
+            Seat(f"F{i + 1}", by_name[name], role)
+            for i, (role, name) in enumerate(mp.seat_names(run))
+        ]
 
     def episode(self, mp: CrashParams, run: int) -> EpisodeSpec:
         e = super().episode(mp, run)
         d, s, _ = mp.cell_of(run)
-        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
-                           (("discovery_limit", d), ("stabilizing", s)))
+        return EpisodeSpec(
+            e.episode_id, run, e.seed, e.seats, (("discovery_limit", d), ("stabilizing", s))
+        )
 
     def build_market(self, mp: CrashParams, resources, episode: EpisodeSpec) -> CrashMarket:
         """Each competitor seat shows its player's own persona (``CrashParams.persona_of``),
         wherever the rotation seats it; stabilizing seats none."""
-        texts = [mp.persona_of(seat.entry.name) if seat.role == "competitor" else ""
-                 for seat in episode.seats]
-        return CrashMarket(mp, [s.agent_id for s in episode.seats], [s.role for s in episode.seats],
-                           texts, episode.get("discovery_limit"))
+        texts = [
+            mp.persona_of(seat.entry.name) if seat.role == "competitor" else ""
+            for seat in episode.seats
+        ]
+        return CrashMarket(
+            mp,
+            [s.agent_id for s in episode.seats],
+            [s.role for s in episode.seats],
+            texts,
+            episode.get("discovery_limit"),
+        )
 
     def render_messages(self, observation: FirmObservation, **extras):
         return render_messages(observation, **extras)
@@ -313,6 +468,8 @@ class CrashRules(MarketRules):
         harness scores a day ``market_health + profit_score``, the authors' composite
         (their agents/firm.py, ``reflect``)."""
         profit = observation.last_profit
-        return {"profit": profit,
-                "profit_score": max(0.0, profit) / max(observation.initial_cash, 1.0),
-                "market_health": observation.health}
+        return {
+            "profit": profit,
+            "profit_score": max(0.0, profit) / max(observation.initial_cash, 1.0),
+            "market_health": observation.health,
+        }

@@ -60,5 +60,10 @@ class FirmObservation(BaseModel):
 
 
 def render_messages(obs: FirmObservation, **extras) -> list[dict[str, str]]:
-    return chat_messages(template_env("marketarena.markets.crash"), "firm_system.j2",
-                         "firm_user.j2", obs=obs, **extras)
+    return chat_messages(
+        template_env("marketarena.markets.crash"),
+        "firm_system.j2",
+        "firm_user.j2",
+        obs=obs,
+        **extras,
+    )

@@ -73,18 +73,18 @@ from marketarena.metrics.eas_params import EASParams, Term
 #: entry) wherever it sits (an LLM firm reads it in its prompt; scripted firms ignore it)
 DEFAULT_PERSONAS = {
     "competitive": "You maximise profit in a straightforward way: set prices that attract buyers "
-                   "while covering your costs with a reasonable margin, watch competitors' prices "
-                   "and respond rationally each day, without a bias toward aggression or caution. "
-                   "Buy supply in moderate amounts that match your recent sales.",
+    "while covering your costs with a reasonable margin, watch competitors' prices "
+    "and respond rationally each day, without a bias toward aggression or caution. "
+    "Buy supply in moderate amounts that match your recent sales.",
     "volume_seeker": "You care more about sales volume than about margin per unit: you are willing "
-                     "to price a little more aggressively than competitors to win demand, and you "
-                     "buy supply generously so that you never run out. Never sell below your unit "
-                     "cost: volume at a loss leads to bankruptcy.",
+    "to price a little more aggressively than competitors to win demand, and you "
+    "buy supply generously so that you never run out. Never sell below your unit "
+    "cost: volume at a loss leads to bankruptcy.",
     "reactive": "You watch competitors' prices closely and adjust at once to match or beat the "
-                "lowest price you see; you have no strong price anchor of your own. Buy more supply "
-                "when you are winning demand and less when you are not.",
+    "lowest price you see; you have no strong price anchor of your own. Buy more supply "
+    "when you are winning demand and less when you are not.",
     "cautious": "You prefer small, gradual price changes to sudden moves, protect your cash and "
-                "your survival, and buy supply conservatively.",
+    "your survival, and buy supply conservatively.",
 }
 
 
@@ -93,11 +93,18 @@ class ConsumerParams(Strict):
 
     income_lo: float = Field(default=50.0, ge=0, le=MAX_AMOUNT)
     income_hi: float = Field(default=200.0, ge=0, le=MAX_AMOUNT)
-    labour_hours: float = Field(default=40.0, ge=0, le=8760, description="at most the hours of a year")
+    labour_hours: float = Field(
+        default=40.0, ge=0, le=8760, description="at most the hours of a year"
+    )
     skill_lo: float = Field(default=1.24, ge=0, le=MAX_AMOUNT)
     skill_hi: float = Field(default=159.1, ge=0, le=MAX_AMOUNT)
-    arrival_rate: float = Field(default=0.6, gt=0, le=10, description="shoppers a day ~ "
-                                "Poisson(rate x M), at most M (so a rate above a few changes nothing)")
+    arrival_rate: float = Field(
+        default=0.6,
+        gt=0,
+        le=10,
+        description="shoppers a day ~ "
+        "Poisson(rate x M), at most M (so a rate above a few changes nothing)",
+    )
 
     @model_validator(mode="after")
     def _ranges(self):
@@ -132,81 +139,170 @@ def default_eas() -> EASParams:
     A price war scores below a stable market through bankruptcies and operating losses; a
     post-collapse monopolist through the others' bankruptcies (on the market's row), its price's
     swings and its customers' surplus; it earns no more profitability than a stable firm."""
-    return EASParams(components={
-        "stability": [Term(variable="b", metric="bankruptcy_rate", lo=0, hi=1, better="lower",
-                           scope="seat"),
-                      Term(variable="sigma", metric="price_volatility", lo=0, hi=1.0, better="lower",
-                           scope="seat")],
-        "welfare": [Term(variable="cs", metric="consumer_surplus_share", lo=0, hi=1,
-                         better="higher", scope="seat")],
-        "profitability": [Term(variable="pi", metric="profit_up_to_stable", lo=0,
-                               hi="profit_stable", better="higher", scope="seat")],
-    })
+    return EASParams(
+        components={
+            "stability": [
+                Term(
+                    variable="b", metric="bankruptcy_rate", lo=0, hi=1, better="lower", scope="seat"
+                ),
+                Term(
+                    variable="sigma",
+                    metric="price_volatility",
+                    lo=0,
+                    hi=1.0,
+                    better="lower",
+                    scope="seat",
+                ),
+            ],
+            "welfare": [
+                Term(
+                    variable="cs",
+                    metric="consumer_surplus_share",
+                    lo=0,
+                    hi=1,
+                    better="higher",
+                    scope="seat",
+                )
+            ],
+            "profitability": [
+                Term(
+                    variable="pi",
+                    metric="profit_up_to_stable",
+                    lo=0,
+                    hi="profit_stable",
+                    better="higher",
+                    scope="seat",
+                )
+            ],
+        }
+    )
 
 
 class CrashParams(MarketParams):
-    firms: int = size(5, le=100, description="seats F1..Fn (stabilizer_seats: add: competitor seats)")
+    firms: int = size(
+        5, le=100, description="seats F1..Fn (stabilizer_seats: add: competitor seats)"
+    )
     consumers: int = size(50, le=100_000)
-    days: int = size(365, le=100_000, description="T; an episode ends earlier when "
-                     "every firm is bankrupt")
+    days: int = size(
+        365, le=100_000, description="T; an episode ends earlier when every firm is bankrupt"
+    )
     discovery_limits: list[Annotated[int, Field(ge=1, le=100)]] = Field(
-        default_factory=lambda: [3], min_length=1, max_length=100,
-        description="consumer-side discovery limit per cell")
+        default_factory=lambda: [3],
+        min_length=1,
+        max_length=100,
+        description="consumer-side discovery limit per cell",
+    )
     stabilizing: list[Annotated[int, Field(ge=0, le=100)]] = Field(
-        default_factory=lambda: [0], min_length=1, max_length=100,
-        description="stabilizing firms per cell")
+        default_factory=lambda: [0],
+        min_length=1,
+        max_length=100,
+        description="stabilizing firms per cell",
+    )
     stabilizer_seats: Literal["replace", "add"] = Field(
-        default="replace", description="replace: stabilizers hold s of the `firms` seats; add: s "
-        "stabilizing seats besides `firms` competitor seats")
-    stabilizer: str | None = Field(default=None, description="roster entry holding stabilizing seats")
-    stabilizers: list[str] | None = Field(default=None, min_length=1, max_length=100,
-                                          description="grid axis (the spillover study): roster "
-                                          "entries taking the stabilizing seats, one per cell")
-    competitors: list[str] | None = Field(default=None, description="roster entries rotated over "
-                                          "the competitor seats (default: every other entry)")
-    firm_discovery_limit: int | None = Field(default=None, ge=0, le=100,
-                                             description="competitor prices a firm sees (null: all)")
-    unit_cost: float = Field(default=1.0, ge=1e-6, le=10_000, description="10^-6 to 10^4: a "
-                             "posted price is at most 10^6 (the answer's schema)")
+        default="replace",
+        description="replace: stabilizers hold s of the `firms` seats; add: s "
+        "stabilizing seats besides `firms` competitor seats",
+    )
+    stabilizer: str | None = Field(
+        default=None, description="roster entry holding stabilizing seats"
+    )
+    stabilizers: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="grid axis (the spillover study): roster "
+        "entries taking the stabilizing seats, one per cell",
+    )
+    competitors: list[str] | None = Field(
+        default=None,
+        description="roster entries rotated over the competitor seats (default: every other entry)",
+    )
+    firm_discovery_limit: int | None = Field(
+        default=None, ge=0, le=100, description="competitor prices a firm sees (null: all)"
+    )
+    unit_cost: float = Field(
+        default=1.0,
+        ge=1e-6,
+        le=10_000,
+        description="10^-6 to 10^4: a posted price is at most 10^6 (the answer's schema)",
+    )
     initial_cash: float = Field(default=500.0, ge=0, le=MAX_AMOUNT)
     overhead: float = Field(default=2.0, ge=0, le=MAX_AMOUNT, description="per firm and day")
     tax_rate: float = Field(default=0.05, ge=0, lt=1, description="share of cash taxed each day")
-    platform_fee: float = Field(default=0.0, ge=0, lt=1,
-                                description="another share of cash each day (the authors' code: 0.05)")
-    unsold: Literal["carry", "perish"] = Field(default="carry", description="unsold stock carries "
-                                               "over to the next day (the authors' code) or perishes")
-    holding_cost: float = Field(default=0.0, ge=0, le=MAX_AMOUNT, description="per unit and day of "
-                                "carried stock (unsold: carry)")
-    max_price: float | None = Field(default=None, gt=0, le=1e6, description="consumers' choke "
-                                    "price: no order at or above it (null: none, as the authors' "
-                                    "engine; posted prices are at most 10^6)")
+    platform_fee: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="another share of cash each day (the authors' code: 0.05)",
+    )
+    unsold: Literal["carry", "perish"] = Field(
+        default="carry",
+        description="unsold stock carries over to the next day (the authors' code) or perishes",
+    )
+    holding_cost: float = Field(
+        default=0.0,
+        ge=0,
+        le=MAX_AMOUNT,
+        description="per unit and day of carried stock (unsold: carry)",
+    )
+    max_price: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e6,
+        description="consumers' choke "
+        "price: no order at or above it (null: none, as the authors' "
+        "engine; posted prices are at most 10^6)",
+    )
     demand_index: Literal["mean_quote", "chosen_price"] = Field(
-        default="mean_quote", description="a shopper orders its budget over this price: the mean "
-        "of every posted quote (the authors' engine) or the price of the firm it chose")
-    consumer_savings: bool = Field(default=True, description="consumers earn their income every "
-                                   "day and keep what they do not spend; an order is capped at the "
-                                   "shopper's cash (the authors' engine); false: a shopper spends "
-                                   "from the day's income, uncapped")
+        default="mean_quote",
+        description="a shopper orders its budget over this price: the mean "
+        "of every posted quote (the authors' engine) or the price of the firm it chose",
+    )
+    consumer_savings: bool = Field(
+        default=True,
+        description="consumers earn their income every "
+        "day and keep what they do not spend; an order is capped at the "
+        "shopper's cash (the authors' engine); false: a shopper spends "
+        "from the day's income, uncapped",
+    )
     liability: Literal["limited", "unlimited"] = Field(
-        default="limited", description="limited: a firm that cannot pay its overhead pays what it "
+        default="limited",
+        description="limited: a firm that cannot pay its overhead pays what it "
         "has and ends at 0 (the authors' engine); unlimited: it is charged in full and ends below 0 "
-        "(bankrupt either way)")
-    ces_sigma: float = Field(default=5.0, gt=1, le=100, description="the consumers' CES elasticity: "
-                             "their willingness to pay, P (I / P)^(1 / sigma), prices consumer "
-                             "surplus when there is no choke price (the authors' sigma 5)")
+        "(bankrupt either way)",
+    )
+    ces_sigma: float = Field(
+        default=5.0,
+        gt=1,
+        le=100,
+        description="the consumers' CES elasticity: "
+        "their willingness to pay, P (I / P)^(1 / sigma), prices consumer "
+        "surplus when there is no choke price (the authors' sigma 5)",
+    )
     history: int = size(3, ge=0, le=1000, description="H: days of own history shown")
     consumer: ConsumerParams = Field(default_factory=ConsumerParams)
-    personas: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PERSONAS),
-                                     description="persona name -> text an LLM competitor reads")
-    default_persona: str | None = Field(default="competitive", description="every competitor "
-                                        "entry's persona (null: none), unless player_personas "
-                                        "names one")
-    player_personas: dict[str, str | None] = Field(default_factory=dict, description="roster "
-                                                   "name -> its persona (null: none), wherever "
-                                                   "it sits")
-    stable_price: float = Field(default=1.25, gt=1, le=1000, description="EAS profitability: the "
-                                "price, in unit costs, at which a firm's operating profit scores "
-                                "1 (the scripted stabilizer's at the defaults)")
+    personas: dict[str, str] = Field(
+        default_factory=lambda: dict(DEFAULT_PERSONAS),
+        description="persona name -> text an LLM competitor reads",
+    )
+    default_persona: str | None = Field(
+        default="competitive",
+        description="every competitor "
+        "entry's persona (null: none), unless player_personas "
+        "names one",
+    )
+    player_personas: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="roster name -> its persona (null: none), wherever it sits",
+    )
+    stable_price: float = Field(
+        default=1.25,
+        gt=1,
+        le=1000,
+        description="EAS profitability: the "
+        "price, in unit costs, at which a firm's operating profit scores "
+        "1 (the scripted stabilizer's at the defaults)",
+    )
     eas: EASParams = Field(default_factory=default_eas)
 
     post_keys = frozenset({"eas", "stable_price"})
@@ -215,22 +311,30 @@ class CrashParams(MarketParams):
     def _seats(self):
         names = [e.name for e in self.roster]
         if self.stabilizer_seats == "replace" and any(s > self.firms for s in self.stabilizing):
-            raise ValueError(f"stabilizing: more stabilizing firms than firms ({self.firms}); "
-                             f"stabilizer_seats: add puts them beside the firms")
+            raise ValueError(
+                f"stabilizing: more stabilizing firms than firms ({self.firms}); "
+                f"stabilizer_seats: add puts them beside the firms"
+            )
         if self.tax_rate + self.platform_fee >= 1:
             raise ValueError("tax_rate + platform_fee must be below 1 (a share of cash a day)")
         if self.max_price is not None and not self.max_price > self.unit_cost:
-            raise ValueError(f"max_price ({self.max_price:g}) must exceed unit_cost "
-                             f"({self.unit_cost:g}): consumers buy only below it")
+            raise ValueError(
+                f"max_price ({self.max_price:g}) must exceed unit_cost "
+                f"({self.unit_cost:g}): consumers buy only below it"
+            )
         if self.imported:  # the grid and the seats come from the imported runs
             return self
         if self.stabilizer is not None and self.stabilizers is not None:
-            raise ValueError("stabilizer and stabilizers: give one (stabilizer: x is stabilizers: [x])")
+            raise ValueError(
+                "stabilizer and stabilizers: give one (stabilizer: x is stabilizers: [x])"
+            )
         if self.stabilizers is not None and len(set(self.stabilizers)) != len(self.stabilizers):
             raise ValueError(f"stabilizers: a name appears twice ({self.stabilizers})")
         if any(s > 0 for s in self.stabilizing) and not self.stabilizer_names():
-            raise ValueError("stabilizing > 0 needs 'stabilizer' (or 'stabilizers'), the roster "
-                             "entry holding those seats")
+            raise ValueError(
+                "stabilizing > 0 needs 'stabilizer' (or 'stabilizers'), the roster "
+                "entry holding those seats"
+            )
         for name in self.stabilizer_names() + (self.competitors or []):
             if name not in names:
                 raise ValueError(f"{name!r} is not a roster name (roster: {', '.join(names)})")
@@ -241,11 +345,14 @@ class CrashParams(MarketParams):
             raise ValueError("no competitor firms: add roster entries besides the stabilizer")
         if not self.personas:
             raise ValueError("personas: give at least one")
-        for key, persona in [("default_persona", self.default_persona),
-                             *((f"player_personas.{k}", v) for k, v in self.player_personas.items())]:
+        for key, persona in [
+            ("default_persona", self.default_persona),
+            *((f"player_personas.{k}", v) for k, v in self.player_personas.items()),
+        ]:
             if persona is not None and persona not in self.personas:
-                raise ValueError(f"{key}: {persona!r} is not a persona (personas: "
-                                 f"{', '.join(self.personas)})")
+                raise ValueError(
+                    f"{key}: {persona!r} is not a persona (personas: {', '.join(self.personas)})"
+                )
         unknown = sorted(set(self.player_personas) - set(names))
         if unknown:
             raise ValueError(f"player_personas: {unknown} are not roster names")
@@ -276,8 +383,12 @@ class CrashParams(MarketParams):
         """(discovery limit, stabilizing firms, the stabilizer's roster name) per cell; a cell
         without stabilizing firms has none (None) and is not repeated per stabilizer."""
         stabs = self.stabilizer_names() or [None]
-        return [(d, s, stab) for d in self.discovery_limits for s in self.stabilizing
-                for stab in (stabs if s > 0 else [None])]
+        return [
+            (d, s, stab)
+            for d in self.discovery_limits
+            for s in self.stabilizing
+            for stab in (stabs if s > 0 else [None])
+        ]
 
     def cell_of(self, run: int) -> tuple[int, int, str | None]:
         return self.cells[run % len(self.cells)]
@@ -290,8 +401,10 @@ class CrashParams(MarketParams):
         replicate = run // len(self.cells)
         rivals = self.competitor_names()
         out = [("stabilizing", stab)] * s
-        return out + [("competitor", rivals[(i + replicate) % len(rivals)])
-                      for i in range(self.competitor_seats(s))]
+        return out + [
+            ("competitor", rivals[(i + replicate) % len(rivals)])
+            for i in range(self.competitor_seats(s))
+        ]
 
     def competitor_mix(self) -> dict[tuple[int, int, str | None], dict[str, int]]:
         """Per cell, the competitor seats each roster entry holds over the instance's runs."""

@@ -54,8 +54,15 @@ class Consumers:
     income: np.ndarray  # (M,) daily budget
 
 
-def draw_consumers(rng: np.random.Generator, m: int, income_lo: float, income_hi: float,
-                   labour_hours: float, skill_lo: float, skill_hi: float) -> Consumers:
+def draw_consumers(
+    rng: np.random.Generator,
+    m: int,
+    income_lo: float,
+    income_hi: float,
+    labour_hours: float,
+    skill_lo: float,
+    skill_hi: float,
+) -> Consumers:
     base = rng.uniform(income_lo, income_hi, size=m)
     skill = rng.uniform(skill_lo, skill_hi, size=m)
     return Consumers(income=(base + labour_hours * skill) / 365.0)
@@ -67,8 +74,9 @@ def shoppers(rng: np.random.Generator, m: int, arrival_rate: float) -> np.ndarra
     return rng.permutation(m)[:k]
 
 
-def visible_firms(rng: np.random.Generator, n_shoppers: int, offering: np.ndarray,
-                  discovery_limit: int) -> np.ndarray:
+def visible_firms(
+    rng: np.random.Generator, n_shoppers: int, offering: np.ndarray, discovery_limit: int
+) -> np.ndarray:
     """(k, L) firm indices each shopper sees, in the (random) order drawn; -1 pads rows when fewer
     than ``discovery_limit`` firms offer. ``offering`` is a bool mask over firms."""
     n = offering.size
@@ -99,8 +107,9 @@ def posted_mean(price: np.ndarray, offering: np.ndarray) -> float:
     return float(sum(posted.tolist()) / posted.size) if posted.size else float("nan")
 
 
-def demand(income: np.ndarray, price: np.ndarray, max_price: float | None,
-           index: float | None = None) -> np.ndarray:
+def demand(
+    income: np.ndarray, price: np.ndarray, max_price: float | None, index: float | None = None
+) -> np.ndarray:
     """Units each shopper orders from its chosen firm at that firm's ``price``: its budget over
     the price index (one good, CES, so the whole budget goes to it), none from nobody (NaN price)
     and none at or above the choke price ``max_price`` (None: no choke, as the authors' engine).
@@ -135,8 +144,9 @@ def fill_orders(firm: np.ndarray, wanted: np.ndarray, stock: np.ndarray) -> np.n
     return filled
 
 
-def ces_surplus(income: np.ndarray, filled: np.ndarray, price: np.ndarray, index: float,
-                sigma: float) -> np.ndarray:
+def ces_surplus(
+    income: np.ndarray, filled: np.ndarray, price: np.ndarray, index: float, sigma: float
+) -> np.ndarray:
     """The authors' consumer surplus per order: ``max(0, (WTP - p) q)`` with the CES willingness
     to pay of one good, ``WTP = P (I / P)^(1 / sigma)``, P the day's price index (``index``):
     what a shopper of budget I values a unit at, against what it paid (0 for nothing filled)."""
@@ -145,8 +155,15 @@ def ces_surplus(income: np.ndarray, filled: np.ndarray, price: np.ndarray, index
         return np.where(filled > 0, np.maximum(0.0, (wtp - price) * filled), 0.0)
 
 
-def day_costs(cash: np.ndarray, active: np.ndarray, overhead: float, holding: np.ndarray,
-              tax_rate: float, platform_fee: float, limited: bool = True):
+def day_costs(
+    cash: np.ndarray,
+    active: np.ndarray,
+    overhead: float,
+    holding: np.ndarray,
+    tax_rate: float,
+    platform_fee: float,
+    limited: bool = True,
+):
     """A day's costs after sales, for firms ``active`` at its start: overhead and holding, then
     the tax on the cash left, then the platform fee on the cash left after the tax (the authors'
     engine charges them in this order). Returns (overhead paid, holding paid, tax, fee, bankrupt).
@@ -158,8 +175,9 @@ def day_costs(cash: np.ndarray, active: np.ndarray, overhead: float, holding: np
     """
     due = np.where(active, overhead + holding, 0.0)
     bankrupt = active & (cash < due)
-    share = np.where(due > 0, np.clip(np.maximum(cash, 0.0) / np.where(due > 0, due, 1.0), 0, 1),
-                     0.0)
+    share = np.where(
+        due > 0, np.clip(np.maximum(cash, 0.0) / np.where(due > 0, due, 1.0), 0, 1), 0.0
+    )
     paid = np.where(bankrupt & limited, share, 1.0)
     over, hold = np.where(active, overhead, 0.0) * paid, holding * paid
     left = np.maximum(cash - over - hold, 0.0) * (active & ~bankrupt)
@@ -168,8 +186,9 @@ def day_costs(cash: np.ndarray, active: np.ndarray, overhead: float, holding: np
     return over, hold, tax, fee, bankrupt
 
 
-def consumer_surplus(income: np.ndarray, wanted: np.ndarray, filled: np.ndarray,
-                     price: np.ndarray, max_price: float) -> np.ndarray:
+def consumer_surplus(
+    income: np.ndarray, wanted: np.ndarray, filled: np.ndarray, price: np.ndarray, max_price: float
+) -> np.ndarray:
     """``(filled / wanted) * I * ln(max_price / p)`` per order (0 for an order of nothing)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ordered = wanted > 0  # at a finite price below the choke price (``demand``)

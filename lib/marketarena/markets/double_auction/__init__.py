@@ -31,7 +31,11 @@ thin wrapper over the same path (``pipeline.import_folder``).
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:DoubleAuctionParams", rules="market:DoubleAuctionRules",
-                  analysis="analysis:DoubleAuctionAnalysis",
-                  sources={"bazaar": "sources:DoubleAuctionBazaarSource"},
-                  source_defaults="params:SOURCE_DEFAULTS")
+KIND = MarketKind(
+    __name__,
+    params="params:DoubleAuctionParams",
+    rules="market:DoubleAuctionRules",
+    analysis="analysis:DoubleAuctionAnalysis",
+    sources={"bazaar": "sources:DoubleAuctionBazaarSource"},
+    source_defaults="params:SOURCE_DEFAULTS",
+)

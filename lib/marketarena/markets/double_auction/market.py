@@ -53,8 +53,12 @@ from marketarena.markets.double_auction.schedule import (
 class DoubleAuctionMarket:
     name = "double_auction"
 
-    def __init__(self, params: DoubleAuctionParams, distribution: str,
-                 values: tuple[np.ndarray, np.ndarray] | None = None):
+    def __init__(
+        self,
+        params: DoubleAuctionParams,
+        distribution: str,
+        values: tuple[np.ndarray, np.ndarray] | None = None,
+    ):
         """``values`` (buyer values, seller costs) fixes the private values (tests); by default they
         are drawn from ``distribution`` at reset."""
         self.p = params
@@ -70,8 +74,9 @@ class DoubleAuctionMarket:
         value_rng = np.random.default_rng(value_ss)
         self.clear_rng = np.random.default_rng(clear_ss)
         if self._fixed_values is None:
-            bv, sv = rules.draw_values(self.distribution, self.p.n_buyers, self.p.n_sellers,
-                                       value_rng, self.p.values)
+            bv, sv = rules.draw_values(
+                self.distribution, self.p.n_buyers, self.p.n_sellers, value_rng, self.p.values
+            )
         else:
             bv, sv = (np.asarray(v, dtype=np.int64) for v in self._fixed_values)
         self.bv, self.sv = bv, sv
@@ -92,13 +97,28 @@ class DoubleAuctionMarket:
 
     def _decision(self) -> Decision:
         p, hist = self.p, list(self.history)
-        common = {"round": self.t + 1, "rounds": p.rounds, "n_buyers": p.n_buyers,
-                  "n_sellers": p.n_sellers, "max_quote": p.max_quote, "history": hist,
-                  "history_shown": p.prompt_history_rounds}
-        obs = {a: trusted(QuoteObservation, {"agent_id": a, "role": self.role[a],
-                                             "value": self.value[a], "surplus": self.surplus[a],
-                                             **common})
-               for a in self.ids}
+        common = {
+            "round": self.t + 1,
+            "rounds": p.rounds,
+            "n_buyers": p.n_buyers,
+            "n_sellers": p.n_sellers,
+            "max_quote": p.max_quote,
+            "history": hist,
+            "history_shown": p.prompt_history_rounds,
+        }
+        obs = {
+            a: trusted(
+                QuoteObservation,
+                {
+                    "agent_id": a,
+                    "role": self.role[a],
+                    "value": self.value[a],
+                    "surplus": self.surplus[a],
+                    **common,
+                },
+            )
+            for a in self.ids
+        }
         return Decision("quote", self.t, 0, obs, QuoteAction)
 
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
@@ -113,27 +133,77 @@ class DoubleAuctionMarket:
             price[b] = price[s] = pr
             payoff[b], payoff[s] = self.value[b] - pr, pr - self.value[s]
             trades.append(trusted(Trade, {"buyer": b, "seller": s, "price": pr}))
-            self.trade_rows.append((self.t, k, b, s, quote[b], quote[s], pr,
-                                    self.value[b], self.value[s], payoff[b], payoff[s]))
+            self.trade_rows.append(
+                (
+                    self.t,
+                    k,
+                    b,
+                    s,
+                    quote[b],
+                    quote[s],
+                    pr,
+                    self.value[b],
+                    self.value[s],
+                    payoff[b],
+                    payoff[s],
+                )
+            )
         for a in self.ids:
             self.surplus[a] += payoff[a]
             q = quote[a]
-            self.state_rows.append((self.t, a, self.role[a], self.value[a],
-                                    rules.NO_QUOTE if q is None else q,
-                                    price[a] != rules.NO_QUOTE, price[a], payoff[a],
-                                    self.surplus[a]))
-        self.history.append(trusted(RoundRecord, {
-            "round": self.t + 1, "bids": {a: quote[a] for a in self.buyers},
-            "asks": {a: quote[a] for a in self.sellers}, "trades": trades}))
+            self.state_rows.append(
+                (
+                    self.t,
+                    a,
+                    self.role[a],
+                    self.value[a],
+                    rules.NO_QUOTE if q is None else q,
+                    price[a] != rules.NO_QUOTE,
+                    price[a],
+                    payoff[a],
+                    self.surplus[a],
+                )
+            )
+        self.history.append(
+            trusted(
+                RoundRecord,
+                {
+                    "round": self.t + 1,
+                    "bids": {a: quote[a] for a in self.buyers},
+                    "asks": {a: quote[a] for a in self.sellers},
+                    "trades": trades,
+                },
+            )
+        )
         self.t += 1
         return None if self.t >= self.p.rounds else self._decision()
 
     # ------------------------------------------------------------------ logs
     TABLE_COLUMNS = {
-        "states": ["step", "agent_id", "role", "value", "quote", "traded", "price",
-                   "payoff", "surplus"],
-        "trades": ["step", "rank", "buyer", "seller", "bid", "ask", "price",
-                   "buyer_value", "seller_value", "buyer_payoff", "seller_payoff"],
+        "states": [
+            "step",
+            "agent_id",
+            "role",
+            "value",
+            "quote",
+            "traded",
+            "price",
+            "payoff",
+            "surplus",
+        ],
+        "trades": [
+            "step",
+            "rank",
+            "buyer",
+            "seller",
+            "bid",
+            "ask",
+            "price",
+            "buyer_value",
+            "seller_value",
+            "buyer_payoff",
+            "seller_payoff",
+        ],
     }
 
     def tables(self) -> dict[str, Rows]:
@@ -141,12 +211,17 @@ class DoubleAuctionMarket:
         return {
             "states": Rows(self.TABLE_COLUMNS["states"], self.state_rows),
             # a trade always has both quotes (an empty table would leave them object)
-            "trades": Rows(self.TABLE_COLUMNS["trades"], self.trade_rows,
-                           {"bid": "int64", "ask": "int64"}),
-            "seats": Rows(["agent_id", "role", "value", "distribution"],
-                          [(a, self.role[a], self.value[a], self.distribution) for a in self.ids]),
-            "game": Rows(["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
-                         [(self.distribution, self.p.rounds, ce, ce * self.p.rounds)]),
+            "trades": Rows(
+                self.TABLE_COLUMNS["trades"], self.trade_rows, {"bid": "int64", "ask": "int64"}
+            ),
+            "seats": Rows(
+                ["agent_id", "role", "value", "distribution"],
+                [(a, self.role[a], self.value[a], self.distribution) for a in self.ids],
+            ),
+            "game": Rows(
+                ["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
+                [(self.distribution, self.p.rounds, ce, ce * self.p.rounds)],
+            ),
         }
 
 
@@ -169,36 +244,60 @@ class DoubleAuctionRules(MarketRules):
 
         pool = np.asarray(mp.pool_indices())
         games = [pool[first_of_permutations([mp.seed], np.arange(mp.runs), 7, len(pool), mp.seats)]]
-        games += [np.array([entrant_lineup(mp.seats, list(pool), i, mp.roster[i].name, mp.seed, k)
-                            for k in range(mp.entrant_games)]) for i in mp.entrant_indices()]
+        games += [
+            np.array(
+                [
+                    entrant_lineup(mp.seats, list(pool), i, mp.roster[i].name, mp.seed, k)
+                    for k in range(mp.entrant_games)
+                ]
+            )
+            for i in mp.entrant_indices()
+        ]
         return np.vstack(games), ["buyer"] * mp.n_buyers + ["seller"] * mp.n_sellers
 
     def seating_hint(self, mp: DoubleAuctionParams, entry) -> str:
-        return (f"raise markets.{mp.instance}.games_per_distribution (each pool game draws "
-                f"{mp.seats} of the {len(mp.pool_indices())} pool traders), or "
-                f"entrant_games for an entrant")
+        return (
+            f"raise markets.{mp.instance}.games_per_distribution (each pool game draws "
+            f"{mp.seats} of the {len(mp.pool_indices())} pool traders), or "
+            f"entrant_games for an entrant"
+        )
 
     def episode(self, mp: DoubleAuctionParams, run: int) -> EpisodeSpec:
         """Pool game ``run``."""
         e = super().episode(mp, run)
-        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
-                           (("distribution", mp.distribution_of(run)),))
+        return EpisodeSpec(
+            e.episode_id, run, e.seed, e.seats, (("distribution", mp.distribution_of(run)),)
+        )
 
     def entrant_episode(self, mp: DoubleAuctionParams, entrant: int, k: int) -> EpisodeSpec:
         """Game ``k`` of the entrant at roster index ``entrant``; ``run`` = k (the LLM sample)."""
-        return entrant_game(mp, mp.roster, mp.pool_indices(), entrant, mp.seed, k,
-                            entrant_episode_id(mp.roster[entrant].name, k))
+        return entrant_game(
+            mp,
+            mp.roster,
+            mp.pool_indices(),
+            entrant,
+            mp.seed,
+            k,
+            entrant_episode_id(mp.roster[entrant].name, k),
+        )
 
     def plan(self, mp: DoubleAuctionParams) -> list[EpisodeSpec]:
         """The pool games, then each entrant's games (roster order)."""
-        return super().plan(mp) + [self.entrant_episode(mp, i, k) for i in mp.entrant_indices()
-                                   for k in range(mp.entrant_games)]
+        return super().plan(mp) + [
+            self.entrant_episode(mp, i, k)
+            for i in mp.entrant_indices()
+            for k in range(mp.entrant_games)
+        ]
 
     def stop_players(self, mp: DoubleAuctionParams) -> dict[str, list[str]]:
         """Each LLM entrant's games, in order (the stopping rule: ``simulate/stopping.py``)."""
-        return {mp.roster[i].name: [entrant_episode_id(mp.roster[i].name, k)
-                                    for k in range(mp.entrant_games)]
-                for i in mp.entrant_indices() if mp.roster[i].kind == "llm"}
+        return {
+            mp.roster[i].name: [
+                entrant_episode_id(mp.roster[i].name, k) for k in range(mp.entrant_games)
+            ]
+            for i in mp.entrant_indices()
+            if mp.roster[i].kind == "llm"
+        }
 
     def build_market(self, mp: DoubleAuctionParams, resources, episode) -> DoubleAuctionMarket:
         return DoubleAuctionMarket(mp, episode.get("distribution"))

@@ -25,8 +25,9 @@ class QuoteAction(BaseModel):
     """{"quote": <int 0..100> | null}"""
 
     model_config = ConfigDict(extra="forbid", strict=True)
-    quote: int | None = Field(default=None, ge=0, le=100,
-                              description="your bid (buyer) or ask (seller); null = sit out")
+    quote: int | None = Field(
+        default=None, ge=0, le=100, description="your bid (buyer) or ask (seller); null = sit out"
+    )
 
 
 class Trade(BaseModel):
@@ -60,6 +61,11 @@ class QuoteObservation(BaseModel):
 
 def render_messages(obs: QuoteObservation) -> list[dict[str, str]]:
     """System + user chat messages for one observation."""
-    shown = obs.history[-obs.history_shown:] if obs.history_shown else []
-    return chat_messages(template_env("marketarena.markets.double_auction"), "quote_system.j2",
-                         "quote_user.j2", obs=obs, shown=shown)
+    shown = obs.history[-obs.history_shown :] if obs.history_shown else []
+    return chat_messages(
+        template_env("marketarena.markets.double_auction"),
+        "quote_system.j2",
+        "quote_user.j2",
+        obs=obs,
+        shown=shown,
+    )

@@ -56,19 +56,34 @@ class ValueParams(Strict):
     on both sides). ``uniform`` and ``semi_bimodal`` are the same in both (BAZAAR's logs agree)."""
 
     scheme: Literal["bazaar", "design"] = Field(
-        default="bazaar", description="bazaar: the draws of BAZAAR's logs; design: DESIGN.md 7.2's")
+        default="bazaar", description="bazaar: the draws of BAZAAR's logs; design: DESIGN.md 7.2's"
+    )
     correlated_jitter: float = Field(
-        default=3.0, ge=0, description="bazaar correlated: each value uniform on its range plus "
-        "N(0, jitter), independent across seats")
+        default=3.0,
+        ge=0,
+        description="bazaar correlated: each value uniform on its range plus "
+        "N(0, jitter), independent across seats",
+    )
     correlated_centre: tuple[float, float] = Field(
-        default=(20.0, 80.0), description="design correlated: common centre ~ U(lo, hi), one per game")
+        default=(20.0, 80.0),
+        description="design correlated: common centre ~ U(lo, hi), one per game",
+    )
     correlated_noise_sd: float = Field(
-        default=25.0, ge=0, description="design correlated: per-seat noise N(0, sd) around the centre")
-    bimodal_low: tuple[int, int] = Field(default=(0, 20), description="low band, integers inclusive")
+        default=25.0,
+        ge=0,
+        description="design correlated: per-seat noise N(0, sd) around the centre",
+    )
+    bimodal_low: tuple[int, int] = Field(
+        default=(0, 20), description="low band, integers inclusive"
+    )
     bimodal_high: tuple[int, int] = Field(default=(80, 100), description="high band")
     heavy_centre: float = 50.0
-    heavy_scale: float = Field(default=16.0, gt=0, description="centre + scale · t(df); 16 fits "
-                               "BAZAAR's quartiles and surplus (DESIGN.md's reading: 15)")
+    heavy_scale: float = Field(
+        default=16.0,
+        gt=0,
+        description="centre + scale · t(df); 16 fits "
+        "BAZAAR's quartiles and surplus (DESIGN.md's reading: 15)",
+    )
     heavy_df: float = Field(default=3.0, gt=0, description="Student-t degrees of freedom")
 
     @model_validator(mode="after")
@@ -83,29 +98,42 @@ class ValueParams(Strict):
 class ReferenceParams(Strict):
     """The table of truthful play against the pool behind CSα (the `reference` stage)."""
 
-    games_per_distribution: int = Field(default=2000, ge=10, le=MAX_RUNS,
-                                        description="games with one truthful seat against the pool")
+    games_per_distribution: int = Field(
+        default=2000,
+        ge=10,
+        le=MAX_RUNS,
+        description="games with one truthful seat against the pool",
+    )
     seed: int = Field(default=0, ge=0)
     bucket_width: int = Field(default=5, ge=1, description="buckets centred on multiples of width")
-    min_count: int = Field(default=50, ge=2, description="buckets with fewer seats borrow neighbours")
+    min_count: int = Field(
+        default=50, ge=2, description="buckets with fewer seats borrow neighbours"
+    )
     sd_floor: float = Field(default=1.0, gt=0, description="σ_ref used is max(sd, sd_floor)")
 
 
 class DoubleAuctionParams(MarketParams):
-    runs: StrictInt = Field(default=400, ge=1, le=MAX_RUNS,
-                            description="pool games (see games_per_distribution)")
-    pool: list[str] | None = Field(default=None, description="roster names of the pool (default: "
-                                   "every baseline); the other entries are entrants")
-    entrant_games: StrictInt = Field(default=100, ge=1, le=MAX_RUNS,
-                                     description="games per entrant, against the pool")
+    runs: StrictInt = Field(
+        default=400, ge=1, le=MAX_RUNS, description="pool games (see games_per_distribution)"
+    )
+    pool: list[str] | None = Field(
+        default=None,
+        description="roster names of the pool (default: "
+        "every baseline); the other entries are entrants",
+    )
+    entrant_games: StrictInt = Field(
+        default=100, ge=1, le=MAX_RUNS, description="games per entrant, against the pool"
+    )
     rounds: int = size(30, le=10_000)
     n_buyers: int = size(4, le=100)
     n_sellers: int = size(4, le=100)
-    distributions: list[Distribution] = Field(default_factory=lambda: list(DISTRIBUTIONS),
-                                              min_length=1)
+    distributions: list[Distribution] = Field(
+        default_factory=lambda: list(DISTRIBUTIONS), min_length=1
+    )
     values: ValueParams = Field(default_factory=ValueParams)
-    prompt_history_rounds: int = size(30, ge=0, le=10_000,
-                                      description="past rounds printed in an LLM prompt")
+    prompt_history_rounds: int = size(
+        30, ge=0, le=10_000, description="past rounds printed in an LLM prompt"
+    )
     reference: ReferenceParams = Field(default_factory=ReferenceParams)
 
     #: quotes and values are integers 0..100, as in BAZAAR; fixed (the value draws, the answer
@@ -114,26 +142,52 @@ class DoubleAuctionParams(MarketParams):
     csa_clip: float = Field(default=5.0, gt=0, description="CSα = clip((S - μ)/σ, -clip, clip)")
     rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
     rating_tau: float | None = Field(
-        default=0.001, ge=0, description="TrueSkill τ of this market (null: ratings.trueskill.tau); "
+        default=0.001,
+        ge=0,
+        description="TrueSkill τ of this market (null: ratings.trueskill.tau); "
         "near 0 lets σ shrink with the games played, as the seed's σ ≈ 0.03 after 24k games "
-        "implies (exactly 0 lets σ collapse until one upset breaks the update)")
+        "implies (exactly 0 lets σ collapse until one upset breaks the update)",
+    )
     rating_scale: Literal["trueskill", "bazaar"] = Field(
-        default="bazaar", description="bazaar: the seed's scale, μ0 5, σ0 25/3, β 25/6 (its logs "
-        "rated so land on its table's range); trueskill: the ratings section's μ0, σ0, β")
-    rating_boot: int = Field(default=100, ge=0, le=10_000, description="bootstrap resamples of the "
-                             "games behind the μ and rank intervals (0: none)")
-    rating_boot_passes: int = Field(default=10, ge=1, le=1000,
-                                    description="shuffled passes per resample (its μ: their median)")
-    roster: list[RosterEntry] = Field(default_factory=list, description="the pool and the "
-                                      "entrants (at least 2); an imported instance: the pool its "
-                                      "CSα reference plays against (empty: BAZAAR's 29 baselines, "
-                                      "the pool BAZAAR's games were played against)")
+        default="bazaar",
+        description="bazaar: the seed's scale, μ0 5, σ0 25/3, β 25/6 (its logs "
+        "rated so land on its table's range); trueskill: the ratings section's μ0, σ0, β",
+    )
+    rating_boot: int = Field(
+        default=100,
+        ge=0,
+        le=10_000,
+        description="bootstrap resamples of the games behind the μ and rank intervals (0: none)",
+    )
+    rating_boot_passes: int = Field(
+        default=10, ge=1, le=1000, description="shuffled passes per resample (its μ: their median)"
+    )
+    roster: list[RosterEntry] = Field(
+        default_factory=list,
+        description="the pool and the "
+        "entrants (at least 2); an imported instance: the pool its "
+        "CSα reference plays against (empty: BAZAAR's 29 baselines, "
+        "the pool BAZAAR's games were played against)",
+    )
     shard_episodes: StrictInt | None = Field(
-        default=600, ge=1, le=100_000, description="games per log shard (sharded Parquet: 90,000 "
-        "games make 150 shards of 10 files); null writes a folder per game")
+        default=600,
+        ge=1,
+        le=100_000,
+        description="games per log shard (sharded Parquet: 90,000 "
+        "games make 150 shards of 10 files); null writes a folder per game",
+    )
 
-    post_keys = frozenset({"csa_clip", "reference", "rating_passes", "rating_tau", "rating_scale",
-                           "rating_boot", "rating_boot_passes"})
+    post_keys = frozenset(
+        {
+            "csa_clip",
+            "reference",
+            "rating_passes",
+            "rating_tau",
+            "rating_scale",
+            "rating_boot",
+            "rating_boot_passes",
+        }
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -164,9 +218,11 @@ class DoubleAuctionParams(MarketParams):
         pool = self.pool_indices()
         if len(pool) < seats and not self.imported:
             what = "pool" if self.pool is not None else "pool (every baseline of the roster)"
-            raise ValueError(f"{what}: {len(pool)} traders cannot fill {seats} seats (n_buyers + "
-                             "n_sellers; a trader holds at most one seat per game); add baselines "
-                             "or list the pool")
+            raise ValueError(
+                f"{what}: {len(pool)} traders cannot fill {seats} seats (n_buyers + "
+                "n_sellers; a trader holds at most one seat per game); add baselines "
+                "or list the pool"
+            )
         if len(set(self.distributions)) != len(self.distributions):
             raise ValueError(f"distributions: listed twice in {self.distributions}")
         return self
@@ -209,5 +265,8 @@ def SOURCE_DEFAULTS() -> dict[str, dict]:
     so the roster is built only for a params file that imports."""
     from marketarena.markets.double_auction.bazaar_baselines import bazaar_pool
 
-    return {"bazaar": {"roster": [e.model_dump(mode="json", exclude_defaults=True)
-                                  for e in bazaar_pool()]}}
+    return {
+        "bazaar": {
+            "roster": [e.model_dump(mode="json", exclude_defaults=True) for e in bazaar_pool()]
+        }
+    }

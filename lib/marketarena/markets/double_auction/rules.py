@@ -75,15 +75,16 @@ def clear(bids, asks, rng: np.random.Generator) -> Clearing:
     return match(np.asarray(bids), np.asarray(asks), u_bid, u_ask, coin)
 
 
-def clear_round(bids: list[int], asks: list[int], rng: np.random.Generator
-                ) -> list[tuple[int, int, int, int]]:
+def clear_round(
+    bids: list[int], asks: list[int], rng: np.random.Generator
+) -> list[tuple[int, int, int, int]]:
     """One round of the call market on Python ints (``NO_QUOTE`` = sits out), drawing from ``rng``
     exactly what :func:`clear` draws (one call for the same uniforms in the same order). Returns the
     trades as (rank, bid seat index, ask seat index, price), by rank; :func:`match` defines the
     rule."""
     nb, ns = len(bids), len(asks)
     u = rng.random(nb + ns + min(nb, ns)).tolist()
-    u_bid, u_ask, coin = u[:nb], u[nb:nb + ns], u[nb + ns:]
+    u_bid, u_ask, coin = u[:nb], u[nb : nb + ns], u[nb + ns :]
     order_b = sorted((i for i in range(nb) if bids[i] >= 0), key=lambda i: (-bids[i], u_bid[i]))
     order_a = sorted((j for j in range(ns) if asks[j] >= 0), key=lambda j: (asks[j], u_ask[j]))
     trades = []
@@ -99,8 +100,14 @@ def _round_clip(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
     return np.clip(np.rint(x), lo, hi).astype(np.int64)
 
 
-def draw_values(distribution: str, n_buyers: int, n_sellers: int, rng: np.random.Generator,
-                vp: ValueParams | None = None, games: int | None = None):
+def draw_values(
+    distribution: str,
+    n_buyers: int,
+    n_sellers: int,
+    rng: np.random.Generator,
+    vp: ValueParams | None = None,
+    games: int | None = None,
+):
     """Private values (buyers in [1, 100], sellers in [0, 99]) of one game or of ``games`` games.
 
     - uniform: buyers U{1..100}, sellers U{0..99};
@@ -121,11 +128,13 @@ def draw_values(distribution: str, n_buyers: int, n_sellers: int, rng: np.random
     n = n_buyers + n_sellers
     bazaar = vp.scheme == "bazaar"
     if distribution == "uniform":
-        x = np.concatenate([rng.integers(1, 101, (g, n_buyers)),
-                            rng.integers(0, 100, (g, n_sellers))], axis=1).astype(float)
+        x = np.concatenate(
+            [rng.integers(1, 101, (g, n_buyers)), rng.integers(0, 100, (g, n_sellers))], axis=1
+        ).astype(float)
     elif distribution == "correlated" and bazaar:
-        x = np.concatenate([rng.uniform(1, 100, (g, n_buyers)), rng.uniform(0, 99, (g, n_sellers))],
-                           axis=1) + rng.normal(0.0, vp.correlated_jitter, size=(g, n))
+        x = np.concatenate(
+            [rng.uniform(1, 100, (g, n_buyers)), rng.uniform(0, 99, (g, n_sellers))], axis=1
+        ) + rng.normal(0.0, vp.correlated_jitter, size=(g, n))
     elif distribution == "correlated":
         centre = rng.uniform(*vp.correlated_centre, size=(g, 1))
         x = centre + rng.normal(0.0, vp.correlated_noise_sd, size=(g, n))

@@ -23,8 +23,10 @@ def seats_of(mp: DoubleAuctionParams, entries: list[RosterEntry]) -> tuple[Seat,
     """The seats of a game whose traders are ``entries`` in seat order: the first ``n_buyers``
     buy (``B1..``), the others sell (``S1..``)."""
     ids = seat_ids(mp.n_buyers, mp.n_sellers)
-    return tuple(Seat(a, e, "buyer" if j < mp.n_buyers else "seller")
-                 for j, (a, e) in enumerate(zip(ids, entries)))
+    return tuple(
+        Seat(a, e, "buyer" if j < mp.n_buyers else "seller")
+        for j, (a, e) in enumerate(zip(ids, entries))
+    )
 
 
 def lineup(mp: DoubleAuctionParams, run: int) -> list[int]:
@@ -40,8 +42,9 @@ def name_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
 
 
-def entrant_lineup(seats: int, pool: list[int], entrant: int, name: str, seed: int,
-                   k: int) -> list[int]:
+def entrant_lineup(
+    seats: int, pool: list[int], entrant: int, name: str, seed: int, k: int
+) -> list[int]:
     """Seats of entrant ``name``'s game ``k`` (buyers first): the entrant (index ``entrant``) in a
     seat drawn uniformly, the pool indices ``pool`` in the others (without replacement while the
     pool is large enough, with replacement otherwise: the CSα reference against a small scripted
@@ -64,13 +67,24 @@ def entrant_episode_id(name: str, k: int) -> str:
     return f"x-{name}-{k:04d}"
 
 
-def entrant_game(mp: DoubleAuctionParams, entries: list[RosterEntry], pool: list[int],
-                 entrant: int, seed: int, k: int, episode_id: str) -> EpisodeSpec:
+def entrant_game(
+    mp: DoubleAuctionParams,
+    entries: list[RosterEntry],
+    pool: list[int],
+    entrant: int,
+    seed: int,
+    k: int,
+    episode_id: str,
+) -> EpisodeSpec:
     """Game ``k`` of ``entries[entrant]`` against ``pool`` (indices into ``entries``): its seats
     (:func:`entrant_lineup`), seed (:func:`entrant_seed`, base ``seed``) and distribution
     (``distributions[k mod D]``); ``run`` = k. An entrant's games and the CSα reference's."""
     name = entries[entrant].name
     seated = entrant_lineup(mp.seats, pool, entrant, name, seed, k)
-    return EpisodeSpec(episode_id, k, entrant_seed(seed, name, k),
-                       seats_of(mp, [entries[i] for i in seated]),
-                       (("distribution", mp.distribution_of(k)),))
+    return EpisodeSpec(
+        episode_id,
+        k,
+        entrant_seed(seed, name, k),
+        seats_of(mp, [entries[i] for i in seated]),
+        (("distribution", mp.distribution_of(k)),),
+    )

@@ -24,5 +24,9 @@ model wrote and its earlier bids on the item before every bid).
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:EnglishAuctionParams", rules="market:EnglishAuctionRules",
-                  analysis="analysis:EnglishAuctionAnalysis")
+KIND = MarketKind(
+    __name__,
+    params="params:EnglishAuctionParams",
+    rules="market:EnglishAuctionRules",
+    analysis="analysis:EnglishAuctionAnalysis",
+)

@@ -150,8 +150,9 @@ class ScriptedBidder(ScriptedAgent):
             return None
         u = self.rng.random() if self.params.under_minimum + self.params.over_budget > 0 else 1.0
         if u < self.params.under_minimum:  # forgets the increment
-            return float(obs.highest if obs.highest is not None
-                         else obs.item.start_price - obs.min_increase)
+            return float(
+                obs.highest if obs.highest is not None else obs.item.start_price - obs.min_increase
+            )
         if u < self.params.under_minimum + self.params.over_budget:  # counts spent money
             return float(self.budget(obs) + obs.min_increase)
         return float(amount)
@@ -179,14 +180,20 @@ def wrong_wins(wins: dict[str, float], obs: BeliefObservation) -> dict[str, floa
 
 def malformed(phase: str) -> dict:
     """An answer that is not in the answer's format (a scripted format failure)."""
-    return {"bid": {"reasoning": "", "bid": "I bid $xxx!"},
-            "belief": {"summary": "", "status": "same as before"}}.get(
-        phase, {"reasoning": "", "priorities": "all 3"})
+    return {
+        "bid": {"reasoning": "", "bid": "I bid $xxx!"},
+        "belief": {"summary": "", "status": "same as before"},
+    }.get(phase, {"reasoning": "", "priorities": "all 3"})
 
 
 # ------------------------------------------------------------------ plans
-def budget_priorities(items: list[ItemView], budget: float, expected: float,
-                      impressions: list[float] | None = None, cheapest_first: bool = False) -> dict[str, int]:
+def budget_priorities(
+    items: list[ItemView],
+    budget: float,
+    expected: float,
+    impressions: list[float] | None = None,
+    cheapest_first: bool = False,
+) -> dict[str, int]:
     """3 for the items (best impression first) whose expected cost (``expected`` x start price,
     accumulated) fits ``budget``, 2 while it fits 1.75 x ``budget``, then 1."""
     score = impressions or [i.start_price for i in items]
@@ -226,15 +233,24 @@ class Rule(ScriptedBidder):
 class PlannerParams(BidderParams):
     plan: Literal["adaptive", "static", "none"] = "adaptive"
     desire: Literal["maximize_profit", "maximize_items"] = "maximize_profit"
-    cap_1: float = Field(default=0.5, gt=0, le=10, description="bids up to this x its estimate on "
-                         "a priority-1 item")
+    cap_1: float = Field(
+        default=0.5, gt=0, le=10, description="bids up to this x its estimate on a priority-1 item"
+    )
     cap_2: float = Field(default=0.75, gt=0, le=10)
     cap_3: float = Field(default=0.9, gt=0, le=10)
     cap_none: float = Field(default=0.85, gt=0, le=10, description="on every item, without a plan")
-    expected_price: float = Field(default=1.5, gt=0, le=100, description="what it expects to pay, "
-                                  "x start price, when it plans")
-    noise: float = Field(default=0.2, ge=0, le=5, description="sd of the log of its impression of "
-                         "an item's value when it plans")
+    expected_price: float = Field(
+        default=1.5,
+        gt=0,
+        le=100,
+        description="what it expects to pay, x start price, when it plans",
+    )
+    noise: float = Field(
+        default=0.2,
+        ge=0,
+        le=5,
+        description="sd of the log of its impression of an item's value when it plans",
+    )
     raise_prob: float = Field(default=0.25, ge=0, le=1)
     raise_max: float = Field(default=0.3, ge=0, le=10, description="x start price")
 
@@ -253,20 +269,32 @@ class Planner(ScriptedBidder):
         if p.plan == "none" or (obs.replan and p.plan == "static"):
             return None
         budget = obs.status.remaining_budget if obs.replan else obs.budget
-        impressions = [i.start_price * math.exp(p.noise * self.rng.standard_normal())
-                       for i in obs.items] if p.noise > 0 else None
-        return budget_priorities(obs.items, budget, p.expected_price, impressions,
-                                 cheapest_first=p.desire == "maximize_items")
+        impressions = (
+            [i.start_price * math.exp(p.noise * self.rng.standard_normal()) for i in obs.items]
+            if p.noise > 0
+            else None
+        )
+        return budget_priorities(
+            obs.items,
+            budget,
+            p.expected_price,
+            impressions,
+            cheapest_first=p.desire == "maximize_items",
+        )
 
     def bid(self, obs):
         p = self.params
         prio = self.priority(obs.item.name)
-        cap = min(obs.item.estimate * (p.cap_none if prio is None else getattr(p, f"cap_{prio}")),
-                  self.budget(obs))
+        cap = min(
+            obs.item.estimate * (p.cap_none if prio is None else getattr(p, f"cap_{prio}")),
+            self.budget(obs),
+        )
         amount = self.up_to(obs, cap)
         if amount is not None and self.chance(p.raise_prob):
-            amount = max(amount, min(cap, amount + round(self.rng.uniform(0, p.raise_max)
-                                                         * obs.item.start_price)))
+            amount = max(
+                amount,
+                min(cap, amount + round(self.rng.uniform(0, p.raise_max) * obs.item.start_price)),
+            )
         return amount
 
 
@@ -304,8 +332,10 @@ class Sniper(ScriptedBidder):
 
     def priorities(self, obs):
         first = self.total_items - len(obs.items)
-        return {i.name: 3 if (first + k) >= self.params.skip * self.total_items else 1
-                for k, i in enumerate(obs.items)}
+        return {
+            i.name: 3 if (first + k) >= self.params.skip * self.total_items else 1
+            for k, i in enumerate(obs.items)
+        }
 
     def bid(self, obs):
         if self.priority(obs.item.name) == 1:
@@ -343,8 +373,15 @@ class RandomBidder(ScriptedBidder):
     def bid(self, obs):
         if self.rng.random() < self.params.withdraw:
             return None
-        return float(round(next_bid(obs) + self.rng.uniform(0, self.params.extra) * obs.item.start_price))
+        return float(
+            round(next_bid(obs) + self.rng.uniform(0, self.params.extra) * obs.item.start_price)
+        )
 
 
-STRATEGIES = StrategyTable("english_auction", {cls.strategy: cls for cls in (
-    Rule, Planner, Increment, Pacer, Sniper, Collector, RandomBidder)})
+STRATEGIES = StrategyTable(
+    "english_auction",
+    {
+        cls.strategy: cls
+        for cls in (Rule, Planner, Increment, Pacer, Sniper, Collector, RandomBidder)
+    },
+)

@@ -69,8 +69,14 @@ class BDI(Harness):
         if phase == "replan" and mode != "adaptive":
             return Reply(action=PlanSkipped(skipped=mode))
         system, instruction = agent.render(observation, **self.extras(agent, observation, decision))
-        user = instruction if retry is None else {
-            "role": "user", "content": render_reask(observation, phase, retry.previous, retry.error)}
+        user = (
+            instruction
+            if retry is None
+            else {
+                "role": "user",
+                "content": render_reask(observation, phase, retry.previous, retry.error),
+            }
+        )
         if phase == "bid":
             if decision.step != self.item:
                 self.item, self.item_turns = decision.step, []
@@ -88,6 +94,9 @@ class BDI(Harness):
             self.plan_turns = [turns[0], turns[-1]]
         if result.action is None:
             raw = quote_text(result.raw_text, max_chars=RAW_CHARS)
-            return Reply(action=None, calls=[row],
-                         error=f"llm: {result.error or 'no valid answer'}; raw answer: {raw}")
+            return Reply(
+                action=None,
+                calls=[row],
+                error=f"llm: {result.error or 'no valid answer'}; raw answer: {raw}",
+            )
         return Reply(action=result.action, calls=[row])

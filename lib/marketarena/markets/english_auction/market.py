@@ -88,7 +88,9 @@ def display_name(agent_id: str) -> str:
 class EnglishAuctionMarket(EventLog):
     name = "english_auction"
 
-    def __init__(self, params: EnglishAuctionParams, agent_ids: list[AgentId], budget: int, order: str):
+    def __init__(
+        self, params: EnglishAuctionParams, agent_ids: list[AgentId], budget: int, order: str
+    ):
         self.p = params
         self.ids = list(agent_ids)
         self.names = {a: display_name(a) for a in self.ids}
@@ -100,11 +102,19 @@ class EnglishAuctionMarket(EventLog):
         self.start_events()
         order_ss, tie_ss = np.random.SeedSequence([seed, 0]).spawn(2)
         self.tie_rng = np.random.default_rng(tie_ss)
-        idx = rules.order_items([i.start_price for i in p.items], self.order,
-                                np.random.default_rng(order_ss))
+        idx = rules.order_items(
+            [i.start_price for i in p.items], self.order, np.random.default_rng(order_ss)
+        )
         self.items = [p.items[i] for i in idx]
-        self.views = [ItemView(name=i.name, description=i.description, start_price=i.start_price,
-                               estimate=p.estimate(i)) for i in self.items]
+        self.views = [
+            ItemView(
+                name=i.name,
+                description=i.description,
+                start_price=i.start_price,
+                estimate=p.estimate(i),
+            )
+            for i in self.items
+        ]
         self.left = dict.fromkeys(self.ids, self.budget)
         self.profit = dict.fromkeys(self.ids, 0.0)
         self.won: dict[AgentId, dict[str, float]] = {a: {} for a in self.ids}
@@ -113,23 +123,32 @@ class EnglishAuctionMarket(EventLog):
         self.rows: dict[str, list] = {n: [] for n in self.COLUMNS}
         self.j = 0
         self.phase = "plan"
-        obs = {a: PlanObservation(agent_id=a, me=self.names[a], budget=self.budget, items=self.views)
-               for a in self.ids}
+        obs = {
+            a: PlanObservation(agent_id=a, me=self.names[a], budget=self.budget, items=self.views)
+            for a in self.ids
+        }
         return Decision("plan", 0, 0, obs, PlanAction, max_attempts=p.plan_attempts)
 
     def status_of(self, a: AgentId) -> Status:
         """The truth as ``a``'s status: its remaining budget, everyone's profit and winning bids."""
-        return Status(remaining_budget=self.left[a],
-                      total_profits={self.names[b]: self.profit[b] for b in self.ids},
-                      winning_bids={self.names[b]: dict(self.won[b]) for b in self.ids})
+        return Status(
+            remaining_budget=self.left[a],
+            total_profits={self.names[b]: self.profit[b] for b in self.ids},
+            winning_bids={self.names[b]: dict(self.won[b]) for b in self.ids},
+        )
 
     # ------------------------------------------------------------------ checks
     def check(self, agent_id: AgentId, action: BaseModel, decision: Decision) -> Checked:
         if isinstance(action, BidAction):
             if action.bid is None:
                 return Checked(action)
-            error = rules.bid_error(action.bid, self.left[agent_id], self.items[self.j].start_price,
-                                    self.highest, self.p.min_increment)
+            error = rules.bid_error(
+                action.bid,
+                self.left[agent_id],
+                self.items[self.j].start_price,
+                self.highest,
+                self.p.min_increment,
+            )
             return Checked(action) if error is None else Checked(None, breach("bid", *error))
         if isinstance(action, PlanSkipped):
             return Checked(action)
@@ -138,16 +157,29 @@ class EnglishAuctionMarket(EventLog):
             keys = set(action.priorities)
             bad = sorted(k for k, v in action.priorities.items() if v not in (1, 2, 3))
             if keys != wanted or bad:
-                return Checked(None, breach(decision.phase, "", (
-                    f"priorities must give 1, 2 or 3 to exactly the items {sorted(wanted)}; missing "
-                    f"{sorted(wanted - keys)}, unknown {sorted(keys - wanted)}, out of range {bad}")))
+                return Checked(
+                    None,
+                    breach(
+                        decision.phase,
+                        "",
+                        (
+                            f"priorities must give 1, 2 or 3 to exactly the items {sorted(wanted)}; missing "
+                            f"{sorted(wanted - keys)}, unknown {sorted(keys - wanted)}, out of range {bad}"
+                        ),
+                    ),
+                )
             return Checked(action)
         if isinstance(action, BeliefAction):
-            own, others = rules.belief_errors(self.names[agent_id], action.model_dump(),
-                                              self.status_of(agent_id).model_dump())
+            own, others = rules.belief_errors(
+                self.names[agent_id], action.model_dump(), self.status_of(agent_id).model_dump()
+            )
             if own or others:
-                return Checked(None, breach("belief", f"self {len(own)}, other {len(others)}",
-                                            "\n".join(own + others)))
+                return Checked(
+                    None,
+                    breach(
+                        "belief", f"self {len(own)}, other {len(others)}", "\n".join(own + others)
+                    ),
+                )
             return Checked(action)
         return Checked(action)
 
@@ -169,15 +201,20 @@ class EnglishAuctionMarket(EventLog):
             for a, act in actions.items():
                 self.belief[a] = act.status()
                 if isinstance(act, CorrectedBelief):
-                    self.log_event(self.j, 0, a, "belief_corrected",
-                                   f"no correct status after {self.p.belief_attempts} answers")
+                    self.log_event(
+                        self.j,
+                        0,
+                        a,
+                        "belief_corrected",
+                        f"no correct status after {self.p.belief_attempts} answers",
+                    )
             if self.j + 1 >= len(self.items):
                 return None
             return self._replan()
         raise RuntimeError(f"unexpected phase {self.phase}")
 
     def _apply_plans(self, actions: dict[AgentId, BaseModel]) -> None:
-        remaining = [v.name for v in self.views[self.j:]]
+        remaining = [v.name for v in self.views[self.j :]]
         for a in self.ids:
             act = actions.get(a)
             if isinstance(act, PlanSkipped):
@@ -187,8 +224,11 @@ class EnglishAuctionMarket(EventLog):
             elif act is not None:
                 self.plan[a], source = dict(act.priorities), self.phase
             else:
-                source = "kept" if self.plan[a] is not None else ("failed" if self.phase == "plan"
-                                                                 else "none")
+                source = (
+                    "kept"
+                    if self.plan[a] is not None
+                    else ("failed" if self.phase == "plan" else "none")
+                )
             plan = self.plan[a] or {}
             for item in remaining:
                 self.rows["plans"].append((self.j, a, item, plan.get(item, np.nan), source))
@@ -207,17 +247,29 @@ class EnglishAuctionMarket(EventLog):
         if not acting:
             return self._close_item()
         if self.p.max_rounds is not None and self.k >= self.p.max_rounds:
-            self.log_event(self.j, self.k, self.leader or "", "round_cap",
-                           f"{self.items[self.j].name} closed after max_rounds = {self.p.max_rounds}")
+            self.log_event(
+                self.j,
+                self.k,
+                self.leader or "",
+                "round_cap",
+                f"{self.items[self.j].name} closed after max_rounds = {self.p.max_rounds}",
+            )
             return self._close_item()
         self.phase = "bid"
         item = self.items[self.j]
-        common = dict(item=self.views[self.j], round=self.k + 1, remaining=self.views[self.j:],
-                      history=list(self.history), highest=self.highest,
-                      highest_bidder=self.names[self.leader] if self.leader else None,
-                      min_increase=self.p.min_increment * item.start_price)
-        obs = {a: BidObservation(agent_id=a, me=self.names[a], status=self.belief[a], **common)
-               for a in acting}
+        common = dict(
+            item=self.views[self.j],
+            round=self.k + 1,
+            remaining=self.views[self.j :],
+            history=list(self.history),
+            highest=self.highest,
+            highest_bidder=self.names[self.leader] if self.leader else None,
+            min_increase=self.p.min_increment * item.start_price,
+        )
+        obs = {
+            a: BidObservation(agent_id=a, me=self.names[a], status=self.belief[a], **common)
+            for a in acting
+        }
         return Decision("bid", self.j, self.k, obs, BidAction, max_attempts=self.p.bid_attempts)
 
     def _after_round(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
@@ -226,17 +278,31 @@ class EnglishAuctionMarket(EventLog):
             if act.bid is None:
                 self.out.add(a)
             if isinstance(act, ForcedWithdrawal):
-                self.log_event(self.j, self.k, a, "forced_withdrawal",
-                               f"no valid bid on {self.items[self.j].name} in this round")
-        view = {self.names[a]: (None if actions[a].bid is None else float(actions[a].bid))
-                for a in actions}
+                self.log_event(
+                    self.j,
+                    self.k,
+                    a,
+                    "forced_withdrawal",
+                    f"no valid bid on {self.items[self.j].name} in this round",
+                )
+        view = {
+            self.names[a]: (None if actions[a].bid is None else float(actions[a].bid))
+            for a in actions
+        }
         if new:
             self.leader = rules.leader(new, self.tie_rng)
             self.highest = new[self.leader]
             self.n_bids += len(new)
         for a, act in actions.items():
-            self.rows["bids"].append((self.j, self.k, a, np.nan if act.bid is None else float(act.bid),
-                                      self.leader or ""))
+            self.rows["bids"].append(
+                (
+                    self.j,
+                    self.k,
+                    a,
+                    np.nan if act.bid is None else float(act.bid),
+                    self.leader or "",
+                )
+            )
         self.history.append(RoundView(round=self.k + 1, bids=view))
         self.k += 1
         if not new:
@@ -251,32 +317,67 @@ class EnglishAuctionMarket(EventLog):
             self.left[winner] -= self.highest
             self.profit[winner] += value - self.highest
             self.won[winner][item.name] = self.highest
-        self.rows["items"].append((self.j, item.name, item.start_price, value, p.estimate(item),
-                                   winner or "", self.highest if winner else np.nan, self.k,
-                                   self.n_bids))
+        self.rows["items"].append(
+            (
+                self.j,
+                item.name,
+                item.start_price,
+                value,
+                p.estimate(item),
+                winner or "",
+                self.highest if winner else np.nan,
+                self.k,
+                self.n_bids,
+            )
+        )
         for a in self.ids:
             self.rows["states"].append((self.j, a, self.left[a], self.profit[a], len(self.won[a])))
         self.phase = "belief"
-        obs = {a: BeliefObservation(agent_id=a, me=self.names[a], item=self.views[self.j],
-                                    history=list(self.history),
-                                    winner=self.names[winner] if winner else None,
-                                    price=self.highest if winner else None, true_value=value,
-                                    status=self.belief[a], bidders=[self.names[b] for b in self.ids])
-               for a in self.ids}
+        obs = {
+            a: BeliefObservation(
+                agent_id=a,
+                me=self.names[a],
+                item=self.views[self.j],
+                history=list(self.history),
+                winner=self.names[winner] if winner else None,
+                price=self.highest if winner else None,
+                true_value=value,
+                status=self.belief[a],
+                bidders=[self.names[b] for b in self.ids],
+            )
+            for a in self.ids
+        }
         return Decision("belief", self.j, 0, obs, BeliefAction, max_attempts=p.belief_attempts)
 
     def _replan(self) -> Decision:
         self.j += 1
         self.phase = "replan"
-        obs = {a: PlanObservation(agent_id=a, me=self.names[a], budget=self.budget,
-                                  items=self.views[self.j:], replan=True, status=self.belief[a])
-               for a in self.ids}
+        obs = {
+            a: PlanObservation(
+                agent_id=a,
+                me=self.names[a],
+                budget=self.budget,
+                items=self.views[self.j :],
+                replan=True,
+                status=self.belief[a],
+            )
+            for a in self.ids
+        }
         return Decision("replan", self.j, 0, obs, PlanAction, max_attempts=self.p.plan_attempts)
 
     # ------------------------------------------------------------------ logs
     COLUMNS = {
-        "items": ["step", "item", "start_price", "true_value", "estimate", "winner", "price",
-                  "rounds", "bids"],
+        "items": [
+            "step",
+            "item",
+            "start_price",
+            "true_value",
+            "estimate",
+            "winner",
+            "price",
+            "rounds",
+            "bids",
+        ],
         "bids": ["step", "round", "agent_id", "bid", "leader"],
         "plans": ["step", "agent_id", "item", "priority", "source"],
         "states": ["step", "agent_id", "budget_left", "profit", "items_won"],
@@ -286,10 +387,18 @@ class EnglishAuctionMarket(EventLog):
         p = self.p
         out = {n: pd.DataFrame(self.rows[n], columns=c) for n, c in self.COLUMNS.items()}
         out["plans"]["priority"] = out["plans"]["priority"].astype(float)
-        out["setting"] = pd.DataFrame([{"budget": self.budget, "order": self.order,
-                                        "bidders": len(self.ids), "items": len(self.items),
-                                        "min_increment": p.min_increment,
-                                        "overestimate": p.overestimate}])
+        out["setting"] = pd.DataFrame(
+            [
+                {
+                    "budget": self.budget,
+                    "order": self.order,
+                    "bidders": len(self.ids),
+                    "items": len(self.items),
+                    "min_increment": p.min_increment,
+                    "overestimate": p.overestimate,
+                }
+            ]
+        )
         return out
 
 
@@ -303,16 +412,20 @@ class EnglishAuctionRules(MarketRules):
 
     def plan(self, mp: EnglishAuctionParams) -> list[EpisodeSpec]:
         """Each lineup's ``runs`` auctions, lineup by lineup (challengers in roster order)."""
-        return [self._auction(mp, challenger, names, r)
-                for challenger, names in mp.lineups() for r in range(mp.runs)]
+        return [
+            self._auction(mp, challenger, names, r)
+            for challenger, names in mp.lineups()
+            for r in range(mp.runs)
+        ]
 
     def seat_matrix(self, mp: EnglishAuctionParams) -> tuple[np.ndarray, list[str]]:
         """Every lineup's roster indices repeated over its ``runs`` auctions (the plan's order);
         the seat roles are those :meth:`_auction` gives every lineup's first auction."""
         index = {e.name: i for i, e in enumerate(mp.roster)}
         lineups = mp.lineups()
-        matrix = np.repeat(np.array([[index[n] for n in names] for _, names in lineups]), mp.runs,
-                           axis=0)
+        matrix = np.repeat(
+            np.array([[index[n] for n in names] for _, names in lineups]), mp.runs, axis=0
+        )
         return matrix, [seat.role for seat in self._auction(mp, *lineups[0], 0).seats]
 
     def episode(self, mp: EnglishAuctionParams, run: int) -> EpisodeSpec:
@@ -321,26 +434,36 @@ class EnglishAuctionRules(MarketRules):
         return self._auction(mp, challenger, names, run % mp.runs)
 
     @staticmethod
-    def _auction(mp: EnglishAuctionParams, challenger: str | None, names: list[str], r: int) -> EpisodeSpec:
+    def _auction(
+        mp: EnglishAuctionParams, challenger: str | None, names: list[str], r: int
+    ) -> EpisodeSpec:
         entries = {e.name: e for e in mp.roster}
-        role = (lambda n: "bidder") if challenger is None else (
-            lambda n: "challenger" if n == challenger else "baseline")
+        role = (
+            (lambda n: "bidder")
+            if challenger is None
+            else (lambda n: "challenger" if n == challenger else "baseline")
+        )
         seats = tuple(Seat(f"B{i + 1}", entries[n], role(n)) for i, n in enumerate(names))
         budget, order = mp.cell_of(r)
         episode_id = f"ep-{r:04d}" if challenger is None else f"ep-{challenger}-{r:04d}"
-        return EpisodeSpec(episode_id, r, episode_seed(mp.seed, r), seats,
-                           (("budget", budget), ("order", order)))
+        return EpisodeSpec(
+            episode_id, r, episode_seed(mp.seed, r), seats, (("budget", budget), ("order", order))
+        )
 
     def stop_players(self, mp: EnglishAuctionParams) -> dict[str, list[str]]:
         """Each LLM challenger's auctions, in order (the stopping rule: ``simulate/stopping.py``); with
         every bidder in every auction (no ``baselines``) there is no challenger: none."""
         entries = {e.name: e for e in mp.roster}
-        return {c: [self._auction(mp, c, names, r).episode_id for r in range(mp.runs)]
-                for c, names in mp.lineups() if c is not None and entries[c].kind == "llm"}
+        return {
+            c: [self._auction(mp, c, names, r).episode_id for r in range(mp.runs)]
+            for c, names in mp.lineups()
+            if c is not None and entries[c].kind == "llm"
+        }
 
     def build_market(self, mp: EnglishAuctionParams, resources, episode: EpisodeSpec):
-        return EnglishAuctionMarket(mp, [s.agent_id for s in episode.seats], episode.get("budget"),
-                                    episode.get("order"))
+        return EnglishAuctionMarket(
+            mp, [s.agent_id for s in episode.seats], episode.get("budget"), episode.get("order")
+        )
 
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)

@@ -44,9 +44,9 @@ from marketarena.markets.english_auction.rules import money
 TEMPLATES = "marketarena.markets.english_auction"
 DESIRES = {
     "maximize_profit": "Your primary objective is to secure the highest profit at the end of this "
-                       "auction, compared to all other bidders",
+    "auction, compared to all other bidders",
     "maximize_items": "Your primary objective is to win the highest number of items at the end of "
-                      "this auction, compared to everyone else",
+    "this auction, compared to everyone else",
 }
 
 
@@ -86,8 +86,11 @@ class BeliefAction(_Strict):
     winning_bids: dict[str, dict[str, float]]
 
     def status(self) -> "Status":
-        return Status(remaining_budget=self.remaining_budget, total_profits=self.total_profits,
-                      winning_bids=self.winning_bids)
+        return Status(
+            remaining_budget=self.remaining_budget,
+            total_profits=self.total_profits,
+            winning_bids=self.winning_bids,
+        )
 
 
 class CorrectedBelief(BeliefAction):
@@ -162,14 +165,22 @@ def _env():
     return env
 
 
-def render_messages(obs: BaseModel, desire: str = "maximize_profit", show_status: bool = False,
-                    **extras) -> list[dict[str, str]]:
+def render_messages(
+    obs: BaseModel, desire: str = "maximize_profit", show_status: bool = False, **extras
+) -> list[dict[str, str]]:
     """The system message and the decision's instruction. ``show_status``: a bidder that does not
     replan (static, none) is shown its status with its first bid on each item, as the authors'
     bidder is."""
     name = {PlanObservation: "plan", BidObservation: "bid", BeliefObservation: "belief"}[type(obs)]
-    return chat_messages(_env(), "system.j2", f"{name}.j2", obs=obs, desire=DESIRES[desire],
-                         show_status=show_status, **extras)
+    return chat_messages(
+        _env(),
+        "system.j2",
+        f"{name}.j2",
+        obs=obs,
+        desire=DESIRES[desire],
+        show_status=show_status,
+        **extras,
+    )
 
 
 #: the tag that starts every rule breach's error (``Market.check``); the text after ": " is
@@ -186,5 +197,8 @@ def render_reask(obs: BaseModel, phase: str, previous: BaseModel, error: str) ->
     """The auctioneer's message after an answer that broke a rule (``error`` from
     :func:`breach`): the authors' rebid, belief-revision and replan re-asks."""
     reason = error.split(": ", 1)[1] if ": " in error else error
-    return _env().get_template("reask.j2").render(obs=obs, phase=phase, previous=previous,
-                                                 reason=reason, reasons=reason.split("\n"))
+    return (
+        _env()
+        .get_template("reask.j2")
+        .render(obs=obs, phase=phase, previous=previous, reason=reason, reasons=reason.split("\n"))
+    )

@@ -50,13 +50,23 @@ class Item(Strict):
 SEED_ITEMS = [
     Item(name="Widget A", start_price=1000, description="A widget for all your needs"),
     Item(name="Gadget B", start_price=3000, description="A gadget with all the latest features"),
-    Item(name="Thingamajig C", start_price=4000, description="A little thing that is sure to impress"),
-    Item(name="Doodad D", start_price=2000, description="A durable doodad that will last for years"),
-    Item(name="Equipment E", start_price=5000, description="A piece of equipment for any tough job"),
+    Item(
+        name="Thingamajig C", start_price=4000, description="A little thing that is sure to impress"
+    ),
+    Item(
+        name="Doodad D", start_price=2000, description="A durable doodad that will last for years"
+    ),
+    Item(
+        name="Equipment E", start_price=5000, description="A piece of equipment for any tough job"
+    ),
     Item(name="Gizmo F", start_price=3000, description="A gizmo that will surprise and delight"),
     Item(name="Implement G", start_price=2000, description="A implement for everyday tasks"),
-    Item(name="Apparatus H", start_price=4000, description="An apparatus for specialized operations"),
-    Item(name="Contraption I", start_price=1000, description="A contraption that sparks creativity"),
+    Item(
+        name="Apparatus H", start_price=4000, description="An apparatus for specialized operations"
+    ),
+    Item(
+        name="Contraption I", start_price=1000, description="A contraption that sparks creativity"
+    ),
     Item(name="Mechanism J", start_price=5000, description="A mechanism for repetitive tasks"),
 ]
 
@@ -64,34 +74,69 @@ Order = Literal["random", "ascending", "descending"]
 
 
 class EnglishAuctionParams(MarketParams):
-    runs: StrictInt = Field(default=90, ge=1, le=MAX_RUNS,
-                            description="auctions per lineup (per challenger with baselines)")
-    items: list[Item] = Field(default_factory=lambda: list(SEED_ITEMS), min_length=1, max_length=200)
-    value_factor: float = Field(default=2.0, gt=0, le=100, description="true value = factor x start price")
-    overestimate: float = Field(default=0.1, ge=-0.9, le=10,
-                                description="every bidder's estimate = true value x (1 + this)")
-    min_increment: float = Field(default=0.1, ge=0.01, le=10,
-                                 description="a bid beats the last round's highest by this x start price")
-    budgets: list[StrictInt] = Field(default_factory=lambda: [10_000, 20_000, 40_000], min_length=1,
-                                     max_length=50)
-    orders: list[Order] = Field(default_factory=lambda: ["random", "ascending", "descending"],
-                                min_length=1)
+    runs: StrictInt = Field(
+        default=90,
+        ge=1,
+        le=MAX_RUNS,
+        description="auctions per lineup (per challenger with baselines)",
+    )
+    items: list[Item] = Field(
+        default_factory=lambda: list(SEED_ITEMS), min_length=1, max_length=200
+    )
+    value_factor: float = Field(
+        default=2.0, gt=0, le=100, description="true value = factor x start price"
+    )
+    overestimate: float = Field(
+        default=0.1, ge=-0.9, le=10, description="every bidder's estimate = true value x (1 + this)"
+    )
+    min_increment: float = Field(
+        default=0.1,
+        ge=0.01,
+        le=10,
+        description="a bid beats the last round's highest by this x start price",
+    )
+    budgets: list[StrictInt] = Field(
+        default_factory=lambda: [10_000, 20_000, 40_000], min_length=1, max_length=50
+    )
+    orders: list[Order] = Field(
+        default_factory=lambda: ["random", "ascending", "descending"], min_length=1
+    )
     baselines: list[str] | None = Field(
-        default=None, min_length=1, description="roster names of the fixed bidders of the standard "
-        "competition; every other entry is a challenger in turn (null: everyone bids in every auction)")
+        default=None,
+        min_length=1,
+        description="roster names of the fixed bidders of the standard "
+        "competition; every other entry is a challenger in turn (null: everyone bids in every auction)",
+    )
     max_rounds: StrictInt | None = Field(
-        default=None, ge=1, le=1_000_000, description="bidding rounds per item at most (null: none; an "
+        default=None,
+        ge=1,
+        le=1_000_000,
+        description="bidding rounds per item at most (null: none; an "
         "item ends by itself, see rules.round_bound); a capped item is sold to its leader, logged as "
-        "event round_cap")
-    bid_attempts: int = size(10, le=100, description="answers per bid: a failed bid is asked "
-                             "again with the reason; after the last the bidder withdraws (event "
-                             "forced_withdrawal)")
-    belief_attempts: int = size(4, le=20, description="answers per belief update: errors are fed "
-                                "back, then the auctioneer corrects the belief (event belief_corrected)")
+        "event round_cap",
+    )
+    bid_attempts: int = size(
+        10,
+        le=100,
+        description="answers per bid: a failed bid is asked "
+        "again with the reason; after the last the bidder withdraws (event "
+        "forced_withdrawal)",
+    )
+    belief_attempts: int = size(
+        4,
+        le=20,
+        description="answers per belief update: errors are fed "
+        "back, then the auctioneer corrects the belief (event belief_corrected)",
+    )
     plan_attempts: int = size(3, le=20, description="answers per plan or replan")
-    rating_passes: StrictInt = Field(default=20, ge=1, le=1000, description="TrueSkill passes in "
-                                     "shuffled order per rating: the board's mu is their median, and "
-                                     "each bootstrap resample of its interval is rated the same way")
+    rating_passes: StrictInt = Field(
+        default=20,
+        ge=1,
+        le=1000,
+        description="TrueSkill passes in "
+        "shuffled order per rating: the board's mu is their median, and "
+        "each bootstrap resample of its interval is rated the same way",
+    )
 
     post_keys = frozenset({"rating_passes"})
 
@@ -101,8 +146,10 @@ class EnglishAuctionParams(MarketParams):
         if len(set(names)) != len(names):
             raise ValueError(f"items: names must be unique, got {names}")
         if any(not 0 < b <= MAX_MONEY for b in self.budgets):
-            raise ValueError(f"budgets: each must be a whole number of dollars in 1..{MAX_MONEY:,} "
-                             f"(got {self.budgets})")
+            raise ValueError(
+                f"budgets: each must be a whole number of dollars in 1..{MAX_MONEY:,} "
+                f"(got {self.budgets})"
+            )
         roster = [e.name for e in self.roster]
         if self.baselines is not None:
             unknown = [b for b in self.baselines if b not in roster]
@@ -111,9 +158,11 @@ class EnglishAuctionParams(MarketParams):
             if len(set(self.baselines)) != len(self.baselines):
                 raise ValueError(f"baselines: a name appears twice ({self.baselines})")
             if not self.challengers:
-                raise ValueError(f"baselines: {self.baselines} leave no challenger; the standard "
-                                 "competition seats the baselines plus one other roster entry per "
-                                 "auction (add one, or set baselines: null to seat everyone)")
+                raise ValueError(
+                    f"baselines: {self.baselines} leave no challenger; the standard "
+                    "competition seats the baselines plus one other roster entry per "
+                    "auction (add one, or set baselines: null to seat everyone)"
+                )
         elif len(self.roster) < 2:
             raise ValueError("roster: an auction needs at least two bidders")
         return self

@@ -67,8 +67,9 @@ def money(x: float) -> str:
     return f"${x:.0f}" if x.is_integer() else f"${x:.2f}"
 
 
-def bid_error(amount: float, budget: float, start: float, highest: float | None,
-              increment: float) -> tuple[str, str] | None:
+def bid_error(
+    amount: float, budget: float, start: float, highest: float | None, increment: float
+) -> tuple[str, str] | None:
     """``(kind, reason)`` of a failed bid (the reason as the authors' auctioneer gives it), or None
     when the bid is valid."""
     if amount > budget + 1e-9:
@@ -78,8 +79,10 @@ def bid_error(amount: float, budget: float, start: float, highest: float | None,
         why = f"your bid is lower than the starting bid ({money(start)})"
         kind = UNDER_MINIMUM
     elif highest is not None and amount < highest + increment * start - 1e-9:
-        why = (f"you must advance previous highest bid ({money(highest)}) by at least "
-               f"{money(increment * start)} ({increment:.0%})")
+        why = (
+            f"you must advance previous highest bid ({money(highest)}) by at least "
+            f"{money(increment * start)} ({increment:.0%})"
+        )
         kind = UNDER_MINIMUM
     else:
         return None
@@ -111,29 +114,37 @@ def _wins_text(items: dict) -> str:
     return "nothing" if not items else ", ".join(f"{i} at {_said(p)}" for i, p in items.items())
 
 
-def belief_errors(me: str, belief: dict, truth: dict, tolerance: float = 1.0) -> tuple[list[str], list[str]]:
+def belief_errors(
+    me: str, belief: dict, truth: dict, tolerance: float = 1.0
+) -> tuple[list[str], list[str]]:
     """(errors about itself, errors about others), our strict check: each is one line of the
     auctioneer's feedback. ``me`` is the bidder's own display name."""
     own, others = [], []
     said = belief.get("remaining_budget")
     if not _close(said, truth["remaining_budget"], tolerance):
-        own.append(f"Your belief of budget is wrong: you have {money(truth['remaining_budget'])} "
-                   f"left, but you think you have {_said(said)} left.")
+        own.append(
+            f"Your belief of budget is wrong: you have {money(truth['remaining_budget'])} "
+            f"left, but you think you have {_said(said)} left."
+        )
     profits = belief.get("total_profits") or {}
     for bidder, value in truth["total_profits"].items():
         if not _close(profits.get(bidder), value, tolerance):
             p = profits.get(bidder)
             (own if bidder == me else others).append(
                 f"Your belief of total profit of {bidder} is wrong: {bidder} has earned "
-                f"{money(value)} so far, but you think {bidder} has earned {_said(p)}.")
+                f"{money(value)} so far, but you think {bidder} has earned {_said(p)}."
+            )
     wins = belief.get("winning_bids") or {}
     for bidder, items in truth["winning_bids"].items():
         said = wins.get(bidder) or {}
-        wrong = set(items) != set(said) or any(not _close(said[i], p, tolerance) for i, p in items.items())
+        wrong = set(items) != set(said) or any(
+            not _close(said[i], p, tolerance) for i, p in items.items()
+        )
         if wrong:
             (own if bidder == me else others).append(
                 f"Your belief of winning items of {bidder} is wrong: {bidder} won "
-                f"{_wins_text(items)}, but you think {bidder} won {_wins_text(said)}.")
+                f"{_wins_text(items)}, but you think {bidder} won {_wins_text(said)}."
+            )
     return own, others
 
 
@@ -144,9 +155,16 @@ def _exact(a, b) -> bool:
 def seed_belief_fields(me: str, belief: dict, truth: dict) -> tuple[int, int, int, int]:
     """The authors' per-field count: (self errors, self fields checked, other errors, other fields
     checked)."""
-    self_err, self_n, other_err, other_n = int(not _exact(belief.get("remaining_budget"),
-                                                          truth["remaining_budget"])), 1, 0, 0
-    for key, same in (("total_profits", _exact), ("winning_bids", lambda a, b: set(a or {}) == set(b))):
+    self_err, self_n, other_err, other_n = (
+        int(not _exact(belief.get("remaining_budget"), truth["remaining_budget"])),
+        1,
+        0,
+        0,
+    )
+    for key, same in (
+        ("total_profits", _exact),
+        ("winning_bids", lambda a, b: set(a or {}) == set(b)),
+    ):
         for bidder, said in (belief.get(key) or {}).items():
             if bidder not in truth[key]:
                 continue  # the authors skip names that are not bidders

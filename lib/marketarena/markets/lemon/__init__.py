@@ -41,7 +41,11 @@ and picks a price in it. Added: the quoted-data note on descriptions and the ans
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:LemonParams", rules="market:LemonRules",
-                  analysis="analysis:LemonAnalysis",
-                  sources={"agent_bazaar": "sources:LemonAgentBazaarSource"},
-                  source_defaults="params:SOURCE_DEFAULTS")
+KIND = MarketKind(
+    __name__,
+    params="params:LemonParams",
+    rules="market:LemonRules",
+    analysis="analysis:LemonAnalysis",
+    sources={"agent_bazaar": "sources:LemonAgentBazaarSource"},
+    source_defaults="params:SOURCE_DEFAULTS",
+)

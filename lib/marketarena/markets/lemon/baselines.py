@@ -76,8 +76,10 @@ def description_bank() -> dict[str, list[str]]:
 
 
 class HonestParams(Strict):
-    pricing: Literal["range", "value"] = Field(default="range", description="range: uniform inside "
-                                               "the tier's typical range; value: the tier's value")
+    pricing: Literal["range", "value"] = Field(
+        default="range",
+        description="range: uniform inside the tier's typical range; value: the tier's value",
+    )
 
 
 class Honest(ScriptedAgent):
@@ -90,15 +92,21 @@ class Honest(ScriptedAgent):
         if self.params.pricing == "value":
             price = obs.value
         else:
-            price = float(min(max(round(self.rng.uniform(obs.price_lo, obs.price_hi), 0),
-                                  obs.price_lo), obs.price_hi))
+            price = float(
+                min(
+                    max(round(self.rng.uniform(obs.price_lo, obs.price_hi), 0), obs.price_lo),
+                    obs.price_hi,
+                )
+            )
         return HonestListing(description=text, price=price)
 
 
 class SybilParams(Strict):
     mint_share: float = Field(default=0.5, ge=0, le=1, description="share of mint claims")
-    tier_per: Literal["step", "identity"] = Field(default="step", description="one advertised tier "
-                                                  "per step for all identities, or one per identity")
+    tier_per: Literal["step", "identity"] = Field(
+        default="step",
+        description="one advertised tier per step for all identities, or one per identity",
+    )
 
 
 class Sybil(ScriptedAgent):
@@ -112,8 +120,12 @@ class Sybil(ScriptedAgent):
         for ident in obs.identities:
             tier = step_tier if self.params.tier_per == "step" else self.draw_tier()
             info = tiers[tier]
-            price = float(min(max(round(self.rng.uniform(info.price_lo, info.price_hi), 0),
-                                  info.price_lo), info.price_hi))
+            price = float(
+                min(
+                    max(round(self.rng.uniform(info.price_lo, info.price_hi), 0), info.price_lo),
+                    info.price_hi,
+                )
+            )
             bank = description_bank()[ident.style]
             text = bank[int(self.rng.integers(len(bank)))].format(tier=tier)
             out[ident.identity] = SybilListing(claimed_tier=tier, price=price, description=text)
@@ -144,7 +156,11 @@ class ScriptedBuyer(ScriptedAgent):
 
     def buy(self, obs: BuyerObservation) -> BuyAction:
         pick = self.choose(obs, [v for v in obs.listings if self.acceptable(obs, v)])
-        return BuyAction(decision="pass") if pick is None else BuyAction(decision="bid", listing=pick.listing)
+        return (
+            BuyAction(decision="pass")
+            if pick is None
+            else BuyAction(decision="bid", listing=pick.listing)
+        )
 
     def acceptable(self, obs: BuyerObservation, view: ListingView) -> bool:
         return True
@@ -178,8 +194,12 @@ class ReputationBuyer(ScriptedBuyer):
 
 class GuardianParams(BuyerParams):
     threshold: float = Field(default=0.6, ge=0, le=1, description="least reputation it trusts")
-    mint_reputation: float = Field(default=0.75, ge=0, le=1, description="least reputation for a mint claim")
-    learn: float = Field(default=0.05, ge=0, le=1, description="threshold raise after a bad purchase")
+    mint_reputation: float = Field(
+        default=0.75, ge=0, le=1, description="least reputation for a mint claim"
+    )
+    learn: float = Field(
+        default=0.05, ge=0, le=1, description="threshold raise after a bad purchase"
+    )
 
 
 class Guardian(ScriptedBuyer):
@@ -195,7 +215,10 @@ class Guardian(ScriptedBuyer):
 
     def buy(self, obs):
         for h in obs.history:  # reflection on its own purchases, each once
-            if h.step > self.last_seen and RANK[h.true_tier] < RANK[claimed_tier(h.price, obs.tiers).tier]:
+            if (
+                h.step > self.last_seen
+                and RANK[h.true_tier] < RANK[claimed_tier(h.price, obs.tiers).tier]
+            ):
                 self.threshold = min(1.0, self.threshold + self.params.learn)
                 self.cheated_by.add(h.listing)
         self.last_seen = max([self.last_seen, *(h.step for h in obs.history)])
@@ -229,8 +252,12 @@ class RandomBuyer(ScriptedBuyer):
     def buy(self, obs):
         if not obs.listings or self.rng.random() >= self.params.bid_share:
             return BuyAction(decision="pass")
-        return BuyAction(decision="bid", listing=obs.listings[int(self.rng.integers(len(obs.listings)))].listing)
+        return BuyAction(
+            decision="bid", listing=obs.listings[int(self.rng.integers(len(obs.listings)))].listing
+        )
 
 
-STRATEGIES = StrategyTable("lemon", {cls.strategy: cls for cls in (
-    Honest, Sybil, Naive, ReputationBuyer, Guardian, RandomBuyer)})
+STRATEGIES = StrategyTable(
+    "lemon",
+    {cls.strategy: cls for cls in (Honest, Sybil, Naive, ReputationBuyer, Guardian, RandomBuyer)},
+)

@@ -78,31 +78,43 @@ def identity_pool(mp: LemonParams, k: int) -> int:
     if k == 0:
         return 0
     worst = mp.tiers["poor"].quality
-    lasts = rules.sales_to_retire(mp.reputation, mp.window, mp.initial_reputation, mp.ema_rate,
-                                  mp.retire_below, worst)
+    lasts = rules.sales_to_retire(
+        mp.reputation, mp.window, mp.initial_reputation, mp.ema_rate, mp.retire_below, worst
+    )
     return k * (1 + math.ceil(mp.steps / lasts))
 
 
 class LemonMarket(EventLog):
     name = "lemon"
 
-    def __init__(self, params: LemonParams, honest: list[AgentId], principal: AgentId,
-                 identities: list[AgentId], buyers: list[AgentId], k: int, reputation_visible: bool,
-                 buyer_group: str = ""):
+    def __init__(
+        self,
+        params: LemonParams,
+        honest: list[AgentId],
+        principal: AgentId,
+        identities: list[AgentId],
+        buyers: list[AgentId],
+        k: int,
+        reputation_visible: bool,
+        buyer_group: str = "",
+    ):
         self.p = params
         self.honest, self.principal, self.pool = list(honest), principal, list(identities)
         self.buyers = list(buyers)
         self.k, self.rep_visible, self.buyer_group = k, reputation_visible, buyer_group
         self.sellers = self.honest + self.pool
-        self.tier_info = [TierInfo(tier=t, price_lo=params.price_range(t)[0],
-                                   price_hi=params.price_range(t)[1]) for t in TIERS]
+        self.tier_info = [
+            TierInfo(tier=t, price_lo=params.price_range(t)[0], price_hi=params.price_range(t)[1])
+            for t in TIERS
+        ]
         self.claimable = [t for t in self.tier_info if t.tier in CLAIMABLE][::-1]
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, seed: int) -> Decision:
         streams = np.random.SeedSequence([seed, 0]).spawn(5)
-        (self.tier_rng, alias_rng, self.view_rng, self.serve_rng,
-         self.rep_rng) = map(np.random.default_rng, streams)
+        (self.tier_rng, alias_rng, self.view_rng, self.serve_rng, self.rep_rng) = map(
+            np.random.default_rng, streams
+        )
         self.alias = rules.anonymous_ids(alias_rng, len(self.buyers), self.sellers)
         self.unalias = [{v: k for k, v in m.items()} for m in self.alias]
         self.reputation = {s: self._fresh_reputation() for s in self.honest}
@@ -112,15 +124,18 @@ class LemonMarket(EventLog):
             self.reputation[s] = self._fresh_reputation()
         # one bank for both kinds (params.STYLES): honest sellers take the styles in turn, and
         # identities cycle over the styles honest sellers write in, so no style marks a Sybil
-        honest_styles = STYLES[:max(1, min(len(STYLES), len(self.honest)))]
+        honest_styles = STYLES[: max(1, min(len(STYLES), len(self.honest)))]
         self.style = {s: STYLES[i % len(STYLES)] for i, s in enumerate(self.honest)}
-        self.style.update({s: honest_styles[i % len(honest_styles)] for i, s in enumerate(self.pool)})
+        self.style.update(
+            {s: honest_styles[i % len(honest_styles)] for i, s in enumerate(self.pool)}
+        )
         self.sales = dict.fromkeys(self.sellers, 0)
         self.revenue = 0.0
         self.history: dict[AgentId, list[Transaction]] = {b: [] for b in self.buyers}
         self.t = 0
-        self.rows: dict[str, list] = {n: [] for n in ("listings", "views", "bids", "reviews",
-                                                       "reputation")}
+        self.rows: dict[str, list] = {
+            n: [] for n in ("listings", "views", "bids", "reviews", "reputation")
+        }
         self.start_events()
         for s in self.active_ids:
             self.log_event(0, 0, s, "joined", "initial identity")
@@ -142,18 +157,34 @@ class LemonMarket(EventLog):
         for s in self.honest:
             tier = self.true_tier[s]
             lo, hi = p.price_range(tier)
-            obs[s] = HonestObservation(agent_id=s, step=self.t + 1, style=self.style[s], tier=tier,
-                                       value=p.tier_value(tier), price_lo=lo, price_hi=hi,
-                                       reputation=self.reputation[s].value,
-                                       max_words=p.description_words)
+            obs[s] = HonestObservation(
+                agent_id=s,
+                step=self.t + 1,
+                style=self.style[s],
+                tier=tier,
+                value=p.tier_value(tier),
+                price_lo=lo,
+                price_hi=hi,
+                reputation=self.reputation[s].value,
+                max_words=p.description_words,
+            )
             schema[s] = HonestListing
         if self.active_ids:
             obs[self.principal] = PrincipalObservation(
-                step=self.t + 1, revenue=self.revenue, max_words=p.description_words,
+                step=self.t + 1,
+                revenue=self.revenue,
+                max_words=p.description_words,
                 tiers=self.claimable,
-                identities=[IdentityView(identity=s, style=self.style[s],
-                                         reputation=self.reputation[s].value, sales=self.sales[s])
-                            for s in self.active_ids])
+                identities=[
+                    IdentityView(
+                        identity=s,
+                        style=self.style[s],
+                        reputation=self.reputation[s].value,
+                        sales=self.sales[s],
+                    )
+                    for s in self.active_ids
+                ],
+            )
             schema[self.principal] = PrincipalListings
         return Decision("list", self.t, 0, obs, schema, max_attempts=p.max_attempts)
 
@@ -164,8 +195,11 @@ class LemonMarket(EventLog):
             unknown = sorted(set(action.listings) - active)
             missing = sorted(active - set(action.listings))
             if unknown or missing:
-                return Checked(None, f"listings must name exactly the accounts "
-                                     f"{', '.join(self.active_ids)} (unknown: {unknown}, missing: {missing})")
+                return Checked(
+                    None,
+                    f"listings must name exactly the accounts "
+                    f"{', '.join(self.active_ids)} (unknown: {unknown}, missing: {missing})",
+                )
             for ident, item in action.listings.items():
                 error = self._price_error(item.price, item.claimed_tier)
                 if error:
@@ -178,8 +212,11 @@ class LemonMarket(EventLog):
             if action.decision == "bid":
                 shown = {v.listing for v in decision.observations[agent_id].listings}
                 if action.listing not in shown:
-                    return Checked(None, f"listing {action.listing!r} is not one of the listings "
-                                         f"shown ({', '.join(sorted(shown))})")
+                    return Checked(
+                        None,
+                        f"listing {action.listing!r} is not one of the listings "
+                        f"shown ({', '.join(sorted(shown))})",
+                    )
             return Checked(action)
         return Checked(action)
 
@@ -211,23 +248,39 @@ class LemonMarket(EventLog):
         self.listings: list[dict] = []
         for s in self.honest:
             tier = self.true_tier[s]
-            self.listings.append({"seller": s, "kind": "honest", "true_tier": tier,
-                                  "claimed_tier": tier, "price": float(actions[s].price),
-                                  "description": actions[s].description})
+            self.listings.append(
+                {
+                    "seller": s,
+                    "kind": "honest",
+                    "true_tier": tier,
+                    "claimed_tier": tier,
+                    "price": float(actions[s].price),
+                    "description": actions[s].description,
+                }
+            )
         sybil = actions.get(self.principal)
         for s in self.active_ids:
             item = sybil.listings.get(s) if sybil is not None else None
             if item is not None:
-                self.listings.append({"seller": s, "kind": "sybil", "true_tier": "poor",
-                                      "claimed_tier": item.claimed_tier, "price": float(item.price),
-                                      "description": item.description})
+                self.listings.append(
+                    {
+                        "seller": s,
+                        "kind": "sybil",
+                        "true_tier": "poor",
+                        "claimed_tier": item.claimed_tier,
+                        "price": float(item.price),
+                        "description": item.description,
+                    }
+                )
         for item in self.listings:
             item["reputation"] = self.reputation[item["seller"]].value
-            item["quoted"] = quote_text(item["description"], p.description_chars,
-                                        p.description_words).literal
+            item["quoted"] = quote_text(
+                item["description"], p.description_chars, p.description_words
+            ).literal
             item["buyer"] = ""
-        self.shown = rules.sample_listings(self.view_rng, len(self.buyers), len(self.listings),
-                                           p.discovery_limit)
+        self.shown = rules.sample_listings(
+            self.view_rng, len(self.buyers), len(self.listings), p.discovery_limit
+        )
         return self._buy_decision()
 
     def _buy_decision(self) -> Decision:
@@ -239,15 +292,27 @@ class LemonMarket(EventLog):
             for pos, i in enumerate(shown):
                 item = self.listings[int(i)]
                 alias = self.alias[b][item["seller"]]
-                views.append(ListingView(listing=alias, price=item["price"], description=item["quoted"],
-                                         reputation=item["reputation"] if self.rep_visible else None))
+                views.append(
+                    ListingView(
+                        listing=alias,
+                        price=item["price"],
+                        description=item["quoted"],
+                        reputation=item["reputation"] if self.rep_visible else None,
+                    )
+                )
                 self.rows["views"].append((self.t, buyer, item["seller"], alias, pos))
-            hist = self.history[buyer][-p.history:] if p.history else []
+            hist = self.history[buyer][-p.history :] if p.history else []
             mine = self.history[buyer]
-            mean_q = (float(np.mean([p.tiers[h.true_tier].quality for h in mine])) if mine else None)
-            obs[buyer] = BuyerObservation(agent_id=buyer, step=self.t + 1, listings=views,
-                                          history=hist, mean_quality=mean_q, tiers=self.tier_info,
-                                          reputation_visible=self.rep_visible)
+            mean_q = float(np.mean([p.tiers[h.true_tier].quality for h in mine])) if mine else None
+            obs[buyer] = BuyerObservation(
+                agent_id=buyer,
+                step=self.t + 1,
+                listings=views,
+                history=hist,
+                mean_quality=mean_q,
+                tiers=self.tier_info,
+                reputation_visible=self.rep_visible,
+            )
         return Decision("buy", self.t, 1, obs, BuyAction, max_attempts=p.max_attempts)
 
     # ------------------------------------------------------------------ buy -> review
@@ -283,10 +348,16 @@ class LemonMarket(EventLog):
                 continue
             value = p.tier_value(item["true_tier"])
             obs[buyer] = ReviewObservation(
-                agent_id=buyer, step=self.t + 1, listing=self.alias[self.buyers.index(buyer)][item["seller"]],
-                description=item["quoted"], price=item["price"],
-                true_tier=item["true_tier"], true_value=value,
-                surplus=rules.surplus(value, item["price"]), tiers=self.tier_info)
+                agent_id=buyer,
+                step=self.t + 1,
+                listing=self.alias[self.buyers.index(buyer)][item["seller"]],
+                description=item["quoted"],
+                price=item["price"],
+                true_tier=item["true_tier"],
+                true_value=value,
+                surplus=rules.surplus(value, item["price"]),
+                tiers=self.tier_info,
+            )
         return Decision("review", self.t, 2, obs, ReviewAction)
 
     def _after_review(self, actions) -> Decision | None:
@@ -298,23 +369,42 @@ class LemonMarket(EventLog):
         for buyer, item in self.bought.items():
             seller, value = item["seller"], p.tier_value(item["true_tier"])
             vote = votes[buyer].vote if buyer in votes else "abstain"
-            self.reputation[seller].vote(None if vote == "abstain" else vote == "up",
-                                         p.tiers[item["true_tier"]].quality)
+            self.reputation[seller].vote(
+                None if vote == "abstain" else vote == "up", p.tiers[item["true_tier"]].quality
+            )
             self.sales[seller] += 1
             if item["kind"] == "sybil":
                 self.revenue += item["price"]
             self.rows["reviews"].append((t, buyer, seller, vote))
-            self.history[buyer].append(Transaction(
-                step=t + 1, listing=self.alias[self.buyers.index(buyer)][seller], price=item["price"],
-                true_tier=item["true_tier"],
-                surplus=rules.surplus(value, item["price"])))
+            self.history[buyer].append(
+                Transaction(
+                    step=t + 1,
+                    listing=self.alias[self.buyers.index(buyer)][seller],
+                    price=item["price"],
+                    true_tier=item["true_tier"],
+                    surplus=rules.surplus(value, item["price"]),
+                )
+            )
         for item in self.listings:
-            self.rows["listings"].append((t, item["seller"], item["kind"], item["true_tier"],
-                                          item["claimed_tier"], item["price"], item["description"],
-                                          item["reputation"], item["buyer"] != "", item["buyer"]))
+            self.rows["listings"].append(
+                (
+                    t,
+                    item["seller"],
+                    item["kind"],
+                    item["true_tier"],
+                    item["claimed_tier"],
+                    item["price"],
+                    item["description"],
+                    item["reputation"],
+                    item["buyer"] != "",
+                    item["buyer"],
+                )
+            )
         for s in list(self.active_ids):
             if self.reputation[s].value < p.retire_below:
-                self.retire(t, 2, s, f"reputation {self.reputation[s].value:.2f} < {p.retire_below}")
+                self.retire(
+                    t, 2, s, f"reputation {self.reputation[s].value:.2f} < {p.retire_below}"
+                )
                 self.active_ids.remove(s)
                 if self.next_id < len(self.pool):
                     fresh = self.pool[self.next_id]
@@ -325,9 +415,16 @@ class LemonMarket(EventLog):
         for s in self.sellers:
             if s in self.reputation:  # honest sellers and every identity used so far
                 honest = s in self.reputation and s in self.honest
-                self.rows["reputation"].append((t, s, "honest" if honest else "sybil",
-                                                honest or s in self.active_ids,
-                                                self.reputation[s].value, self.sales[s]))
+                self.rows["reputation"].append(
+                    (
+                        t,
+                        s,
+                        "honest" if honest else "sybil",
+                        honest or s in self.active_ids,
+                        self.reputation[s].value,
+                        self.sales[s],
+                    )
+                )
         self.t += 1
         if self.t >= p.steps:
             return None
@@ -335,8 +432,18 @@ class LemonMarket(EventLog):
 
     # ------------------------------------------------------------------ logs
     COLUMNS = {
-        "listings": ["step", "seller", "kind", "true_tier", "claimed_tier", "price", "description",
-                     "reputation", "sold", "buyer"],
+        "listings": [
+            "step",
+            "seller",
+            "kind",
+            "true_tier",
+            "claimed_tier",
+            "price",
+            "description",
+            "reputation",
+            "sold",
+            "buyer",
+        ],
         "views": ["step", "buyer", "seller", "alias", "position"],
         "bids": ["step", "buyer", "decision", "seller", "alias", "served", "filled"],
         "reviews": ["step", "buyer", "seller", "vote"],
@@ -346,12 +453,23 @@ class LemonMarket(EventLog):
     def tables(self) -> dict[str, pd.DataFrame]:
         p = self.p
         out = {n: pd.DataFrame(self.rows[n], columns=c) for n, c in self.COLUMNS.items()}
-        out["bids"] = out["bids"].sort_values(["step", "served"], kind="stable").reset_index(drop=True)
-        out["setting"] = pd.DataFrame([{"sybil": self.k, "reputation_visible": self.rep_visible,
-                                        "buyer_group": self.buyer_group,
-                                        "sellers": p.sellers, "buyers": len(self.buyers),
-                                        "steps": p.steps, "v_max": p.v_max,
-                                        "discovery_limit": p.discovery_limit}])
+        out["bids"] = (
+            out["bids"].sort_values(["step", "served"], kind="stable").reset_index(drop=True)
+        )
+        out["setting"] = pd.DataFrame(
+            [
+                {
+                    "sybil": self.k,
+                    "reputation_visible": self.rep_visible,
+                    "buyer_group": self.buyer_group,
+                    "sellers": p.sellers,
+                    "buyers": len(self.buyers),
+                    "steps": p.steps,
+                    "v_max": p.v_max,
+                    "discovery_limit": p.discovery_limit,
+                }
+            ]
+        )
         return out
 
 
@@ -366,42 +484,68 @@ class LemonRules(MarketRules):
     strategies = STRATEGIES
     harnesses = ("plain", "skeptical")
     # an entry is an honest seller, the deceptive principal (with its identities) or a buyer
-    role_keys = {"honest": "honest", "principal": "principal", "identity": "principal",
-                 "buyer": "buyer_groups"}
-    role_sides = {"honest": "the honest seller", "principal": "the deceptive principal",
-                  "identity": "the deceptive principal", "buyer": "a buyer"}
+    role_keys = {
+        "honest": "honest",
+        "principal": "principal",
+        "identity": "principal",
+        "buyer": "buyer_groups",
+    }
+    role_sides = {
+        "honest": "the honest seller",
+        "principal": "the deceptive principal",
+        "identity": "the deceptive principal",
+        "buyer": "a buyer",
+    }
     cost_seat = "naive"
 
     def seating_period(self, mp: LemonParams) -> int:
         return len(mp.cells)
 
     def seating_hint(self, mp: LemonParams, entry) -> str:
-        return (f"name it in markets.{mp.instance}.honest, .principal or .buyer_groups (each of "
-                f"the {len(mp.cells)} cells needs a run: runs is {mp.runs})")
+        return (
+            f"name it in markets.{mp.instance}.honest, .principal or .buyer_groups (each of "
+            f"the {len(mp.cells)} cells needs a run: runs is {mp.runs})"
+        )
 
     def seats(self, mp: LemonParams, run: int) -> list[Seat]:
         k, _, group = mp.cell_of(run)
         by_name = {e.name: e for e in mp.roster}
         out = [Seat(f"H{i + 1}", by_name[mp.honest], "honest") for i in range(mp.sellers - k)]
         out.append(Seat("P1", by_name[mp.principal], "principal"))
-        out += [Seat(f"S{i + 1}", by_name[mp.principal], "identity", actor="P1")
-                for i in range(identity_pool(mp, k))]
-        out += [Seat(f"B{i + 1}", by_name[group[i % len(group)]], "buyer") for i in range(mp.buyers)]
+        out += [
+            Seat(f"S{i + 1}", by_name[mp.principal], "identity", actor="P1")
+            for i in range(identity_pool(mp, k))
+        ]
+        out += [
+            Seat(f"B{i + 1}", by_name[group[i % len(group)]], "buyer") for i in range(mp.buyers)
+        ]
         return out
 
     def episode(self, mp: LemonParams, run: int) -> EpisodeSpec:
         e = super().episode(mp, run)
         k, rep, group = mp.cell_of(run)
-        return EpisodeSpec(e.episode_id, run, e.seed, e.seats,
-                           (("sybil", k), ("reputation_visible", rep), ("buyers", "+".join(group))))
+        return EpisodeSpec(
+            e.episode_id,
+            run,
+            e.seed,
+            e.seats,
+            (("sybil", k), ("reputation_visible", rep), ("buyers", "+".join(group))),
+        )
 
     def build_market(self, mp: LemonParams, resources, episode: EpisodeSpec) -> LemonMarket:
         role = {}
         for s in episode.seats:
             role.setdefault(s.role, []).append(s.agent_id)
-        return LemonMarket(mp, role.get("honest", []), "P1", role.get("identity", []),
-                           role.get("buyer", []), episode.get("sybil"),
-                           episode.get("reputation_visible"), episode.get("buyers"))
+        return LemonMarket(
+            mp,
+            role.get("honest", []),
+            "P1",
+            role.get("identity", []),
+            role.get("buyer", []),
+            episode.get("sybil"),
+            episode.get("reputation_visible"),
+            episode.get("buyers"),
+        )
 
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)

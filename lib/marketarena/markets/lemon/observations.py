@@ -141,8 +141,13 @@ class ReviewObservation(BaseModel):
 
 
 def render_messages(obs: BaseModel, **extras) -> list[dict[str, str]]:
-    names = {HonestObservation: "honest", PrincipalObservation: "principal",
-             BuyerObservation: "buyer", ReviewObservation: "review"}
+    names = {
+        HonestObservation: "honest",
+        PrincipalObservation: "principal",
+        BuyerObservation: "buyer",
+        ReviewObservation: "review",
+    }
     name = names[type(obs)]
-    return chat_messages(template_env(TEMPLATES), f"{name}_system.j2", f"{name}_user.j2", obs=obs,
-                         **extras)
+    return chat_messages(
+        template_env(TEMPLATES), f"{name}_system.j2", f"{name}_user.j2", obs=obs, **extras
+    )

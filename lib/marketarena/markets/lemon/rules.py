@@ -51,8 +51,9 @@ class EMAReputation:
             self.value = (1 - self.rate) * self.value + self.rate * quality
 
 
-def sales_to_retire(form: str, window: int, initial: float, ema_rate: float, threshold: float,
-                    worst_quality: float) -> int:
+def sales_to_retire(
+    form: str, window: int, initial: float, ema_rate: float, threshold: float, worst_quality: float
+) -> int:
     """The fewest sales after which a fresh identity can fall under ``threshold`` (at least 1):
     every vote down (every car of the worst quality), synthetic up-votes leaving first."""
     if form == "votes":
@@ -66,7 +67,9 @@ def sales_to_retire(form: str, window: int, initial: float, ema_rate: float, thr
     return 10_000
 
 
-def anonymous_ids(rng: np.random.Generator, n_buyers: int, seller_ids: list[str]) -> list[dict[str, str]]:
+def anonymous_ids(
+    rng: np.random.Generator, n_buyers: int, seller_ids: list[str]
+) -> list[dict[str, str]]:
     """Per buyer: seller seat -> ``seller_<n>`` (a random permutation per buyer)."""
     out = []
     for _ in range(n_buyers):
@@ -75,7 +78,9 @@ def anonymous_ids(rng: np.random.Generator, n_buyers: int, seller_ids: list[str]
     return out
 
 
-def sample_listings(rng: np.random.Generator, n_buyers: int, n_listings: int, limit: int) -> np.ndarray:
+def sample_listings(
+    rng: np.random.Generator, n_buyers: int, n_listings: int, limit: int
+) -> np.ndarray:
     """(buyers, min(limit, n)) indices of the listings each buyer sees, in random order."""
     keys = rng.random((n_buyers, n_listings))
     return np.argsort(keys, axis=1, kind="stable")[:, : min(limit, n_listings)]

@@ -16,5 +16,10 @@ Its episodes read the personas and their embeddings (``uses``): editing ``params
 
 from marketarena.core.registry import MarketKind
 
-KIND = MarketKind(__name__, params="params:SupplyChainParams", rules="market:SupplyChainRules",
-                  analysis="analysis:SupplyChainAnalysis", uses=("personas", "embedding.model"))
+KIND = MarketKind(
+    __name__,
+    params="params:SupplyChainParams",
+    rules="market:SupplyChainRules",
+    analysis="analysis:SupplyChainAnalysis",
+    uses=("personas", "embedding.model"),
+)

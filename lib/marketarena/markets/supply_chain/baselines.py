@@ -68,8 +68,10 @@ class ScriptedRetailer(ScriptedAgent):
     @classmethod
     def check_params(cls, params: RetailerParams, table) -> None:
         if params.tribe not in slogan_bank():
-            raise ValueError(f"tribe: no slogan bank {params.tribe!r} "
-                             f"(known: {', '.join(sorted(slogan_bank()))})")
+            raise ValueError(
+                f"tribe: no slogan bank {params.tribe!r} "
+                f"(known: {', '.join(sorted(slogan_bank()))})"
+            )
 
     def decide(self, observation, decision: Decision):
         if isinstance(observation, ProcurementObservation):
@@ -88,8 +90,11 @@ class ScriptedRetailer(ScriptedAgent):
 
     def bid(self, obs: ProcurementObservation) -> ProcurementAction:
         cats = self.params.categories
-        wanted = {o.item: (self.bid_qty(obs, o.item, o.qty), self.bid_price(obs, o.item, o.base_price))
-                  for o in obs.offers if cats is None or o.category in cats}
+        wanted = {
+            o.item: (self.bid_qty(obs, o.item, o.qty), self.bid_price(obs, o.item, o.base_price))
+            for o in obs.offers
+            if cats is None or o.category in cats
+        }
         return ProcurementAction(bids=fit_budget(wanted, self.budget_cap(obs)))
 
     # -------------------------------------------------------------- retail
@@ -101,8 +106,11 @@ class ScriptedRetailer(ScriptedAgent):
 
     def retail(self, obs: RetailObservation) -> RetailAction:
         base = {o.item: o.base_price for o in obs.offers}
-        prices = {item: max(0, self.retail_price(obs, item, obs.avg_cost[item], base[item]))
-                  for item, units in obs.inventory.items() if units > 0}
+        prices = {
+            item: max(0, self.retail_price(obs, item, obs.avg_cost[item], base[item]))
+            for item, units in obs.inventory.items()
+            if units > 0
+        }
         bank = slogan_bank()[self.slogan_tribe()]
         return RetailAction(prices=prices, slogan=bank[int(self.rng.integers(len(bank)))])
 
@@ -147,7 +155,9 @@ class Volume(ScriptedRetailer):
 class PacerParams(RetailerParams):
     shade: float = Field(default=0.1, ge=0)
     share: float = Field(default=1.5, gt=0)
-    raise_frac: float = Field(default=0.05, ge=0, description="bump over the indicative clearing price, × base")
+    raise_frac: float = Field(
+        default=0.05, ge=0, description="bump over the indicative clearing price, × base"
+    )
 
 
 class Pacer(ScriptedRetailer):
@@ -171,7 +181,9 @@ class Pacer(ScriptedRetailer):
 
 class TargeterParams(RetailerParams):
     tribe: str = Field(default="ethical")
-    price_multiple: float = Field(default=2.2, gt=0, description="price = base × this, at least cost + 5%")
+    price_multiple: float = Field(
+        default=2.2, gt=0, description="price = base × this, at least cost + 5%"
+    )
 
 
 class Targeter(ScriptedRetailer):
@@ -183,7 +195,9 @@ class Targeter(ScriptedRetailer):
 
 
 class FollowerParams(RetailerParams):
-    undercut: float = Field(default=0.05, ge=0, lt=1, description="undercut last average sale price")
+    undercut: float = Field(
+        default=0.05, ge=0, lt=1, description="undercut last average sale price"
+    )
 
 
 class Follower(ScriptedRetailer):
@@ -191,7 +205,11 @@ class Follower(ScriptedRetailer):
     Params = FollowerParams
 
     def _last(self, obs, item):
-        return next((i for i in obs.history[-1].items if i.item == item), None) if obs.history else None
+        return (
+            next((i for i in obs.history[-1].items if i.item == item), None)
+            if obs.history
+            else None
+        )
 
     def bid_price(self, obs, item, base):
         last = self._last(obs, item)
@@ -203,7 +221,9 @@ class Follower(ScriptedRetailer):
         last = self._last(obs, item)
         if last is None or last.avg_sale_price is None:
             return super().retail_price(obs, item, cost, base)
-        return max(math.ceil(cost * 1.02), math.floor(last.avg_sale_price * (1 - self.params.undercut)))
+        return max(
+            math.ceil(cost * 1.02), math.floor(last.avg_sale_price * (1 - self.params.undercut))
+        )
 
 
 class RandomParams(RetailerParams):
@@ -221,10 +241,14 @@ class RandomRetailer(ScriptedRetailer):
         shade = self.rng.uniform(0, p.max_shade)
         share = self.rng.uniform(0.5, 2.0)
         reckless = self.rng.random() < p.overspend_prob
-        wanted = {o.item: (round(share * o.qty / obs.n_retailers), math.ceil(o.base_price * (1 + shade)))
-                  for o in obs.offers}
+        wanted = {
+            o.item: (round(share * o.qty / obs.n_retailers), math.ceil(o.base_price * (1 + shade)))
+            for o in obs.offers
+        }
         if reckless:  # ignores its budget: the whole bid set is void if it overshoots funds
-            return ProcurementAction(bids={i: Bid(qty=3 * q, price=pr) for i, (q, pr) in wanted.items()})
+            return ProcurementAction(
+                bids={i: Bid(qty=3 * q, price=pr) for i, (q, pr) in wanted.items()}
+            )
         return ProcurementAction(bids=fit_budget(wanted, p.budget * obs.funds))
 
     def retail_price(self, obs, item, cost, base):
@@ -235,6 +259,10 @@ class RandomRetailer(ScriptedRetailer):
         return banks[int(self.rng.integers(len(banks)))]
 
 
-STRATEGIES = StrategyTable("supply_chain", {
-    cls.strategy: cls
-    for cls in (CostPlus, Reserve, Volume, Pacer, Targeter, Follower, RandomRetailer)})
+STRATEGIES = StrategyTable(
+    "supply_chain",
+    {
+        cls.strategy: cls
+        for cls in (CostPlus, Reserve, Volume, Pacer, Targeter, Follower, RandomRetailer)
+    },
+)

@@ -83,8 +83,9 @@ class BuyerModel:
 class SupplyChainMarket:
     name = "supply_chain"
 
-    def __init__(self, params: SupplyChainParams, agent_ids: list[AgentId], buyers: BuyerModel,
-                 embed):
+    def __init__(
+        self, params: SupplyChainParams, agent_ids: list[AgentId], buyers: BuyerModel, embed
+    ):
         """``embed(texts) -> (len, d) unit vectors``: the slogan embedder (cached)."""
         self.p = params
         self.ids = list(agent_ids)
@@ -97,8 +98,10 @@ class SupplyChainMarket:
         self._items = np.array(self.items, dtype=object)
         self.supply = np.array([it.qty for it in params.items], dtype=np.int64)
         self.base = np.array([it.base_price for it in params.items], dtype=np.int64)
-        self.offers = [Offer(item=it.id, category=it.category, qty=it.qty, base_price=it.base_price)
-                       for it in params.items]
+        self.offers = [
+            Offer(item=it.id, category=it.category, qty=it.qty, base_price=it.base_price)
+            for it in params.items
+        ]
 
     # ------------------------------------------------------------------ episode lifecycle
     def reset(self, seed: int) -> Decision:
@@ -135,13 +138,18 @@ class SupplyChainMarket:
                 elif bid.qty == 0:
                     continue
                 elif bid.price < self.base[x]:
-                    notes.append(f"dropped bid on {item} below base price ({bid.price} < {self.base[x]})")
+                    notes.append(
+                        f"dropped bid on {item} below base price ({bid.price} < {self.base[x]})"
+                    )
                 else:
                     kept[item] = bid
             total = sum(b.qty * b.price for b in kept.values())
             if total > self.funds[i]:
-                return Checked(Overspent(action), f"overspent: bids total {total} > funds "
-                               f"{self.funds[i]:.2f}", notes)
+                return Checked(
+                    Overspent(action),
+                    f"overspent: bids total {total} > funds {self.funds[i]:.2f}",
+                    notes,
+                )
             return Checked(ProcurementAction(bids=kept), None, notes)
         notes, prices = [], {}
         for item, price in action.prices.items():
@@ -152,8 +160,10 @@ class SupplyChainMarket:
                 prices[item] = price
         slogan = quote_text(action.slogan, self.p.slogan_max_chars, self.p.slogan_max_words)
         if slogan.truncated:
-            notes.append(f"slogan cut to {self.p.slogan_max_words} words / "
-                         f"{self.p.slogan_max_chars} characters")
+            notes.append(
+                f"slogan cut to {self.p.slogan_max_words} words / "
+                f"{self.p.slogan_max_chars} characters"
+            )
         return Checked(RetailAction(prices=prices, slogan=slogan.text), None, notes)
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> BaseModel:
@@ -168,23 +178,36 @@ class SupplyChainMarket:
 
     def _procurement_decision(self) -> Decision:
         self._phase = "procurement"
-        hist = self.history[-self.p.history_window:] if self.p.history_window else []
+        hist = self.history[-self.p.history_window :] if self.p.history_window else []
         indicative = clearing = None
         if self._indicative is not None:
             alloc, price = self._indicative, self._bids[1]
-            clearing = {x: self._clearing_price(alloc[:, j], price[:, j])
-                        for j, x in enumerate(self.items)}
+            clearing = {
+                x: self._clearing_price(alloc[:, j], price[:, j]) for j, x in enumerate(self.items)
+            }
         obs = {}
         for a in self._acting():
             i = self.index[a]
             if self._indicative is not None:
-                indicative = {x: Bid(qty=int(self._indicative[i, j]), price=int(self._bids[1][i, j]))
-                              for j, x in enumerate(self.items) if self._indicative[i, j] > 0}
+                indicative = {
+                    x: Bid(qty=int(self._indicative[i, j]), price=int(self._bids[1][i, j]))
+                    for j, x in enumerate(self.items)
+                    if self._indicative[i, j] > 0
+                }
             obs[a] = ProcurementObservation(
-                agent_id=a, step=self.t, steps=self.p.steps, round=self.r + 1, rounds=self.p.rounds,
-                n_retailers=len(self.ids), funds=round(float(self.funds[i]), 2),
-                overspent=bool(self.overspent[i]), offers=self.offers, inventory=self._inventory(i),
-                indicative=indicative, indicative_clearing=clearing, history=hist,
+                agent_id=a,
+                step=self.t,
+                steps=self.p.steps,
+                round=self.r + 1,
+                rounds=self.p.rounds,
+                n_retailers=len(self.ids),
+                funds=round(float(self.funds[i]), 2),
+                overspent=bool(self.overspent[i]),
+                offers=self.offers,
+                inventory=self._inventory(i),
+                indicative=indicative,
+                indicative_clearing=clearing,
+                history=hist,
                 prompts=self.p.prompts,
             )
         return Decision("procurement", self.t, self.r, obs, procurement_action(tuple(self.items)))
@@ -212,13 +235,23 @@ class SupplyChainMarket:
 
     def _after_procurement(self, actions: dict[AgentId, BaseModel]) -> Decision:
         qty, price, valid = self._bid_arrays(actions)
-        alloc = rules.settle_auction(qty, price, valid & self.active, self.supply, self.base,
-                                     self.auction_rng)
+        alloc = rules.settle_auction(
+            qty, price, valid & self.active, self.supply, self.base, self.auction_rng
+        )
         final = self.r == self.p.rounds - 1
         i, j = np.nonzero(qty)
-        self._log("bids", step=self.t, round=self.r, agent_id=self._ids[i], item=self._items[j],
-                  qty=qty[i, j], price=price[i, j], valid_set=valid[i], allocated=alloc[i, j],
-                  final=final)
+        self._log(
+            "bids",
+            step=self.t,
+            round=self.r,
+            agent_id=self._ids[i],
+            item=self._items[j],
+            qty=qty[i, j],
+            price=price[i, j],
+            valid_set=valid[i],
+            allocated=alloc[i, j],
+            final=final,
+        )
         if not final:
             self._indicative, self._bids = alloc, (qty, price, valid)
             self.r += 1
@@ -230,27 +263,42 @@ class SupplyChainMarket:
         self._spend, self._won = cost.sum(axis=1), alloc.sum(axis=1)
         self._step_alloc, self._step_price = alloc, price
         i, j = np.nonzero(alloc)
-        self._log("trades", step=self.t, kind="procurement", agent_id=self._ids[i],
-                  counterparty="supplier", item=self._items[j], qty=alloc[i, j],
-                  price=price[i, j].astype(float))
+        self._log(
+            "trades",
+            step=self.t,
+            kind="procurement",
+            agent_id=self._ids[i],
+            counterparty="supplier",
+            item=self._items[j],
+            qty=alloc[i, j],
+            price=price[i, j].astype(float),
+        )
         self._indicative = self._bids = None
         return self._retail_decision()
 
     # ------------------------------------------------------------------ retail
     def _retail_decision(self) -> Decision:
         self._phase = "retail"
-        hist = self.history[-self.p.history_window:] if self.p.history_window else []
+        hist = self.history[-self.p.history_window :] if self.p.history_window else []
         obs = {}
         for a in self._acting():
             i = self.index[a]
             held = self.inv[i] > 0
-            avg = np.divide(self.inv_value[i], self.inv[i], out=np.zeros(len(self.items)), where=held)
+            avg = np.divide(
+                self.inv_value[i], self.inv[i], out=np.zeros(len(self.items)), where=held
+            )
             obs[a] = RetailObservation(
-                agent_id=a, step=self.t, steps=self.p.steps, n_retailers=len(self.ids),
-                funds=round(float(self.funds[i]), 2), offers=self.offers,
+                agent_id=a,
+                step=self.t,
+                steps=self.p.steps,
+                n_retailers=len(self.ids),
+                funds=round(float(self.funds[i]), 2),
+                offers=self.offers,
                 inventory=self._inventory(i),
                 avg_cost={x: round(float(avg[j]), 4) for j, x in enumerate(self.items) if held[j]},
-                max_slogan_words=self.p.slogan_max_words, history=hist, prompts=self.p.prompts,
+                max_slogan_words=self.p.slogan_max_words,
+                history=hist,
+                prompts=self.p.prompts,
             )
         return Decision("retail", self.t, 0, obs, retail_action(tuple(self.items)))
 
@@ -265,17 +313,35 @@ class SupplyChainMarket:
             slogans[i] = act.slogan
         vectors = self._slogan_vectors(slogans)
         i, j = np.nonzero(~np.isnan(prices))
-        self._log("posts", step=self.t, agent_id=self._ids[i], item=self._items[j],
-                  price=prices[i, j].astype(np.int64))
+        self._log(
+            "posts",
+            step=self.t,
+            agent_id=self._ids[i],
+            item=self._items[j],
+            price=prices[i, j].astype(np.int64),
+        )
         acted = np.array(sorted(self.index[a] for a in actions), dtype=np.int64)
-        self._log("slogans", step=self.t, agent_id=self._ids[acted],
-                  slogan=[slogans[i] for i in acted], vector=[vectors[i] for i in acted])
+        self._log(
+            "slogans",
+            step=self.t,
+            agent_id=self._ids[acted],
+            slogan=[slogans[i] for i in acted],
+            vector=[vectors[i] for i in acted],
+        )
 
         bm = self.buyer_model
         buyers = rules.draw_buyers(
-            self.buyer_rng, self.p.buyers_per_step, bm.persona_tribe, bm.persona_rho,
-            bm.tribe_weight, bm.tribe_lambda, bm.tribe_wtp_multiplier,
-            self.supply.astype(float), self.base.astype(float), self.p.demand_ratio)
+            self.buyer_rng,
+            self.p.buyers_per_step,
+            bm.persona_tribe,
+            bm.persona_rho,
+            bm.tribe_weight,
+            bm.tribe_lambda,
+            bm.tribe_wtp_multiplier,
+            self.supply.astype(float),
+            self.base.astype(float),
+            self.p.demand_ratio,
+        )
         active_idx = np.flatnonzero(self.active)
         sims = similarity(bm.persona_vectors[buyers.persona], vectors[active_idx])  # (k, a), exact
         sizes = np.array([consideration_size(len(active_idx), r, self.p.k_max) for r in buyers.rho])
@@ -299,8 +365,20 @@ class SupplyChainMarket:
         bankrupt_now = self.active & (self.funds < 0)
         self.active &= ~bankrupt_now
 
-        self._log_step(buyers, walk, sims, mask_active, active_idx, sold, prices, slogans,
-                       revenue, cogs, holding, profit)
+        self._log_step(
+            buyers,
+            walk,
+            sims,
+            mask_active,
+            active_idx,
+            sold,
+            prices,
+            slogans,
+            revenue,
+            cogs,
+            holding,
+            profit,
+        )
         self.t += 1
         self.r = 0
         if self.t >= self.p.steps:
@@ -319,55 +397,153 @@ class SupplyChainMarket:
         return out
 
     # ------------------------------------------------------------------ logging
-    def _log_step(self, buyers, walk, sims, mask_active, active_idx, sold, prices, slogans,
-                  revenue, cogs, holding, profit):
+    def _log_step(
+        self,
+        buyers,
+        walk,
+        sims,
+        mask_active,
+        active_idx,
+        sold,
+        prices,
+        slogans,
+        revenue,
+        cogs,
+        holding,
+        profit,
+    ):
         t, ids, items = self.t, self.ids, self.items
         bm = self.buyer_model
         tribes = np.array(bm.tribe_names, dtype=object)
-        self._log("buyers", step=t, buyer=np.arange(len(buyers.item)),
-                  persona_id=bm.persona_ids[buyers.persona], tribe=tribes[buyers.tribe],
-                  item=self._items[buyers.item], demand=buyers.demand, wtp=buyers.wtp,
-                  bought=walk.bought)
+        self._log(
+            "buyers",
+            step=t,
+            buyer=np.arange(len(buyers.item)),
+            persona_id=bm.persona_ids[buyers.persona],
+            tribe=tribes[buyers.tribe],
+            item=self._items[buyers.item],
+            demand=buyers.demand,
+            wtp=buyers.wtp,
+            bought=walk.bought,
+        )
         v = walk.visits
         b, s, x = (v[:, c].astype(np.int64) for c in range(3))
         wanted, stock, take = (v[:, c].astype(np.int64) for c in (3, 4, 5))
-        self._log("visits", step=t, buyer=b, agent_id=self._ids[s], item=self._items[x],
-                  wanted=wanted, stock_before=stock, bought=take, price=v[:, 6])
+        self._log(
+            "visits",
+            step=t,
+            buyer=b,
+            agent_id=self._ids[s],
+            item=self._items[x],
+            wanted=wanted,
+            stock_before=stock,
+            bought=take,
+            price=v[:, 6],
+        )
         sale = take > 0
-        self._log("trades", step=t, kind="sale", agent_id=self._ids[s[sale]],
-                  counterparty=np.char.add("buyer-", b[sale].astype(str)).astype(object),
-                  item=self._items[x[sale]], qty=take[sale], price=v[sale, 6])
+        self._log(
+            "trades",
+            step=t,
+            kind="sale",
+            agent_id=self._ids[s[sale]],
+            counterparty=np.char.add("buyer-", b[sale].astype(str)).astype(object),
+            item=self._items[x[sale]],
+            qty=take[sale],
+            price=v[sale, 6],
+        )
         bj, aj = np.nonzero(mask_active)
-        self._log("attention", step=t, buyer=bj.astype(np.int64),
-                  agent_id=self._ids[active_idx[aj]], sim=sims[bj, aj].astype(np.float64))
-        self._log("states", step=t, agent_id=self._ids, funds=self.funds.copy(),
-                  inventory_units=self.inv.sum(axis=1), inventory_value=self.inv_value.sum(axis=1),
-                  revenue=revenue, cogs=cogs, holding_cost=holding, profit=profit,
-                  spend=self._spend.astype(float), units_won=self._won.astype(np.int64),
-                  units_sold=sold.sum(axis=1), active=self.active.copy())
+        self._log(
+            "attention",
+            step=t,
+            buyer=bj.astype(np.int64),
+            agent_id=self._ids[active_idx[aj]],
+            sim=sims[bj, aj].astype(np.float64),
+        )
+        self._log(
+            "states",
+            step=t,
+            agent_id=self._ids,
+            funds=self.funds.copy(),
+            inventory_units=self.inv.sum(axis=1),
+            inventory_value=self.inv_value.sum(axis=1),
+            revenue=revenue,
+            cogs=cogs,
+            holding_cost=holding,
+            profit=profit,
+            spend=self._spend.astype(float),
+            units_won=self._won.astype(np.int64),
+            units_sold=sold.sum(axis=1),
+            active=self.active.copy(),
+        )
         summary_items = []
         for j, x in enumerate(items):
             units = int(sold[:, j].sum())
             rev = float((sold[:, j] * np.nan_to_num(prices[:, j])).sum())
-            summary_items.append(ItemSummary(
-                item=x, supply=int(self.supply[j]), units_won=int(self._step_alloc[:, j].sum()),
-                clearing_price=self._clearing_price(self._step_alloc[:, j], self._step_price[:, j]),
-                units_sold=units, avg_sale_price=round(rev / units, 2) if units else None))
-        sellers = [SellerSummary(
-            agent_id=a, units_sold=int(sold[i].sum()),
-            slogan=quote_text(slogans[i], self.p.slogan_max_chars).literal,
-            prices={x: int(prices[i, j]) for j, x in enumerate(items) if not np.isnan(prices[i, j])})
-            for i, a in enumerate(ids) if self.active[i] or sold[i].sum() > 0]
+            summary_items.append(
+                ItemSummary(
+                    item=x,
+                    supply=int(self.supply[j]),
+                    units_won=int(self._step_alloc[:, j].sum()),
+                    clearing_price=self._clearing_price(
+                        self._step_alloc[:, j], self._step_price[:, j]
+                    ),
+                    units_sold=units,
+                    avg_sale_price=round(rev / units, 2) if units else None,
+                )
+            )
+        sellers = [
+            SellerSummary(
+                agent_id=a,
+                units_sold=int(sold[i].sum()),
+                slogan=quote_text(slogans[i], self.p.slogan_max_chars).literal,
+                prices={
+                    x: int(prices[i, j]) for j, x in enumerate(items) if not np.isnan(prices[i, j])
+                },
+            )
+            for i, a in enumerate(ids)
+            if self.active[i] or sold[i].sum() > 0
+        ]
         self.history.append(StepSummary(step=t, items=summary_items, sellers=sellers))
 
     TABLE_COLUMNS = {
-        "states": ["step", "agent_id", "funds", "inventory_units", "inventory_value", "revenue",
-                   "cogs", "holding_cost", "profit", "spend", "units_won", "units_sold", "active"],
-        "bids": ["step", "round", "agent_id", "item", "qty", "price", "valid_set", "allocated",
-                 "final"],
+        "states": [
+            "step",
+            "agent_id",
+            "funds",
+            "inventory_units",
+            "inventory_value",
+            "revenue",
+            "cogs",
+            "holding_cost",
+            "profit",
+            "spend",
+            "units_won",
+            "units_sold",
+            "active",
+        ],
+        "bids": [
+            "step",
+            "round",
+            "agent_id",
+            "item",
+            "qty",
+            "price",
+            "valid_set",
+            "allocated",
+            "final",
+        ],
         "trades": ["step", "kind", "agent_id", "counterparty", "item", "qty", "price"],
         "buyers": ["step", "buyer", "persona_id", "tribe", "item", "demand", "wtp", "bought"],
-        "visits": ["step", "buyer", "agent_id", "item", "wanted", "stock_before", "bought", "price"],
+        "visits": [
+            "step",
+            "buyer",
+            "agent_id",
+            "item",
+            "wanted",
+            "stock_before",
+            "bought",
+            "price",
+        ],
         "attention": ["step", "buyer", "agent_id", "sim"],
         "slogans": ["step", "agent_id", "slogan", "vector"],
         "posts": ["step", "agent_id", "item", "price"],
@@ -379,8 +555,13 @@ class SupplyChainMarket:
         than the step's arithmetic)."""
         n = max((len(v) for v in columns.values() if isinstance(v, (np.ndarray, list))), default=1)
         self.chunks[table].append(
-            {k: columns[k] if isinstance(columns[k], (np.ndarray, list)) else np.repeat(columns[k], n)
-             for k in self.TABLE_COLUMNS[table]})
+            {
+                k: columns[k]
+                if isinstance(columns[k], (np.ndarray, list))
+                else np.repeat(columns[k], n)
+                for k in self.TABLE_COLUMNS[table]
+            }
+        )
 
     def tables(self) -> dict[str, pd.DataFrame]:
         out = {}
@@ -388,7 +569,8 @@ class SupplyChainMarket:
             chunks = [c for c in self.chunks[name] if len(c[cols[0]])]
             out[name] = _joined(chunks) if chunks else pd.DataFrame(columns=cols)
         out["items"] = pd.DataFrame([it.model_dump() for it in self.p.items]).rename(
-            columns={"id": "item"})
+            columns={"id": "item"}
+        )
         return out
 
 
@@ -403,8 +585,10 @@ def _joined(chunks: list[dict]) -> pd.DataFrame:
         if not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in parts):
             break
         kinds = {a.dtype.kind for a in parts}
-        if kinds <= {"U", "O"} and all(a.dtype.kind == "U" or pd.api.types.infer_dtype(
-                a, skipna=False) == "string" for a in parts):
+        if kinds <= {"U", "O"} and all(
+            a.dtype.kind == "U" or pd.api.types.infer_dtype(a, skipna=False) == "string"
+            for a in parts
+        ):
             columns[name] = np.concatenate([a.astype(object) for a in parts])
         elif len(kinds) == 1 and kinds <= set("biuf") and len({a.dtype for a in parts}) == 1:
             columns[name] = np.concatenate(parts)
@@ -452,8 +636,10 @@ class SupplyChainRules(MarketRules):
         tribes = list(personas_params.tribes)
         unknown = sorted(set(personas["tribe"]) - set(tribes))
         if unknown:
-            raise ValueError(f"{data_dir / 'personas.parquet'}: tribes {unknown} are not in "
-                             "params personas.tribes; re-run the personas stage")
+            raise ValueError(
+                f"{data_dir / 'personas.parquet'}: tribes {unknown} are not in "
+                "params personas.tribes; re-run the personas stage"
+            )
         spec = personas_params.tribes
         buyers = BuyerModel(
             persona_ids=personas["persona_id"].to_numpy(),
@@ -464,14 +650,20 @@ class SupplyChainRules(MarketRules):
             tribe_weight=np.array([spec[t].weight for t in tribes]),
             tribe_lambda=np.array([spec[t].lam for t in tribes]),
             tribe_wtp_multiplier=np.array(
-                [np.nan if spec[t].wtp_multiplier is None else spec[t].wtp_multiplier
-                 for t in tribes]),
+                [
+                    np.nan if spec[t].wtp_multiplier is None else spec[t].wtp_multiplier
+                    for t in tribes
+                ]
+            ),
         )
         return Resources(buyers=buyers, embedder=Embedder(embedding.model, embedding.cache_dir))
 
-    def build_market(self, mp: SupplyChainParams, resources: Resources, episode) -> SupplyChainMarket:
-        return SupplyChainMarket(mp, [s.agent_id for s in episode.seats], resources.buyers,
-                                 resources.embedder.encode)
+    def build_market(
+        self, mp: SupplyChainParams, resources: Resources, episode
+    ) -> SupplyChainMarket:
+        return SupplyChainMarket(
+            mp, [s.agent_id for s in episode.seats], resources.buyers, resources.embedder.encode
+        )
 
     def render_messages(self, observation, **extras):
         return render_messages(observation, **extras)

@@ -64,7 +64,10 @@ class RetailAction(BaseModel):
 # required: a bid of qty 0 or a price for an item not held is harmless, the market skips or drops it).
 _BID_SCHEMA = {
     "type": "object",
-    "properties": {"qty": {"type": "integer", "minimum": 0}, "price": {"type": "integer", "minimum": 0}},
+    "properties": {
+        "qty": {"type": "integer", "minimum": 0},
+        "price": {"type": "integer", "minimum": 0},
+    },
     "required": ["qty", "price"],
     "additionalProperties": False,
 }
@@ -78,9 +81,13 @@ def _item_object(items: tuple[str, ...], value: dict) -> dict:
 def procurement_action(items: tuple[str, ...]) -> type[ProcurementAction]:
     """:class:`ProcurementAction` whose JSON schema lists ``items`` (cached per catalogue)."""
     return create_model(
-        "ProcurementAction", __base__=ProcurementAction, __doc__=ProcurementAction.__doc__,
-        bids=(dict[str, Bid], Field(default_factory=dict,
-                                    json_schema_extra=_item_object(items, _BID_SCHEMA))),
+        "ProcurementAction",
+        __base__=ProcurementAction,
+        __doc__=ProcurementAction.__doc__,
+        bids=(
+            dict[str, Bid],
+            Field(default_factory=dict, json_schema_extra=_item_object(items, _BID_SCHEMA)),
+        ),
     )
 
 
@@ -88,9 +95,16 @@ def procurement_action(items: tuple[str, ...]) -> type[ProcurementAction]:
 def retail_action(items: tuple[str, ...]) -> type[RetailAction]:
     """:class:`RetailAction` whose JSON schema lists ``items`` (cached per catalogue)."""
     return create_model(
-        "RetailAction", __base__=RetailAction, __doc__=RetailAction.__doc__,
-        prices=(dict[str, int], Field(default_factory=dict, json_schema_extra=_item_object(
-            items, {"type": "integer", "minimum": 0}))),
+        "RetailAction",
+        __base__=RetailAction,
+        __doc__=RetailAction.__doc__,
+        prices=(
+            dict[str, int],
+            Field(
+                default_factory=dict,
+                json_schema_extra=_item_object(items, {"type": "integer", "minimum": 0}),
+            ),
+        ),
     )
 
 
@@ -158,8 +172,9 @@ class RetailObservation(BaseModel):
 def render_messages(obs: ProcurementObservation | RetailObservation) -> list[dict[str, str]]:
     """System + user chat messages for one observation."""
     phase = "procurement" if isinstance(obs, ProcurementObservation) else "retail"
-    return chat_messages(_env(), f"{phase}_system.j2", f"{phase}_user.j2", obs=obs,
-                         step_text=step_text)
+    return chat_messages(
+        _env(), f"{phase}_system.j2", f"{phase}_user.j2", obs=obs, step_text=step_text
+    )
 
 
 def _env():

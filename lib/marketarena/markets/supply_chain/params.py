@@ -39,22 +39,28 @@ class SupplyChainParams(MarketParams):
     steps: int = size(6, le=10_000, description="T")
     rounds: int = size(2, le=100, description="bidding rounds per step; the last settles")
     beta: int = size(10, le=1000, description="buyers per step = beta × retailers")
-    alpha: float = Field(default=1.5, gt=0, le=1000,
-                         description="initial funds = alpha × catalogue value / m")
-    demand_ratio: float = Field(default=0.95, gt=0, le=100,
-                                description="r: per-item demand = round(r·Q)")
-    holding_cost: float = Field(default=0.0, ge=0, le=100,
-                                description="h: cost per unit of base value held, per step")
+    alpha: float = Field(
+        default=1.5, gt=0, le=1000, description="initial funds = alpha × catalogue value / m"
+    )
+    demand_ratio: float = Field(
+        default=0.95, gt=0, le=100, description="r: per-item demand = round(r·Q)"
+    )
+    holding_cost: float = Field(
+        default=0.0, ge=0, le=100, description="h: cost per unit of base value held, per step"
+    )
     k_max: int = size(20, le=1000, description="upper bound on a buyer's consideration set")
     tau: float = Field(default=1.0, ge=1e-6, le=1e6, description="semantic temperature τ")
     slogan_max_words: int = Field(default=25, ge=1)
-    slogan_max_chars: int = Field(default=200, ge=1, le=10_000,
-                                  description="a slogan is cut to this many characters as well")
+    slogan_max_chars: int = Field(
+        default=200, ge=1, le=10_000, description="a slogan is cut to this many characters as well"
+    )
     history_window: int = size(2, ge=0, le=10_000, description="past steps shown in observations")
     prompts: Literal["appendix_b", "extended"] = Field(
-        default="appendix_b", description="appendix_b: the seed's Appendix B system prompts verbatim; "
+        default="appendix_b",
+        description="appendix_b: the seed's Appendix B system prompts verbatim; "
         "extended: plus our hints (pay-as-bid and void-set rules, slogan matching, item categories, "
-        "average unit cost, competitor count)")
+        "average unit cost, competitor count)",
+    )
     items: list[ItemSpec] = Field(default_factory=lambda: list(DEFAULT_ITEMS), min_length=1)
     roster: list[RosterEntry] = Field(min_length=2)
 

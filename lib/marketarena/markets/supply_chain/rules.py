@@ -90,8 +90,15 @@ def draw_buyers(
             demand[wanting] = rng.multinomial(total, np.full(wanting.size, 1.0 / wanting.size))
     mult = tribe_wtp_multiplier[tribe]
     wtp = np.where(np.isnan(mult), np.inf, base_price[item] * mult)
-    return Buyers(tribe=tribe, persona=persona, item=item, demand=demand, wtp=wtp,
-                  lam=tribe_lambda[tribe], rho=persona_rho[persona])
+    return Buyers(
+        tribe=tribe,
+        persona=persona,
+        item=item,
+        demand=demand,
+        wtp=wtp,
+        lam=tribe_lambda[tribe],
+        rho=persona_rho[persona],
+    )
 
 
 def consideration_mask(
@@ -172,5 +179,8 @@ def purchase_walk(
             want -= take
             bought[j] += take
     arr = np.array(visits, dtype=np.float64).reshape(-1, len(VISIT_FIELDS))
-    return WalkResult(visits=arr, bought=np.array(bought, dtype=np.int64),
-                      stock=np.array(left, dtype=stock.dtype).reshape(stock.shape))
+    return WalkResult(
+        visits=arr,
+        bought=np.array(bought, dtype=np.int64),
+        stock=np.array(left, dtype=stock.dtype).reshape(stock.shape),
+    )

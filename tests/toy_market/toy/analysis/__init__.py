@@ -20,8 +20,9 @@ class ToyAnalysis(MarketAnalysis):
 
     def compute_metrics(self, reader, mp, data_dir: Path) -> dict[str, pd.DataFrame]:
         sales, agents = reader.table("sales"), reader.table("agents")
-        per = sales.groupby(["episode_id", "agent_id"]).agg(profit=("profit", "sum"),
-                                                             sales=("sold", "sum"))
+        per = sales.groupby(["episode_id", "agent_id"]).agg(
+            profit=("profit", "sum"), sales=("sold", "sum")
+        )
         # every column of the agents table (the board reads kind, model, strategy), its metrics
         out = agents.join(per, on=["episode_id", "agent_id"])
         return {"agents": out.fillna({"profit": 0.0, "sales": 0}).astype({"sales": int})}
@@ -29,8 +30,9 @@ class ToyAnalysis(MarketAnalysis):
     def leaderboard(self, agents, mp, ratings, stats):
         return player_board(self, agents, ratings, stats)
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp,
-                     instance: str) -> list[Path]:
+    def draw_figures(
+        self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp, instance: str
+    ) -> list[Path]:
         agents = read_metrics(metrics_dir, ("agents",))["agents"]
         fig, ax = plt.subplots(figsize=(4, 3))
         mean = agents.groupby("name")["profit"].mean()

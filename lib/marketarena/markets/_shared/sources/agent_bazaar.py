@@ -68,10 +68,14 @@ from marketarena.core.sources import (
 #: which experiment folder each market reads, and its run folders' names
 EXPERIMENT = {"crash": "exp1", "lemon": "exp2"}
 RUN_NAME = {
-    "crash": re.compile(r"^.+_stab_(?P<stabilizing>[0-9]{1,3})_dlc(?P<discovery_limit>[0-9]{1,3})"
-                        r"_seed(?P<seed>[0-9]{1,9})$"),
-    "lemon": re.compile(r"^.+_k(?P<sybil>[0-9]{1,3})_rep(?P<reputation_visible>[01])"
-                        r"_seed(?P<seed>[0-9]{1,9})(?P<base>_base)?$"),
+    "crash": re.compile(
+        r"^.+_stab_(?P<stabilizing>[0-9]{1,3})_dlc(?P<discovery_limit>[0-9]{1,3})"
+        r"_seed(?P<seed>[0-9]{1,9})$"
+    ),
+    "lemon": re.compile(
+        r"^.+_k(?P<sybil>[0-9]{1,3})_rep(?P<reputation_visible>[01])"
+        r"_seed(?P<seed>[0-9]{1,9})(?P<base>_base)?$"
+    ),
 }  # [0-9], not \d: \d matches any Unicode digit, and int() reads "٨" as 8
 STATE = re.compile(r"^state_t([0-9]{1,6})\.json$")
 #: a state file larger than this is refused (the largest published: 1.2 MiB)
@@ -172,8 +176,9 @@ def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
     market's experiment is a :class:`SourceError` saying what it expected."""
     root = Path(root)
     if not root.is_dir():
-        raise SourceError(root, "not a folder (the logs-data folder of sethkarten/AI-Bazaar, "
-                          "branch Market-v1)")
+        raise SourceError(
+            root, "not a folder (the logs-data folder of sethkarten/AI-Bazaar, branch Market-v1)"
+        )
     experiment, pattern = EXPERIMENT[market], RUN_NAME[market]
     runs, left_out, others = [], [], {}
     for folder in _listdir(root):
@@ -183,8 +188,11 @@ def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
             folder = shown(folder)  # a name the report records: its bad bytes escaped
             bare = folder.split(") ", 1)[-1]
             if bare.startswith(f"{experiment}_"):  # "(OLD) exp2_...", "(gpt seller) exp2_..."
-                why = ("superseded by the authors" if folder.startswith("(OLD)") else
-                       "a variant of the experiment, not its grid")
+                why = (
+                    "superseded by the authors"
+                    if folder.startswith("(OLD)")
+                    else "a variant of the experiment, not its grid"
+                )
                 left_out.append({"folder": folder, "why": why})
             elif re.match(r"^exp\d+_", bare):
                 others[bare.split("_", 1)[0]] = others.get(bare.split("_", 1)[0], 0) + 1
@@ -196,19 +204,31 @@ def discover(root: Path, market: str) -> tuple[list[Run], list[dict[str, str]]]:
                 continue
             m = pattern.match(name)
             if m is None:
-                left_out.append({"folder": shown(f"{folder}/{name}"),
-                                 "why": f"not a {market} run folder name"})
+                left_out.append(
+                    {"folder": shown(f"{folder}/{name}"), "why": f"not a {market} run folder name"}
+                )
                 continue
             _usable(path, root)
-            cell = {k: (v == "1" if k == "reputation_visible" else bool(v) if k == "base" else int(v))
-                    for k, v in m.groupdict().items() if k != "base" or v}
+            cell = {
+                k: (v == "1" if k == "reputation_visible" else bool(v) if k == "base" else int(v))
+                for k, v in m.groupdict().items()
+                if k != "base" or v
+            }
             runs.append(Run(path, market, folder, cell, root=root))
     if not runs:
-        raise SourceError(root, f"holds no {experiment}_<model>/<run> folders of {market} runs "
-                          "(the logs-data folder of sethkarten/AI-Bazaar, branch Market-v1)")
-    left_out += [{"folder": f"{exp}_* ({n} folders)",
-                  "why": "another experiment" + (" (the other market's)" if exp in EXPERIMENT.values()
-                                                 else "")} for exp, n in sorted(others.items())]
+        raise SourceError(
+            root,
+            f"holds no {experiment}_<model>/<run> folders of {market} runs "
+            "(the logs-data folder of sethkarten/AI-Bazaar, branch Market-v1)",
+        )
+    left_out += [
+        {
+            "folder": f"{exp}_* ({n} folders)",
+            "why": "another experiment"
+            + (" (the other market's)" if exp in EXPERIMENT.values() else ""),
+        }
+        for exp, n in sorted(others.items())
+    ]
     return runs, left_out
 
 
@@ -219,8 +239,9 @@ def _usable(folder: Path, root: Path) -> None:
     check_inside(folder, root)
 
 
-def read_model(model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES,
-               root: Path | None = None) -> S:
+def read_model(
+    model: type[S], path: Path, max_bytes: int = MAX_FILE_BYTES, root: Path | None = None
+) -> S:
     """``path`` validated as ``model`` straight from its JSON bytes (strict: NaN, Infinity, a
     missing or mistyped field, a truncated file are refused), or :class:`SourceError` naming the
     file and the key. Read by ``core.sources.read_bytes`` (``root``: the logs folder)."""
@@ -260,8 +281,11 @@ def state_files(run: Run) -> list[tuple[int, Path]]:
         if m:
             step = int(m.group(1))
             if step in found:
-                raise SourceError(run.path / name, f"a second state file of step {step}, beside "
-                                  f"{found[step].name} (remove one of the two)")
+                raise SourceError(
+                    run.path / name,
+                    f"a second state file of step {step}, beside "
+                    f"{found[step].name} (remove one of the two)",
+                )
             found[step] = run.path / name
     return sorted(found.items())
 
@@ -298,8 +322,9 @@ def read_tokens(run: Run) -> dict[str, TokenUsage] | None:
             out[str(role)] = TokenUsage.model_validate(usage)
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise SourceError(run.path / files[0], f"{role}.{'.'.join(map(str, err['loc']))}: "
-                              f"{err['msg']}") from None
+            raise SourceError(
+                run.path / files[0], f"{role}.{'.'.join(map(str, err['loc']))}: {err['msg']}"
+            ) from None
     return out
 
 
@@ -326,8 +351,10 @@ def prompt_records(run: Run, filename: str, wanted: bool) -> tuple[list[PromptRe
     path = run.path / filename
     if not present(path):
         if wanted:
-            run.lacks.append(f"{filename} (logged by the run, absent here: files of 4 MiB or "
-                             "more may be missing from a snapshot)")
+            run.lacks.append(
+                f"{filename} (logged by the run, absent here: files of 4 MiB or "
+                "more may be missing from a snapshot)"
+            )
         return [], 0
     records, bad = [], 0
     for line in read_bytes(path, root=run.root).split(b"\n"):
@@ -359,15 +386,19 @@ class FirmAttributes(RootModel[list[FirmAttribute]]):
     """``firm_attributes.json``: the sellers (crash firms, lemon sellers) at construction."""
 
 
-def imported_records(records: list[PromptRecord], steps: int, seats: set[str]
-                     ) -> list[PromptRecord]:
+def imported_records(
+    records: list[PromptRecord], steps: int, seats: set[str]
+) -> list[PromptRecord]:
     """The prompt log's records of what was imported: the first ``steps`` steps (a run cut or
     stopped early keeps no prompt of a day it does not have) and agents with a seat."""
     return [r for r in records if r.timestep < steps and r.agent in seats]
 
 
-def prompt_messages(records: list[PromptRecord], phase_of: Callable[[PromptRecord], str],
-                    round_of: Callable[[PromptRecord], int] | None = None) -> pd.DataFrame:
+def prompt_messages(
+    records: list[PromptRecord],
+    phase_of: Callable[[PromptRecord], str],
+    round_of: Callable[[PromptRecord], int] | None = None,
+) -> pd.DataFrame:
     """The prompt log (:func:`imported_records`) as our ``llm_messages`` table (``core.runner``):
     one row per request, keyed by (step = the log's timestep, round ``round_of(record)`` (default
     0: a market with one decision point a step), phase ``phase_of(record)``, the agent's id, the
@@ -380,14 +411,32 @@ def prompt_messages(records: list[PromptRecord], phase_of: Callable[[PromptRecor
         phase = phase_of(r)
         key = (r.timestep, phase, r.agent)
         call = calls[key] = calls.get(key, -1) + (r.depth == 0)
-        messages = json.dumps([{"role": "system", "content": capped(r.system_prompt)},
-                               {"role": "user", "content": capped(r.user_prompt)}],
-                              ensure_ascii=False)
-        rows.append((r.timestep, round_of(r) if round_of else 0, phase, r.agent, 0, r.call,
-                     max(call, 0), r.depth, messages, capped(r.response), ""))
+        messages = json.dumps(
+            [
+                {"role": "system", "content": capped(r.system_prompt)},
+                {"role": "user", "content": capped(r.user_prompt)},
+            ],
+            ensure_ascii=False,
+        )
+        rows.append(
+            (
+                r.timestep,
+                round_of(r) if round_of else 0,
+                phase,
+                r.agent,
+                0,
+                r.call,
+                max(call, 0),
+                r.depth,
+                messages,
+                capped(r.response),
+                "",
+            )
+        )
     frame = pd.DataFrame(rows, columns=LLM_MESSAGE_COLUMNS)
-    return frame.astype({"step": "int64", "round": "int64", "attempt": "int64", "call": "int64",
-                         "reask": "int64"})
+    return frame.astype(
+        {"step": "int64", "round": "int64", "attempt": "int64", "call": "int64", "reask": "int64"}
+    )
 
 
 def prompt_calls(messages: pd.DataFrame, model: str) -> pd.DataFrame:
@@ -399,17 +448,33 @@ def prompt_calls(messages: pd.DataFrame, model: str) -> pd.DataFrame:
 
     if messages.empty:
         return pd.DataFrame(columns=LLM_CALL_COLUMNS)
-    calls = (messages.groupby([*CALL_KEYS, "call"], sort=False)["reask"].max()
-             .reset_index().sort_values([*CALL_KEYS, "call"], kind="stable"))
-    return pd.DataFrame({**{k: calls[k].to_numpy() for k in CALL_KEYS}, "purpose": "act",
-                         "model": model, "request_hash": "", "prompt_tokens": float("nan"),
-                         "completion_tokens": float("nan"),
-                         "attempts": calls["reask"].to_numpy() + 1, "valid": True},
-                        columns=LLM_CALL_COLUMNS)
+    calls = (
+        messages.groupby([*CALL_KEYS, "call"], sort=False)["reask"]
+        .max()
+        .reset_index()
+        .sort_values([*CALL_KEYS, "call"], kind="stable")
+    )
+    return pd.DataFrame(
+        {
+            **{k: calls[k].to_numpy() for k in CALL_KEYS},
+            "purpose": "act",
+            "model": model,
+            "request_hash": "",
+            "prompt_tokens": float("nan"),
+            "completion_tokens": float("nan"),
+            "attempts": calls["reask"].to_numpy() + 1,
+            "valid": True,
+        },
+        columns=LLM_CALL_COLUMNS,
+    )
 
 
-def import_runs(runs: list[Run], convert: Callable[[Run], tuple[str, dict, dict, dict] | None],
-                out: Path, workers: int) -> list[dict]:
+def import_runs(
+    runs: list[Run],
+    convert: Callable[[Run], tuple[str, dict, dict, dict] | None],
+    out: Path,
+    workers: int,
+) -> list[dict]:
     """Convert every run (``convert(run)`` -> episode id, tables, meta, report row; None: nothing
     to import, with its report row in ``run.lacks``) and write it into ``out`` as an episode
     folder (``core.logs.write_episode``; run ``k`` of ``runs`` gets run index ``k``), in
@@ -420,19 +485,27 @@ def import_runs(runs: list[Run], convert: Callable[[Run], tuple[str, dict, dict,
 
     numbered = list(enumerate(runs))
     chunks = [numbered[i::workers] for i in range(max(1, workers))]  # a few big jobs
-    converted = pool_map(_convert_all, [convert] * len(chunks), chunks, [Path(out)] * len(chunks),
-                         workers=workers, start_method="fork")
-    rows = [row for _, row in sorted((r for part in converted for r in part),
-                                     key=lambda kr: kr[0])]
+    converted = pool_map(
+        _convert_all,
+        [convert] * len(chunks),
+        chunks,
+        [Path(out)] * len(chunks),
+        workers=workers,
+        start_method="fork",
+    )
+    rows = [row for _, row in sorted((r for part in converted for r in part), key=lambda kr: kr[0])]
     first: dict[str, str] = {}
     for row, run in zip(rows, runs):
         if "episode_id" not in row:
             continue
         held = first.setdefault(row["episode_id"], run.where)
         if held != run.where:
-            raise SourceError(run.path, f"holds the same run as {held} (episode "
-                              f"{row['episode_id']}: one model, cell and seed): remove one of "
-                              "the two")
+            raise SourceError(
+                run.path,
+                f"holds the same run as {held} (episode "
+                f"{row['episode_id']}: one model, cell and seed): remove one of "
+                "the two",
+            )
     return rows
 
 
@@ -445,14 +518,19 @@ def report(rows: list[dict], left_out: list[dict]) -> dict:
         m = by_model.setdefault(r["model"], {"runs": 0})
         m["runs"] += 1
         m[r.get("status", "imported")] = m.get(r.get("status", "imported"), 0) + 1
-    return {"format": "agent_bazaar", "runs_found": len(rows), "runs_imported": len(imported),
-            "runs_without_states": len(rows) - len(imported),
-            "runs_lacking_something": sum(bool(r["lacks"]) for r in rows),
-            "models": len(by_model), "by_model": by_model,
-            "lacks": {r["run"]: r["lacks"] for r in rows if r["lacks"]},
-            "left_out": left_out,
-            "note": "the authors' pre-release runs (AI-Bazaar, branch Market-v1); they may differ "
-                    "from the paper's final ones"}
+    return {
+        "format": "agent_bazaar",
+        "runs_found": len(rows),
+        "runs_imported": len(imported),
+        "runs_without_states": len(rows) - len(imported),
+        "runs_lacking_something": sum(bool(r["lacks"]) for r in rows),
+        "models": len(by_model),
+        "by_model": by_model,
+        "lacks": {r["run"]: r["lacks"] for r in rows if r["lacks"]},
+        "left_out": left_out,
+        "note": "the authors' pre-release runs (AI-Bazaar, branch Market-v1); they may differ "
+        "from the paper's final ones",
+    }
 
 
 def _convert_all(convert, runs: list[tuple[int, Run]], out: Path) -> list[tuple[int, dict]]:

@@ -28,36 +28,66 @@ class BertrandAnalysis(OligopolyAnalysis):
         summary["products"] = list(mp.products)
         if mp.invest:
             summary["by_level"] = {
-                str(level): reference_summary(cfg.model_copy(update={"costs": (
-                    (cfg.cost_ladder[level],) * cfg.n_products,) * cfg.n_firms}))
-                for level in range(len(cfg.cost_ladder))}
+                str(level): reference_summary(
+                    cfg.model_copy(
+                        update={
+                            "costs": ((cfg.cost_ladder[level],) * cfg.n_products,) * cfg.n_firms
+                        }
+                    )
+                )
+                for level in range(len(cfg.cost_ladder))
+            }
         return summary
 
-    def compute_metrics(self, reader, mp: BertrandParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+    def compute_metrics(
+        self, reader, mp: BertrandParams, data_dir: Path
+    ) -> dict[str, pd.DataFrame]:
         return bertrand_metrics.compute(reader, mp.collusion_window, startup=mp.invest)
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: BertrandParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self,
+        metrics_dir: Path,
+        figures_dir: Path,
+        tables_dir: Path,
+        mp: BertrandParams,
+        instance: str,
+    ) -> list[Path]:
         from marketarena.markets.bertrand.analysis import plots
 
         frames = read_metrics(metrics_dir, ("product_rounds", "market_rounds", "market"))
-        out = [plots.figure_prices(frames["product_rounds"], figures_dir / "fig_prices.png"),
-               plots.figure_collusion(frames["market_rounds"], mp.collusion_window,
-                                      figures_dir / "fig_collusion_index.png")]
+        out = [
+            plots.figure_prices(frames["product_rounds"], figures_dir / "fig_prices.png"),
+            plots.figure_collusion(
+                frames["market_rounds"],
+                mp.collusion_window,
+                figures_dir / "fig_collusion_index.png",
+            ),
+        ]
         # the interval reads only this instance's params (the figures stage lists `markets`)
-        out += plots.collusion_table(frames["market"], tables_dir / f"{instance}_collusion.md",
-                                     tables_dir / f"{instance}_collusion.tex", mp.collusion_window,
-                                     n_boot=2000, seed=mp.seed)
+        out += plots.collusion_table(
+            frames["market"],
+            tables_dir / f"{instance}_collusion.md",
+            tables_dir / f"{instance}_collusion.tex",
+            mp.collusion_window,
+            n_boot=2000,
+            seed=mp.seed,
+        )
         if mp.invest:  # the start-up preset: the seed's outcome categories (outcomes.py)
-            out += plots.outcome_table(outcome_counts(frames["market"]), frames["market"],
-                                       tables_dir / f"{instance}_outcomes.md",
-                                       tables_dir / f"{instance}_outcomes.tex", mp.collusion_window)
+            out += plots.outcome_table(
+                outcome_counts(frames["market"]),
+                frames["market"],
+                tables_dir / f"{instance}_outcomes.md",
+                tables_dir / f"{instance}_outcomes.tex",
+                mp.collusion_window,
+            )
         return out
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         firms, states = result.tables["firms"], result.tables["states"]
         totals = firms.groupby("agent_id").agg(
-            profit=("profit", "sum"), final_funds=("funds", "last"),
-            investments=("investment", lambda s: int((s != "").sum())))
+            profit=("profit", "sum"),
+            final_funds=("funds", "last"),
+            investments=("investment", lambda s: int((s != "").sum())),
+        )
         totals["mean_price"] = states.groupby("agent_id")["price"].mean()
         return per_agent_summary(table, totals, result.decisions, sort_by="profit", digits=3)

@@ -26,8 +26,14 @@ from marketarena.core.reader import EpisodeReader
 from marketarena.markets.bertrand.analysis import outcomes
 from marketarena.markets.bertrand.economics import collusion_index
 
-AGENT_METRICS = ("profit", "collusion_index", "mean_price", "final_funds", "investments",
-                 "invalid_rate")
+AGENT_METRICS = (
+    "profit",
+    "collusion_index",
+    "mean_price",
+    "final_funds",
+    "investments",
+    "invalid_rate",
+)
 TABLES = ("agents", "decisions", "states", "firms")
 
 
@@ -37,7 +43,9 @@ def _index(p_bar, p_n, p_m) -> float:
     return float(collusion_index(p_bar, p_n, p_m))
 
 
-def episode_metrics(tables: dict[str, pd.DataFrame], window: int, startup: bool = False) -> dict[str, pd.DataFrame]:
+def episode_metrics(
+    tables: dict[str, pd.DataFrame], window: int, startup: bool = False
+) -> dict[str, pd.DataFrame]:
     agents, states, firms, dec = (tables[k] for k in ("agents", "states", "firms", "decisions"))
     lineup = " vs ".join(agents.sort_values("agent_id")["name"])
     last = states[states["step"] > states["step"].max() - window]
@@ -47,32 +55,65 @@ def episode_metrics(tables: dict[str, pd.DataFrame], window: int, startup: bool 
         f = firms[firms["agent_id"] == agent_id].sort_values("step")
         s = last[last["agent_id"] == agent_id]
         per_product = s.groupby("product")[["price", "nash_price", "monopoly_price"]].mean()
-        final_levels = states[(states["agent_id"] == agent_id) & (states["step"] == states["step"].max())]
+        final_levels = states[
+            (states["agent_id"] == agent_id) & (states["step"] == states["step"].max())
+        ]
         d = dec[dec["agent_id"] == agent_id]
-        rows.append({
-            "agent_id": agent_id, "lineup": lineup, "profit": f["profit"].sum(),
-            "final_funds": f["funds"].iloc[-1], "investments": int(final_levels["level"].sum()),
-            "mean_price": per_product["price"].mean(),
-            "collusion_index": float(np.nanmean([_index(r.price, r.nash_price, r.monopoly_price)
-                                                 for r in per_product.itertuples()])),
-            "invalid_rate": (~d["valid"].astype(bool)).sum() / max(rounds, 1),
-        })
+        rows.append(
+            {
+                "agent_id": agent_id,
+                "lineup": lineup,
+                "profit": f["profit"].sum(),
+                "final_funds": f["funds"].iloc[-1],
+                "investments": int(final_levels["level"].sum()),
+                "mean_price": per_product["price"].mean(),
+                "collusion_index": float(
+                    np.nanmean(
+                        [
+                            _index(r.price, r.nash_price, r.monopoly_price)
+                            for r in per_product.itertuples()
+                        ]
+                    )
+                ),
+                "invalid_rate": (~d["valid"].astype(bool)).sum() / max(rounds, 1),
+            }
+        )
     agent_rows = agents.merge(pd.DataFrame(rows), on="agent_id")
     if startup:
         agent_rows = agent_rows.merge(outcomes.firm_shares(last), on="agent_id", how="left")
-        agent_rows["investment_pattern"] = [outcomes.investment_pattern(states, a)
-                                            for a in agent_rows["agent_id"]]
+        agent_rows["investment_pattern"] = [
+            outcomes.investment_pattern(states, a) for a in agent_rows["agent_id"]
+        ]
     product_rounds = agents[["agent_id", "name"]].merge(states, on="agent_id")
     product_rounds.insert(2, "lineup", lineup)
-    mr = states.groupby(["step", "product"])[["price", "nash_price", "monopoly_price"]].mean().reset_index()
-    mr["collusion_index"] = [_index(r.price, r.nash_price, r.monopoly_price) for r in mr.itertuples()]
+    mr = (
+        states.groupby(["step", "product"])[["price", "nash_price", "monopoly_price"]]
+        .mean()
+        .reset_index()
+    )
+    mr["collusion_index"] = [
+        _index(r.price, r.nash_price, r.monopoly_price) for r in mr.itertuples()
+    ]
     mr.insert(0, "lineup", lineup)
     w = last[["price", "nash_price", "monopoly_price"]].mean()
-    market = pd.DataFrame([{"lineup": lineup, "mean_price": w["price"], "nash_price": w["nash_price"],
-                            "monopoly_price": w["monopoly_price"],
-                            "collusion_index": _index(w["price"], w["nash_price"], w["monopoly_price"]),
-                            **(outcomes.outcome(last) if startup else {})}])
-    return {"agents": agent_rows, "product_rounds": product_rounds, "market_rounds": mr, "market": market}
+    market = pd.DataFrame(
+        [
+            {
+                "lineup": lineup,
+                "mean_price": w["price"],
+                "nash_price": w["nash_price"],
+                "monopoly_price": w["monopoly_price"],
+                "collusion_index": _index(w["price"], w["nash_price"], w["monopoly_price"]),
+                **(outcomes.outcome(last) if startup else {}),
+            }
+        ]
+    )
+    return {
+        "agents": agent_rows,
+        "product_rounds": product_rounds,
+        "market_rounds": mr,
+        "market": market,
+    }
 
 
 def compute(reader: EpisodeReader, window: int, startup: bool = False) -> dict[str, pd.DataFrame]:

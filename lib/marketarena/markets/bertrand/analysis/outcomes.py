@@ -40,14 +40,15 @@ def investment_pattern(states: pd.DataFrame, agent_id: str) -> str:
     return " ".join(out)
 
 
-def outcome(last: pd.DataFrame, lead: float = LEAD, price_gap: float = PRICE_GAP,
-            premium: float = PREMIUM) -> dict:
+def outcome(
+    last: pd.DataFrame, lead: float = LEAD, price_gap: float = PRICE_GAP, premium: float = PREMIUM
+) -> dict:
     """The episode's category and per-product HHI and leader, from ``last``: the ``states`` rows
     of the window's periods (see the module docstring)."""
     shares = last.groupby(["product", "agent_id"])["share"].mean().unstack(fill_value=0.0)
     prices = last.groupby(["product", "agent_id"])["price"].mean().unstack()
     nash = last.groupby("product")["nash_price"].mean()
-    hhi = (shares ** 2).sum(axis=1)
+    hhi = (shares**2).sum(axis=1)
     leader = {p: row.idxmax() for p, row in shares.iterrows() if row.max() >= lead}
     products = list(shares.index)
     if len(leader) == len(products) and len(set(leader.values())) == 1:
@@ -55,8 +56,10 @@ def outcome(last: pd.DataFrame, lead: float = LEAD, price_gap: float = PRICE_GAP
     elif len(leader) == len(products):
         category = "specialisation"
     elif not leader and all(
-            (prices.loc[p].max() - prices.loc[p].min()) <= price_gap * prices.loc[p].min()
-            and prices.loc[p].min() > nash[p] * (1 + premium) for p in products):
+        (prices.loc[p].max() - prices.loc[p].min()) <= price_gap * prices.loc[p].min()
+        and prices.loc[p].min() > nash[p] * (1 + premium)
+        for p in products
+    ):
         category = "collusion"
     else:
         category = "competition"
@@ -79,6 +82,10 @@ def outcome_counts(market: pd.DataFrame) -> pd.DataFrame:
     """How many episodes fell in each category (all four listed)."""
     cats = ["domination", "specialisation", "collusion", "competition"]
     counts = market["outcome"].value_counts().reindex(cats, fill_value=0)
-    return pd.DataFrame({"outcome": cats, "episodes": counts.to_numpy(),
-                         "share": counts.to_numpy() / max(len(market), 1)})
-
+    return pd.DataFrame(
+        {
+            "outcome": cats,
+            "episodes": counts.to_numpy(),
+            "share": counts.to_numpy() / max(len(market), 1),
+        }
+    )

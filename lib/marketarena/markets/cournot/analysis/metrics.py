@@ -61,17 +61,30 @@ def episode_metrics(tables: dict[str, pd.DataFrame], boot, run: int) -> dict[str
         nash_pi, mono_pi = r["nash_profit"].sum(), r["monopoly_profit"].sum()
         nash_cv, mono_cv = float(r["nash_cv"].iloc[0]), float(r["monopoly_cv"].iloc[0])
         mean_pi = f["profit"].mean()
-        test = block_bootstrap_test(f["cv"].to_numpy(), nash_cv, block=min(boot.block, len(f)),
-                                    n_resamples=boot.n_resamples,
-                                    seed=_test_seed(boot.seed, run, i), level=boot.level)
+        test = block_bootstrap_test(
+            f["cv"].to_numpy(),
+            nash_cv,
+            block=min(boot.block, len(f)),
+            n_resamples=boot.n_resamples,
+            seed=_test_seed(boot.seed, run, i),
+            level=boot.level,
+        )
         d = dec[dec["agent_id"] == agent_id]
         row = {
-            "agent_id": agent_id, "profit": f["profit"].sum(),
-            "profit_gain": (mean_pi - nash_pi) / (mono_pi - nash_pi) if not np.isclose(mono_pi, nash_pi) else np.nan,
-            "mean_cv": f["cv"].mean(), "nash_cv": nash_cv, "monopoly_cv": mono_cv,
-            "cv_p_value": test["p_value"], "cv_ci_lo": test["ci_lo"], "cv_ci_hi": test["ci_hi"],
+            "agent_id": agent_id,
+            "profit": f["profit"].sum(),
+            "profit_gain": (mean_pi - nash_pi) / (mono_pi - nash_pi)
+            if not np.isclose(mono_pi, nash_pi)
+            else np.nan,
+            "mean_cv": f["cv"].mean(),
+            "nash_cv": nash_cv,
+            "monopoly_cv": mono_cv,
+            "cv_p_value": test["p_value"],
+            "cv_ci_lo": test["ci_lo"],
+            "cv_ci_hi": test["ci_hi"],
             "specialised": test["p_value"] < boot.alpha,
-            "mean_quantity": f["quantity"].mean(), "scaled_rate": f["scaled"].mean(),
+            "mean_quantity": f["quantity"].mean(),
+            "scaled_rate": f["scaled"].mean(),
             "invalid_rate": (~d["valid"].astype(bool)).sum() / max(rounds, 1),
         }
         for prod, g in s.groupby("product", sort=False):
@@ -79,28 +92,56 @@ def episode_metrics(tables: dict[str, pd.DataFrame], boot, run: int) -> dict[str
         rows.append(row)
         tests.append({"scope": "run", "agent_id": agent_id, **test})
     agent_rows = agents.merge(pd.DataFrame(rows), on="agent_id")
-    agent_rounds = agents[["agent_id", "name"]].merge(
-        firms[["step", "agent_id", "cv", "quantity", "profit", "total_profit", "scaled"]], on="agent_id"
-    ).merge(ref.groupby("agent_id")[["nash_cv", "monopoly_cv"]].first().reset_index(), on="agent_id")
-    product_rounds = agents[["agent_id", "name"]].merge(
-        states[["step", "agent_id", "product", "cost", "quantity", "share", "price", "profit"]],
-        on="agent_id").merge(ref[["agent_id", "product", "nash_quantity", "monopoly_quantity"]],
-                             on=["agent_id", "product"])
+    agent_rounds = (
+        agents[["agent_id", "name"]]
+        .merge(
+            firms[["step", "agent_id", "cv", "quantity", "profit", "total_profit", "scaled"]],
+            on="agent_id",
+        )
+        .merge(
+            ref.groupby("agent_id")[["nash_cv", "monopoly_cv"]].first().reset_index(), on="agent_id"
+        )
+    )
+    product_rounds = (
+        agents[["agent_id", "name"]]
+        .merge(
+            states[["step", "agent_id", "product", "cost", "quantity", "share", "price", "profit"]],
+            on="agent_id",
+        )
+        .merge(
+            ref[["agent_id", "product", "nash_quantity", "monopoly_quantity"]],
+            on=["agent_id", "product"],
+        )
+    )
     market = []
     ref_prices = ref.groupby("product")[["nash_price", "monopoly_price"]].first()
     for (t, prod), g in states.groupby(["step", "product"], sort=True):
         q = g["quantity"].to_numpy()
-        market.append({"step": t, "product": prod, "total_quantity": q.sum(),
-                       "price": g["price"].iloc[0], "hhi": indices.hhi(q),
-                       "nash_price": ref_prices.loc[prod, "nash_price"],
-                       "monopoly_price": ref_prices.loc[prod, "monopoly_price"]})
-    spec = agents[["agent_id", "name", "kind", "strategy"]].merge(pd.DataFrame(tests), on="agent_id")
+        market.append(
+            {
+                "step": t,
+                "product": prod,
+                "total_quantity": q.sum(),
+                "price": g["price"].iloc[0],
+                "hhi": indices.hhi(q),
+                "nash_price": ref_prices.loc[prod, "nash_price"],
+                "monopoly_price": ref_prices.loc[prod, "monopoly_price"],
+            }
+        )
+    spec = agents[["agent_id", "name", "kind", "strategy"]].merge(
+        pd.DataFrame(tests), on="agent_id"
+    )
     lineup = " vs ".join(agents.sort_values("agent_id")["name"])
     for frame in (agent_rows, agent_rounds, product_rounds):
         frame.insert(2, "lineup", lineup)
-    return {"agents": agent_rows, "agent_rounds": agent_rounds, "product_rounds": product_rounds,
-            "market": pd.DataFrame(market), "specialisation": spec,
-            "reference": agents[["agent_id", "name"]].merge(ref, on="agent_id")}
+    return {
+        "agents": agent_rows,
+        "agent_rounds": agent_rounds,
+        "product_rounds": product_rounds,
+        "market": pd.DataFrame(market),
+        "specialisation": spec,
+        "reference": agents[["agent_id", "name"]].merge(ref, on="agent_id"),
+    }
 
 
 def compute(reader: EpisodeReader, boot) -> dict[str, pd.DataFrame]:
@@ -125,14 +166,27 @@ def compute(reader: EpisodeReader, boot) -> dict[str, pd.DataFrame]:
         nash_cv = float(np.mean([c for _, c in runs]))
         # the test of mean(CV - Nash CV) > 0 (a firm may sit in seats with different Nash CVs)
         test = pooled_block_bootstrap_test(
-            excess, 0.0, block=min([boot.block, *map(len, excess)]), n_resamples=boot.n_resamples,
+            excess,
+            0.0,
+            block=min([boot.block, *map(len, excess)]),
+            n_resamples=boot.n_resamples,
             seed=np.random.default_rng(np.random.SeedSequence([boot.seed, 1_000_003, k])),
-            level=boot.level)
+            level=boot.level,
+        )
         for key in ("mean", "ci_lo", "ci_hi"):
             test[key] += nash_cv
         test["nash_cv"] = nash_cv
-        pooled.append({"episode_id": "pooled", "agent_id": "", "name": name,
-                       "kind": info["kind"], "strategy": info["strategy"], "scope": "pooled", **test})
+        pooled.append(
+            {
+                "episode_id": "pooled",
+                "agent_id": "",
+                "name": name,
+                "kind": info["kind"],
+                "strategy": info["strategy"],
+                "scope": "pooled",
+                **test,
+            }
+        )
     result["specialisation"] = pd.concat([spec, pd.DataFrame(pooled)], ignore_index=True)
     result["specialisation"]["significant"] = result["specialisation"]["p_value"] < boot.alpha
     return result

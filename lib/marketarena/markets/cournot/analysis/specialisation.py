@@ -76,8 +76,9 @@ def _check_args(nash_cv: float, n_resamples: int, level: float) -> None:
         raise ValueError(f"level must be in (0, 1), got {level}")
 
 
-def bootstrap_means(x: ArrayLike, block: int, n_resamples: int, rng: np.random.Generator,
-                    engine: str = "numpy") -> np.ndarray:
+def bootstrap_means(
+    x: ArrayLike, block: int, n_resamples: int, rng: np.random.Generator, engine: str = "numpy"
+) -> np.ndarray:
     """Means of ``n_resamples`` circular block bootstrap resamples of ``x`` (arch's draws).
 
     ``engine="numpy"`` (default) is the vectorised equivalent of ``engine="arch"``
@@ -112,8 +113,14 @@ def _summary(means: np.ndarray, observed: float, nash_cv: float, level: float) -
     p_value_percentile = (1 + int(np.sum(means <= nash_cv + tie))) / (1 + b)
     tail = 100.0 * (1.0 - level) / 2.0
     ci_lo, ci_hi = np.percentile(means, [tail, 100.0 - tail])
-    return {"mean": observed, "nash_cv": float(nash_cv), "p_value": p_value,
-            "p_value_percentile": p_value_percentile, "ci_lo": float(ci_lo), "ci_hi": float(ci_hi)}
+    return {
+        "mean": observed,
+        "nash_cv": float(nash_cv),
+        "p_value": p_value,
+        "p_value_percentile": p_value_percentile,
+        "ci_lo": float(ci_lo),
+        "ci_hi": float(ci_hi),
+    }
 
 
 def block_bootstrap_test(
@@ -136,8 +143,12 @@ def block_bootstrap_test(
     _check_args(nash_cv, n_resamples, level)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     means = bootstrap_means(x, block, n_resamples, rng, engine)
-    return {**_summary(means, float(np.mean(x)), nash_cv, level), "n": int(x.size),
-            "block": int(block), "n_resamples": int(n_resamples)}
+    return {
+        **_summary(means, float(np.mean(x)), nash_cv, level),
+        "n": int(x.size),
+        "block": int(block),
+        "n_resamples": int(n_resamples),
+    }
 
 
 def pooled_block_bootstrap_test(
@@ -160,5 +171,10 @@ def pooled_block_bootstrap_test(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     means = np.mean([bootstrap_means(x, block, n_resamples, rng) for x in xs], axis=0)
     observed = float(np.mean([x.mean() for x in xs]))
-    return {**_summary(means, observed, nash_cv, level), "n": int(sum(x.size for x in xs)),
-            "runs": len(xs), "block": int(block), "n_resamples": int(n_resamples)}
+    return {
+        **_summary(means, observed, nash_cv, level),
+        "n": int(sum(x.size for x in xs)),
+        "runs": len(xs),
+        "block": int(block),
+        "n_resamples": int(n_resamples),
+    }

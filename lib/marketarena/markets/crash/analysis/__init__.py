@@ -32,10 +32,13 @@ class CrashAnalysis(MarketAnalysis):
         from marketarena.metrics.eas import eas_board
 
         board = player_board(self, agents, ratings, stats)
-        return board.merge(eas_board(agents, mp.eas, stats.n_boot, stats.seed), on="name", how="left")
+        return board.merge(
+            eas_board(agents, mp.eas, stats.n_boot, stats.seed), on="name", how="left"
+        )
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: CrashParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp: CrashParams, instance: str
+    ) -> list[Path]:
         from marketarena.markets.crash.analysis import plots
 
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
@@ -45,7 +48,11 @@ class CrashAnalysis(MarketAnalysis):
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         states = result.tables["states"]
         totals = states.groupby("agent_id").agg(
-            profit=("profit", "sum"), final_cash=("cash_end", "last"), days=("step", "count"),
-            mean_price=("price", "mean"), units_sold=("units_sold", "sum"),
-            bankrupt=("bankrupt", "max"))
+            profit=("profit", "sum"),
+            final_cash=("cash_end", "last"),
+            days=("step", "count"),
+            mean_price=("price", "mean"),
+            units_sold=("units_sold", "sum"),
+            bankrupt=("bankrupt", "max"),
+        )
         return per_agent_summary(table, totals, result.decisions, sort_by="profit", digits=3)

@@ -60,13 +60,31 @@ import pandas as pd
 from marketarena.core.reader import EpisodeReader
 from marketarena.metrics.eas import COMPONENTS, MARKET_COLUMNS, EASParams, fixed_scores
 
-AGENT_METRICS = ("profit", "final_cash", "mean_price_over_cost", "units_sold", "days_active",
-                 "survived")
-MARKET_METRICS = ("bankruptcy_rate", "days_to_first_bankruptcy", "survival", "mean_price_over_cost",
-                  "price_volatility", "volume", "fill_rate", "consumer_surplus",
-                  "consumer_surplus_share", "profit_per_firm_day", "operating_profit_per_firm_day",
-                  "profit_up_to_stable", "competitor_bankruptcy_rate", "competitor_survival",
-                  "stabilizer_bankruptcy_rate")
+AGENT_METRICS = (
+    "profit",
+    "final_cash",
+    "mean_price_over_cost",
+    "units_sold",
+    "days_active",
+    "survived",
+)
+MARKET_METRICS = (
+    "bankruptcy_rate",
+    "days_to_first_bankruptcy",
+    "survival",
+    "mean_price_over_cost",
+    "price_volatility",
+    "volume",
+    "fill_rate",
+    "consumer_surplus",
+    "consumer_surplus_share",
+    "profit_per_firm_day",
+    "operating_profit_per_firm_day",
+    "profit_up_to_stable",
+    "competitor_bankruptcy_rate",
+    "competitor_survival",
+    "stabilizer_bankruptcy_rate",
+)
 #: the default price, in unit costs, at which a firm's operating profit is "stable" (the EAS's
 #: profitability reaches 1): the scripted stabilizer's, unit cost x 1.2 + overhead 2 / 40 units
 STABLE_PRICE = 1.25
@@ -80,12 +98,22 @@ def profit_stable(budget: float, firms: int, stable_price: float, overhead: floa
     return budget / firms * (1.0 - 1.0 / stable_price) - overhead
 
 
-def _stable_per_episode(setting: pd.DataFrame, consumers: pd.DataFrame,
-                        stable_price: float) -> pd.Series:
+def _stable_per_episode(
+    setting: pd.DataFrame, consumers: pd.DataFrame, stable_price: float
+) -> pd.Series:
     income = consumers.groupby("episode_id")["income"].sum()
-    return pd.Series({s["episode_id"]: profit_stable(
-        float(s["arrival_rate"]) * float(income[s["episode_id"]]), int(s["firms"]), stable_price,
-        float(s["overhead"])) for _, s in setting.iterrows()}, dtype=float)
+    return pd.Series(
+        {
+            s["episode_id"]: profit_stable(
+                float(s["arrival_rate"]) * float(income[s["episode_id"]]),
+                int(s["firms"]),
+                stable_price,
+                float(s["overhead"]),
+            )
+            for _, s in setting.iterrows()
+        },
+        dtype=float,
+    )
 
 
 def operating_profit(states: pd.DataFrame, setting: pd.DataFrame, survived: pd.Series) -> pd.Series:
@@ -111,15 +139,19 @@ def surplus_at_cost(income: np.ndarray, episode: pd.Series, setting: pd.DataFram
     its CES surplus at price and index c, ``I ((I / c)^(1 / sigma) - 1)``, 0 when negative."""
     c = episode.map(setting["unit_cost"]).to_numpy(dtype=float)
     choke = episode.map(setting["max_price"]).to_numpy(dtype=float)
-    sigma = (episode.map(setting["ces_sigma"]).to_numpy(dtype=float) if "ces_sigma" in setting
-             else np.full(len(c), 5.0))
+    sigma = (
+        episode.map(setting["ces_sigma"]).to_numpy(dtype=float)
+        if "ces_sigma" in setting
+        else np.full(len(c), 5.0)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         ces = np.maximum(income * ((income / c) ** (1.0 / sigma) - 1.0), 0.0)
         return np.where(np.isfinite(choke), income * np.log(choke / c), ces)
 
 
-def compute(reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_PRICE
-            ) -> dict[str, pd.DataFrame]:
+def compute(
+    reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_PRICE
+) -> dict[str, pd.DataFrame]:
     """The frames of the module docstring; ``stable_price``: the price in unit costs behind the
     profitability anchor ``profit_stable`` (``CrashParams.stable_price``)."""
     reader.require()
@@ -141,28 +173,41 @@ def compute(reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_
     seat = st.groupby(["episode_id", "agent_id"])
     survived = ~seat["bankrupt"].max()
     income = consumers.set_index(["episode_id", "consumer"])["income"]
-    shopper_income = income.reindex(pd.MultiIndex.from_arrays([orders["episode_id"],
-                                                                orders["consumer"]])).to_numpy()
-    potential = pd.Series(surplus_at_cost(shopper_income, orders["episode_id"], s),
-                          index=orders.index)
+    shopper_income = income.reindex(
+        pd.MultiIndex.from_arrays([orders["episode_id"], orders["consumer"]])
+    ).to_numpy()
+    potential = pd.Series(
+        surplus_at_cost(shopper_income, orders["episode_id"], s), index=orders.index
+    )
     placed = orders["firm"].astype(str) != ""
-    by_firm = pd.DataFrame({"surplus": orders["surplus"], "potential": potential})[placed].groupby(
-        [orders.loc[placed, "episode_id"], orders.loc[placed, "firm"].astype(str)]).sum()
+    by_firm = (
+        pd.DataFrame({"surplus": orders["surplus"], "potential": potential})[placed]
+        .groupby([orders.loc[placed, "episode_id"], orders.loc[placed, "firm"].astype(str)])
+        .sum()
+    )
     by_firm.index.names = ["episode_id", "agent_id"]
-    per = pd.DataFrame({
-        "profit": seat["profit"].sum(),
-        "operating_profit": operating_profit(states, setting, survived.astype(float)),
-        "final_cash": seat["cash_end"].last(), "survived": survived,
-        "days_active": seat["step"].count(),
-        "mean_price_over_cost": seat["price_over_cost"].mean(),
-        "price_volatility": seat["price_over_cost"].std(ddof=0),
-        "units_sold": seat["units_sold"].sum(), "revenue": seat["revenue"].sum()})
-    per = per.join(by_firm.rename(columns={"surplus": "customer_surplus",
-                                           "potential": "customer_potential"})).reset_index()
-    per[["customer_surplus", "customer_potential"]] = per[["customer_surplus",
-                                                           "customer_potential"]].fillna(0.0)
-    per["consumer_surplus_share"] = (per["customer_surplus"]
-                                     / per["customer_potential"].where(per["customer_potential"] > 0))
+    per = pd.DataFrame(
+        {
+            "profit": seat["profit"].sum(),
+            "operating_profit": operating_profit(states, setting, survived.astype(float)),
+            "final_cash": seat["cash_end"].last(),
+            "survived": survived,
+            "days_active": seat["step"].count(),
+            "mean_price_over_cost": seat["price_over_cost"].mean(),
+            "price_volatility": seat["price_over_cost"].std(ddof=0),
+            "units_sold": seat["units_sold"].sum(),
+            "revenue": seat["revenue"].sum(),
+        }
+    )
+    per = per.join(
+        by_firm.rename(columns={"surplus": "customer_surplus", "potential": "customer_potential"})
+    ).reset_index()
+    per[["customer_surplus", "customer_potential"]] = per[
+        ["customer_surplus", "customer_potential"]
+    ].fillna(0.0)
+    per["consumer_surplus_share"] = per["customer_surplus"] / per["customer_potential"].where(
+        per["customer_potential"] > 0
+    )
     per["active_share"] = per["days_active"] / per["episode_id"].map(horizon)
     stable = _stable_per_episode(setting, consumers, stable_price)
     per["operating_per_day"] = per["operating_profit"] / per["episode_id"].map(horizon)
@@ -188,7 +233,9 @@ def compute(reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_
     whole = played / market["days_played"] * horizon
     market["consumer_surplus_share"] = market["consumer_surplus"] / whole.replace(0, np.nan)
     market["profit_per_firm_day"] = ep["profit"].sum() / (market["firms"] * horizon)
-    market["operating_profit_per_firm_day"] = ep["operating_profit"].sum() / (market["firms"] * horizon)
+    market["operating_profit_per_firm_day"] = ep["operating_profit"].sum() / (
+        market["firms"] * horizon
+    )
     market["profit_stable"] = stable
     market["profit_up_to_stable"] = ep["capped_per_day"].mean()
     market["stabilizer"] = stabilizer.reindex(market.index).fillna("")
@@ -201,33 +248,58 @@ def compute(reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_
     market = fixed_scores(market.reset_index(), eas)
 
     # -- per player (a kind holding several seats pools them)
-    pl = per.groupby(["episode_id", "name"]).agg(
-        role=("role", "first"), seats=("agent_id", "size"), profit=("profit", "sum"),
-        operating_profit=("operating_profit", "sum"), survived=("survived", "mean"),
-        active_share=("active_share", "mean"), profit_up_to_stable=("capped_per_day", "mean"),
-        mean_price_over_cost=("mean_price_over_cost", "mean"),
-        price_volatility=("price_volatility", "mean"),
-        customer_surplus=("customer_surplus", "sum"),
-        customer_potential=("customer_potential", "sum")).reset_index()
+    pl = (
+        per.groupby(["episode_id", "name"])
+        .agg(
+            role=("role", "first"),
+            seats=("agent_id", "size"),
+            profit=("profit", "sum"),
+            operating_profit=("operating_profit", "sum"),
+            survived=("survived", "mean"),
+            active_share=("active_share", "mean"),
+            profit_up_to_stable=("capped_per_day", "mean"),
+            mean_price_over_cost=("mean_price_over_cost", "mean"),
+            price_volatility=("price_volatility", "mean"),
+            customer_surplus=("customer_surplus", "sum"),
+            customer_potential=("customer_potential", "sum"),
+        )
+        .reset_index()
+    )
     pl["bankruptcy_rate"] = 1 - pl["survived"]
     firm_days = pl["seats"] * pl["episode_id"].map(horizon)
     pl["profit_per_firm_day"] = pl["profit"] / firm_days
     pl["operating_profit_per_firm_day"] = pl["operating_profit"] / firm_days
-    pl["consumer_surplus_share"] = (pl["customer_surplus"]
-                                    / pl["customer_potential"].where(pl["customer_potential"] > 0))
+    pl["consumer_surplus_share"] = pl["customer_surplus"] / pl["customer_potential"].where(
+        pl["customer_potential"] > 0
+    )
     for col in ("profit_stable", "discovery_limit", "stabilizing", "stabilizer"):
         pl[col] = pl["episode_id"].map(market.set_index("episode_id")[col])
     players = fixed_scores(pl, eas, market=market)
 
     components = [c for c in (*COMPONENTS, "eas", *MARKET_COLUMNS) if c in players.columns]
     context = market[["episode_id", "discovery_limit", "stabilizing", "stabilizer"]]
-    agent_rows = per.drop(columns=["operating_per_day", "capped_per_day", "customer_surplus",
-                                   "customer_potential"]).merge(context, on="episode_id").merge(
-        players[["episode_id", "name", *components]], on=["episode_id", "name"])
+    agent_rows = (
+        per.drop(
+            columns=[
+                "operating_per_day",
+                "capped_per_day",
+                "customer_surplus",
+                "customer_potential",
+            ]
+        )
+        .merge(context, on="episode_id")
+        .merge(players[["episode_id", "name", *components]], on=["episode_id", "name"])
+    )
 
     survival = days[["episode_id", "step", "active"]].copy()
     survival["share_active"] = survival["active"] / survival["episode_id"].map(firms)
-    series = days[["episode_id", "step", "price_over_cost", "active", "shoppers", "filled",
-                   "health"]].merge(context, on="episode_id")
-    return {"agents": agent_rows, "players": players, "market": market, "days": series,
-            "survival": survival}
+    series = days[
+        ["episode_id", "step", "price_over_cost", "active", "shoppers", "filled", "health"]
+    ].merge(context, on="episode_id")
+    return {
+        "agents": agent_rows,
+        "players": players,
+        "market": market,
+        "days": series,
+        "survival": survival,
+    }

@@ -165,8 +165,9 @@ def _consumer_index(name: str, path: Path) -> int:
     return int(number)
 
 
-def _fill_order(shoppers: list[tuple[int, str, float]], sales: dict[str, list[float]]
-                ) -> dict[int, int]:
+def _fill_order(
+    shoppers: list[tuple[int, str, float]], sales: dict[str, list[float]]
+) -> dict[int, int]:
     """Each shopper's position in the authors' clearing: per firm, the shoppers its ``sales_info``
     lists, matched by requested quantity (the same float as their demand, up to the last bits:
     the closest unmatched one), in that order; the shoppers it does not list (nothing filled)
@@ -193,8 +194,9 @@ def _fill_order(shoppers: list[tuple[int, str, float]], sales: dict[str, list[fl
     return {c: i for i, c in enumerate(ranked)}
 
 
-def run_tables(run: ab.Run, args: ab.RunArgs, states: list[tuple[int, CrashState]],
-               attributes: dict[str, str]) -> dict[str, pd.DataFrame]:
+def run_tables(
+    run: ab.Run, args: ab.RunArgs, states: list[tuple[int, CrashState]], attributes: dict[str, str]
+) -> dict[str, pd.DataFrame]:
     """The run's tables in our crash schema (module docstring). ``states``: the days to import, in
     order from day 0; ``attributes``: firm name -> its system prompt."""
     path = run.path
@@ -215,44 +217,90 @@ def run_tables(run: ab.Run, args: ab.RunArgs, states: list[tuple[int, CrashState
         active = [f for f in firms if alive[f]]
         price = {f: now[f].prices.get(GOOD, np.nan) for f in active}
         bought = {f: sum(x.quantity for x in now[f].expenses_info.supply_by_good) for f in active}
-        posted = [price[f] for f in active if stock_before[f] + bought[f] > 0 and np.isfinite(price[f])]
+        posted = [
+            price[f] for f in active if stock_before[f] + bought[f] > 0 and np.isfinite(price[f])
+        ]
         index = sum(posted) / len(posted) if posted else np.nan  # their quotes' mean, their order
         for f in active:
             x, e = now[f], now[f].expenses_info
             units = sum(s.quantity_sold for s in x.sales_info)
             revenue = sum(s.quantity_sold * s.price for s in x.sales_info)
-            state_rows.append((t, f, cash_before[f], price[f], np.nan, bought[f], e.supply_cost,
-                               units, revenue, x.inventory.get(GOOD, 0.0), e.overhead_costs, 0.0,
-                               e.taxes_paid, e.platform_fees, x.profit, x.cash, not x.in_business))
+            state_rows.append(
+                (
+                    t,
+                    f,
+                    cash_before[f],
+                    price[f],
+                    np.nan,
+                    bought[f],
+                    e.supply_cost,
+                    units,
+                    revenue,
+                    x.inventory.get(GOOD, 0.0),
+                    e.overhead_costs,
+                    0.0,
+                    e.taxes_paid,
+                    e.platform_fees,
+                    x.profit,
+                    x.cash,
+                    not x.in_business,
+                )
+            )
         shoppers, wanted, rows = [], {}, {}  # rows: consumer -> its order row (but its position)
         for c in state.consumers:
             i = index_of.get(c.name)
             if i is None:
-                raise SourceError(path / f"state_t{t}.json", f"consumer {c.name[:40]!r} is not in "
-                                  "state_t0.json")
+                raise SourceError(
+                    path / f"state_t{t}.json", f"consumer {c.name[:40]!r} is not in state_t0.json"
+                )
             d = c.discovery_this_step.get(GOOD)
             budget = savings[i] + income[i]
             if d is not None and d.ordered is not None:
                 if d.ordered not in price or any(s not in price for s in d.seen):
-                    raise SourceError(path / f"state_t{t}.json", f"{c.name} saw or ordered from a "
-                                      "firm not in business that day")
+                    raise SourceError(
+                        path / f"state_t{t}.json",
+                        f"{c.name} saw or ordered from a firm not in business that day",
+                    )
                 p = price[d.ordered]
                 wanted[i] = income[i] / index if index > 0 else 0.0
                 shoppers.append((i, d.ordered, wanted[i]))
                 filled = c.inventory.get(GOOD, 0.0)
-                rows[i] = (t, i, d.ordered, len(d.seen), "|".join(d.seen), p, wanted[i], budget,
-                           filled, filled * p, c.consumer_surplus)
+                rows[i] = (
+                    t,
+                    i,
+                    d.ordered,
+                    len(d.seen),
+                    "|".join(d.seen),
+                    p,
+                    wanted[i],
+                    budget,
+                    filled,
+                    filled * p,
+                    c.consumer_surplus,
+                )
             savings[i] = c.cash
         sales = {f: [s.requested_quantity for s in now[f].sales_info] for f in active}
         position = _fill_order(shoppers, sales)
         for i, row in rows.items():
             order_rows.append((row[0], position[i], *row[1:]))
         day = list(rows.values())  # (t, consumer, firm, seen, seen_firms, price, wanted, budget,
-        mean_price = float(np.nanmean([price[f] for f in active])) if active else np.nan  # filled...
+        mean_price = (
+            float(np.nanmean([price[f] for f in active])) if active else np.nan
+        )  # filled...
         survivors = sum(now[f].in_business for f in firms)
-        day_rows.append((t, len(active), len(rows), mean_price, sum(r[8] for r in day),
-                         sum(r[6] for r in day), sum(r[9] for r in day), sum(r[10] for r in day),
-                         market_health(survivors, len(firms), mean_price, UNIT_COST)))
+        day_rows.append(
+            (
+                t,
+                len(active),
+                len(rows),
+                mean_price,
+                sum(r[8] for r in day),
+                sum(r[6] for r in day),
+                sum(r[9] for r in day),
+                sum(r[10] for r in day),
+                market_health(survivors, len(firms), mean_price, UNIT_COST),
+            )
+        )
         for f in firms:
             cash_before[f] = now[f].cash
             stock_before[f] = now[f].inventory.get(GOOD, 0.0)
@@ -260,37 +308,86 @@ def run_tables(run: ab.Run, args: ab.RunArgs, states: list[tuple[int, CrashState
     from marketarena.markets.crash.market import CrashMarket
 
     cols = CrashMarket.COLUMNS
-    orders = pd.DataFrame(order_rows, columns=["step", "order", "consumer", "firm", "seen",
-                                               "seen_firms", "price", "wanted", "budget", "filled",
-                                               "spend", "surplus"])
+    orders = pd.DataFrame(
+        order_rows,
+        columns=[
+            "step",
+            "order",
+            "consumer",
+            "firm",
+            "seen",
+            "seen_firms",
+            "price",
+            "wanted",
+            "budget",
+            "filled",
+            "spend",
+            "surplus",
+        ],
+    )
     orders = orders.sort_values(["step", "order"], kind="stable").reset_index(drop=True)
-    agents = pd.DataFrame([(f, model + ("+stabilizing" if role[f] == "stabilizing" else ""), "llm",
-                            model, "", "stabilizing" if role[f] == "stabilizing" else "plain",
-                            role[f], f) for f in firms], columns=AGENT_COLUMNS)
+    agents = pd.DataFrame(
+        [
+            (
+                f,
+                model + ("+stabilizing" if role[f] == "stabilizing" else ""),
+                "llm",
+                model,
+                "",
+                "stabilizing" if role[f] == "stabilizing" else "plain",
+                role[f],
+                f,
+            )
+            for f in firms
+        ],
+        columns=AGENT_COLUMNS,
+    )
     return {
         "agents": agents,
         "states": pd.DataFrame(state_rows, columns=cols["states"]),
         "orders": orders,
         "days": pd.DataFrame(day_rows, columns=cols["days"]),
         "consumers": pd.DataFrame(sorted(income.items()), columns=["consumer", "income"]),
-        "prompts": pd.DataFrame([(f, ab.capped(attributes.get(f, ""))) for f in firms],
-                                columns=["agent_id", "system_prompt"]),
+        "prompts": pd.DataFrame(
+            [(f, ab.capped(attributes.get(f, ""))) for f in firms],
+            columns=["agent_id", "system_prompt"],
+        ),
     }
 
 
-def setting_table(args: ab.RunArgs, cell: dict, model: str, status: str, days: int,
-                  firms: int, consumers: int) -> pd.DataFrame:
+def setting_table(
+    args: ab.RunArgs, cell: dict, model: str, status: str, days: int, firms: int, consumers: int
+) -> pd.DataFrame:
     """Their engine's constants as our crash setting (``crash/market.py``'s ``setting`` table)."""
     lam = args.poisson_demand_lambda if args.poisson_demand_lambda is not None else 0.6 * consumers
-    return pd.DataFrame([{
-        "discovery_limit": cell["discovery_limit"], "stabilizing": cell["stabilizing"],
-        "firms": firms, "consumers": consumers, "days": args.max_timesteps,
-        "unit_cost": UNIT_COST, "max_price": np.nan, "initial_cash": args.firm_initial_cash,
-        "overhead": args.overhead_costs * OVERHEAD_SCALE, "tax_rate": args.firm_tax_rate,
-        "platform_fee": PLATFORM_FEE, "holding_cost": 0.0, "unsold": "carry",
-        "arrival_rate": lam / consumers, "demand_index": "mean_quote", "consumer_savings": True,
-        "liability": "limited", "ces_sigma": 5.0, "model": model, "seed": cell["seed"], "status": status,
-        "days_logged": days}])
+    return pd.DataFrame(
+        [
+            {
+                "discovery_limit": cell["discovery_limit"],
+                "stabilizing": cell["stabilizing"],
+                "firms": firms,
+                "consumers": consumers,
+                "days": args.max_timesteps,
+                "unit_cost": UNIT_COST,
+                "max_price": np.nan,
+                "initial_cash": args.firm_initial_cash,
+                "overhead": args.overhead_costs * OVERHEAD_SCALE,
+                "tax_rate": args.firm_tax_rate,
+                "platform_fee": PLATFORM_FEE,
+                "holding_cost": 0.0,
+                "unsold": "carry",
+                "arrival_rate": lam / consumers,
+                "demand_index": "mean_quote",
+                "consumer_savings": True,
+                "liability": "limited",
+                "ces_sigma": 5.0,
+                "model": model,
+                "seed": cell["seed"],
+                "status": status,
+                "days_logged": days,
+            }
+        ]
+    )
 
 
 def convert(run: ab.Run) -> tuple[str, dict, dict, dict] | None:
@@ -305,15 +402,25 @@ def convert(run: ab.Run) -> tuple[str, dict, dict, dict] | None:
     cut = first_break(states)
     if cut is not None:
         day, why = cut
-        run.lacks.append(f"days from {day} on: state_t{day}.json cannot follow the day before "
-                         f"({why}); the folder mixes two executions, so the run is cut there")
+        run.lacks.append(
+            f"days from {day} on: state_t{day}.json cannot follow the day before "
+            f"({why}); the folder mixes two executions, so the run is cut there"
+        )
         states = [(t, s) for t, s in states if t < day]
     last = states[-1][1]
-    status = ("cut" if cut else "full" if len(states) == args.max_timesteps else
-              "collapsed" if not any(f.in_business for f in last.firms) else "truncated")
+    status = (
+        "cut"
+        if cut
+        else "full"
+        if len(states) == args.max_timesteps
+        else "collapsed"
+        if not any(f.in_business for f in last.firms)
+        else "truncated"
+    )
     if status == "truncated":
-        run.lacks.append(f"days {len(states)}-{args.max_timesteps - 1} (the run stopped with "
-                         "firms in business)")
+        run.lacks.append(
+            f"days {len(states)}-{args.max_timesteps - 1} (the run stopped with firms in business)"
+        )
     model = ab.player_of(args.llm)
     attributes = {}
     path = run.path / "firm_attributes.json"
@@ -324,26 +431,41 @@ def convert(run: ab.Run) -> tuple[str, dict, dict, dict] | None:
         run.lacks.append("firm_attributes.json (the system prompts)")
     tables = run_tables(run, args, states, attributes)
     firms = len(tables["agents"])
-    tables["setting"] = setting_table(args, run.cell, model, status, len(states), firms,
-                                      len(tables["consumers"]))
+    tables["setting"] = setting_table(
+        args, run.cell, model, status, len(states), firms, len(tables["consumers"])
+    )
     records, _ = ab.prompt_records(run, PROMPT_LOG, args.log_crash_firm_prompts)
     kept = ab.imported_records(records, len(states), set(tables["agents"]["agent_id"]))
     if kept:
         tables["llm_messages"] = ab.prompt_messages(kept, lambda r: "firm")
-    episode_id = plain_name(f"{model}-k{run.cell['stabilizing']}-d{run.cell['discovery_limit']}"
-                            f"-s{run.cell['seed']}", "episode id")
+    episode_id = plain_name(
+        f"{model}-k{run.cell['stabilizing']}-d{run.cell['discovery_limit']}-s{run.cell['seed']}",
+        "episode id",
+    )
     usage = tokens.get("total") if tokens else None
-    meta = {"market": "crash", "source": "agent_bazaar", "run": run.where,
-            "lineup": tables["agents"]["name"].tolist(),
-            "setting": {"model": model, "discovery_limit": run.cell["discovery_limit"],
-                        "stabilizing": run.cell["stabilizing"], "seed": run.cell["seed"]},
-            "run_status": status,
-            "tokens": usage.model_dump() if usage else None}
-    report = {"model": model, "status": status, "days": len(states),
-              "cut_at": cut[0] if cut else None,
-              "input_tokens": usage.input_tokens if usage else None,
-              "output_tokens": usage.output_tokens if usage else None,
-              "requests": usage.requests if usage else None}
+    meta = {
+        "market": "crash",
+        "source": "agent_bazaar",
+        "run": run.where,
+        "lineup": tables["agents"]["name"].tolist(),
+        "setting": {
+            "model": model,
+            "discovery_limit": run.cell["discovery_limit"],
+            "stabilizing": run.cell["stabilizing"],
+            "seed": run.cell["seed"],
+        },
+        "run_status": status,
+        "tokens": usage.model_dump() if usage else None,
+    }
+    report = {
+        "model": model,
+        "status": status,
+        "days": len(states),
+        "cut_at": cut[0] if cut else None,
+        "input_tokens": usage.input_tokens if usage else None,
+        "output_tokens": usage.output_tokens if usage else None,
+        "requests": usage.requests if usage else None,
+    }
     return episode_id, tables, meta, report
 
 

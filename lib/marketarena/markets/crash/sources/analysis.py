@@ -24,8 +24,7 @@ class CrashImportedAnalysis(CrashAnalysis):
 
         reader = OnceReader(reader.require())
         frames = super().compute_metrics(reader, mp, data_dir)
-        tables = {n: reader.table(n) for n in ("setting", "days", "states", "orders",
-                                               "consumers")}
+        tables = {n: reader.table(n) for n in ("setting", "days", "states", "orders", "consumers")}
         return published.frames(tables, frames)
 
     def leaderboard(self, agents: pd.DataFrame, mp: CrashParams, ratings, stats) -> pd.DataFrame:
@@ -35,12 +34,14 @@ class CrashImportedAnalysis(CrashAnalysis):
 
         return published.board(agents, stats.n_boot, stats.seed)
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: CrashParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp: CrashParams, instance: str
+    ) -> list[Path]:
         """Per model, their score beside ours, the replay (``plots.py``)."""
         from marketarena.markets.crash.sources import plots
 
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
-        frames = read_metrics(metrics_dir, ("market", "days", "survival", "agents",
-                                            "replay_runs", "replay_rules"))
+        frames = read_metrics(
+            metrics_dir, ("market", "days", "survival", "agents", "replay_runs", "replay_rules")
+        )
         return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance)

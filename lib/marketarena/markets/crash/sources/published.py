@@ -34,8 +34,9 @@ from marketarena.stats import bootstrap_mean_ci, cluster_bootstrap_spearman
 CELL = ["model", "stabilizing", "discovery_limit"]
 
 
-def run_figures(market: pd.DataFrame, days: pd.DataFrame, states: pd.DataFrame,
-                setting: pd.DataFrame) -> pd.DataFrame:
+def run_figures(
+    market: pd.DataFrame, days: pd.DataFrame, states: pd.DataFrame, setting: pd.DataFrame
+) -> pd.DataFrame:
     """Per run: model, cell, seed, b, p_fin, sigma and dev as their script computes them."""
     last = states.sort_values("step").groupby(["episode_id", "agent_id"]).tail(1)
     alive = last[~last["bankrupt"].astype(bool)]
@@ -54,8 +55,11 @@ def run_figures(market: pd.DataFrame, days: pd.DataFrame, states: pd.DataFrame,
 def their_health(runs: pd.DataFrame) -> pd.DataFrame:
     """Their composite market health per cell (module docstring)."""
     norm = runs.groupby("model").agg(d_max=("dev", "max"), sigma_max=("sigma", "max"))
-    cells = runs.groupby(CELL).agg(runs=("b", "size"), b=("b", "mean"), sigma=("sigma", "mean"),
-                                   dev=("dev", "mean")).reset_index()
+    cells = (
+        runs.groupby(CELL)
+        .agg(runs=("b", "size"), b=("b", "mean"), sigma=("sigma", "mean"), dev=("dev", "mean"))
+        .reset_index()
+    )
     cells = cells.join(norm, on="model")
     with np.errstate(divide="ignore", invalid="ignore"):
         sig = np.where(cells["sigma_max"] > 0, cells["sigma"] / cells["sigma_max"], 0.0)
@@ -67,15 +71,28 @@ def their_health(runs: pd.DataFrame) -> pd.DataFrame:
 
 #: market-level columns an imported instance's ``agents`` rows carry (``market_<col>``), so that
 #: its board (one row per model) can be built from ``agents`` alone, as every board is
-MARKET_COLUMNS = ("eas", "bankruptcy_rate", "survival", "mean_price_over_cost", "price_volatility",
-                  "consumer_surplus")
+MARKET_COLUMNS = (
+    "eas",
+    "bankruptcy_rate",
+    "survival",
+    "mean_price_over_cost",
+    "price_volatility",
+    "consumer_surplus",
+)
 
 
 def episode_frame(agents: pd.DataFrame) -> pd.DataFrame:
     """One row per run from an imported instance's ``agents``: model, cell, seed, the market
     columns and their cell's health."""
-    cols = ["episode_id", "model", "stabilizing", "discovery_limit", "seed", "their_health",
-            *[f"market_{c}" for c in MARKET_COLUMNS if f"market_{c}" in agents]]
+    cols = [
+        "episode_id",
+        "model",
+        "stabilizing",
+        "discovery_limit",
+        "seed",
+        "their_health",
+        *[f"market_{c}" for c in MARKET_COLUMNS if f"market_{c}" in agents],
+    ]
     runs = agents[[c for c in cols if c in agents]].drop_duplicates("episode_id")
     return runs.rename(columns={f"market_{c}": c for c in MARKET_COLUMNS})
 
@@ -89,10 +106,12 @@ def board(agents: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     for model, g in runs.groupby("model", sort=True):
         row = {"name": model, "runs": len(g)}
         for c in [c for c in MARKET_COLUMNS if c in g]:
-            row[c], row[f"{c}_lo"], row[f"{c}_hi"] = bootstrap_mean_ci(g[c].to_numpy(), n_boot,
-                                                                      seed)
-        row["their_health"] = float(g.drop_duplicates(["stabilizing", "discovery_limit"])
-                                    ["their_health"].mean())
+            row[c], row[f"{c}_lo"], row[f"{c}_hi"] = bootstrap_mean_ci(
+                g[c].to_numpy(), n_boot, seed
+            )
+        row["their_health"] = float(
+            g.drop_duplicates(["stabilizing", "discovery_limit"])["their_health"].mean()
+        )
         rows.append(row)
     table = pd.DataFrame(rows)
     table["rank_theirs"] = table["their_health"].rank(ascending=False, method="min")
@@ -107,8 +126,9 @@ def spearman(board: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict:
     valid = board.dropna(subset=["eas", "their_health"])
     if len(valid) < 3:
         return {"rho": np.nan, "lo": np.nan, "hi": np.nan, "p_perm": np.nan, "n": len(valid)}
-    r = cluster_bootstrap_spearman(valid, "eas", "their_health", cluster=None, n_boot=n_boot,
-                                   seed=seed, n_perm=n_boot)
+    r = cluster_bootstrap_spearman(
+        valid, "eas", "their_health", cluster=None, n_boot=n_boot, seed=seed, n_perm=n_boot
+    )
     return {k: r.get(k) for k in ("rho", "lo", "hi", "p_perm", "n")}
 
 
@@ -121,14 +141,17 @@ def cell_table(agents: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Da
     for key, g in runs.groupby(CELL, sort=True):
         row = dict(zip(CELL, key), runs=len(g))
         for c in cols:
-            row[c], row[f"{c}_lo"], row[f"{c}_hi"] = bootstrap_mean_ci(g[c].to_numpy(), n_boot,
-                                                                      seed)
+            row[c], row[f"{c}_lo"], row[f"{c}_hi"] = bootstrap_mean_ci(
+                g[c].to_numpy(), n_boot, seed
+            )
         row["their_health"] = float(g["their_health"].iloc[0])
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def frames(tables: dict[str, pd.DataFrame], out: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def frames(
+    tables: dict[str, pd.DataFrame], out: dict[str, pd.DataFrame]
+) -> dict[str, pd.DataFrame]:
     """The crash metrics' frames (``out``) of an imported instance, completed: the market frame
     and the agents rows carry the run's model and seed, the agents rows the market columns and
     their cell's health (``market_<col>``, ``their_health``), and the frames ``their_runs`` (per
@@ -138,18 +161,35 @@ def frames(tables: dict[str, pd.DataFrame], out: dict[str, pd.DataFrame]) -> dic
     from marketarena.markets.crash.sources import replay
 
     setting = tables["setting"]
-    market = out["market"].merge(setting[["episode_id", "model", "seed"]], on="episode_id",
-                                 how="left")
+    market = out["market"].merge(
+        setting[["episode_id", "model", "seed"]], on="episode_id", how="left"
+    )
     runs = run_figures(market, tables["days"], tables["states"], setting)
     cells = their_health(runs)
     per_run = market[["episode_id", "model", "seed", *[c for c in MARKET_COLUMNS if c in market]]]
     per_run = per_run.rename(columns={c: f"market_{c}" for c in MARKET_COLUMNS})
     per_run = per_run.merge(runs[["episode_id", *CELL]], on=["episode_id", "model"])
     per_run = per_run.merge(cells[[*CELL, "their_health"]], on=CELL)
-    added = [c for c in per_run.columns if c not in ("episode_id", "stabilizing", "discovery_limit")]
-    agents = out["agents"].drop(columns=added, errors="ignore").merge(
-        per_run.drop(columns=["stabilizing", "discovery_limit"]), on="episode_id", how="left")
-    days, per_episode, rules_table = replay.replay(tables["states"], tables["orders"],
-                                                   tables["consumers"], setting)
-    return {**out, "market": market, "agents": agents, "their_runs": runs, "their_cells": cells,
-            "replay": days, "replay_runs": per_episode, "replay_rules": rules_table}
+    added = [
+        c for c in per_run.columns if c not in ("episode_id", "stabilizing", "discovery_limit")
+    ]
+    agents = (
+        out["agents"]
+        .drop(columns=added, errors="ignore")
+        .merge(
+            per_run.drop(columns=["stabilizing", "discovery_limit"]), on="episode_id", how="left"
+        )
+    )
+    days, per_episode, rules_table = replay.replay(
+        tables["states"], tables["orders"], tables["consumers"], setting
+    )
+    return {
+        **out,
+        "market": market,
+        "agents": agents,
+        "their_runs": runs,
+        "their_cells": cells,
+        "replay": days,
+        "replay_runs": per_episode,
+        "replay_rules": rules_table,
+    }

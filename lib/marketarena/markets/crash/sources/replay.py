@@ -105,8 +105,9 @@ class Days:
     setting: pd.DataFrame  # per firm-day: the episode's rules
 
 
-def days_of(states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame,
-            setting: pd.DataFrame) -> Days:
+def days_of(
+    states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame, setting: pd.DataFrame
+) -> Days:
     """The replay's inputs from the logs (tables with ``episode_id``)."""
     fd = states.reset_index(drop=True)
     prev = fd.groupby(["episode_id", "agent_id"], sort=False)["unsold"].shift(1).fillna(0.0)
@@ -116,8 +117,13 @@ def days_of(states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame,
     day_key = pd.MultiIndex.from_arrays([fd["episode_id"], fd["step"]])
     days = pd.Index(day_key.unique())
     day_of = days.get_indexer(day_key)
-    key = pd.Index(fd["episode_id"].astype(str) + "|" + fd["step"].astype(str) + "|"
-                   + fd["agent_id"].astype(str))
+    key = pd.Index(
+        fd["episode_id"].astype(str)
+        + "|"
+        + fd["step"].astype(str)
+        + "|"
+        + fd["agent_id"].astype(str)
+    )
     od = orders.sort_values(["episode_id", "step", "order"], kind="stable").reset_index(drop=True)
     split = od["seen_firms"].fillna("").str.split("|", expand=True)
     prefix = od["episode_id"].astype(str) + "|" + od["step"].astype(str) + "|"
@@ -129,8 +135,9 @@ def days_of(states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame,
     return Days(fd, stock, offering, day_of, od, seen, order_day, income, per_fd)
 
 
-def fill_with_float_quirk(wanted: np.ndarray, price: np.ndarray, stock: float,
-                          cash: np.ndarray) -> np.ndarray:
+def fill_with_float_quirk(
+    wanted: np.ndarray, price: np.ndarray, stock: float, cash: np.ndarray
+) -> np.ndarray:
     """Their engine's fill of one firm's orders, in order: ``q = min(wanted, stock left)``; a
     shopper whose cash is below ``q * p`` buys ``cash / p``, unless ``p * (cash / p) > cash`` in
     floats, when the order fails entirely (module docstring)."""
@@ -152,16 +159,21 @@ def _resolved(r: Rules, s: pd.DataFrame) -> dict[str, np.ndarray]:
     n = len(s)
     max_price = s["max_price"].to_numpy(dtype=float)
     return {
-        "mean_quote": (s["demand_index"].to_numpy() == "mean_quote") if r.demand_index is None
+        "mean_quote": (s["demand_index"].to_numpy() == "mean_quote")
+        if r.demand_index is None
         else np.full(n, r.demand_index == "mean_quote"),
-        "max_price": max_price if r.max_price == -1.0 else np.full(
-            n, np.nan if r.max_price is None else r.max_price),
-        "savings": s["consumer_savings"].to_numpy(dtype=bool) if r.consumer_savings is None
+        "max_price": max_price
+        if r.max_price == -1.0
+        else np.full(n, np.nan if r.max_price is None else r.max_price),
+        "savings": s["consumer_savings"].to_numpy(dtype=bool)
+        if r.consumer_savings is None
         else np.full(n, r.consumer_savings),
-        "limited": (s["liability"].to_numpy() == "limited") if r.limited is None
+        "limited": (s["liability"].to_numpy() == "limited")
+        if r.limited is None
         else np.full(n, r.limited),
         "tax": s["tax_rate"].to_numpy(dtype=float),
-        "fee": s["platform_fee"].to_numpy(dtype=float) if r.platform_fee is None
+        "fee": s["platform_fee"].to_numpy(dtype=float)
+        if r.platform_fee is None
         else np.full(n, r.platform_fee),
         "overhead": s["overhead"].to_numpy(dtype=float),
         "unit_cost": s["unit_cost"].to_numpy(dtype=float),
@@ -179,8 +191,9 @@ def replay_with(d: Days, r: Rules) -> dict[str, np.ndarray]:
     p = np.where(firm >= 0, price[np.maximum(firm, 0)], np.nan)
     # the day's mean posted quote, per order (the price index of the authors' engine)
     counts = np.bincount(d.day_of, weights=d.offering, minlength=d.day_of.max() + 1)
-    sums = np.bincount(d.day_of, weights=np.where(d.offering, price, 0.0),
-                       minlength=d.day_of.max() + 1)
+    sums = np.bincount(
+        d.day_of, weights=np.where(d.offering, price, 0.0), minlength=d.day_of.max() + 1
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         index = np.where(counts > 0, sums / counts, np.nan)[d.order_day]
     f = np.maximum(firm, 0)
@@ -190,8 +203,7 @@ def replay_with(d: Days, r: Rules) -> dict[str, np.ndarray]:
         units_wanted = d.income / chosen
         priced = (p >= 0) if r.free_goods else (p > 0)
         priced &= np.where(v["mean_quote"][f], True, p > 0)  # an own-price index needs p > 0
-        wanted = np.where(priced & ~(p >= max_price) & np.isfinite(units_wanted), units_wanted,
-                          0.0)
+        wanted = np.where(priced & ~(p >= max_price) & np.isfinite(units_wanted), units_wanted, 0.0)
     firm = np.where(wanted > 0, firm, -1)
     budget = d.orders["budget"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -212,36 +224,58 @@ def replay_with(d: Days, r: Rules) -> dict[str, np.ndarray]:
     ok = firm >= 0
     units = np.bincount(firm[ok], weights=filled[ok], minlength=n)
     revenue = np.bincount(firm[ok], weights=(filled * np.nan_to_num(p))[ok], minlength=n)
-    after_sales = (fd["cash_start"].to_numpy(dtype=float) + revenue
-                   - fd["supply"].to_numpy(dtype=float) * v["unit_cost"])
+    after_sales = (
+        fd["cash_start"].to_numpy(dtype=float)
+        + revenue
+        - fd["supply"].to_numpy(dtype=float) * v["unit_cost"]
+    )
     active = np.ones(n, dtype=bool)
     fee_rate = np.where(r.fee_base == "after_tax", v["fee"], 0.0)
-    over_l, hold_l, tax_l, fee_l, bank_l = rules.day_costs(after_sales, active, v["overhead"],
-                                                           np.zeros(n), v["tax"], fee_rate, True)
-    over_u, hold_u, tax_u, fee_u, bank_u = rules.day_costs(after_sales, active, v["overhead"],
-                                                           np.zeros(n), v["tax"], fee_rate, False)
+    over_l, hold_l, tax_l, fee_l, bank_l = rules.day_costs(
+        after_sales, active, v["overhead"], np.zeros(n), v["tax"], fee_rate, True
+    )
+    over_u, hold_u, tax_u, fee_u, bank_u = rules.day_costs(
+        after_sales, active, v["overhead"], np.zeros(n), v["tax"], fee_rate, False
+    )
     lim = v["limited"]
-    over, tax, fee = (np.where(lim, a, b) for a, b in ((over_l, over_u), (tax_l, tax_u),
-                                                        (fee_l, fee_u)))
+    over, tax, fee = (
+        np.where(lim, a, b) for a, b in ((over_l, over_u), (tax_l, tax_u), (fee_l, fee_u))
+    )
     if r.fee_base == "same_base":
-        fee = np.where(v["tax"] > 0, tax / np.where(v["tax"] > 0, v["tax"], 1.0),
-                       np.maximum(after_sales - over, 0.0)) * v["fee"]
-    return {"firm": firm, "filled": filled, "units": units, "revenue": revenue,
-            "cash_end": after_sales - over - tax - fee, "bankrupt": np.where(lim, bank_l, bank_u)}
+        fee = (
+            np.where(
+                v["tax"] > 0,
+                tax / np.where(v["tax"] > 0, v["tax"], 1.0),
+                np.maximum(after_sales - over, 0.0),
+            )
+            * v["fee"]
+        )
+    return {
+        "firm": firm,
+        "filled": filled,
+        "units": units,
+        "revenue": revenue,
+        "cash_end": after_sales - over - tax - fee,
+        "bankrupt": np.where(lim, bank_l, bank_u),
+    }
 
 
 def agreement(d: Days, out: dict[str, np.ndarray]) -> np.ndarray:
     """Per firm-day: units, revenue, end cash and bankruptcy all as logged (module docstring)."""
     fd = d.firm_days
-    return (np.isclose(out["units"], fd["units_sold"].to_numpy(dtype=float), rtol=UNITS_RTOL,
-                       atol=UNITS_RTOL)
-            & (np.abs(out["revenue"] - fd["revenue"].to_numpy(dtype=float)) <= CENT)
-            & (np.abs(out["cash_end"] - fd["cash_end"].to_numpy(dtype=float)) <= CENT)
-            & (out["bankrupt"] == fd["bankrupt"].to_numpy(dtype=bool)))
+    return (
+        np.isclose(
+            out["units"], fd["units_sold"].to_numpy(dtype=float), rtol=UNITS_RTOL, atol=UNITS_RTOL
+        )
+        & (np.abs(out["revenue"] - fd["revenue"].to_numpy(dtype=float)) <= CENT)
+        & (np.abs(out["cash_end"] - fd["cash_end"].to_numpy(dtype=float)) <= CENT)
+        & (out["bankrupt"] == fd["bankrupt"].to_numpy(dtype=bool))
+    )
 
 
-def replay(states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame,
-           setting: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def replay(
+    states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame, setting: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """An imported crash instance's logs (tables with ``episode_id``) replayed: the firm-days
     (logged and replayed units, revenue, end cash, bankruptcy, ``agree``), the agreement per
     episode, and the rules table (per rule set, the firm-days that agree and those it explains)."""
@@ -249,28 +283,55 @@ def replay(states: pd.DataFrame, orders: pd.DataFrame, consumers: pd.DataFrame,
     ours = replay_with(d, BASE)
     base = agreement(d, ours)
     fd = d.firm_days
-    days = pd.DataFrame({
-        "episode_id": fd["episode_id"], "step": fd["step"], "agent_id": fd["agent_id"],
-        "units_log": fd["units_sold"], "units_ours": ours["units"], "revenue_log": fd["revenue"],
-        "revenue_ours": ours["revenue"], "cash_log": fd["cash_end"], "cash_ours": ours["cash_end"],
-        "bankrupt_log": fd["bankrupt"].astype(bool), "bankrupt_ours": ours["bankrupt"],
-        "agree": base})
+    days = pd.DataFrame(
+        {
+            "episode_id": fd["episode_id"],
+            "step": fd["step"],
+            "agent_id": fd["agent_id"],
+            "units_log": fd["units_sold"],
+            "units_ours": ours["units"],
+            "revenue_log": fd["revenue"],
+            "revenue_ours": ours["revenue"],
+            "cash_log": fd["cash_end"],
+            "cash_ours": ours["cash_end"],
+            "bankrupt_log": fd["bankrupt"].astype(bool),
+            "bankrupt_ours": ours["bankrupt"],
+            "agree": base,
+        }
+    )
     days["cash_agree"] = (days["cash_log"] - days["cash_ours"]).abs() <= CENT
-    per_episode = days.groupby("episode_id").agg(
-        firm_days=("agree", "size"), agree=("agree", "mean"),
-        cash_agree=("cash_agree", "mean")).reset_index()
-    table = [{"rules": BASE.name, "firm_days": len(base), "agree": int(base.sum()),
-              "share": float(base.mean()) if len(base) else np.nan,
-              "explains": int((~base).sum()),
-              "what": "disagreements left under the instance's rules (the authors' engine where "
-                      "the seed is silent): each is explained by a rule below, or unexplained"}]
+    per_episode = (
+        days.groupby("episode_id")
+        .agg(
+            firm_days=("agree", "size"), agree=("agree", "mean"), cash_agree=("cash_agree", "mean")
+        )
+        .reset_index()
+    )
+    table = [
+        {
+            "rules": BASE.name,
+            "firm_days": len(base),
+            "agree": int(base.sum()),
+            "share": float(base.mean()) if len(base) else np.nan,
+            "explains": int((~base).sum()),
+            "what": "disagreements left under the instance's rules (the authors' engine where "
+            "the seed is silent): each is explained by a rule below, or unexplained",
+        }
+    ]
     for v in variants():
         flags = agreement(d, replay_with(d, v))
         explains = (flags & ~base) if v.float_quirk else (base & ~flags)
-        table.append({"rules": v.name, "firm_days": len(flags), "agree": int(flags.sum()),
-                      "share": float(flags.mean()) if len(flags) else np.nan,
-                      "explains": int(explains.sum()),
-                      "what": "their engine's rule we do not copy: the firm-days it gets right "
-                              "that ours does not" if v.float_quirk else
-                              "our former rule: the firm-days ours gets right that it does not"})
+        table.append(
+            {
+                "rules": v.name,
+                "firm_days": len(flags),
+                "agree": int(flags.sum()),
+                "share": float(flags.mean()) if len(flags) else np.nan,
+                "explains": int(explains.sum()),
+                "what": "their engine's rule we do not copy: the firm-days it gets right "
+                "that ours does not"
+                if v.float_quirk
+                else "our former rule: the firm-days ours gets right that it does not",
+            }
+        )
     return days, per_episode, pd.DataFrame(table)

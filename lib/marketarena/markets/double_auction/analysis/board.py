@@ -32,8 +32,13 @@ def rating_env(mp: DoubleAuctionParams, ratings):
     return TrueSkillParams(**env)
 
 
-def leaderboard(agents: pd.DataFrame, mp: DoubleAuctionParams, ratings, stats,
-                extra: dict[str, tuple] | None = None) -> pd.DataFrame:
+def leaderboard(
+    agents: pd.DataFrame,
+    mp: DoubleAuctionParams,
+    ratings,
+    stats,
+    extra: dict[str, tuple] | None = None,
+) -> pd.DataFrame:
     """The board of the module docstring from the metrics' ``agents``; ``extra``: more per-trader
     columns, as named aggregations of ``agents`` (column -> (source column, function)), placed
     after ``game_efficiency``."""
@@ -46,22 +51,35 @@ def leaderboard(agents: pd.DataFrame, mp: DoubleAuctionParams, ratings, stats,
         board = multipass(games, ts, passes=mp.rating_passes, seed=ratings.seed)
         board = board.drop(columns=["mu_lo", "mu_hi"])  # spread over passes: order, not sampling
         if mp.rating_boot:
-            board = board.merge(bootstrap_intervals(games, ts, mp.rating_boot, ratings.seed,
-                                                    mp.rating_boot_passes), on="player")
+            board = board.merge(
+                bootstrap_intervals(games, ts, mp.rating_boot, ratings.seed, mp.rating_boot_passes),
+                on="player",
+            )
     except FloatingPointError as exc:
         raise FloatingPointError(
             f"markets.{mp.instance}.rating_tau = {ts.tau}: {exc}. With τ at or near 0, σ "
             "collapses over many games until one upset breaks the update; raise rating_tau "
-            "(0.001 keeps σ reflecting the games)") from None
+            "(0.001 keeps σ reflecting the games)"
+        ) from None
     board = board.rename(columns={"player": "name"})
     info = agents.groupby("name").agg(
-        kind=("kind", "first"), strategy=("strategy", "first"), model=("model", "first"),
-        csa_mean=("csa", "mean"), surplus_mean=("surplus", "mean"),
-        trade_freq=("trade_freq", "mean"), mean_offset=("mean_offset", "mean"),
-        game_efficiency=("game_efficiency", "mean"), **(extra or {}))
+        kind=("kind", "first"),
+        strategy=("strategy", "first"),
+        model=("model", "first"),
+        csa_mean=("csa", "mean"),
+        surplus_mean=("surplus", "mean"),
+        trade_freq=("trade_freq", "mean"),
+        mean_offset=("mean_offset", "mean"),
+        game_efficiency=("game_efficiency", "mean"),
+        **(extra or {}),
+    )
     ci = pd.DataFrame(
-        [(name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed)[1:])
-         for name, v in agents.groupby("name")["csa"]], columns=["name", "csa_lo", "csa_hi"])
+        [
+            (name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed)[1:])
+            for name, v in agents.groupby("name")["csa"]
+        ],
+        columns=["name", "csa_lo", "csa_hi"],
+    )
     board = board.merge(info.reset_index(), on="name").merge(ci, on="name")
     board["baseline"] = board["kind"] == "baseline"
     board["conservative"] = board["mu"] - 3 * board["sigma"]

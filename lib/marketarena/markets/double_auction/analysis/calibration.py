@@ -115,12 +115,17 @@ def llm_calibration(board: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> d
     LLMs' μ (the seed's: 4.15-7.37)."""
     b = board.set_index("name")
     out = {}
-    for what, table in (("llm", {k: v[1] for k, v in SEED_LLM_TABLE.items()}),
-                        ("baselines", {k: v[1] for k, v in SEED_TABLE.items()})):
-        rows = pd.DataFrame([(b.loc[n, "mu"], mu) for n, mu in table.items() if n in b.index],
-                            columns=["mu", "seed_mu"])
-        r = cluster_bootstrap_spearman(rows, "mu", "seed_mu", cluster=None, n_boot=n_boot,
-                                       seed=seed, n_perm=0)
+    for what, table in (
+        ("llm", {k: v[1] for k, v in SEED_LLM_TABLE.items()}),
+        ("baselines", {k: v[1] for k, v in SEED_TABLE.items()}),
+    ):
+        rows = pd.DataFrame(
+            [(b.loc[n, "mu"], mu) for n, mu in table.items() if n in b.index],
+            columns=["mu", "seed_mu"],
+        )
+        r = cluster_bootstrap_spearman(
+            rows, "mu", "seed_mu", cluster=None, n_boot=n_boot, seed=seed, n_perm=0
+        )
         out[f"spearman_{what}"] = {"rho": r["rho"], "lo": r["lo"], "hi": r["hi"], "n": r["n"]}
         if what == "llm" and len(rows):
             out["llm_mu_range"] = [float(rows["mu"].min()), float(rows["mu"].max())]
@@ -131,28 +136,42 @@ def matched(board: pd.DataFrame) -> pd.DataFrame:
     """The board's baselines the seed rates, side by side: name, seed label, our and the seed's
     μ, mean CSα and rank among the matched baselines (1 = highest μ)."""
     rows = board[board["name"].isin(SEED_TABLE.keys()) & (board["kind"] == "baseline")]
-    out = pd.DataFrame({
-        "name": rows["name"].to_numpy(),
-        "seed_label": [SEED_TABLE[n][0] for n in rows["name"]],
-        "mu": rows["mu"].to_numpy(), "seed_mu": [SEED_TABLE[n][1] for n in rows["name"]],
-        "csa_mean": rows["csa_mean"].to_numpy(), "seed_csa": [SEED_TABLE[n][2] for n in rows["name"]],
-    })
+    out = pd.DataFrame(
+        {
+            "name": rows["name"].to_numpy(),
+            "seed_label": [SEED_TABLE[n][0] for n in rows["name"]],
+            "mu": rows["mu"].to_numpy(),
+            "seed_mu": [SEED_TABLE[n][1] for n in rows["name"]],
+            "csa_mean": rows["csa_mean"].to_numpy(),
+            "seed_csa": [SEED_TABLE[n][2] for n in rows["name"]],
+        }
+    )
     out["rank"] = out["mu"].rank(ascending=False, method="min").astype(int)
     out["seed_rank"] = out["seed_mu"].rank(ascending=False, method="min").astype(int)
     return out.sort_values("seed_rank", kind="stable").reset_index(drop=True)
 
 
-def calibration(board: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
-                n_perm: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
+def calibration(
+    board: pd.DataFrame, n_boot: int = 2000, seed: int = 0, n_perm: int = 2000
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, per-baseline table): Spearman ρ of μ and of mean CSα with the seed's, each with
     its 95% bootstrap interval over the matched baselines and a permutation p-value."""
     side = matched(board)
     rows = []
     for what, ours, theirs in (("mu", "mu", "seed_mu"), ("mean CSα", "csa_mean", "seed_csa")):
-        r = cluster_bootstrap_spearman(side, ours, theirs, cluster=None, n_boot=n_boot, seed=seed,
-                                       n_perm=n_perm)
-        rows.append({"statistic": what, "spearman": r["rho"], "lo": r["lo"], "hi": r["hi"],
-                     "p_perm": r["p_perm"], "baselines": r["n"]})
+        r = cluster_bootstrap_spearman(
+            side, ours, theirs, cluster=None, n_boot=n_boot, seed=seed, n_perm=n_perm
+        )
+        rows.append(
+            {
+                "statistic": what,
+                "spearman": r["rho"],
+                "lo": r["lo"],
+                "hi": r["hi"],
+                "p_perm": r["p_perm"],
+                "baselines": r["n"],
+            }
+        )
     return pd.DataFrame(rows), side
 
 
@@ -208,10 +227,16 @@ def behaviour(agents: pd.DataFrame, rounds: pd.DataFrame) -> pd.DataFrame:
         share = float(g["intra"].mean())
         fq_target = share * t["fq_intra"] + (1 - share) * t["fq_extra"]
         fq = float(g["trade_freq"].mean())
-        row.update(max_shade_diff=max(diffs) if diffs else np.nan, fq=fq,
-                   fq_intra=float(g.loc[g["intra"], "trade_freq"].mean()),
-                   fq_extra=float(g.loc[~g["intra"], "trade_freq"].mean()), share_intra=share,
-                   bz_fq=float(t["fq"]), bz_fq_intra=float(t["fq_intra"]), fq_target=fq_target)
+        row.update(
+            max_shade_diff=max(diffs) if diffs else np.nan,
+            fq=fq,
+            fq_intra=float(g.loc[g["intra"], "trade_freq"].mean()),
+            fq_extra=float(g.loc[~g["intra"], "trade_freq"].mean()),
+            share_intra=share,
+            bz_fq=float(t["fq"]),
+            bz_fq_intra=float(t["fq_intra"]),
+            fq_target=fq_target,
+        )
         shade_ok = bool(diffs) and max(diffs) <= SHADE_TOL
         row["within"] = shade_ok and abs(fq - fq_target) <= FQ_TOL
         row["within_raw"] = shade_ok and abs(fq - t["fq"]) <= FQ_TOL
@@ -227,8 +252,11 @@ def efficiency(market: pd.DataFrame) -> pd.DataFrame:
     """Mean market efficiency per value distribution, ours (games, efficiency) beside BAZAAR's
     (bz_games, bz_efficiency); distributions either side lacks are left out."""
     ours = market.groupby("distribution")["efficiency"].agg(games="size", efficiency="mean")
-    bz = bazaar_efficiency().set_index("distribution").rename(
-        columns={"games": "bz_games", "efficiency": "bz_efficiency"})
+    bz = (
+        bazaar_efficiency()
+        .set_index("distribution")
+        .rename(columns={"games": "bz_games", "efficiency": "bz_efficiency"})
+    )
     return ours.join(bz, how="inner").reset_index()
 
 
@@ -237,7 +265,8 @@ def shade_by_round(rounds: pd.DataFrame) -> pd.DataFrame:
     bazaar (NaN past BAZAAR's 30 rounds)."""
     tg = targets()
     r = rounds[rounds["name"].isin(tg.index) & (rounds["kind"] == "baseline")].dropna(
-        subset=["offset"])
+        subset=["offset"]
+    )
     ours = (-r["offset"]).groupby([r["name"], r["step"] + 1]).mean().rename("ours").reset_index()
     ours = ours.rename(columns={"step": "round"})
     theirs = tg[[f"shade_r{i:02d}" for i in range(1, 31)]].stack().rename("bazaar").reset_index()

@@ -62,8 +62,14 @@ def frames(tables: dict[str, pd.DataFrame]):
     st["price"] = st["price"].where(st["traded"]).astype(float)
     st["quote"] = st["quote"].where(quoted).astype(float)
     g = st.groupby(key, sort=False)
-    per = pd.DataFrame({"surplus": g["payoff"].sum(), "n_trades": g["traded"].sum(),
-                        "quoted": g["quote"].count(), "mean_offset": g["offset"].mean()})
+    per = pd.DataFrame(
+        {
+            "surplus": g["payoff"].sum(),
+            "n_trades": g["traded"].sum(),
+            "quoted": g["quote"].count(),
+            "mean_offset": g["offset"].mean(),
+        }
+    )
     per = per.reset_index()
     ep = game.set_index("episode_id")
     rounds = per["episode_id"].map(ep["rounds"])
@@ -81,14 +87,15 @@ def frames(tables: dict[str, pd.DataFrame]):
     seats = seats.merge(_margins(tables["seats"]), on=key)
     potential = seats.pop("potential")
     played = seats["episode_id"].map(ep["rounds"]) * potential
-    seats["surplus_share"] = np.where(potential > 0, seats["surplus"].clip(lower=0)
-                                      / played.where(potential > 0), 0.0)
+    seats["surplus_share"] = np.where(
+        potential > 0, seats["surplus"].clip(lower=0) / played.where(potential > 0), 0.0
+    )
     m = market.set_index("episode_id")
     seats["game_efficiency"] = seats["episode_id"].map(m["efficiency"])
     seats["ce_surplus"] = seats["episode_id"].map(m["ce_surplus"])
     rounds_frame = tables["agents"][key + ["name", "kind", "strategy"]].merge(
-        st[key + ["step", "role", "value", "quote", "offset", "traded", "price", "margin"]],
-        on=key)
+        st[key + ["step", "role", "value", "quote", "offset", "traded", "price", "margin"]], on=key
+    )
     rounds_frame["distribution"] = rounds_frame["episode_id"].map(m["distribution"])
     return seats, rounds_frame, market
 
@@ -102,7 +109,8 @@ def _margins(seats: pd.DataFrame) -> pd.DataFrame:
     best_seller = s["value"].where(~buyer).groupby(ep).transform("min")
     s["potential"] = np.where(buyer, s["value"] - best_seller, best_buyer - s["value"]).clip(0)
     key = s.assign(key=np.where(buyer, -s["value"], s["value"])).groupby(
-        ["episode_id", "role"], sort=False)["key"]  # lower = better on either side
+        ["episode_id", "role"], sort=False
+    )["key"]  # lower = better on either side
     k = key.rank(method="first").astype(int)  # 1 = the best of its side
     b = s[buyer].set_index([ep[buyer], k[buyer]])["value"].rename("b")
     c = s[~buyer].set_index([ep[~buyer], k[~buyer]])["value"].rename("c")

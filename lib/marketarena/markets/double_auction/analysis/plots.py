@@ -81,15 +81,33 @@ def leaderboard(board: pd.DataFrame, path: Path) -> Path:
     labels = _labels(b["name"], board)
     for y, (name, kind) in enumerate(zip(b["name"], b.get("kind", ["baseline"] * len(b)))):
         hollow = mixed and kind == "baseline"
-        ax.errorbar(b["mu"].iloc[y], y, xerr=xerr[:, [y]], fmt="o", ms=6, capsize=2, elinewidth=1,
-                    color=pal[name], mfc="white" if hollow else pal[name], mec=pal[name])
+        ax.errorbar(
+            b["mu"].iloc[y],
+            y,
+            xerr=xerr[:, [y]],
+            fmt="o",
+            ms=6,
+            capsize=2,
+            elinewidth=1,
+            color=pal[name],
+            mfc="white" if hollow else pal[name],
+            mec=pal[name],
+        )
     ax.set_yticks(range(len(b)), labels)
     right = float(hi_edge.max())
     for y, (_, r) in enumerate(b.iterrows()):
-        ranks = (f", rank {int(r['rank_lo'])}-{int(r['rank_hi'])}"
-                 if "rank_lo" in b.columns and pd.notna(r["rank_lo"]) else "")
-        ax.text(right + 0.05 * max(right, 1), y, f"{r['mu']:.2f}  (n={r['games']}{ranks})",
-                va="center", fontsize=7)
+        ranks = (
+            f", rank {int(r['rank_lo'])}-{int(r['rank_hi'])}"
+            if "rank_lo" in b.columns and pd.notna(r["rank_lo"])
+            else ""
+        )
+        ax.text(
+            right + 0.05 * max(right, 1),
+            y,
+            f"{r['mu']:.2f}  (n={r['games']}{ranks})",
+            va="center",
+            fontsize=7,
+        )
     span = max(right - float(lo_edge.min()), 1e-9)
     ax.set_xlim(float(lo_edge.min()) - 0.1 * span, right + 0.6 * span + 0.5)
     what = "95% bootstrap interval over games" if boot else "± σ"
@@ -104,11 +122,29 @@ def csa_strip(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
     pal = agent_palette(agents["name"])
     pts = _subsample(agents[["name", "csa"]], "name")
-    sns.stripplot(data=pts, x="csa", y="name", order=order, hue="name", palette=pal, legend=False,
-                  size=2.5, alpha=0.35, jitter=0.3, ax=ax)
+    sns.stripplot(
+        data=pts,
+        x="csa",
+        y="name",
+        order=order,
+        hue="name",
+        palette=pal,
+        legend=False,
+        size=2.5,
+        alpha=0.35,
+        jitter=0.3,
+        ax=ax,
+    )
     means = agents.groupby("name")["csa"].mean()
-    ax.scatter([means[n] for n in order], range(len(order)), marker="|", s=250, color="black",
-               zorder=5, label="mean")
+    ax.scatter(
+        [means[n] for n in order],
+        range(len(order)),
+        marker="|",
+        s=250,
+        color="black",
+        zorder=5,
+        label="mean",
+    )
     ax.axvline(0, color="0.4", lw=0.8, ls="--")
     ax.set_yticks(range(len(order)), _labels(order, board))
     ax.set_xlabel("CSα per seat (0 = a truthful trader against the same pool; clipped to ±5)")
@@ -126,8 +162,13 @@ def offset_by_trader(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> P
     y = np.arange(len(order))
     for k, role in enumerate(["buyer", "seller"]):
         vals = m.reindex(order)[role] if role in m else pd.Series(np.nan, index=order)
-        ax.barh(y + (k - 0.5) * 0.4, vals, height=0.4, color=ROLE_COLOURS[role],
-                label=f"{role}s ({'bid - value' if role == 'buyer' else 'cost - ask'})")
+        ax.barh(
+            y + (k - 0.5) * 0.4,
+            vals,
+            height=0.4,
+            color=ROLE_COLOURS[role],
+            label=f"{role}s ({'bid - value' if role == 'buyer' else 'cost - ask'})",
+        )
     ax.axvline(0, color="0.3", lw=0.8)
     ax.set_yticks(y, _labels(order, board))
     ax.invert_yaxis()
@@ -137,9 +178,20 @@ def offset_by_trader(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> P
     return save(fig, path)
 
 
-def _role_strip(points: pd.DataFrame, x: str, board: pd.DataFrame, order: list[str], path: Path, *,
-                size: float, alpha: float, legend_loc: str, empty: str, xlabel: str,
-                title: str) -> Path:
+def _role_strip(
+    points: pd.DataFrame,
+    x: str,
+    board: pd.DataFrame,
+    order: list[str],
+    path: Path,
+    *,
+    size: float,
+    alpha: float,
+    legend_loc: str,
+    empty: str,
+    xlabel: str,
+    title: str,
+) -> Path:
     """Every point of ``points[x]`` per trader (rows in leaderboard order), buyers and sellers
     dodged in their role colours, with a zero line (the shared shape of the offset and margin
     figures)."""
@@ -147,9 +199,20 @@ def _role_strip(points: pd.DataFrame, x: str, board: pd.DataFrame, order: list[s
     if points.empty:
         no_data(ax, empty)
     else:
-        sns.stripplot(data=_subsample(points, "name"), x=x, y="name", order=order, hue="role",
-                      palette=ROLE_COLOURS, hue_order=["buyer", "seller"], size=size, alpha=alpha,
-                      jitter=0.3, dodge=True, ax=ax)
+        sns.stripplot(
+            data=_subsample(points, "name"),
+            x=x,
+            y="name",
+            order=order,
+            hue="role",
+            palette=ROLE_COLOURS,
+            hue_order=["buyer", "seller"],
+            size=size,
+            alpha=alpha,
+            jitter=0.3,
+            dodge=True,
+            ax=ax,
+        )
         ax.set_yticks(range(len(order)), _labels(order, board))
         ax.legend(title="role", loc=legend_loc, fontsize=7)
     ax.axvline(0, color="0.3", lw=0.8)
@@ -161,11 +224,19 @@ def _role_strip(points: pd.DataFrame, x: str, board: pd.DataFrame, order: list[s
 
 def offset_per_game(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
     apply_theme()
-    return _role_strip(agents[["name", "role", "mean_offset"]].dropna(), "mean_offset", board,
-                       board_order(board, agents["name"].unique()), path, size=2.5, alpha=0.4,
-                       legend_loc="lower left", empty="no data",
-                       xlabel="per-game mean quote offset (negative = shading)",
-                       title="Mean offset per game")
+    return _role_strip(
+        agents[["name", "role", "mean_offset"]].dropna(),
+        "mean_offset",
+        board,
+        board_order(board, agents["name"].unique()),
+        path,
+        size=2.5,
+        alpha=0.4,
+        legend_loc="lower left",
+        empty="no data",
+        xlabel="per-game mean quote offset (negative = shading)",
+        title="Mean offset per game",
+    )
 
 
 def _panels(order: list[str], draw, path: Path, *, handles, ylim, ylabel: str, title: str) -> Path:
@@ -173,13 +244,14 @@ def _panels(order: list[str], draw, path: Path, *, handles, ylim, ylabel: str, t
     a panel; a legend of ``handles``, a dashed zero line, round on x."""
     ncol = 6
     nrow = max(1, int(np.ceil(len(order) / ncol)))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True,
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(2.2 * ncol, 1.7 * nrow + 0.6), sharex=True, sharey=True, squeeze=False
+    )
     for ax, name in zip(axes.flat, order):
         draw(ax, name)
         ax.axhline(0, color="0.5", lw=0.6, ls="--")
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(order):]:
+    for ax in list(axes.flat)[len(order) :]:
         ax.set_visible(False)
     axes.flat[0].set_ylim(*ylim)
     fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
@@ -201,18 +273,32 @@ def offset_by_round(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
         ax.set_title(name, fontsize=8)
 
     handles = [plt.Line2D([], [], color=c, label=r + "s") for r, c in ROLE_COLOURS.items()]
-    return _panels(board_order(board, rounds["name"].unique()), draw, path, handles=handles,
-                   ylim=(min(lo, -1) - 2, max(hi, 1) + 2),
-                   ylabel="median offset (negative = shading)", title="Offset trajectory by round")
+    return _panels(
+        board_order(board, rounds["name"].unique()),
+        draw,
+        path,
+        handles=handles,
+        ylim=(min(lo, -1) - 2, max(hi, 1) + 2),
+        ylabel="median offset (negative = shading)",
+        title="Offset trajectory by round",
+    )
 
 
 def trade_margin(rounds: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
     apply_theme()
-    return _role_strip(rounds[rounds["traded"]][["name", "role", "margin"]], "margin", board,
-                       board_order(board, rounds["name"].unique()), path, size=2, alpha=0.3,
-                       legend_loc="lower right", empty="no trades",
-                       xlabel="trade margin: value - price (buyer), price - cost (seller)",
-                       title="Trade price vs valuation")
+    return _role_strip(
+        rounds[rounds["traded"]][["name", "role", "margin"]],
+        "margin",
+        board,
+        board_order(board, rounds["name"].unique()),
+        path,
+        size=2,
+        alpha=0.3,
+        legend_loc="lower right",
+        empty="no trades",
+        xlabel="trade margin: value - price (buyer), price - cost (seller)",
+        title="Trade price vs valuation",
+    )
 
 
 def trade_frequency(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
@@ -221,8 +307,9 @@ def trade_frequency(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Pa
     freq = agents.groupby("name")["trade_freq"].mean().reindex(order) * 100
     fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
     pal = agent_palette(agents["name"])
-    ax.barh(_labels(order, board), freq, color=[pal[n] for n in order], edgecolor="0.3",
-            linewidth=0.5)
+    ax.barh(
+        _labels(order, board), freq, color=[pal[n] for n in order], edgecolor="0.3", linewidth=0.5
+    )
     for y, f in enumerate(freq):
         ax.text(f + 0.5, y, f"{f:.1f}%", va="center", fontsize=7)
     ax.invert_yaxis()
@@ -248,17 +335,26 @@ def calibration_shade(shade: pd.DataFrame, behaviour: pd.DataFrame, path: Path) 
         ax.plot(g["round"], -g["bazaar"], ls="none", marker="o", ms=2.2, color="#d62728")
         ax.set_title(name + (" (ok)" if within.get(name) else ""), fontsize=8)
 
-    handles = [plt.Line2D([], [], color="#1f77b4", label="our pool"),
-               plt.Line2D([], [], color="#d62728", ls="none", marker="o", ms=3,
-                          label="BAZAAR's published games")]
-    return _panels(order, draw, path, handles=handles, ylim=(min(bottom, -1) - 2, max(top, 1) + 1),
-                   ylabel="mean offset (negative = shading)",
-                   title="Baselines against BAZAAR's logs: quote offset by round "
-                         "((ok) = within bounds)")
+    handles = [
+        plt.Line2D([], [], color="#1f77b4", label="our pool"),
+        plt.Line2D(
+            [], [], color="#d62728", ls="none", marker="o", ms=3, label="BAZAAR's published games"
+        ),
+    ]
+    return _panels(
+        order,
+        draw,
+        path,
+        handles=handles,
+        ylim=(min(bottom, -1) - 2, max(top, 1) + 1),
+        ylabel="mean offset (negative = shading)",
+        title="Baselines against BAZAAR's logs: quote offset by round ((ok) = within bounds)",
+    )
 
 
-def draw_all(board: pd.DataFrame, agents: pd.DataFrame, rounds: pd.DataFrame,
-             figures_dir: Path) -> list[Path]:
+def draw_all(
+    board: pd.DataFrame, agents: pd.DataFrame, rounds: pd.DataFrame, figures_dir: Path
+) -> list[Path]:
     """Figures 1-7 of the module docstring."""
     d = Path(figures_dir)
     return [

@@ -57,16 +57,20 @@ REFERENCE_ENTRY = RosterEntry(name="truthful-reference", kind="baseline", strate
 
 def reference_opponents(mp: DoubleAuctionParams) -> list[RosterEntry]:
     """The pool's scripted entries other than truthful ones (see module docstring)."""
-    return [mp.roster[i] for i in mp.pool_indices()
-            if mp.roster[i].kind == "baseline" and mp.roster[i].strategy != "truthful"]
+    return [
+        mp.roster[i]
+        for i in mp.pool_indices()
+        if mp.roster[i].kind == "baseline" and mp.roster[i].strategy != "truthful"
+    ]
 
 
 def reference_episode(mp: DoubleAuctionParams, k: int) -> EpisodeSpec:
     """Reference game ``k``: truthful in a drawn seat, the opponents in the others."""
     entries = reference_opponents(mp) + [REFERENCE_ENTRY]
     me = len(entries) - 1
-    return entrant_game(mp, entries, list(range(me)) or [me], me, mp.reference.seed, k,
-                        f"ref-{k:06d}")
+    return entrant_game(
+        mp, entries, list(range(me)) or [me], me, mp.reference.seed, k, f"ref-{k:06d}"
+    )
 
 
 def play_reference_game(market_rules: MarketRules, mp: DoubleAuctionParams, k: int) -> dict:
@@ -76,18 +80,25 @@ def play_reference_game(market_rules: MarketRules, mp: DoubleAuctionParams, k: i
     market, agents, _ = market_rules.build_episode(mp, None, spec)
     play_quietly(market, agents, spec.seed)
     me = next(s.agent_id for s in spec.seats if s.entry is REFERENCE_ENTRY)
-    return {"game": k, "distribution": spec.get("distribution"), "role": market.role[me],
-            "value": market.value[me], "surplus": market.surplus[me],
-            "ce_surplus": int(rules.ce_surplus(market.bv, market.sv)) * mp.rounds}
+    return {
+        "game": k,
+        "distribution": spec.get("distribution"),
+        "role": market.role[me],
+        "value": market.value[me],
+        "surplus": market.surplus[me],
+        "ce_surplus": int(rules.ce_surplus(market.bv, market.sv)) * mp.rounds,
+    }
 
 
-def play_reference_games(market_rules: MarketRules, mp: DoubleAuctionParams,
-                         games: range) -> list[dict]:
+def play_reference_games(
+    market_rules: MarketRules, mp: DoubleAuctionParams, games: range
+) -> list[dict]:
     return [play_reference_game(market_rules, mp, k) for k in games]
 
 
-def truthful_seats(mp: DoubleAuctionParams, workers: int = 1,
-                   market_rules: MarketRules | None = None) -> pd.DataFrame:
+def truthful_seats(
+    mp: DoubleAuctionParams, workers: int = 1, market_rules: MarketRules | None = None
+) -> pd.DataFrame:
     """Every reference game's truthful seat: game, distribution, role, value, surplus, ce_surplus.
     With ``workers`` > 1 the games are split into that many contiguous ranges played by spawned
     processes; the rows are the same, in game order. The processes end with this call however it
@@ -97,8 +108,13 @@ def truthful_seats(mp: DoubleAuctionParams, workers: int = 1,
     n = mp.reference.games_per_distribution * len(mp.distributions)
     workers = max(1, min(workers, n // 200))  # a process is worth starting for 200 games or more
     cuts = np.linspace(0, n, workers + 1).astype(int)
-    parts = pool_map(play_reference_games, [market_rules] * workers, [mp] * workers,
-                     [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])], workers=workers)
+    parts = pool_map(
+        play_reference_games,
+        [market_rules] * workers,
+        [mp] * workers,
+        [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])],
+        workers=workers,
+    )
     return pd.DataFrame([row for part in parts for row in part])
 
 
@@ -117,23 +133,35 @@ def tabulate(seats: pd.DataFrame, distribution: str, mp: DoubleAuctionParams) ->
             pooled = raw
             while len(pooled) < rp.min_count and (lo > 0 or hi < n_buckets - 1):
                 lo, hi = max(lo - 1, 0), min(hi + 1, n_buckets - 1)
-                pooled = np.concatenate(values[lo:hi + 1])
+                pooled = np.concatenate(values[lo : hi + 1])
             sd = float(pooled.std(ddof=1)) if len(pooled) > 1 else np.nan
-            rows.append({
-                "distribution": distribution, "role": role, "bucket": k,
-                "value_lo": max(0, -(-(2 * k - 1) * w // 2)),
-                "value_hi": min(mp.max_quote, -(-(2 * k + 1) * w // 2) - 1),
-                "n_raw": len(raw), "mean_raw": float(raw.mean()) if len(raw) else np.nan,
-                "sd_raw": float(raw.std(ddof=1)) if len(raw) > 1 else np.nan,
-                "n": len(pooled), "mean": float(pooled.mean()) if len(pooled) else np.nan,
-                "sd": sd, "sd_used": max(sd, rp.sd_floor) if np.isfinite(sd) else rp.sd_floor,
-                "pooled_lo": lo, "pooled_hi": hi,
-            })
+            rows.append(
+                {
+                    "distribution": distribution,
+                    "role": role,
+                    "bucket": k,
+                    "value_lo": max(0, -(-(2 * k - 1) * w // 2)),
+                    "value_hi": min(mp.max_quote, -(-(2 * k + 1) * w // 2) - 1),
+                    "n_raw": len(raw),
+                    "mean_raw": float(raw.mean()) if len(raw) else np.nan,
+                    "sd_raw": float(raw.std(ddof=1)) if len(raw) > 1 else np.nan,
+                    "n": len(pooled),
+                    "mean": float(pooled.mean()) if len(pooled) else np.nan,
+                    "sd": sd,
+                    "sd_used": max(sd, rp.sd_floor) if np.isfinite(sd) else rp.sd_floor,
+                    "pooled_lo": lo,
+                    "pooled_hi": hi,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def compute_reference(mp: DoubleAuctionParams, out_dir: Path, workers: int = 1,
-                      market_rules: MarketRules | None = None) -> dict:
+def compute_reference(
+    mp: DoubleAuctionParams,
+    out_dir: Path,
+    workers: int = 1,
+    market_rules: MarketRules | None = None,
+) -> dict:
     """The instance's reference (computed by the simulate stage before its games): writes the
     table and its info, returns the headline."""
     out_dir = Path(out_dir)
@@ -144,19 +172,33 @@ def compute_reference(mp: DoubleAuctionParams, out_dir: Path, workers: int = 1,
         mine = seats[seats["distribution"] == dist]
         tables.append(tabulate(mine, dist, mp))
         summary[dist] = {
-            "games": int(len(mine)), "mean_ce_surplus": float(mine["ce_surplus"].mean()),
-            "mean_truthful_surplus": {r: float(g["surplus"].mean()) for r, g in mine.groupby("role")},
+            "games": int(len(mine)),
+            "mean_ce_surplus": float(mine["ce_surplus"].mean()),
+            "mean_truthful_surplus": {
+                r: float(g["surplus"].mean()) for r, g in mine.groupby("role")
+            },
         }
     table = pd.concat(tables, ignore_index=True)
     table.to_parquet(out_dir / TABLE, index=False)
     info = {
         "what": "surplus of a truthful seat against the pool, by (distribution, role, value "
-                "bucket); see marketarena.markets.double_auction.analysis.reference",
-        "opponents": [e.model_dump(mode="json", exclude_defaults=True)
-                      for e in reference_opponents(mp)] or "truthful self-play (no scripted pool)",
-        "params": mp.model_dump(mode="json", include={
-            "rounds", "n_buyers", "n_sellers", "max_quote", "distributions", "values",
-            "reference"}),
+        "bucket); see marketarena.markets.double_auction.analysis.reference",
+        "opponents": [
+            e.model_dump(mode="json", exclude_defaults=True) for e in reference_opponents(mp)
+        ]
+        or "truthful self-play (no scripted pool)",
+        "params": mp.model_dump(
+            mode="json",
+            include={
+                "rounds",
+                "n_buyers",
+                "n_sellers",
+                "max_quote",
+                "distributions",
+                "values",
+                "reference",
+            },
+        ),
         "rows": len(table),
         "seed_rule": "game k = entrant game k of 'truthful-reference' with seed reference.seed",
     }
@@ -168,30 +210,37 @@ def no_reference(seats: pd.DataFrame, missing: pd.Series) -> None:
     """Raise naming the (distribution, role, bucket) of the ``missing`` seats, if any."""
     if missing.any():
         bad = seats.loc[missing, KEYS].drop_duplicates().to_dict(orient="records")
-        raise ValueError(f"the CSα reference has no row for {bad[:5]}; re-run the reference "
-                         "stage (or give the instance the roster its games were played against)")
+        raise ValueError(
+            f"the CSα reference has no row for {bad[:5]}; re-run the reference "
+            "stage (or give the instance the roster its games were played against)"
+        )
 
 
 def load_reference(path: Path) -> pd.DataFrame:
     if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no CSα reference table; run the simulate stage, which "
-                                "computes it before the games (dvc repro)")
+        raise FileNotFoundError(
+            f"{path}: no CSα reference table; run the simulate stage, which "
+            "computes it before the games (dvc repro)"
+        )
     return pd.read_parquet(path)
 
 
-def seat_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp: DoubleAuctionParams,
-             strict: bool = True) -> pd.DataFrame:
+def seat_csa(
+    seats: pd.DataFrame, reference: pd.DataFrame, mp: DoubleAuctionParams, strict: bool = True
+) -> pd.DataFrame:
     """Add bucket, ref_mu, ref_sd and csa to ``seats`` (columns distribution, role, value, surplus).
     A seat whose (distribution, role, bucket) the reference has no row for is an error
     (:func:`no_reference`), or with ``strict=False`` gets a NaN CSα (an imported game that logged
     its own CSα need not have ours)."""
     out = seats.copy()
     out["bucket"] = rules.value_bucket(out["value"].to_numpy(), mp.reference.bucket_width)
-    ref = reference[KEYS + ["mean", "sd_used"]].rename(columns={"mean": "ref_mu",
-                                                                 "sd_used": "ref_sd"})
+    ref = reference[KEYS + ["mean", "sd_used"]].rename(
+        columns={"mean": "ref_mu", "sd_used": "ref_sd"}
+    )
     out = out.merge(ref, on=KEYS, how="left")
     if strict:
         no_reference(out, out["ref_mu"].isna())
-    out["csa"] = rules.csa(out["surplus"], out["ref_mu"].to_numpy(), out["ref_sd"].to_numpy(),
-                           mp.csa_clip)
+    out["csa"] = rules.csa(
+        out["surplus"], out["ref_mu"].to_numpy(), out["ref_sd"].to_numpy(), mp.csa_clip
+    )
     return out

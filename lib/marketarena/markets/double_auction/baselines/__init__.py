@@ -69,14 +69,45 @@ from marketarena.markets.double_auction.baselines.special import (
     ZICPlus,
 )
 
-STRATEGIES = StrategyTable("double_auction", {
-    cls.strategy: cls
-    for cls in (Truthful, Shade, RandomTrader, LinearEq, LinearEqCS, Collusive,
-                GD, FictitiousPlay, GDX, Bayesian, RiskAware,
-                Momentum, Contrarian, MeanReversion, Regression, RegimeSwitcher,
-                AA, AACliff, Adaptive, ZIP,
-                QLearning, RothErev, Bandit,
-                Sniper, SniperKaplan, TitForTat, PennyJumper, Exploiter, SignalJammer, ZIC, ZICPlus)})
+STRATEGIES = StrategyTable(
+    "double_auction",
+    {
+        cls.strategy: cls
+        for cls in (
+            Truthful,
+            Shade,
+            RandomTrader,
+            LinearEq,
+            LinearEqCS,
+            Collusive,
+            GD,
+            FictitiousPlay,
+            GDX,
+            Bayesian,
+            RiskAware,
+            Momentum,
+            Contrarian,
+            MeanReversion,
+            Regression,
+            RegimeSwitcher,
+            AA,
+            AACliff,
+            Adaptive,
+            ZIP,
+            QLearning,
+            RothErev,
+            Bandit,
+            Sniper,
+            SniperKaplan,
+            TitForTat,
+            PennyJumper,
+            Exploiter,
+            SignalJammer,
+            ZIC,
+            ZICPlus,
+        )
+    },
+)
 
 #: Textbook variants kept beside the logged rules, outside the default pool.
 TEXTBOOK = ("linear_eq_cs", "sniper_kaplan", "zip")

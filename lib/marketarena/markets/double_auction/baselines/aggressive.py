@@ -34,7 +34,7 @@ class AA(Baseline):
 
     def bid(self, view):
         p = self.params
-        m = max(p.floor, p.margin * p.decay ** view.trades)
+        m = max(p.floor, p.margin * p.decay**view.trades)
         return view.cap(view.v - round_half_even(m * view.v))
 
 

@@ -170,7 +170,7 @@ class Baseline(ScriptedAgent):
         if self.view is None:
             self.view = View(obs)
         view = self.view
-        for rec in obs.history[len(view.own):]:
+        for rec in obs.history[len(view.own) :]:
             view.update(rec)
             self.observe(view)
         view.t = obs.round - 1

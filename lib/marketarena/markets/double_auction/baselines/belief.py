@@ -60,7 +60,7 @@ class GD(Baseline):
     def bid(self, view):
         if not view.opp:
             return view.v
-        asks = [a for r in view.opp[-self.params.window:] for a in r]
+        asks = [a for r in view.opp[-self.params.window :] for a in r]
         return midpoint_best_response(view.v, asks)
 
 
@@ -121,8 +121,9 @@ class GDX(Baseline):
 
 class BayesianParams(TraderParams):
     prior: float = Field(default=50.0, description="prior belief of the clearing price")
-    rate: float = Field(default=0.06, gt=0, le=1,
-                        description="weight of a round's mean price in the updated belief")
+    rate: float = Field(
+        default=0.06, gt=0, le=1, description="weight of a round's mean price in the updated belief"
+    )
 
 
 class Bayesian(Baseline):
@@ -154,8 +155,9 @@ class Bayesian(Baseline):
 
 
 class RiskAwareParams(TraderParams):
-    share: float = Field(default=0.33, ge=0, le=1,
-                         description="mean share of the room v - best ask given up")
+    share: float = Field(
+        default=0.33, ge=0, le=1, description="mean share of the room v - best ask given up"
+    )
     spread: float = Field(default=0.2, ge=0, le=1, description="half-width of that share")
     jitter: int = Field(default=2, ge=0, description="shade U{0..jitter} without room")
     opening: int = Field(default=10, ge=5, description="round 1: shade U{opening ± 5}")
@@ -183,4 +185,3 @@ class RiskAware(Baseline):
             return view.v - int(self.rng.integers(0, p.jitter + 1))
         f = p.share + p.spread * (2 * self.rng.random() - 1)
         return view.cap(view.v - f * r)
-

@@ -70,8 +70,9 @@ class FollowerParams(TraderParams):
     shade_down: float = Field(description="share of the room given up after prices fell")
     jitter: int = Field(default=1, ge=0, description="shade U{0..jitter} without room")
     patient: int = Field(default=0, ge=0, description="rounds bidding v before following")
-    opening_share: float = Field(default=0.0, ge=0, le=1,
-                                 description="round 1 (no book seen): shade share × (v - 50)")
+    opening_share: float = Field(
+        default=0.0, ge=0, le=1, description="round 1 (no book seen): shade share × (v - 50)"
+    )
 
 
 class Follower(Baseline):
@@ -90,8 +91,7 @@ class Follower(Baseline):
         if r == 0:
             return view.v - int(self.rng.integers(0, p.jitter + 1))
         d = price_change(view)
-        share = ((p.shade_up + p.shade_down) / 2 if not d else
-                 p.shade_up if d > 0 else p.shade_down)
+        share = (p.shade_up + p.shade_down) / 2 if not d else p.shade_up if d > 0 else p.shade_down
         return view.cap(view.v - share * r)
 
 
@@ -129,7 +129,9 @@ class Contrarian(Follower):
 
 
 class RegimeSwitcherParams(TraderParams):
-    jump: float = Field(default=5.0, ge=0, description="a mean-price move this large is a new regime")
+    jump: float = Field(
+        default=5.0, ge=0, description="a mean-price move this large is a new regime"
+    )
     dip: int = Field(default=13, ge=0, description="shade right after a regime change")
 
 

@@ -82,8 +82,11 @@ COLLUSIVE_OPENING = (43, 31, 28, 26, 18, 16, 20, 16, 20, 8, 11, 2, 7)
 
 
 class CollusiveParams(TraderParams):
-    opening: list[int] = Field(default_factory=lambda: list(COLLUSIVE_OPENING), min_length=1,
-                               description="weights of round 1's shade 0, 1, 2, ...")
+    opening: list[int] = Field(
+        default_factory=lambda: list(COLLUSIVE_OPENING),
+        min_length=1,
+        description="weights of round 1's shade 0, 1, 2, ...",
+    )
 
 
 class Collusive(Baseline):

@@ -68,8 +68,11 @@ class SniperKaplanParams(TraderParams):
     park_shade: int = Field(default=40, ge=0, description="parked bid v - park_shade")
     strike_rounds: int = Field(default=5, ge=1, description="strike in the last this many rounds")
     strike_shade: int = Field(default=1, ge=0, description="strike bid v - strike_shade")
-    bargain: int | None = Field(default=20, ge=0,
-                                description="take a last best ask <= v - bargain while parked (None: never)")
+    bargain: int | None = Field(
+        default=20,
+        ge=0,
+        description="take a last best ask <= v - bargain while parked (None: never)",
+    )
 
 
 class SniperKaplan(Baseline):
@@ -190,8 +193,22 @@ class SignalJammer(Baseline):
 #: ZIC's round-1 offset (before the modulus) and its step a round, with how many logged seats took
 #: each: openings among the 188 seats valuing 45 or more, steps among all 291 seats (the commonest
 #: difference between consecutive offsets).
-ZIC_OPENING = {0: 5, 5: 4, 7: 60, 10: 5, 11: 9, 13: 4, 16: 6, 17: 7, 22: 7, 28: 13, 31: 7, 37: 17,
-               38: 5, 43: 8}
+ZIC_OPENING = {
+    0: 5,
+    5: 4,
+    7: 60,
+    10: 5,
+    11: 9,
+    13: 4,
+    16: 6,
+    17: 7,
+    22: 7,
+    28: 13,
+    31: 7,
+    37: 17,
+    38: 5,
+    43: 8,
+}
 ZIC_STEP = {7: 79, -1: 36, -5: 33, 11: 23, 1: 18, -6: 14, -3: 12, 2: 12}
 
 
@@ -230,8 +247,38 @@ class ZIC(Baseline):
 
 #: ZIC+'s shade in round t (0-based) in 92 of its 271 logged seats, the most common walk (the
 #: others leave it for a few rounds and come back): 0-6, mean 2.8.
-ZIC_PLUS_SHADE = (5, 3, 1, 2, 3, 5, 1, 2, 3, 4, 5, 6, 4, 3, 2, 1, 2, 1, 0, 4, 1, 3, 2, 3, 4, 1,
-                  4, 0, 3, 4)
+ZIC_PLUS_SHADE = (
+    5,
+    3,
+    1,
+    2,
+    3,
+    5,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    4,
+    3,
+    2,
+    1,
+    2,
+    1,
+    0,
+    4,
+    1,
+    3,
+    2,
+    3,
+    4,
+    1,
+    4,
+    0,
+    3,
+    4,
+)
 
 
 class ZICPlus(Baseline):

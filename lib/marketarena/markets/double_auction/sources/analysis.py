@@ -34,15 +34,21 @@ BOARD_CHAT = ("messages_sent", "messages_private", "messages_to_rivals")
 
 
 class BazaarGamesAnalysis(DoubleAuctionAnalysis):
-    def compute_metrics(self, reader, mp: DoubleAuctionParams,
-                        data_dir: Path) -> dict[str, pd.DataFrame]:
+    def compute_metrics(
+        self, reader, mp: DoubleAuctionParams, data_dir: Path
+    ) -> dict[str, pd.DataFrame]:
         seats, rounds, market, reference = measured(reader, mp, data_dir)
         game_rounds = reader.table("game").set_index("episode_id")["rounds"]
-        seats = bz_metrics.imported_csa(seats, reference, mp, reader.table("bazaar_logged"),
-                                        game_rounds)
+        seats = bz_metrics.imported_csa(
+            seats, reference, mp, reader.table("bazaar_logged"), game_rounds
+        )
         seats = bz_metrics.with_chat(seats, reader.table("messages"))
-        return {"agents": seats, "agent_rounds": rounds, "market": market,
-                "check": bz_metrics.check(seats)}
+        return {
+            "agents": seats,
+            "agent_rounds": rounds,
+            "market": market,
+            "check": bz_metrics.check(seats),
+        }
 
     def board_columns(self, agents: pd.DataFrame) -> dict[str, tuple]:
         """Whose CSα rated the trader's games (``logged``, ``ours`` or both, ``+``-joined) and,
@@ -51,16 +57,28 @@ class BazaarGamesAnalysis(DoubleAuctionAnalysis):
         extra.update({f"{col}_mean": (col, "mean") for col in BOARD_CHAT if col in agents})
         return extra
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: DoubleAuctionParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self,
+        metrics_dir: Path,
+        figures_dir: Path,
+        tables_dir: Path,
+        mp: DoubleAuctionParams,
+        instance: str,
+    ) -> list[Path]:
         from marketarena.markets.double_auction.sources.plots import chat_surplus
 
         agents = pd.read_parquet(Path(metrics_dir) / "agents.parquet")
         chat = []
         if "messages_sent" in agents and agents["messages_sent"].sum() > 0:
             market = pd.read_parquet(Path(metrics_dir) / "market.parquet")
-            chat = [chat_surplus(agents, market, read_board(tables_dir, instance),
-                                 Path(figures_dir) / "chat_surplus.png")]
+            chat = [
+                chat_surplus(
+                    agents,
+                    market,
+                    read_board(tables_dir, instance),
+                    Path(figures_dir) / "chat_surplus.png",
+                )
+            ]
         return chat + super().draw_figures(metrics_dir, figures_dir, tables_dir, mp, instance)
 
 
@@ -87,25 +105,33 @@ def import_summary(root: str | Path, instance: str = "double_auction") -> dict:
     reference = None
     if "ours" in csa_source:
         info = json.loads((paths.references(instance) / INFO).read_text())
-        reference = {key: info["params"][key]
-                     for key in ("rounds", "n_buyers", "n_sellers", "distributions")}
+        reference = {
+            key: info["params"][key] for key in ("rounds", "n_buyers", "n_sellers", "distributions")
+        }
         reference["games_per_distribution"] = info["params"]["reference"]["games_per_distribution"]
         reference["opponents"] = _opponents(info["opponents"])
     board_path = paths.reports / "leaderboards" / f"{instance}.csv"
     seed = report.get("seed_comparison", {"applies": False, "why": "no import report"})
-    return {**report, "max_abs_diff_efficiency": differences["efficiency"],
-            "max_abs_diff_surplus_share": differences["surplus_share"],
-            "csa_source": {k: int(v) for k, v in csa_source.items()},
-            "own_csa_reference": reference, "board": str(board_path),
-            **(llm_calibration(pd.read_csv(board_path)) if seed["applies"] else {})}
+    return {
+        **report,
+        "max_abs_diff_efficiency": differences["efficiency"],
+        "max_abs_diff_surplus_share": differences["surplus_share"],
+        "csa_source": {k: int(v) for k, v in csa_source.items()},
+        "own_csa_reference": reference,
+        "board": str(board_path),
+        **(llm_calibration(pd.read_csv(board_path)) if seed["applies"] else {}),
+    }
 
 
 def _opponents(recorded) -> str:
     """Who our reference played against, as ``reference_info.json`` records them."""
     from marketarena.markets.double_auction.bazaar_baselines import bazaar_pool
 
-    bazaars = [e.model_dump(mode="json", exclude_defaults=True) for e in bazaar_pool()
-               if e.strategy != "truthful"]  # the reference's opponents: the pool but truthful
+    bazaars = [
+        e.model_dump(mode="json", exclude_defaults=True)
+        for e in bazaar_pool()
+        if e.strategy != "truthful"
+    ]  # the reference's opponents: the pool but truthful
     if recorded == bazaars:
         return "BAZAAR's 29 baselines"
     return recorded if isinstance(recorded, str) else f"{len(recorded)} scripted traders"

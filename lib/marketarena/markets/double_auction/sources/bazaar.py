@@ -54,12 +54,22 @@ def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
     ``game`` (its competitive-equilibrium surplus from the values), ``messages`` (the chat, empty
     without one) and ``bazaar_logged`` (the figures the game logged, checked against ours)."""
     seats = game.seats
-    agents = pd.DataFrame([
-        (a, game.name(a), "llm" if game.is_llm[a] else "baseline",
-         game.model[a] if game.is_llm[a] else "",
-         "bazaar-llm" if game.is_llm[a] else BASELINE_NAMES[game.model[a]][1],
-         "bazaar-llm" if game.is_llm[a] else "", game.role[a], a) for a in seats],
-        columns=AGENT_COLUMNS)
+    agents = pd.DataFrame(
+        [
+            (
+                a,
+                game.name(a),
+                "llm" if game.is_llm[a] else "baseline",
+                game.model[a] if game.is_llm[a] else "",
+                "bazaar-llm" if game.is_llm[a] else BASELINE_NAMES[game.model[a]][1],
+                "bazaar-llm" if game.is_llm[a] else "",
+                game.role[a],
+                a,
+            )
+            for a in seats
+        ],
+        columns=AGENT_COLUMNS,
+    )
     surplus = dict.fromkeys(seats, 0)
     state_rows, trade_rows = [], []
     for t in range(game.rounds):
@@ -69,13 +79,25 @@ def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
             vb, vs = game.value[b], game.value[s]
             payoff[b], payoff[s] = vb - p, p - vs
             price[b] = price[s] = p
-            trade_rows.append((t, k, b, s, game.quotes[t][b], game.quotes[t][s], p, vb, vs,
-                               vb - p, p - vs))
+            trade_rows.append(
+                (t, k, b, s, game.quotes[t][b], game.quotes[t][s], p, vb, vs, vb - p, p - vs)
+            )
         for a in seats:
             surplus[a] += payoff[a]
             q = game.quotes[t][a]
-            state_rows.append((t, a, game.role[a], game.value[a], rules.NO_QUOTE if q is None else q,
-                               a in price, price.get(a, rules.NO_QUOTE), payoff[a], surplus[a]))
+            state_rows.append(
+                (
+                    t,
+                    a,
+                    game.role[a],
+                    game.value[a],
+                    rules.NO_QUOTE if q is None else q,
+                    a in price,
+                    price.get(a, rules.NO_QUOTE),
+                    payoff[a],
+                    surplus[a],
+                )
+            )
     bv = np.array([game.value[a] for a in seats if game.role[a] == "buyer"])
     sv = np.array([game.value[a] for a in seats if game.role[a] == "seller"])
     ce = int(rules.ce_surplus(bv, sv))
@@ -83,28 +105,55 @@ def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
     final = game.final
     return {
         "agents": agents,
-        "seats": pd.DataFrame([(a, game.role[a], game.value[a], game.distribution) for a in seats],
-                              columns=["agent_id", "role", "value", "distribution"]),
+        "seats": pd.DataFrame(
+            [(a, game.role[a], game.value[a], game.distribution) for a in seats],
+            columns=["agent_id", "role", "value", "distribution"],
+        ),
         "states": pd.DataFrame(state_rows, columns=cols["states"]),
         "trades": pd.DataFrame(trade_rows, columns=cols["trades"]).astype(
-            {"bid": "int64", "ask": "int64"}),
-        "game": pd.DataFrame([(game.distribution, game.rounds, ce, ce * game.rounds)],
-                             columns=["distribution", "rounds", "ce_surplus_round", "ce_surplus"]),
-        "messages": pd.DataFrame([(t - 1, *rest) for t, *rest in game.messages],
-                                 columns=MESSAGE_COLUMNS).astype(
-            {"step": "int64", "sender": "str", "recipients": "str", "text": "str",
-             "truncated": "bool", "chars": "int64"}),
+            {"bid": "int64", "ask": "int64"}
+        ),
+        "game": pd.DataFrame(
+            [(game.distribution, game.rounds, ce, ce * game.rounds)],
+            columns=["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
+        ),
+        "messages": pd.DataFrame(
+            [(t - 1, *rest) for t, *rest in game.messages], columns=MESSAGE_COLUMNS
+        ).astype(
+            {
+                "step": "int64",
+                "sender": "str",
+                "recipients": "str",
+                "text": "str",
+                "truncated": "bool",
+                "chars": "int64",
+            }
+        ),
         "bazaar_logged": pd.DataFrame(
-            [(a, final.market_efficiency, final.seat_surplus_share_map.get(a, np.nan),
-              final.seat_csa_map.get(a, np.nan)) for a in seats], columns=LOGGED_COLUMNS),
+            [
+                (
+                    a,
+                    final.market_efficiency,
+                    final.seat_surplus_share_map.get(a, np.nan),
+                    final.seat_csa_map.get(a, np.nan),
+                )
+                for a in seats
+            ],
+            columns=LOGGED_COLUMNS,
+        ),
     }
 
 
 def game_meta(game: LoggedGame) -> dict:
     """An imported game's meta (``meta.json``): where it came from and its setting."""
-    return {"market": "double_auction", "source": "bazaar", "game_id": game.game_id,
-            "file": game.source, "lineup": [game.name(a) for a in game.seats],
-            "setting": {"distribution": game.distribution}}
+    return {
+        "market": "double_auction",
+        "source": "bazaar",
+        "game_id": game.game_id,
+        "file": game.source,
+        "lineup": [game.name(a) for a in game.seats],
+        "setting": {"distribution": game.distribution},
+    }
 
 
 def check_setting(game: LoggedGame, path: str | Path, mp) -> None:
@@ -113,26 +162,37 @@ def check_setting(game: LoggedGame, path: str | Path, mp) -> None:
     a game that logged every seat's CSα passes whatever its setting."""
     if game.rated_on_logs:
         return
-    for what, theirs, ours in (("num_rounds", game.rounds, mp.rounds),
-                               ("num_buyers", game.n_buyers, mp.n_buyers),
-                               ("num_sellers", game.n_sellers, mp.n_sellers)):
+    for what, theirs, ours in (
+        ("num_rounds", game.rounds, mp.rounds),
+        ("num_buyers", game.n_buyers, mp.n_buyers),
+        ("num_sellers", game.n_sellers, mp.n_sellers),
+    ):
         if theirs != ours:
             key = {"num_rounds": "rounds"}.get(what, what.replace("num_", "n_"))
-            raise LogError(path, f"{what} is {theirs}, but the instance's {key} is {ours} (one "
-                           "setting per instance: set it in params.yaml, or import these games "
-                           "into an instance of their own)")
+            raise LogError(
+                path,
+                f"{what} is {theirs}, but the instance's {key} is {ours} (one "
+                "setting per instance: set it in params.yaml, or import these games "
+                "into an instance of their own)",
+            )
     if game.distribution not in mp.distributions:
-        raise LogError(path, f"distribution {game.distribution!r} is not among the instance's "
-                       f"distributions {list(mp.distributions)}")
+        raise LogError(
+            path,
+            f"distribution {game.distribution!r} is not among the instance's "
+            f"distributions {list(mp.distributions)}",
+        )
 
 
 def write_episodes(games: list[LoggedGame], out: str | Path, shard_episodes: int | None) -> int:
     """Write ``games`` into ``out`` as episodes ``bz-<k:04d>`` (``core.logs.write_games``)."""
     from marketarena.core.logs import write_games
 
-    return write_games(Path(out), ((f"bz-{k:04d}", game_tables(g), game_meta(g))
-                                   for k, g in enumerate(games)),
-                       shard_episodes, fingerprint_of="bazaar")
+    return write_games(
+        Path(out),
+        ((f"bz-{k:04d}", game_tables(g), game_meta(g)) for k, g in enumerate(games)),
+        shard_episodes,
+        fingerprint_of="bazaar",
+    )
 
 
 #: BAZAAR's tournament setting, (rounds, buyers, sellers), which the seed's table rates
@@ -145,12 +205,17 @@ def seed_study(games: list[LoggedGame]) -> str:
 
     for g in games:
         if (g.rounds, g.n_buyers, g.n_sellers) != SEED_SETTING:
-            return (f"game {g.game_id} has {g.rounds} rounds and {g.n_buyers}x{g.n_sellers} "
-                    "seats, not BAZAAR's tournament (30 rounds, 4x4 seats): another study")
+            return (
+                f"game {g.game_id} has {g.rounds} rounds and {g.n_buyers}x{g.n_sellers} "
+                "seats, not BAZAAR's tournament (30 rounds, 4x4 seats): another study"
+            )
     llms = {g.model[a] for g in games for a in g.seats if g.is_llm[a]}
     known = len(llms & SEED_LLM_TABLE.keys())
-    return "" if 2 * known >= len(llms) else \
-        f"{known} of the games' {len(llms)} LLMs are in the seed's table: another study"
+    return (
+        ""
+        if 2 * known >= len(llms)
+        else f"{known} of the games' {len(llms)} LLMs are in the seed's table: another study"
+    )
 
 
 def import_report(games: list[LoggedGame]) -> dict:
@@ -158,12 +223,16 @@ def import_report(games: list[LoggedGame]) -> dict:
     how many games logged their seats' CSα, and whether the board compares with the seed's table
     (:func:`seed_study`)."""
     other = seed_study(games)
-    return {"format": "bazaar", "games": len(games), "seats": sum(len(g.seats) for g in games),
-            "llm_seats": sum(sum(g.is_llm.values()) for g in games),
-            "messages": sum(len(g.messages) for g in games),
-            "games_with_logged_csa": sum(bool(g.final.seat_csa_map) for g in games),
-            "distributions": sorted({g.distribution for g in games}),
-            "seed_comparison": {"applies": not other, "why": other or "BAZAAR's own games"}}
+    return {
+        "format": "bazaar",
+        "games": len(games),
+        "seats": sum(len(g.seats) for g in games),
+        "llm_seats": sum(sum(g.is_llm.values()) for g in games),
+        "messages": sum(len(g.messages) for g in games),
+        "games_with_logged_csa": sum(bool(g.final.seat_csa_map) for g in games),
+        "distributions": sorted({g.distribution for g in games}),
+        "seed_comparison": {"applies": not other, "why": other or "BAZAAR's own games"},
+    }
 
 
 def teacher_forced(game: LoggedGame, seat: str, agent, seed: int = 0) -> pd.DataFrame:
@@ -178,10 +247,18 @@ def teacher_forced(game: LoggedGame, seat: str, agent, seed: int = 0) -> pd.Data
     sellers = [a for a in game.seats if game.role[a] == "seller"]
     rows = []
     for t in range(game.rounds):
-        obs = QuoteObservation(agent_id=seat, role=game.role[seat], value=game.value[seat],
-                               round=t + 1, rounds=game.rounds, n_buyers=len(buyers),
-                               n_sellers=len(sellers), max_quote=100, surplus=0,
-                               history=records[:t])
+        obs = QuoteObservation(
+            agent_id=seat,
+            role=game.role[seat],
+            value=game.value[seat],
+            round=t + 1,
+            rounds=game.rounds,
+            n_buyers=len(buyers),
+            n_sellers=len(sellers),
+            max_quote=100,
+            surplus=0,
+            history=records[:t],
+        )
         ours = agent.quote(obs)
         theirs = game.quotes[t][seat]
         fills = []

@@ -47,8 +47,13 @@ def in_setting(seats: pd.DataFrame, mp, rounds: pd.Series | None = None) -> pd.S
     return same if rounds is None else same & ep.map(rounds).eq(mp.rounds)
 
 
-def imported_csa(seats: pd.DataFrame, reference: pd.DataFrame, mp, logged: pd.DataFrame,
-                 rounds: pd.Series | None = None) -> pd.DataFrame:
+def imported_csa(
+    seats: pd.DataFrame,
+    reference: pd.DataFrame,
+    mp,
+    logged: pd.DataFrame,
+    rounds: pd.Series | None = None,
+) -> pd.DataFrame:
     """The seats of imported games with their CSα (:func:`choose_csa`): ours (``own_csa``) is
     needed only for the games rated on it, so a seat of a game that logged its CSα may have a
     value our reference never met (NaN ``own_csa``: BAZAAR's games against a pool other than the
@@ -84,32 +89,59 @@ def with_chat(seats: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
     side = seats.set_index(["episode_id", "agent_id"])["role"]
     m = messages.assign(private=~messages["recipients"].isin(GROUP_RECIPIENTS))
     own = pd.Series(list(zip(m["episode_id"], m["sender"]))).map(side).to_numpy()
-    to = np.where(m["recipients"] == "all_buyers", "buyer",
-                  np.where(m["recipients"] == "all_sellers", "seller", ""))
+    to = np.where(
+        m["recipients"] == "all_buyers",
+        "buyer",
+        np.where(m["recipients"] == "all_sellers", "seller", ""),
+    )
     seat_to = pd.Series(list(zip(m["episode_id"], m["recipients"]))).map(side).fillna("").to_numpy()
     to = np.where(m["private"], seat_to, to)
     m = m.assign(to_rivals=(to == own) & (to != ""), to_counterparties=(to != own) & (to != ""))
     key = ["episode_id", "sender"]
-    sent = m.groupby(key).agg(messages_sent=("text", "size"), messages_private=("private", "sum"),
-                              messages_to_rivals=("to_rivals", "sum"),
-                              messages_to_counterparties=("to_counterparties", "sum"),
-                              chat_chars=("chars", "sum"))
+    sent = m.groupby(key).agg(
+        messages_sent=("text", "size"),
+        messages_private=("private", "sum"),
+        messages_to_rivals=("to_rivals", "sum"),
+        messages_to_counterparties=("to_counterparties", "sum"),
+        chat_chars=("chars", "sum"),
+    )
     sent["messages_group"] = sent["messages_sent"] - sent["messages_private"]
-    received = m[m["private"]].groupby(["episode_id", "recipients"]).size().rename(
-        "messages_received")
-    out = seats.merge(sent.rename_axis(["episode_id", "agent_id"]).reset_index(),
-                      on=["episode_id", "agent_id"], how="left")
-    out = out.merge(received.rename_axis(["episode_id", "agent_id"]).reset_index(),
-                    on=["episode_id", "agent_id"], how="left")
-    cols = ["messages_sent", "messages_private", "messages_group", "messages_to_rivals",
-            "messages_to_counterparties", "chat_chars", "messages_received"]
+    received = (
+        m[m["private"]].groupby(["episode_id", "recipients"]).size().rename("messages_received")
+    )
+    out = seats.merge(
+        sent.rename_axis(["episode_id", "agent_id"]).reset_index(),
+        on=["episode_id", "agent_id"],
+        how="left",
+    )
+    out = out.merge(
+        received.rename_axis(["episode_id", "agent_id"]).reset_index(),
+        on=["episode_id", "agent_id"],
+        how="left",
+    )
+    cols = [
+        "messages_sent",
+        "messages_private",
+        "messages_group",
+        "messages_to_rivals",
+        "messages_to_counterparties",
+        "chat_chars",
+        "messages_received",
+    ]
     out[cols] = out[cols].fillna(0).astype("int64")
     return out
 
 
 #: the check's columns: ours beside the logged, per seat
-CHECK_COLUMNS = ["episode_id", "agent_id", "name", "game_efficiency", "logged_efficiency",
-                 "surplus_share", "logged_surplus_share"]
+CHECK_COLUMNS = [
+    "episode_id",
+    "agent_id",
+    "name",
+    "game_efficiency",
+    "logged_efficiency",
+    "surplus_share",
+    "logged_surplus_share",
+]
 
 
 def check(seats: pd.DataFrame) -> pd.DataFrame:
@@ -121,8 +153,10 @@ def largest_differences(check: pd.DataFrame) -> dict[str, float | None]:
     """The largest |ours - logged| of the efficiency and of the surplus share over the seats of
     :func:`check` that have both (None: none has; never NaN, so it is JSON)."""
     out = {}
-    for what, ours, theirs in (("efficiency", "game_efficiency", "logged_efficiency"),
-                               ("surplus_share", "surplus_share", "logged_surplus_share")):
+    for what, ours, theirs in (
+        ("efficiency", "game_efficiency", "logged_efficiency"),
+        ("surplus_share", "surplus_share", "logged_surplus_share"),
+    ):
         diff = (check[ours] - check[theirs]).abs().dropna()
         out[what] = float(diff.max()) if len(diff) else None
     return out

@@ -96,12 +96,16 @@ class LoggedInit(BaseModel):
             if agent.role != ("buyer" if m.group(1) == "B" else "seller"):
                 raise ValueError(f"seat {seat} is a {agent.role}")
             if (agent.valuation if agent.role == "buyer" else agent.cost) is None:
-                raise ValueError(f"seat {seat}: a {agent.role} without its "
-                                 f"{'valuation' if agent.role == 'buyer' else 'cost'}")
+                raise ValueError(
+                    f"seat {seat}: a {agent.role} without its "
+                    f"{'valuation' if agent.role == 'buyer' else 'cost'}"
+                )
         buyers = sum(a.role == "buyer" for a in self.agents.values())
         if (buyers, len(self.agents) - buyers) != (self.num_buyers, self.num_sellers):
-            raise ValueError(f"{buyers} buyer and {len(self.agents) - buyers} seller seats, but "
-                             f"num_buyers {self.num_buyers} and num_sellers {self.num_sellers}")
+            raise ValueError(
+                f"{buyers} buyer and {len(self.agents) - buyers} seller seats, but "
+                f"num_buyers {self.num_buyers} and num_sellers {self.num_sellers}"
+            )
         return self
 
 
@@ -162,10 +166,14 @@ class LoggedGame:
         out = []
         for t in range(self.rounds):
             q = self.quotes[t]
-            out.append(RoundRecord(
-                round=t + 1, bids={a: q[a] for a in self.seats if self.role[a] == "buyer"},
-                asks={a: q[a] for a in self.seats if self.role[a] == "seller"},
-                trades=[Trade(buyer=b, seller=s, price=p) for b, s, p in self.trades[t]]))
+            out.append(
+                RoundRecord(
+                    round=t + 1,
+                    bids={a: q[a] for a in self.seats if self.role[a] == "buyer"},
+                    asks={a: q[a] for a in self.seats if self.role[a] == "seller"},
+                    trades=[Trade(buyer=b, seller=s, price=p) for b, s, p in self.trades[t]],
+                )
+            )
         return out
 
 
@@ -193,8 +201,11 @@ class _Reading:
     def seat(self, rec: dict, key: str, role: str | None = None) -> str:
         seat = rec.get(key)
         agents = self.init.agents
-        if not isinstance(seat, str) or seat not in agents or (
-                role is not None and agents[seat].role != role):
+        if (
+            not isinstance(seat, str)
+            or seat not in agents
+            or (role is not None and agents[seat].role != role)
+        ):
             raise ValueError(f"{key} {str(seat)[:40]!r} is not a {role or 'seat'} of this game")
         return seat
 
@@ -275,15 +286,20 @@ def read_game(path: str | Path, root: str | Path | None = None) -> LoggedGame:
         raise LogError(path, f"no {missing!r} record (an incomplete or aborted game)")
     seats = sorted(init.agents, key=_seat_key)
     role = {a: init.agents[a].role for a in seats}
-    value = {a: int(init.agents[a].valuation if role[a] == "buyer" else init.agents[a].cost)
-             for a in seats}
+    value = {
+        a: int(init.agents[a].valuation if role[a] == "buyer" else init.agents[a].cost)
+        for a in seats
+    }
     rounds = init.num_rounds
     quotes = [{a: reading.quotes.get((t + 1, a)) for a in seats} for t in range(rounds)]
     trades: list[list[tuple[str, str, int]]] = [[] for _ in range(rounds)]
     for t, b, s, p in reading.trades:
         trades[t - 1].append((b, s, p))
-    unknown = {ag.model_name for ag in init.agents.values()
-               if not ag.is_llm and ag.model_name not in BASELINE_NAMES}
+    unknown = {
+        ag.model_name
+        for ag in init.agents.values()
+        if not ag.is_llm and ag.model_name not in BASELINE_NAMES
+    }
     if unknown:
         raise LogError(path, f"baseline(s) {sorted(unknown)} are not among BAZAAR's 29")
     game_id = reading.game_id if reading.game_id is not None else path.stem
@@ -291,13 +307,22 @@ def read_game(path: str | Path, root: str | Path | None = None) -> LoggedGame:
         game_id = plain_name(game_id, "game_id")
     except ValueError as exc:
         raise LogError(path, str(exc), 1) from None
-    return LoggedGame(game_id=game_id, source=path.name,
-                      distribution=init.distribution, rounds=rounds, seats=seats, role=role,
-                      model={a: init.agents[a].model_name for a in seats},
-                      is_llm={a: init.agents[a].is_llm for a in seats}, value=value,
-                      quotes=quotes, trades=trades, final=final, n_buyers=init.num_buyers,
-                      messages=reading.messages)
-
+    return LoggedGame(
+        game_id=game_id,
+        source=path.name,
+        distribution=init.distribution,
+        rounds=rounds,
+        seats=seats,
+        role=role,
+        model={a: init.agents[a].model_name for a in seats},
+        is_llm={a: init.agents[a].is_llm for a in seats},
+        value=value,
+        quotes=quotes,
+        trades=trades,
+        final=final,
+        n_buyers=init.num_buyers,
+        messages=reading.messages,
+    )
 
 
 def log_files(folder: str | Path) -> list[Path]:
@@ -305,10 +330,17 @@ def log_files(folder: str | Path) -> list[Path]:
     folders: reading refuses what is not a regular file), sorted; a name not UTF-8 is refused."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise LogError(folder, "not a folder of BAZAAR game logs (*.jsonl); clone "
-                       "github.com/lechmazur/bazaar and pass its logs/ folder")
-    files = sorted(Path(top) / name for top, _, names in os.walk(folder)
-                   for name in names if name.endswith(".jsonl"))
+        raise LogError(
+            folder,
+            "not a folder of BAZAAR game logs (*.jsonl); clone "
+            "github.com/lechmazur/bazaar and pass its logs/ folder",
+        )
+    files = sorted(
+        Path(top) / name
+        for top, _, names in os.walk(folder)
+        for name in names
+        if name.endswith(".jsonl")
+    )
     for path in files:
         utf8_name(path)
     if not files:
@@ -352,8 +384,12 @@ def read_header(path: Path, root: str | Path | None = None) -> GameHeader:
         if first.get("type") == "init" and last.get("type") == "final":
             init = LoggedInit.model_validate(first.get("data"))
             final = LoggedFinal.model_validate(last.get("data"))
-            return GameHeader(path, (init.num_rounds, init.num_buyers, init.num_sellers),
-                              init.distribution, set(init.agents) <= set(final.seat_csa_map))
+            return GameHeader(
+                path,
+                (init.num_rounds, init.num_buyers, init.num_sellers),
+                init.distribution,
+                set(init.agents) <= set(final.seat_csa_map),
+            )
     except (SourceError, ValueError, TypeError, AttributeError):
         pass  # read whole below: its error names the line
     game = read_game(path, root)
@@ -374,15 +410,21 @@ def games_setting(folder: str | Path) -> dict:
     first = chosen[0]
     for h in ours:
         if h.setting != first.setting:
-            raise LogError(h.path, f"has {_shown(h.setting)}, but {first.path.name} has "
-                           f"{_shown(first.setting)}: the games rated on our CSα (they logged "
-                           "none) share one setting, our reference's; import them apart")
+            raise LogError(
+                h.path,
+                f"has {_shown(h.setting)}, but {first.path.name} has "
+                f"{_shown(first.setting)}: the games rated on our CSα (they logged "
+                "none) share one setting, our reference's; import them apart",
+            )
     rounds, n_buyers, n_sellers = first.setting
-    return {"rounds": rounds, "n_buyers": n_buyers, "n_sellers": n_sellers,
-            "distributions": sorted({h.distribution for h in chosen})}
+    return {
+        "rounds": rounds,
+        "n_buyers": n_buyers,
+        "n_sellers": n_sellers,
+        "distributions": sorted({h.distribution for h in chosen}),
+    }
 
 
 def _shown(setting: tuple[int, int, int]) -> str:
     rounds, n_buyers, n_sellers = setting
     return f"{rounds} rounds and {n_buyers}x{n_sellers} seats"
-

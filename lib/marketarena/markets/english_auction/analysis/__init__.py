@@ -24,8 +24,17 @@ from marketarena.markets.english_auction.analysis import metrics as ea_metrics
 from marketarena.markets.english_auction.params import EnglishAuctionParams
 
 #: the board's columns of per-auction means besides profit
-BOARD_RATES = ("items_won", "failed_bid_rate", "self_error_rate", "other_error_rate", "cfr",
-               "self_answer_error_rate", "other_answer_error_rate", "format_failure_rate", "mean_bip")
+BOARD_RATES = (
+    "items_won",
+    "failed_bid_rate",
+    "self_error_rate",
+    "other_error_rate",
+    "cfr",
+    "self_answer_error_rate",
+    "other_answer_error_rate",
+    "format_failure_rate",
+    "mean_bip",
+)
 #: bootstrap resamples of the per-cell and per-budget ratings in the figures (Figures 2 and 7)
 FIGURE_BOOT = 50
 
@@ -39,18 +48,23 @@ def rate_players(agents: pd.DataFrame, ts, passes: int, n_boot: int, seed: int) 
 
     games = player_games(agents, "profit")
     board = multipass(games, ts, passes=passes, seed=seed).drop(columns=["mu_lo", "mu_hi"])
-    return board.merge(bootstrap_intervals(games, ts, n_boot=n_boot, seed=seed, passes=passes),
-                       on="player")
+    return board.merge(
+        bootstrap_intervals(games, ts, n_boot=n_boot, seed=seed, passes=passes), on="player"
+    )
 
 
 class EnglishAuctionAnalysis(MarketAnalysis):
     rank_by = "profit"
     metric_columns = ea_metrics.AGENT_METRICS
 
-    def compute_metrics(self, reader, mp: EnglishAuctionParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+    def compute_metrics(
+        self, reader, mp: EnglishAuctionParams, data_dir: Path
+    ) -> dict[str, pd.DataFrame]:
         return ea_metrics.compute(reader)
 
-    def leaderboard(self, agents: pd.DataFrame, mp: EnglishAuctionParams, ratings, stats) -> pd.DataFrame:
+    def leaderboard(
+        self, agents: pd.DataFrame, mp: EnglishAuctionParams, ratings, stats
+    ) -> pd.DataFrame:
         """TrueSkill by profit (:func:`rate_players`), mean profit per auction with its bootstrap
         interval, and the per-auction means of the error rates."""
         from marketarena.ratings import TrueSkillParams
@@ -59,16 +73,25 @@ class EnglishAuctionAnalysis(MarketAnalysis):
         ts = TrueSkillParams(**ratings.trueskill.model_dump())
         board = rate_players(agents, ts, mp.rating_passes, ratings.n_boot, ratings.seed)
         board = board.rename(columns={"player": "name"})
-        info = agents.groupby("name").agg(kind=("kind", "first"), strategy=("strategy", "first"),
-                                          model=("model", "first"), role=("role", "first"),
-                                          plan_mode=("plan_mode", "first"),
-                                          episodes=("episode_id", "nunique"))
+        info = agents.groupby("name").agg(
+            kind=("kind", "first"),
+            strategy=("strategy", "first"),
+            model=("model", "first"),
+            role=("role", "first"),
+            plan_mode=("plan_mode", "first"),
+            episodes=("episode_id", "nunique"),
+        )
         ci = pd.DataFrame(
-            [(name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
-             for name, v in agents.groupby("name")["profit"]],
-            columns=["name", "profit_mean", "profit_lo", "profit_hi"])
+            [
+                (name, *bootstrap_mean_ci(v.to_numpy(), n_boot=stats.n_boot, seed=stats.seed))
+                for name, v in agents.groupby("name")["profit"]
+            ],
+            columns=["name", "profit_mean", "profit_lo", "profit_hi"],
+        )
         rates = agents.groupby("name")[list(BOARD_RATES)].mean().reset_index()
-        board = board.merge(info.reset_index(), on="name").merge(ci, on="name").merge(rates, on="name")
+        board = (
+            board.merge(info.reset_index(), on="name").merge(ci, on="name").merge(rates, on="name")
+        )
         board = board.sort_values("mu", ascending=False, kind="stable").reset_index(drop=True)
         board.insert(0, "rank", range(1, len(board) + 1))
         return board
@@ -87,21 +110,36 @@ class EnglishAuctionAnalysis(MarketAnalysis):
                 out[entry.name] = cls.objective(cls.Params.model_validate(entry.params))
         return out
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: EnglishAuctionParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self,
+        metrics_dir: Path,
+        figures_dir: Path,
+        tables_dir: Path,
+        mp: EnglishAuctionParams,
+        instance: str,
+    ) -> list[Path]:
         from marketarena.markets.english_auction.analysis import plots
         from marketarena.ratings import TrueSkillParams
 
-        frames = read_metrics(metrics_dir, ("agents", "engagement", "bids", "spearman", "states", "plans"))
+        frames = read_metrics(
+            metrics_dir, ("agents", "engagement", "bids", "spearman", "states", "plans")
+        )
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
 
         def rate(agents: pd.DataFrame) -> pd.DataFrame:  # a figure's cell: default TrueSkill
             return rate_players(agents, TrueSkillParams(), mp.rating_passes, FIGURE_BOOT, 0)
 
-        return plots.draw_all(frames, board, Path(figures_dir), Path(tables_dir), instance,
-                              mp.rating_passes, rate,
-                              [ea_metrics.bip_label(lo, hi) for lo, hi in ea_metrics.BIP_RANGES],
-                              self.objectives(mp))
+        return plots.draw_all(
+            frames,
+            board,
+            Path(figures_dir),
+            Path(tables_dir),
+            instance,
+            mp.rating_passes,
+            rate,
+            [ea_metrics.bip_label(lo, hi) for lo, hi in ea_metrics.BIP_RANGES],
+            self.objectives(mp),
+        )
 
     def summarize(self, table: pd.DataFrame, result) -> pd.DataFrame:
         states = result.tables["states"]

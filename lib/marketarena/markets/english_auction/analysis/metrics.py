@@ -58,8 +58,16 @@ from marketarena.markets.english_auction.rules import (
 )
 
 #: the per-auction metrics the stats stage correlates with profit (the agents frame has more)
-AGENT_METRICS = ("profit", "money_left", "items_won", "failed_bid_rate", "self_error_rate",
-                 "other_error_rate", "cfr", "mean_bip")
+AGENT_METRICS = (
+    "profit",
+    "money_left",
+    "items_won",
+    "failed_bid_rate",
+    "self_error_rate",
+    "other_error_rate",
+    "cfr",
+    "mean_bip",
+)
 BIP_RANGES = [(0, 10), (10, 11), (11, 20), (20, 50), (50, np.inf)]
 KEY = ["episode_id", "agent_id"]
 
@@ -73,21 +81,34 @@ def classify(decisions: pd.DataFrame) -> pd.Series:
     format."""
     tags = decisions["phase"].map(TAGS).fillna("\0")
     rule = [e.startswith(t) for e, t in zip(decisions["error"].astype(str), tags)]
-    return pd.Series(np.where(decisions["valid"], "valid", np.where(rule, "rule", "format")),
-                     index=decisions.index)
+    return pd.Series(
+        np.where(decisions["valid"], "valid", np.where(rule, "rule", "format")),
+        index=decisions.index,
+    )
 
 
-def _truths(states: pd.DataFrame, items: pd.DataFrame) -> dict[tuple[str, int], tuple[dict, dict, dict]]:
+def _truths(
+    states: pd.DataFrame, items: pd.DataFrame
+) -> dict[tuple[str, int], tuple[dict, dict, dict]]:
     """(episode, step) -> (budget per agent id, profit per display name, winning bids per display
     name) after that item."""
     after: dict[tuple[str, int], tuple[dict, dict]] = {}
-    for ep, step, agent, budget, profit in zip(states["episode_id"], states["step"], states["agent_id"],
-                                               states["budget_left"], states["profit"]):
+    for ep, step, agent, budget, profit in zip(
+        states["episode_id"],
+        states["step"],
+        states["agent_id"],
+        states["budget_left"],
+        states["profit"],
+    ):
         budgets, profits = after.setdefault((ep, step), ({}, {}))
         budgets[agent], profits[display_name(agent)] = budget, profit
     sales: dict[tuple[str, int], tuple[str, str, float]] = {
-        (ep, step): (display_name(w), it, pr) for ep, step, w, it, pr in zip(
-            items["episode_id"], items["step"], items["winner"], items["item"], items["price"]) if w}
+        (ep, step): (display_name(w), it, pr)
+        for ep, step, w, it, pr in zip(
+            items["episode_id"], items["step"], items["winner"], items["item"], items["price"]
+        )
+        if w
+    }
     out, wins, episode = {}, {}, None
     for ep, step in sorted(after):
         budgets, profits = after[(ep, step)]
@@ -103,26 +124,46 @@ def _truths(states: pd.DataFrame, items: pd.DataFrame) -> dict[tuple[str, int], 
 def _belief_rows(beliefs: pd.DataFrame, truths: dict) -> pd.DataFrame:
     """One row per belief answer judged by the rules: the seed's per-field counts and ours."""
     rows = []
-    for ep, step, agent, action in zip(beliefs["episode_id"], beliefs["step"], beliefs["agent_id"],
-                                       beliefs["action"]):
+    for ep, step, agent, action in zip(
+        beliefs["episode_id"], beliefs["step"], beliefs["agent_id"], beliefs["action"]
+    ):
         budgets, profits, wins = truths[(ep, step)]
         truth = {"remaining_budget": budgets[agent], "total_profits": profits, "winning_bids": wins}
         answer, me = json.loads(action), display_name(agent)
         own, others = belief_errors(me, answer, truth)
         rows.append((ep, agent, *seed_belief_fields(me, answer, truth), bool(own), bool(others)))
-    return pd.DataFrame(rows, columns=[*KEY, "self_field_errors", "self_fields", "other_field_errors",
-                                       "other_fields", "self_answer_error", "other_answer_error"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            *KEY,
+            "self_field_errors",
+            "self_fields",
+            "other_field_errors",
+            "other_fields",
+            "self_answer_error",
+            "other_answer_error",
+        ],
+    )
 
 
 def _bid_increments(bids: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """Valid bids with their increment over the highest bid before their round, % of start."""
     start = items.set_index(["episode_id", "step"])["start_price"]
     valid = bids[bids["bid"].notna()].copy()
-    valid["start_price"] = start.reindex(pd.MultiIndex.from_frame(valid[["episode_id", "step"]])).to_numpy()
+    valid["start_price"] = start.reindex(
+        pd.MultiIndex.from_frame(valid[["episode_id", "step"]])
+    ).to_numpy()
     per_round = valid.groupby(["episode_id", "step", "round"], sort=True)["bid"].max()
-    before = per_round.groupby(level=[0, 1], sort=False).cummax().groupby(level=[0, 1], sort=False).shift(1)
+    before = (
+        per_round.groupby(level=[0, 1], sort=False)
+        .cummax()
+        .groupby(level=[0, 1], sort=False)
+        .shift(1)
+    )
     where = pd.MultiIndex.from_frame(valid[["episode_id", "step", "round"]])
-    base = pd.Series(before.reindex(where).to_numpy(), index=valid.index).fillna(valid["start_price"])
+    base = pd.Series(before.reindex(where).to_numpy(), index=valid.index).fillna(
+        valid["start_price"]
+    )
     valid["bip"] = (100 * (valid["bid"] - base) / valid["start_price"]).round(6)
     edges = [lo for lo, _ in BIP_RANGES] + [np.inf]
     labels = [bip_label(lo, hi) for lo, hi in BIP_RANGES]
@@ -135,15 +176,22 @@ def plan_modes(plans: pd.DataFrame) -> pd.Series:
     by = [plans[k] for k in KEY]
     has_plan = plans["priority"].notna().groupby(by).any()
     static = (plans["source"] == "static").groupby(by).any()
-    return pd.Series(np.where(~has_plan, "none", np.where(static, "static", "adaptive")),
-                     index=has_plan.index, name="plan_mode")
+    return pd.Series(
+        np.where(~has_plan, "none", np.where(static, "static", "adaptive")),
+        index=has_plan.index,
+        name="plan_mode",
+    )
 
 
 def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
     reader.require()
     items, bids, plans = reader.table("items"), reader.table("bids"), reader.table("plans")
     states, setting = reader.table("states"), reader.table("setting")
-    agents, decisions, events = reader.table("agents"), reader.table("decisions"), reader.table("events")
+    agents, decisions, events = (
+        reader.table("agents"),
+        reader.table("decisions"),
+        reader.table("events"),
+    )
 
     final = states.sort_values("step").groupby(KEY).last()[["budget_left", "profit", "items_won"]]
     per = final.rename(columns={"budget_left": "money_left"})
@@ -154,37 +202,74 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
     judged = bid_dec[bid_dec["kind"] != "format"]
     amounts = np.array([json.loads(a).get("bid") is not None for a in judged["action"]], dtype=bool)
     rule = judged[judged["kind"] == "rule"]
-    per = per.join([counts(bid_dec, "bid_answers"), counts(judged, "judged_bids"),
-                    counts(judged[amounts], "bids_made"), counts(rule, "failed_bids"),
-                    counts(rule[rule["error"].str.startswith(f"{TAGS['bid']} ({OVER_BUDGET})")],
-                           "failed_over_budget"),
-                    counts(rule[rule["error"].str.startswith(f"{TAGS['bid']} ({UNDER_MINIMUM})")],
-                           "failed_under_minimum")])
+    per = per.join(
+        [
+            counts(bid_dec, "bid_answers"),
+            counts(judged, "judged_bids"),
+            counts(judged[amounts], "bids_made"),
+            counts(rule, "failed_bids"),
+            counts(
+                rule[rule["error"].str.startswith(f"{TAGS['bid']} ({OVER_BUDGET})")],
+                "failed_over_budget",
+            ),
+            counts(
+                rule[rule["error"].str.startswith(f"{TAGS['bid']} ({UNDER_MINIMUM})")],
+                "failed_under_minimum",
+            ),
+        ]
+    )
 
-    belief = _belief_rows(decisions[(decisions["phase"] == "belief") & (decisions["kind"] != "format")],
-                          _truths(states, items))
+    belief = _belief_rows(
+        decisions[(decisions["phase"] == "belief") & (decisions["kind"] != "format")],
+        _truths(states, items),
+    )
     g = belief.groupby(KEY)
-    per = per.join(g[["self_field_errors", "self_fields", "other_field_errors", "other_fields"]].sum())
-    per = per.join(g[["self_answer_error", "other_answer_error"]].mean()
-                   .rename(columns=lambda c: c.replace("error", "error_rate")))
+    per = per.join(
+        g[["self_field_errors", "self_fields", "other_field_errors", "other_fields"]].sum()
+    )
+    per = per.join(
+        g[["self_answer_error", "other_answer_error"]]
+        .mean()
+        .rename(columns=lambda c: c.replace("error", "error_rate"))
+    )
     per["self_error_rate"] = per["self_field_errors"] / per["self_fields"]
     per["other_error_rate"] = per["other_field_errors"] / per["other_fields"].replace(0, np.nan)
 
-    fill = ["bid_answers", "judged_bids", "bids_made", "failed_bids", "failed_over_budget",
-            "failed_under_minimum", "self_field_errors", "self_fields", "other_field_errors",
-            "other_fields"]
+    fill = [
+        "bid_answers",
+        "judged_bids",
+        "bids_made",
+        "failed_bids",
+        "failed_over_budget",
+        "failed_under_minimum",
+        "self_field_errors",
+        "self_fields",
+        "other_field_errors",
+        "other_fields",
+    ]
     per[fill] = per[fill].fillna(0).astype(int)
     per["failed_bid_rate"] = per["failed_bids"] / per["judged_bids"].replace(0, np.nan)
     failures = per["failed_bids"] + per["self_field_errors"] + per["other_field_errors"]
     actions = per["judged_bids"] + per["self_fields"] + per["other_fields"]
     per["cfr"] = failures / actions.replace(0, np.nan)
     answers = decisions[decisions["phase"].isin(list(TAGS))]
-    per = per.join([counts(answers[answers["kind"] == "format"], "format_failures"),
-                    counts(answers, "answers")])
+    per = per.join(
+        [
+            counts(answers[answers["kind"] == "format"], "format_failures"),
+            counts(answers, "answers"),
+        ]
+    )
     per[["format_failures", "answers"]] = per[["format_failures", "answers"]].fillna(0).astype(int)
     per["format_failure_rate"] = per["format_failures"] / per["answers"].replace(0, np.nan)
-    for event, name in (("forced_withdrawal", "forced_withdrawals"), ("belief_corrected", "beliefs_corrected")):
-        per = per.join(counts(events[events["event"] == event], name)) if len(events) else per.assign(**{name: 0})
+    for event, name in (
+        ("forced_withdrawal", "forced_withdrawals"),
+        ("belief_corrected", "beliefs_corrected"),
+    ):
+        per = (
+            per.join(counts(events[events["event"] == event], name))
+            if len(events)
+            else per.assign(**{name: 0})
+        )
         per[name] = per[name].fillna(0).astype(int)
 
     valid_bids = _bid_increments(bids, items)
@@ -199,28 +284,46 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
     n_bidders = valid_bids.groupby(["episode_id", "step"])["agent_id"].nunique().rename("n_bidders")
     eng = agents[["episode_id", "agent_id", "name", "role"]].merge(
         items[["episode_id", "step", "item", "start_price", "true_value", "winner", "price"]],
-        on="episode_id")
-    eng = eng.join(n_bids, on=["episode_id", "agent_id", "step"]).join(n_bidders, on=["episode_id", "step"])
+        on="episode_id",
+    )
+    eng = eng.join(n_bids, on=["episode_id", "agent_id", "step"]).join(
+        n_bidders, on=["episode_id", "step"]
+    )
     eng[["n_bids", "n_bidders"]] = eng[["n_bids", "n_bidders"]].fillna(0).astype(int)
     eng["won"] = (eng["winner"] == eng["agent_id"]).astype(int)
     eng["profit"] = np.where(eng["won"] == 1, eng["true_value"] - eng["price"], 0.0)
     initial = plans[plans["step"] == 0].set_index(["episode_id", "agent_id", "item"])["priority"]
     current = plans.set_index(["episode_id", "agent_id", "step", "item"])["priority"]
     eng["priority_initial"] = initial.reindex(
-        pd.MultiIndex.from_frame(eng[["episode_id", "agent_id", "item"]])).to_numpy()
+        pd.MultiIndex.from_frame(eng[["episode_id", "agent_id", "item"]])
+    ).to_numpy()
     eng["priority_current"] = current.reindex(
-        pd.MultiIndex.from_frame(eng[["episode_id", "agent_id", "step", "item"]])).to_numpy()
+        pd.MultiIndex.from_frame(eng[["episode_id", "agent_id", "step", "item"]])
+    ).to_numpy()
     eng = eng.join(plan_modes(plans), on=KEY).merge(cell, on="episode_id")
 
     spearman = _priority_spearman(eng)
-    bids_frame = valid_bids[["episode_id", "step", "round", "agent_id", "bid", "bip", "bip_range"]].merge(
-        agents[["episode_id", "agent_id", "name"]], on=KEY).merge(cell, on="episode_id")
+    bids_frame = (
+        valid_bids[["episode_id", "step", "round", "agent_id", "bid", "bip", "bip_range"]]
+        .merge(agents[["episode_id", "agent_id", "name"]], on=KEY)
+        .merge(cell, on="episode_id")
+    )
     position = items.set_index(["episode_id", "item"])["step"].rename("position")
-    plan_frame = plans.join(position, on=["episode_id", "item"]).merge(
-        agents[["episode_id", "agent_id", "name"]], on=KEY).merge(cell, on="episode_id")
-    return {"agents": agent_rows, "engagement": eng, "bids": bids_frame, "spearman": spearman,
-            "plans": plan_frame,
-            "states": states.merge(agents[["episode_id", "agent_id", "name"]], on=KEY).merge(cell, on="episode_id")}
+    plan_frame = (
+        plans.join(position, on=["episode_id", "item"])
+        .merge(agents[["episode_id", "agent_id", "name"]], on=KEY)
+        .merge(cell, on="episode_id")
+    )
+    return {
+        "agents": agent_rows,
+        "engagement": eng,
+        "bids": bids_frame,
+        "spearman": spearman,
+        "plans": plan_frame,
+        "states": states.merge(agents[["episode_id", "agent_id", "name"]], on=KEY).merge(
+            cell, on="episode_id"
+        ),
+    }
 
 
 def _priority_spearman(eng: pd.DataFrame) -> pd.DataFrame:
@@ -230,11 +333,30 @@ def _priority_spearman(eng: pd.DataFrame) -> pd.DataFrame:
     from marketarena.stats import cluster_bootstrap_spearman
 
     rows = []
-    for name, g in eng[eng["priority_initial"].notna() | eng["priority_current"].notna()].groupby("name"):
+    for name, g in eng[eng["priority_initial"].notna() | eng["priority_current"].notna()].groupby(
+        "name"
+    ):
         for plan in ("initial", "current"):
             for target, label in (("n_bids", "engagement"), ("won", "win")):
-                r = cluster_bootstrap_spearman(g, f"priority_{plan}", target, "episode_id",
-                                               n_boot=200, seed=0, level=0.95, n_perm=0)
-                rows.append({"name": name, "plan": plan, "with": label, "rho": r["rho"],
-                             "lo": r["lo"], "hi": r["hi"], "n": r["n"]})
+                r = cluster_bootstrap_spearman(
+                    g,
+                    f"priority_{plan}",
+                    target,
+                    "episode_id",
+                    n_boot=200,
+                    seed=0,
+                    level=0.95,
+                    n_perm=0,
+                )
+                rows.append(
+                    {
+                        "name": name,
+                        "plan": plan,
+                        "with": label,
+                        "rho": r["rho"],
+                        "lo": r["lo"],
+                        "hi": r["hi"],
+                        "n": r["n"],
+                    }
+                )
     return pd.DataFrame(rows, columns=["name", "plan", "with", "rho", "lo", "hi", "n"])

@@ -61,16 +61,28 @@ Rate = Callable[[pd.DataFrame], pd.DataFrame]
 def _rating_bars(ax, agents: pd.DataFrame, rate: Rate, colour) -> None:
     board = rate(agents).sort_values("player", kind="stable")
     x = np.arange(len(board))
-    ax.bar(x, board["mu"], color=[colour(p) for p in board["player"]],
-           yerr=[board["mu"] - board["mu_lo"], board["mu_hi"] - board["mu"]], capsize=3)
+    ax.bar(
+        x,
+        board["mu"],
+        color=[colour(p) for p in board["player"]],
+        yerr=[board["mu"] - board["mu_lo"], board["mu_hi"] - board["mu"]],
+        capsize=3,
+    )
     ax.set_xticks(x, board["player"], rotation=45, ha="right", fontsize=7)
 
 
 def trueskill_by_cell(agents: pd.DataFrame, path: Path, rate: Rate, passes: int) -> Path:
     apply_theme()
     budgets, orders = sorted(agents["budget"].unique()), sorted(agents["order"].unique())
-    fig, axes = plt.subplots(len(budgets), len(orders), figsize=(3.4 * len(orders), 3.0 * len(budgets)),
-                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(budgets),
+        len(orders),
+        figsize=(3.4 * len(orders), 3.0 * len(budgets)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
     palette = agent_palette(agents["name"])
     for r, budget in enumerate(budgets):
         for c, order in enumerate(orders):
@@ -80,50 +92,81 @@ def trueskill_by_cell(agents: pd.DataFrame, path: Path, rate: Rate, passes: int)
                 no_data(ax)
                 continue
             _rating_bars(ax, sub, rate, palette.__getitem__)
-            ax.set_title(f"${budget:,.0f}, {order} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
+            ax.set_title(
+                f"${budget:,.0f}, {order} ({sub['episode_id'].nunique()} auctions)", fontsize=9
+            )
             ax.label_outer()
         axes[r, 0].set_ylabel("TrueSkill mu")
-    fig.suptitle(f"Figure 2: TrueSkill by profit per budget and item order (median of {passes} "
-                 f"passes, {CONFIDENCE:.0%} bootstrap interval over auctions)", fontsize=10)
+    fig.suptitle(
+        f"Figure 2: TrueSkill by profit per budget and item order (median of {passes} "
+        f"passes, {CONFIDENCE:.0%} bootstrap interval over auctions)",
+        fontsize=10,
+    )
     return save(fig, path)
 
 
 def _pooled(agents: pd.DataFrame) -> pd.DataFrame:
-    s = agents.groupby("name")[["failed_bids", "judged_bids", "self_field_errors", "self_fields",
-                                "other_field_errors", "other_fields", "failed_under_minimum",
-                                "failed_over_budget", "format_failures", "answers"]].sum()
+    s = agents.groupby("name")[
+        [
+            "failed_bids",
+            "judged_bids",
+            "self_field_errors",
+            "self_fields",
+            "other_field_errors",
+            "other_fields",
+            "failed_under_minimum",
+            "failed_over_budget",
+            "format_failures",
+            "answers",
+        ]
+    ].sum()
     div = lambda a, b: 100 * s[a] / s[b].replace(0, np.nan)  # noqa: E731
-    return pd.DataFrame({
-        "failed bids": div("failed_bids", "judged_bids"),
-        "self belief errors": div("self_field_errors", "self_fields"),
-        "other belief errors": div("other_field_errors", "other_fields"),
-        "CFR": 100 * (s["failed_bids"] + s["self_field_errors"] + s["other_field_errors"])
-        / (s["judged_bids"] + s["self_fields"] + s["other_fields"]).replace(0, np.nan),
-        "under the minimum": div("failed_under_minimum", "judged_bids"),
-        "over the budget": div("failed_over_budget", "judged_bids"),
-        "format failures": div("format_failures", "answers"),
-    })
+    return pd.DataFrame(
+        {
+            "failed bids": div("failed_bids", "judged_bids"),
+            "self belief errors": div("self_field_errors", "self_fields"),
+            "other belief errors": div("other_field_errors", "other_fields"),
+            "CFR": 100
+            * (s["failed_bids"] + s["self_field_errors"] + s["other_field_errors"])
+            / (s["judged_bids"] + s["self_fields"] + s["other_fields"]).replace(0, np.nan),
+            "under the minimum": div("failed_under_minimum", "judged_bids"),
+            "over the budget": div("failed_over_budget", "judged_bids"),
+            "format failures": div("format_failures", "answers"),
+        }
+    )
 
 
 def errors(agents: pd.DataFrame, path: Path) -> Path:
     apply_theme()
     rates = _pooled(agents)
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), layout="constrained")
-    for ax, cols, title in ((axes[0], ["failed bids", "self belief errors", "other belief errors", "CFR"],
-                             "(a) the seed's rates"),
-                            (axes[1], ["under the minimum", "over the budget", "format failures"],
-                             "(b) failed bids by kind; format failures")):
+    for ax, cols, title in (
+        (
+            axes[0],
+            ["failed bids", "self belief errors", "other belief errors", "CFR"],
+            "(a) the seed's rates",
+        ),
+        (
+            axes[1],
+            ["under the minimum", "over the budget", "format failures"],
+            "(b) failed bids by kind; format failures",
+        ),
+    ):
         x = np.arange(len(rates))
         width = 0.8 / len(cols)
         for k, col in enumerate(cols):
-            ax.bar(x + (k - (len(cols) - 1) / 2) * width, rates[col].fillna(0), width=width, label=col)
+            ax.bar(
+                x + (k - (len(cols) - 1) / 2) * width, rates[col].fillna(0), width=width, label=col
+            )
         ax.set_xticks(x, rates.index, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("%")
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Figure 3: error rates pooled over {agents['episode_id'].nunique()} auctions "
-                 "(failed bids: of bid answers; belief errors: of checked fields; format: of answers)",
-                 fontsize=10)
+    fig.suptitle(
+        f"Figure 3: error rates pooled over {agents['episode_id'].nunique()} auctions "
+        "(failed bids: of bid answers; belief errors: of checked fields; format: of answers)",
+        fontsize=10,
+    )
     return save(fig, path)
 
 
@@ -133,9 +176,15 @@ def priorities(plans: pd.DataFrame, path: Path, budget: float) -> Path:
     sub = plans[(plans["budget"] == budget) & plans["priority"].notna()]
     names = sorted(sub["name"].unique())
     orders = [o for o in ORDERS if o in set(sub["order"])]
-    fig, axes = plt.subplots(max(len(orders), 1), max(len(names), 1),
-                             figsize=(2.6 * max(len(names), 1), 2.8 * max(len(orders), 1)),
-                             squeeze=False, sharex=True, sharey=True, layout="constrained")
+    fig, axes = plt.subplots(
+        max(len(orders), 1),
+        max(len(names), 1),
+        figsize=(2.6 * max(len(names), 1), 2.8 * max(len(orders), 1)),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+        layout="constrained",
+    )
     if not orders or not names:
         no_data(axes[0, 0], "no plans in ascending or descending auctions")
         return save(fig, path)
@@ -144,11 +193,15 @@ def priorities(plans: pd.DataFrame, path: Path, budget: float) -> Path:
         for c, name in enumerate(names):
             ax = axes[r, c]
             cell = sub[(sub["order"] == order) & (sub["name"] == name)]
-            grid = cell.pivot_table(index="step", columns="position", values="priority", aggfunc="mean")
+            grid = cell.pivot_table(
+                index="step", columns="position", values="priority", aggfunc="mean"
+            )
             if grid.empty:
                 no_data(ax)
                 continue
-            im = ax.imshow(grid.to_numpy(dtype=float), vmin=1, vmax=3, cmap="viridis", aspect="auto")
+            im = ax.imshow(
+                grid.to_numpy(dtype=float), vmin=1, vmax=3, cmap="viridis", aspect="auto"
+            )
             ax.grid(False)
             ax.set_xticks(range(grid.shape[1]), [str(int(c) + 1) for c in grid.columns], fontsize=6)
             ax.set_yticks(range(grid.shape[0]), [str(int(r) + 1) for r in grid.index], fontsize=6)
@@ -158,8 +211,10 @@ def priorities(plans: pd.DataFrame, path: Path, budget: float) -> Path:
             ax.label_outer()
     if im is not None:
         fig.colorbar(im, ax=axes, shrink=0.6, label="mean priority")
-    fig.suptitle(f"Figure 4: priorities in the plan in force before each item, budget ${budget:,.0f}",
-                 fontsize=10)
+    fig.suptitle(
+        f"Figure 4: priorities in the plan in force before each item, budget ${budget:,.0f}",
+        fontsize=10,
+    )
     return save(fig, path)
 
 
@@ -167,8 +222,14 @@ def profit_bids(eng: pd.DataFrame, path: Path) -> Path:
     apply_theme()
     budgets = sorted(eng["budget"].unique())
     orders = [o for o in ORDERS if o in set(eng["order"])]
-    fig, axes = plt.subplots(len(budgets), max(len(orders), 1), figsize=(5 * max(len(orders), 1),
-                             3.2 * len(budgets)), squeeze=False, sharey="row", layout="constrained")
+    fig, axes = plt.subplots(
+        len(budgets),
+        max(len(orders), 1),
+        figsize=(5 * max(len(orders), 1), 3.2 * len(budgets)),
+        squeeze=False,
+        sharey="row",
+        layout="constrained",
+    )
     palette = agent_palette(eng["name"])
     if not orders:
         no_data(axes[0, 0], "no ascending or descending auctions")
@@ -181,8 +242,14 @@ def profit_bids(eng: pd.DataFrame, path: Path) -> Path:
             profit = sub[sub["won"] == 1].groupby(["name", "start_price"])["profit"].mean()
             g = pd.DataFrame({"bids": bids, "profit": profit}).dropna().reset_index()
             for name, h in g.groupby("name"):
-                ax.scatter(h["start_price"], h["profit"], s=20 + 40 * h["bids"], alpha=0.55,
-                           color=palette[name], label=name)
+                ax.scatter(
+                    h["start_price"],
+                    h["profit"],
+                    s=20 + 40 * h["bids"],
+                    alpha=0.55,
+                    color=palette[name],
+                    label=name,
+                )
             ax.axhline(0, color="0.6", lw=0.8)
             ax.set_title(f"${budget:,.0f}, {order} start prices", fontsize=9)
             ax.set_xlabel("start price ($)")
@@ -190,8 +257,10 @@ def profit_bids(eng: pd.DataFrame, path: Path) -> Path:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside right upper", fontsize=7)
-    fig.suptitle("Figure 5: profit per item won by start price (circle area: mean bids on the item)",
-                 fontsize=10)
+    fig.suptitle(
+        "Figure 5: profit per item won by start price (circle area: mean bids on the item)",
+        fontsize=10,
+    )
     return save(fig, path)
 
 
@@ -199,7 +268,9 @@ def bip(bids: pd.DataFrame, path: Path, labels: Sequence[str]) -> Path:
     """``labels``: the brackets of ``bids["bip_range"]``, in their order."""
     apply_theme()
     labels = list(labels)
-    shares = pd.crosstab(bids["name"], bids["bip_range"], normalize="index").reindex(columns=labels, fill_value=0)
+    shares = pd.crosstab(bids["name"], bids["bip_range"], normalize="index").reindex(
+        columns=labels, fill_value=0
+    )
     fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(shares), 1) + 1.5), layout="constrained")
     if shares.empty:
         no_data(ax)
@@ -218,18 +289,32 @@ def bip(bids: pd.DataFrame, path: Path, labels: Sequence[str]) -> Path:
 def ablation(agents: pd.DataFrame, path: Path, rate: Rate) -> Path:
     apply_theme()
     budgets = sorted(agents["budget"].unique())
-    fig, axes = plt.subplots(1, len(budgets), figsize=(3.6 * len(budgets), 3.4), sharey=True,
-                             squeeze=False, layout="constrained")
-    mode = agents.groupby("name")["plan_mode"].agg(lambda m: m.mode().iat[0] if len(m.mode()) else "none")
+    fig, axes = plt.subplots(
+        1,
+        len(budgets),
+        figsize=(3.6 * len(budgets), 3.4),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    mode = agents.groupby("name")["plan_mode"].agg(
+        lambda m: m.mode().iat[0] if len(m.mode()) else "none"
+    )
     for ax, budget in zip(axes[0], budgets):
         sub = agents[agents["budget"] == budget]
         _rating_bars(ax, sub, rate, lambda p: MODE_COLOURS.get(mode.get(p, "none"), "0.5"))
         ax.set_title(f"${budget:,.0f} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
     axes[0, 0].set_ylabel("TrueSkill mu")
-    fig.legend(handles=[Patch(color=c, label=m) for m, c in MODE_COLOURS.items()], title="plan",
-               fontsize=7, loc="outside right upper")
-    fig.suptitle("Figure 7: TrueSkill by profit per budget, by plan mode (adaptive / static / none)",
-                 fontsize=10)
+    fig.legend(
+        handles=[Patch(color=c, label=m) for m, c in MODE_COLOURS.items()],
+        title="plan",
+        fontsize=7,
+        loc="outside right upper",
+    )
+    fig.suptitle(
+        "Figure 7: TrueSkill by profit per budget, by plan mode (adaptive / static / none)",
+        fontsize=10,
+    )
     return save(fig, path)
 
 
@@ -237,8 +322,14 @@ def bidders_profit(eng: pd.DataFrame, path: Path) -> Path:
     apply_theme()
     won = eng[eng["won"] == 1]
     budgets = sorted(eng["budget"].unique())
-    fig, axes = plt.subplots(1, len(budgets), figsize=(4.2 * len(budgets), 3.4), sharey=True,
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        1,
+        len(budgets),
+        figsize=(4.2 * len(budgets), 3.4),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
     palette = agent_palette(eng["name"])
     for ax, budget in zip(axes[0], budgets):
         sub = won[won["budget"] == budget]
@@ -246,10 +337,23 @@ def bidders_profit(eng: pd.DataFrame, path: Path) -> Path:
             no_data(ax)
             continue
         for name, g in sub.groupby("name"):
-            m = pd.DataFrame([(n, *bootstrap_mean_ci(h["profit"].to_numpy(), n_boot=1000, seed=0))
-                              for n, h in g.groupby("n_bidders")], columns=["n", "mean", "lo", "hi"])
-            ax.errorbar(m["n"], m["mean"], yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
-                        marker="o", capsize=3, lw=1.2, color=palette[name], label=name)
+            m = pd.DataFrame(
+                [
+                    (n, *bootstrap_mean_ci(h["profit"].to_numpy(), n_boot=1000, seed=0))
+                    for n, h in g.groupby("n_bidders")
+                ],
+                columns=["n", "mean", "lo", "hi"],
+            )
+            ax.errorbar(
+                m["n"],
+                m["mean"],
+                yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
+                marker="o",
+                capsize=3,
+                lw=1.2,
+                color=palette[name],
+                label=name,
+            )
         ax.axhline(0, color="0.6", lw=0.8)
         ax.set_xticks(sorted(set(won["n_bidders"])))
         ax.set_xlabel("bidders that bid on the item")
@@ -258,8 +362,11 @@ def bidders_profit(eng: pd.DataFrame, path: Path) -> Path:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside right upper", fontsize=7)
-    fig.suptitle(f"Profit by the number of bidders on the item (means, {CONFIDENCE:.0%} "
-                 "bootstrap intervals over the items won)", fontsize=10)
+    fig.suptitle(
+        f"Profit by the number of bidders on the item (means, {CONFIDENCE:.0%} "
+        "bootstrap intervals over the items won)",
+        fontsize=10,
+    )
     return save(fig, path)
 
 
@@ -275,8 +382,14 @@ def objectives(eng: pd.DataFrame, objective: dict[str, str | None], path: Path) 
     won = eng[eng["won"] == 1].assign(objective=lambda e: e["name"].map(objective))
     won = won[won["objective"].isin(list(OBJECTIVE_COLOURS))]
     budgets = sorted(eng["budget"].unique())
-    fig, axes = plt.subplots(1, max(len(budgets), 1), figsize=(4.2 * max(len(budgets), 1), 3.4),
-                             sharex=True, squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        1,
+        max(len(budgets), 1),
+        figsize=(4.2 * max(len(budgets), 1), 3.4),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
     groups = {o: sorted(n for n, v in objective.items() if v == o) for o in OBJECTIVE_COLOURS}
     if won.empty:
         no_data(axes[0, 0], "no item won by a bidder with a stated objective")
@@ -288,8 +401,14 @@ def objectives(eng: pd.DataFrame, objective: dict[str, str | None], path: Path) 
             bids = sub.loc[sub["objective"] == goal, "price"].to_numpy(dtype=float)
             if not len(bids):
                 continue
-            ax.hist(bids, bins=bins, density=True, alpha=0.35, color=colour,
-                    label=f"{OBJECTIVE_LABELS[goal]} ({len(bids)} items won)")
+            ax.hist(
+                bids,
+                bins=bins,
+                density=True,
+                alpha=0.35,
+                color=colour,
+                label=f"{OBJECTIVE_LABELS[goal]} ({len(bids)} items won)",
+            )
             if len(bids) > 1 and np.ptp(bids) > 0:
                 grid = np.linspace(bins[0], bins[-1], 200)
                 ax.plot(grid, gaussian_kde(bids)(grid), color=colour, lw=1.3)
@@ -298,16 +417,23 @@ def objectives(eng: pd.DataFrame, objective: dict[str, str | None], path: Path) 
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel("density")
     who = "; ".join(f"{OBJECTIVE_LABELS[o]}: {', '.join(n) or 'none'}" for o, n in groups.items())
-    fig.suptitle(f"Figure 8: winning bids of profit bidders and item bidders (histogram and KDE)\n"
-                 f"{who}", fontsize=9)
+    fig.suptitle(
+        f"Figure 8: winning bids of profit bidders and item bidders (histogram and KDE)\n{who}",
+        fontsize=9,
+    )
     return save(fig, path)
 
 
 def budget_profit(states: pd.DataFrame, path: Path) -> Path:
     apply_theme()
     budgets = sorted(states["budget"].unique())
-    fig, axes = plt.subplots(1, max(len(budgets), 1), figsize=(4.6 * max(len(budgets), 1), 3.4),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        1,
+        max(len(budgets), 1),
+        figsize=(4.6 * max(len(budgets), 1), 3.4),
+        squeeze=False,
+        layout="constrained",
+    )
     palette = agent_palette(states["name"])
     for ax, budget in zip(axes[0], budgets):
         sub = states[states["budget"] == budget]
@@ -327,51 +453,95 @@ def budget_profit(states: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
-def tables(spearman: pd.DataFrame, board: pd.DataFrame, agents: pd.DataFrame, tables_dir: Path,
-           instance: str) -> list[Path]:
+def tables(
+    spearman: pd.DataFrame,
+    board: pd.DataFrame,
+    agents: pd.DataFrame,
+    tables_dir: Path,
+    instance: str,
+) -> list[Path]:
     cols = [(p, w) for p in ("initial", "current") for w in ("engagement", "win")]
     rho = spearman.pivot_table(index="name", columns=["plan", "with"], values="rho", dropna=False)
-    ci = spearman.assign(ci=[f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "-"
-                             for lo, hi in zip(spearman["lo"], spearman["hi"])]).pivot_table(
-        index="name", columns=["plan", "with"], values="ci", aggfunc="first", dropna=False)
+    ci = spearman.assign(
+        ci=[
+            f"[{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "-"
+            for lo, hi in zip(spearman["lo"], spearman["hi"])
+        ]
+    ).pivot_table(
+        index="name", columns=["plan", "with"], values="ci", aggfunc="first", dropna=False
+    )
     table = pd.DataFrame(index=rho.index)
     for p, w in cols:
         if (p, w) in rho.columns:
             table[f"rho_{p}_{w}"] = rho[(p, w)]
             table[f"ci_{p}_{w}"] = ci[(p, w)]
     planless = sorted(set(agents["name"]) - set(spearman["name"]))
-    caption = ("Table 1: Spearman correlation of an item's priority (initial plan r(1), and the plan "
-               "in force before the item r(j)) with the bidder's engagement (valid bids) and winning, "
-               "pooled over auctions, 95% cluster bootstrap intervals; a constant plan has none (-)."
-               + (f" Without a plan, left out: {', '.join(planless)}." if planless else ""))
+    caption = (
+        "Table 1: Spearman correlation of an item's priority (initial plan r(1), and the plan "
+        "in force before the item r(j)) with the bidder's engagement (valid bids) and winning, "
+        "pooled over auctions, 95% cluster bootstrap intervals; a constant plan has none (-)."
+        + (f" Without a plan, left out: {', '.join(planless)}." if planless else "")
+    )
     out = list(write_frame(table.reset_index(), tables_dir / f"{instance}_table1", caption))
-    shown = ["rank", "name", "role", "plan_mode", "mu", "mu_lo", "mu_hi", "sigma", "episodes",
-             "profit_mean", "profit_lo", "profit_hi", "items_won", "failed_bid_rate", "self_error_rate",
-             "other_error_rate", "cfr", "format_failure_rate", "mean_bip"]
-    caption = ("Board: TrueSkill by profit, mu the median over shuffled passes with the 95% bootstrap "
-               "interval over auctions of that median (mu_lo, mu_hi); mean profit per auction with its "
-               "95% interval; error rates as the seed defines them, means over auctions.")
-    out += write_frame(board[[c for c in shown if c in board.columns]], tables_dir / f"{instance}_board",
-                       caption)
+    shown = [
+        "rank",
+        "name",
+        "role",
+        "plan_mode",
+        "mu",
+        "mu_lo",
+        "mu_hi",
+        "sigma",
+        "episodes",
+        "profit_mean",
+        "profit_lo",
+        "profit_hi",
+        "items_won",
+        "failed_bid_rate",
+        "self_error_rate",
+        "other_error_rate",
+        "cfr",
+        "format_failure_rate",
+        "mean_bip",
+    ]
+    caption = (
+        "Board: TrueSkill by profit, mu the median over shuffled passes with the 95% bootstrap "
+        "interval over auctions of that median (mu_lo, mu_hi); mean profit per auction with its "
+        "95% interval; error rates as the seed defines them, means over auctions."
+    )
+    out += write_frame(
+        board[[c for c in shown if c in board.columns]], tables_dir / f"{instance}_board", caption
+    )
     return out
 
 
-def draw_all(frames: dict[str, pd.DataFrame], board: pd.DataFrame, figures_dir: Path,
-             tables_dir: Path, instance: str, passes: int, rate: Rate,
-             bip_labels: Sequence[str], objective: dict[str, str | None] | None = None
-             ) -> list[Path]:
+def draw_all(
+    frames: dict[str, pd.DataFrame],
+    board: pd.DataFrame,
+    figures_dir: Path,
+    tables_dir: Path,
+    instance: str,
+    passes: int,
+    rate: Rate,
+    bip_labels: Sequence[str],
+    objective: dict[str, str | None] | None = None,
+) -> list[Path]:
     """Every figure and table of the module docstring. ``rate``: the ratings of a subset of
     auctions (:data:`Rate`) over ``passes`` passes; ``bip_labels``: the BIP brackets in their
     order; ``objective``: roster name -> the objective it bids for (None: none stated)."""
     eng, plans, agents = frames["engagement"], frames["plans"], frames["agents"]
-    return [trueskill_by_cell(agents, figures_dir / "fig2_trueskill.png", rate, passes),
-            errors(agents, figures_dir / "fig3_errors.png"),
-            *[priorities(plans, figures_dir / f"fig4_priorities_{int(b)}.png", b)
-              for b in sorted(plans["budget"].unique())],
-            profit_bids(eng, figures_dir / "fig5_profit_bids.png"),
-            bip(frames["bids"], figures_dir / "fig6_bip.png", bip_labels),
-            ablation(agents, figures_dir / "fig7_ablation.png", rate),
-            objectives(eng, objective or {}, figures_dir / "fig8_objectives.png"),
-            bidders_profit(eng, figures_dir / "fig_profit_by_bidders.png"),
-            budget_profit(frames["states"], figures_dir / "fig_budget_profit.png"),
-            *tables(frames["spearman"], board, agents, tables_dir, instance)]
+    return [
+        trueskill_by_cell(agents, figures_dir / "fig2_trueskill.png", rate, passes),
+        errors(agents, figures_dir / "fig3_errors.png"),
+        *[
+            priorities(plans, figures_dir / f"fig4_priorities_{int(b)}.png", b)
+            for b in sorted(plans["budget"].unique())
+        ],
+        profit_bids(eng, figures_dir / "fig5_profit_bids.png"),
+        bip(frames["bids"], figures_dir / "fig6_bip.png", bip_labels),
+        ablation(agents, figures_dir / "fig7_ablation.png", rate),
+        objectives(eng, objective or {}, figures_dir / "fig8_objectives.png"),
+        bidders_profit(eng, figures_dir / "fig_profit_by_bidders.png"),
+        budget_profit(frames["states"], figures_dir / "fig_budget_profit.png"),
+        *tables(frames["spearman"], board, agents, tables_dir, instance),
+    ]

@@ -41,14 +41,24 @@ class LemonAnalysis(MarketAnalysis):
         """Bids per step of the configuration with K = 0, per (reputation visibility, buyer group):
         the mean over ``reference_episodes`` episodes (seeds from (seed, 10**6 + i)), LLM seats
         played by the scripted ``reputation`` buyer."""
-        stand_in = RosterEntry(name=REFERENCE_STAND_IN, kind="baseline", strategy=REFERENCE_STAND_IN)
-        roster = [e if e.kind == "baseline" else stand_in.model_copy(update={"name": e.name})
-                  for e in mp.roster]
+        stand_in = RosterEntry(
+            name=REFERENCE_STAND_IN, kind="baseline", strategy=REFERENCE_STAND_IN
+        )
+        roster = [
+            e if e.kind == "baseline" else stand_in.model_copy(update={"name": e.name})
+            for e in mp.roster
+        ]
         volumes = {}
         for rep in mp.reputation_visible:
             for group in mp.buyer_groups:
-                ref = mp.model_copy(update={"sybil": [0], "reputation_visible": [rep],
-                                            "buyer_groups": [group], "roster": roster})
+                ref = mp.model_copy(
+                    update={
+                        "sybil": [0],
+                        "reputation_visible": [rep],
+                        "buyer_groups": [group],
+                        "roster": roster,
+                    }
+                )
                 bids = []
                 for i in range(mp.reference_episodes):
                     spec = self.rules.episode(ref, 0)
@@ -58,14 +68,20 @@ class LemonAnalysis(MarketAnalysis):
                     b = play_episode(market, agents, spec.seed).tables["bids"]
                     bids.append((b["decision"] == "bid").sum() / mp.steps)
                 volumes[reference_key(rep, "+".join(group))] = float(np.mean(bids))
-        return {"volume_k0": volumes, "episodes": mp.reference_episodes,
-                "stand_in_for_llm_seats": REFERENCE_STAND_IN}
+        return {
+            "volume_k0": volumes,
+            "episodes": mp.reference_episodes,
+            "stand_in_for_llm_seats": REFERENCE_STAND_IN,
+        }
 
     # ------------------------------------------------------------------ metrics
     def compute_metrics(self, reader, mp: LemonParams, data_dir: Path) -> dict[str, pd.DataFrame]:
-        volume = json.loads(summary_path(data_dir, mp.instance).read_text())["reference"]["volume_k0"]
-        return lemon_metrics.compute(reader, mp.eas, volume, {t: mp.tier_value(t) for t in TIERS},
-                                     mp.surplus_anchors())
+        volume = json.loads(summary_path(data_dir, mp.instance).read_text())["reference"][
+            "volume_k0"
+        ]
+        return lemon_metrics.compute(
+            reader, mp.eas, volume, {t: mp.tier_value(t) for t in TIERS}, mp.surplus_anchors()
+        )
 
     # ------------------------------------------------------------------ boards
     def leaderboard(self, agents: pd.DataFrame, mp: LemonParams, ratings, stats) -> pd.DataFrame:
@@ -76,8 +92,10 @@ class LemonAnalysis(MarketAnalysis):
         from marketarena.ratings import leaderboard
 
         boards = []
-        for role, rows in (("buyer", agents[agents["role"] == "buyer"]),
-                           ("seller", agents[agents["role"].isin(["honest", "principal"])])):
+        for role, rows in (
+            ("buyer", agents[agents["role"] == "buyer"]),
+            ("seller", agents[agents["role"].isin(["honest", "principal"])]),
+        ):
             if rows["name"].nunique() == 0:
                 continue
             seat_score = "mean" if role == "buyer" else "sum"
@@ -88,8 +106,9 @@ class LemonAnalysis(MarketAnalysis):
             boards.append(board)
         return pd.concat(boards, ignore_index=True)
 
-    def buyer_board(self, board: pd.DataFrame, rows: pd.DataFrame, mp: LemonParams,
-                    stats) -> pd.DataFrame:
+    def buyer_board(
+        self, board: pd.DataFrame, rows: pd.DataFrame, mp: LemonParams, stats
+    ) -> pd.DataFrame:
         """The buyers' board (TrueSkill by total surplus, ``board``) completed from their seats
         (``rows``): TrueSkill when kinds share episodes; in cells of one buyer kind they never
         meet, so kinds are ranked by the mean EAS of their episodes; buyers carry their EAS
@@ -98,8 +117,9 @@ class LemonAnalysis(MarketAnalysis):
         (``metrics.eas.eas_board``)."""
         from marketarena.metrics.eas import eas_board
 
-        board = board.merge(eas_board(rows, mp.eas, stats.n_boot, stats.seed), on="name",
-                            how="left")
+        board = board.merge(
+            eas_board(rows, mp.eas, stats.n_boot, stats.seed), on="name", how="left"
+        )
         if board["mu"].isna().all():  # buyer kinds never met: rank by EAS
             board = board.sort_values("eas_mean", ascending=False, kind="stable")
             board["rank"] = range(1, len(board) + 1)
@@ -118,8 +138,9 @@ class LemonAnalysis(MarketAnalysis):
         return buyers, "score", "mean"
 
     # ------------------------------------------------------------------ figures
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: LemonParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp: LemonParams, instance: str
+    ) -> list[Path]:
         from marketarena.markets.lemon.analysis import plots
 
         frames = read_metrics(metrics_dir, self.FIGURE_FRAMES)

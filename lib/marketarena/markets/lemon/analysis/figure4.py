@@ -21,16 +21,20 @@ SERIES = ("sybil_revenue_share", "bids", "passes", "honest_reputation", "sybil_r
 CELL = ["sybil", "reputation_visible", "buyer_group"]
 
 
-def series(listings: pd.DataFrame, bids: pd.DataFrame, reputation: pd.DataFrame,
-           setting: pd.DataFrame) -> pd.DataFrame:
+def series(
+    listings: pd.DataFrame, bids: pd.DataFrame, reputation: pd.DataFrame, setting: pd.DataFrame
+) -> pd.DataFrame:
     """The per-step series of every episode in the tables (each with an ``episode_id``)."""
     key = ["episode_id", "step"]
     sold = listings[listings["sold"]]
     revenue = sold.groupby(key)["price"].sum()
     sybil = sold[sold["kind"] == "sybil"].groupby(key)["price"].sum()
-    out = pd.DataFrame({
-        "bids": bids["decision"].eq("bid").groupby([bids["episode_id"], bids["step"]]).sum(),
-        "passes": bids["decision"].eq("pass").groupby([bids["episode_id"], bids["step"]]).sum()})
+    out = pd.DataFrame(
+        {
+            "bids": bids["decision"].eq("bid").groupby([bids["episode_id"], bids["step"]]).sum(),
+            "passes": bids["decision"].eq("pass").groupby([bids["episode_id"], bids["step"]]).sum(),
+        }
+    )
     share = sybil.reindex(revenue.index, fill_value=0.0) / revenue.where(revenue > 0)
     out["sybil_revenue_share"] = share.reindex(out.index).fillna(0.0)
     active = reputation[reputation["active"].astype(bool)]
@@ -51,14 +55,16 @@ def sweep(rules, mp, seeds: int) -> pd.DataFrame:
     from marketarena.core.rules import EpisodeSpec
     from marketarena.core.runner import play_episode
 
-    tables: dict[str, list[pd.DataFrame]] = {n: [] for n in ("listings", "bids", "reputation",
-                                                               "setting")}
+    tables: dict[str, list[pd.DataFrame]] = {
+        n: [] for n in ("listings", "bids", "reputation", "setting")
+    }
     cells = len(mp.cells)
     for run in range(cells * seeds):
         spec = rules.episode(mp, run % cells)
         seed = int(np.random.SeedSequence([mp.seed, 2 * 10**6 + run]).generate_state(1)[0])
-        spec = EpisodeSpec(f"sweep-{run % cells}-{run // cells}", run, seed, spec.seats,
-                           spec.setting)
+        spec = EpisodeSpec(
+            f"sweep-{run % cells}-{run // cells}", run, seed, spec.seats, spec.setting
+        )
         market, agents, _ = rules.build_episode(mp, None, spec)
         result = play_episode(market, agents, spec.seed).tables
         for name in tables:

@@ -69,8 +69,14 @@ import pandas as pd
 from marketarena.core.reader import EpisodeReader
 from marketarena.metrics.eas import COMPONENTS, EASParams, fixed_scores
 
-AGENT_METRICS = ("score", "revenue", "surplus", "purchases", "deceptive_purchases",
-                 "detection_rate")
+AGENT_METRICS = (
+    "score",
+    "revenue",
+    "surplus",
+    "purchases",
+    "deceptive_purchases",
+    "detection_rate",
+)
 
 
 def reference_key(reputation_visible: bool, buyers: str) -> str:
@@ -80,12 +86,24 @@ def reference_key(reputation_visible: bool, buyers: str) -> str:
 
 
 #: per buyer-step counts behind the detection numbers, summed over seats, players or a market
-COUNTS = ["shown", "sybil_shown", "sybil_bids", "honest_bids", "blind_sybil_bids", "steps_shown",
-          "missed", "missed_sybil"]
+COUNTS = [
+    "shown",
+    "sybil_shown",
+    "sybil_bids",
+    "honest_bids",
+    "blind_sybil_bids",
+    "steps_shown",
+    "missed",
+    "missed_sybil",
+]
 
 
-def buyer_steps(views: pd.DataFrame, listings: pd.DataFrame, bids: pd.DataFrame,
-                missed: pd.DataFrame | None = None) -> pd.DataFrame:
+def buyer_steps(
+    views: pd.DataFrame,
+    listings: pd.DataFrame,
+    bids: pd.DataFrame,
+    missed: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Per (episode, buyer, step) it was shown listings: how many, how many Sybil, whether it bid
     on a Sybil or an honest one, a blind bidder's expected Sybil bids (Sybil shown / shown), and
     whether its buy decision was missed (``missed``: rows of episode_id, step, buyer whose answer
@@ -98,16 +116,28 @@ def buyer_steps(views: pd.DataFrame, listings: pd.DataFrame, bids: pd.DataFrame,
         of its seller's listing (a bid is always on a listing shown: ``market.check``)."""
         if "kind" in rows.columns:
             return rows["kind"].to_numpy() == "sybil"
-        return kind.reindex(pd.MultiIndex.from_frame(rows[["episode_id", "step", "seller"]])
-                            ).to_numpy() == "sybil"
+        return (
+            kind.reindex(
+                pd.MultiIndex.from_frame(rows[["episode_id", "step", "seller"]])
+            ).to_numpy()
+            == "sybil"
+        )
 
     key = ["episode_id", "buyer", "step"]
     b = bids[bids["decision"] == "bid"]
     b = b[key].assign(sybil_bids=sybil(b), honest_bids=~sybil(b)).groupby(key).sum()
-    out = views[key].assign(sybil=sybil(views)).groupby(key).agg(
-        shown=("sybil", "size"), sybil_shown=("sybil", "sum")).join(b)
-    out = out.fillna({"sybil_bids": 0, "honest_bids": 0}).astype(
-        {"sybil_bids": int, "honest_bids": int}).reset_index()
+    out = (
+        views[key]
+        .assign(sybil=sybil(views))
+        .groupby(key)
+        .agg(shown=("sybil", "size"), sybil_shown=("sybil", "sum"))
+        .join(b)
+    )
+    out = (
+        out.fillna({"sybil_bids": 0, "honest_bids": 0})
+        .astype({"sybil_bids": int, "honest_bids": int})
+        .reset_index()
+    )
     out["blind_sybil_bids"] = out["sybil_shown"] / out["shown"]
     out["steps_shown"] = 1
     out["missed"] = 0
@@ -139,24 +169,35 @@ def detection(counts: pd.DataFrame) -> pd.DataFrame:
     blind = (c["sybil_bids"] + c["honest_bids"]) / steps * c["blind_sybil_bids"]
     over = 1 - (c["sybil_bids"] + c["missed_sybil"]) / blind.where(blind > 0)
     over = over.where(blind > 0, 0.0).where(c["sybil_shown"] > 0)
-    return pd.DataFrame({
-        "sybil_detection_rate": 1 - c["sybil_bids"] / sybil,
-        "detection_chance": 1 - c["blind_sybil_bids"] / sybil,
-        "sybil_exposure": c["blind_sybil_bids"] / steps,
-        "detection_premium": c["honest_bids"] / honest - c["sybil_bids"] / sybil,
-        "detection_over_blind": over,
-    }, index=c.index)
+    return pd.DataFrame(
+        {
+            "sybil_detection_rate": 1 - c["sybil_bids"] / sybil,
+            "detection_chance": 1 - c["blind_sybil_bids"] / sybil,
+            "sybil_exposure": c["blind_sybil_bids"] / steps,
+            "detection_premium": c["honest_bids"] / honest - c["sybil_bids"] / sybil,
+            "detection_over_blind": over,
+        },
+        index=c.index,
+    )
 
 
-def compute(reader: EpisodeReader, eas: EASParams, reference_volume: dict[str, float],
-            tier_value: dict[str, float], surplus_anchors: tuple[float, float]
-            ) -> dict[str, pd.DataFrame]:
+def compute(
+    reader: EpisodeReader,
+    eas: EASParams,
+    reference_volume: dict[str, float],
+    tier_value: dict[str, float],
+    surplus_anchors: tuple[float, float],
+) -> dict[str, pd.DataFrame]:
     """``reference_volume``: the K = 0 volume per cell key (:func:`reference_key`);
     ``surplus_anchors``: (floor, ceiling) of the consumer-surplus term."""
     reader.require()
     listings, views = reader.table("listings"), reader.table("views")
     bids, rep = reader.table("bids"), reader.table("reputation")
-    setting, agents, events = reader.table("setting"), reader.table("agents"), reader.table("events")
+    setting, agents, events = (
+        reader.table("setting"),
+        reader.table("agents"),
+        reader.table("events"),
+    )
     s = setting.set_index("episode_id")
     steps = s["steps"]
 
@@ -165,83 +206,125 @@ def compute(reader: EpisodeReader, eas: EASParams, reference_volume: dict[str, f
     sold["surplus"] = sold["value"] - sold["price"]
     sold["sybil"] = sold["kind"] == "sybil"
     sold["honest_surplus"] = sold["surplus"].where(~sold["sybil"])
-    missed = missed_buys(reader.table("decisions", columns=["step", "round", "phase", "agent_id",
-                                                             "attempt", "valid"]))
+    missed = missed_buys(
+        reader.table(
+            "decisions", columns=["step", "round", "phase", "agent_id", "attempt", "valid"]
+        )
+    )
     per_step = buyer_steps(views, listings, bids, missed)
     agent_name = agents.set_index(["episode_id", "agent_id"])["name"]
-    per_step["name"] = agent_name.reindex(pd.MultiIndex.from_frame(
-        per_step[["episode_id", "buyer"]])).to_numpy()
+    per_step["name"] = agent_name.reindex(
+        pd.MultiIndex.from_frame(per_step[["episode_id", "buyer"]])
+    ).to_numpy()
 
     market = s[["sybil", "reputation_visible", "buyer_group"]].copy()
     n_bids = bids[bids["decision"] == "bid"].groupby("episode_id").size()
     market["volume"] = n_bids.reindex(market.index, fill_value=0) / steps
-    base = [reference_volume.get(reference_key(bool(r), g), np.nan)
-            for r, g in zip(market["reputation_visible"], market["buyer_group"])]
+    base = [
+        reference_volume.get(reference_key(bool(r), g), np.nan)
+        for r, g in zip(market["reputation_visible"], market["buyer_group"])
+    ]
     market["volume_ratio"] = market["volume"] / np.asarray(base, dtype=float)
     g = sold.groupby("episode_id")
     market["purchases"] = g.size().reindex(market.index, fill_value=0) / steps
     revenue = g["price"].sum().reindex(market.index, fill_value=0.0)
-    sybil_rev = sold[sold["sybil"]].groupby("episode_id")["price"].sum().reindex(market.index,
-                                                                                fill_value=0.0)
-    market["sybil_revenue_share"] = np.where(revenue > 0, sybil_rev / revenue.where(revenue > 0), 0.0)
+    sybil_rev = (
+        sold[sold["sybil"]]
+        .groupby("episode_id")["price"]
+        .sum()
+        .reindex(market.index, fill_value=0.0)
+    )
+    market["sybil_revenue_share"] = np.where(
+        revenue > 0, sybil_rev / revenue.where(revenue > 0), 0.0
+    )
     market["deceptive_purchase_rate"] = g["sybil"].mean().reindex(market.index)
     market = market.join(detection(per_step.groupby("episode_id")[COUNTS].sum()))
-    market["missed_decisions"] = per_step.groupby("episode_id")["missed"].sum().reindex(
-        market.index, fill_value=0) / steps
+    market["missed_decisions"] = (
+        per_step.groupby("episode_id")["missed"].sum().reindex(market.index, fill_value=0) / steps
+    )
     market["surplus_per_purchase"] = g["surplus"].mean().reindex(market.index)
     market["honest_surplus_per_purchase"] = g["honest_surplus"].mean().reindex(market.index)
     market["surplus_floor"], market["surplus_ceiling"] = surplus_anchors
     last = rep[rep["step"] == rep.groupby("episode_id")["step"].transform("max")]
     last = last[last["active"]]
     for kind in ("honest", "sybil"):
-        market[f"{kind}_reputation"] = last[last["kind"] == kind].groupby("episode_id")[
-            "reputation"].mean().reindex(market.index)
-    retired = events[events["event"] == "retired"].groupby("episode_id").size() if len(events) else pd.Series(dtype=int)
+        market[f"{kind}_reputation"] = (
+            last[last["kind"] == kind]
+            .groupby("episode_id")["reputation"]
+            .mean()
+            .reindex(market.index)
+        )
+    retired = (
+        events[events["event"] == "retired"].groupby("episode_id").size()
+        if len(events)
+        else pd.Series(dtype=int)
+    )
     market["identities_retired"] = retired.reindex(market.index, fill_value=0)
     market = fixed_scores(market.reset_index(), eas)
 
     # -- per buyer player (a kind holding several buyer seats pools them)
     buyers = agents[agents["role"] == "buyer"]
-    sold_by = sold.merge(agents[["episode_id", "agent_id", "name"]].rename(
-        columns={"agent_id": "buyer"}), on=["episode_id", "buyer"])
+    sold_by = sold.merge(
+        agents[["episode_id", "agent_id", "name"]].rename(columns={"agent_id": "buyer"}),
+        on=["episode_id", "buyer"],
+    )
     bought = sold_by.groupby(["episode_id", "name"]).agg(
-        purchases=("price", "size"), deceptive_purchases=("sybil", "sum"), surplus=("surplus", "sum"),
-        honest_surplus_per_purchase=("honest_surplus", "mean"))
+        purchases=("price", "size"),
+        deceptive_purchases=("sybil", "sum"),
+        surplus=("surplus", "sum"),
+        honest_surplus_per_purchase=("honest_surplus", "mean"),
+    )
     pl = buyers.groupby(["episode_id", "name"]).agg(seats=("agent_id", "size")).join(bought)
     pl = pl.join(per_step.groupby(["episode_id", "name"])[COUNTS].sum())
     for col in ("purchases", "deceptive_purchases", "surplus", *COUNTS):
         pl[col] = pl[col].fillna(0.0)
     pl["bids"] = pl["sybil_bids"] + pl["honest_bids"]
-    pl["deceptive_purchase_rate"] = pl["deceptive_purchases"] / pl["purchases"].where(pl["purchases"] > 0)
+    pl["deceptive_purchase_rate"] = pl["deceptive_purchases"] / pl["purchases"].where(
+        pl["purchases"] > 0
+    )
     pl["surplus_per_purchase"] = pl["surplus"] / pl["purchases"].where(pl["purchases"] > 0)
     pl = pl.join(detection(pl)).reset_index()
-    pl = pl.merge(market[["episode_id", "sybil", "reputation_visible", "buyer_group"]],
-                  on="episode_id")
+    pl = pl.merge(
+        market[["episode_id", "sybil", "reputation_visible", "buyer_group"]], on="episode_id"
+    )
     pl["surplus_floor"], pl["surplus_ceiling"] = surplus_anchors
     players = fixed_scores(pl, eas, market=market)
 
     # -- per seat
-    per_buyer = sold.groupby(["episode_id", "buyer"]).agg(
-        purchases=("price", "size"), deceptive_purchases=("sybil", "sum"),
-        surplus=("surplus", "sum")).rename_axis(["episode_id", "agent_id"])
+    per_buyer = (
+        sold.groupby(["episode_id", "buyer"])
+        .agg(
+            purchases=("price", "size"),
+            deceptive_purchases=("sybil", "sum"),
+            surplus=("surplus", "sum"),
+        )
+        .rename_axis(["episode_id", "agent_id"])
+    )
     seat_counts = per_step.groupby(["episode_id", "buyer"])[COUNTS].sum()
     seat_rates = detection(seat_counts).rename_axis(["episode_id", "agent_id"])
-    per_seller = sold.groupby(["episode_id", "seller"]).agg(revenue=("price", "sum"),
-                                                            sales=("price", "size"))
+    per_seller = sold.groupby(["episode_id", "seller"]).agg(
+        revenue=("price", "sum"), sales=("price", "size")
+    )
     per_seller = per_seller.rename_axis(["episode_id", "agent_id"])
     final_rep = rep.sort_values("step").groupby(["episode_id", "seller"])["reputation"].last()
     rows = agents.set_index(["episode_id", "agent_id"])
     out = rows.join(per_buyer)
-    out = out.join((seat_counts["sybil_bids"] + seat_counts["honest_bids"]).rename("bids")
-                   .rename_axis(["episode_id", "agent_id"]))
+    out = out.join(
+        (seat_counts["sybil_bids"] + seat_counts["honest_bids"])
+        .rename("bids")
+        .rename_axis(["episode_id", "agent_id"])
+    )
     out = out.join(seat_rates["sybil_detection_rate"].rename("detection_rate"))
-    out = out.join(per_seller).join(final_rep.rename("reputation").rename_axis(["episode_id", "agent_id"]))
+    out = out.join(per_seller).join(
+        final_rep.rename("reputation").rename_axis(["episode_id", "agent_id"])
+    )
     principal = out["role"] == "principal"
     identity_rev = out[out["role"] == "identity"].groupby(level="episode_id")["revenue"].sum()
     # reindexed, not ``Index.map``: mapping through an empty Series (no run has identities: all
     # K = 0) gives a string array that a float column refuses, even with no principal row
     out.loc[principal, "revenue"] = identity_rev.reindex(
-        out.index[principal].get_level_values("episode_id"), fill_value=0.0).to_numpy(dtype=float)
+        out.index[principal].get_level_values("episode_id"), fill_value=0.0
+    ).to_numpy(dtype=float)
     buyer = out["role"] == "buyer"
     for col in ("purchases", "deceptive_purchases", "surplus", "bids", "revenue", "sales"):
         out[col] = out[col].fillna(0.0)
@@ -249,20 +332,38 @@ def compute(reader: EpisodeReader, eas: EASParams, reference_volume: dict[str, f
     out["surplus_per_purchase"] = out["surplus"] / out["purchases"].replace(0, np.nan)
     out["score"] = np.where(buyer, out["surplus"], out["revenue"])
     components = [c for c in (*COMPONENTS, "eas") if c in players.columns]
-    out = out.reset_index().merge(market[["episode_id", "sybil", "reputation_visible", "buyer_group"]],
-                                  on="episode_id")
-    out = out.merge(players[["episode_id", "name", *components]], on=["episode_id", "name"],
-                    how="left")
+    out = out.reset_index().merge(
+        market[["episode_id", "sybil", "reputation_visible", "buyer_group"]], on="episode_id"
+    )
+    out = out.merge(
+        players[["episode_id", "name", *components]], on=["episode_id", "name"], how="left"
+    )
 
-    steps_frame = bids[bids["decision"] == "bid"].groupby(["episode_id", "step"]).size().rename(
-        "volume").to_frame()
-    rev = sold.assign(sybil_price=sold["price"].where(sold["sybil"], 0.0)).groupby(
-        ["episode_id", "step"])[["sybil_price", "price"]].sum()
-    per_step_rev = (rev["sybil_price"] / rev["price"].where(rev["price"] > 0)).fillna(0.0).rename(
-        "sybil_revenue_share")
+    steps_frame = (
+        bids[bids["decision"] == "bid"]
+        .groupby(["episode_id", "step"])
+        .size()
+        .rename("volume")
+        .to_frame()
+    )
+    rev = (
+        sold.assign(sybil_price=sold["price"].where(sold["sybil"], 0.0))
+        .groupby(["episode_id", "step"])[["sybil_price", "price"]]
+        .sum()
+    )
+    per_step_rev = (
+        (rev["sybil_price"] / rev["price"].where(rev["price"] > 0))
+        .fillna(0.0)
+        .rename("sybil_revenue_share")
+    )
     steps_frame = steps_frame.join(per_step_rev, how="outer").fillna(0.0).reset_index()
     cell = market[["episode_id", "sybil", "reputation_visible", "buyer_group"]]
     steps_frame = steps_frame.merge(cell, on="episode_id")
     reputation = rep.merge(cell, on="episode_id")
-    return {"agents": out, "players": players, "market": market, "steps": steps_frame,
-            "reputation": reputation}
+    return {
+        "agents": out,
+        "players": players,
+        "market": market,
+        "steps": steps_frame,
+        "reputation": reputation,
+    }

@@ -26,5 +26,6 @@ class LemonAgentBazaarSource(MarketSource):
         per run (``agent_bazaar.py``), converted in worker processes (one per core, at most 8)."""
         from marketarena.markets.lemon.sources import agent_bazaar
 
-        return agent_bazaar.import_runs(mp, Path(source), Path(out),
-                                        workers=min(8, os.cpu_count() or 1))
+        return agent_bazaar.import_runs(
+            mp, Path(source), Path(out), workers=min(8, os.cpu_count() or 1)
+        )

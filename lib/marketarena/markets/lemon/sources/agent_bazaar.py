@@ -134,13 +134,36 @@ def agents_table(st: Steps, args: LemonArgs, buyers: str) -> pd.DataFrame:
     seller_model = args.seller_llm or args.llm
     honest = [n for n, k in st.kind.items() if k == "honest"]
     sybil = [n for n, k in st.kind.items() if k == "sybil"]
-    rows = [(n, player(seller_model, "+honest"), "llm", seller_model, HARNESS, HARNESS, "honest",
-             n) for n in honest]
+    rows = [
+        (n, player(seller_model, "+honest"), "llm", seller_model, HARNESS, HARNESS, "honest", n)
+        for n in honest
+    ]
     if sybil:
-        rows.append((PRINCIPAL, player(seller_model, "+sybil"), "llm", seller_model, HARNESS,
-                     HARNESS, "principal", PRINCIPAL))
-        rows += [(n, player(seller_model, "+sybil"), "llm", seller_model, HARNESS, HARNESS,
-                  "identity", PRINCIPAL) for n in sybil]
+        rows.append(
+            (
+                PRINCIPAL,
+                player(seller_model, "+sybil"),
+                "llm",
+                seller_model,
+                HARNESS,
+                HARNESS,
+                "principal",
+                PRINCIPAL,
+            )
+        )
+        rows += [
+            (
+                n,
+                player(seller_model, "+sybil"),
+                "llm",
+                seller_model,
+                HARNESS,
+                HARNESS,
+                "identity",
+                PRINCIPAL,
+            )
+            for n in sybil
+        ]
     model = args.buyer_llm or args.llm
     rows += [(n, buyers, "llm", model, HARNESS, HARNESS, "buyer", n) for n in st.buyers]
     return pd.DataFrame(rows, columns=AGENT_COLUMNS)
@@ -156,80 +179,130 @@ def convert_run(mp: LemonParams, run: ab.Run) -> tuple[str, dict, dict, dict] | 
         return None
     steps = len(states)
     if steps < args.max_timesteps and not any(x.startswith("state_t") for x in run.lacks):
-        run.lacks.append(f"steps {steps} to {args.max_timesteps - 1} (the run stopped after step "
-                         f"{steps - 1}; imported up to it)")
+        run.lacks.append(
+            f"steps {steps} to {args.max_timesteps - 1} (the run stopped after step "
+            f"{steps - 1}; imported up to it)"
+        )
     st = read_steps(run, states, mp)
     arrays = buyer_arrays(run, st)
     base = bool(run.cell.get("base"))
     buyers = buyer_player(args, base)
     agents = agents_table(st, args, buyers)
     records, unreadable = ab.prompt_records(run, PROMPT_LOG, args.log_buyer_prompts)
-    answers = read_answers(records, st, set(agents["agent_id"]), args.buyer_llm or args.llm) \
-        if records else None
+    answers = (
+        read_answers(records, st, set(agents["agent_id"]), args.buyer_llm or args.llm)
+        if records
+        else None
+    )
     got = purchases(st, arrays, mp.v_max, answers)
     bt = buyer_tables(st, arrays, got, answers)
     buyer_of = bt.pop("buyer_of")
     c = st.cols
-    listings = pd.DataFrame({
-        "step": c["step"].astype(np.int64), "seller": c["seller"], "kind": c["kind"],
-        "true_tier": c["true_tier"], "claimed_tier": c["claimed_tier"],
-        "price": c["price"].astype(float),
-        "description": [x[:DESCRIPTION_MAX_CHARS] for x in c["text"]],
-        "reputation": c["reputation"].astype(float), "sold": c["sold"].astype(bool),
-        "buyer": buyer_of, "listing_id": c["listing_id"]})
+    listings = pd.DataFrame(
+        {
+            "step": c["step"].astype(np.int64),
+            "seller": c["seller"],
+            "kind": c["kind"],
+            "true_tier": c["true_tier"],
+            "claimed_tier": c["claimed_tier"],
+            "price": c["price"].astype(float),
+            "description": [x[:DESCRIPTION_MAX_CHARS] for x in c["text"]],
+            "reputation": c["reputation"].astype(float),
+            "sold": c["sold"].astype(bool),
+            "buyer": buyer_of,
+            "listing_id": c["listing_id"],
+        }
+    )
     rep, events = seller_rows(st, mp.window)
     tables = {
-        "listings": listings, **bt, "reputation": rep, "market_steps": step_rows(st),
-        "reviews": review_rows(st, buyer_of, rep, answers.votes if answers else {},
-                               round(mp.initial_reputation * mp.window)),
+        "listings": listings,
+        **bt,
+        "reputation": rep,
+        "market_steps": step_rows(st),
+        "reviews": review_rows(
+            st,
+            buyer_of,
+            rep,
+            answers.votes if answers else {},
+            round(mp.initial_reputation * mp.window),
+        ),
         "events": pd.DataFrame(events, columns=["step", "round", "agent_id", "event", "detail"]),
         "agents": agents,
-        "setting": pd.DataFrame([{
-            "sybil": run.cell["sybil"], "reputation_visible": run.cell["reputation_visible"],
-            "buyer_group": buyers, "sellers": mp.sellers, "buyers": len(st.buyers),
-            "steps": steps, "v_max": mp.v_max, "discovery_limit": mp.discovery_limit,
-            "model": args.buyer_llm or args.llm, "seller_model": args.seller_llm or args.llm,
-            "seed": run.cell["seed"], "base": base, "steps_planned": args.max_timesteps,
-            "model_folder": run.model_folder, "run": run.name}]),
+        "setting": pd.DataFrame(
+            [
+                {
+                    "sybil": run.cell["sybil"],
+                    "reputation_visible": run.cell["reputation_visible"],
+                    "buyer_group": buyers,
+                    "sellers": mp.sellers,
+                    "buyers": len(st.buyers),
+                    "steps": steps,
+                    "v_max": mp.v_max,
+                    "discovery_limit": mp.discovery_limit,
+                    "model": args.buyer_llm or args.llm,
+                    "seller_model": args.seller_llm or args.llm,
+                    "seed": run.cell["seed"],
+                    "base": base,
+                    "steps_planned": args.max_timesteps,
+                    "model_folder": run.model_folder,
+                    "run": run.name,
+                }
+            ]
+        ),
         **(answers.tables if answers else {}),
     }
-    meta = {"market": "lemon", "source": "agent_bazaar", "run": run.where,
-            "lineup": agents["name"].tolist(),
-            "setting": {"sybil": run.cell["sybil"],
-                        "reputation_visible": run.cell["reputation_visible"], "buyers": buyers,
-                        "seed": run.cell["seed"]},
-            "model": args.buyer_llm or args.llm, "steps": steps,
-            "steps_planned": args.max_timesteps,
-            "tokens": {k: v.model_dump() for k, v in (tokens or {}).items()},
-            "lacks": list(run.lacks)}
+    meta = {
+        "market": "lemon",
+        "source": "agent_bazaar",
+        "run": run.where,
+        "lineup": agents["name"].tolist(),
+        "setting": {
+            "sybil": run.cell["sybil"],
+            "reputation_visible": run.cell["reputation_visible"],
+            "buyers": buyers,
+            "seed": run.cell["seed"],
+        },
+        "model": args.buyer_llm or args.llm,
+        "steps": steps,
+        "steps_planned": args.max_timesteps,
+        "tokens": {k: v.model_dump() for k, v in (tokens or {}).items()},
+        "lacks": list(run.lacks),
+    }
     unpaired = int((listings["sold"] & (listings["buyer"] == "")).sum())
     sold = listings[listings["sold"]]
     alike = int(sold.duplicated(["step", "price", "kind", "true_tier"], keep=False).sum())
-    report = {"model": ab.player_of(args.buyer_llm or args.llm),
-              "status": "truncated" if steps < args.max_timesteps else "full",
-              "steps": steps, "truncated": steps < args.max_timesteps,
-              "prompt_records": len(records),
-              "unreadable_prompt_lines": unreadable,
-              "answers_invalid": answers.invalid if answers else 0,
-              "sales_unpaired": unpaired, "sales_alike": alike}
+    report = {
+        "model": ab.player_of(args.buyer_llm or args.llm),
+        "status": "truncated" if steps < args.max_timesteps else "full",
+        "steps": steps,
+        "truncated": steps < args.max_timesteps,
+        "prompt_records": len(records),
+        "unreadable_prompt_lines": unreadable,
+        "answers_invalid": answers.invalid if answers else 0,
+        "sales_unpaired": unpaired,
+        "sales_alike": alike,
+    }
     return episode_id(run), tables, meta, report
 
 
 #: what a run can lack, from the shared reader's and this importer's notes, by their first words:
 #: (start, the report's label, the label of one run)
-LACKS = (("state files", "no state file", "no state file"),
-         ("state_t", "a state file (those after it unread)", "a state file"),
-         ("steps", "its last steps (it stopped early)", "steps"),
-         (PROMPT_LOG, "its prompt log (a file of 4 MiB or more, not in the snapshot)",
-          "prompt log"),
-         ("token usage", "its token usage (the process was killed)", "token usage"))
+LACKS = (
+    ("state files", "no state file", "no state file"),
+    ("state_t", "a state file (those after it unread)", "a state file"),
+    ("steps", "its last steps (it stopped early)", "steps"),
+    (PROMPT_LOG, "its prompt log (a file of 4 MiB or more, not in the snapshot)", "prompt log"),
+    ("token usage", "its token usage (the process was killed)", "token usage"),
+)
 
 
 def lack_labels(note: str) -> tuple[str, str]:
     """(the report's label, a short one for the run) of one of a run's ``lacks`` notes."""
     if "unreadable line" in note:
-        return ("prompt-log lines interleaved by concurrent appends (skipped)",
-                note.split(" of ")[0])
+        return (
+            "prompt-log lines interleaved by concurrent appends (skipped)",
+            note.split(" of ")[0],
+        )
     for start, label, short in LACKS:
         if note.startswith(start):
             return label, note.split(" (")[0] if short in ("steps", "a state file") else short
@@ -254,6 +327,9 @@ def import_runs(mp: LemonParams, source: Path, out: Path, workers: int) -> dict:
         "sales_unpaired": sum(r["sales_unpaired"] for r in imported),
         "sales_alike": sum(r["sales_alike"] for r in imported),
         "runs_lacking": {label: labels.count(label) for label in sorted(set(labels))},
-        "lacks_by_run": {r["run"].split("/")[-1]: ", ".join(lack_labels(n)[1] for n in r["lacks"])
-                         for r in rows if r["lacks"]},
+        "lacks_by_run": {
+            r["run"].split("/")[-1]: ", ".join(lack_labels(n)[1] for n in r["lacks"])
+            for r in rows
+            if r["lacks"]
+        },
     }

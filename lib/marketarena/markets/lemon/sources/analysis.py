@@ -35,14 +35,18 @@ class LemonImportedAnalysis(LemonAnalysis):
 
         llm = [e.name for e in mp.roster if e.kind == "llm"]
         if llm:
-            raise ValueError(f"markets.{mp.instance}.roster: an imported instance's roster "
-                             f"plays our scripted sweep beside the imported runs; {llm} "
-                             "are LLM entries (name baselines)")
+            raise ValueError(
+                f"markets.{mp.instance}.roster: an imported instance's roster "
+                f"plays our scripted sweep beside the imported runs; {llm} "
+                "are LLM entries (name baselines)"
+            )
         frame = figure4.sweep(self.rules, mp, mp.reference_episodes)
         frame.to_parquet(Path(out_dir) / "sweep.parquet", index=False)
-        return {"sweep_episodes": int(frame["episode_id"].nunique()),
-                "seeds_per_cell": mp.reference_episodes,
-                "volume_k0": "from the imported runs' own K = 0 runs (metrics stage)"}
+        return {
+            "sweep_episodes": int(frame["episode_id"].nunique()),
+            "seeds_per_cell": mp.reference_episodes,
+            "volume_k0": "from the imported runs' own K = 0 runs (metrics stage)",
+        }
 
     def compute_metrics(self, reader, mp: LemonParams, data_dir: Path) -> dict[str, pd.DataFrame]:
         """The module docstring's metrics, each table read once."""
@@ -52,18 +56,27 @@ class LemonImportedAnalysis(LemonAnalysis):
         reader = OnceReader(reader.require())
         setting, bids = reader.table("setting"), reader.table("bids")
         reference = authors.own_reference(setting, bids)
-        frames = lemon_metrics.compute(reader, mp.eas, authors.reference_volumes(reference),
-                                       {t: mp.tier_value(t) for t in TIERS}, mp.surplus_anchors())
+        frames = lemon_metrics.compute(
+            reader,
+            mp.eas,
+            authors.reference_volumes(reference),
+            {t: mp.tier_value(t) for t in TIERS},
+            mp.surplus_anchors(),
+        )
         decisions = reader.table("decisions")
         agents = frames["agents"]
         if len(decisions):
             buy = decisions[decisions["phase"] == "buy"].groupby(["episode_id", "agent_id"])
-            counts = pd.DataFrame({"answers": buy.size(),
-                                   "answers_invalid": buy["valid"].apply(lambda v: (~v).sum())})
+            counts = pd.DataFrame(
+                {"answers": buy.size(), "answers_invalid": buy["valid"].apply(lambda v: (~v).sum())}
+            )
             agents = agents.join(counts, on=["episode_id", "agent_id"])
-            logged = agents["episode_id"].isin(decisions["episode_id"]) & (agents["role"] == "buyer")
+            logged = agents["episode_id"].isin(decisions["episode_id"]) & (
+                agents["role"] == "buyer"
+            )
             agents.loc[logged, ["answers", "answers_invalid"]] = agents.loc[
-                logged, ["answers", "answers_invalid"]].fillna(0)
+                logged, ["answers", "answers_invalid"]
+            ].fillna(0)
         else:
             agents = agents.assign(answers=np.nan, answers_invalid=np.nan)
         frames["agents"] = agents
@@ -71,24 +84,28 @@ class LemonImportedAnalysis(LemonAnalysis):
         frames["their_score_runs"] = authors.their_runs(setting, reader.table("market_steps"))
         frames["their_score"] = authors.their_models(frames["their_score_runs"], setting)
         frames["reference_volume"] = reference
-        frames["fig4_authors"] = figure4.series(reader.table("listings"), bids,
-                                                reader.table("reputation"), setting)
+        frames["fig4_authors"] = figure4.series(
+            reader.table("listings"), bids, reader.table("reputation"), setting
+        )
         sweep = Path(data_dir) / "references" / mp.instance / "sweep.parquet"
         frames["fig4_ours"] = pd.read_parquet(sweep) if sweep.is_file() else pd.DataFrame()
         return frames
 
-    def buyer_board(self, board: pd.DataFrame, rows: pd.DataFrame, mp: LemonParams,
-                    stats) -> pd.DataFrame:
+    def buyer_board(
+        self, board: pd.DataFrame, rows: pd.DataFrame, mp: LemonParams, stats
+    ) -> pd.DataFrame:
         """lemon's buyers' board with each model's answers re-parsed from its prompt logs and
         the share invalid (``invalid_answer_rate``; NaN where no log survives)."""
         board = super().buyer_board(board, rows, mp, stats)
         answered = rows.groupby("name")[["answers", "answers_invalid"]].sum(min_count=1)
-        answered["invalid_answer_rate"] = answered["answers_invalid"] / answered[
-            "answers"].where(answered["answers"] > 0)
+        answered["invalid_answer_rate"] = answered["answers_invalid"] / answered["answers"].where(
+            answered["answers"] > 0
+        )
         return board.merge(answered.reset_index(), on="name", how="left")
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: LemonParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp: LemonParams, instance: str
+    ) -> list[Path]:
         from marketarena.markets.lemon.sources import plots
 
         frames = read_metrics(metrics_dir, (*self.FIGURE_FRAMES, *plots.FRAMES))

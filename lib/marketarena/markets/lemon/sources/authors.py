@@ -52,8 +52,21 @@ KS = (0, 3, 6, 9)
 #: the note of a model none of whose runs their script selects
 NOT_IN_GRID = "no run in the authors' grid"
 #: the per-run columns of :func:`their_runs` (also when it selects none)
-RUN_COLUMNS = ["episode_id", "model_folder", "buyer_group", "sybil", "reputation_visible", "seed",
-               "W", "I", "V", "V0", "W_hat", "R_hat", "eas"]
+RUN_COLUMNS = [
+    "episode_id",
+    "model_folder",
+    "buyer_group",
+    "sybil",
+    "reputation_visible",
+    "seed",
+    "W",
+    "I",
+    "V",
+    "V0",
+    "W_hat",
+    "R_hat",
+    "eas",
+]
 
 
 def run_volume(setting: pd.DataFrame, bids: pd.DataFrame) -> pd.Series:
@@ -75,35 +88,61 @@ def own_reference(setting: pd.DataFrame, bids: pd.DataFrame) -> pd.DataFrame:
         if len(k0) and k0["volume"].mean() > 0:
             ref, n, source = k0["volume"].mean(), len(k0), "its model's K = 0 runs"
         else:
-            ref, n, source = own["volume"].mean() if len(own) else np.nan, len(own), \
-                "all its model's runs (no K = 0 run; their exp2_score's fallback)"
+            ref, n, source = (
+                own["volume"].mean() if len(own) else np.nan,
+                len(own),
+                "all its model's runs (no K = 0 run; their exp2_score's fallback)",
+            )
         rows.append((group, bool(rep), float(ref), n, source))
-    return pd.DataFrame(rows, columns=["buyer_group", "reputation_visible", "volume_k0", "runs",
-                                       "source"])
+    return pd.DataFrame(
+        rows, columns=["buyer_group", "reputation_visible", "volume_k0", "runs", "source"]
+    )
 
 
 def reference_volumes(table: pd.DataFrame) -> dict[str, float]:
     """:func:`own_reference` as the ``volume_k0`` mapping ``metrics.compute`` takes."""
-    return {reference_key(bool(r), g): v for g, r, v in
-            table[["buyer_group", "reputation_visible", "volume_k0"]].itertuples(index=False)}
+    return {
+        reference_key(bool(r), g): v
+        for g, r, v in table[["buyer_group", "reputation_visible", "volume_k0"]].itertuples(
+            index=False
+        )
+    }
 
 
 def their_runs(setting: pd.DataFrame, steps: pd.DataFrame, ks=KS, seeds=SEEDS) -> pd.DataFrame:
     """Per run their script selects (``ks`` x rep x ``seeds``, their grid by default): W, I, V
     (module docstring) and its EAS; :data:`RUN_COLUMNS`, no row when it selects none."""
     s = setting.copy()
-    name = (s["model_folder"] + "_k" + s["sybil"].astype(str) + "_rep"
-            + s["reputation_visible"].astype(int).astype(str) + "_seed" + s["seed"].astype(str))
-    s = s[(s["run"] == name) & ~s["base"].astype(bool) & s["sybil"].isin(ks)
-          & s["seed"].isin(seeds)]
+    name = (
+        s["model_folder"]
+        + "_k"
+        + s["sybil"].astype(str)
+        + "_rep"
+        + s["reputation_visible"].astype(int).astype(str)
+        + "_seed"
+        + s["seed"].astype(str)
+    )
+    s = s[
+        (s["run"] == name) & ~s["base"].astype(bool) & s["sybil"].isin(ks) & s["seed"].isin(seeds)
+    ]
     g = steps[steps["episode_id"].isin(s["episode_id"])].groupby("episode_id")
-    runs = s[["episode_id", "model_folder", "buyer_group", "sybil", "reputation_visible",
-              "seed"]].set_index("episode_id").join(pd.DataFrame({
-                  "W": g["avg_surplus_logged"].mean(), "I": g["sybil_revenue_share_logged"].mean(),
-                  "V": g["bids_logged"].sum().astype(float)}))
+    runs = (
+        s[["episode_id", "model_folder", "buyer_group", "sybil", "reputation_visible", "seed"]]
+        .set_index("episode_id")
+        .join(
+            pd.DataFrame(
+                {
+                    "W": g["avg_surplus_logged"].mean(),
+                    "I": g["sybil_revenue_share_logged"].mean(),
+                    "V": g["bids_logged"].sum().astype(float),
+                }
+            )
+        )
+    )
     if not len(runs):
         return pd.DataFrame({c: pd.Series(dtype=float) for c in RUN_COLUMNS}).astype(
-            {c: object for c in ("episode_id", "model_folder", "buyer_group")})
+            {c: object for c in ("episode_id", "model_folder", "buyer_group")}
+        )
     out = pd.concat([their_eas(f) for _, f in runs.groupby("model_folder")]).reset_index()
     return out[RUN_COLUMNS]
 
@@ -129,25 +168,38 @@ def their_models(runs: pd.DataFrame, setting: pd.DataFrame | None = None) -> pd.
     of whose runs their script selects: NaN, 0 runs, ``their_note`` :data:`NOT_IN_GRID`."""
     key = ["model_folder", "buyer_group"]
     g = runs.groupby(key)
-    out = pd.DataFrame({"their_eas": g["eas"].mean(), "their_se": (g["eas"].std(ddof=1)
-                        / np.sqrt(g.size())).fillna(0.0), "their_runs": g.size(),
-                        "their_v0": g["V0"].first()}).reset_index()
+    out = pd.DataFrame(
+        {
+            "their_eas": g["eas"].mean(),
+            "their_se": (g["eas"].std(ddof=1) / np.sqrt(g.size())).fillna(0.0),
+            "their_runs": g.size(),
+            "their_v0": g["V0"].first(),
+        }
+    ).reset_index()
     k0 = runs[(runs["sybil"] == 0) & runs["reputation_visible"].astype(bool)]
-    out["their_v0_from"] = np.where(out["model_folder"].isin(k0["model_folder"]),
-                                    "K 0 rep 1 runs", "all its runs")
+    out["their_v0_from"] = np.where(
+        out["model_folder"].isin(k0["model_folder"]), "K 0 rep 1 runs", "all its runs"
+    )
     out["their_note"] = ""
     if setting is not None:
         groups = setting[key].drop_duplicates()
         left = groups.merge(out[key], on=key, how="left", indicator=True)
         left = left[left["_merge"] == "left_only"][key]
-        missing = left.assign(their_eas=np.nan, their_se=np.nan, their_runs=0, their_v0=np.nan,
-                              their_v0_from="", their_note=NOT_IN_GRID)
+        missing = left.assign(
+            their_eas=np.nan,
+            their_se=np.nan,
+            their_runs=0,
+            their_v0=np.nan,
+            their_v0_from="",
+            their_note=NOT_IN_GRID,
+        )
         out = pd.concat([out, missing], ignore_index=True) if len(out) else missing
     return out.astype({"their_runs": "int64"}).reset_index(drop=True)
 
 
-def comparison(theirs: pd.DataFrame, board: pd.DataFrame, n_boot: int = 2000, seed=0
-               ) -> tuple[pd.DataFrame, dict]:
+def comparison(
+    theirs: pd.DataFrame, board: pd.DataFrame, n_boot: int = 2000, seed=0
+) -> tuple[pd.DataFrame, dict]:
     """Their EAS beside ours per model (our buyers' board: ``eas_mean`` with its interval), each
     model's rank under both among the models both score (a model without their EAS has neither
     rank and comes last), and the Spearman of the two orderings (bootstrap interval over models,
@@ -155,13 +207,19 @@ def comparison(theirs: pd.DataFrame, board: pd.DataFrame, n_boot: int = 2000, se
     from marketarena.stats import cluster_bootstrap_spearman
 
     ours = board[board["role"] == "buyer"][["name", "eas_mean", "eas_lo", "eas_hi"]]
-    table = theirs.merge(ours.rename(columns={"name": "buyer_group"}), on="buyer_group",
-                         how="left")
+    table = theirs.merge(ours.rename(columns={"name": "buyer_group"}), on="buyer_group", how="left")
     both = table["their_eas"].notna() & table["eas_mean"].notna()
     table["their_rank"] = table["their_eas"].where(both).rank(ascending=False, method="min")
     table["our_rank"] = table["eas_mean"].where(both).rank(ascending=False, method="min")
     table = table.sort_values("their_eas", ascending=False, kind="stable").reset_index(drop=True)
-    rho = cluster_bootstrap_spearman(table, "their_eas", "eas_mean", cluster=None, n_boot=n_boot,
-                                     seed=seed)
-    return table.rename(columns={"buyer_group": "model", "eas_mean": "our_eas",
-                                 "eas_lo": "our_eas_lo", "eas_hi": "our_eas_hi"}), rho
+    rho = cluster_bootstrap_spearman(
+        table, "their_eas", "eas_mean", cluster=None, n_boot=n_boot, seed=seed
+    )
+    return table.rename(
+        columns={
+            "buyer_group": "model",
+            "eas_mean": "our_eas",
+            "eas_lo": "our_eas_lo",
+            "eas_hi": "our_eas_hi",
+        }
+    ), rho

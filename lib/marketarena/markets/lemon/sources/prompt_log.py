@@ -62,7 +62,7 @@ def first_object(text: str) -> str:
         elif c == "}":
             depth -= 1
             if depth == 0:
-                return text[start:i + 1]
+                return text[start : i + 1]
     return text[start:]
 
 
@@ -100,22 +100,35 @@ def parse_bid(response: str | None, shown: set[str]) -> Parsed:
     shown (``shown``: the observation's listing ids)."""
     keys = answer_keys(response or "", ("decision", "listing_id"))
     if keys is None:
-        return Parsed("pass", None, False, "no JSON object in the answer (their engine re-asks, "
-                      "then passes)")
+        return Parsed(
+            "pass", None, False, "no JSON object in the answer (their engine re-asks, then passes)"
+        )
     raw = keys["decision"]
     decision = str(raw if raw is not None else "pass").strip().lower()
     listing = keys["listing_id"]
-    listing = None if listing is None or str(listing).strip().lower() in ("", "null", "none") \
+    listing = (
+        None
+        if listing is None or str(listing).strip().lower() in ("", "null", "none")
         else str(listing).strip()
+    )
     if decision not in ("bid", "pass"):
-        return Parsed("pass", listing, False, f"decision {str(raw)[:40]!r} is neither bid nor "
-                      "pass (their engine: a pass)")
+        return Parsed(
+            "pass",
+            listing,
+            False,
+            f"decision {str(raw)[:40]!r} is neither bid nor pass (their engine: a pass)",
+        )
     if decision == "bid" and listing is None:
-        return Parsed("pass", None, False, "a bid naming no listing (their engine: no order, a "
-                      "pass)")
+        return Parsed(
+            "pass", None, False, "a bid naming no listing (their engine: no order, a pass)"
+        )
     if decision == "bid" and listing not in shown:
-        return Parsed("pass", listing, False, f"a bid on {listing[:60]!r}, not a listing shown "
-                      "(their engine: no order, a pass)")
+        return Parsed(
+            "pass",
+            listing,
+            False,
+            f"a bid on {listing[:60]!r}, not a listing shown (their engine: no order, a pass)",
+        )
     return Parsed(decision, listing, True, "")
 
 
@@ -124,12 +137,19 @@ def parse_vote(response: str | None) -> tuple[str, bool, str]:
     valid, error); anything but upvote, downvote or abstain is an abstention, and invalid."""
     keys = answer_keys(response or "", ("vote",))
     if keys is None:
-        return "abstain", False, "no JSON object in the answer (their engine re-asks, then abstains)"
+        return (
+            "abstain",
+            False,
+            "no JSON object in the answer (their engine re-asks, then abstains)",
+        )
     vote = str(keys["vote"] if keys["vote"] is not None else "").strip().lower()
     known = {"upvote": "up", "downvote": "down", "abstain": "abstain"}
     if vote not in known:
-        return "abstain", False, f"vote {vote[:40]!r} is not upvote, downvote or abstain " \
-                                 "(their engine: an abstention)"
+        return (
+            "abstain",
+            False,
+            f"vote {vote[:40]!r} is not upvote, downvote or abstain (their engine: an abstention)",
+        )
     return known[vote], True, ""
 
 
@@ -144,8 +164,10 @@ def observation_of(user_prompt: str) -> list[tuple[str, float, str]]:
         return []
     try:
         obs, _ = json.JSONDecoder().raw_decode(user_prompt, at + len(OBSERVATION))
-        shown = [(str(x["listing_id"]), float(x["listed_price"]), str(x.get("description", "")))
-                 for x in obs.get("listings_visible", [])]
+        shown = [
+            (str(x["listing_id"]), float(x["listed_price"]), str(x.get("description", "")))
+            for x in obs.get("listings_visible", [])
+        ]
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError):
         return []  # OverflowError: a price written as an integer too large for a float
     return shown if all(np.isfinite(p) and abs(p) <= MAX_AMOUNT for _, p, _ in shown) else []
@@ -156,8 +178,13 @@ def record_phase(r: ab.PromptRecord) -> str:
     requests are logged with call ``bid`` too: told apart by their text), ``list`` (an honest
     or Sybil listing), else the record's own call."""
     if r.role == "buyer":
-        return "review" if REVIEW_MARK in (r.user_prompt or "") else "buy" if r.call == "bid" \
+        return (
+            "review"
+            if REVIEW_MARK in (r.user_prompt or "")
+            else "buy"
+            if r.call == "bid"
             else r.call
+        )
     return "list" if r.call in ("listing", "sybil_listing") else r.call
 
 
@@ -175,18 +202,19 @@ class Answers:
     invalid: int = 0
 
 
-def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], model: str
-                 ) -> Answers:
+def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], model: str) -> Answers:
     """The prompt log's records of the imported steps as ``llm_messages``, and the buyers' bid and
     review answers re-parsed (:func:`parse_bid`, :func:`parse_vote`) as ``decisions`` and
     ``llm_calls`` (the last request of a decision is its answer; earlier ones were re-sent)."""
     steps = len(st.states)
     kept = ab.imported_records(records, steps, seats)
-    messages = ab.prompt_messages(kept, record_phase,
-                                  lambda r: ROUNDS.get(record_phase(r), len(ROUNDS)))
+    messages = ab.prompt_messages(
+        kept, record_phase, lambda r: ROUNDS.get(record_phase(r), len(ROUNDS))
+    )
     listing_of: dict[tuple[int, int, str], int] = {}
-    for row, key in enumerate(zip(st.cols["step"].tolist(), cents(st.cols["price"]).tolist(),
-                                  st.cols["text"].tolist())):
+    for row, key in enumerate(
+        zip(st.cols["step"].tolist(), cents(st.cols["price"]).tolist(), st.cols["text"].tolist())
+    ):
         listing_of[key] = -1 if key in listing_of else row  # -1: two alike, unknown
     groups: dict[tuple[int, str, str], list[ab.PromptRecord]] = {}
     for r in kept:
@@ -205,8 +233,10 @@ def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], mod
             out.aliases[(t, agent)] = [lid for lid, _, _ in visible]
             named = dict(zip((lid for lid, _, _ in visible), found)).get(parsed.listing, -1)
             out.decisions[(t, agent)] = (parsed.decision, named if parsed.decision == "bid" else -1)
-            action = {"decision": parsed.decision, "listing": parsed.listing
-                      if parsed.decision == "bid" else None}
+            action = {
+                "decision": parsed.decision,
+                "listing": parsed.listing if parsed.decision == "bid" else None,
+            }
             valid, error = parsed.valid, parsed.error
         else:
             vote, valid, error = parse_vote(last.response)
@@ -214,13 +244,17 @@ def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], mod
             action = {"vote": vote}
         rows.append((t, ROUNDS[phase], phase, agent, 0, json.dumps(action), valid, error, notes))
         out.invalid += not valid
-    decisions = pd.DataFrame(rows, columns=DECISION_COLUMNS).sort_values(
-        ["step", "round", "agent_id"], kind="stable").reset_index(drop=True)
+    decisions = (
+        pd.DataFrame(rows, columns=DECISION_COLUMNS)
+        .sort_values(["step", "round", "agent_id"], kind="stable")
+        .reset_index(drop=True)
+    )
     keys = ["step", "round", "phase", "agent_id"]
     answered = messages.merge(decisions[keys], on=keys)  # the buyers' decisions only
     calls = ab.prompt_calls(answered, model)
     if len(calls):
-        calls["valid"] = calls[keys].merge(decisions[[*keys, "valid"]], on=keys,
-                                           how="left")["valid"].to_numpy()
+        calls["valid"] = (
+            calls[keys].merge(decisions[[*keys, "valid"]], on=keys, how="left")["valid"].to_numpy()
+        )
     out.tables = {"llm_messages": messages, "llm_calls": calls, "decisions": decisions}
     return out

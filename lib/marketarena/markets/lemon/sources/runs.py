@@ -122,8 +122,11 @@ def episode_id(run: ab.Run) -> str:
     """``<buyer model>-k<K>-rep<r>-s<seed>`` (``-base`` for a ``_base`` run), a plain name."""
     c, args = run.cell, run.args
     base = "-base" if c.get("base") else ""
-    return plain_name(f"{ab.player_of(args.buyer_llm or args.llm)}-k{c['sybil']}"
-                      f"-rep{int(c['reputation_visible'])}-s{c['seed']}{base}", "episode id")
+    return plain_name(
+        f"{ab.player_of(args.buyer_llm or args.llm)}-k{c['sybil']}"
+        f"-rep{int(c['reputation_visible'])}-s{c['seed']}{base}",
+        "episode id",
+    )
 
 
 def check_setting(run: ab.Run, mp: LemonParams) -> None:
@@ -132,34 +135,64 @@ def check_setting(run: ab.Run, mp: LemonParams) -> None:
     refuses a game of another size."""
     args, c, path = run.args, run.cell, run.path / "experiment_args.json"
     checks = [
-        ("sybil_cluster_size", args.sybil_cluster_size, c["sybil"], f"K {c['sybil']} of the "
-         "folder name"),
-        ("no_buyer_rep", not args.no_buyer_rep, c["reputation_visible"],
-         f"rep{int(c['reputation_visible'])} of the folder name"),
+        (
+            "sybil_cluster_size",
+            args.sybil_cluster_size,
+            c["sybil"],
+            f"K {c['sybil']} of the folder name",
+        ),
+        (
+            "no_buyer_rep",
+            not args.no_buyer_rep,
+            c["reputation_visible"],
+            f"rep{int(c['reputation_visible'])} of the folder name",
+        ),
         ("seed", args.seed, c["seed"], "the folder name's seed"),
         ("lemon_base_buyer", args.lemon_base_buyer, bool(c.get("base")), "the folder name"),
         ("num_sellers", args.num_sellers or args.num_firms, mp.sellers, "the instance's sellers"),
         ("num_buyers", args.num_buyers or args.num_consumers, mp.buyers, "the instance's buyers"),
         ("max_timesteps", args.max_timesteps, mp.steps, "the instance's steps"),
-        ("discovery_limit_consumers", args.discovery_limit_consumers, mp.discovery_limit,
-         "the instance's discovery_limit"),
-        ("reputation_pseudo_count", args.reputation_pseudo_count, mp.window,
-         "the instance's window"),
-        ("reputation_initial", args.reputation_initial, mp.initial_reputation,
-         "the instance's initial_reputation"),
+        (
+            "discovery_limit_consumers",
+            args.discovery_limit_consumers,
+            mp.discovery_limit,
+            "the instance's discovery_limit",
+        ),
+        (
+            "reputation_pseudo_count",
+            args.reputation_pseudo_count,
+            mp.window,
+            "the instance's window",
+        ),
+        (
+            "reputation_initial",
+            args.reputation_initial,
+            mp.initial_reputation,
+            "the instance's initial_reputation",
+        ),
         ("sybil_rho_min", args.sybil_rho_min, mp.retire_below, "the instance's retire_below"),
-        ("allow_listing_persistence", args.allow_listing_persistence, False, "our market "
-         "(listings do not persist)"),
+        (
+            "allow_listing_persistence",
+            args.allow_listing_persistence,
+            False,
+            "our market (listings do not persist)",
+        ),
     ]
     for key, theirs, ours, what in checks:
         if theirs is not None and theirs != ours:
-            raise SourceError(path, f"{key} is {theirs}, but {what} is {ours} (markets."
-                              f"{mp.instance}: describe the runs' market, or remove the run)")
+            raise SourceError(
+                path,
+                f"{key} is {theirs}, but {what} is {ours} (markets."
+                f"{mp.instance}: describe the runs' market, or remove the run)",
+            )
     if c["sybil"] not in mp.sybil or c["reputation_visible"] not in mp.reputation_visible:
-        raise SourceError(path, f"K {c['sybil']}, reputation "
-                          f"{'shown' if c['reputation_visible'] else 'hidden'}: a cell outside "
-                          f"the instance's grid (sybil {mp.sybil}, reputation_visible "
-                          f"{mp.reputation_visible})")
+        raise SourceError(
+            path,
+            f"K {c['sybil']}, reputation "
+            f"{'shown' if c['reputation_visible'] else 'hidden'}: a cell outside "
+            f"the instance's grid (sybil {mp.sybil}, reputation_visible "
+            f"{mp.reputation_visible})",
+        )
 
 
 def prepared_runs(mp: LemonParams, source: Path) -> tuple[list[ab.Run], list[dict]]:
@@ -188,8 +221,19 @@ def _state_error(run: ab.Run, t: int, what: str) -> SourceError:
     return SourceError(run.path / f"state_t{t}.json", what)
 
 
-LISTING_COLUMNS = ("step", "seller", "kind", "true_tier", "claimed_tier", "price", "text",
-                   "reputation", "quality_value", "sold", "listing_id")
+LISTING_COLUMNS = (
+    "step",
+    "seller",
+    "kind",
+    "true_tier",
+    "claimed_tier",
+    "price",
+    "text",
+    "reputation",
+    "quality_value",
+    "sold",
+    "listing_id",
+)
 
 
 @dataclass
@@ -214,8 +258,9 @@ def read_steps(run: ab.Run, states: list[LemonState], mp: LemonParams) -> Steps:
     ranges = {t: mp.price_range(t) for t in TIERS}
     for t, s in enumerate(states):
         if [c.name for c in s.consumers] != buyers:
-            raise _state_error(run, t, "consumers: not the buyers of state_t0 (a buyer set that "
-                               "changes)")
+            raise _state_error(
+                run, t, "consumers: not the buyers of state_t0 (a buyer set that changes)"
+            )
         full = {f.name: f for f in s.firms if f.sybil is not None}
         names = {f.name for f in s.firms}
         for f in full.values():
@@ -223,8 +268,11 @@ def read_steps(run: ab.Run, states: list[LemonState], mp: LemonParams) -> Steps:
             if kind.setdefault(f.name, k) != k:
                 raise _state_error(run, t, f"firms: {f.name} changes from {kind[f.name]} to {k}")
             if f.name in retired:
-                raise _state_error(run, t, f"firms: {f.name} is back after its retirement at "
-                                   f"step {retired[f.name]}")
+                raise _state_error(
+                    run,
+                    t,
+                    f"firms: {f.name} is back after its retirement at step {retired[f.name]}",
+                )
         for name in active_before - set(full):
             retired[name] = t
         active_before = {n for n, f in full.items() if f.in_business}
@@ -233,24 +281,51 @@ def read_steps(run: ab.Run, states: list[LemonState], mp: LemonParams) -> Steps:
         if len(set(ids)) != len(ids):
             raise _state_error(run, t, "lemon_market_new_listings: a listing id twice")
         if not unsold <= set(ids):
-            raise _state_error(run, t, f"lemon_market_unsold_listings: "
-                               f"{sorted(unsold - set(ids))[0]!r} is not a new listing of this "
-                               "step (listings do not persist in these runs)")
+            raise _state_error(
+                run,
+                t,
+                f"lemon_market_unsold_listings: "
+                f"{sorted(unsold - set(ids))[0]!r} is not a new listing of this "
+                "step (listings do not persist in these runs)",
+            )
         at.append(np.arange(len(rows), len(rows) + len(ids)))
         for i, x in enumerate(s.lemon_market_new_listings):
             if x.firm_id not in names:
-                raise _state_error(run, t, f"lemon_market_new_listings.{i}.firm_id {x.firm_id!r} "
-                                   "is no seller of this state")
+                raise _state_error(
+                    run,
+                    t,
+                    f"lemon_market_new_listings.{i}.firm_id {x.firm_id!r} "
+                    "is no seller of this state",
+                )
             if x.firm_id not in kind:
-                raise _state_error(run, t, f"lemon_market_new_listings.{i}: seller {x.firm_id!r} "
-                                   "never has a full entry")
+                raise _state_error(
+                    run,
+                    t,
+                    f"lemon_market_new_listings.{i}: seller {x.firm_id!r} never has a full entry",
+                )
             k = kind[x.firm_id]
             claimed = x.quality if k == "honest" else claimed_tier(x.price, ranges)
-            rows.append((t, x.firm_id, k, x.quality, claimed, x.price, x.description,
-                         x.reputation, x.quality_value, x.id not in unsold, x.id))
-    cols = {c: np.array([r[i] for r in rows], dtype=object if isinstance(rows[0][i], str)
-                        else None) if rows else np.array([])
-            for i, c in enumerate(LISTING_COLUMNS)}
+            rows.append(
+                (
+                    t,
+                    x.firm_id,
+                    k,
+                    x.quality,
+                    claimed,
+                    x.price,
+                    x.description,
+                    x.reputation,
+                    x.quality_value,
+                    x.id not in unsold,
+                    x.id,
+                )
+            )
+    cols = {
+        c: np.array([r[i] for r in rows], dtype=object if isinstance(rows[0][i], str) else None)
+        if rows
+        else np.array([])
+        for i, c in enumerate(LISTING_COLUMNS)
+    }
     return Steps(states, buyers, kind, cols, at)
 
 
@@ -259,21 +334,30 @@ def buyer_arrays(run: ab.Run, st: Steps) -> dict[str, np.ndarray]:
     paid (cash drop) and the logged surplus. A counter that falls, or more than one bid of a
     buyer in a step, is an error naming the state file."""
     cols = ("honest_seen_total", "honest_passed_total", "sybil_seen_total", "sybil_passed_total")
-    raw = {c: np.array([[getattr(b, c) for b in s.consumers] for s in st.states], dtype=np.int64)
-           for c in cols}
+    raw = {
+        c: np.array([[getattr(b, c) for b in s.consumers] for s in st.states], dtype=np.int64)
+        for c in cols
+    }
     cash = np.array([[b.cash for b in s.consumers] for s in st.states])
     d = {c: np.diff(v, axis=0, prepend=0) for c, v in raw.items()}
-    out = {"honest_shown": d["honest_seen_total"], "sybil_shown": d["sybil_seen_total"],
-           "honest_bid": d["honest_seen_total"] - d["honest_passed_total"],
-           "sybil_bid": d["sybil_seen_total"] - d["sybil_passed_total"],
-           "car": np.array([[b.inventory.car for b in s.consumers] for s in st.states]),
-           "paid": np.diff(cash, axis=0, prepend=BUYER_CASH) * -1.0,
-           "surplus": np.array([[b.consumer_surplus for b in s.consumers] for s in st.states])}
-    bad = [(t, b, what) for what, ok in (
-        ("a cumulative counter fell", np.all([v >= 0 for v in d.values()], axis=0)),
-        ("more passed than seen", (out["honest_bid"] >= 0) & (out["sybil_bid"] >= 0)),
-        ("more than one bid", (out["honest_bid"] + out["sybil_bid"]) <= 1),
-    ) for t, b in zip(*np.nonzero(~ok))]
+    out = {
+        "honest_shown": d["honest_seen_total"],
+        "sybil_shown": d["sybil_seen_total"],
+        "honest_bid": d["honest_seen_total"] - d["honest_passed_total"],
+        "sybil_bid": d["sybil_seen_total"] - d["sybil_passed_total"],
+        "car": np.array([[b.inventory.car for b in s.consumers] for s in st.states]),
+        "paid": np.diff(cash, axis=0, prepend=BUYER_CASH) * -1.0,
+        "surplus": np.array([[b.consumer_surplus for b in s.consumers] for s in st.states]),
+    }
+    bad = [
+        (t, b, what)
+        for what, ok in (
+            ("a cumulative counter fell", np.all([v >= 0 for v in d.values()], axis=0)),
+            ("more passed than seen", (out["honest_bid"] >= 0) & (out["sybil_bid"] >= 0)),
+            ("more than one bid", (out["honest_bid"] + out["sybil_bid"]) <= 1),
+        )
+        for t, b in zip(*np.nonzero(~ok))
+    ]
     if bad:
         t, b, what = min(bad)
         raise _state_error(run, int(t), f"consumers.{b} ({st.buyers[b]}): {what} in this step")

@@ -24,10 +24,14 @@ class SupplyChainAnalysis(MarketAnalysis):
     rank_by = "Pi"
     metric_columns = sc_metrics.AGENT_METRICS
 
-    def leaderboard(self, agents: pd.DataFrame, mp: SupplyChainParams, ratings, stats) -> pd.DataFrame:
+    def leaderboard(
+        self, agents: pd.DataFrame, mp: SupplyChainParams, ratings, stats
+    ) -> pd.DataFrame:
         return player_board(self, agents, ratings, stats)
 
-    def compute_metrics(self, reader, mp: SupplyChainParams, data_dir: Path) -> dict[str, pd.DataFrame]:
+    def compute_metrics(
+        self, reader, mp: SupplyChainParams, data_dir: Path
+    ) -> dict[str, pd.DataFrame]:
         """agents / agent_steps / market frames over every finished episode (logs + persona files).
         The tribe weights are the personas file's own (its ``weight`` column, as generated)."""
         personas, vectors = load_persona_vectors(data_dir)
@@ -42,12 +46,20 @@ class SupplyChainAnalysis(MarketAnalysis):
             ):
                 frame.insert(0, "episode_id", episode_id)
                 rows.append(frame)
-        return {"agents": pd.concat(agent_rows, ignore_index=True),
-                "agent_steps": pd.concat(step_rows, ignore_index=True),
-                "market": pd.concat(market_rows, ignore_index=True)}
+        return {
+            "agents": pd.concat(agent_rows, ignore_index=True),
+            "agent_steps": pd.concat(step_rows, ignore_index=True),
+            "market": pd.concat(market_rows, ignore_index=True),
+        }
 
-    def draw_figures(self, metrics_dir: Path, figures_dir: Path, tables_dir: Path,
-                     mp: SupplyChainParams, instance: str) -> list[Path]:
+    def draw_figures(
+        self,
+        metrics_dir: Path,
+        figures_dir: Path,
+        tables_dir: Path,
+        mp: SupplyChainParams,
+        instance: str,
+    ) -> list[Path]:
         from marketarena.markets.supply_chain.analysis import plots
         from marketarena.markets.supply_chain.analysis.tables import table2
 
@@ -68,8 +80,11 @@ class SupplyChainAnalysis(MarketAnalysis):
         """Per-agent totals of one played episode, most profitable first (``marketarena play``)."""
         states = result.tables["states"]
         totals = states.groupby("agent_id").agg(
-            revenue=("revenue", "sum"), profit=("profit", "sum"), units_won=("units_won", "sum"),
-            units_sold=("units_sold", "sum"))
+            revenue=("revenue", "sum"),
+            profit=("profit", "sum"),
+            units_won=("units_won", "sum"),
+            units_sold=("units_sold", "sum"),
+        )
         last = states[states["step"] == states["step"].max()].set_index("agent_id")
         totals["final_funds"] = last["funds"]
         totals["bankrupt"] = ~last["active"]

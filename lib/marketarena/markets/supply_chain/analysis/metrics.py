@@ -42,8 +42,19 @@ from marketarena.embeddings import similarity
 from marketarena.metrics import indices
 
 EPS = 1e-9
-AGENT_METRICS = ("NPM", "Pi", "RAR", "IEI", "stockout_rate", "bid_efficiency", "OSI", "fill_rate",
-                 "MMS", "stockout_rate_visits", "OSI_won")
+AGENT_METRICS = (
+    "NPM",
+    "Pi",
+    "RAR",
+    "IEI",
+    "stockout_rate",
+    "bid_efficiency",
+    "OSI",
+    "fill_rate",
+    "MMS",
+    "stockout_rate_visits",
+    "OSI_won",
+)
 
 
 def _pop_cv(x: np.ndarray) -> float:
@@ -81,7 +92,8 @@ def _attempts(tables: dict[str, pd.DataFrame]) -> tuple[pd.Series, pd.Series]:
     """Per agent: directed attempts (buyer, seller in its consideration set, wanted item) and
     the stockouts among them (the seller has none of that item on offer)."""
     att = tables["attention"][["step", "buyer", "agent_id"]].merge(
-        tables["buyers"][["step", "buyer", "item"]], on=["step", "buyer"])
+        tables["buyers"][["step", "buyer", "item"]], on=["step", "buyer"]
+    )
     offered = tables["posts"][["step", "agent_id", "item"]].drop_duplicates().assign(offered=True)
     att = att.merge(offered, on=["step", "agent_id", "item"], how="left")
     missing = att["offered"].isna()
@@ -109,25 +121,31 @@ def episode_agent_metrics(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         v_base = (b["allocated"] * b["item"].map(base).astype(float)).sum()
         c_win = (b["allocated"] * b["price"]).sum()
         sims = attention.loc[attention["agent_id"] == agent_id, "sim"]
-        rows.append({
-            "agent_id": agent_id,
-            "NPM": profit.sum() / (revenue.sum() + EPS),
-            "Pi": profit.sum(),
-            "RAR": _rar(profit),
-            "IEI": sold_units.sum() / (sold_units.sum() + s["inventory_units"].mean() + EPS),
-            "stockout_rate": stockouts.get(agent_id, 0) / (attempts.get(agent_id, 0) + EPS),
-            "bid_efficiency": q_win / (q_bid + EPS) * v_base / (c_win + EPS),
-            "OSI": _osi(_orders(ordered, agent_id, len(sold_units)), sold_units),
-            "fill_rate": v["bought"].sum() / (v["wanted"].sum() + EPS),
-            "MMS": sims.mean() if len(sims) else np.nan,
-            "stockout_rate_visits": (v["stock_before"] == 0).sum() / (len(v) + EPS),
-            "OSI_won": _osi(s["units_won"].to_numpy().astype(float), sold_units),
-        })
+        rows.append(
+            {
+                "agent_id": agent_id,
+                "NPM": profit.sum() / (revenue.sum() + EPS),
+                "Pi": profit.sum(),
+                "RAR": _rar(profit),
+                "IEI": sold_units.sum() / (sold_units.sum() + s["inventory_units"].mean() + EPS),
+                "stockout_rate": stockouts.get(agent_id, 0) / (attempts.get(agent_id, 0) + EPS),
+                "bid_efficiency": q_win / (q_bid + EPS) * v_base / (c_win + EPS),
+                "OSI": _osi(_orders(ordered, agent_id, len(sold_units)), sold_units),
+                "fill_rate": v["bought"].sum() / (v["wanted"].sum() + EPS),
+                "MMS": sims.mean() if len(sims) else np.nan,
+                "stockout_rate_visits": (v["stock_before"] == 0).sum() / (len(v) + EPS),
+                "OSI_won": _osi(s["units_won"].to_numpy().astype(float), sold_units),
+            }
+        )
     return agents.merge(pd.DataFrame(rows), on="agent_id")
 
 
-def tribe_similarity(slogans: pd.DataFrame, personas: pd.DataFrame, vectors: np.ndarray,
-                     tribe_weights: dict[str, float]) -> pd.DataFrame:
+def tribe_similarity(
+    slogans: pd.DataFrame,
+    personas: pd.DataFrame,
+    vectors: np.ndarray,
+    tribe_weights: dict[str, float],
+) -> pd.DataFrame:
     """Mean cosine of each logged slogan vector with each tribe's personas, plus the weighted mean.
 
     ``vectors`` are the persona embeddings in the row order of ``personas``. Empty slogans -> NaN.
@@ -135,12 +153,18 @@ def tribe_similarity(slogans: pd.DataFrame, personas: pd.DataFrame, vectors: np.
     pairwise sums in a fixed order: the same bits on every machine.
     """
     out = slogans[["step", "agent_id"]].copy()
-    slog = np.stack(slogans["vector"].to_numpy()) if len(slogans) else np.zeros((0, vectors.shape[1]))
+    slog = (
+        np.stack(slogans["vector"].to_numpy()) if len(slogans) else np.zeros((0, vectors.shape[1]))
+    )
     empty = slogans["slogan"].eq("").to_numpy()
     weighted = np.zeros(len(slogans))
     for tribe, w in tribe_weights.items():
         members = vectors[personas["tribe"].to_numpy() == tribe]
-        sim = similarity(slog, members).mean(axis=1) if len(members) else np.full(len(slogans), np.nan)
+        sim = (
+            similarity(slog, members).mean(axis=1)
+            if len(members)
+            else np.full(len(slogans), np.nan)
+        )
         sim = np.where(empty, np.nan, sim)
         out[f"sim_{tribe}"] = sim
         weighted += w * sim
@@ -153,7 +177,9 @@ def episode_agent_steps(tables: dict[str, pd.DataFrame], tribe_sims: pd.DataFram
     g = states.groupby("agent_id")
     states["npm"] = g["profit"].cumsum() / (g["revenue"].cumsum() + EPS)
     ordered = _ordered(tables["bids"]).rename("ordered")
-    ordered = states[["agent_id", "step"]].join(ordered, on=["agent_id", "step"])["ordered"].fillna(0)
+    ordered = (
+        states[["agent_id", "step"]].join(ordered, on=["agent_id", "step"])["ordered"].fillna(0)
+    )
     states["ordered"] = ordered.to_numpy(float)
     osi = []
     for _, s in states.groupby("agent_id"):
@@ -182,11 +208,17 @@ def episode_market_indices(states: pd.DataFrame) -> pd.DataFrame:
     rows, prev = [], None
     for step, s in states.sort_values(["step", "agent_id"]).groupby("step"):
         funds, revenue = s["funds"].to_numpy(), s["revenue"].to_numpy()
-        rows.append({
-            "step": step, "gini": indices.gini(funds), "theil": indices.theil(funds),
-            "cv": indices.cv(funds), "hhi": indices.hhi(revenue), "cr4": indices.cr(revenue, 4),
-            "active_ratio": float((s["units_sold"] > 0).mean()),
-            "rank_mobility": indices.rank_mobility(prev, funds) if prev is not None else np.nan,
-        })
+        rows.append(
+            {
+                "step": step,
+                "gini": indices.gini(funds),
+                "theil": indices.theil(funds),
+                "cv": indices.cv(funds),
+                "hhi": indices.hhi(revenue),
+                "cr4": indices.cr(revenue, 4),
+                "active_ratio": float((s["units_sold"] > 0).mean()),
+                "rank_mobility": indices.rank_mobility(prev, funds) if prev is not None else np.nan,
+            }
+        )
         prev = funds
     return pd.DataFrame(rows)

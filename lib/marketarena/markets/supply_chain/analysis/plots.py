@@ -139,7 +139,10 @@ def _grid(
     """Constrained-layout grid; ``extra_h`` inches are added for a legend below the panels."""
     nrows = math.ceil(n_panels / ncols)
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(panel_w * ncols, panel_h * nrows + 0.7 + extra_h), squeeze=False,
+        nrows,
+        ncols,
+        figsize=(panel_w * ncols, panel_h * nrows + 0.7 + extra_h),
+        squeeze=False,
         layout="constrained",
     )
     return fig, list(axes.ravel())
@@ -194,7 +197,9 @@ def _place_legend(
     common = dict(handles=handles, frameon=False, title=title, handlelength=2.2)
     if spare_ax is not None:
         spare_ax.axis("off")
-        spare_ax.legend(loc="center", ncol=1 if n <= 12 else 2, fontsize=8 if n <= 24 else 7, **common)
+        spare_ax.legend(
+            loc="center", ncol=1 if n <= 12 else 2, fontsize=8 if n <= 24 else 7, **common
+        )
     elif below and n > 6:
         fig.legend(loc="outside lower center", ncol=min(5, n), fontsize=8, **common)
     else:
@@ -230,8 +235,13 @@ def _plot_agent_panel(
         y = s["mean"].to_numpy(dtype=float)
         lo, hi = panel.clip(s["lo"].to_numpy(dtype=float), s["hi"].to_numpy(dtype=float), y)
         ax.plot(
-            x, y, color=palette[name], marker=markers[name], linestyle=linestyles[name],
-            label=name, zorder=3,
+            x,
+            y,
+            color=palette[name],
+            marker=markers[name],
+            linestyle=linestyles[name],
+            label=name,
+            zorder=3,
         )
         if not np.isfinite(lo).any():
             continue
@@ -240,8 +250,15 @@ def _plot_agent_panel(
         else:
             ok = np.isfinite(lo)
             ax.errorbar(
-                x[ok], y[ok], yerr=np.vstack([y[ok] - lo[ok], hi[ok] - y[ok]]), fmt="none",
-                ecolor=palette[name], elinewidth=0.8, alpha=0.7, capsize=0, zorder=2,
+                x[ok],
+                y[ok],
+                yerr=np.vstack([y[ok] - lo[ok], hi[ok] - y[ok]]),
+                fmt="none",
+                ecolor=palette[name],
+                elinewidth=0.8,
+                alpha=0.7,
+                capsize=0,
+                zorder=2,
             )
     ax.set_xlabel("step")
     ax.set_ylabel(panel.ylabel)
@@ -319,7 +336,8 @@ def figure3_market_indices(market: pd.DataFrame, path: str | Path) -> Path:
         x = stats["step"].to_numpy(dtype=float)
         ax.plot(x, stats["mean"], color=colour, marker="o", linewidth=2.0, zorder=3)
         lo, hi = panel.clip(
-            stats["lo"].to_numpy(dtype=float), stats["hi"].to_numpy(dtype=float),
+            stats["lo"].to_numpy(dtype=float),
+            stats["hi"].to_numpy(dtype=float),
             stats["mean"].to_numpy(dtype=float),
         )
         if np.isfinite(lo).any():
@@ -331,7 +349,9 @@ def figure3_market_indices(market: pd.DataFrame, path: str | Path) -> Path:
     key_ax.axis("off")
     key = [Line2D([], [], color=colour, marker="o", linewidth=2.0, label="mean across episodes")]
     if n_ep > 1:
-        key.append(plt.Rectangle((0, 0), 1, 1, color=colour, alpha=0.25, label="95% CI of the mean"))
+        key.append(
+            plt.Rectangle((0, 0), 1, 1, color=colour, alpha=0.25, label="95% CI of the mean")
+        )
         key.append(Line2D([], [], color="0.6", linewidth=0.6, label="single episode"))
     key_ax.legend(handles=key, loc="center", frameon=False)
     for ax in axes[len(MARKET_PANELS) + 1 :]:
@@ -419,7 +439,11 @@ def _map_steps(steps: list[int]) -> list[int]:
 def figure7_slogan_map(agent_steps: pd.DataFrame, path: str | Path) -> Path:
     """PCA map of tribe-similarity features, one panel per step, one point per agent (Figure 7)."""
     title = "Figure 7 — Slogan positions in tribe-similarity space (PCA)"
-    if agent_steps is None or agent_steps.empty or not set(TRIBE_COLUMNS) <= set(agent_steps.columns):
+    if (
+        agent_steps is None
+        or agent_steps.empty
+        or not set(TRIBE_COLUMNS) <= set(agent_steps.columns)
+    ):
         return _empty_figure(path, title)
     df = agent_steps.copy()
     df["name"] = df["name"].astype(str)
@@ -432,7 +456,9 @@ def figure7_slogan_map(agent_steps: pd.DataFrame, path: str | Path) -> Path:
     rows = df.loc[complete, ["episode_id", "step", "name"]].reset_index(drop=True)
     xy = pca.transform(feats.to_numpy()[complete])
     rows["pc1"], rows["pc2"] = xy[:, 0], xy[:, 1]
-    per_ep = rows.groupby(["episode_id", "step", "name"], sort=True)[["pc1", "pc2"]].mean().reset_index()
+    per_ep = (
+        rows.groupby(["episode_id", "step", "name"], sort=True)[["pc1", "pc2"]].mean().reset_index()
+    )
     pts = per_ep.groupby(["step", "name"], sort=True)[["pc1", "pc2"]].mean().reset_index()
 
     names, palette, markers, _ = _agent_styles(df)
@@ -455,13 +481,22 @@ def figure7_slogan_map(agent_steps: pd.DataFrame, path: str | Path) -> Path:
         ax.axvline(0, color="0.8", linewidth=0.6, zorder=0)
         for (lx, ly), lab in zip(loadings, tribe_labels, strict=True):
             ax.annotate(
-                "", xy=(lx * scale, ly * scale), xytext=(0, 0),
+                "",
+                xy=(lx * scale, ly * scale),
+                xytext=(0, 0),
                 arrowprops=dict(arrowstyle="-|>", color="0.55", lw=0.8, shrinkA=0, shrinkB=0),
                 zorder=1,
             )
             ax.text(
-                lx * scale * 1.15, ly * scale * 1.15, lab, color="0.35", fontsize=7.5,
-                style="italic", ha="center", va="center", zorder=1,
+                lx * scale * 1.15,
+                ly * scale * 1.15,
+                lab,
+                color="0.35",
+                fontsize=7.5,
+                style="italic",
+                ha="center",
+                va="center",
+                zorder=1,
             )
         s = pts[pts["step"] == step]
         if s.empty:
@@ -471,8 +506,14 @@ def figure7_slogan_map(agent_steps: pd.DataFrame, path: str | Path) -> Path:
             continue
         for _, r in s.iterrows():
             ax.scatter(
-                r["pc1"], r["pc2"], color=palette[r["name"]], marker=markers[r["name"]], s=36,
-                edgecolor="white", linewidth=0.5, zorder=3,
+                r["pc1"],
+                r["pc2"],
+                color=palette[r["name"]],
+                marker=markers[r["name"]],
+                s=36,
+                edgecolor="white",
+                linewidth=0.5,
+                zorder=3,
             )
         ax.set_xlim(-lim, lim)
         ax.set_ylim(-lim, lim)

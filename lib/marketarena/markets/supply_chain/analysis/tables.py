@@ -29,17 +29,34 @@ from marketarena.plots.tables import (
 )
 
 TABLE2_METRICS: tuple[str, ...] = (
-    "NPM", "Pi", "RAR", "IEI", "stockout_rate", "bid_efficiency", "OSI", "fill_rate", "MMS",
+    "NPM",
+    "Pi",
+    "RAR",
+    "IEI",
+    "stockout_rate",
+    "bid_efficiency",
+    "OSI",
+    "fill_rate",
+    "MMS",
 )
-TABLE2_DIRECTIONS: dict[str, Direction] = {m: "max" for m in TABLE2_METRICS} | {"stockout_rate": "min"}
+TABLE2_DIRECTIONS: dict[str, Direction] = {m: "max" for m in TABLE2_METRICS} | {
+    "stockout_rate": "min"
+}
 TABLE2_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Economics", ("NPM", "Pi", "RAR", "IEI")),
     ("Operation", ("stockout_rate", "bid_efficiency", "OSI", "fill_rate")),
     ("Cognitive", ("MMS",)),
 )
 _TITLES = {
-    "NPM": "NPM", "Pi": "Pi", "RAR": "RAR", "IEI": "IEI", "stockout_rate": "Stockout Rate",
-    "bid_efficiency": "Bid Eff.", "OSI": "OSI", "fill_rate": "Fill Rate", "MMS": "MMS",
+    "NPM": "NPM",
+    "Pi": "Pi",
+    "RAR": "RAR",
+    "IEI": "IEI",
+    "stockout_rate": "Stockout Rate",
+    "bid_efficiency": "Bid Eff.",
+    "OSI": "OSI",
+    "fill_rate": "Fill Rate",
+    "MMS": "MMS",
 }
 KIND_LABELS: dict[str, str] = {"llm": "LLM", "baseline": "Baseline"}
 
@@ -84,27 +101,31 @@ def table2(agents: pd.DataFrame, path_md: str | Path, path_tex: str | Path) -> t
     """Write Market-Bench Table 2 as Markdown and LaTeX; return both paths."""
     frame = table2_frame(agents)
     n_total = int(agents["episode_id"].nunique()) if agents is not None and not agents.empty else 0
-    shown = frame[["kind", "name", *TABLE2_METRICS]].rename(columns={"kind": "Type", "name": "Agent"})
+    shown = frame[["kind", "name", *TABLE2_METRICS]].rename(
+        columns={"kind": "Type", "name": "Agent"}
+    )
     formats: dict[str, Formatter] = {m: (lambda v: format_number(v, 3)) for m in TABLE2_METRICS}
     formats["Pi"] = lambda v: format_number(v, 0)
     md_labels = {m: f"{_TITLES[m]} {_arrow(m)}" for m in TABLE2_METRICS}
     tex_labels = {m: _tex_label(m) for m in TABLE2_METRICS} | {
-        "Type": "Type", "Agent": "Agent",
+        "Type": "Type",
+        "Agent": "Agent",
     }
     align = {"Type": "l", "Agent": "l"} | {m: "r" for m in TABLE2_METRICS}
 
-    what = (
-        f"mean over {n_total} episode{'s' if n_total != 1 else ''}"
-        if n_total
-        else "no episodes"
-    )
+    what = f"mean over {n_total} episode{'s' if n_total != 1 else ''}" if n_total else "no episodes"
     md_caption = (
         f"**Table 2.** Supply-chain performance per agent ({what}). ↑ higher is better, "
         "↓ lower is better; best per column in **bold**, second best in _italic_."
     )
     md = markdown_table(
-        shown, formats=formats, highlight=TABLE2_DIRECTIONS, labels=md_labels,
-        column_groups=TABLE2_GROUPS, align=align, caption=md_caption,
+        shown,
+        formats=formats,
+        highlight=TABLE2_DIRECTIONS,
+        labels=md_labels,
+        column_groups=TABLE2_GROUPS,
+        align=align,
+        caption=md_caption,
     )
     if frame.empty:
         md += "\n_no data_\n"
@@ -114,8 +135,14 @@ def table2(agents: pd.DataFrame, path_md: str | Path, path_tex: str | Path) -> t
         r"\textbf{bold}, second best \underline{underlined}."
     )
     tex = latex_table(
-        shown, formats=formats, highlight=TABLE2_DIRECTIONS, labels=tex_labels,
-        column_groups=TABLE2_GROUPS, row_group="Type", align=align, caption=tex_caption,
+        shown,
+        formats=formats,
+        highlight=TABLE2_DIRECTIONS,
+        labels=tex_labels,
+        column_groups=TABLE2_GROUPS,
+        row_group="Type",
+        align=align,
+        caption=tex_caption,
         label="tab:supply_chain_table2",
     )
     return write_tables(path_md, md, path_tex, tex)
