@@ -14,7 +14,7 @@ compete with the simulation for the GIL) answers every request after ``--delay``
 modest valid answer (a trader shading its value by 5, a firm pricing at 2.5 and buying 15 units,
 else a random schema-valid answer), ``max_concurrency`` ``--concurrency``. The ideal is
 max(longest chain of sequential requests x delay, requests x delay / max_concurrency), the chain
-counted from the logs (``estimate.episode_depth``); beside it the scheduling bound
+counted from the logs (``dry_run.episode_depth``); beside it the scheduling bound
 (:func:`scheduling_bound`: the same requests with none of our time, which tells the workload's
 share of the gap from ours). Prints figures; asserts nothing. Run:
 ``.venv/bin/python benchmarks/bench_llm_speed.py --scenario double_auction [--games 100]
@@ -72,7 +72,7 @@ def responder(body: dict) -> Reply:
 def waves(calls: pd.DataFrame) -> list[int]:
     """An episode's requests as waves that follow one another: per call group (decision point,
     attempt, purpose), one wave per attempt, of the calls that made that many attempts. Their
-    number is the episode's sequential requests (``estimate.episode_depth``, repeated here so that
+    number is the episode's sequential requests (``dry_run.episode_depth``, repeated here so that
     the script runs on checkouts without it)."""
     keys = ["step", "round", "phase", "attempt", "purpose"]
     out = []

@@ -18,7 +18,7 @@ import yaml
 
 from benchmarks.bench_estimate import sensible  # the benchmark's modest player, per market
 from marketarena.config import parse_params
-from marketarena.core import logs
+from marketarena.core.run_logs import read_run_table
 from marketarena.estimate import describe, earlier_usage, estimate, warnings
 from marketarena.llm.fake import FakeEndpoint, prompt_caching, schema_answer, with_usage
 from marketarena.money import usd
@@ -211,7 +211,7 @@ def test_where_the_play_decides_the_length_the_range_covers_a_run_of_random_answ
     (model,) = found.models
     assert len(model.plays) > 2 and "random" in model.plays  # the length depended on the play
     calls = run_on_fake(tmp_path, kind, params, schema_answer)
-    cost = logs.read_run_table(tmp_path / "run_logs" / kind)["cost_usd"].sum()
+    cost = read_run_table(tmp_path / "run_logs" / kind)["cost_usd"].sum()
     assert model.calls_lo <= len(calls) <= model.calls_hi
     assert model.cost_lo <= cost <= model.cost_hi
     assert f"random answers {model.plays['random'].calls:,.0f}" in describe(found)[1]

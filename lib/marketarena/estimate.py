@@ -1,19 +1,20 @@
 """What an instance's LLM seats will cost before any call is made (``marketarena estimate``).
 
-A dry run: the instance's planned episodes with LLM seats are played with every LLM alias
-answered by the mock provider (``llm/mock.py``), through the real prompts, harnesses, re-asks and
-market rules, in a temporary response cache; no endpoint is called, no key is needed, nothing is
-written under ``data/``. ``sample`` episodes, spread evenly over the plan, stand for the others
-(their totals are scaled by episodes planned / episodes played; ``sample: None`` plays them all).
+A dry run (``dry_run.py``): the instance's planned episodes with LLM seats are played with every
+LLM alias answered by the mock provider (``llm/mock.py``), through the real prompts, harnesses,
+re-asks and market rules, in a temporary response cache; no endpoint is called, no key is needed,
+nothing is written under ``data/``. ``sample`` episodes, spread evenly over the plan, stand for
+the others (their totals are scaled by episodes planned / episodes played; ``sample: None`` plays
+them all).
 
 Several plays, because how long an episode lasts can depend on how the LLM plays
 (english_auction's bidding rounds, crash's survival of a firm, lemon's purchases and reviews):
 
 - ``stand-in:<name>``: a baseline of the roster that can play the seat's role decides what the
   seat does (the mock's answer to a harness's extra calls, or to roles no baseline plays,
-  remains): every such baseline, one per strategy, at most ``MAX_STAND_INS`` (4), in roster
-  order. One alone misleads: english_auction's rule bidder barely bids, its increment bidder
-  raises to its value;
+  remains): every such baseline, one per strategy, at most ``dry_run.MAX_STAND_INS`` (4), in
+  roster order. One alone misleads: english_auction's rule bidder barely bids, its increment
+  bidder raises to its value;
 - ``random``: the mock's random valid answers decide. Not a baseline's play: bids and withdrawals
   at random, failed bids re-asked by the market; but a crash firm pricing at random goes bankrupt
   within days and is asked no more.
@@ -22,14 +23,14 @@ The random play and the first stand-in's are played first; when they ask every e
 (double_auction's rounds, cournot's, bertrand's, supply_chain's days: the market's length does not
 depend on the play) the others are not needed. The estimate is the stand-in play that asks most
 (an LLM seat is taken to stay in the game as long as the most persistent baseline of its role:
-the side a budget errs on), leaving out the baselines that play blind (:data:`BLIND_STRATEGIES`:
-a roster's ``random`` stands for no model; the mock's random answers already bring random play
-into the range: lemon's random buyer, buying at every step and reviewing every purchase, asked
-26% more calls than the sensible model of the benchmark); the range runs from the least of the
-plays to the most, the random play and the blind stand-ins included, and every play's calls are
-shown. Against a hand-written sensible model on the fake endpoint
-(``benchmarks/bench_estimate.py``, every market) this was within 4% in calls and 2% in prompt
-tokens. Then per instance and model alias:
+the side a budget errs on), leaving out the baselines that play blind
+(:data:`dry_run.BLIND_STRATEGIES`: a roster's ``random`` stands for no model; the mock's random
+answers already bring random play into the range: lemon's random buyer, buying at every step and
+reviewing every purchase, asked 26% more calls than the sensible model of the benchmark); the
+range runs from the least of the plays to the most, the random play and the blind stand-ins
+included, and every play's calls are shown. Against a hand-written sensible model on the fake
+endpoint (``benchmarks/bench_estimate.py``, every market) this was within 4% in calls and 2% in
+prompt tokens. Then per instance and model alias:
 
 - ``calls``: the LLM calls (decisions asked, a harness's extra calls, the market's own re-asks
   after a broken rule);
@@ -68,10 +69,8 @@ Measured against real runs on the fake endpoint, market by market: ``benchmarks/
 
 from __future__ import annotations
 
-import asyncio
-import json
 import tempfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -79,10 +78,17 @@ import pandas as pd
 
 from marketarena.config import Params
 from marketarena.core.registry import rules_for
-from marketarena.core.runner import run_episode
+from marketarena.dry_run import (
+    PlayTotals,
+    blind_stand_ins,
+    episode_depth,
+    episode_lengths,
+    mock_params,
+    play_episodes,
+    play_totals,
+    stand_in_names,
+)
 from marketarena.llm.client import UsageTotals
-from marketarena.llm.prompt_cache import PrefixCache, prompt_text, repeat_share
-from marketarena.llm.spec import MockSpec
 from marketarena.money import usd
 
 #: re-asks per call assumed for a model with no earlier run (structured output keeps most answers
@@ -92,22 +98,6 @@ PRIOR_REASK_RATE = 0.05
 REASK_PROMPT_TOKENS = 60
 #: how far a real tokenizer's counts may lie from the mock's 4 bytes a token (the range's margin)
 TOKEN_SPREAD = 0.15
-#: stand-in plays at most (the roster's baselines that can play an LLM seat's role)
-MAX_STAND_INS = 4
-#: baseline strategies that play without reading the game: their plays bound the range but are
-#: never the estimate's point (module docstring)
-BLIND_STRATEGIES = frozenset({"random"})
-
-
-@dataclass
-class PlayTotals:
-    """One play's totals for one alias, scaled to the plan."""
-
-    calls: float = 0.0
-    prompt_tokens: float = 0.0
-    completion_tokens: float = 0.0
-    cached_prompt_tokens: float = 0.0  # what a prefix-caching provider would serve
-    repeated_tokens: float = 0.0  # prompt tokens repeating the seat's previous prompt's prefix
 
 
 @dataclass
@@ -168,16 +158,16 @@ class InstanceEstimate:
 
 def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], UsageTotals]:
     """(instance, alias) -> the alias's usage in every run log under ``run_logs_dir``
-    (``data/run_logs/<instance>/``; ``core.logs``): what its earlier runs say of its re-ask rate,
-    its answers' length and the provider's prompt cache."""
-    from marketarena.core import logs
+    (``data/run_logs/<instance>/``; ``core.run_logs``): what its earlier runs say of its re-ask
+    rate, its answers' length and the provider's prompt cache."""
+    from marketarena.core.run_logs import run_logs
 
     out: dict[tuple[str, str], UsageTotals] = {}
     root = Path(run_logs_dir)
     if not root.is_dir():
         return out
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        for _, log in logs.run_logs(folder):
+        for _, log in run_logs(folder):
             for episode in log.get("episodes", []):
                 for alias, u in (episode.get("llm") or {}).items():
                     got = UsageTotals(
@@ -187,213 +177,11 @@ def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], UsageTotals]:
     return out
 
 
-def mock_params(params: Params, aliases: set[str], cache_dir: Path) -> Params:
-    """``params`` with every alias in ``aliases`` answered by the mock provider (same name, caps,
-    re-asks and prices), a fresh response cache and no budget."""
-    models = dict(params.models)
-    for alias in aliases:
-        models[alias] = models[alias].model_copy(
-            update={
-                "provider": "mock",
-                "base_url": None,
-                "api_key_env": None,
-                "mock": MockSpec(),
-                "structured_output": "json_schema",
-            }
-        )
-    llm = params.llm.model_copy(
-        update={"cache_dir": cache_dir, "max_cost_usd": None, "cache_only": False}
-    )
-    return params.model_copy(update={"models": models, "llm": llm})
-
-
-class StandInRuntime:
-    """The dry run's LLM runtime: the real one (prompts, harness, client on the mock provider),
-    its agents answering each decision with their stand-in's action (``stand_ins``: actor id ->
-    a scripted agent, set per episode; empty: the mock's own answers)."""
-
-    def __init__(self, params: Params):
-        from marketarena.agents.llm_agent import LLMRuntime
-
-        self.runtime = LLMRuntime(params)
-        self.stand_ins: dict = {}
-
-    def agent(self, agent_id, entry, run, rules, market):
-        from marketarena.agents.llm_agent import LLMAgent
-
-        inner = self.runtime.agent(agent_id, entry, run, rules, market)
-        stand_in = self.stand_ins.get(agent_id)
-        if stand_in is None:
-            return inner
-
-        class StandIn(LLMAgent):
-            def reset(self, rng) -> None:
-                super().reset(rng)
-                stand_in.reset(rng)
-
-            async def act(self, observation, decision, retry=None):
-                self.answer = (
-                    stand_in.decide(observation, decision)
-                    if retry is None
-                    else stand_in.revise(observation, decision, retry)
-                )
-                return await super().act(observation, decision, retry)
-
-            async def ask(self, messages, schema, decision, purpose="act"):
-                result, row = await super().ask(messages, schema, decision, purpose)
-                answer = getattr(self.answer, "action", self.answer)
-                if isinstance(answer, schema):
-                    result.action = answer
-                return result, row
-
-        return StandIn(
-            inner.agent_id, inner.spec, inner.client, inner.rules, inner.sample, inner.harness
-        )
-
-    async def aclose(self) -> None:
-        await self.runtime.aclose()
-
-
-def role_players(rules, mp, role: str) -> list:
-    """The roster's baselines that can play ``role``, one per strategy, in roster order."""
-    out, strategies = [], set()
-    for entry in mp.roster:
-        if entry.kind != "baseline" or entry.strategy in strategies:
-            continue
-        roles = rules.strategies[entry.strategy].roles
-        if roles is None or role in roles:
-            out.append(entry)
-            strategies.add(entry.strategy)
-    return out
-
-
-def stand_ins(rules, mp, resources, spec, k: int = 0) -> dict:
-    """Actor id -> the scripted agent that decides for an LLM seat in the dry run: the ``k``-th
-    baseline of the roster that plays the seat's role (``role_players``, cycled; none: the mock's
-    answers)."""
-    out = {}
-    for seat in spec.seats:
-        if seat.entry.kind != "llm" or seat.actor_id in out:
-            continue
-        players = role_players(rules, mp, seat.role)
-        if players:
-            stand = replace(seat, entry=players[k % len(players)])
-            context = rules.scripted_context(stand, mp, resources, spec)
-            out[seat.actor_id] = rules.strategies.make(seat.actor_id, stand.entry, context)
-    return out
-
-
-def stand_in_names(rules, mp, planned) -> list[str]:
-    """The stand-in plays (``stand-in:<roster name>``): every baseline that can play an LLM seat's
-    role, one per strategy, at most :data:`MAX_STAND_INS`, in roster order (the longest list of
-    the LLM seats' roles)."""
-    roles = {seat.role for spec in planned for seat in spec.seats if seat.entry.kind == "llm"}
-    lists = [role_players(rules, mp, role) for role in sorted(roles)]
-    longest = max(lists, key=len, default=[])
-    return [f"stand-in:{e.name}" for e in longest[:MAX_STAND_INS]] or ["stand-in"]
-
-
-def blind_stand_ins(rules, mp, names: list[str]) -> set[str]:
-    """The stand-in plays among ``names`` whose baseline plays blind (:data:`BLIND_STRATEGIES`)."""
-    blind = {
-        f"stand-in:{e.name}"
-        for e in mp.roster
-        if e.kind == "baseline" and e.strategy in BLIND_STRATEGIES
-    }
-    return set(names) & blind
-
-
 def sample_evenly(items: list, n: int | None) -> list:
     if n is None or n >= len(items):
         return items
     picks = np.unique(np.linspace(0, len(items) - 1, max(n, 1)).round().astype(int))
     return [items[i] for i in picks]
-
-
-def episode_depth(calls: pd.DataFrame) -> int:
-    """Sequential requests of one episode: its LLM call groups (decision point, attempt, purpose)
-    one after the other, each as long as its longest chain of re-asks."""
-    if calls.empty:
-        return 0
-    keys = ["step", "round", "phase", "attempt", "purpose"]
-    return int(calls.groupby(keys, sort=False)["attempts"].max().sum())
-
-
-def requests_of(messages: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """(model alias, seat, prompt text) of every request of one episode in the order sent, from
-    its ``llm_messages`` (each re-ask's request: the previous one's messages and what it added)
-    and ``llm_calls`` (the model of each call)."""
-    out, conversation = [], []
-    for row in messages.itertuples(index=False):
-        said = json.loads(row.messages)
-        conversation = said if row.reask == 0 else conversation + said
-        out.append((row.model, row.agent_id, prompt_text(conversation)))
-    return out
-
-
-def _models_of_messages(calls: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
-    """``messages`` with the model of its call (``call``: the call's position among the
-    ``llm_calls`` rows of its decision attempt, ``core.runner``)."""
-    keys = ["step", "round", "phase", "agent_id", "attempt"]
-    calls = calls.assign(call=calls.groupby(keys, sort=False).cumcount())
-    return messages.merge(
-        calls[keys + ["call", "model"]], on=keys + ["call"], how="left", sort=False
-    )
-
-
-def play_totals(
-    per_episode: list[tuple[pd.DataFrame, pd.DataFrame]], alias: str, scale: float
-) -> PlayTotals:
-    """One alias's totals over a play's episodes ((llm_calls, llm_messages) each), scaled."""
-    total = PlayTotals()
-    cache = PrefixCache()  # the provider's, over the run (episodes in plan order)
-    for calls, messages in per_episode:
-        mine = calls[calls["model"] == alias] if len(calls) else calls
-        total.calls += len(mine)
-        if not len(mine):
-            continue
-        total.prompt_tokens += float(mine["prompt_tokens"].sum())
-        total.completion_tokens += float(mine["completion_tokens"].sum())
-        prompts = [
-            (seat, text)
-            for model, seat, text in requests_of(_models_of_messages(calls, messages))
-            if model == alias
-        ]
-        total.cached_prompt_tokens += sum(cache.serve(text) for _, text in prompts)
-        repeated, _ = repeat_share(prompts)
-        total.repeated_tokens += repeated
-    return PlayTotals(*(v * scale for v in asdict(total).values()))
-
-
-def _play(rules, mp, resources, played, dry: Params, k: int | None):
-    """(llm_calls, llm_messages) of each episode of ``played`` in the dry run where the ``k``-th
-    stand-in decides (None: the mock's random answers)."""
-
-    async def run_all() -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-        runtime = StandInRuntime(dry)
-        try:
-            out = []
-            for spec in played:
-                runtime.stand_ins = {} if k is None else stand_ins(rules, mp, resources, spec, k)
-                market, agents, _ = rules.build_episode(mp, resources, spec, llm=runtime)
-                result = await run_episode(market, agents, spec.seed)
-                out.append((result.llm_calls, result.frame("llm_messages")))
-            return out
-        finally:
-            await runtime.aclose()
-
-    box: list = []
-
-    async def main() -> None:  # the result through a closure (see core.runner.play_episode)
-        box.append(await run_all())
-
-    asyncio.run(main())
-    return box[0]
-
-
-def _lengths(per_episode) -> list[int]:
-    """The calls of each episode of a play."""
-    return [len(calls) for calls, _ in per_episode]
 
 
 def estimate(
@@ -422,12 +210,13 @@ def estimate(
     with tempfile.TemporaryDirectory(prefix="marketarena-estimate-") as tmp:
 
         def play(k: int | None):  # the k-th stand-in's play (None: the mock's own answers)
-            return _play(
+            return play_episodes(
                 rules, mp, resources, played, mock_params(params, aliases, Path(tmp) / str(k)), k
             )
 
         runs = {"random": play(None), names[0]: play(0)}
-        if _lengths(runs["random"]) != _lengths(runs[names[0]]):  # the play decides the length
+        # the play decides the length
+        if episode_lengths(runs["random"]) != episode_lengths(runs[names[0]]):
             runs.update({name: play(k) for k, name in enumerate(names) if k})
     depth = max((episode_depth(c) for per in runs.values() for c, _ in per), default=0)
     models, load, blind = [], {}, blind_stand_ins(rules, mp, names)

@@ -65,6 +65,7 @@ INSTANCE_CODE = (
     "money.py",
     "stats.py",
     "ratings.py",
+    "ratings_normal.py",
     "_trueskill_kernel.py",
 )
 

@@ -192,10 +192,10 @@ async def publish(counters: Counters, slot: int, llm) -> None:
 
 
 def run_totals(run_dir, units: set[str]) -> dict[str, float]:
-    """The LLM usage of the units named ``units`` summed from their run logs (``core.logs``):
+    """The LLM usage of the units named ``units`` summed from their run logs (``core.run_logs``):
     calls, attempts, invalid_calls, prompt_tokens, cached_prompt_tokens, completion_tokens,
     cost_usd and cached_calls (answers replayed from the response cache)."""
-    from marketarena.core import logs
+    from marketarena.core.run_logs import run_logs
 
     keys = (
         "calls",
@@ -208,7 +208,7 @@ def run_totals(run_dir, units: set[str]) -> dict[str, float]:
         "cost_usd",
     )
     out = dict.fromkeys(keys, 0.0)
-    for folder, log in logs.run_logs(run_dir):
+    for folder, log in run_logs(run_dir):
         if folder.name not in units:
             continue
         for episode in log.get("episodes", []):

@@ -53,11 +53,12 @@ Choices
   players keep the mapping's order. Ranks are dense ranks of the scores (the package only looks at
   their order and equality). Scores must be finite and a game needs at least two players.
 - A draw probability of 0 does *not* give the package a zero draw margin: its ppf is an
-  approximation, ``ppf(0.5) = 3.8e-8``, so the margin is ``2.2e-7``. A tie is then rated as a draw
-  inside a window that narrow, which is ill-conditioned: ``cdf(a) - cdf(b)`` cancels to ~1e-8 and
-  ``w_draw`` lands slightly above 1, so a tie between two fresh players *raises* both sigmas
-  (8.333 -> 9.588), and a one-ulp change anywhere upstream moves the result by ~1e-8. This module
-  reproduces the package, warts included; it does not "fix" ties.
+  approximation, ``ppf(0.5) = 3.8e-8``, so the margin is ``2.2e-7`` (:func:`draw_margin`, ported
+  in ``ratings_normal.py``). A tie is then rated as a draw inside a window that narrow, which is
+  ill-conditioned: ``cdf(a) - cdf(b)`` cancels to ~1e-8 and ``w_draw`` lands slightly above 1, so
+  a tie between two fresh players *raises* both sigmas (8.333 -> 9.588), and a one-ulp change
+  anywhere upstream moves the result by ~1e-8. This module reproduces the package, warts
+  included; it does not "fix" ties.
 - :func:`pass_orders`: pass ``p`` is the ``p``-th ``rng.permutation(n_games)`` of
   ``numpy.random.default_rng(seed)``.
 - Intervals are percentile intervals (numpy's default linear interpolation). In :func:`multipass`
@@ -85,6 +86,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
+
+from marketarena.ratings_normal import draw_margin
 
 __all__ = [
     "TrueSkillParams",
@@ -133,68 +136,6 @@ class TrueSkillParams(BaseModel):
             tau=self.tau,
             draw_probability=self.draw_probability,
         )
-
-
-# --------------------------------------------------------------------------------------------
-# The package's default backend (trueskill.backends), scalar and vectorised, same operations.
-# --------------------------------------------------------------------------------------------
-
-
-def _erfc_scalar(x: float) -> float:
-    z = abs(x)
-    t = 1.0 / (1.0 + z / 2.0)
-    r = t * math.exp(
-        -z * z
-        - 1.26551223
-        + t
-        * (
-            1.00002368
-            + t
-            * (
-                0.37409196
-                + t
-                * (
-                    0.09678418
-                    + t
-                    * (
-                        -0.18628806
-                        + t
-                        * (
-                            0.27886807
-                            + t
-                            * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
-                        )
-                    )
-                )
-            )
-        )
-    )
-    return 2.0 - r if x < 0 else r
-
-
-def _erfcinv_scalar(y: float) -> float:
-    if y >= 2:
-        return -100.0
-    elif y <= 0:
-        return 100.0
-    zero_point = y < 1
-    if not zero_point:
-        y = 2 - y
-    t = math.sqrt(-2 * math.log(y / 2.0))
-    x = -0.70711 * ((2.30753 + t * 0.27061) / (1.0 + t * (0.99229 + t * 0.04481)) - t)
-    for _ in range(2):
-        err = _erfc_scalar(x) - y
-        x += err / (1.12837916709551257 * math.exp(-(x**2)) - x * err)
-    return x if zero_point else -x
-
-
-def _ppf_scalar(x: float) -> float:
-    return 0 - 1 * math.sqrt(2) * _erfcinv_scalar(2 * x)
-
-
-def draw_margin(params: TrueSkillParams, size: int = 2) -> float:
-    """``trueskill.calc_draw_margin(draw_probability, size)``: 2.2e-7 for probability 0."""
-    return _ppf_scalar((params.draw_probability + 1) / 2.0) * math.sqrt(size) * params.beta
 
 
 # --------------------------------------------------------------------------------------------

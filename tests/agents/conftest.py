@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from marketarena.config import Params, parse_params
-from marketarena.core import logs
+from marketarena.core.run_logs import read_run_table
 from marketarena.pipeline import Paths, run_embed, run_personas
 
 
@@ -65,7 +65,7 @@ def run_log(root: Path) -> Path:
 def calls_with_costs(root: Path) -> pd.DataFrame:
     """``llm_calls`` (what was asked and answered) beside ``llm_costs`` (how it was obtained: the
     run log's)."""
-    calls, costs = tables(root, "llm_calls"), logs.read_run_table(run_log(root), "llm_costs")
+    calls, costs = tables(root, "llm_calls"), read_run_table(run_log(root), "llm_costs")
     assert costs["episode_id"].tolist() == calls["ep"].tolist()
     return pd.concat([calls, costs[["cost_usd", "latency_s", "cached", "retries"]]], axis=1)
 
@@ -81,5 +81,5 @@ def assert_replayed(live: Path, replay: Path) -> None:
         assert "llm_costs.parquet" not in files
         for name in files:
             assert (live / ep / name).read_bytes() == (replay / ep / name).read_bytes(), name
-    costs = logs.read_run_table(run_log(replay), "llm_costs")
+    costs = read_run_table(run_log(replay), "llm_costs")
     assert len(costs) and costs["cached"].all() and (costs["cost_usd"] == 0).all()

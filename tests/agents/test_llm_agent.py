@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from marketarena.core import logs
+from marketarena.core.run_logs import read_run_log, read_run_table
 from marketarena.core.types import RunAborted
 from marketarena.llm.client import UsageTotals
 from marketarena.llm.fake import FakeEndpoint, Reply, Status
@@ -123,7 +123,7 @@ def test_live_run_then_replay_without_endpoint(setup, monkeypatch):
     assert usage["calls"] == 12 and usage["attempts"] == 12 + 2 and usage["cached_calls"] == 0
     assert set(usage) == set(UsageTotals.__dataclass_fields__)  # the client's vocabulary
     assert usage["cost_usd"] == pytest.approx(episode["cost_usd"].sum()) == logged["cost_usd"]
-    totals = logs.read_run_log(run_log(tmp_path / "live")).set_index("episode_id")
+    totals = read_run_log(run_log(tmp_path / "live")).set_index("episode_id")
     assert (
         totals.loc["ep-0000", "calls"] == 12
         and totals.loc["ep-0000", "cost_usd"] == logged["cost_usd"]
@@ -160,7 +160,7 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
         )
     finished = sorted(p.name for p in (tmp_path / "eps").glob("ep-*"))
     assert finished == ["ep-0000"]
-    spent = logs.read_run_table(run_log(tmp_path / "eps"))["cost_usd"].sum()
+    spent = read_run_table(run_log(tmp_path / "eps"))["cost_usd"].sum()
     assert spent == pytest.approx(14 * 0.02)
 
 

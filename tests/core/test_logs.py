@@ -9,6 +9,12 @@ import pytest
 
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
+from marketarena.core.run_logs import (
+    RUN_LOG_COLUMNS,
+    prune_run_logs,
+    read_run_log,
+    read_run_table,
+)
 
 
 def plan(n, fp="f"):
@@ -48,20 +54,18 @@ def test_run_information_goes_to_the_run_log_and_leaves_the_results_identical(tm
     assert {p.name: p.read_bytes() for p in a.iterdir()} == {
         p.name: p.read_bytes() for p in b.iterdir()
     }
-    runs = logs.read_run_log(tmp_path / "a.runs")
+    runs = read_run_log(tmp_path / "a.runs")
     assert runs[
         ["unit", "episode_id", "fingerprint", "wall_time_s", "cost_usd"]
     ].values.tolist() == [[ep.episode_id, ep.episode_id, ep.fingerprint, 0.1, 0.5]]
-    assert (
-        list(runs.columns) == logs.RUN_LOG_COLUMNS and runs["finished_at"].str.endswith("Z").all()
-    )
-    costs = logs.read_run_table(tmp_path / "b.runs", "llm_costs")
+    assert list(runs.columns) == RUN_LOG_COLUMNS and runs["finished_at"].str.endswith("Z").all()
+    costs = read_run_table(tmp_path / "b.runs", "llm_costs")
     assert costs.columns[0] == "episode_id" and costs["latency_s"].tolist() == [7.0]
     # replaying rewrites the run log in place; pruning drops the logs of units not kept
     write(tmp_path / "c", ep, tmp_path / "a.runs", wall=3.0)
-    assert logs.read_run_log(tmp_path / "a.runs")["wall_time_s"].tolist() == [3.0]
-    logs.prune_run_logs(tmp_path / "a.runs", keep=set())
-    assert logs.read_run_log(tmp_path / "a.runs").empty
+    assert read_run_log(tmp_path / "a.runs")["wall_time_s"].tolist() == [3.0]
+    prune_run_logs(tmp_path / "a.runs", keep=set())
+    assert read_run_log(tmp_path / "a.runs").empty
 
 
 def test_prepare_keeps_finished_and_sweeps_partial_stale_and_unplanned(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
+from marketarena.core.run_logs import read_run_log, read_run_table
 from marketarena.pipeline import Paths, run_reference
 from marketarena.simulate import complete, simulate
 
@@ -94,9 +95,7 @@ def test_readers_see_the_same_rows_from_episode_folders_and_shards(tmp_path):
         for key in ("episode_id", "run_index", "seed", "fingerprint", "lineup", "market"):
             assert ma[key] == mb[key], key
     # the run log (not hashed by DVC): one row per episode and the same llm_costs rows either way
-    runs_a, runs_b = (
-        logs.read_run_log(Paths(tmp_path / r).run_logs("double_auction")) for r in "ab"
-    )
+    runs_a, runs_b = (read_run_log(Paths(tmp_path / r).run_logs("double_auction")) for r in "ab")
     assert runs_a["episode_id"].tolist() == runs_b["episode_id"].tolist() == a.episode_ids()
     assert runs_a["unit"].tolist() == a.episode_ids()
     assert runs_b["unit"].tolist() == ["ep-0000..ep-0002"] * 3 + ["ep-0003..ep-0005"] * 3 + [
@@ -105,7 +104,7 @@ def test_readers_see_the_same_rows_from_episode_folders_and_shards(tmp_path):
     assert runs_a["fingerprint"].tolist() == [a.meta(e)["fingerprint"] for e in a.episode_ids()]
     assert (runs_b["wall_time_s"] > 0).all() and (runs_b["cost_usd"] == 0).all()
     costs_a, costs_b = (
-        logs.read_run_table(Paths(tmp_path / r).run_logs("double_auction")) for r in "ab"
+        read_run_table(Paths(tmp_path / r).run_logs("double_auction")) for r in "ab"
     )
     assert list(costs_a.columns)[0] == "episode_id"
     pd.testing.assert_frame_equal(costs_a, costs_b, check_dtype=False)
@@ -131,7 +130,7 @@ def test_an_interrupted_shard_replays_as_a_unit_and_finished_shards_stay(tmp_pat
     assert sorted(p.name for p in out.iterdir()) == ["ep-0000..ep-0002"]  # nothing half-written
     first = {p.name: os.stat(p).st_mtime_ns for p in (out / "ep-0000..ep-0002").iterdir()}
     run_logs = Paths(tmp_path / "run").run_logs("double_auction")
-    first_run = logs.read_run_log(run_logs)
+    first_run = read_run_log(run_logs)
     assert first_run["unit"].unique().tolist() == ["ep-0000..ep-0002"]
     monkeypatch.setattr(schedule, "_play_one", real)
     summary, _ = play(tmp_path / "run", params)
@@ -141,7 +140,7 @@ def test_an_interrupted_shard_replays_as_a_unit_and_finished_shards_stay(tmp_pat
     assert sorted(p.name for p in run_logs.iterdir() if p.name != complete.RECORD) == sorted(
         p.name for p in out.iterdir()
     )
-    pd.testing.assert_frame_equal(logs.read_run_log(run_logs).iloc[:3], first_run)
+    pd.testing.assert_frame_equal(read_run_log(run_logs).iloc[:3], first_run)
     _, clean = play(tmp_path / "clean", params)
     a, b = files(out), files(clean)
     assert a.keys() == b.keys() and [k for k in a if a[k] != b[k]] == []

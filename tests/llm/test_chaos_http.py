@@ -11,7 +11,7 @@ import re
 import pandas as pd
 
 from marketarena.config import parse_params
-from marketarena.core import logs
+from marketarena.core.run_logs import read_run_table
 from marketarena.llm.fake import ChaosEndpoint, LoopbackEndpoint, Reply
 from marketarena.simulate import simulate
 
@@ -86,7 +86,7 @@ def test_faults_leave_no_trace_in_the_outcome_and_every_one_is_a_counted_retry(t
     assert all(n > 0 for n in chaos.injected.values()), chaos.injected  # every kind happened
     for ep in ("ep-0000", "ep-0001"):
         assert stable_tables(tmp_path / "calm" / ep) == stable_tables(tmp_path / "chaos" / ep)
-    costs = logs.read_run_table(tmp_path / "chaos.runs", "llm_costs")  # the run log
+    costs = read_run_table(tmp_path / "chaos.runs", "llm_costs")  # the run log
     assert sorted(set(costs["episode_id"])) == ["ep-0000", "ep-0001"]
     calls = pd.concat(
         pd.read_parquet(tmp_path / "chaos" / ep / "llm_calls.parquet")

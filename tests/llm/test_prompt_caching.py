@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from marketarena.config import parse_params
-from marketarena.core import logs
+from marketarena.core.run_logs import read_run_table
 from marketarena.llm.cost import Bound, charge_for
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.fake import FakeEndpoint, Reply, prompt_caching, with_usage
@@ -158,7 +158,7 @@ def test_a_run_on_an_endpoint_that_caches_prompts_logs_and_prices_them(tmp_path)
     reader = EpisodeReader(paths.episodes("crash"))
     calls = reader.table("llm_calls")
     assert 0 < calls["cached_prompt_tokens"].sum() < calls["prompt_tokens"].sum()
-    costs = logs.read_run_table(paths.run_logs("crash"))
+    costs = read_run_table(paths.run_logs("crash"))
     expected = (
         (calls["prompt_tokens"] - calls["cached_prompt_tokens"]) * 2.0
         + calls["cached_prompt_tokens"] * 0.5

@@ -253,7 +253,8 @@ def test_the_page_states_its_result_in_a_sentence():
 
 
 def test_every_table_has_its_csv():
-    from marketarena.report.site import _markdown, markdown_csv
+    from marketarena.report.items import markdown_csv
+    from marketarena.report.site import _markdown
 
     text = "Caption line.\n\n| name | mu | note |\n| --- | ---: | --- |\n| **a** | _1.5_ | x, y |\n| b | 2 | `z` |\n"
     assert markdown_csv(_markdown(), text) == 'name,mu,note\na,1.5,"x, y"\nb,2,z\n'

@@ -5,8 +5,8 @@ these three functions and nowhere else: :func:`run_info` (an instance's run, sum
 was obtained).
 
 It lives in the run log beside the episode logs (``core.logs``: ``data/run_logs/<instance>/<unit>/``
-with ``run.json`` and ``llm_costs.parquet``; :func:`~marketarena.core.logs.run_dir_for` finds it
-from the episodes folder), which DVC does not track: it differs between two runs that write
+with ``run.json`` and ``llm_costs.parquet``; :func:`~marketarena.core.run_logs.run_dir_for` finds
+it from the episodes folder), which DVC does not track: it differs between two runs that write
 identical tables. The site likewise keeps it out of its tracked pages (``report.site`` writes it to
 ``run-info.js``, which ``.dvcignore`` keeps out of the site's hash). Episodes played before the run
 log existed, or copied without it, simply have no run information.
@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from marketarena.core import logs
+from marketarena.core import run_logs
 
 COST_COLUMNS = ["cost_usd", "latency_s", "cached", "retries"]
 
@@ -31,7 +31,7 @@ def run_info(episodes_dir: Path) -> dict[str, Any]:
     spent: answers from the cache cost nothing), and per model alias ``calls``, ``cached_calls``
     and ``retries``. ``episodes`` counts the episodes that recorded any."""
     total: dict[str, Any] = {"episodes": 0, "wall_time_s": 0.0, "cost_usd": 0.0, "llm": {}}
-    for _, log in logs.run_logs(logs.run_dir_for(episodes_dir)):
+    for _, log in run_logs.run_logs(run_logs.run_dir_for(episodes_dir)):
         for run in log.get("episodes", []):
             total["episodes"] += 1
             total["wall_time_s"] += float(run.get("wall_time_s") or 0.0)
@@ -46,7 +46,7 @@ def run_info(episodes_dir: Path) -> dict[str, Any]:
 def episode_run_info(episodes_dir: Path, unit: str, episode_id: str) -> dict[str, Any] | None:
     """How one episode's run went (``wall_time_s``, ``cost_usd``, ``llm`` usage per model alias),
     from the run log of its unit (episode folder or shard); None when not recorded."""
-    log, _ = logs.read_unit_run_log(logs.run_dir_for(episodes_dir), unit)
+    log, _ = run_logs.read_unit_run_log(run_logs.run_dir_for(episodes_dir), unit)
     for run in (log or {}).get("episodes", []):
         if run.get("episode_id") == episode_id:
             return {k: v for k, v in run.items() if k not in ("episode_id", "fingerprint")}
@@ -57,7 +57,7 @@ def call_costs(episodes_dir: Path, unit: str, episode_id: str, n_calls: int) -> 
     """How each of the ``n_calls`` LLM calls of one episode was obtained (``cost_usd``,
     ``latency_s``, ``cached``, ``retries``), row for row beside its ``llm_calls``; empty columns
     when not recorded (or its run log cannot be read: it is not a result)."""
-    _, folder = logs.read_unit_run_log(logs.run_dir_for(episodes_dir), unit)
+    _, folder = run_logs.read_unit_run_log(run_logs.run_dir_for(episodes_dir), unit)
     path = folder / "llm_costs.parquet"
     if n_calls and path.is_file():
         try:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import marketarena
 from marketarena.config import Params, check_market
-from marketarena.core import logs
+from marketarena.core import logs, run_logs
 from marketarena.core.registry import market_kind
 from marketarena.simulate import complete
 from marketarena.simulate.context import RunContext
@@ -132,11 +132,11 @@ def simulate(
 
     ``run_dir``: where the run log goes; by default ``data_dir/run_logs/<instance>`` for
     episodes in ``data_dir/episodes/<instance>``, else ``<out_dir>.runs`` beside them
-    (``core.logs.run_dir_for``).
+    (``core.run_logs.run_dir_for``).
     """
     marketarena.check_numpy_pinned()  # the same bytes on every machine (``marketarena``)
     out_dir = Path(out_dir or Path(data_dir) / "episodes" / instance)
-    run_dir = Path(run_dir or logs.run_dir_for(out_dir))
+    run_dir = Path(run_dir or run_logs.run_dir_for(out_dir))
     done = None
     if complete.recorded(run_dir):  # a run in progress is refused here too, not read half-written
         with episodes_lock(out_dir):
@@ -164,7 +164,7 @@ def simulate(
             (u, [specs[e.episode_id] for e in u.episodes])
             for u in logs.prepare_units(run.out_dir, units)
         ]
-        logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
+        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
         to_play = sum(len(u.episodes) for u, _ in todo)
         summary = {
             "market": instance,
@@ -227,7 +227,7 @@ def _played(
         summary["stopped"] = dict(stop.stopped)
         summary["stop_lines"] = stop.lines()
         summary["pruned"] = stop.prune()
-        logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
+        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
     if run.llm_aliases:
         summary["llm"] = progress_line.run_totals(run.run_dir, {u.name for u, _ in todo})
         limit = run.params.llm.max_cost_usd

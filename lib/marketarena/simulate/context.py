@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from marketarena.core import logs
+from marketarena.core import run_logs
 from marketarena.core.registry import market_kind, register, registered, rules_for
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,7 +88,7 @@ class RunContext:
     ) -> RunContext:
         """The context of a run of ``instance`` with ``params``: episodes in ``out_dir`` (default
         ``<data_dir>/episodes/<instance>``), run log in ``run_dir`` (default
-        ``core.logs.run_dir_for``). ``data_dir`` defaults to ``data`` below the working folder,
+        ``core.run_logs.run_dir_for``). ``data_dir`` defaults to ``data`` below the working folder,
         the project's own, for the callers that read no input (``check_seating``, ``build``)."""
         rules, market = rules_for(params, instance)
         data_dir = Path(data_dir)
@@ -100,7 +100,7 @@ class RunContext:
             market,
             data_dir,
             out_dir,
-            Path(run_dir or logs.run_dir_for(out_dir)),
+            Path(run_dir or run_logs.run_dir_for(out_dir)),
             progress,
             openai_factory,
         )

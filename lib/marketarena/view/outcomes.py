@@ -34,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from marketarena.core import logs
+from marketarena.core import run_logs
 from marketarena.report.headtohead import combined
 
 KEYS = ["episode_id", "step", "round", "phase", "agent_id"]
@@ -157,7 +157,7 @@ def build(root: Path, market: str, units: dict[str, list[str]]) -> pd.DataFrame:
     seats = seats[seats["episode_id"].isin(playing)]  # metrics of episodes since replaced: out
     known = set(seats["episode_id"].unique())
     extra, decisions, calls, costs = [], [], [], []
-    run_dir = logs.run_dir_for(root)
+    run_dir = run_logs.run_dir_for(root)
     for unit, episodes in units.items():
         folder = root / unit
         if not known.issuperset(episodes):

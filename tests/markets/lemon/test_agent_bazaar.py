@@ -31,7 +31,7 @@ from marketarena.config import load_params, parse_params
 from marketarena.core.reader import EpisodeReader, read_episode
 from marketarena.core.sources import SourceError
 from marketarena.markets.lemon.sources import agent_bazaar as lab
-from marketarena.markets.lemon.sources import authors, prompt_log, replay
+from marketarena.markets.lemon.sources import authors, prompt_log, reputation
 from marketarena.markets.lemon.sources import steps as run_steps
 
 from . import ab_fixture as fx
@@ -346,9 +346,9 @@ def test_buyers_are_paired_with_their_cars():
 
 # ------------------------------------------------------------------ the replay
 def test_the_vote_window_by_hand():
-    u = replay.UNKNOWN
+    u = reputation.UNKNOWN
     # a sale a step, up-votes 7, 6, 5, 4, 3, then under 0.3: every vote pinned down
-    bad, pinned = replay.window_replay(
+    bad, pinned = reputation.window_replay(
         np.ones((1, 6), bool),
         np.full((1, 6), u),
         np.array([[7, 6, 5, 4, 3, 0]]),
@@ -357,9 +357,9 @@ def test_the_vote_window_by_hand():
         10,
         8,
     )
-    assert not bad.any() and (pinned == replay.DOWN).all()
+    assert not bad.any() and (pinned == reputation.DOWN).all()
     # the count moves without a sale: unreachable; a count kept after a sale: not pinned
-    bad, pinned = replay.window_replay(
+    bad, pinned = reputation.window_replay(
         np.array([[True, False, True]]),
         np.full((1, 3), u),
         np.array([[7, 6, 6]]),
@@ -370,9 +370,9 @@ def test_the_vote_window_by_hand():
     )
     assert bad.tolist() == [[False, True, False]] and pinned[0, 2] == u
     # a logged up-vote cannot lower the count
-    bad, _ = replay.window_replay(
+    bad, _ = reputation.window_replay(
         np.array([[True]]),
-        np.array([[replay.UP]]),
+        np.array([[reputation.UP]]),
         np.array([[7]]),
         np.array([[7]]),
         np.array([0]),

@@ -262,10 +262,10 @@ def test_a_rivals_slogan_reaches_a_prompt_only_as_quoted_capped_data():
 
 
 def test_log_chunks_join_into_the_table_a_frame_per_chunk_would_give():
-    """``market._joined``: columns joined as arrays where that gives the same table as
+    """``log_tables._joined``: columns joined as arrays where that gives the same table as
     ``pd.concat`` of a DataFrame per chunk, the frames concatenated otherwise (mixed types,
     lists, text with a missing value)."""
-    from marketarena.markets.supply_chain.market import _joined
+    from marketarena.markets.supply_chain.log_tables import _joined
 
     def concat(chunks):
         return pd.concat([pd.DataFrame(c) for c in chunks], ignore_index=True)

@@ -2,8 +2,8 @@
 DESIGN.md 7.1).
 
 The rules: the state machine and how the pipeline plays it (``SupplyChainRules``: every roster
-entry a retailer in every episode; the personas and their embeddings as inputs): ``market.py``;
-the pure functions (auction settlement, buyers, attention, the purchase walk): ``rules.py``; what
+entry a retailer in every episode; the personas and their embeddings as inputs): ``market.py``,
+what it logs: ``log_tables.py``; the pure functions (auction settlement, buyers, attention, the purchase walk): ``rules.py``; what
 agents see and answer: ``observations.py`` + ``templates/``; scripted retailers: ``baselines.py``
 (slogans: ``slogans.yaml``); params: ``params.py``.
 

@@ -1,8 +1,9 @@
 """lemon's sources: Agent Bazaar's published lemon runs (``agent_bazaar.py``, converting each run's
 steps in ``steps.py`` and its prompt log in ``prompt_log.py``, over the reader it shares with
 crash, ``markets/_shared/sources/agent_bazaar.py``), the replay of their steps under our rules
-(``replay.py``), the authors' own scores (``authors.py``), the analysis of an imported instance
-(``analysis.py``) and its figures (``plots.py``)."""
+(``replay.py``, its sellers' vote windows in ``reputation.py``), the authors' own scores
+(``authors.py``), the analysis of an imported instance (``analysis.py``) and its figures
+(``plots.py``)."""
 
 from __future__ import annotations
 
