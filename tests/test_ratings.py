@@ -79,9 +79,11 @@ def test_defaults_are_design_section_8():
 @pytest.mark.parametrize("prob", [0.0, 0.1, 0.5])
 def test_draw_margin_is_the_packages(prob):
     params = TrueSkillParams(draw_probability=prob)
-    assert draw_margin(params) == trueskill.calc_draw_margin(prob, 2, params.env())
+    assert draw_margin(params.draw_probability, params.beta) == trueskill.calc_draw_margin(
+        prob, 2, params.env()
+    )
     if prob == 0.0:  # the approximate ppf: not zero
-        assert 1e-7 < draw_margin(params) < 1e-6
+        assert 1e-7 < draw_margin(params.draw_probability, params.beta) < 1e-6
 
 
 def test_cdf_pdf_are_bit_identical_to_the_default_backend():

@@ -290,7 +290,7 @@ def _run_kernel(prep: PreparedGames, orders: np.ndarray, params: TrueSkillParams
         float(params.sigma),
         float(params.tau) ** 2,
         float(params.beta) ** 2,
-        draw_margin(params),
+        draw_margin(params.draw_probability, params.beta),
         float(params.min_delta),
         err,
     )

@@ -6,10 +6,6 @@ compiled kernel (``_trueskill_kernel.py``, whose cdf and pdf are the same backen
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from marketarena.ratings import TrueSkillParams
 
 
 def _erfc_scalar(x: float) -> float:
@@ -64,6 +60,7 @@ def _ppf_scalar(x: float) -> float:
     return 0 - 1 * math.sqrt(2) * _erfcinv_scalar(2 * x)
 
 
-def draw_margin(params: TrueSkillParams, size: int = 2) -> float:
-    """``trueskill.calc_draw_margin(draw_probability, size)``: 2.2e-7 for probability 0."""
-    return _ppf_scalar((params.draw_probability + 1) / 2.0) * math.sqrt(size) * params.beta
+def draw_margin(draw_probability: float, beta: float, size: int = 2) -> float:
+    """``trueskill.calc_draw_margin(draw_probability, size)`` for a performance spread ``beta``:
+    2.2e-7 for probability 0."""
+    return _ppf_scalar((draw_probability + 1) / 2.0) * math.sqrt(size) * beta

@@ -1,8 +1,8 @@
 """The ``marketarena`` commands that import published games: ``import-bazaar`` (BAZAAR's
 double-auction logs) and ``import-agent-bazaar`` (Agent Bazaar's crash and lemon runs), thin
-wrappers over ``pipeline.import_folder``. ``cli.py`` registers them on its app, between
+wrappers over ``pipeline.import_folder``. ``cli/__init__.py`` registers them on its app, between
 ``leaderboard`` and ``serve-local`` as its help lists them. :data:`DebugOpt`, every command's
-``--debug``, lives here because this module sits below ``cli.py``, which imports it (the code
+``--debug``, lives here because this module sits below ``cli/__init__.py``, which imports it (the code
 has no import cycles: ``tests/test_architecture.py``)."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import tempfile
 import pandas as pd
 import typer
 
-from marketarena.cli_import import DebugOpt, import_agent_bazaar, import_bazaar
+from marketarena.cli.imports import DebugOpt, import_agent_bazaar, import_bazaar
 from marketarena.config import Params, load_params
 from marketarena.faults import KEPT, one_line_errors
 from marketarena.pipeline import Paths
@@ -395,7 +395,7 @@ def leaderboard(
         typer.echo(board.to_string(index=False))
 
 
-app.command("import-bazaar")(import_bazaar)  # cli_import.py
+app.command("import-bazaar")(import_bazaar)  # cli/imports.py
 app.command("import-agent-bazaar")(import_agent_bazaar)
 
 
