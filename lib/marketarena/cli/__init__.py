@@ -21,7 +21,6 @@ or ``MARKETARENA_DEBUG=1`` adds the traceback.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 
 import pandas as pd
@@ -468,9 +467,5 @@ def view(
     serve(episodes, host=host, port=port)
 
 
-def main() -> None:  # pragma: no cover - console entry point
+def main() -> None:  # pragma: no cover - console entry point (and ``python -m marketarena.cli``)
     app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())

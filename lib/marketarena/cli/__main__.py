@@ -1,0 +1,5 @@
+"""``python -m marketarena.cli``: the ``marketarena`` command."""
+
+from marketarena.cli import main
+
+main()
