@@ -38,6 +38,8 @@ BIN = Path(sys.executable).parent
 def tiny_params() -> dict:
     """The repository's params.yaml (DVC needs every tracked key present), scaled down."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for name in LEFT_OUT:
+        params["markets"].pop(name, None)
     params["personas"]["per_tribe"] = 6
     params["markets"]["supply_chain"].update(TINY_MARKET)
     if "double_auction" in params["markets"]:
@@ -62,8 +64,6 @@ def tiny_params() -> dict:
         if kind in ("crash", "lemon", "english_auction"):
             tiny = ROOT / "lib" / "marketarena" / "markets" / kind / "tiny_params.yaml"
             params["markets"][name] = {**yaml.safe_load(tiny.read_text()), "market": kind}
-    for name in LEFT_OUT:
-        params["markets"].pop(name, None)
     params["stats"].update(n_boot=200, n_perm=200)
     params["ratings"]["n_boot"] = 20
     return params
