@@ -167,6 +167,11 @@ class Params(Strict):
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
     models: dict[str, ModelSpec] = Field(default_factory=dict)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    scale: Literal["quick", "paper"] = Field(
+        default="quick",
+        description="quick: each instance's sizes as written; paper: each instance's `paper:` "
+        "sizes over them (the papers' grids and sweeps)",
+    )
     markets: dict[str, SerializeAsAny[MarketParams]] = Field(default_factory=dict)
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
@@ -208,12 +213,48 @@ def _format_errors(exc: ValidationError, source: str, prefix: tuple = ()) -> str
     )
 
 
+#: the values of the top-level ``scale`` key
+SCALES = ("quick", "paper")
+
+
+def _paper_sizes(raw: dict, where: str) -> dict:
+    """An instance's ``paper:`` block (the sizes ``scale: paper`` puts over the ones written), taken
+    out of ``raw``. Its keys are checked with the rest, by validating the instance at that scale."""
+    paper = raw.pop("paper", None)
+    if paper is None:
+        return {}
+    if not isinstance(paper, dict):
+        raise ParamsError(f"{where}.paper: must be a mapping of params keys to their paper values")
+    for key in ("market", "source", "paper"):
+        if key in paper:
+            raise ParamsError(f"{where}.paper.{key}: only sizes and settings, not {key}")
+    return dict(paper)
+
+
+def _over(written: dict, paper: dict) -> dict:
+    """``written`` with ``paper``'s values put over it, mappings merged key by key (``paper:
+    {reference: {games_per_distribution: 2000}}`` changes that one key of ``reference``)."""
+    out = dict(written)
+    for key, value in paper.items():
+        below = out.get(key)
+        out[key] = (
+            _over(below, value) if isinstance(below, dict) and isinstance(value, dict) else value
+        )
+    return out
+
+
 def parse_market(
-    instance: str, raw: Any, source: str = "params.yaml", deep: bool = True
+    instance: str,
+    raw: Any,
+    source: str = "params.yaml",
+    deep: bool = True,
+    scale: str = "quick",
 ) -> MarketParams:
     """One instance of ``markets``: its kind's params model (the market's ``params`` module
     alone: ``core.registry``), then, when ``deep``, the roster checks of its rules
-    (:func:`check_market`)."""
+    (:func:`check_market`). Under ``scale: paper`` its ``paper:`` block's values replace the ones
+    written (and under ``quick`` they are validated all the same, so a switch cannot fail late);
+    the instance keeps what was put over its values (``MarketParams.paper_applied``)."""
     from marketarena.core.registry import market_kind
 
     where = f"{source}: markets.{instance}"
@@ -236,10 +277,24 @@ def parse_market(
                 f"{where}.source.format: {kind_name} imports the formats {offered} (got {fmt!r})"
             )
         raw = {**kind.source_defaults(fmt), **raw}
+    paper = _paper_sizes(raw, where)
+    if paper:
+        try:
+            at_paper = kind.params_model.model_validate({**_over(raw, paper), "market": kind_name})
+        except ValidationError as exc:
+            raise ParamsError(
+                _format_errors(exc, f"{source} (under scale: paper)", ("markets", instance))
+            ) from None
     try:
-        mp = kind.params_model.model_validate({**raw, "market": kind_name}).named(instance)
+        if scale == "paper" and paper:
+            mp = at_paper
+        else:
+            mp = kind.params_model.model_validate({**raw, "market": kind_name})
     except ValidationError as exc:
         raise ParamsError(_format_errors(exc, source, ("markets", instance))) from None
+    mp = mp.named(instance)
+    if scale == "paper":
+        mp.at_paper_scale(paper)
     if deep:
         check_market(mp, source)
     return mp
@@ -303,8 +358,11 @@ def parse_params(
             raise ParamsError(
                 f"{source}: {section}: must be a mapping (got {type(data[section]).__name__})"
             )
+    scale = data.get("scale", "quick")
+    if scale not in SCALES:
+        raise ParamsError(f"{source}: scale: must be one of {', '.join(SCALES)} (got {scale!r})")
     parsed_markets = {
-        name: parse_market(str(name), raw, source, deep) for name, raw in markets.items()
+        name: parse_market(str(name), raw, source, deep, scale) for name, raw in markets.items()
     }
     try:  # the LLM layer validates its own sections; its messages name the key
         llm = {

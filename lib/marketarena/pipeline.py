@@ -85,6 +85,8 @@ def instance_info(instance: str, params: Params, paths: Paths, shared_code: str)
         "market": mp.market,
         "code": digest.hash_files([kind.folder]) + shared_code,
     }
+    if mp.paper_applied:  # scale: paper changed its params: its stages must re-run
+        info["paper"] = mp.paper_applied
     if kind.uses:
         dumped = params.model_dump(mode="json", by_alias=True)
         sections = {key: dumped.get(key.split(".")[0]) for key in kind.uses}

@@ -184,3 +184,22 @@ def test_permutation_invariance(v):
     rev = v[::-1]
     for f in (gini, theil, cv, hhi, cr):
         assert f(rev) == pytest.approx(f(v), rel=1e-9, abs=1e-12)
+
+
+def test_average_ranks_are_scipys_rankdata_with_ties_and_nans():
+    """Our numpy ranks (scipy.stats is not imported by the stages) equal scipy's ``average``
+    ranks exactly, ties and NaNs included, along the last axis of a matrix."""
+    from scipy.stats import rankdata
+
+    from marketarena.metrics.indices import average_ranks
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        shape = (int(rng.integers(1, 6)), int(rng.integers(1, 40)))
+        v = rng.integers(0, int(rng.integers(1, 10)), size=shape).astype(float)
+        if trial % 2:
+            v[rng.random(shape) < 0.2] = np.nan
+        ok = ~np.isnan(v)
+        expected = np.where(ok, rankdata(v, axis=-1, nan_policy="omit"), 0.0)
+        assert np.array_equal(np.where(ok, average_ranks(v), 0.0), expected)
+    assert average_ranks([3.0, 1.0, 3.0, 2.0]).tolist() == [3.5, 1.0, 3.5, 2.0]

@@ -232,6 +232,7 @@ class MarketParams(Strict):
     #: of the episode fingerprint, so changing them never replays an episode
     post_keys: ClassVar[frozenset[str]] = frozenset()
     _instance: str = PrivateAttr(default="")
+    _paper_applied: dict = PrivateAttr(default_factory=dict)
 
     @property
     def instance(self) -> str:
@@ -240,6 +241,16 @@ class MarketParams(Strict):
 
     def named(self, instance: str) -> "MarketParams":
         self._instance = instance
+        return self
+
+    @property
+    def paper_applied(self) -> dict:
+        """The ``paper:`` values that ``scale: paper`` put over the ones written (``config``);
+        empty under ``scale: quick`` or for an instance with no ``paper:`` block."""
+        return self._paper_applied
+
+    def at_paper_scale(self, values: dict) -> "MarketParams":
+        self._paper_applied = dict(values)
         return self
 
     @model_validator(mode="after")

@@ -13,11 +13,12 @@ What lives here:
   unless there are more than ten names); beyond 20 names the husl space is sampled evenly.
 - :func:`agent_markers` does the same for marker shapes, so that lines of similar colour can still be
   told apart when many agents share a figure.
-- :func:`mean_ci` is the one aggregation every figure uses: the mean across episodes with a 95%
-  interval of that mean, Student-t by default (NaNs skipped; no interval with fewer than two
-  episodes) or a percentile bootstrap over episodes (``method="bootstrap"``, ``stats.
-  bootstrap_mean_cis``: never outside the observed values, so never outside what the quantity can
-  be), optionally clipped to ``bounds`` (a share to [0, 1], a price to [0, inf)).
+- :func:`mean_ci` (``marketarena.stats``, re-exported here) is the one aggregation every figure
+  uses: the mean across episodes with a 95% interval of that mean, Student-t by default (NaNs
+  skipped; no interval with fewer than two episodes) or a percentile bootstrap over episodes
+  (``method="bootstrap"``: never outside the observed values, so never outside what the quantity
+  can be), optionally clipped to ``bounds`` (a share to [0, 1], a price to [0, inf)). It lives
+  with the statistics so that the analysis stages use it without importing matplotlib.
 - :func:`save` writes a figure (creating folders), closes it and returns the path; inside a
   :func:`figure_data` block (the figures stage) also what it draws, as CSV (``plots.drawn``).
 
@@ -42,11 +43,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from marketarena.stats import CONFIDENCE, mean_ci
+
 DPI = 150
 """Resolution of exported PNGs."""
 
-CONFIDENCE = 0.95
-"""Level of every interval drawn across episodes."""
 
 JITTER_SEED = 0
 """Seed of numpy's global generator at the start of every figure (seaborn's jitter)."""
@@ -140,55 +141,6 @@ def no_data(ax: Axes, message: str = "no data") -> None:
     )
     ax.set_xticks([])
     ax.set_yticks([])
-
-
-def mean_ci(
-    df: pd.DataFrame,
-    by: Sequence[str],
-    value: str,
-    level: float = CONFIDENCE,
-    method: str = "t",
-    bounds: tuple[float, float] | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Mean of ``value`` per ``by`` group with a ``level`` interval of that mean.
-
-    One row of ``df`` is one observation (normally one episode). ``method``: ``"t"`` (Student-t) or
-    ``"bootstrap"`` (percentile bootstrap over the group's rows, ``n_boot`` resamples, ``seed``);
-    ``bounds`` clips the interval (and the mean) to what the quantity can be. Returns columns
-    ``*by, mean, lo, hi, n``; ``lo``/``hi`` are NaN where fewer than two non-NaN observations
-    exist, ``mean`` is NaN where there are none.
-    """
-    from scipy import stats
-
-    if method not in ("t", "bootstrap"):
-        raise ValueError(f"method must be 't' or 'bootstrap' (got {method!r})")
-    cols = [*by, "mean", "lo", "hi", "n"]
-    if df.empty:
-        return pd.DataFrame(columns=cols)
-    vals = pd.to_numeric(df[value], errors="coerce").astype(float)
-    g = vals.groupby([df[b] for b in by], sort=True, dropna=False)
-    out = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "n": g.count()}).reset_index()
-    n = out["n"].to_numpy(dtype=float)
-    if method == "t":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t = np.where(n >= 2, stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)), np.nan)
-            half = t * out["sd"].to_numpy(dtype=float) / np.sqrt(n)
-        out["lo"] = out["mean"] - half
-        out["hi"] = out["mean"] + half
-    else:
-        from marketarena.stats import bootstrap_mean_cis
-
-        cis = bootstrap_mean_cis(
-            [v.to_numpy() for _, v in g], n_boot=n_boot, seed=seed, level=level
-        )
-        out["lo"] = np.where(n >= 2, cis[:, 1], np.nan)
-        out["hi"] = np.where(n >= 2, cis[:, 2], np.nan)
-    if bounds is not None:
-        for col in ("mean", "lo", "hi"):
-            out[col] = out[col].clip(*bounds)
-    return out[cols]
 
 
 def mean_errorbar(

@@ -9,7 +9,7 @@ import pandas as pd
 
 from marketarena.core.analysis import MarketAnalysis
 from marketarena.markets._shared.analysis.boards import player_board
-from marketarena.plots.style import CONFIDENCE, mean_ci
+from marketarena.stats import CONFIDENCE, mean_ci
 
 BAND = f"{CONFIDENCE:.0%}"
 
