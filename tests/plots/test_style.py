@@ -3,6 +3,7 @@ quantity can be; dodge."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -34,3 +35,23 @@ def test_the_bootstrap_interval_stays_inside_the_observed_values():
 def test_dodge_spreads_series_symmetrically():
     assert dodge(0, 1, 0.4) == 0.0
     assert [dodge(i, 3, 0.4) for i in range(3)] == pytest.approx([-0.2, 0.0, 0.2])
+
+
+def test_an_interval_that_leaves_out_its_estimate_is_drawn_up_to_the_estimate():
+    """A percentile bootstrap interval of five auctions' TrueSkill mu can lie wholly above mu
+    (the ablation's figure 2 at quick scale): the bar stops at the estimate on that side, and
+    matplotlib draws it instead of refusing a negative extent."""
+    import matplotlib.pyplot as plt
+
+    from marketarena.plots.style import error_extents
+
+    below, above = error_extents([1.0, 5.0, 2.0], [1.5, 4.0, np.nan], [3.0, 4.5, 3.0])
+    assert below.tolist()[:2] == [0.0, 1.0] and np.isnan(below[2])
+    assert above.tolist() == [2.0, 0.0, 1.0]
+    fig, ax = plt.subplots()
+    ax.errorbar(
+        [0, 1, 2],
+        [1.0, 5.0, 2.0],
+        yerr=error_extents([1.0, 5.0, 2.0], [1.5, 4.0, 1.0], [3.0, 4.5, 3.0]),
+    )
+    plt.close(fig)

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from marketarena.plots.style import apply_theme, no_data, save
+from marketarena.plots.style import apply_theme, error_extents, no_data, save
 
 
 def spearman_text(rho: dict) -> str:
@@ -65,7 +65,7 @@ def scores_beside(
     left.errorbar(
         shown[ours],
         y,
-        xerr=[shown[ours] - shown[f"{ours}_lo"], shown[f"{ours}_hi"] - shown[ours]],
+        xerr=error_extents(shown[ours], shown[f"{ours}_lo"], shown[f"{ours}_hi"]),
         fmt="o",
         ms=4,
         capsize=2,

@@ -143,6 +143,16 @@ def no_data(ax: Axes, message: str = "no data") -> None:
     ax.set_yticks([])
 
 
+def error_extents(centre, lo, hi) -> list:
+    """``errorbar``'s ``[below, above]`` extents of an interval ``[lo, hi]`` around ``centre``.
+    A percentile bootstrap interval can leave out its point estimate (a TrueSkill mu of a
+    handful of auctions, a skewed mean); its bar then stops at the estimate on that side (an
+    extent of 0) instead of matplotlib refusing a negative one."""
+    centre, lo, hi = (np.asarray(v, dtype=float) for v in (centre, lo, hi))
+    with np.errstate(invalid="ignore"):
+        return [np.maximum(centre - lo, 0.0), np.maximum(hi - centre, 0.0)]
+
+
 def mean_errorbar(
     ax: Axes,
     df: pd.DataFrame,
@@ -161,7 +171,7 @@ def mean_errorbar(
     ax.errorbar(
         m[x] + offset,
         m["mean"],
-        yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
+        yerr=error_extents(m["mean"], m["lo"], m["hi"]),
         marker="o",
         capsize=3,
         lw=1.2,
@@ -224,6 +234,7 @@ __all__ = [
     "figure_data",
     "integer_steps",
     "mean_ci",
+    "error_extents",
     "mean_errorbar",
     "no_data",
     "save",

@@ -16,7 +16,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from marketarena.markets.double_auction.analysis.plots import ROLE_COLOURS, board_order
-from marketarena.plots.style import agent_palette, apply_theme, mean_ci, no_data, save
+from marketarena.plots.style import (
+    agent_palette,
+    apply_theme,
+    error_extents,
+    mean_ci,
+    no_data,
+    save,
+)
 
 
 def chat_surplus(
@@ -34,8 +41,8 @@ def chat_surplus(
         left.errorbar(
             x["mean"],
             y["mean"],
-            xerr=[[x["mean"] - x["lo"]], [x["hi"] - x["mean"]]],
-            yerr=[[y["mean"] - y["lo"]], [y["hi"] - y["mean"]]],
+            xerr=[[e] for e in error_extents(x["mean"], x["lo"], x["hi"])],
+            yerr=[[e] for e in error_extents(y["mean"], y["lo"], y["hi"])],
             marker="o",
             ms=6,
             capsize=2,

@@ -46,7 +46,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from marketarena.plots.style import CONFIDENCE, agent_palette, apply_theme, mean_ci, no_data, save
+from marketarena.plots.style import (
+    CONFIDENCE,
+    agent_palette,
+    apply_theme,
+    error_extents,
+    mean_ci,
+    no_data,
+    save,
+)
 from marketarena.plots.tables import write_frame
 from marketarena.stats import bootstrap_mean_ci
 
@@ -65,7 +73,7 @@ def _rating_bars(ax, agents: pd.DataFrame, rate: Rate, colour) -> None:
         x,
         board["mu"],
         color=[colour(p) for p in board["player"]],
-        yerr=[board["mu"] - board["mu_lo"], board["mu_hi"] - board["mu"]],
+        yerr=error_extents(board["mu"], board["mu_lo"], board["mu_hi"]),
         capsize=3,
     )
     ax.set_xticks(x, board["player"], rotation=45, ha="right", fontsize=7)
@@ -347,7 +355,7 @@ def bidders_profit(eng: pd.DataFrame, path: Path) -> Path:
             ax.errorbar(
                 m["n"],
                 m["mean"],
-                yerr=[m["mean"] - m["lo"], m["hi"] - m["mean"]],
+                yerr=error_extents(m["mean"], m["lo"], m["hi"]),
                 marker="o",
                 capsize=3,
                 lw=1.2,
