@@ -121,3 +121,23 @@ def test_the_shipped_params_load_at_both_scales_and_paper_is_larger(tmp_path):
     assert grown, "no instance of params.yaml has a paper: block"
     for name in grown:
         assert paper.markets[name].runs >= quick.markets[name].runs, name
+
+
+def test_a_change_to_one_instances_params_changes_only_its_file(tmp_path):
+    """The per-instance stages track no params of their instance (dvc.yaml): its file carries
+    them, as validated. A key changed changes that instance's file; a default written out, or a
+    comment, changes nothing."""
+    paths = Paths(tmp_path)
+
+    def files(mutate=None):
+        data = copy.deepcopy(BASE)
+        if mutate:
+            mutate(data)
+        run_instances(parse_params(data), paths)
+        return {p.name: p.read_text() for p in sorted((tmp_path / "data/instances").iterdir())}
+
+    before = files()
+    after = files(lambda d: d["markets"]["cournot"].update(a=120))
+    assert before["crash.json"] == after["crash.json"]
+    assert before["cournot.json"] != after["cournot.json"]
+    assert files(lambda d: d["markets"]["cournot"].update(seed=0)) == before  # the default

@@ -71,21 +71,25 @@ INSTANCE_CODE = (
 
 
 def instance_info(instance: str, params: Params, paths: Paths, shared_code: str) -> dict:
-    """What ``data/instances/<instance>.json`` holds: the instance's kind, the hash of the code
-    its stages run (``shared_code``: :data:`INSTANCE_CODE`'s, and its market's folder) and, for a
-    market whose episodes read global inputs (``MarketKind.uses``: the personas and their
-    embeddings), the hash of those params and files. Its stages depend on this file, so a change
-    to one market's code, or to the personas, re-runs only the instances it concerns."""
+    """What ``data/instances/<instance>.json`` holds: the instance's kind, the hash of its params
+    as validated (defaults filled in, ``scale: paper``'s sizes put over them, which it also lists),
+    the hash of the code its stages run (``shared_code``: :data:`INSTANCE_CODE`'s, and its
+    market's folder) and, for a market whose episodes read global inputs (``MarketKind.uses``: the
+    personas and their embeddings), the hash of those params and files. Its stages depend on this
+    file instead of on their instance's params (dvc.yaml), so a change to one instance's params,
+    to one market's code or to the personas re-runs only the instances it concerns."""
     from marketarena.core import digest
 
     mp = params.markets[instance]
     kind = market_kind(mp.market)
+    dumped = json.dumps(mp.model_dump(mode="json", by_alias=True), sort_keys=True, default=str)
     info = {
         "instance": instance,
         "market": mp.market,
+        "params": hashlib.sha256(dumped.encode()).hexdigest(),
         "code": digest.hash_files([kind.folder]) + shared_code,
     }
-    if mp.paper_applied:  # scale: paper changed its params: its stages must re-run
+    if mp.paper_applied:
         info["paper"] = mp.paper_applied
     if kind.uses:
         dumped = params.model_dump(mode="json", by_alias=True)
