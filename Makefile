@@ -88,7 +88,7 @@ LINTED := lib stages tests benchmarks
 test: $(TEST_DEPS)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 # docs/*.png afresh from a tiny scratch run, in Chromium (tests/report/test_browser.py fails while a
 # committed screenshot no longer shows what its page shows: marketarena/screenshots.py)

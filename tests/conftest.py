@@ -16,3 +16,35 @@ settings.register_profile(
     "marketarena", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("marketarena")
+
+#: test files run first, in this order, the longest first (`make test` runs pytest with
+#: ``--dist loadfile --no-loadscope-reorder``: a worker takes whole files in collection order, and
+#: xdist's own reordering, by test count, would leave these few-test, minutes-long files for the
+#: end). The shared e2e build starts at once on one worker, its twin on the other; the e2e files
+#: that copy the build come after three minutes of other files, when it is made. The rest keep
+#: pytest's order. Durations: the 25 slowest tests `make test` prints, docs/speed.md.
+FIRST = (
+    "e2e/test_outputs.py",
+    "e2e/test_twin.py",
+    "contract/test_markets.py",
+    "agents/test_local_model_e2e.py",
+    "core/test_ray.py",
+    "test_embeddings.py",
+    "test_stopping.py",
+    "report/test_browser.py",
+    "e2e/test_resume.py",
+    "e2e/test_sweep.py",
+    "e2e/test_dependencies.py",
+    "e2e/test_site.py",
+    "core/test_run_lifecycle.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(FIRST)}
+
+    def key(item):
+        path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
+        return rank.get(path, len(FIRST))
+
+    items.sort(key=key)  # stable: within a file and among the rest, pytest's order
