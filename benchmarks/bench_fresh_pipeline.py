@@ -1,0 +1,83 @@
+"""The default `dvc repro` of a fresh checkout (issue 57): what `make run` does after the install.
+
+Makes a git worktree of ``--commit`` (default HEAD) in a temporary folder, runs `dvc repro` there
+with that checkout's own code (``PYTHONPATH=<worktree>/lib``) and this project's virtualenv, and
+prints the wall time and the CPU of the whole run (DVC and every stage). ``--times FILE``: each
+stage's command runs under `/usr/bin/time` into FILE (wall, user, system, command), so that the
+stages' own time and DVC's time between them can be told apart; ``--lock FILE`` keeps the
+dvc.lock it wrote (a fresh checkout must write the committed one). The worktree is removed at the
+end.
+
+Run from the project root: `.venv/bin/python benchmarks/bench_fresh_pipeline.py [--commit X]`.
+For the ratio against an earlier version, in one run, pair by pair, time two of these commands in
+turn (one with ``--commit <earlier>``). Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--commit", default="HEAD")
+    ap.add_argument("--times", help="write each stage's /usr/bin/time line here")
+    ap.add_argument("--lock", help="copy the dvc.lock the run wrote here")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="fresh-pipeline-"))
+    tree = work / "tree"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(tree), args.commit],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    try:
+        if args.times:
+            dvc_yaml = tree / "dvc.yaml"
+            timed = (
+                f'cmd: /usr/bin/time -a -o {Path(args.times).resolve()} -f "%e %U %S %C" python -m'
+            )
+            dvc_yaml.write_text(dvc_yaml.read_text().replace("cmd: python -m", timed))
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(tree / "lib"),
+            "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+            "DVC_NO_ANALYTICS": "1",
+            "HF_HUB_OFFLINE": "1",
+            "MPLBACKEND": "Agg",
+        }
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [str(BIN / "dvc"), "repro"], cwd=tree, env=env, capture_output=True, text=True
+        )
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            sys.exit(f"dvc repro failed ({proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr}")
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        stages = proc.stdout.count("Running stage")
+        print(f"{args.commit}: {stages} stages, {wall:.1f} s wall, {cpu:.1f} s CPU")
+        if args.lock:
+            shutil.copy(tree / "dvc.lock", args.lock)
+    finally:
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True
+        )
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
