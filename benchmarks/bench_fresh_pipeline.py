@@ -5,8 +5,9 @@ with that checkout's own code (``PYTHONPATH=<worktree>/lib``) and this project's
 prints the wall time and the CPU of the whole run (DVC and every stage). ``--times FILE``: each
 stage's command runs under `/usr/bin/time` into FILE (wall, user, system, command), so that the
 stages' own time and DVC's time between them can be told apart; ``--lock FILE`` keeps the
-dvc.lock it wrote (a fresh checkout must write the committed one). The worktree is removed at the
-end.
+dvc.lock it wrote (a fresh checkout must write the committed one; with ``--times`` its ``cmd``
+lines carry the timing prefix, so commit only a lock of a run without it). The worktree is
+removed at the end.
 
 Run from the project root: `.venv/bin/python benchmarks/bench_fresh_pipeline.py [--commit X]`.
 For the ratio against an earlier version, in one run, pair by pair, time two of these commands in
