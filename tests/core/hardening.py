@@ -73,7 +73,9 @@ def in_child(
 
 _FORKSERVER = multiprocessing.get_context("forkserver")
 #: imported once by the fork server, so that each case's child starts with the command line and
-#: its readers already imported (1.5 s of imports a case otherwise, about a hundred cases)
+#: its readers already imported (1.5 s of imports a case otherwise, about 160 cases). Every
+#: forkserver child of a test worker starts from it; marketarena.cli comes first, so that
+#: marketarena pins numpy's CPU path before anything imports numpy (tests/conftest.py)
 _FORKSERVER.set_forkserver_preload(
     [
         "marketarena.cli",
