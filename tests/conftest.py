@@ -8,6 +8,11 @@ Hypothesis: no per-example deadline and no "too slow" health check. Both time th
 code (the suite runs on shared CI machines, two test processes per core pair); the properties
 themselves are unchanged, with the same number of examples."""
 
+import json
+import os
+import time
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 import marketarena  # noqa: F401 - first, before numpy (see above)
@@ -48,3 +53,20 @@ def pytest_collection_modifyitems(config, items):
         return rank.get(path, len(FIRST))
 
     items.sort(key=key)  # stable: within a file and among the rest, pytest's order
+
+
+#: ``MARKETARENA_TEST_TIMELINE=<file>``: each test's worker, start and end appended to the file as
+#: a JSON line (``benchmarks/suite_timeline.py`` reads it: what each worker ran when, and where it
+#: waited). Off by default; it changes nothing else.
+_TIMELINE = os.environ.get("MARKETARENA_TEST_TIMELINE")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.time()
+    yield
+    if _TIMELINE:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        line = {"worker": worker, "test": item.nodeid, "start": start, "end": time.time()}
+        with open(_TIMELINE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
