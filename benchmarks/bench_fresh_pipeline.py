@@ -6,8 +6,10 @@ prints the wall time and the CPU of the whole run (DVC and every stage). ``--tim
 stage's command runs under `/usr/bin/time` into FILE (wall, user, system, command), so that the
 stages' own time and DVC's time between them can be told apart; ``--lock FILE`` keeps the
 dvc.lock it wrote (a fresh checkout must write the committed one; with ``--times`` its ``cmd``
-lines carry the timing prefix, so commit only a lock of a run without it). The worktree is
-removed at the end.
+lines carry the timing prefix, so commit only a lock of a run without it); ``--profile FILE``
+keeps DVC's own cProfile dump (its time between the stages). The run starts without the
+checkout's dvc.lock: DVC never drops the entry of a stage that is gone, so a lock written over
+an older one carries them along. The worktree is removed at the end.
 
 Run from the project root: `.venv/bin/python benchmarks/bench_fresh_pipeline.py [--commit X]`.
 For the ratio against an earlier version, in one run, pair by pair, time two of these commands in
@@ -35,6 +37,7 @@ def main() -> None:
     ap.add_argument("--commit", default="HEAD")
     ap.add_argument("--times", help="write each stage's /usr/bin/time line here")
     ap.add_argument("--lock", help="copy the dvc.lock the run wrote here")
+    ap.add_argument("--profile", help="DVC's own cProfile dump (`dvc repro --cprofile-dump`)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fresh-pipeline-"))
     tree = work / "tree"
@@ -61,9 +64,12 @@ def main() -> None:
         }
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        proc = subprocess.run(
-            [str(BIN / "dvc"), "repro"], cwd=tree, env=env, capture_output=True, text=True
-        )
+        # DVC keeps a lock entry for a stage it no longer has: start from none, as `--lock` needs
+        (tree / "dvc.lock").unlink(missing_ok=True)
+        command = [str(BIN / "dvc"), "repro"]
+        if args.profile:
+            command += ["--cprofile-dump", str(Path(args.profile).resolve())]
+        proc = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
