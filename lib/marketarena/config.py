@@ -122,14 +122,16 @@ def available_cores() -> int:
 
 
 class ExecutionParams(Strict):
-    """How ``simulate`` runs episodes; changes no result (and is no stage's DVC param)."""
+    """How ``simulate`` runs episodes and ``figures`` renders; changes no result (and is no
+    stage's DVC param)."""
 
     workers: int | Literal["auto"] = Field(
         default="auto",
         description="worker processes (or Ray tasks) for episodes (auto: one per "
         "CPU core of this machine, or of the Ray cluster); never more than help: at most one per "
         "unit to play, one per core (unless the seats wait on an LLM endpoint), and the endpoints' "
-        "max_concurrency; logs are byte-identical to one worker's",
+        "max_concurrency; logs are byte-identical to one worker's. Also the figures a figures stage "
+        "renders at once (plots.aside; the same bytes)",
     )
     episodes_in_flight: int | Literal["auto"] = Field(
         default="auto",
@@ -154,7 +156,8 @@ class ExecutionParams(Strict):
         return v
 
     def resolve(self, cores: int | None = None) -> int:
-        """Processes for CPU-bound work (a reference's games): ``workers``, at most the cores."""
+        """Processes for CPU-bound work (a reference's games, rendering figures): ``workers``, at
+        most the cores."""
         cores = cores or available_cores()
         return cores if self.workers == "auto" else min(int(self.workers), cores)
 

@@ -356,10 +356,11 @@ def run_ratings(instance: str, params: Params, paths: Paths) -> "pd.DataFrame":
 def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
     """The instance's figures and tables: ``reports/figures/<instance>/``,
     ``reports/tables/<instance>/``, and what each figure draws as CSV (``Paths.figure_data``)."""
+    from marketarena.plots.aside import rendering_aside
     from marketarena.plots.style import figure_data
 
     analysis, mp = analysis_for(params, instance)
-    with figure_data(paths.figure_data(instance)):
+    with figure_data(paths.figure_data(instance)), rendering_aside(params.execution.resolve()):
         return analysis.draw_figures(
             paths.metrics(instance),
             paths.reports / "figures" / instance,

@@ -43,6 +43,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from marketarena.plots import aside
 from marketarena.stats import CONFIDENCE, mean_ci
 
 DPI = 150
@@ -203,10 +204,13 @@ def figure_data(folder: str | Path):
 
 def save(fig: Figure, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` (parents created), close it, return the path; and its drawn
-    data inside a :func:`figure_data` block."""
+    data inside a :func:`figure_data` block. Inside ``plots.aside.rendering_aside`` the writing
+    happens in a forked child while the caller goes on (the same bytes)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    data = _DATA_FOLDER[-1] / f"{path.stem}.csv" if _DATA_FOLDER else None
+
+    def write() -> None:
         fig.savefig(
             path,
             dpi=DPI,
@@ -214,10 +218,13 @@ def save(fig: Figure, path: str | Path) -> Path:
             facecolor="white",
             metadata=PNG_METADATA if path.suffix.lower() == ".png" else None,
         )
-        if _DATA_FOLDER:
+        if data is not None:
             from marketarena.plots import drawn
 
-            drawn.write(fig, _DATA_FOLDER[-1] / f"{path.stem}.csv")
+            drawn.write(fig, data)
+
+    try:
+        aside.render(write, path)
     finally:
         plt.close(fig)
         np.random.seed(JITTER_SEED)  # the next figure starts from the seed too
