@@ -202,13 +202,20 @@ def reference_is_current(instance: str, params: Params, paths: Paths) -> bool:
 def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = True) -> dict:
     """The instance's reference, computed again only where its fingerprint changed
     (:func:`run_reference`), then its episodes played, resuming; or, for an imported instance
-    (``source``), its published games imported (``simulate/importing.py``)."""
+    (``source``), its published games imported (``simulate/importing.py``), and for a joint one
+    (``MarketSource.joint``: LLM entrants beside them, issue 53) the entrants' games then played
+    into the same folder, the imported games kept."""
     if not reference_is_current(instance, params, paths):
         run_reference(instance, params, paths)
-    if params.markets[instance].imported:
-        from marketarena.simulate.importing import import_instance
+    mp = params.markets[instance]
+    if mp.imported:
+        from marketarena.simulate.importing import import_instance, imported_names
 
-        return import_instance(
+        source = market_kind(mp.market).source(mp.source.format)
+        joint = source.joint(mp)
+        if joint:  # before anything is imported or played
+            source.check_joint(mp, paths.root)
+        summary = import_instance(
             instance,
             params,
             paths.data,
@@ -216,6 +223,20 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
             root=paths.root,
             progress=progress,
         )
+        if not joint:
+            return summary
+        from marketarena.simulate import simulate
+
+        played = simulate(
+            instance,
+            params,
+            paths.data,
+            paths.episodes(instance),
+            progress=progress,
+            run_dir=paths.run_logs(instance),
+            keep=imported_names(paths.episodes(instance)),
+        )
+        return {**played, "imported": summary["imported"], "source": summary["source"]}
     from marketarena.simulate import simulate
 
     return simulate(

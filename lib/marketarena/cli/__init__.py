@@ -59,7 +59,7 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
     """Validate params.yaml, check every instance's plan (each roster entry seated, in roles it
     can play) and print per instance who plays how many episodes against whom."""
     from marketarena.core import seating
-    from marketarena.core.registry import rules_for
+    from marketarena.core.registry import market_kind, rules_for
     from marketarena.simulate import check_seating
 
     params = _load(params_file)
@@ -74,6 +74,18 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
                     f"{name} ({mp.market}): imported, {mp.source.format} games from "
                     f"{mp.source.path}{pool}"
                 )
+                if (
+                    market_kind(mp.market).source(mp.source.format).joint(mp)
+                ):  # a joint instance: new games beside them
+                    check_seating(name, params, source=params_file)
+                    counts = pd.Series([s.entry.name for e in rules.plan(mp) for s in e.seats])
+                    for entry in mp.roster:
+                        if entry.kind == "llm":
+                            typer.echo(
+                                f"  joint: {entry.name} ({entry.model}, harness "
+                                f"{rules.harness_of(entry)}) plays {counts.eq(entry.name).sum()} "
+                                "games in the source's setting, rated on its board"
+                            )
                 continue
             seated = check_seating(name, params, source=params_file)
             kinds = pd.Series([e.kind for e in mp.roster]).value_counts().to_dict()

@@ -262,12 +262,15 @@ def finished(folder: Path, unit: Unit) -> bool:
     )
 
 
-def prepare_units(root: Path, units: list[Unit]) -> list[Unit]:
-    """Sweep stale or partial units (and anything unplanned) from ``root``; return the planned
-    units still to play."""
+def prepare_units(root: Path, units: list[Unit], keep: Iterable[str] = ()) -> list[Unit]:
+    """Sweep stale or partial units (and anything unplanned but the names in ``keep``: a joint
+    instance's imported games) from ``root``; return the planned units still to play."""
     root.mkdir(parents=True, exist_ok=True)
     wanted = {u.name: u for u in units}
+    kept = set(keep)
     for child in root.iterdir():
+        if child.name in kept:
+            continue
         if child.name.startswith(TMP_PREFIX):
             shutil.rmtree(child, ignore_errors=True)
             continue

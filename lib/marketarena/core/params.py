@@ -157,6 +157,13 @@ class SourceSpec(Strict):
         description="the folder of published logs; relative paths are "
         "relative to the project root (the params file's folder)",
     )
+    prompts: str | None = Field(
+        default=None,
+        min_length=1,
+        description="the folder of the publisher's prompt templates, read at run time for the "
+        "instance's LLM roster entries (a joint instance: BAZAAR's prompts/); null: the "
+        "`prompts` folder beside the logs folder",
+    )
 
 
 class StopRule(Strict):

@@ -147,6 +147,11 @@ class MarketRules:
             return self.strategies[entry.strategy].roles
         return harness_roles(self.harness_of(entry))
 
+    def may_sit_out(self, mp: MarketParams) -> set[int]:
+        """Roster indices that need not be seated in any planned episode (a joint instance's pool,
+        which the published games stand for); every other entry must play (``core/seating.py``)."""
+        return set()
+
     def seating_hint(self, mp: MarketParams, entry: RosterEntry) -> str:
         """What would seat ``entry`` when no planned episode does (``core/seating.py``)."""
         return f"raise markets.{mp.instance}.runs (now {mp.runs})"

@@ -168,8 +168,9 @@ def check(
                 f"(named in {' and '.join(keys)}), which exclude each other; give each "
                 "side its own roster entry"
             )
+    spare = rules.may_sit_out(mp)
     for i, entry in enumerate(mp.roster):
-        if s.episodes[i] == 0:
+        if s.episodes[i] == 0 and i not in spare:
             raise ValueError(
                 f"roster.{i}: {entry.name!r} is seated in none of the {s.n_episodes} "
                 f"planned episodes, so it would never play; "

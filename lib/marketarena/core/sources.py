@@ -98,6 +98,17 @@ class MarketSource:
         (``simulate/importing.py`` writes it beside the episodes)."""
         raise NotImplementedError
 
+    def joint(self, mp: Any) -> bool:
+        """Whether the instance also plays games of its own beside the published ones (a joint
+        instance, issue 53: its roster's LLM entries in the source's setting). Those are the
+        market's plan for ``mp``, played into the same folder after the import."""
+        return False
+
+    def check_joint(self, mp: Any, root: Path) -> None:
+        """Before the import and any game of a joint instance: what its games read at run time
+        from the user's copy of the publisher's repository (their prompts) is there. Raises
+        :class:`SourceError` naming the folder and the params key to set."""
+
 
 class SourceError(ValueError):
     """A foreign file this project cannot use. ``str()`` is ``<file>[:<line>]: <what>``."""

@@ -21,8 +21,8 @@ This module ties them together:
   request (model name, messages, sampling, response format, cap, sample index) and, for a model
   with a ``base_url``, the endpoint it is sent to (:func:`endpoint_key`): another server, even
   serving a model of the same name, is asked, not answered from the first one's cache.
-- Re-asks: an answer that is not valid JSON for ``schema`` is re-asked up to ``spec.max_reasks``
-  times, quoting the error (and at most ``schema.REASK_ANSWER_CHARS`` of the answer); after that the
+- Re-asks: an answer that is not valid JSON for ``schema`` (or, for a ``schema.TextAnswer``, not
+  its format) is re-asked up to ``spec.max_reasks`` times (at most the schema's own cap), quoting the error (and at most ``schema.REASK_ANSWER_CHARS`` of the answer); after that the
   result has ``action=None`` and the market applies its fallback. That is the only way a call can
   end in an invalid decision: any other failure (endpoint down after retries, budget, a cache that
   cannot be written, a key that cannot be a key) raises a ``RunAborted`` subclass.
@@ -79,7 +79,12 @@ from marketarena.llm.errors import (
     LLMEndpointError,
 )
 from marketarena.llm.response_cache import ResponseCache, request_keys
-from marketarena.llm.schema import parse_action, reask_messages, shared_response_format
+from marketarena.llm.schema import (
+    parse_action,
+    reask_messages,
+    reasks_for,
+    shared_response_format,
+)
 from marketarena.llm.spec import LLMSettings, ModelSpec
 from marketarena.llm.transport import Attempts, OpenAIFactory, Transport, answer_text
 
@@ -302,7 +307,8 @@ class LLMClient:
         raw_text = ""
         error: str | None = None
         said = 0  # messages of the conversation already in record.exchanges
-        for attempt in range(spec.max_reasks + 1):
+        reasks = reasks_for(schema, spec.max_reasks)
+        for attempt in range(reasks + 1):
             request = self._cache_request(spec, conversation, response_format, sample)
             key, without_endpoint = request_keys(request, "endpoint")
             if attempt == 0:  # the logged hash: the same whatever the endpoint's address
@@ -344,7 +350,7 @@ class LLMClient:
             said = len(conversation)
             if action is not None:
                 break
-            if attempt < spec.max_reasks:
+            if attempt < reasks:
                 conversation += reask_messages(raw_text, error or "invalid answer")
         record.valid = action is not None
         self._account(record)

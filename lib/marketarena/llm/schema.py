@@ -10,7 +10,11 @@
   validates it with pydantic, whatever the endpoint promised; ``describe_validation_error`` is the
   model-readable error a re-ask quotes;
 - ``reask_messages`` is what a re-ask appends: the invalid answer cut to ``REASK_ANSWER_CHARS`` and
-  the error.
+  the error;
+- :class:`TextAnswer` is a schema that reads its own text, for a publisher's answer format played
+  as they asked it (BAZAAR's ``<price>XX</price>``, issue 53): no ``response_format`` is sent
+  (their prompt says the format), ``from_text`` parses the answer, and ``max_reasks`` caps the
+  re-asks (BAZAAR forfeits the round: 0).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,6 +33,25 @@ Message = dict[str, Any]
 
 #: at most this much of an invalid answer (and of its error) is quoted back in a re-ask
 REASK_ANSWER_CHARS = 500
+
+
+class TextAnswer(BaseModel):
+    """An answer in a format of its own, not JSON (module docstring): a subclass defines
+    :meth:`from_text`; ``max_reasks`` (None: the model entry's) is the most re-asks it gets."""
+
+    max_reasks: ClassVar[int | None] = None
+
+    @classmethod
+    def from_text(cls, text: str) -> tuple["TextAnswer | None", str | None]:
+        """(the answer, None), or (None, why the text is not one)."""
+        raise NotImplementedError
+
+
+def reasks_for(schema: type[BaseModel], configured: int) -> int:
+    """The re-asks an answer of ``schema`` gets: the model entry's ``configured``, at most the
+    schema's own cap (:class:`TextAnswer`)."""
+    cap = getattr(schema, "max_reasks", None) if issubclass(schema, TextAnswer) else None
+    return configured if cap is None else min(configured, cap)
 
 
 def _schema_name(schema: type[BaseModel]) -> str:
@@ -112,7 +135,7 @@ def shared_response_format(schema: type[BaseModel], mode: str) -> SharedFormat |
 
 
 def _build_response_format(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
-    if mode == "none":
+    if mode == "none" or issubclass(schema, TextAnswer):
         return None
     if mode == "json_object":
         return {"type": "json_object"}
@@ -155,7 +178,10 @@ def describe_validation_error(err: ValidationError) -> str:
 
 def parse_action(text: str, schema: type[A]) -> tuple[A | None, str | None]:
     """Parse ``text`` as JSON (also inside a ``` fence, or the outermost {...}) and validate it with
-    ``schema``. Returns (action, None) or (None, error text)."""
+    ``schema``. Returns (action, None) or (None, error text). A :class:`TextAnswer` reads the
+    text itself."""
+    if issubclass(schema, TextAnswer):
+        return schema.from_text(text or "")
     if not text or not text.strip():
         return None, "the answer was empty; a JSON object was expected"
     decode_error: str | None = None

@@ -122,8 +122,11 @@ def simulate(
     progress: bool = True,
     openai_factory: Callable[..., Any] | None = None,
     run_dir: Path | None = None,
+    keep: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """Run every planned episode of ``instance`` not already finished; returns a small summary.
+    ``keep``: names in ``out_dir`` that are not this run's and stay (a joint instance's imported
+    games and their ``import.json``, ``simulate/importing.py``); anything else unplanned is swept.
 
     With LLM seats, one :class:`~marketarena.agents.llm_agent.LLMRuntime` serves the whole run
     (``openai_factory`` plugs in a fake endpoint for tests). A :class:`RunAborted` (endpoint
@@ -162,9 +165,9 @@ def simulate(
         specs = {p.episode_id: spec for spec, p in planned}
         todo = [
             (u, [specs[e.episode_id] for e in u.episodes])
-            for u in logs.prepare_units(run.out_dir, units)
+            for u in logs.prepare_units(run.out_dir, units, keep)
         ]
-        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
+        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir) - keep)
         to_play = sum(len(u.episodes) for u, _ in todo)
         summary = {
             "market": instance,

@@ -105,15 +105,21 @@ def fingerprint(mp, folder: Path) -> str:
 
 
 def _intact(out_dir: Path) -> bool:
-    """Every unit the report lists is on disk with the files its meta records."""
+    """Every unit the report lists is on disk with the files its meta records (a joint instance
+    plays games of its own into the same folder: those are the simulate run's to check)."""
     report = read_report(out_dir)
     if report is None:
         return False
-    units = dict(logs.finished_units(out_dir))
-    names = {p.name for p in units}
-    return names == set(report.get("units", [])) and all(
-        logs.intact(p, meta) for p, meta in units.items()
-    )
+    units = {p.name: (p, meta) for p, meta in logs.finished_units(out_dir)}
+    listed = report.get("units", [])
+    return all(name in units and logs.intact(*units[name]) for name in listed)
+
+
+def imported_names(out_dir: Path) -> frozenset[str]:
+    """What the import wrote into ``out_dir``: its units and ``import.json`` (a joint instance's
+    simulate run keeps them, ``simulate(keep=...)``)."""
+    report = read_report(out_dir) or {}
+    return frozenset([REPORT, *report.get("units", [])])
 
 
 def import_instance(

@@ -33,6 +33,7 @@ from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
 from marketarena.core.types import AgentId, Checked, Decision, Rows, trusted
 from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.baselines import STRATEGIES
+from marketarena.markets.double_auction.bazaar_prompts import BazaarPrompts
 from marketarena.markets.double_auction.observations import (
     QuoteAction,
     QuoteObservation,
@@ -233,6 +234,8 @@ class DoubleAuctionRules(MarketRules):
     kind = "double_auction"
     params_model = DoubleAuctionParams
     strategies = STRATEGIES
+    harnesses = ("plain", "bazaar")
+    own_harnesses = {"bazaar": BazaarPrompts}  # BAZAAR's own templates, from the user's copy
 
     def seats(self, mp: DoubleAuctionParams, run: int) -> list[Seat]:
         return list(seats_of(mp, [mp.roster[i] for i in lineup(mp, run)]))
@@ -254,6 +257,11 @@ class DoubleAuctionRules(MarketRules):
             for i in mp.entrant_indices()
         ]
         return np.vstack(games), ["buyer"] * mp.n_buyers + ["seller"] * mp.n_sellers
+
+    def may_sit_out(self, mp: DoubleAuctionParams) -> set[int]:
+        """An imported instance's pool: an entrant's game seats a few of it, the published games
+        the rest."""
+        return set(mp.pool_indices()) if mp.imported else set()
 
     def seating_hint(self, mp: DoubleAuctionParams, entry) -> str:
         return (
@@ -282,8 +290,10 @@ class DoubleAuctionRules(MarketRules):
         )
 
     def plan(self, mp: DoubleAuctionParams) -> list[EpisodeSpec]:
-        """The pool games, then each entrant's games (roster order)."""
-        return super().plan(mp) + [
+        """The pool games, then each entrant's games (roster order). An imported instance plays
+        its entrants' games only: the published games stand where the pool games would."""
+        pool_games = [] if mp.imported else super().plan(mp)
+        return pool_games + [
             self.entrant_episode(mp, i, k)
             for i in mp.entrant_indices()
             for k in range(mp.entrant_games)

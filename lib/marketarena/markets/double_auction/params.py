@@ -28,10 +28,19 @@ are played: changing them never replays a game.
 An instance imported from BAZAAR's logs (``source: {format: bazaar, ...}``) takes
 :func:`SOURCE_DEFAULTS` before its own keys: BAZAAR's 29 baselines as its roster
 (``bazaar_baselines.py``).
+
+**A joint instance** (issue 53) is an imported one whose roster names LLM entries: BAZAAR's
+games are imported and each LLM entry is an entrant that plays ``entrant_games`` games in the
+instance's setting against the pool, rated on one board with BAZAAR's players. A roster of LLM
+entries only gets BAZAAR's 29 baselines put before them as the pool (:func:`joint_roster`); an
+LLM entry without a ``harness`` gets ``bazaar`` (BAZAAR's own templates, ``bazaar_prompts.py``)
+with ``params.prompts`` = ``source.prompts`` (default: the ``prompts`` folder beside the logs).
+Only the entrants' games are played: the published games stand where the pool games would.
 """
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar, Literal
 
 from pydantic import Field, StrictInt, model_validator
@@ -140,6 +149,12 @@ class DoubleAuctionParams(MarketParams):
     #: schema and the CSα buckets all assume it), so not a param
     max_quote: ClassVar[int] = MAX_QUOTE
     csa_clip: float = Field(default=5.0, gt=0, description="CSα = clip((S - μ)/σ, -clip, clip)")
+    csa_basis: Literal["auto", "ours"] = Field(
+        default="auto",
+        description="an imported instance's CSα: auto rates a game that logged every seat's "
+        "CSα on it and every other on ours (a joint instance: every game on ours, its new games "
+        "logged none); ours: every game on our truthful reference",
+    )
     rating_passes: int = Field(default=200, ge=1, description="shuffled TrueSkill passes")
     rating_tau: float | None = Field(
         default=0.001,
@@ -180,6 +195,7 @@ class DoubleAuctionParams(MarketParams):
     post_keys = frozenset(
         {
             "csa_clip",
+            "csa_basis",
             "reference",
             "rating_passes",
             "rating_tau",
@@ -202,6 +218,11 @@ class DoubleAuctionParams(MarketParams):
             n = len(data.get("distributions") or DISTRIBUTIONS)
             data["runs"] = gpd * n
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _joint(cls, data):
+        return joint_roster(data)
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -250,11 +271,55 @@ class DoubleAuctionParams(MarketParams):
         return self.n_buyers + self.n_sellers
 
     @property
+    def rated_on_ours(self) -> bool:
+        """Every game of the instance on our CSα (``csa_basis``; always for a joint instance)."""
+        return self.csa_basis == "ours" or self.joint
+
+    @property
+    def joint(self) -> bool:
+        """An imported instance with LLM entrants (module docstring): its games, published and
+        new, are all rated on our CSα, so every imported game must be in its setting."""
+        return self.imported and any(self.roster[i].kind == "llm" for i in self.entrant_indices())
+
+    @property
     def games_per_distribution(self) -> float:
         return self.runs / len(self.distributions)
 
     def distribution_of(self, run: int) -> str:
         return self.distributions[run % len(self.distributions)]
+
+
+def prompts_folder(source: dict) -> str:
+    """``source.prompts``, or the ``prompts`` folder beside the logs folder ``source.path``."""
+    if source.get("prompts"):
+        return str(source["prompts"])
+    return os.path.join(os.path.dirname(str(source.get("path", "")).rstrip("/")), "prompts")
+
+
+def joint_roster(data):
+    """An imported instance's raw params with its LLM entries made entrants (module docstring):
+    BAZAAR's 29 baselines before a roster with no baseline, and ``harness: bazaar`` with the
+    prompts folder on an LLM entry without a harness. Anything else is left as it is."""
+    if not isinstance(data, dict) or not isinstance(data.get("source"), dict):
+        return data
+    roster = data.get("roster")
+    if not isinstance(roster, list) or not roster:
+        return data
+    if not all(isinstance(e, dict) for e in roster):
+        return data
+    llm = [e for e in roster if e.get("kind") == "llm"]
+    if not llm:
+        return data
+    out = []
+    if len(llm) == len(roster) and data["source"].get("format") == "bazaar":
+        out += SOURCE_DEFAULTS()["bazaar"]["roster"]
+    folder = prompts_folder(data["source"])
+    for e in roster:
+        if e.get("kind") == "llm" and e.get("harness") is None:
+            params = e.get("params") if isinstance(e.get("params"), dict) else {}
+            e = {**e, "harness": "bazaar", "params": {"prompts": folder, **params}}
+        out.append(e)
+    return {**data, "roster": out}
 
 
 def SOURCE_DEFAULTS() -> dict[str, dict]:

@@ -37,3 +37,32 @@ class DoubleAuctionBazaarSource(MarketSource):
             bazaar.check_setting(game, path, mp)
         bazaar.write_episodes(games, out, mp.shard_episodes)
         return bazaar.import_report(games)
+
+    def joint(self, mp) -> bool:
+        """LLM entrants beside BAZAAR's games (``params.joint_roster``)."""
+        return mp.joint
+
+    def check_joint(self, mp, root: Path) -> None:
+        """Every entrant on BAZAAR's prompts finds both templates in its prompts folder."""
+        from marketarena.core.sources import SourceError
+        from marketarena.markets.double_auction.bazaar_prompts import PromptsMissing, check_folder
+        from marketarena.markets.double_auction.params import prompts_folder
+
+        for i in mp.entrant_indices():
+            entry = mp.roster[i]
+            if entry.kind != "llm" or entry.harness != "bazaar":
+                continue
+            folder = Path(root) / Path(entry.params["prompts"]).expanduser()
+            try:
+                check_folder(folder)
+            except PromptsMissing as exc:
+                key = (
+                    f"markets.{mp.instance}.source.prompts"
+                    if entry.params["prompts"] == prompts_folder(mp.source.model_dump())
+                    else f"markets.{mp.instance}.roster.{i}.params.prompts"
+                )
+                raise SourceError(
+                    exc.path,
+                    f"{exc.what} (set {key} to the prompts/ folder of your copy of "
+                    "lechmazur/bazaar)",
+                ) from None

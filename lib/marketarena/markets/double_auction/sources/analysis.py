@@ -5,8 +5,9 @@
   (BAZAAR's reference table is not published), else ours, from the instance's truthful reference
   (column ``csa_source``); the chat per seat; and the frame ``check``: per seat, our game
   efficiency and surplus share beside the logged ones.
-- **Board**: the market's, plus whose CSα rated each trader's games (``csa_source``) and, with a
-  chat, the messages it sent (``messages_sent_mean``, ``messages_private_mean``,
+- **Board**: the market's, plus whose CSα rated each trader's games (``csa_source``), where its
+  games come from and whose prompt it saw (``origin``, ``harness``, ``prompts``: a joint
+  instance's new model beside the published ones) and, with a chat, the messages it sent (``messages_sent_mean``, ``messages_private_mean``,
   ``messages_to_rivals_mean``).
 - **Figures**: the market's, after the chat's (``plots.py``: ``chat_surplus``) when the games had
   one.
@@ -43,6 +44,7 @@ class BazaarGamesAnalysis(DoubleAuctionAnalysis):
             seats, reference, mp, reader.table("bazaar_logged"), game_rounds
         )
         seats = bz_metrics.with_chat(seats, reader.table("messages"))
+        seats = bz_metrics.with_origin(seats)
         return {
             "agents": seats,
             "agent_rounds": rounds,
@@ -51,9 +53,17 @@ class BazaarGamesAnalysis(DoubleAuctionAnalysis):
         }
 
     def board_columns(self, agents: pd.DataFrame) -> dict[str, tuple]:
-        """Whose CSα rated the trader's games (``logged``, ``ours`` or both, ``+``-joined) and,
+        """Whose CSα rated the trader's games (``logged``, ``ours`` or both, ``+``-joined); where
+        its games come from (``origin``: ``published`` or, for a joint instance's entrant,
+        ``new``), its harness and whose prompt it saw (``prompts``, ``metrics.with_origin``); and,
         with a chat, its mean messages per game."""
-        extra = {"csa_source": ("csa_source", lambda s: "+".join(sorted(set(s))))}
+        joined = lambda s: "+".join(sorted(set(s)))  # noqa: E731
+        extra = {
+            "csa_source": ("csa_source", joined),
+            "origin": ("origin", joined),
+            "harness": ("harness", joined),
+            "prompts": ("prompts", joined),
+        }
         extra.update({f"{col}_mean": (col, "mean") for col in BOARD_CHAT if col in agents})
         return extra
 

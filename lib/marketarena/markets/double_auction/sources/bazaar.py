@@ -157,10 +157,11 @@ def game_meta(game: LoggedGame) -> dict:
 
 
 def check_setting(game: LoggedGame, path: str | Path, mp) -> None:
-    """Refuse a game rated on our CSα (it did not log every seat's) whose setting is not the
-    instance's ``mp`` (our reference's), naming the file and the params key (module docstring);
-    a game that logged every seat's CSα passes whatever its setting."""
-    if game.rated_on_logs:
+    """Refuse a game rated on our CSα (it did not log every seat's, or the instance rates every
+    game on ours: ``csa_basis``, a joint instance) whose setting is not the instance's ``mp`` (our
+    reference's), naming the file and the params key (module docstring); a game rated on its
+    logged CSα passes whatever its setting."""
+    if game.rated_on_logs and not mp.rated_on_ours:
         return
     for what, theirs, ours in (
         ("num_rounds", game.rounds, mp.rounds),

@@ -24,13 +24,16 @@ def with_logged(seats: pd.DataFrame, logged: pd.DataFrame) -> pd.DataFrame:
     return seats.merge(logged, on=["episode_id", "agent_id"], how="left")
 
 
-def choose_csa(seats: pd.DataFrame) -> pd.DataFrame:
+def choose_csa(seats: pd.DataFrame, ours_only: bool = False) -> pd.DataFrame:
     """An imported game's CSα: the logged one where the game logged a CSα for every seat
     (BAZAAR's own reference, not published), else ours (``own_csa``: our truthful reference
     under the game's setting); ``csa_source`` says which (``logged`` or ``ours``), per game, so
-    that a game is never rated on a mix of the two scales."""
+    that a game is never rated on a mix of the two scales. ``ours_only`` (a joint instance,
+    whose new games logged none): every game on ours, the logged CSα kept beside it."""
     out = seats.copy()
     logged_game = out["logged_csa"].notna().groupby(out["episode_id"]).transform("all")
+    if ours_only:
+        logged_game[:] = False
     own = out["own_csa"] if "own_csa" in out else pd.Series(np.nan, index=out.index)
     out["csa"] = np.where(logged_game, out["logged_csa"], own)
     out["csa_source"] = np.where(logged_game, "logged", "ours")
@@ -62,9 +65,30 @@ def imported_csa(
     not (an error naming its bucket; the importer refuses such a game in another setting)."""
     seats = seat_csa(seats, reference, mp, strict=False).rename(columns={"csa": "own_csa"})
     seats.loc[~in_setting(seats, mp, rounds), ["ref_mu", "ref_sd", "own_csa"]] = np.nan
-    seats = choose_csa(with_logged(seats, logged))
+    seats = choose_csa(with_logged(seats, logged), ours_only=mp.rated_on_ours)
     no_reference(seats, (seats["csa_source"] == "ours") & seats["ref_mu"].isna())
     return seats
+
+
+#: the episode ids of imported games begin so (``bazaar.write_episodes``); a joint instance's new
+#: games are its entrants' (``x-<name>-<k>``)
+PUBLISHED_PREFIX = "bz-"
+#: whose prompt a seat saw, by its origin and harness (``prompts`` of :func:`with_origin`)
+PROMPTS = {
+    "bazaar-llm": "BAZAAR's (their game)",
+    "bazaar": "BAZAAR's templates (your copy)",
+    "plain": "ours (marketarena's templates)",
+}
+
+
+def with_origin(seats: pd.DataFrame) -> pd.DataFrame:
+    """Per seat, ``origin``: ``published`` (an imported game) or ``new`` (a joint instance's
+    entrant's game); ``prompts``: whose prompt an LLM seat saw (:data:`PROMPTS`; empty for a
+    scripted seat, which reads no prompt)."""
+    published = seats["episode_id"].str.startswith(PUBLISHED_PREFIX)
+    prompts = seats["harness"].map(PROMPTS).fillna("")
+    prompts = prompts.where(seats["kind"] == "llm", "")
+    return seats.assign(origin=np.where(published, "published", "new"), prompts=prompts)
 
 
 #: chat recipients that reach more than one trader
