@@ -46,8 +46,17 @@ VIEWER = "http://127.0.0.1:8765"
 #: board columns shown by default besides the rank, the player, the headline and the games played
 #: (``games``, else ``episodes``): a board's role (lemon's buyers and sellers), and the validity of
 #: the player's answers (shares of its decisions: valid at the first attempt, only after re-asks,
-#: the market's fallback; and how many)
-MAIN_COLUMNS = ("role", "valid_first", "valid_reasked", "fallback", "decisions")
+#: the market's fallback; and how many); on a board of published games, where each row's games
+#: come from (``origin``: published, or new on a joint board) and whose prompt it saw
+MAIN_COLUMNS = (
+    "role",
+    "origin",
+    "prompts",
+    "valid_first",
+    "valid_reasked",
+    "fallback",
+    "decisions",
+)
 
 
 def roles(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
