@@ -22,7 +22,8 @@ This module ties them together:
   with a ``base_url``, the endpoint it is sent to (:func:`endpoint_key`): another server, even
   serving a model of the same name, is asked, not answered from the first one's cache.
 - Re-asks: an answer that is not valid JSON for ``schema`` (or, for a ``schema.TextAnswer``, not
-  its format) is re-asked up to ``spec.max_reasks`` times (at most the schema's own cap), quoting the error (and at most ``schema.REASK_ANSWER_CHARS`` of the answer); after that the
+  in its format) is re-asked up to ``spec.max_reasks`` times (at most the schema's own cap),
+  quoting the error (and at most ``schema.REASK_ANSWER_CHARS`` of the answer); after that the
   result has ``action=None`` and the market applies its fallback. That is the only way a call can
   end in an invalid decision: any other failure (endpoint down after retries, budget, a cache that
   cannot be written, a key that cannot be a key) raises a ``RunAborted`` subclass.

@@ -34,7 +34,11 @@ the imported episodes as on played ones. What holds for every importer (``core.s
 
 The players of an imported instance come from the games (an LLM seat is its logged model), not
 from the roster; the roster is then only what the instance's reference plays against (see
-``core.params``). Nothing of the source is copied beyond what our log schema holds: the logs stay
+``core.params``). A *joint* instance (``MarketSource.joint``, issue 53: BAZAAR's games with LLM
+entrants) also plays its entrants' games, after the import, into the same folder: the import
+keeps them (:func:`_intact` checks only its own units) and their run keeps the import
+(``simulate(keep=imported_names(...))``); a re-import, when the source changed, drops them and
+they are played again (from the response cache where nothing else changed). Nothing of the source is copied beyond what our log schema holds: the logs stay
 where the user put them.
 """
 

@@ -196,3 +196,18 @@ def test_a_missing_prompts_folder_is_one_error_naming_the_key(tmp_path):
     with pytest.raises(SourceError, match=r"set markets\.joint\.source\.prompts to the prompts/"):
         run_simulate("joint", params, Paths(tmp_path), progress=False)
     assert not (tmp_path / "data" / "episodes" / "joint").exists()  # nothing imported or played
+
+
+def test_an_edited_template_replays_the_new_games_and_keeps_the_import(tmp_path):
+    """The templates are the entrant's input files: their text is in its games' fingerprint."""
+    path, repo = project(tmp_path)
+    params = load_params(path)
+    paths = Paths(tmp_path)
+    run_simulate("joint", params, paths, progress=False)
+    again = run_simulate("joint", params, paths, progress=False)
+    assert again["played"] == 0 and again["imported"] == 0
+    buyer = repo / "prompts" / "bidding_buyer_no_comm.txt"
+    buyer.write_text(buyer.read_text() + "Think before you bid.\n")
+    edited = run_simulate("joint", params, paths, progress=False)
+    assert edited["played"] == 4 and edited["imported"] == 0
+    assert (paths.episodes("joint") / "bz-0000..bz-0000").is_dir()

@@ -26,6 +26,8 @@ entrant's games (``x-<name>-<k>``) follow, roster order (``params.py`` documents
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from pydantic import BaseModel
 
@@ -33,7 +35,7 @@ from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
 from marketarena.core.types import AgentId, Checked, Decision, Rows, trusted
 from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.baselines import STRATEGIES
-from marketarena.markets.double_auction.bazaar_prompts import BazaarPrompts
+from marketarena.markets.double_auction.bazaar_prompts import TEMPLATES, BazaarPrompts
 from marketarena.markets.double_auction.observations import (
     QuoteAction,
     QuoteObservation,
@@ -257,6 +259,15 @@ class DoubleAuctionRules(MarketRules):
             for i in mp.entrant_indices()
         ]
         return np.vstack(games), ["buyer"] * mp.n_buyers + ["seller"] * mp.n_sellers
+
+    def input_files(self, mp: DoubleAuctionParams, data_dir: Path) -> list[Path]:
+        """BAZAAR's templates an entrant on the ``bazaar`` harness reads (their text is then in
+        its games' fingerprint: an edited template replays them), relative to the project root."""
+        folders = sorted(
+            {e.params["prompts"] for e in mp.roster if e.kind == "llm" and e.harness == "bazaar"}
+        )
+        root = Path(data_dir).parent
+        return [root / Path(f).expanduser() / name for f in folders for name in TEMPLATES.values()]
 
     def may_sit_out(self, mp: DoubleAuctionParams) -> set[int]:
         """An imported instance's pool: an entrant's game seats a few of it, the published games
