@@ -208,6 +208,7 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
     if not reference_is_current(instance, params, paths):
         run_reference(instance, params, paths)
     mp = params.markets[instance]
+    keep, imported = frozenset(), None
     if mp.imported:
         from marketarena.simulate.importing import import_instance, imported_names
 
@@ -215,7 +216,7 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
         joint = source.joint(mp)
         if joint:  # before anything is imported or played
             source.check_joint(mp, paths.root)
-        summary = import_instance(
+        imported = import_instance(
             instance,
             params,
             paths.data,
@@ -224,29 +225,22 @@ def run_simulate(instance: str, params: Params, paths: Paths, progress: bool = T
             progress=progress,
         )
         if not joint:
-            return summary
-        from marketarena.simulate import simulate
-
-        played = simulate(
-            instance,
-            params,
-            paths.data,
-            paths.episodes(instance),
-            progress=progress,
-            run_dir=paths.run_logs(instance),
-            keep=imported_names(paths.episodes(instance)),
-        )
-        return {**played, "imported": summary["imported"], "source": summary["source"]}
+            return imported
+        keep = imported_names(paths.episodes(instance))
     from marketarena.simulate import simulate
 
-    return simulate(
+    played = simulate(
         instance,
         params,
         paths.data,
         paths.episodes(instance),
         progress=progress,
         run_dir=paths.run_logs(instance),
+        keep=keep,
     )
+    if imported is None:
+        return played
+    return {**played, "imported": imported["imported"], "source": imported["source"]}
 
 
 def import_folder(
