@@ -9,7 +9,8 @@ dvc.lock it wrote (a fresh checkout must write the committed one; with ``--times
 lines carry the timing prefix, so commit only a lock of a run without it); ``--profile FILE``
 keeps DVC's own cProfile dump (its time between the stages). The run starts without the
 checkout's dvc.lock: DVC never drops the entry of a stage that is gone, so a lock written over
-an older one carries them along. The worktree is removed at the end.
+an older one carries them along (``--keep-lock``: from the checkout's, as a fresh clone does). The
+worktree is removed at the end.
 
 Run from the project root: `.venv/bin/python benchmarks/bench_fresh_pipeline.py [--commit X]`.
 For the ratio against an earlier version, in one run, pair by pair, time two of these commands in
@@ -38,6 +39,11 @@ def main() -> None:
     ap.add_argument("--times", help="write each stage's /usr/bin/time line here")
     ap.add_argument("--lock", help="copy the dvc.lock the run wrote here")
     ap.add_argument("--profile", help="DVC's own cProfile dump (`dvc repro --cprofile-dump`)")
+    ap.add_argument(
+        "--keep-lock",
+        action="store_true",
+        help="start from the checkout's dvc.lock, as a fresh clone does (default: from none)",
+    )
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fresh-pipeline-"))
     tree = work / "tree"
@@ -65,7 +71,8 @@ def main() -> None:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         # DVC keeps a lock entry for a stage it no longer has: start from none, as `--lock` needs
-        (tree / "dvc.lock").unlink(missing_ok=True)
+        if not args.keep_lock:
+            (tree / "dvc.lock").unlink(missing_ok=True)
         command = [str(BIN / "dvc"), "repro"]
         if args.profile:
             command += ["--cprofile-dump", str(Path(args.profile).resolve())]
