@@ -196,6 +196,14 @@ def test_a_missing_prompts_folder_is_one_error_naming_the_key(tmp_path):
     with pytest.raises(SourceError, match=r"set markets\.joint\.source\.prompts to the prompts/"):
         run_simulate("joint", params, Paths(tmp_path), progress=False)
     assert not (tmp_path / "data" / "episodes" / "joint").exists()  # nothing imported or played
+    # a folder given on the entry itself is named there (by name: BAZAAR's pool comes first)
+    path.write_text(
+        path.read_text().replace("model: mock-bz}", "model: mock-bz, params: {prompts: /nowhere}}")
+    )
+    with pytest.raises(
+        SourceError, match=r"set markets\.joint\.roster \(my_llm\)\.params\.prompts"
+    ):
+        run_simulate("joint", load_params(path), Paths(tmp_path), progress=False)
 
 
 def test_an_edited_template_replays_the_new_games_and_keeps_the_import(tmp_path):

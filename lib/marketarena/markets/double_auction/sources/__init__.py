@@ -56,10 +56,10 @@ class DoubleAuctionBazaarSource(MarketSource):
             try:
                 check_folder(folder)
             except PromptsMissing as exc:
-                key = (
+                key = (  # by name: the roster may have BAZAAR's 29 baselines put before it
                     f"markets.{mp.instance}.source.prompts"
                     if entry.params["prompts"] == prompts_folder(mp.source.model_dump())
-                    else f"markets.{mp.instance}.roster.{i}.params.prompts"
+                    else f"markets.{mp.instance}.roster ({entry.name}).params.prompts"
                 )
                 raise SourceError(
                     exc.path,
