@@ -74,9 +74,8 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
                     f"{name} ({mp.market}): imported, {mp.source.format} games from "
                     f"{mp.source.path}{pool}"
                 )
-                if (
-                    market_kind(mp.market).source(mp.source.format).joint(mp)
-                ):  # a joint instance: new games beside them
+                source = market_kind(mp.market).source(mp.source.format)
+                if source.joint(mp):  # a joint instance: its new games beside the published
                     check_seating(name, params, source=params_file)
                     counts = pd.Series([s.entry.name for e in rules.plan(mp) for s in e.seats])
                     for entry in mp.roster:

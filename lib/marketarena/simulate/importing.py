@@ -36,10 +36,11 @@ The players of an imported instance come from the games (an LLM seat is its logg
 from the roster; the roster is then only what the instance's reference plays against (see
 ``core.params``). A *joint* instance (``MarketSource.joint``, issue 53: BAZAAR's games with LLM
 entrants) also plays its entrants' games, after the import, into the same folder: the import
-keeps them (:func:`_intact` checks only its own units) and their run keeps the import
+keeps them (:func:`_intact` checks only its own units there) and their run keeps the import
 (``simulate(keep=imported_names(...))``); a re-import, when the source changed, drops them and
-they are played again (from the response cache where nothing else changed). Nothing of the source is copied beyond what our log schema holds: the logs stay
-where the user put them.
+they are played again (from the response cache where nothing else changed). An instance that is
+no longer joint imports again whole, so its former entrants' games leave the board. Nothing of
+the source is copied beyond what our log schema holds: the logs stay where the user put them.
 """
 
 from __future__ import annotations
@@ -108,14 +109,16 @@ def fingerprint(mp, folder: Path) -> str:
     )
 
 
-def _intact(out_dir: Path) -> bool:
-    """Every unit the report lists is on disk with the files its meta records (a joint instance
-    plays games of its own into the same folder: those are the simulate run's to check)."""
+def _intact(out_dir: Path, joint: bool = False) -> bool:
+    """Every unit the report lists is on disk with the files its meta records, and no other
+    unit; a joint instance's folder also holds its entrants' games, the simulate run's to check."""
     report = read_report(out_dir)
     if report is None:
         return False
     units = {p.name: (p, meta) for p, meta in logs.finished_units(out_dir)}
     listed = report.get("units", [])
+    if not joint and set(units) != set(listed):
+        return False
     return all(name in units and logs.intact(*units[name]) for name in listed)
 
 
@@ -156,7 +159,11 @@ def import_instance(
     expected = fingerprint(mp, folder)
     with episodes_lock(out_dir):
         old = read_report(out_dir)
-        if old is not None and old.get("fingerprint") == expected and _intact(out_dir):
+        if (
+            old is not None
+            and old.get("fingerprint") == expected
+            and _intact(out_dir, source.joint(mp))
+        ):
             return {
                 "market": instance,
                 "imported": 0,

@@ -219,3 +219,20 @@ def test_an_edited_template_replays_the_new_games_and_keeps_the_import(tmp_path)
     edited = run_simulate("joint", params, paths, progress=False)
     assert edited["played"] == 4 and edited["imported"] == 0
     assert (paths.episodes("joint") / "bz-0000..bz-0000").is_dir()
+
+
+def test_dropping_the_entrant_drops_its_games(tmp_path):
+    """With the LLM entry gone the instance is a plain import again (the same pool, so the same
+    import fingerprint): its folder is imported again whole, without the former entrant's games."""
+    path, _ = project(tmp_path)
+    paths = Paths(tmp_path)
+    run_simulate("joint", load_params(path), paths, progress=False)
+    assert any(p.name.startswith("x-") for p in paths.episodes("joint").iterdir())
+    text = path.read_text()
+    path.write_text(text[: text.index("    roster:")])
+    plain = load_params(path)
+    assert not plain.markets["joint"].joint
+    assert run_simulate("joint", plain, paths, progress=False)["imported"] == 1
+    assert sorted(p.name for p in paths.episodes("joint").iterdir() if p.is_dir()) == [
+        "bz-0000..bz-0000"
+    ]

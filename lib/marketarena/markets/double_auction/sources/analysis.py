@@ -7,8 +7,8 @@
   efficiency and surplus share beside the logged ones.
 - **Board**: the market's, plus whose CSα rated each trader's games (``csa_source``), where its
   games come from and whose prompt it saw (``origin``, ``harness``, ``prompts``: a joint
-  instance's new model beside the published ones) and, with a chat, the messages it sent (``messages_sent_mean``, ``messages_private_mean``,
-  ``messages_to_rivals_mean``).
+  instance's new model beside the published ones) and, with a chat, the messages it sent
+  (``messages_sent_mean``, ``messages_private_mean``, ``messages_to_rivals_mean``).
 - **Figures**: the market's, after the chat's (``plots.py``: ``chat_surplus``) when the games had
   one.
 

@@ -37,6 +37,7 @@ from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.bazaar_baselines import BASELINE_NAMES
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
 from marketarena.markets.double_auction.observations import QuoteObservation
+from marketarena.markets.double_auction.sources.metrics import PUBLISHED_PREFIX
 from marketarena.markets.double_auction.sources.reader import LogError, LoggedGame
 
 #: chat table columns (``messages``): round (0-based ``step``), sender seat, recipients (a seat or
@@ -190,7 +191,7 @@ def write_episodes(games: list[LoggedGame], out: str | Path, shard_episodes: int
 
     return write_games(
         Path(out),
-        ((f"bz-{k:04d}", game_tables(g), game_meta(g)) for k, g in enumerate(games)),
+        ((f"{PUBLISHED_PREFIX}{k:04d}", game_tables(g), game_meta(g)) for k, g in enumerate(games)),
         shard_episodes,
         fingerprint_of="bazaar",
     )

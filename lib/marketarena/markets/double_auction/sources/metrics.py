@@ -32,8 +32,7 @@ def choose_csa(seats: pd.DataFrame, ours_only: bool = False) -> pd.DataFrame:
     whose new games logged none): every game on ours, the logged CSα kept beside it."""
     out = seats.copy()
     logged_game = out["logged_csa"].notna().groupby(out["episode_id"]).transform("all")
-    if ours_only:
-        logged_game[:] = False
+    logged_game &= not ours_only
     own = out["own_csa"] if "own_csa" in out else pd.Series(np.nan, index=out.index)
     out["csa"] = np.where(logged_game, out["logged_csa"], own)
     out["csa_source"] = np.where(logged_game, "logged", "ours")
