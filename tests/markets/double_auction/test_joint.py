@@ -133,6 +133,23 @@ def test_a_template_with_a_placeholder_we_do_not_fill_is_refused(tmp_path):
         bazaar_prompts.check_folder(tmp_path / "p")
 
 
+def test_a_hostile_template_is_one_error_naming_it(tmp_path):
+    """A FIFO in a template's place is refused, not waited on; so is a link out of the folder."""
+    import os
+
+    shutil.copytree(FIXTURES / "bazaar_prompts", tmp_path / "p")
+    buyer = tmp_path / "p" / "bidding_buyer_no_comm.txt"
+    buyer.unlink()
+    os.mkfifo(buyer)
+    with pytest.raises(bazaar_prompts.PromptsMissing, match=r"bidding_buyer_no_comm\.txt: "):
+        bazaar_prompts.check_folder(tmp_path / "p")
+    buyer.unlink()
+    (tmp_path / "elsewhere.txt").write_text("{{ROUND}}")
+    buyer.symlink_to(tmp_path / "elsewhere.txt")
+    with pytest.raises(bazaar_prompts.PromptsMissing, match=r"bidding_buyer_no_comm\.txt: "):
+        bazaar_prompts.check_folder(tmp_path / "p")
+
+
 def test_the_entrant_plays_in_the_sources_setting_and_is_rated_beside_its_players(tmp_path):
     path, _ = project(tmp_path)
     params = load_params(path)

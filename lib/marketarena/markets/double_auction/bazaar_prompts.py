@@ -45,6 +45,7 @@ from pydantic import Field
 
 from marketarena.agents.harnesses.base import Harness
 from marketarena.core.params import Strict
+from marketarena.core.sources import SourceError, read_bytes
 from marketarena.core.types import Reply
 from marketarena.llm.schema import TextAnswer
 from marketarena.markets.double_auction.observations import QuoteAction, QuoteObservation
@@ -65,21 +66,33 @@ class PromptsMissing(ValueError):
         super().__init__(f"{path}: {what}")
 
 
+#: a template is a page of text; anything larger is not one
+MAX_TEMPLATE_BYTES = 1_000_000
+
+
 @lru_cache(maxsize=16)
-def _read(path: str, mtime_ns: int, size: int) -> str:
-    return Path(path).read_text(encoding="utf-8")
+def _read(path: str, folder: str, mtime_ns: int, size: int) -> str:
+    """The template's text, read as every foreign file is (``core.sources.read_bytes``: a
+    regular file, bounded, a link followed only within its folder)."""
+    return read_bytes(path, MAX_TEMPLATE_BYTES, root=folder).decode("utf-8")
 
 
 def template(folder: str | Path, role: str) -> str:
-    """The text of ``role``'s template in ``folder`` (read once per file version)."""
+    """The text of ``role``'s template in ``folder`` (read once per file version); a missing,
+    unreadable or hostile file (a FIFO, a device, a link out of the folder, not UTF-8) is a
+    :class:`PromptsMissing` naming it."""
     path = Path(folder) / TEMPLATES[role]
     try:
         st = path.stat()
-        text = _read(str(path), st.st_mtime_ns, st.st_size)
-    except (OSError, UnicodeDecodeError) as exc:
+        text = _read(str(path), str(folder), st.st_mtime_ns, st.st_size)
+    except OSError as exc:
         raise PromptsMissing(
             path, f"cannot read BAZAAR's prompt template ({type(exc).__name__})"
         ) from None
+    except SourceError as exc:
+        raise PromptsMissing(path, exc.what) from None
+    except UnicodeDecodeError:
+        raise PromptsMissing(path, "BAZAAR's prompt template is not UTF-8 text") from None
     unknown = sorted(set(PLACEHOLDER.findall(text)) - set(FILLED))
     if unknown:
         raise PromptsMissing(
