@@ -54,7 +54,7 @@ def block(bazaar: Path, args, entrant: bool) -> dict:
     return out
 
 
-def model(args, cache: Path) -> dict:
+def model(args) -> dict:
     if args.base_url:
         spec = {
             "model": args.model,
@@ -74,7 +74,7 @@ def board(root: Path, bazaar: Path, args, entrant: bool) -> tuple[pd.DataFrame, 
     params = parse_params(
         {
             "llm": {"cache_dir": str(root / "llm-cache")},
-            "models": model(args, root),
+            "models": model(args),
             "markets": {"bazaar": block(bazaar, args, entrant)},
         }
     )

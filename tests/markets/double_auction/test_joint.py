@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -30,14 +31,13 @@ FIXTURES = Path(__file__).parent / "fixtures"
 ANSWERS = ["<price>50</price>", "I bid <price>45</price>", "fifty"]
 
 
-def project(tmp_path: Path, **market) -> tuple[Path, Path]:
+def project(tmp_path: Path) -> tuple[Path, Path]:
     """A project whose params name one joint instance over a copy of the fixtures: (params
     file, the copy of BAZAAR's repository)."""
     repo = tmp_path / "bazaar"
     (repo / "logs").mkdir(parents=True)
     shutil.copy(FIXTURES / "bazaar" / "auction_fixture_1.jsonl", repo / "logs")
     shutil.copytree(FIXTURES / "bazaar_prompts", repo / "prompts")
-    extra = "".join(f"    {k}: {v}\n" for k, v in market.items())
     path = tmp_path / "params.yaml"
     path.write_text(f"""llm: {{cache_dir: {tmp_path / "llm-cache"}}}
 models:
@@ -52,7 +52,7 @@ markets:
     reference: {{games_per_distribution: 300}}
     rating_passes: 5
     rating_boot: 0
-{extra}    roster:
+    roster:
       - {{name: my_llm, kind: llm, model: mock-bz}}
 """)
     return path, repo
@@ -135,8 +135,6 @@ def test_a_template_with_a_placeholder_we_do_not_fill_is_refused(tmp_path):
 
 def test_a_hostile_template_is_one_error_naming_it(tmp_path):
     """A FIFO in a template's place is refused, not waited on; so is a link out of the folder."""
-    import os
-
     shutil.copytree(FIXTURES / "bazaar_prompts", tmp_path / "p")
     buyer = tmp_path / "p" / "bidding_buyer_no_comm.txt"
     buyer.unlink()
