@@ -17,6 +17,7 @@ import pandas as pd
 from marketarena.config import Params
 from marketarena.core.runner import run_episode
 from marketarena.llm.prompt_cache import PrefixCache, prompt_text, repeat_share
+from marketarena.llm.schema import TextAnswer
 from marketarena.llm.spec import MockSpec
 
 #: stand-in plays at most (the roster's baselines that can play an LLM seat's role)
@@ -82,6 +83,7 @@ class StandInRuntime:
                 stand_in.reset(rng)
 
             async def act(self, observation, decision, retry=None):
+                self.observation = observation
                 self.answer = (
                     stand_in.decide(observation, decision)
                     if retry is None
@@ -94,6 +96,9 @@ class StandInRuntime:
                 answer = getattr(self.answer, "action", self.answer)
                 if isinstance(answer, schema):
                     result.action = answer
+                elif issubclass(schema, TextAnswer):  # a publisher's format: said in it
+                    said = schema.from_action(answer, self.observation, messages)
+                    result.action = said if said is not None else result.action
                 return result, row
 
         return StandIn(

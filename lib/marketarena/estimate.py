@@ -34,8 +34,9 @@ prompt tokens. Then per instance and model alias:
 
 - ``calls``: the LLM calls (decisions asked, a harness's extra calls, the market's own re-asks
   after a broken rule);
-- ``requests``: ``calls x (1 + reask_rate)``, each re-ask one more request. The rate is the
-  caller's (``--reask-rate``), else the model's in its earlier runs (every instance's run log:
+- ``requests``: ``calls x (1 + reask_rate)``, each re-ask one more request. The rate is 0 where
+  no call may be re-asked (the seats' harnesses cap ``max_reasks`` at 0: BAZAAR's and Agent
+  Bazaar's own rules, :func:`seat_reasks`), else the caller's (``--reask-rate``), else the model's in its earlier runs (every instance's run log:
   re-asks per call, :func:`earlier_usage`), else :data:`PRIOR_REASK_RATE`; ``requests_max`` is
   the bound, ``calls x (1 + max_reasks)``;
 - ``prompt_tokens``, counted as the mock counts them (about 4 UTF-8 bytes a token: real
@@ -233,7 +234,7 @@ def estimate(
         m = model_estimate(
             instance,
             alias,
-            spec,
+            spec.model_copy(update={"max_reasks": seat_reasks(rules, planned, alias, spec)}),
             seated,
             plays,
             reask_rate,
@@ -255,6 +256,23 @@ def estimate(
         models,
         stop_floor(rules, mp, [e.episode_id for e in planned]),
     )
+
+
+def seat_reasks(rules, planned: list, alias: str, spec) -> int:
+    """The most re-asks a call of ``alias`` makes in ``planned``: the model entry's
+    ``max_reasks``, capped by the harness of each of its seats (``Harness.max_reasks``: a
+    publisher's harness makes none)."""
+    from marketarena.agents.harnesses import harness_class
+
+    caps = {
+        harness_class(rules.harness_of(seat.entry), rules).max_reasks
+        for e in planned
+        for seat in e.seats
+        if seat.entry.kind == "llm" and seat.entry.model == alias
+    }
+    if not caps or None in caps:
+        return spec.max_reasks
+    return min(spec.max_reasks, max(caps))
 
 
 def stop_floor(rules, mp, llm_episodes: list[str]) -> float | None:
@@ -288,7 +306,9 @@ def model_estimate(
     in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
     length, the provider's cache share); ``blind``, the stand-in plays that may bound the range
     but not be the point (unless every stand-in is blind)."""
-    if reask_rate is not None:
+    if spec.max_reasks == 0:
+        rate, source = 0.0, "none: its harness never re-asks"
+    elif reask_rate is not None:
         rate, source = reask_rate, "given"
     elif anywhere.calls:
         rate = (anywhere.attempts - anywhere.calls) / anywhere.calls

@@ -51,7 +51,7 @@ class LLMAgent:
         self.rules, self.sample, self.harness = rules, sample, harness
 
     def reset(self, rng) -> None:  # sampling randomness is the endpoint's (seeded by the cache)
-        self.harness.reset()
+        self.harness.reset(rng)
 
     def render(self, observation: Any, **extras: Any) -> list[dict[str, str]]:
         """The market's chat messages for ``observation`` (with a harness's template variables)."""

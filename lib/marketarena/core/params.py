@@ -144,6 +144,29 @@ def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:
     return roster
 
 
+def joint_roster(data: Any, baselines: list[dict], harness: str, key: str, folder: str) -> Any:
+    """An imported instance's raw params (``data``) with its LLM entries on the publisher's
+    harness (a joint instance, issue 53): ``baselines`` (the format's roster) put before a roster
+    of LLM entries only, and on an LLM entry without a harness ``harness`` with ``params.<key>``
+    = ``folder`` (where the publisher's prompts are read from). Anything else is left as it is,
+    for the validators to name."""
+    if not isinstance(data, dict) or not isinstance(data.get("source"), dict):
+        return data
+    roster = data.get("roster")
+    if not isinstance(roster, list) or not roster or not all(isinstance(e, dict) for e in roster):
+        return data
+    llm = [e for e in roster if e.get("kind") == "llm"]
+    if not llm:
+        return data
+    out = list(baselines) if len(llm) == len(roster) else []
+    for e in roster:
+        if e.get("kind") == "llm" and e.get("harness") is None:
+            params = e.get("params") if isinstance(e.get("params"), dict) else {}
+            e = {**e, "harness": harness, "params": {key: folder, **params}}
+        out.append(e)
+    return {**data, "roster": out}
+
+
 class SourceSpec(Strict):
     """Where an imported instance's games come from (``simulate/importing.py``)."""
 
@@ -160,9 +183,10 @@ class SourceSpec(Strict):
     prompts: str | None = Field(
         default=None,
         min_length=1,
-        description="the folder of the publisher's prompt templates, read at run time for the "
-        "instance's LLM roster entries (a joint instance: BAZAAR's prompts/); null: the "
-        "`prompts` folder beside the logs folder",
+        description="where the publisher's prompts are, read at run time for the instance's "
+        "LLM roster entries (a joint instance): BAZAAR's prompts/ folder of templates (null: "
+        "the `prompts` folder beside the logs folder); Agent Bazaar's repository root, whose "
+        "code builds them (null: the folder above the logs folder)",
     )
 
 

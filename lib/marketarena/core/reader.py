@@ -163,12 +163,24 @@ EPISODE_ID = re.compile(r"[A-Za-z0-9_+\-][A-Za-z0-9_.+\-]{0,254}")
 
 class OnceReader:
     """An episode reader that reads each table once and keeps it: a stage that reads the same
-    tables of many episodes several times (an imported instance's metrics, replay and series)."""
+    tables of many episodes several times (an imported instance's metrics, replay and series).
+    :meth:`only` is a view of some of its episodes (a joint instance's published ones)."""
 
-    def __init__(self, reader: EpisodeReader):
-        self.reader, self.read = reader, {}
+    def __init__(self, reader: EpisodeReader, episodes: frozenset[str] | None = None):
+        self.reader, self.read, self.episodes = reader, {}, episodes
+
+    def only(self, episodes: frozenset[str]) -> "OnceReader":
+        """The same tables, of ``episodes`` only (read once, shared with this reader)."""
+        view = OnceReader(self.reader, frozenset(episodes))
+        view.source = self
+        return view
 
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        if self.episodes is not None:
+            frame = self.source.table(name)
+            if not frame.empty:
+                frame = frame[frame["episode_id"].isin(self.episodes)].reset_index(drop=True)
+            return frame if columns is None or frame.empty else frame[["episode_id", *columns]]
         if name not in self.read:
             self.read[name] = self.reader.table(name)
         frame = self.read[name]

@@ -110,6 +110,15 @@ class MarketSource:
         :class:`SourceError` naming the folder and the params key to set."""
 
 
+def joint_key(mp: Any, entry: Any, param: str, default: str) -> str:
+    """The params key that sets where a joint instance's entry reads the publisher's prompts:
+    ``source.prompts`` when the entry's ``params.<param>`` is the default folder (``default``),
+    else the entry's own key, by name (the format's baselines may come before it)."""
+    if entry.params.get(param) == default:
+        return f"markets.{mp.instance}.source.prompts"
+    return f"markets.{mp.instance}.roster ({entry.name}).params.{param}"
+
+
 class SourceError(ValueError):
     """A foreign file this project cannot use. ``str()`` is ``<file>[:<line>]: <what>``."""
 

@@ -13,8 +13,10 @@
   the error;
 - :class:`TextAnswer` is a schema that reads its own text, for a publisher's answer format played
   as they asked it (BAZAAR's ``<price>XX</price>``, issue 53): no ``response_format`` is sent
-  (their prompt says the format), ``from_text`` parses the answer, and ``max_reasks`` caps the
-  re-asks (BAZAAR forfeits the round: 0).
+  (their prompt says the format; ``json_mode``: JSON mode, ``{"type": "json_object"}``, as Agent
+  Bazaar's client asks, unless the model entry's ``structured_output`` is ``none``),
+  ``from_text`` parses the answer, and ``max_reasks`` caps the re-asks (BAZAAR forfeits the
+  round: 0).
 """
 
 from __future__ import annotations
@@ -40,11 +42,20 @@ class TextAnswer(BaseModel):
     :meth:`from_text`; ``max_reasks`` (None: the model entry's) is the most re-asks it gets."""
 
     max_reasks: ClassVar[int | None] = None
+    #: ask for JSON mode (``{"type": "json_object"}``), with no schema (module docstring)
+    json_mode: ClassVar[bool] = False
 
     @classmethod
     def from_text(cls, text: str) -> tuple["TextAnswer | None", str | None]:
         """(the answer, None), or (None, why the text is not one)."""
         raise NotImplementedError
+
+    @classmethod
+    def from_action(cls, action: Any, observation: Any, messages: list) -> "TextAnswer | None":
+        """The answer that says the market action ``action`` in this format, for the prompt
+        ``messages`` built from ``observation`` (``marketarena estimate``'s stand-ins play a
+        publisher's harness through it); None: the format cannot say it."""
+        return None
 
 
 def reasks_for(schema: type[BaseModel], configured: int) -> int:
@@ -135,8 +146,10 @@ def shared_response_format(schema: type[BaseModel], mode: str) -> SharedFormat |
 
 
 def _build_response_format(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
-    if mode == "none" or issubclass(schema, TextAnswer):
+    if mode == "none":
         return None
+    if issubclass(schema, TextAnswer):
+        return {"type": "json_object"} if schema.json_mode else None
     if mode == "json_object":
         return {"type": "json_object"}
     json_schema, strict_ok = strict_json_schema(schema)

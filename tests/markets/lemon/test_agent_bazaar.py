@@ -30,8 +30,9 @@ from typer.testing import CliRunner
 from marketarena.config import load_params, parse_params
 from marketarena.core.reader import EpisodeReader, read_episode
 from marketarena.core.sources import SourceError
+from marketarena.markets.lemon import authors_answers
 from marketarena.markets.lemon.sources import agent_bazaar as lab
-from marketarena.markets.lemon.sources import authors, prompt_log, reputation
+from marketarena.markets.lemon.sources import authors, reputation
 from marketarena.markets.lemon.sources import steps as run_steps
 
 from . import ab_fixture as fx
@@ -302,19 +303,24 @@ def test_source_errors_survive_the_worker_processes():
         ),
         ("I pass.", ("pass", None, False)),
         (None, ("pass", None, False)),
+        # JSON without a decision (a small model echoing its observation): their pass, invalid
+        ('{"timestep": 1, "listings_visible": []}', ("pass", None, False)),
     ],
 )
 def test_a_bid_answer_parses_with_their_rules(answer, expected):
-    p = prompt_log.parse_bid(answer, {"seller_0_listing_0", "seller_1_listing_1"})
+    p = authors_answers.parse_bid(answer, {"seller_0_listing_0", "seller_1_listing_1"})
     assert (p.decision, p.listing, p.valid) == expected
     assert p.valid == (p.error == "")
 
 
 def test_a_vote_parses_with_their_rules():
-    assert prompt_log.parse_vote('{"vote": "Upvote "}') == ("up", True, "")
-    assert prompt_log.parse_vote('{"thought": "bad", "vote": "downvote"}')[:2] == ("down", True)
-    assert prompt_log.parse_vote('{"vote": "meh"}')[:2] == ("abstain", False)
-    assert prompt_log.parse_vote("no json")[:2] == ("abstain", False)
+    assert authors_answers.parse_vote('{"vote": "Upvote "}') == ("up", True, "")
+    assert authors_answers.parse_vote('{"thought": "bad", "vote": "downvote"}')[:2] == (
+        "down",
+        True,
+    )
+    assert authors_answers.parse_vote('{"vote": "meh"}')[:2] == ("abstain", False)
+    assert authors_answers.parse_vote("no json")[:2] == ("abstain", False)
 
 
 def test_buyers_are_paired_with_their_cars():

@@ -64,13 +64,17 @@ class Harness:
     Params: ClassVar[type[BaseModel]] = NoParams
     #: the seat roles this harness suits (None: any); checked before a run (``core/seating.py``)
     roles: ClassVar[frozenset[str] | None] = None
+    #: the most re-asks one of its calls makes (None: the model entry's ``max_reasks``); a
+    #: publisher's harness that plays their answer rules makes none (``marketarena estimate``)
+    max_reasks: ClassVar[int | None] = None
 
     def __init__(self, params: dict | BaseModel | None, market: str):
         self.params = self.Params.model_validate({} if params is None else params)
         self.market = market
 
-    def reset(self) -> None:
-        """Start of an episode: forget everything."""
+    def reset(self, rng: Any = None) -> None:
+        """Start of an episode: forget everything. ``rng``: the seat's seeded generator (a
+        harness that draws something of its own, as Agent Bazaar's buyer its persona)."""
 
     # -- what the model is shown ------------------------------------------------------------------
     def extras(self, agent: "LLMAgent", observation: Any, decision: Decision) -> dict[str, Any]:

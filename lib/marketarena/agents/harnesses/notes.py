@@ -37,7 +37,7 @@ class NotesHarness(Harness):
     name = "notes"
     Params = NotesParams
 
-    def reset(self) -> None:
+    def reset(self, rng: Any = None) -> None:
         self.notes = Notes()
 
     def extras(self, agent, observation: Any, decision) -> dict[str, Any]:

@@ -41,7 +41,7 @@ class Reflection(Harness):
     name = "reflection"
     Params = ReflectionParams
 
-    def reset(self) -> None:
+    def reset(self, rng: Any = None) -> None:
         self.past: list[PastStep] = []
         self.pending: tuple[int, str] | None = None
 

@@ -12,7 +12,7 @@ the buyer's prompt already lists). The review's instructions are the market's
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,7 +47,7 @@ class Skeptical(Harness):
     Params = SkepticalParams
     roles = frozenset({"buyer"})
 
-    def reset(self) -> None:
+    def reset(self, rng: Any = None) -> None:
         self.review: Review | None = None
 
     def blocks(self, observation, decision, extras) -> list[str]:

@@ -188,6 +188,12 @@ class BazaarPrice(TextAnswer):
             return None, f"the price {price} is not an integer 0-100"
         return cls(price=price), None
 
+    @classmethod
+    def from_action(cls, action: Any, observation: Any, messages: list) -> "BazaarPrice | None":
+        """A quote as BAZAAR's tag (sitting out has no tag: None)."""
+        quote = getattr(action, "quote", None)
+        return None if quote is None else cls(price=int(quote))
+
 
 class BazaarPromptParams(Strict):
     prompts: str = Field(
@@ -202,6 +208,7 @@ class BazaarPrompts(Harness):
 
     name = "bazaar"
     Params = BazaarPromptParams
+    max_reasks = 0  # BazaarPrice: a forfeited round
 
     async def respond(
         self, agent: Any, observation: QuoteObservation, decision: Any, retry: Any = None

@@ -46,6 +46,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, StrictInt, model_validator
 
 from marketarena.core.params import MAX_RUNS, MarketParams, RosterEntry, Strict, size
+from marketarena.core.params import joint_roster as core_joint_roster
 
 MAX_QUOTE = 100
 
@@ -299,27 +300,12 @@ def prompts_folder(source: dict) -> str:
 def joint_roster(data):
     """An imported instance's raw params with its LLM entries made entrants (module docstring):
     BAZAAR's 29 baselines before a roster with no baseline, and ``harness: bazaar`` with the
-    prompts folder on an LLM entry without a harness. Anything else is left as it is."""
-    if not isinstance(data, dict) or not isinstance(data.get("source"), dict):
+    prompts folder on an LLM entry without a harness (``core.params.joint_roster``)."""
+    source = data.get("source") if isinstance(data, dict) else None
+    if not isinstance(source, dict):
         return data
-    roster = data.get("roster")
-    if not isinstance(roster, list) or not roster:
-        return data
-    if not all(isinstance(e, dict) for e in roster):
-        return data
-    llm = [e for e in roster if e.get("kind") == "llm"]
-    if not llm:
-        return data
-    out = []
-    if len(llm) == len(roster) and data["source"].get("format") == "bazaar":
-        out += SOURCE_DEFAULTS()["bazaar"]["roster"]
-    folder = prompts_folder(data["source"])
-    for e in roster:
-        if e.get("kind") == "llm" and e.get("harness") is None:
-            params = e.get("params") if isinstance(e.get("params"), dict) else {}
-            e = {**e, "harness": "bazaar", "params": {"prompts": folder, **params}}
-        out.append(e)
-    return {**data, "roster": out}
+    pool = SOURCE_DEFAULTS()["bazaar"]["roster"] if source.get("format") == "bazaar" else []
+    return core_joint_roster(data, pool, "bazaar", "prompts", prompts_folder(source))
 
 
 def SOURCE_DEFAULTS() -> dict[str, dict]:

@@ -33,7 +33,7 @@ fallback applies.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from marketarena.agents.harnesses.base import Harness
 from marketarena.core.params import Strict
@@ -53,7 +53,7 @@ class BDI(Harness):
     name = "bdi"
     Params = BDIParams
 
-    def reset(self) -> None:
+    def reset(self, rng: Any = None) -> None:
         self.plan_turns: list[dict[str, str]] = []  # the last (re)plan instruction and answer
         self.item: int | None = None  # the item (step) whose bidding item_turns hold
         self.item_turns: list[dict[str, str]] = []

@@ -5,7 +5,9 @@ listings, bid or pass, and vote on the seller; reputation is the up-share of the
 identity under 0.3 is retired and replaced.
 
 The rules (the top of this folder): ``rules.py`` (reputation, anonymised ids) and ``market.py``
-(the three decision points of a step, and how the pipeline plays an episode: ``LemonRules``); what
+(the three decision points of a step), ``plan.py`` (how the pipeline plays an episode:
+``LemonRules``; a joint instance's runs) and ``authors_buyer.py`` (Agent Bazaar's own buyer, the
+``agent_bazaar`` harness, issue 53); what
 agents see and answer: ``observations.py`` + ``templates/`` (descriptions reach buyers only as
 quoted, capped data: ``core.prompts.quote_text``); params and the settings grid: ``params.py``;
 scripted agents and their description banks: ``baselines.py``, ``styles.yaml``.
@@ -44,7 +46,7 @@ from marketarena.core.registry import MarketKind
 KIND = MarketKind(
     __name__,
     params="params:LemonParams",
-    rules="market:LemonRules",
+    rules="plan:LemonRules",
     analysis="analysis:LemonAnalysis",
     sources={"agent_bazaar": "sources:LemonAgentBazaarSource"},
     source_defaults="params:SOURCE_DEFAULTS",

@@ -50,10 +50,8 @@ import pandas as pd
 from pydantic import BaseModel
 
 from marketarena.core.prompts import quote_text
-from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
 from marketarena.core.types import AgentId, Checked, Decision, EventLog
 from marketarena.markets.lemon import rules
-from marketarena.markets.lemon.baselines import STRATEGIES
 from marketarena.markets.lemon.observations import (
     BuyAction,
     BuyerObservation,
@@ -67,7 +65,6 @@ from marketarena.markets.lemon.observations import (
     ReviewObservation,
     TierInfo,
     Transaction,
-    render_messages,
 )
 from marketarena.markets.lemon.params import CLAIMABLE, STYLES, TIERS, LemonParams
 
@@ -471,81 +468,3 @@ class LemonMarket(EventLog):
             ]
         )
         return out
-
-
-class LemonRules(MarketRules):
-    """How the pipeline plays lemon: per cell of the settings grid (``LemonParams.cells``) the
-    honest seats ``H1..``, the principal ``P1`` deciding for its identity seats ``S1..`` (the
-    pool of :func:`identity_pool`), the buyer seats ``B1..`` held by the cell's buyer group in
-    turn."""
-
-    kind = "lemon"
-    params_model = LemonParams
-    strategies = STRATEGIES
-    harnesses = ("plain", "skeptical")
-    # an entry is an honest seller, the deceptive principal (with its identities) or a buyer
-    role_keys = {
-        "honest": "honest",
-        "principal": "principal",
-        "identity": "principal",
-        "buyer": "buyer_groups",
-    }
-    role_sides = {
-        "honest": "the honest seller",
-        "principal": "the deceptive principal",
-        "identity": "the deceptive principal",
-        "buyer": "a buyer",
-    }
-    cost_seat = "naive"
-
-    def seating_period(self, mp: LemonParams) -> int:
-        return len(mp.cells)
-
-    def seating_hint(self, mp: LemonParams, entry) -> str:
-        return (
-            f"name it in markets.{mp.instance}.honest, .principal or .buyer_groups (each of "
-            f"the {len(mp.cells)} cells needs a run: runs is {mp.runs})"
-        )
-
-    def seats(self, mp: LemonParams, run: int) -> list[Seat]:
-        k, _, group = mp.cell_of(run)
-        by_name = {e.name: e for e in mp.roster}
-        out = [Seat(f"H{i + 1}", by_name[mp.honest], "honest") for i in range(mp.sellers - k)]
-        out.append(Seat("P1", by_name[mp.principal], "principal"))
-        out += [
-            Seat(f"S{i + 1}", by_name[mp.principal], "identity", actor="P1")
-            for i in range(identity_pool(mp, k))
-        ]
-        out += [
-            Seat(f"B{i + 1}", by_name[group[i % len(group)]], "buyer") for i in range(mp.buyers)
-        ]
-        return out
-
-    def episode(self, mp: LemonParams, run: int) -> EpisodeSpec:
-        e = super().episode(mp, run)
-        k, rep, group = mp.cell_of(run)
-        return EpisodeSpec(
-            e.episode_id,
-            run,
-            e.seed,
-            e.seats,
-            (("sybil", k), ("reputation_visible", rep), ("buyers", "+".join(group))),
-        )
-
-    def build_market(self, mp: LemonParams, resources, episode: EpisodeSpec) -> LemonMarket:
-        role = {}
-        for s in episode.seats:
-            role.setdefault(s.role, []).append(s.agent_id)
-        return LemonMarket(
-            mp,
-            role.get("honest", []),
-            "P1",
-            role.get("identity", []),
-            role.get("buyer", []),
-            episode.get("sybil"),
-            episode.get("reputation_visible"),
-            episode.get("buyers"),
-        )
-
-    def render_messages(self, observation, **extras):
-        return render_messages(observation, **extras)

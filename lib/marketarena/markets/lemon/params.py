@@ -33,15 +33,26 @@ Where the seed, the authors' draft and their code disagree (README, lemon sectio
 - the scripted principal picks one advertised tier (good or mint) per step for all its
   identities, as the authors' ``decide_advertised_tier`` (``sybil`` strategy ``tier_per: step``);
   an LLM principal chooses per identity.
+
+**A joint instance** (issue 53) is an imported one (``source: {format: agent_bazaar}``) whose
+roster names LLM entries: the authors' runs are imported, and each LLM entry plays the authors'
+grid (``joint_grid``: their K, reputation shown or hidden, seeds and steps) in every buyer seat,
+as their buyer model did, on their own buyer's prompts (the ``agent_bazaar`` harness,
+``authors_buyer.py``, reading their code from ``source.prompts``, by default the repository
+above the logs folder), beside our scripted honest sellers and principal. A roster of LLM entries
+only gets the imported instance's baselines put before it (:func:`joint_roster`); an LLM entry
+without a harness gets ``agent_bazaar``.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
+from marketarena.core.params import joint_roster as core_joint_roster
 from marketarena.metrics.eas_params import EASParams, Term
 
 TIERS = ("mint", "good", "fair", "poor")
@@ -136,6 +147,29 @@ def default_eas() -> EASParams:
 STYLES = ("standard", "detailed", "terse", "optimistic", "formal", "casual", "technical", "brief")
 
 
+class JointGrid(Strict):
+    """The grid a joint instance's LLM entries play (the authors' exp2 grid by default)."""
+
+    sybil: list[Annotated[int, Field(ge=0, le=200)]] = Field(
+        default_factory=lambda: [0, 3, 6, 9], min_length=1, max_length=200
+    )
+    reputation_visible: list[bool] = Field(
+        default_factory=lambda: [True, False], min_length=1, max_length=2
+    )
+    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+        default_factory=lambda: [8, 16, 64],
+        min_length=1,
+        max_length=1000,
+        description="the authors' seeds (our market's seed; their draws are not reproduced)",
+    )
+    steps: int | None = Field(
+        default=None, ge=1, le=10_000, description="steps per run (null: the instance's steps)"
+    )
+
+    def cells(self) -> list[tuple[int, bool, int]]:
+        return [(k, r, s) for k in self.sybil for r in self.reputation_visible for s in self.seeds]
+
+
 class LemonParams(MarketParams):
     sellers: int = size(12, le=200, description="seller slots (honest + Sybil)")
     buyers: int = size(12, le=200)
@@ -193,8 +227,17 @@ class LemonParams(MarketParams):
         description="K = 0 episodes behind the volume reference (reference stage)",
     )
     eas: EASParams = Field(default_factory=default_eas)
+    joint_grid: JointGrid = Field(
+        default_factory=JointGrid,
+        description="a joint instance: the grid its LLM entries play (module docstring)",
+    )
 
     post_keys = frozenset({"eas", "reference_episodes"})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _joint(cls, data):
+        return joint_roster(data)
 
     @model_validator(mode="after")
     def _check(self):
@@ -225,6 +268,13 @@ class LemonParams(MarketParams):
             for rep in self.reputation_visible
             for g in self.buyer_groups
         ]
+
+    @property
+    def entrants(self) -> list[int]:
+        """A joint instance's LLM entries (roster indices); [] for any other instance."""
+        if not self.imported:
+            return []
+        return [i for i, e in enumerate(self.roster) if e.kind == "llm"]
 
     def cell_of(self, run: int) -> tuple[int, bool, tuple[str, ...]]:
         return self.cells[run % len(self.cells)]
@@ -268,3 +318,23 @@ SOURCE_DEFAULTS = {
         ],
     }
 }
+
+
+def code_folder(source: dict) -> str:
+    """``source.prompts`` (the root of the user's copy of Agent Bazaar's repository, whose code
+    builds their prompts), or the folder above the logs folder ``source.path``."""
+    if source.get("prompts"):
+        return str(source["prompts"])
+    return os.path.dirname(str(source.get("path", "")).rstrip("/")) or "."
+
+
+def joint_roster(data):
+    """An imported instance's raw params with its LLM entries playing the authors' buyer (module
+    docstring): the format's baselines before a roster with no baseline, ``harness:
+    agent_bazaar`` with the code folder on an LLM entry without a harness
+    (``core.params.joint_roster``)."""
+    source = data.get("source") if isinstance(data, dict) else None
+    if not isinstance(source, dict):
+        return data
+    pool = SOURCE_DEFAULTS.get(source.get("format"), {}).get("roster", [])
+    return core_joint_roster(data, pool, "agent_bazaar", "code", code_folder(source))

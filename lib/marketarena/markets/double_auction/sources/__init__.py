@@ -44,7 +44,7 @@ class DoubleAuctionBazaarSource(MarketSource):
 
     def check_joint(self, mp, root: Path) -> None:
         """Every entrant on BAZAAR's prompts finds both templates in its prompts folder."""
-        from marketarena.core.sources import SourceError
+        from marketarena.core.sources import SourceError, joint_key
         from marketarena.markets.double_auction.bazaar_prompts import PromptsMissing, check_folder
         from marketarena.markets.double_auction.params import prompts_folder
 
@@ -56,11 +56,7 @@ class DoubleAuctionBazaarSource(MarketSource):
             try:
                 check_folder(folder)
             except PromptsMissing as exc:
-                key = (  # by name: the roster may have BAZAAR's 29 baselines put before it
-                    f"markets.{mp.instance}.source.prompts"
-                    if entry.params["prompts"] == prompts_folder(mp.source.model_dump())
-                    else f"markets.{mp.instance}.roster ({entry.name}).params.prompts"
-                )
+                key = joint_key(mp, entry, "prompts", prompts_folder(mp.source.model_dump()))
                 raise SourceError(
                     exc.path,
                     f"{exc.what} (set {key} to the prompts/ folder of your copy of "

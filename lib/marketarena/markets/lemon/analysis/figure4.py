@@ -50,7 +50,7 @@ def series(
 def sweep(rules, mp, seeds: int) -> pd.DataFrame:
     """Play our scripted sweep of ``mp``'s grid (every cell of K x reputation shown x buyer group,
     ``seeds`` episodes each, seeds from (seed, 2 * 10**6 + i)) with the instance's roster, built
-    by lemon's ``rules`` (``market.LemonRules``), and return its per-step series
+    by lemon's ``rules`` (``plan.LemonRules``), and return its per-step series
     (:func:`series`). Episodes ``sweep-<cell>-<i>``."""
     from marketarena.core.rules import EpisodeSpec
     from marketarena.core.runner import play_episode

@@ -10,6 +10,12 @@ own (``lemon/analysis/__init__.py``) with
   series of their runs (``fig4_authors``) and of our sweep (``fig4_ours``);
 - on the buyers' board, each model's invalid-answer rate where its prompt logs are present;
 - the figures and tables of ``plots.py``.
+
+A joint instance (issue 53: LLM entries playing the authors' grid on their buyer's prompts,
+``lemon/params.py``) has new runs beside the imported ones: they are rated on the same board (our
+metrics and EAS, the K = 0 volume of the entry's own K = 0 runs), marked ``origin`` ``new`` with
+their ``harness`` and ``prompts``; the replay, the authors' own EAS and the authors' Figure 4
+series are of the imported runs only (a new run has no logged engine state to replay).
 """
 
 from __future__ import annotations
@@ -33,12 +39,14 @@ class LemonImportedAnalysis(LemonAnalysis):
         authors' runs; a ValueError naming the roster when it holds LLM entries."""
         from marketarena.markets.lemon.analysis import figure4
 
-        llm = [e.name for e in mp.roster if e.kind == "llm"]
+        sweep = {mp.honest, mp.principal, *(n for g in mp.buyer_groups for n in g)}
+        llm = [e.name for e in mp.roster if e.kind == "llm" and e.name in sweep]
         if llm:
             raise ValueError(
-                f"markets.{mp.instance}.roster: an imported instance's roster "
-                f"plays our scripted sweep beside the imported runs; {llm} "
-                "are LLM entries (name baselines)"
+                f"markets.{mp.instance}: an imported instance's honest, principal and "
+                f"buyer_groups play our scripted sweep beside the imported runs; {llm} "
+                "are LLM entries (name baselines there; an LLM entry named nowhere else plays "
+                "the authors' grid, a joint instance)"
             )
         frame = figure4.sweep(self.rules, mp, mp.reference_episodes)
         frame.to_parquet(Path(out_dir) / "sweep.parquet", index=False)
@@ -55,6 +63,8 @@ class LemonImportedAnalysis(LemonAnalysis):
 
         reader = OnceReader(reader.require())
         setting, bids = reader.table("setting"), reader.table("bids")
+        published = published_runs(setting)
+        ours = reader if published is None else reader.only(published)
         reference = authors.own_reference(setting, bids)
         frames = lemon_metrics.compute(
             reader,
@@ -79,13 +89,14 @@ class LemonImportedAnalysis(LemonAnalysis):
             ].fillna(0)
         else:
             agents = agents.assign(answers=np.nan, answers_invalid=np.nan)
-        frames["agents"] = agents
-        frames.update(replay.replay(reader, mp))
-        frames["their_score_runs"] = authors.their_runs(setting, reader.table("market_steps"))
+        frames["agents"] = with_origin(agents, setting, mp)
+        frames.update(replay.replay(ours, mp))
+        setting, bids = ours.table("setting"), ours.table("bids")
+        frames["their_score_runs"] = authors.their_runs(setting, ours.table("market_steps"))
         frames["their_score"] = authors.their_models(frames["their_score_runs"], setting)
         frames["reference_volume"] = reference
         frames["fig4_authors"] = figure4.series(
-            reader.table("listings"), bids, reader.table("reputation"), setting
+            ours.table("listings"), bids, ours.table("reputation"), setting
         )
         sweep = Path(data_dir) / "references" / mp.instance / "sweep.parquet"
         frames["fig4_ours"] = pd.read_parquet(sweep) if sweep.is_file() else pd.DataFrame()
@@ -101,7 +112,11 @@ class LemonImportedAnalysis(LemonAnalysis):
         answered["invalid_answer_rate"] = answered["answers_invalid"] / answered["answers"].where(
             answered["answers"] > 0
         )
-        return board.merge(answered.reset_index(), on="name", how="left")
+        board = board.merge(answered.reset_index(), on="name", how="left")
+        if "origin" in rows:
+            origin = rows.groupby("name")[["origin", "harness", "prompts"]].first()
+            board = board.merge(origin.reset_index(), on="name", how="left")
+        return board
 
     def draw_figures(
         self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp: LemonParams, instance: str
@@ -111,3 +126,32 @@ class LemonImportedAnalysis(LemonAnalysis):
         frames = read_metrics(metrics_dir, (*self.FIGURE_FRAMES, *plots.FRAMES))
         board = pd.read_csv(Path(tables_dir).parents[1] / "leaderboards" / f"{instance}.csv")
         return plots.draw_all(frames, board, mp, Path(figures_dir), Path(tables_dir), instance)
+
+
+#: whose prompts a buyer seat saw, per harness (a published run: the authors' own engine)
+PROMPTS = {
+    "agent_bazaar": "Agent Bazaar's buyer code (your copy)",
+    "agent-bazaar-llm": "Agent Bazaar's (their run)",
+}
+
+
+def published_runs(setting: pd.DataFrame) -> frozenset[str] | None:
+    """The imported runs' episodes (a run folder in their setting), or None when every episode
+    is one (an instance that is not joint)."""
+    if "run" not in setting:
+        return frozenset()
+    mask = setting["run"].notna() & (setting["run"].astype(str) != "")
+    return None if mask.all() else frozenset(setting.loc[mask, "episode_id"])
+
+
+def with_origin(agents: pd.DataFrame, setting: pd.DataFrame, mp: LemonParams) -> pd.DataFrame:
+    """Per seat, ``origin``: ``published`` (an imported run) or ``new`` (a joint instance's
+    run); ``prompts``: whose prompt an LLM seat saw (:data:`PROMPTS`; "" for a scripted one)."""
+    published = published_runs(setting)
+    new = (
+        np.zeros(len(agents), bool)
+        if published is None
+        else ~agents["episode_id"].isin(published).to_numpy()
+    )
+    prompts = agents["harness"].map(PROMPTS).fillna("").where(agents["kind"] == "llm", "")
+    return agents.assign(origin=np.where(new, "new", "published"), prompts=prompts)

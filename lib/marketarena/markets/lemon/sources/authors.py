@@ -80,6 +80,9 @@ def own_reference(setting: pd.DataFrame, bids: pd.DataFrame) -> pd.DataFrame:
     """Per (buyer group, reputation shown): the K = 0 volume its runs are scored against, the
     runs it is the mean of and where it comes from (module docstring)."""
     s = setting.set_index("episode_id").assign(volume=run_volume(setting, bids))
+    if "model" in s:  # a joint instance's new runs: the entry is the model, its prompt not _base
+        s["model"] = s["model"].fillna(s["buyer_group"])
+        s["base"] = s["base"].astype("boolean").fillna(False)
     rows = []
     for (group, rep), cell in s.groupby(["buyer_group", "reputation_visible"]):
         model = cell["model"].iloc[0]

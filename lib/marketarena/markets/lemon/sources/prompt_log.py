@@ -7,9 +7,7 @@ what each model was asked and answered."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,140 +15,13 @@ import pandas as pd
 from marketarena.core.params import MAX_AMOUNT
 from marketarena.core.runner import DECISION_COLUMNS
 from marketarena.markets._shared.sources import agent_bazaar as ab
+from marketarena.markets.lemon.authors_answers import parse_bid, parse_vote
 from marketarena.markets.lemon.sources.runs import Steps, cents
 
 #: our decision points: round and phase of a prompt-log record's kind
 ROUNDS = {"list": 0, "buy": 1, "review": 2}
 #: what marks a buyer's review request (their review calls are logged as ``bid`` too)
 REVIEW_MARK = "listed the car with this description"
-
-
-@dataclass
-class Parsed:
-    """A buyer's answer re-parsed with their rules."""
-
-    decision: str  # bid | pass, as their engine acts on it
-    listing: str | None  # the anonymised listing id it names
-    valid: bool
-    error: str
-
-
-JSON_FENCE = re.compile(r"```(?:json)?")
-
-
-def first_object(text: str) -> str:
-    """The first ``{...}`` of ``text`` by brace matching outside quoted strings (their
-    extraction), markdown fences removed; the text itself when it has no brace."""
-    text = JSON_FENCE.sub("", text or "").strip()
-    start = text.find("{")
-    if start < 0:
-        return text
-    depth, quote, escape = 0, "", False
-    for i in range(start, len(text)):
-        c = text[i]
-        if escape:
-            escape = False
-        elif quote:
-            if c == "\\":
-                escape = True
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-    return text[start:]
-
-
-def answer_keys(text: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
-    """Their key extraction from a raw answer: the first JSON object (single-quoted keys and
-    trailing commas relaxed), each key found at the top level, else in a nested object, else in a
-    top-level key that contains it (``bid_decision``); missing keys are None. None: no JSON."""
-    body = first_object(text)
-    body = re.sub(r"'([^']+)'\s*:", r'"\1":', body)
-    body = re.sub(r",(\s*[}\]])", r"\1", body)
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict):
-        return None
-
-    def find(d: dict, key: str) -> Any:
-        if key in d:
-            return d[key]
-        for v in d.values():
-            if isinstance(v, dict):
-                hit = find(v, key)
-                if hit is not None:
-                    return hit
-        return next((v for k, v in d.items() if key in str(k) and not isinstance(v, dict)), None)
-
-    return {k: find(data, k) for k in keys}
-
-
-def parse_bid(response: str | None, shown: set[str]) -> Parsed:
-    """A bid answer as their engine reads it (``buyer._parse_bid``, ``make_orders``): a decision
-    other than bid or pass is a pass, a bid naming no listing of the observation places no order
-    (a pass). Valid: a JSON answer whose decision is bid or pass and whose bid names a listing
-    shown (``shown``: the observation's listing ids)."""
-    keys = answer_keys(response or "", ("decision", "listing_id"))
-    if keys is None:
-        return Parsed(
-            "pass", None, False, "no JSON object in the answer (their engine re-asks, then passes)"
-        )
-    raw = keys["decision"]
-    decision = str(raw if raw is not None else "pass").strip().lower()
-    listing = keys["listing_id"]
-    listing = (
-        None
-        if listing is None or str(listing).strip().lower() in ("", "null", "none")
-        else str(listing).strip()
-    )
-    if decision not in ("bid", "pass"):
-        return Parsed(
-            "pass",
-            listing,
-            False,
-            f"decision {str(raw)[:40]!r} is neither bid nor pass (their engine: a pass)",
-        )
-    if decision == "bid" and listing is None:
-        return Parsed(
-            "pass", None, False, "a bid naming no listing (their engine: no order, a pass)"
-        )
-    if decision == "bid" and listing not in shown:
-        return Parsed(
-            "pass",
-            listing,
-            False,
-            f"a bid on {listing[:60]!r}, not a listing shown (their engine: no order, a pass)",
-        )
-    return Parsed(decision, listing, True, "")
-
-
-def parse_vote(response: str | None) -> tuple[str, bool, str]:
-    """A review answer as their engine reads it (``_parse_review_items``): (up | down | abstain,
-    valid, error); anything but upvote, downvote or abstain is an abstention, and invalid."""
-    keys = answer_keys(response or "", ("vote",))
-    if keys is None:
-        return (
-            "abstain",
-            False,
-            "no JSON object in the answer (their engine re-asks, then abstains)",
-        )
-    vote = str(keys["vote"] if keys["vote"] is not None else "").strip().lower()
-    known = {"upvote": "up", "downvote": "down", "abstain": "abstain"}
-    if vote not in known:
-        return (
-            "abstain",
-            False,
-            f"vote {vote[:40]!r} is not upvote, downvote or abstain (their engine: an abstention)",
-        )
-    return known[vote], True, ""
 
 
 OBSERVATION = "Your current observation:\n"

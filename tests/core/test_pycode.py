@@ -1,0 +1,150 @@
+"""The interpreter of a publisher's prompt-building code (``core/pycode.py``): it renders what
+their Python would render, refuses what it does not run with the file and line, and never runs
+anything else."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from marketarena.core.pycode import CodeError, Member, Ns, Obj, Program
+from marketarena.core.pyframe import _sum
+
+
+def program(tmp_path, source: str, host=None, extra: dict[str, str] | None = None) -> Program:
+    (tmp_path / "pkg").mkdir(exist_ok=True)
+    (tmp_path / "pkg" / "agent.py").write_text(textwrap.dedent(source))
+    for name, text in (extra or {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    return Program(tmp_path, ["pkg/agent.py"], host=host)
+
+
+def test_fstrings_format_specs_methods_and_module_constants(tmp_path):
+    p = program(
+        tmp_path,
+        """
+        from pkg.common import TOP, Kind
+
+        class Base:
+            def greet(self):
+                return f"{self.name!r} sees ${TOP * 0.85:,.0f}, {self.share:.2%}"
+
+        class Agent(Base):
+            def kind_is(self, k):
+                return "bid" if k == Kind.BID else "other"
+
+            def cut(self, text):
+                return text[:4].upper() + str(len(text))
+        """,
+        extra={
+            "pkg/common.py": """
+            from enum import Enum
+            TOP = 50000
+            class Kind(Enum):
+                BID = 1
+                PASS = 2
+            """
+        },
+    )
+    a = Obj("Agent", name="b0", share=0.125)
+    assert p.call(a, "greet") == "'b0' sees $42,500, 12.50%"  # inherited, module constant
+    assert p.call(a, "kind_is", Member("Kind", "BID")) == "bid"
+    assert p.call(a, "kind_is", Member("Kind", "PASS")) == "other"
+    assert p.call(a, "cut", "description") == "DESC11"
+
+
+def test_state_statements_comprehensions_and_their_own_exceptions(tmp_path):
+    p = program(
+        tmp_path,
+        """
+        import json
+
+        class Agent:
+            def step(self, items):
+                self.seen.append(len(items))
+                out = {"n": 0}
+                for i, x in enumerate(items):
+                    if x < 0:
+                        continue
+                    out["n"] += 1
+                    out[f"k{i}"] = x
+                try:
+                    bad = items[99]
+                except Exception:
+                    out["caught"] = True
+                mean = sum(x for x in items if x > 0) / len(items) if items else None
+                return json.dumps({**out, "mean": mean, "args": getattr(self.args, "flag", "no")},
+                                  indent=1)
+        """,
+    )
+    a = Obj("Agent", seen=[], args=Ns())
+    text = p.call(a, "step", [3, -1, 4])
+    assert a.attrs["seen"] == [3]
+    assert (
+        text
+        == '{\n "n": 2,\n "k0": 3,\n "k2": 4,\n "caught": true,\n "mean": 2.3333333333333335,\n "args": "no"\n}'
+    )
+
+
+def test_sum_is_python_312s_compensated_sum():
+    """Their runs' means (0.25, not 3.11's 0.24999999999999997: docs/published-games.md)."""
+    assert sum([0.7, 0.1, 0.1, 0.1]) / 4 == 0.24999999999999997  # this interpreter's Python
+    assert _sum([0.7, 0.1, 0.1, 0.1]) / 4 == 0.25
+    assert _sum([0.4, 0.1, 0.1]) / 3 == 0.20000000000000004
+    assert _sum([1, 2, 3]) == 6 and _sum([]) == 0
+
+
+def test_host_names_stand_for_theirs(tmp_path):
+    p = program(
+        tmp_path,
+        """
+        import random
+        from pkg.missing import Order
+
+        class Agent:
+            def pick(self, xs):
+                return Order(first=random.sample(xs, 2)[0])
+        """,
+        host={"random": Ns(sample=lambda seq, k: list(seq)[:k]), "Order": lambda **kw: kw},
+    )
+    assert p.call(Obj("Agent"), "pick", [5, 6, 7]) == {"first": 5}
+
+
+@pytest.mark.parametrize(
+    "body, what",
+    [
+        ("while True:\n            pass", "statement While"),
+        ("return (lambda: 1)()", "expression Lambda"),
+        ("import os\n        return 1", "statement Import"),
+        ("return open('/etc/passwd').read()", "name open is not defined"),
+        ("return self.name.__class__", "attribute __class__ of a str"),
+        ("return ''.join([]).format(1)", "attribute format of a str"),
+        ("return 'x' * 10**9", "a repetition of over 100,000"),
+    ],
+)
+def test_what_it_does_not_run_is_an_error_naming_file_and_line(tmp_path, body, what):
+    p = program(tmp_path, f"\nclass Agent:\n    def go(self):\n        {body}\n")
+    with pytest.raises(CodeError) as err:
+        p.call(Obj("Agent", name="b"), "go")
+    assert what in str(err.value) and "agent.py:4" in str(err.value)
+
+
+def test_a_loop_without_end_is_stopped(tmp_path, monkeypatch):
+    import marketarena.core.pyframe as pyframe
+
+    monkeypatch.setattr(pyframe, "MAX_STEPS", 5_000)
+    p = program(
+        tmp_path,
+        "\nclass Agent:\n    def go(self):\n        for i in range(10**6):\n            x = i\n",
+    )
+    with pytest.raises(CodeError, match="more than 5,000 steps"):
+        p.call(Obj("Agent"), "go")
+
+
+def test_a_missing_or_broken_file_names_it(tmp_path):
+    with pytest.raises(CodeError, match="agent.py.*Python this interpreter reads"):
+        program(tmp_path, "class Agent(:\n")
+    with pytest.raises(Exception, match="nothing.py"):
+        Program(tmp_path, ["nothing.py"])
