@@ -31,11 +31,13 @@ foreign file is (``core.sources.read_bytes``: regular files inside the repositor
 from __future__ import annotations
 
 import ast
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
 from marketarena.core.pyframe import (
     MODULES,
+    Budget,
     CodeError,
     Frame,
     Member,
@@ -102,7 +104,8 @@ class Program:
         self.modules: dict[str, Module] = {}
         self.files = [self.module(f) for f in files]
         self._constants: dict[tuple[str, str], Any] = {}
-        self.steps = 0
+        self._methods: dict[tuple[str, str], tuple[Module, ast.FunctionDef] | None] = {}
+        self._local = threading.local()  # each thread's Budget: a call may wait in a thread
 
     # -- reading ----------------------------------------------------------------------------------
     def module(self, relpath: str) -> Module:
@@ -124,7 +127,13 @@ class Program:
         raise CodeError(self.files[0].path, f"no class {name} in {[m.relpath for m in self.files]}")
 
     def method(self, cls: str, name: str) -> tuple[Module, ast.FunctionDef] | None:
-        """``cls.name`` through its bases (by name, across the program's files)."""
+        """``cls.name`` through its bases (by name, across the program's files), looked up once."""
+        key = (cls, name)
+        if key not in self._methods:
+            self._methods[key] = self._find_method(cls, name)
+        return self._methods[key]
+
+    def _find_method(self, cls: str, name: str) -> tuple[Module, ast.FunctionDef] | None:
         seen: set[str] = set()
         todo = [cls]
         while todo:
@@ -181,9 +190,16 @@ class Program:
         return Ns(**{n: Member(node.name, n) for n in names})
 
     # -- running ----------------------------------------------------------------------------------
+    def budget(self) -> Budget:
+        """This thread's count of evaluation steps (``MAX_STEPS`` a call)."""
+        budget = getattr(self._local, "budget", None)
+        if budget is None:
+            budget = self._local.budget = Budget()
+        return budget
+
     def call(self, obj: Obj, name: str, *args: Any, **kwargs: Any) -> Any:
         """``obj.name(*args, **kwargs)``, interpreted."""
-        self.steps = 0
+        self.budget().steps = 0
         return self.bound(obj, name)(*args, **kwargs)
 
     def bound(self, obj: Obj, name: str) -> Callable[..., Any]:

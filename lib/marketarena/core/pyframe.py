@@ -162,18 +162,28 @@ METHODS: dict[type, frozenset[str]] = {
 }
 
 
+class Budget:
+    """The evaluation steps of the call under way in one thread (``Program.budget``)."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+
 class Frame:
     """One function's locals, evaluating its statements."""
 
     def __init__(self, program: Program, mod: Module, names: dict[str, Any]):
         self.p, self.mod, self.names = program, mod, names
+        self.budget = program.budget()
 
     def fail(self, node: ast.AST, what: str) -> CodeError:
         return CodeError(self.mod.path, what, getattr(node, "lineno", None))
 
     def tick(self, node: ast.AST) -> None:
-        self.p.steps += 1
-        if self.p.steps > MAX_STEPS:
+        self.budget.steps += 1
+        if self.budget.steps > MAX_STEPS:
             raise self.fail(node, f"more than {MAX_STEPS:,} steps: not a prompt builder")
 
     # -- statements -------------------------------------------------------------------------------
@@ -286,11 +296,15 @@ class Frame:
 
     # -- expressions ------------------------------------------------------------------------------
     def eval(self, node: ast.expr) -> Any:
-        self.tick(node)
-        method = getattr(self, f"_e_{type(node).__name__}", None)
+        self.budget.steps += 1
+        if self.budget.steps > MAX_STEPS:
+            self.tick(node)
+        method = _EVAL.get(type(node))
         if method is None:
-            raise self.fail(node, f"expression {type(node).__name__} is not interpreted")
-        return method(node)
+            method = _EVAL[type(node)] = getattr(Frame, f"_e_{type(node).__name__}", None)
+            if method is None:
+                raise self.fail(node, f"expression {type(node).__name__} is not interpreted")
+        return method(self, node)
 
     def _e_Constant(self, node: ast.Constant) -> Any:
         return node.value
@@ -525,3 +539,7 @@ class Frame:
                 return args[2]
             raise
         return True if which == "hasattr" else value
+
+
+#: expression node type -> its ``Frame._e_*`` method, filled as they are met
+_EVAL: dict[type, Callable[..., Any]] = {}

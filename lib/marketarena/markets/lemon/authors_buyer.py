@@ -49,8 +49,10 @@ from __future__ import annotations
 
 import copy
 import json
+import queue
 import re
-from functools import lru_cache
+import threading
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -204,15 +206,14 @@ class Seat:
     def finish(self, text: str, method: str, *args: Any, **kw: Any) -> Any:
         """Their ``method`` run with ``text`` as the model's answer (read as their ``call_llm``
         reads it); the seat's state moves on."""
-
-        def answer(msg: str, timestep: int, keys: list, parse_func: Any, *_: Any, **opt: Any):
-            found = answer_keys(text, tuple(keys))
-            if found is None:
-                return opt.get("on_parse_failure_return")
-            return parse_func([found[k] for k in keys])
-
-        self.buyer.attrs["call_llm"] = answer
+        self.buyer.attrs["call_llm"] = partial(read_answer, text)
         return self.program.call(self.buyer, method, *args, **kw)
+
+    def begin(self, method: str, *args: Any, **kw: Any) -> "Call":
+        """Their ``method`` run once, in a thread of its own that waits at the model call for
+        :meth:`Call.answer` (the harness's way: half the work of :meth:`prompt` then
+        :meth:`finish`, which run it twice)."""
+        return Call(self, method, args, kw)
 
     def record(self, seller: str, price: float, tier: str, timestep: int) -> None:
         """Their ``record_transaction`` of a purchase."""
@@ -226,6 +227,74 @@ class Seat:
             quality_label=tier,
             timestep=timestep,
         )
+
+
+def read_answer(text: str, msg: str, timestep: int, keys: list, parse_func: Any, *_: Any, **opt):
+    """Their ``call_llm`` given the model's answer ``text``: the keys it extracts passed to their
+    ``parse_func``; no JSON object: their ``on_parse_failure_return``."""
+    found = answer_keys(text, tuple(keys))
+    if found is None:
+        return opt.get("on_parse_failure_return")
+    return parse_func([found[k] for k in keys])
+
+
+class Abandoned(BaseException):
+    """The call's answer will not come (the run ended first): its thread ends."""
+
+
+class Call:
+    """One of their methods run in a thread that stops at its model call: ``prompt`` is (system,
+    user) it built, None when it returned without asking; :meth:`answer` gives it the model's
+    text and returns what the method returns; :meth:`abandon` ends it without an answer."""
+
+    def __init__(self, seat: Seat, method: str, args: tuple, kw: dict):
+        self.seat = seat
+        self._asked: queue.SimpleQueue = queue.SimpleQueue()
+        self._answer: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: list = []
+        seat.buyer.attrs["call_llm"] = self._hook
+        self._thread = threading.Thread(
+            target=self._run, args=(method, args, kw), daemon=True, name="their-buyer"
+        )
+        self._thread.start()
+        self.prompt: tuple[str, str] | None = self._asked.get()
+        if self.prompt is not None:
+            seat.listing_ids = set(seat.buyer.attrs["_anon_listing_map"])
+
+    def _hook(self, msg: str, *args: Any, **kw: Any) -> Any:
+        self._asked.put((self.seat.buyer.attrs["system_prompt"], msg))
+        text = self._answer.get()
+        if text is None:
+            raise Abandoned()
+        return read_answer(text, msg, *args, **kw)
+
+    def _run(self, method: str, args: tuple, kw: dict) -> None:
+        try:
+            self._done.append(("ok", self.seat.program.call(self.seat.buyer, method, *args, **kw)))
+        except Abandoned:
+            self._done.append(("abandoned", None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+            self._done.append(("error", exc))
+        finally:
+            self._asked.put(None)  # the method returned (or failed) without asking, or after
+
+    def answer(self, text: str) -> Any:
+        """The method's return, given the model's ``text``."""
+        if self.prompt is not None:
+            self._answer.put(text)
+            self._asked.get()
+        self._thread.join()
+        if not self._done:
+            raise RuntimeError("the thread running their buyer's method ended abnormally")
+        kind, value = self._done[0]
+        if kind == "error":
+            raise value
+        return value
+
+    def abandon(self) -> None:
+        if self._thread.is_alive():
+            self._answer.put(None)
+            self._thread.join()
 
 
 def listings(views: list[tuple[str, float, str, float | None]]) -> list[Ns]:
@@ -307,17 +376,21 @@ class AuthorsBuyer(Harness):
         return self.seat
 
     async def _run(self, agent: Any, decision: Any, method: str, *args: Any, **kw: Any):
-        """Their ``method``: to the prompt, asked, then with the answer (module docstring)."""
-        prompt = self.seat.prompt(method, *args, **kw)
-        if prompt is None:
-            return self.seat.finish("", method, *args, **kw), None, []
+        """Their ``method``: to the prompt, asked, then on with the answer (module docstring)."""
+        call = self.seat.begin(method, *args, **kw)
+        if call.prompt is None:
+            return call.answer(""), None, []
         messages = [
-            {"role": "system", "content": prompt[0]},
-            {"role": "user", "content": prompt[1]},
+            {"role": "system", "content": call.prompt[0]},
+            {"role": "user", "content": call.prompt[1]},
         ]
-        result, row = await agent.ask(messages, AuthorsJSON, decision, purpose="act")
+        try:
+            result, row = await agent.ask(messages, AuthorsJSON, decision, purpose="act")
+        except BaseException:
+            call.abandon()
+            raise
         text = result.action.text if result.action is not None else ""
-        return self.seat.finish(text, method, *args, **kw), text, [row]
+        return call.answer(text), text, [row]
 
     async def respond(self, agent: Any, observation: Any, decision: Any, retry: Any = None):
         if retry is not None:  # never: the harness names only listings shown
