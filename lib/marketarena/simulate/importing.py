@@ -29,8 +29,10 @@ the imported episodes as on played ones. What holds for every importer (``core.s
   keeps the import; anything else re-imports it whole. Edit a file in place and keep its size and
   time, and the import is not redone: ``dvc repro -f simulate@<instance>`` forces it.
 - **What came in is written down.** ``import.json`` beside the units: the source (format and path
-  as given), the fingerprint, and the importer's report (games read, what was missing or left out
-  and why). It is part of the stage's output, so the results site shows it.
+  as given), where it stands in its git checkout when it is in one (``checkout``: the commit, the
+  folder's tree hash, and the files of that commit absent from the disk, by path:
+  :func:`checkout_pin`), the fingerprint, and the importer's report (games read, what was missing
+  or left out and why). It is part of the stage's output, so the results site shows it.
 
 The players of an imported instance come from the games (an LLM seat is its logged model), not
 from the roster; the roster is then only what the instance's reference plays against (see
@@ -48,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from marketarena.core import logs
@@ -92,6 +95,46 @@ def source_listing(folder: Path) -> str:
                 f"{st.st_mtime_ns if st else -1}\n".encode("utf-8", "surrogateescape")
             )
     return digest.hexdigest()
+
+
+#: paths of absent files listed in import.json at most (their count is always given)
+MAX_ABSENT_LISTED = 200
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    """``git <args>`` run in ``cwd``: its output, or None (no git, not a checkout, a failure)."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def checkout_pin(folder: Path) -> dict | None:
+    """Where the source folder stands in its git checkout, if it is in one (issue 54): the
+    repository's ``commit`` (HEAD), the ``tree`` hash of the folder at that commit (the logs'
+    identity, whatever the folder is called), its ``path`` in the repository, and the files that
+    commit holds under the folder which are absent from the disk (``absent``: how many, and the
+    first :data:`MAX_ABSENT_LISTED` paths in ``absent_paths``: a snapshot may leave out its largest
+    files). None outside a checkout or without git."""
+    top = _git(["rev-parse", "--show-toplevel"], folder)
+    if top is None:
+        return None
+    top_path = Path(top.strip()).resolve()
+    rel = Path(os.path.relpath(folder.resolve(), top_path)).as_posix()
+    commit = (_git(["rev-parse", "HEAD"], top_path) or "").strip() or None
+    tree = _git(["rev-parse", "HEAD" if rel == "." else f"HEAD:{rel}"], top_path) or ""
+    listed = _git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--", rel], top_path) or ""
+    absent = [p for p in listed.split("\0") if p and not os.path.lexists(top_path / p)]
+    return {
+        "commit": commit,
+        "tree": tree.strip() or None,
+        "path": rel,
+        "absent": len(absent),
+        "absent_paths": absent[:MAX_ABSENT_LISTED],
+    }
 
 
 def fingerprint(mp, folder: Path) -> str:
@@ -183,6 +226,7 @@ def import_instance(
                 "instance": instance,
                 "market": mp.market,
                 "source": mp.source.model_dump(mode="json"),
+                "checkout": checkout_pin(folder),
                 "fingerprint": expected,
                 "episodes": episodes,
                 "units": units,

@@ -527,3 +527,43 @@ def test_an_imported_instance_without_a_roster_references_bazaars_pool(tmp_path)
         }
     )
     assert params.markets["games"].roster == bazaar_pool() and len(bazaar_pool()) == 29
+
+
+def test_the_import_pins_its_checkout_and_names_the_absent_files(tmp_path):
+    """A source inside a git checkout: import.json records the commit, the folder's tree hash
+    and, by path, the files of that commit missing from the disk (issue 54); outside one, null."""
+    import subprocess
+
+    repo = tmp_path / "collusion"
+    shutil.copytree(CHAT, repo / "logs")
+    (repo / "logs" / "too_large.jsonl").write_text("{}\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "logs"], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD", "HEAD:logs"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    (repo / "logs" / "too_large.jsonl").unlink()  # as a snapshot leaves out its largest files
+    res = _import(repo / "logs", tmp_path / "out", reference_games=2000)
+    assert res.exit_code == 0, res.output
+    record = json.loads(
+        (tmp_path / "out" / "data" / "episodes" / "double_auction" / "import.json").read_text()
+    )
+    assert record["checkout"] == {
+        "commit": head[0],
+        "tree": head[1],
+        "path": "logs",
+        "absent": 1,
+        "absent_paths": ["logs/too_large.jsonl"],
+    }
+    plain = tmp_path / "plain"
+    shutil.copytree(CHAT, plain)
+    assert _import(plain, tmp_path / "out2", reference_games=2000).exit_code == 0
+    record = json.loads(
+        (tmp_path / "out2" / "data" / "episodes" / "double_auction" / "import.json").read_text()
+    )
+    assert record["checkout"] is None
