@@ -238,6 +238,9 @@ def test_the_entry_plays_the_grid_and_is_rated_beside_the_authors_models(tmp_pat
         buyers.loc["my_llm", "origin"] == "new" and buyers.loc["buyer-1", "origin"] == "published"
     )
     assert buyers.loc["my_llm", "invalid_answer_rate"] == pytest.approx((~buys["valid"]).mean())
+    sellers = board[board["role"] == "seller"].set_index("name")
+    assert sellers.loc["honest", "origin"] == "new"  # our scripted sellers of the new runs
+    assert sellers.loc["seller-1+honest", "origin"] == "published"  # their LLM sellers
     assert digest(episodes) == before
 
     client = TestClient(create_app(episodes.parent))

@@ -112,11 +112,16 @@ class LemonImportedAnalysis(LemonAnalysis):
         answered["invalid_answer_rate"] = answered["answers_invalid"] / answered["answers"].where(
             answered["answers"] > 0
         )
-        board = board.merge(answered.reset_index(), on="name", how="left")
-        if "origin" in rows:
-            origin = rows.groupby("name")[["origin", "harness", "prompts"]].first()
-            board = board.merge(origin.reset_index(), on="name", how="left")
-        return board
+        return board.merge(answered.reset_index(), on="name", how="left")
+
+    def leaderboard(self, agents: pd.DataFrame, mp: LemonParams, ratings, stats) -> pd.DataFrame:
+        """lemon's boards, every row (buyers and sellers) with its ``origin``, ``harness`` and
+        ``prompts`` (:func:`with_origin`): a joint instance's new runs beside the imported."""
+        board = super().leaderboard(agents, mp, ratings, stats)
+        if "origin" not in agents:
+            return board
+        origin = agents.groupby("name")[["origin", "harness", "prompts"]].first()
+        return board.merge(origin.reset_index(), on="name", how="left")
 
     def draw_figures(
         self, metrics_dir: Path, figures_dir: Path, tables_dir: Path, mp: LemonParams, instance: str
