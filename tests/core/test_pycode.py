@@ -148,3 +148,23 @@ def test_a_missing_or_broken_file_names_it(tmp_path):
         program(tmp_path, "class Agent(:\n")
     with pytest.raises(Exception, match="nothing.py"):
         Program(tmp_path, ["nothing.py"])
+
+
+def test_a_dicts_views_iterate_and_next_without_default_is_their_error(tmp_path):
+    p = program(
+        tmp_path,
+        """
+        class Agent:
+            def go(self, d):
+                keys = [k for k in d.keys()]
+                total = 0
+                for k, v in d.items():
+                    total += v
+                try:
+                    first = next(x for x in [] if x)
+                except Exception:
+                    first = "none"
+                return keys, total, first
+        """,
+    )
+    assert p.call(Obj("Agent"), "go", {"a": 1, "b": 2}) == (["a", "b"], 3, "none")

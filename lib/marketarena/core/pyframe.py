@@ -162,6 +162,11 @@ METHODS: dict[type, frozenset[str]] = {
 }
 
 
+#: what a ``for`` may run over: finite values (a dict's views among them)
+ITERABLES = (list, tuple, dict, str, range, enumerate, zip, reversed, set)
+ITERABLES += (type({}.items()), type({}.keys()), type({}.values()))
+
+
 class Budget:
     """The evaluation steps of the call under way in one thread (``Program.budget``)."""
 
@@ -230,7 +235,7 @@ class Frame:
 
     def _for(self, node: ast.For) -> None:
         items = self.eval(node.iter)
-        if not isinstance(items, (list, tuple, dict, str, range, enumerate, zip, reversed)):
+        if not isinstance(items, ITERABLES):
             raise self.fail(node, f"for over {type(items).__name__} is not interpreted")
         for item in items:
             self.store(node.target, item)
@@ -506,6 +511,8 @@ class Frame:
             return self._getattr(node, node.func.id, args)
         if isinstance(node.func, ast.Name) and node.func.id == "next":
             items = list(args[0])
+            if not items and len(args) < 2:
+                raise Raised(f"StopIteration at line {node.lineno}")
             return items[0] if items else args[1]
         fn = self.eval(node.func)
         if not callable(fn):

@@ -3,8 +3,8 @@
 A model put on the authors' lemon board must see the task their buyer models saw. Their buyer's
 prompt is built by Python code (ai_bazaar/agents/buyer.py and llm_agent.py of
 sethkarten/AI-Bazaar), which this harness reads at run time from the user's copy (its ``code``
-param: the repository's root; a joint instance fills it from ``source.code``, by default two
-folders above the logs) and runs in ``core.pycode``'s interpreter, never copying it: their
+param: the repository's root; a joint instance fills it from ``source.prompts``, by default the
+folder above the logs folder) and runs in ``core.pycode``'s interpreter, never copying it: their
 ``BuyerAgent`` is built as their environment builds it (``_create_system_prompt``,
 ``init_message_history``), and each of our decision points calls the method their environment
 calls at that point, with the seat's state of our market:
@@ -18,12 +18,12 @@ our decision point          their call
                             order), made at the buyer's next ``buy`` from its history
 ==========================  ===================================================================
 
-Where their code would call a model (``call_llm``), the interpreter stops and the harness asks
-ours the system prompt and the user message it had built (their ``system_prompt`` and ``msg``);
-then their method runs again from its start on the seat's state as it was, and this time
-``call_llm`` returns their own parse of the answer (the keys their ``call_llm`` extracts,
-``authors_answers.answer_keys``, passed to their ``parse_func``; no JSON object: their
-``on_parse_failure_return``). What their method returns is the action: an order of a listing is
+Their method runs once a decision, in a thread of its own (:class:`Call`): where their code would
+call a model (``call_llm``), that thread waits while the harness asks ours the system prompt and
+the user message it had built (their ``system_prompt`` and ``msg``), then goes on with their own
+parse of the answer (the keys their ``call_llm`` extracts, ``authors_answers.answer_keys``, passed
+to their ``parse_func``; no JSON object: their ``on_parse_failure_return``); a run that ends
+before the answer ends the thread. What their method returns is the action: an order of a listing is
 a bid on it, none a pass; a vote ``True``/``False``/``None`` is up/down/abstain. The answer is
 valid as the import counts the published models' answers (``authors_answers.parse_bid`` /
 ``parse_vote``); an invalid answer is the market's fallback (a pass, an abstention), which is
@@ -113,7 +113,10 @@ class AuthorsJSON(TextAnswer):
             return None
         if action.decision == "pass":
             return cls(text=json.dumps({"decision": "pass", "listing_id": None}))
-        at = [v.listing for v in observation.listings].index(action.listing)
+        aliases = [v.listing for v in observation.listings]
+        if action.listing not in aliases:
+            return None
+        at = aliases.index(action.listing)
         ids = [i for i in LISTING_ID.findall(messages[-1]["content"]) if not i.startswith("<")]
         shown = ids[-len(observation.listings) :]  # the current observation's, in its order
         if len(shown) != len(observation.listings):
@@ -150,11 +153,11 @@ def constant(code: str | Path, name: str) -> Any:
 
 
 class Seat:
-    """Their ``BuyerAgent`` as our seat, driven step by step (module docstring): :meth:`prompt`
-    runs one of its methods up to the model call and returns the system prompt and user message
-    it built; :meth:`finish` runs it again from the same state with the model's answer and returns
-    what it returns. The harness asks the model in between; the fidelity check
-    (``benchmarks/bench_authors_prompts.py``) answers with the published model's logged answers."""
+    """Their ``BuyerAgent`` as our seat, driven step by step (module docstring): :meth:`begin`
+    runs one of its methods to the model call (:class:`Call`: the prompt, then the answer), as the
+    harness does; :meth:`prompt` returns the prompt a method would send, the seat's state left as
+    it was, and :meth:`finish` runs a method with a given answer (the fidelity check,
+    ``benchmarks/bench_authors_prompts.py``, answers with the published model's logged answers)."""
 
     def __init__(
         self,
