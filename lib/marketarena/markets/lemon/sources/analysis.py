@@ -89,7 +89,7 @@ class LemonImportedAnalysis(LemonAnalysis):
             ].fillna(0)
         else:
             agents = agents.assign(answers=np.nan, answers_invalid=np.nan)
-        frames["agents"] = with_origin(agents, setting, mp)
+        frames["agents"] = with_origin(agents, published)
         frames.update(replay.replay(ours, mp))
         setting, bids = ours.table("setting"), ours.table("bids")
         frames["their_score_runs"] = authors.their_runs(setting, ours.table("market_steps"))
@@ -149,10 +149,10 @@ def published_runs(setting: pd.DataFrame) -> frozenset[str] | None:
     return None if mask.all() else frozenset(setting.loc[mask, "episode_id"])
 
 
-def with_origin(agents: pd.DataFrame, setting: pd.DataFrame, mp: LemonParams) -> pd.DataFrame:
-    """Per seat, ``origin``: ``published`` (an imported run) or ``new`` (a joint instance's
-    run); ``prompts``: whose prompt an LLM seat saw (:data:`PROMPTS`; "" for a scripted one)."""
-    published = published_runs(setting)
+def with_origin(agents: pd.DataFrame, published: frozenset[str] | None) -> pd.DataFrame:
+    """Per seat, ``origin``: ``published`` (an episode of ``published``, :func:`published_runs`;
+    None: every one) or ``new`` (a joint instance's run); ``prompts``: whose prompt an LLM seat
+    saw (:data:`PROMPTS`; "" for a scripted one)."""
     new = (
         np.zeros(len(agents), bool)
         if published is None
