@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from marketarena.ratings import overall_board, player_games
+from marketarena.overall import overall_board
+from marketarena.ratings import player_games
 
 
 def board(names, kind):

@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from marketarena.core.params import MarketParams, Strict
+from marketarena.identity import IdentityOverride
 from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.spec import (
     LLMSettings,
@@ -179,6 +180,11 @@ class Params(Strict):
     stats: StatsParams = Field(default_factory=StatsParams)
     ratings: RatingsParams = Field(default_factory=RatingsParams)
     execution: ExecutionParams = Field(default_factory=ExecutionParams)
+    identities: dict[str, str | IdentityOverride] = Field(
+        default_factory=dict,
+        description="model names as a study or endpoint writes them -> the name to read instead, "
+        "or the identity outright (identity.py; the overall board, models.csv)",
+    )
     reference_prices: dict[str, ReferencePrice] = Field(
         default_factory=dict,
         description="list prices of a few reference models, for the "

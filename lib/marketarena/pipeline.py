@@ -386,42 +386,85 @@ def run_figures(instance: str, params: Params, paths: Paths) -> list[Path]:
 
 
 def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
-    """The standing across market instances (``ratings.overall_board``):
-    ``reports/overall/overall.csv`` and ``overall.md`` (the same table under its caption, or one line
-    saying why it is empty); and the Economic Alignment
-    Score across markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
+    """The standing across market instances (``overall.overall_board``), every LLM under its
+    model's identity (``identity.py``, params ``identities``): ``reports/overall/overall.csv`` and
+    ``overall.md`` (the same table under its caption, or one line saying why it is empty);
+    ``reports/overall/models.csv``, every LLM name of every instance with the identity it was read as (and the
+    names the rule could not place, listed in ``overall.md``); ``reports/overall/matrix.csv`` and ``matrix.md``,
+    every model by instance (``overall.model_matrix``); ``agreement.{csv,md,png}``, whether each
+    two instances rank their common models alike (``overall.study_agreement``); and the Economic
+    Alignment Score
+    across markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
     import pandas as pd
 
     from marketarena.metrics.eas import cross_market_table
-    from marketarena.ratings import overall_board
+    from marketarena.overall import (
+        MODELS_COLUMNS,
+        agreement_markdown,
+        draw_agreement,
+        instance_players,
+        matrix_markdown,
+        model_matrix,
+        overall_board,
+        study_agreement,
+    )
+    from marketarena.plots.tables import markdown_table
 
-    boards, players, eas_frames = {}, {}, {}
+    boards, players, eas_frames, identities, models = {}, {}, {}, {}, []
     for instance in params.markets:
         mp = params.markets[instance]
         rules = market_kind(mp.market).rules
         boards[instance] = pd.read_csv(paths.reports / "leaderboards" / f"{instance}.csv")
-        players[instance] = {e.name: e.global_player(rules.harness_of(e)) for e in mp.roster}
         agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
+        roster = [
+            (
+                e.name,
+                e.player,
+                (params.models[e.model].model if e.model in params.models else e.model)
+                if e.kind == "llm"
+                else None,
+                rules.harness_of(e),
+            )
+            for e in mp.roster
+        ]
+        found = instance_players(instance, roster, agents, params.identities)
+        players[instance] = found.keys
+        identities.update(found.identities)
+        models += found.rows
         if "eas" in agents.columns:
             eas_frames[instance] = (mp.market, agents)
-    overall, note = overall_board(boards, players)
+    overall, note = overall_board(boards, players, identities)
     out = paths.reports / "overall"
     out.mkdir(parents=True, exist_ok=True)
     overall.to_csv(out / "overall.csv", index=False, float_format="%.6g")
-    from marketarena.plots.tables import markdown_table
-
-    (out / "overall.md").write_text(
-        note + "\n"
-        if note
-        else markdown_table(
-            overall,
-            caption="Cross-market standing: mean percentile rank (1 = top of an instance's "
-            "board, 0 = bottom) over the market instances each player played (players in two or more "
-            "instances only), and how its decisions were answered over them: valid at once, after "
-            "re-asks, by the fallback (shares of its decisions).",
-        ),
-        encoding="utf-8",
+    names = pd.DataFrame(models, columns=MODELS_COLUMNS)
+    names.to_csv(out / "models.csv", index=False)
+    unplaced = sorted(set(names.loc[names["placed"] == "unplaced", "written"]))
+    caption = (
+        "Cross-market standing: mean percentile rank (1 = top of an instance's board, 0 = "
+        "bottom) over the market instances each player played (players in two or more instances "
+        "only; an LLM under its model's identity, `models.csv`), and how its decisions were "
+        "answered over them: valid at once, after re-asks, by the fallback (shares of its "
+        "decisions)."
     )
+    text = note if note else markdown_table(overall, caption=caption)
+    if unplaced:
+        text += (
+            "\n\nModel names no family of the identity rule starts, each kept as its own model "
+            "(place them with params `identities`): " + ", ".join(f"`{n}`" for n in unplaced) + "."
+        )
+    (out / "overall.md").write_text(text + "\n", encoding="utf-8")
+    matrix = model_matrix(boards, players, identities)
+    matrix.to_csv(out / "matrix.csv", index=False, float_format="%.6g")
+    (out / "matrix.md").write_text(matrix_markdown(matrix) + "\n", encoding="utf-8")
+    st = params.stats
+    agreement = study_agreement(matrix, st.n_boot, st.seed, st.n_perm)
+    agreement.to_csv(out / "agreement.csv", index=False, float_format="%.6g")
+    (out / "agreement.md").write_text(agreement_markdown(agreement) + "\n", encoding="utf-8")
+    figure = out / "agreement.png"
+    figure.unlink(missing_ok=True)
+    if len(agreement):
+        draw_agreement(agreement, figure)
     eas, eas_note = cross_market_table(eas_frames, players)
     eas.to_csv(out / "eas.csv", index=False, float_format="%.6g")
 

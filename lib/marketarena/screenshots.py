@@ -108,6 +108,7 @@ def build_project(folder: Path) -> Path:
     from marketarena.pipeline import (
         Paths,
         run_metrics,
+        run_overall,
         run_ratings,
         run_reference,
         run_report,
@@ -120,6 +121,7 @@ def build_project(folder: Path) -> Path:
     run_simulate(INSTANCE, p, paths, progress=False)
     run_metrics(INSTANCE, p, paths)
     run_ratings(INSTANCE, p, paths)
+    run_overall(p, paths)  # the models matrix and the entrant's model page
     run_report(p, paths)
     return folder
 

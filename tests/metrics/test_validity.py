@@ -17,7 +17,7 @@ from marketarena.metrics.validity import (
     pooled,
     with_validity,
 )
-from marketarena.ratings import overall_board
+from marketarena.overall import overall_board
 
 
 def decisions(rows):

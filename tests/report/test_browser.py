@@ -122,14 +122,47 @@ def test_a_search_hit_opens_its_decision(viewer):
         assert console.errors == []
 
 
+#: the site's page of the mock entrant's model (its endpoint id, ``mock-scripted``)
+MODEL_PAGE = "model-mock-scripted.html"
+
+
+def test_from_the_models_matrix_to_a_models_page_and_its_instance(project):
+    with browser_page() as (page, console):
+        page.goto(site(project, "index.html"))
+        matrix = page.locator("#matrix table")
+        assert matrix.locator("th").all_inner_texts()[:3] == ["player", "studies", "double_auction"]
+        page.click('#matrix a.player >> text="mock-scripted"')
+        page.wait_for_selector("h1")
+        assert page.url.endswith(MODEL_PAGE) and page.locator("h1").inner_text() == "mock-scripted"
+        facts = dict(
+            zip(
+                page.locator("table.facts th").all_inner_texts(),
+                page.locator("table.facts td").all_inner_texts(),
+            )
+        )
+        assert facts["names as written"] == "mock-scripted" and facts["placed by"] == "unplaced"
+        row = page.locator("#studies tbody tr")
+        assert row.count() == 1  # one instance, one board row: the entrant
+        cells = dict(
+            zip(page.locator("#studies th").all_inner_texts(), row.locator("td").all_inner_texts())
+        )
+        assert cells["instance"] == "double_auction" and cells["board row"] == PLAYER
+        assert cells["rank on the board"] == "9" and cells["among models"] == "1 of 1"
+        page.click('p.crumbs a >> text="all instances"')
+        assert page.url.endswith("index.html")
+        assert console.errors == []
+
+
 def pages(project: Path, viewer: str) -> list[str]:
-    """One page of each kind: the site's index and an instance, the viewer's every page."""
+    """One page of each kind: the site's index, an instance and a model, the viewer's every
+    page."""
     with browser_page() as (page, _):
         page.goto(f"{viewer}/i/double_auction/p/{PLAYER}")
         episode = page.locator("table.episodes tbody a").first.get_attribute("href")
     return [
         site(project, "index.html"),
         site(project),
+        site(project, MODEL_PAGE),
         f"{viewer}/",
         f"{viewer}/i/double_auction",
         f"{viewer}/i/double_auction/p/{PLAYER}",
@@ -150,7 +183,7 @@ def test_every_page_fits_a_phone_and_has_a_dark_scheme(project, viewer):
             main = page.locator("main").bounding_box()
             assert main["width"] >= 350, url  # the navigation sits on top, not beside
         page.emulate_media(color_scheme="dark")
-        for url in urls[:2] + urls[4:5]:
+        for url in urls[:3] + urls[5:6]:
             page.goto(url)
             background = page.evaluate("getComputedStyle(document.body).backgroundColor")
             assert background not in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), url

@@ -112,8 +112,8 @@ class RosterEntry(Strict):
     )
     player: str | None = Field(
         default=None,
-        description="cross-market identity (overall board); "
-        "default: the model alias for LLMs, none for baselines",
+        description="cross-market identity (overall board); default: an LLM's model identity "
+        "(identity.py, params `identities`), none for a baseline",
     )
 
     @model_validator(mode="after")
@@ -127,12 +127,6 @@ class RosterEntry(Strict):
         if self.kind == "llm" and self.strategy:
             raise ValueError(f"llm agent {self.name!r}: 'strategy' is for baselines")
         return self
-
-    def global_player(self, harness: str) -> str | None:
-        """Identity across market instances (None: this player exists in one instance only)."""
-        if self.player:
-            return self.player
-        return f"{self.model}+{harness}" if self.kind == "llm" else None
 
 
 def check_unique_names(roster: list[RosterEntry]) -> list[RosterEntry]:

@@ -19,7 +19,7 @@ Per player, ``decisions`` counts its decisions and the three shares sum to 1. Pu
 
 The boards (``reports/leaderboards/<instance>.csv``, :func:`with_validity`) carry the four
 columns beside mu and its interval; the overall board pools them over instances
-(``ratings.overall_board``). The metrics stage writes the per-episode counts
+(``overall.overall_board``). The metrics stage writes the per-episode counts
 (``data/metrics/<instance>/validity.parquet``, :func:`player_validity`) that the ratings stage reads.
 """
 

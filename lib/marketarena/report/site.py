@@ -85,6 +85,7 @@ from marketarena.report.items import (
     _write,
     frame_csv,
 )
+from marketarena.report.profiles import model_pages
 from marketarena.report.runinfo import run_info
 from marketarena.report.safe import script_json
 
@@ -284,6 +285,14 @@ def versus(
     return out, every.to_dict(orient="records")
 
 
+def headline_of(mp) -> captions_mod.Headline:
+    """The column an instance's board is read by first: its source's (an imported instance), else
+    its market's (``markets/<kind>/figures.yaml``)."""
+    captions = captions_mod.load(mp.market)
+    about = captions.sources.get(mp.source.format) if mp.imported else None
+    return about.headline if about and about.headline else captions.headline
+
+
 def instance_page(instance: str, params: Params, paths, site: Path, md: MarkdownIt) -> InstancePage:
     mp = params.markets[instance]
     kind = mp.market
@@ -293,7 +302,7 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     leader = MISSING
     frame = _read_csv(board_path)
     about = captions.sources.get(mp.source.format) if mp.imported else None
-    headline = about.headline if about and about.headline else captions.headline
+    headline = headline_of(mp)
     if len(frame.columns):
         who = who_column(frame)
         games = "games" if "games" in frame.columns else "episodes"
@@ -387,13 +396,19 @@ def _fact(value: Any) -> str:
     return number(value)
 
 
-def _overall(paths, md: MarkdownIt, site: Path) -> list[Item]:
-    """The standing across instances and the EAS table (``reports/overall``): the CSV as a
-    table under the stage's note, or the note alone when the CSV is empty."""
+def _overall(
+    paths, md: MarkdownIt, site: Path, pages: dict[str, str], matrix: pd.DataFrame
+) -> list[Item]:
+    """The standing across instances, the models x studies matrix, the studies' agreement (its
+    figure above its table) and the EAS table (``reports/overall``): the CSV as a table under the stage's note, or the note alone when the
+    CSV is empty; the matrix as ``matrix`` (``overall.matrix_wide``) under its caption, each model
+    linked to its page (``pages``: model key -> page, ``report.profiles``)."""
     out = []
     folder = paths.reports / "overall"
     for stem, title in (
         ("overall", "Standing across instances"),
+        ("matrix", "Models across studies"),
+        ("agreement", "Do the studies agree?"),
         ("eas", "Economic Alignment Score"),
     ):
         source, note = folder / f"{stem}.csv", folder / f"{stem}.md"
@@ -401,12 +416,26 @@ def _overall(paths, md: MarkdownIt, site: Path) -> list[Item]:
         text = note.read_text(encoding="utf-8") if note.is_file() else ""
         table_in_text = any(line.lstrip().startswith("|") for line in text.splitlines())
         href = None
-        if len(frame):  # the CSV, its intervals folded; the note above it unless it is the table
+        if stem == "matrix" and len(frame):  # models x instances, each model to its page
+            caption = md.render(text.split("\n\n")[0])
+            board = Board.of(matrix, link=lambda key: f"{pages[key]}.html")
+            html = caption + board.html()
+            href = f"{stem}.csv"
+            _copy(source, site / href)
+        elif len(frame):  # the CSV, its intervals folded; the note above it unless it is the table
+            lines = text.splitlines()
+            table_end = max((i for i, line in enumerate(lines) if line.startswith("|")), default=-1)
             html = ("" if table_in_text else md.render(text)) + Board.of(frame).html()
+            if table_in_text:  # what the note says after its table (the unplaced model names)
+                html += md.render("\n".join(lines[table_end + 1 :]))
             href = f"{stem}.csv"
             _copy(source, site / href)
         else:
             html = md.render(text)
+        figure = folder / f"{stem}.png"
+        if html and figure.is_file():  # the agreement's figure above its table
+            _copy(figure, site / figure.name)
+            html = f'<figure><img src="{figure.name}" alt="{title}"></figure>\n' + html
         if html:
             out.append(Item(stem, title, "", True, "", html=html, csv=href))
     return out
@@ -423,16 +452,23 @@ def build_site(params: Params, paths) -> tuple[list[Path], list[str]]:
         nav = [(p.name, p.info.title) for p in pages]
         for asset in ASSETS:
             _copy(Path(__file__).parent / "static" / asset, new / asset)
+        headlines = {i: headline_of(params.markets[i]) for i in params.markets}
+        models, matrix = model_pages(paths.reports, headlines, {p.name for p in pages})
         _write(
             new / "index.html",
             env.get_template("index.html.j2").render(
                 pages=pages,
                 nav=nav,
                 here=None,
-                overall=_overall(paths, md, new),
+                overall=_overall(paths, md, new, {m.key: m.slug for m in models}, matrix),
                 costs=cost_table(params),
             ),
         )
+        for model in models:
+            _write(
+                new / f"{model.slug}.html",
+                env.get_template("model.html.j2").render(model=model, nav=nav, here=None),
+            )
         for page in pages:
             _write(
                 new / f"{page.name}.html",

@@ -69,17 +69,22 @@ def test_both_markets_through_every_stage(tmp_path):
     assert md[2].split("|")[1:-1] == [
         " rank ",
         " player ",
+        " model ",
+        " variant ",
+        " provider ",
         " kind ",
         " markets ",
         " n_markets ",
         " mean_percentile ",
+        " names ",
         " decisions ",
         " valid_first ",
         " valid_reasked ",
         " fallback ",
     ]
     row = [c.strip() for c in md[4].split("|")[1:-1]]
-    assert row[:5] == ["1", "nash_both", "baseline", "cournot,bertrand", "2"]
+    # a baseline followed by its player id has no model identity: model, variant, provider blank
+    assert row[:8] == ["1", "nash_both", "", "", "", "baseline", "cournot,bertrand", "2"]
     written = [p for m in ("cournot", "bertrand") for p in run_figures(m, params, paths)]
     assert {p.name for p in written} >= {
         "fig2_quantities.png",
