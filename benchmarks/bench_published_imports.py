@@ -8,13 +8,17 @@ Sources (not part of this project):
   ``git -C AI-Bazaar checkout Market-v1``: ``AI-Bazaar/logs-data`` (5.5 GB; files of 4 MiB or more,
   mostly prompt logs, may be missing from a snapshot; the import says which);
 - BAZAAR's games: ``git clone --depth 1 https://github.com/lechmazur/bazaar``: ``bazaar/logs``;
-  ``git clone --depth 1 https://github.com/lechmazur/emergent_collusion``: its ``logs``.
+  ``git clone --depth 1 https://github.com/lechmazur/emergent_collusion``: its ``logs``;
+  ``git clone --depth 1 https://github.com/lechmazur/pact``: its ``logs`` (9,089 games, 500 MB).
 
     .venv/bin/python benchmarks/bench_published_imports.py --agent-bazaar AI-Bazaar/logs-data \\
-        [--bazaar bazaar/logs] [--collusion emergent_collusion/logs] [--markets crash lemon]
+        [--bazaar bazaar/logs] [--collusion emergent_collusion/logs] [--pact pact/logs] \\
+        [--markets crash lemon]
 
-The issue's target: the whole ``logs-data`` (crash and lemon) imported in at most 5 minutes on 2
-cores. Prints figures; asserts nothing.
+The issues' targets: the whole ``logs-data`` (crash and lemon) imported in at most 5 minutes on 2
+cores (issue 44); PACT's 9,089 games in at most 3 minutes (issue 54; the whole
+``marketarena import-bazaar`` command, board included, is the figure in
+docs/published-games.md). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -85,9 +89,10 @@ def main() -> None:
     ap.add_argument("--agent-bazaar", default=os.environ.get("AGENT_BAZAAR_LOGS"))
     ap.add_argument("--bazaar", default=os.environ.get("BAZAAR_LOGS"))
     ap.add_argument("--collusion", default=os.environ.get("COLLUSION_LOGS"))
+    ap.add_argument("--pact", default=os.environ.get("PACT_LOGS"))
     ap.add_argument("--markets", nargs="+", default=["crash", "lemon"])
     args = ap.parse_args()
-    if not (args.agent_bazaar or args.bazaar or args.collusion):
+    if not (args.agent_bazaar or args.bazaar or args.collusion or args.pact):
         sys.exit(__doc__)
     print(f"cores: {len(os.sched_getaffinity(0))}")
     if args.agent_bazaar:
@@ -116,6 +121,20 @@ def main() -> None:
                 distributions=["correlated"],
             ),
             "emergent_collusion",
+        )
+    if args.pact:
+        time_import(
+            _instance(
+                "pact",
+                "double_auction",
+                "bazaar",
+                args.pact,
+                rounds=20,
+                n_buyers=1,
+                n_sellers=1,
+                distributions=["correlated", "heavy_tailed", "semi_bimodal", "uniform"],
+            ),
+            "pact",
         )
 
 

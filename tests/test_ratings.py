@@ -313,3 +313,38 @@ def test_rank_interval_by_hand():
     assert (out.loc["a", "rank_lo"], out.loc["a", "rank_hi"]) == (1, 2)
     assert (out.loc["c", "rank_lo"], out.loc["c", "rank_hi"]) == (3, 3)
     assert out.loc["c", "mu_lo"] == out.loc["c", "mu_hi"] == 1.0
+
+
+def test_provisional_players_are_marked_and_ranked_after_the_settled_ones():
+    import pandas as pd
+
+    from marketarena.ratings import with_provisional
+
+    board = pd.DataFrame(
+        {
+            "rank": [1, 2, 3, 4],
+            "name": ["thin", "a", "wide", "b"],
+            "games": [2, 50, 40, 30],
+            "rank_lo": [1, 1, 1, 3],
+            "rank_hi": [4, 2, 4, 4],
+        }
+    )
+    out = with_provisional(board, min_games=10, max_rank_width=None)
+    assert out["name"].tolist() == ["a", "wide", "b", "thin"]
+    assert out["rank"].tolist() == [1, 2, 3, 4] and out["provisional"].tolist() == [0, 0, 0, 1]
+    out = with_provisional(board, min_games=10, max_rank_width=3)  # wide spans 4 ranks
+    assert out["name"].tolist() == ["a", "b", "thin", "wide"]
+    assert out["provisional"].tolist() == [False, False, True, True]
+    # lemon's board: each role ranked apart, its provisional players after its settled ones
+    roles = board.assign(role=["buyer", "buyer", "seller", "seller"], rank=[1, 2, 1, 2])
+    roles.loc[2, "games"] = 3
+    out = with_provisional(roles, min_games=10, max_rank_width=None)
+    assert out[["role", "name", "rank"]].values.tolist() == [
+        ["buyer", "a", 1],
+        ["buyer", "thin", 2],
+        ["seller", "b", 1],
+        ["seller", "wide", 2],
+    ]
+    # a board with no games column keeps everyone settled, in its order
+    plain = with_provisional(board.drop(columns=["games"]), 10, None)
+    assert plain["name"].tolist() == board["name"].tolist() and not plain["provisional"].any()

@@ -108,10 +108,26 @@ class TrueSkillSettings(Strict):
     draw_probability: float = Field(default=0.0, ge=0, lt=1)
 
 
+class ProvisionalParams(Strict):
+    """When a board's player is provisional: marked, and ranked after the settled players
+    (``ratings.with_provisional``)."""
+
+    min_games: int = Field(
+        default=10, ge=0, description="fewer games (episodes, runs) than this: provisional"
+    )
+    max_rank_width: int | None = Field(
+        default=None,
+        ge=1,
+        description="a 95% rank interval spanning more ranks than this: provisional (null: "
+        "no limit; boards without a rank interval ignore it)",
+    )
+
+
 class RatingsParams(Strict):
     trueskill: TrueSkillSettings = Field(default_factory=TrueSkillSettings)
     n_boot: int = Field(default=200, ge=10, description="bootstrap resamples of episodes")
     seed: int = Field(default=0, ge=0)
+    provisional: ProvisionalParams = Field(default_factory=ProvisionalParams)
 
 
 def available_cores() -> int:

@@ -352,16 +352,21 @@ def run_stats(instance: str, params: Params, paths: Paths) -> dict:
 
 def run_ratings(instance: str, params: Params, paths: Paths) -> "pd.DataFrame":
     """The instance's leaderboard: ``reports/leaderboards/<instance>.csv``, the market's board
-    with every player's validity columns beside mu (``metrics.validity.with_validity``)."""
+    with every player's validity columns beside mu (``metrics.validity.with_validity``) and
+    whether its rank is provisional, provisional players ranked after the settled ones
+    (``ratings.with_provisional``, params ``ratings.provisional``)."""
     import pandas as pd
 
     from marketarena.metrics.validity import with_validity
+    from marketarena.ratings import with_provisional
 
     analysis, mp = analysis_for(params, instance)
     agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
     validity = paths.metrics(instance) / "validity.parquet"
     board = analysis.leaderboard(agents, mp, params.ratings, params.stats)
     board = with_validity(board, pd.read_parquet(validity) if validity.is_file() else None)
+    rule = params.ratings.provisional
+    board = with_provisional(board, rule.min_games, rule.max_rank_width)
     out = paths.reports / "leaderboards"
     out.mkdir(parents=True, exist_ok=True)
     board.to_csv(out / f"{instance}.csv", index=False, float_format="%.6g")

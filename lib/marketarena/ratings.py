@@ -494,3 +494,35 @@ def leaderboard(
     ).reset_index(drop=True)
     board.insert(0, "rank", range(1, len(board) + 1))
     return board
+
+
+#: the columns a board counts a player's games in, the first it has (lemon's buyers: episodes,
+#: not the TrueSkill games of kinds that never meet)
+GAMES_COLUMNS = ("episodes", "games", "runs")
+
+
+def with_provisional(
+    board: pd.DataFrame, min_games: int, max_rank_width: int | None
+) -> pd.DataFrame:
+    """``board`` with ``provisional`` (bool): a player with fewer than ``min_games`` games (its
+    first column of :data:`GAMES_COLUMNS`) or, where the board has a 95% rank interval
+    (``rank_lo``, ``rank_hi``) and ``max_rank_width`` is set, one whose interval spans more ranks
+    than that. As arenas do, the provisional players are ranked apart: after every settled player
+    of their side (a board's ``role``), each group in the board's order, ``rank`` renumbered
+    (1 = the best settled player). A board without a games column keeps every player settled."""
+    games = next((c for c in GAMES_COLUMNS if c in board.columns), None)
+    short = np.zeros(len(board), bool)
+    if games is not None:
+        short |= pd.to_numeric(board[games], errors="coerce").fillna(0).to_numpy() < min_games
+    if max_rank_width is not None and {"rank_lo", "rank_hi"} <= set(board.columns):
+        width = (board["rank_hi"] - board["rank_lo"] + 1).to_numpy(dtype=float)
+        short |= width > max_rank_width
+    board = board.assign(provisional=short)
+    if not short.any():
+        return board
+    side = board["role"] if "role" in board.columns else pd.Series("", index=board.index)
+    order = pd.DataFrame({"side": pd.factorize(side)[0], "p": short, "at": np.arange(len(board))})
+    board = board.iloc[order.sort_values(["side", "p", "at"]).index].reset_index(drop=True)
+    side = board["role"] if "role" in board.columns else pd.Series("", index=board.index)
+    board["rank"] = board.groupby(side.to_numpy(), sort=False).cumcount() + 1
+    return board

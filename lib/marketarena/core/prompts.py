@@ -30,8 +30,10 @@ so ``{{ ... }}`` inside the text stays literal text.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -89,14 +91,31 @@ class Quoted:
 def clean_text(text: str) -> str:
     """``text`` without control characters, ANSI escapes and invisible bidi / zero-width
     characters, whitespace collapsed to single spaces and stripped."""
-    text = _ANSI.sub("", str(text))
-    text = _INVISIBLE.sub("", text)
-    text = "".join(
-        " " if ch.isspace() else ch
-        for ch in text
-        if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
-    )
-    return _SPACE.sub(" ", text).strip()
+    text = _INVISIBLE.sub("", _ANSI.sub("", str(text)))
+    return _SPACE.sub(" ", text.translate(_cleaning(text))).strip()
+
+
+#: ASCII's whitespace (to a space) and other control characters (dropped): ``str.translate``'s
+#: table for a text of ASCII only, the common case (a chat of a published game: 357,033 of them)
+_ASCII_CLEANING = {c: " " if chr(c).isspace() else None for c in (*range(32), 127)}
+
+
+@functools.cache
+def _unicode_cleaning() -> dict[int, str | None]:
+    """The table for any text: every whitespace character to a space, every other character of
+    category Cc, Cf or Cs dropped (built once, on the first text that is not ASCII)."""
+    table: dict[int, str | None] = {}
+    for c in range(sys.maxunicode + 1):
+        ch = chr(c)
+        if ch.isspace():
+            table[c] = " "
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs"):
+            table[c] = None
+    return table
+
+
+def _cleaning(text: str) -> dict[int, str | None]:
+    return _ASCII_CLEANING if text.isascii() else _unicode_cleaning()
 
 
 def cap_text(text: str, max_chars: int, max_words: int | None = None) -> tuple[str, bool]:

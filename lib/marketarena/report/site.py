@@ -307,6 +307,8 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
         who = who_column(frame)
         games = "games" if "games" in frame.columns else "episodes"
         main = {"rank", who or "", headline.column, games, *MAIN_COLUMNS}
+        if "provisional" in frame.columns and frame["provisional"].astype(bool).any():
+            main.add("provisional")  # shown where some player's rank is provisional
         board = Board.of(frame, main=main, link=lambda name: viewer_url(instance, "p", name))
         _copy(board_path, site / instance / "board.csv")
         if len(frame):  # boards are sorted best first

@@ -59,7 +59,7 @@ def test_game_tables_hold_the_hand_computed_game():
     g = reader.read_game(FIXTURES / "auction_fixture_1.jsonl")
     assert g.seats == ["B1", "B2", "B3", "B4", "S1", "S2", "S3", "S4"]
     assert g.name("B1") == "gemini-2.5-pro" and g.name("S3") == "aa" and g.name("S2") == "shade_5"
-    t = bazaar.game_tables(g)
+    t = {name: table.frame() for name, table in bazaar.game_tables(g).items()}
     assert list(
         t["trades"][["step", "buyer", "seller", "price"]].itertuples(index=False, name=None)
     ) == [
@@ -75,7 +75,7 @@ def test_game_tables_hold_the_hand_computed_game():
     agents = t["agents"].set_index("agent_id")
     assert agents.loc["B1", "kind"] == "llm" and agents.loc["S1", "strategy"] == "collusive"
     g2 = bazaar.game_tables(reader.read_game(FIXTURES / "auction_fixture_2.jsonl"))
-    st = g2["states"].set_index(["step", "agent_id"])
+    st = g2["states"].frame().set_index(["step", "agent_id"])
     assert st.loc[(1, "B3"), "quote"] == -1 and st.loc[(1, "B1"), "payoff"] == -19
 
 

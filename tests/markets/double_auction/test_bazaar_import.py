@@ -35,6 +35,7 @@ import pytest
 from typer.testing import CliRunner
 
 from marketarena.cli import app
+from marketarena.core.reader import EpisodeReader
 from marketarena.core.sources import SourceError
 from marketarena.markets.double_auction.sources import reader
 from marketarena.markets.double_auction.sources.analysis import import_summary
@@ -567,3 +568,42 @@ def test_the_import_pins_its_checkout_and_names_the_absent_files(tmp_path):
         (tmp_path / "out2" / "data" / "episodes" / "double_auction" / "import.json").read_text()
     )
     assert record["checkout"] is None
+
+
+PACT = FIXTURES / "pact"
+
+
+def test_pacts_answers_are_judged_where_logged_and_its_chat_counted_by_behaviour(tmp_path):
+    """Two 1x1 games in PACT's two schemas (``fixtures/pact``, written by hand): game a (1.4.0)
+    logs no raw answer and addresses its chat to ``all_traders``; game b (1.7.0) logs every raw
+    answer, addresses each message to the other seat, and has a quote answer that breaks BAZAAR's
+    format (``<prices>60</price>``, their engine played 56) and a chat turn their engine refused
+    (a ``communication_violation``).
+      a: alpha-1 buys (60), beta-2 sells (20); 2 messages each, all to everyone
+      b: beta-2 buys (70), alpha-1 sells (30); S1 2 messages, B1 1 (its round-1 turn refused)
+    Judged answers (b only): alpha-1 2 quotes + 2 chat turns, all valid; beta-2 2 quotes + 2
+    chat turns, of which the round-1 quote and chat turn invalid: 2 of 4."""
+    res = _import(PACT, tmp_path / "pact")
+    assert res.exit_code == 0, res.output
+    paths = Paths(tmp_path / "pact")
+    summary = import_summary(tmp_path / "pact")
+    assert summary["games_with_judged_answers"] == 1 and summary["answers_judged"] == 8
+    assert summary["answers_invalid"] == 2 and summary["chat_violations"] == 1
+    assert summary["seed_comparison"]["applies"] is False  # 1x1 games: not BAZAAR's tournament
+    board = pd.read_csv(paths.reports / "leaderboards" / "double_auction.csv").set_index("name")
+    assert board.loc["alpha-1", "decisions"] == 4 and board.loc["alpha-1", "valid_first"] == 1.0
+    assert board.loc["beta-2", "decisions"] == 4
+    assert board.loc["beta-2", ["valid_first", "fallback"]].tolist() == [0.5, 0.5]
+    decisions = EpisodeReader(paths.episodes("double_auction")).table("decisions")
+    bad = decisions[~decisions["valid"]].sort_values("phase")
+    assert bad["phase"].tolist() == ["chat", "quote"] and set(bad["agent_id"]) == {"B1"}
+    assert "malformed communication output" in bad["error"].iloc[0]
+    assert "found 0" in bad["error"].iloc[1]  # no <price>XX</price> tag: their engine played 56
+    agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet")
+    chat = agents.set_index(["episode_id", "agent_id"])[
+        ["messages_sent", "messages_private", "messages_group", "messages_to_counterparties"]
+    ]
+    # the same behaviour under either schema: in a 1x1 game no message is private
+    assert chat.loc[("bz-0000", "B1")].tolist() == [2, 0, 2, 2]
+    assert chat.loc[("bz-0001", "S1")].tolist() == [2, 0, 2, 2]
+    assert chat.loc[("bz-0001", "B1")].tolist() == [1, 0, 1, 1]

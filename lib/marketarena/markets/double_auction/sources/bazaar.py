@@ -27,12 +27,15 @@ studies: the report says why (``seed_comparison``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from marketarena.core.rules import AGENT_COLUMNS
+from marketarena.core.runner import DECISION_COLUMNS
+from marketarena.core.types import Rows
 from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.bazaar_baselines import BASELINE_NAMES
 from marketarena.markets.double_auction.market import DoubleAuctionMarket
@@ -44,18 +47,35 @@ from marketarena.markets.double_auction.sources.reader import LogError, LoggedGa
 #: ``all``/``all_buyers``/``all_sellers``/``all_traders``), the text (cleaned and capped as every
 #: foreign text: ``core.prompts.quote_text``), whether it was cut, and how long it was
 MESSAGE_COLUMNS = ["step", "sender", "recipients", "text", "truncated", "chars"]
+#: the chat's casts (an empty chat keeps its columns' types)
+MESSAGE_DTYPES = {
+    "step": "int64",
+    "sender": "str",
+    "recipients": "str",
+    "text": "str",
+    "truncated": "bool",
+    "chars": "int64",
+}
+#: the judged answers' casts (``decisions``)
+DECISION_DTYPES = {"step": "int64", "round": "int64", "attempt": "int64", "valid": "bool"} | {
+    c: "str" for c in ("phase", "agent_id", "action", "error", "notes")
+}
 #: per-seat figures the game logged (``bazaar_logged``): its efficiency, the seat's surplus share
 #: and CSα (NaN where the game logged none)
 LOGGED_COLUMNS = ["agent_id", "logged_efficiency", "logged_surplus_share", "logged_csa"]
 
 
-def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
+def game_tables(game: LoggedGame) -> dict[str, Rows]:
     """The game in our log schema (``markets/double_auction/market.py``): ``agents``, ``seats``,
     ``states`` (a quote of None logged as -1), ``trades`` (rank = order within the round),
     ``game`` (its competitive-equilibrium surplus from the values), ``messages`` (the chat, empty
-    without one) and ``bazaar_logged`` (the figures the game logged, checked against ours)."""
+    without one), ``decisions`` (its judged answers, where it logged them:
+    :func:`decisions_table`) and ``bazaar_logged`` (the figures the game logged, checked against
+    ours). As row tuples (``core.types.Rows``), as our market's own tables are: a DataFrame a
+    table cost more than the rest of an import of PACT's 9,089 games."""
     seats = game.seats
-    agents = pd.DataFrame(
+    agents = Rows(
+        AGENT_COLUMNS,
         [
             (
                 a,
@@ -69,7 +89,6 @@ def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
             )
             for a in seats
         ],
-        columns=AGENT_COLUMNS,
     )
     surplus = dict.fromkeys(seats, 0)
     state_rows, trade_rows = [], []
@@ -104,33 +123,23 @@ def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
     ce = int(rules.ce_surplus(bv, sv))
     cols = DoubleAuctionMarket.TABLE_COLUMNS
     final = game.final
-    return {
+    tables = {
         "agents": agents,
-        "seats": pd.DataFrame(
+        "seats": Rows(
+            ["agent_id", "role", "value", "distribution"],
             [(a, game.role[a], game.value[a], game.distribution) for a in seats],
-            columns=["agent_id", "role", "value", "distribution"],
         ),
-        "states": pd.DataFrame(state_rows, columns=cols["states"]),
-        "trades": pd.DataFrame(trade_rows, columns=cols["trades"]).astype(
-            {"bid": "int64", "ask": "int64"}
-        ),
-        "game": pd.DataFrame(
+        "states": Rows(cols["states"], state_rows),
+        "trades": Rows(cols["trades"], trade_rows, {"bid": "int64", "ask": "int64"}),
+        "game": Rows(
+            ["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
             [(game.distribution, game.rounds, ce, ce * game.rounds)],
-            columns=["distribution", "rounds", "ce_surplus_round", "ce_surplus"],
         ),
-        "messages": pd.DataFrame(
-            [(t - 1, *rest) for t, *rest in game.messages], columns=MESSAGE_COLUMNS
-        ).astype(
-            {
-                "step": "int64",
-                "sender": "str",
-                "recipients": "str",
-                "text": "str",
-                "truncated": "bool",
-                "chars": "int64",
-            }
+        "messages": Rows(
+            MESSAGE_COLUMNS, [(t - 1, *rest) for t, *rest in game.messages], MESSAGE_DTYPES
         ),
-        "bazaar_logged": pd.DataFrame(
+        "bazaar_logged": Rows(
+            LOGGED_COLUMNS,
             [
                 (
                     a,
@@ -140,9 +149,35 @@ def game_tables(game: LoggedGame) -> dict[str, pd.DataFrame]:
                 )
                 for a in seats
             ],
-            columns=LOGGED_COLUMNS,
         ),
     }
+    if game.judged:
+        tables["decisions"] = decisions_table(game)
+    return tables
+
+
+def decisions_table(game: LoggedGame) -> Rows:
+    """The game's judged answers (``reader.LoggedGame.answers``: where it logged their raw text)
+    as our ``decisions`` table (``core.runner.DECISION_COLUMNS``), so every board's validity
+    columns (``metrics.validity``) count them as any played seat's: a quote (phase ``quote``,
+    its action the logged quote) and a chat turn (phase ``chat``) per answer, attempt 0 (their
+    engine never asked again), ``valid`` and the ``error`` that made it invalid. A game that
+    logged no raw answer has no such table: its validity is unknown, not assumed."""
+    rows = [
+        (
+            t - 1,
+            0,
+            phase,
+            seat,
+            0,
+            json.dumps({"quote": game.quotes[t - 1][seat]}) if phase == "quote" else "",
+            valid,
+            error,
+            "",
+        )
+        for t, seat, phase, valid, error in game.answers
+    ]
+    return Rows(DECISION_COLUMNS, rows, DECISION_DTYPES)
 
 
 def game_meta(game: LoggedGame) -> dict:
@@ -222,8 +257,9 @@ def seed_study(games: list[LoggedGame]) -> str:
 
 def import_report(games: list[LoggedGame]) -> dict:
     """What an import brought in (``core.sources.REPORT``): games, seats, LLM seats, chat messages,
-    how many games logged their seats' CSα, and whether the board compares with the seed's table
-    (:func:`seed_study`)."""
+    the answers judged (games that logged their raw text, answers, invalid ones, of which chat
+    turns their engine refused), how many games logged their seats' CSα, and whether the board
+    compares with the seed's table (:func:`seed_study`)."""
     other = seed_study(games)
     return {
         "format": "bazaar",
@@ -231,6 +267,12 @@ def import_report(games: list[LoggedGame]) -> dict:
         "seats": sum(len(g.seats) for g in games),
         "llm_seats": sum(sum(g.is_llm.values()) for g in games),
         "messages": sum(len(g.messages) for g in games),
+        "games_with_judged_answers": sum(g.judged for g in games),
+        "answers_judged": sum(len(g.answers) for g in games),
+        "answers_invalid": sum(not a[3] for g in games for a in g.answers),
+        "chat_violations": sum(
+            not valid for g in games for _, _, phase, valid, _ in g.answers if phase == "chat"
+        ),
         "games_with_logged_csa": sum(bool(g.final.seat_csa_map) for g in games),
         "distributions": sorted({g.distribution for g in games}),
         "seed_comparison": {"applies": not other, "why": other or "BAZAAR's own games"},

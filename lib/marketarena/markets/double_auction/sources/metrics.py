@@ -90,36 +90,45 @@ def with_origin(seats: pd.DataFrame) -> pd.DataFrame:
     return seats.assign(origin=np.where(published, "published", "new"), prompts=prompts)
 
 
-#: chat recipients that reach more than one trader
-GROUP_RECIPIENTS = ("all", "all_buyers", "all_sellers", "all_traders")
-
-
 def with_chat(seats: pd.DataFrame, messages: pd.DataFrame) -> pd.DataFrame:
-    """Per seat, its chat (``messages`` of an imported game), to whom:
+    """Per seat, its chat (``messages`` of an imported game), by whom each message reached, not
+    by how it was addressed (BAZAAR's schema 1.4.0 writes a 1x1 game's messages to
+    ``all_traders``, 1.7.0 to the one other seat: the same behaviour, counted the same):
 
     - ``messages_sent``: every message it wrote (an empty one, BAZAAR's way of staying silent,
       is not logged as a message);
-    - ``messages_private`` (to one trader) and ``messages_group`` (to all, all buyers or all
-      sellers);
-    - ``messages_to_rivals``: to its own side (a seller to all sellers or to one seller): the
-      channel a cartel needs; ``messages_to_counterparties``: to the other side; a message to
-      everyone counts in neither;
+    - ``messages_private``: to one trader while others could have read it (a game of more than
+      two traders), whatever the address (a seat, or a group of one); ``messages_group`` the rest;
+    - ``messages_to_rivals``: reaching only its own side (a seller to all sellers or to one
+      seller): the channel a cartel needs; ``messages_to_counterparties``: reaching only the
+      other side; a message reaching both sides counts in neither;
     - ``chat_chars``: characters written; ``messages_received``: sent to it privately.
 
     Zero for a seat that wrote nothing; the columns are absent without a chat."""
     if messages is None or messages.empty or "sender" not in messages:
         return seats
     side = seats.set_index(["episode_id", "agent_id"])["role"]
-    m = messages.assign(private=~messages["recipients"].isin(GROUP_RECIPIENTS))
-    own = pd.Series(list(zip(m["episode_id"], m["sender"]))).map(side).to_numpy()
-    to = np.where(
-        m["recipients"] == "all_buyers",
-        "buyer",
-        np.where(m["recipients"] == "all_sellers", "seller", ""),
+    sides = seats.groupby("episode_id")["role"].value_counts().unstack(fill_value=0)
+    buyers = messages["episode_id"].map(sides.get("buyer", 0)).fillna(0).to_numpy()
+    sellers = messages["episode_id"].map(sides.get("seller", 0)).fillna(0).to_numpy()
+    own = pd.Series(list(zip(messages["episode_id"], messages["sender"]))).map(side).to_numpy()
+    to = messages["recipients"].to_numpy()
+    seat_to = pd.Series(list(zip(messages["episode_id"], to))).map(side).fillna("").to_numpy()
+    # the traders of each side a message reaches (never its sender)
+    everyone = np.isin(to, ("all", "all_traders"))
+    reach_b = np.where(everyone | (to == "all_buyers"), buyers - (own == "buyer"), 0)
+    reach_b = np.where(seat_to == "buyer", 1, reach_b)
+    reach_s = np.where(everyone | (to == "all_sellers"), sellers - (own == "seller"), 0)
+    reach_s = np.where(seat_to == "seller", 1, reach_s)
+    rivals, others = (
+        np.where(own == "buyer", reach_b, reach_s),
+        np.where(own == "buyer", reach_s, reach_b),
     )
-    seat_to = pd.Series(list(zip(m["episode_id"], m["recipients"]))).map(side).fillna("").to_numpy()
-    to = np.where(m["private"], seat_to, to)
-    m = m.assign(to_rivals=(to == own) & (to != ""), to_counterparties=(to != own) & (to != ""))
+    m = messages.assign(
+        private=(reach_b + reach_s == 1) & (buyers + sellers > 2),
+        to_rivals=(rivals > 0) & (others == 0),
+        to_counterparties=(others > 0) & (rivals == 0),
+    )
     key = ["episode_id", "sender"]
     sent = m.groupby(key).agg(
         messages_sent=("text", "size"),

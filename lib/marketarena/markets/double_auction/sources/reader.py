@@ -12,7 +12,19 @@ file is one game, one JSON record a line:
 - ``trade``: ``round``, ``buyer_id``, ``seller_id``, ``bid``, ``ask``, ``cleared_price``;
 - ``conversation``: ``round``, ``player_id``, ``recipient_id`` (a seat or a group), ``message``;
 - ``final``: ``market_efficiency``, ``seat_surplus_share_map``, ``seat_csa_map``,
-  ``final_payoff_map`` and more (other record types are ignored).
+  ``final_payoff_map`` and more;
+- from schema 1.7.0 (PACT's newer games) a ``bid_ask`` and a ``conversation`` also carry the
+  model's ``raw_response``, and ``communication_violation`` (``round``, ``player_id``,
+  ``reason``, ``raw_response``) records a chat answer their engine refused (other record types are
+  ignored).
+
+**The answers, judged** (:attr:`LoggedGame.answers`), where a game logged them (a raw response
+on its records: :attr:`LoggedGame.judged`): each quote answer is valid when it holds exactly one
+``<price>XX</price>`` whose price is the quote their engine logged (``BazaarPrice``, the rule our
+BAZAAR harness applies); a malformed one, for which their engine played another price, is an
+invalid answer; each chat turn is valid unless a ``communication_violation`` refused it. Games
+that log no raw response (schema 1.4.0: BAZAAR's, the collusion study's, PACT's older ones) have
+no judged answers: whether their answers were valid is unknown, never assumed.
 
 :func:`read_game` validates the records this module uses and names the file and line of a bad
 one (every ``*.jsonl`` entry is read as ``core.sources`` reads: a FIFO, a device or a link out of
@@ -57,6 +69,8 @@ MAX_ROUNDS = 10_000
 MAX_SIDE = 100
 #: characters of a chat message kept (BAZAAR's longest: 254); longer ones are cut and flagged
 MESSAGE_MAX_CHARS = 2000
+#: characters kept of the reason their engine gave for refusing an answer
+REASON_MAX_CHARS = 300
 #: seat ids: B1.., S1..
 SEAT = re.compile(r"^([BS])([1-9][0-9]{0,2})$")
 #: a chat message's recipients besides one seat
@@ -141,6 +155,14 @@ class LoggedGame:
     final: LoggedFinal
     n_buyers: int = field(default=0)
     messages: list[tuple[int, str, str, str, bool, int]] = field(default_factory=list)
+    #: the answers judged (module docstring): (round, seat, phase ``quote`` or ``chat``, valid,
+    #: why not, capped), in log order; empty where the game logged no raw response
+    answers: list[tuple[int, str, str, bool, str]] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        """Whether the game logged its answers' raw text (so :attr:`answers` judges them)."""
+        return bool(self.answers)
 
     def name(self, seat: str) -> str:
         """Player name: the logged model for an LLM, our roster name for a baseline."""
@@ -197,6 +219,7 @@ class _Reading:
         self.quotes: dict[tuple[int, str], int | None] = {}
         self.trades: list[tuple[int, str, str, int]] = []
         self.messages: list[tuple[int, str, str, str, bool, int]] = []
+        self.answers: list[tuple[int, str, str, bool, str]] = []
 
     def seat(self, rec: dict, key: str, role: str | None = None) -> str:
         seat = rec.get(key)
@@ -212,6 +235,20 @@ class _Reading:
     def round(self, rec: dict) -> int:
         return number(rec.get("round"), "round", 1, self.init.num_rounds, integer=True)
 
+    def judge_quote(self, t: int, seat: str, quote: int | None, raw) -> None:
+        """A quote answer judged by BAZAAR's rule (exactly one ``<price>XX</price>``, 0-100) and
+        against the quote their engine logged for it."""
+        from marketarena.markets.double_auction.bazaar_prompts import BazaarPrice
+
+        if not isinstance(raw, str):
+            raise ValueError(f"raw_response {str(raw)[:40]!r} is not text")
+        answer, why = BazaarPrice.from_text(raw)
+        if answer is not None and answer.price != quote:
+            why = (
+                f"the answer's price {answer.price} is not the quote their engine logged ({quote})"
+            )
+        self.answers.append((t, seat, "quote", why is None, why or ""))
+
     def read(self, rec: dict, line: int) -> None:
         kind = rec.get("type")
         if not isinstance(kind, str):
@@ -222,7 +259,7 @@ class _Reading:
             self.game_id = rec.get("game_id")
             self.init = validated(LoggedInit, rec.get("data"), self.path, line, "data")
             return
-        if kind not in ("bid_ask", "trade", "conversation", "final"):
+        if kind not in ("bid_ask", "trade", "conversation", "final", "communication_violation"):
             return  # other record types (payoff_change, round_end, ...): not used
         if self.init is None:
             raise ValueError(f"a {kind!r} record before the 'init' record")
@@ -232,6 +269,8 @@ class _Reading:
             if (t, seat) in self.quotes:
                 raise ValueError(f"a second quote of {seat} in round {t}")
             self.quotes[(t, seat)] = None if q is None else number(q, "quote", 0, MAX_QUOTE, True)
+            if "raw_response" in rec:
+                self.judge_quote(t, seat, self.quotes[(t, seat)], rec["raw_response"])
         elif kind == "trade":
             t = self.round(rec)
             b, s = self.seat(rec, "buyer_id", "buyer"), self.seat(rec, "seller_id", "seller")
@@ -250,6 +289,13 @@ class _Reading:
             if text.strip():  # an empty message is the documented way to stay silent
                 q = quote_text(text, MESSAGE_MAX_CHARS)
                 self.messages.append((t, sender, to, q.text, q.truncated, len(text)))
+            if "raw_response" in rec:
+                self.answers.append((t, sender, "chat", True, ""))
+        elif kind == "communication_violation":
+            t, sender = self.round(rec), self.seat(rec, "player_id")
+            reason = rec.get("reason")
+            why = quote_text(reason if isinstance(reason, str) else "", REASON_MAX_CHARS).text
+            self.answers.append((t, sender, "chat", False, why or "refused by their engine"))
         else:
             if self.final is not None:
                 raise ValueError("a second 'final' record")
@@ -322,6 +368,7 @@ def read_game(path: str | Path, root: str | Path | None = None) -> LoggedGame:
         final=final,
         n_buyers=init.num_buyers,
         messages=reading.messages,
+        answers=reading.answers,
     )
 
 
