@@ -179,3 +179,31 @@ def test_the_overall_stage_writes_the_agreement_with_its_figure(tmp_path):
     assert agreement["verdict"].tolist() == ["too few models in common"]
     assert (out / "agreement.png").stat().st_size > 0
     assert "Do the studies agree?" in (out / "agreement.md").read_text()
+
+
+def test_a_board_beside_a_studys_own_rating_matches_models_by_identity(tmp_path):
+    from marketarena.core.sources import SourceError
+    from marketarena.overall import read_rating, with_rating
+
+    board = pd.DataFrame(
+        {
+            "name": ["gpt-5.4", "claude-sonnet-4-6-adaptive", "o3", "naive", "phi-4"],
+            "kind": ["llm", "llm", "llm", "baseline", "llm"],
+            "mu": [30.0, 28.0, 20.0, 25.0, 10.0],
+        }
+    )
+    path = tmp_path / "rating.csv"
+    path.write_text(
+        "model,rating\nopenai/gpt-5.4,1500\nanthropic/claude-sonnet-4-6-adaptive,1450\n"
+        "o3,1300\nmicrosoft/phi-4,1100\nnot-on-the-board,900\n"
+    )
+    side, fit = with_rating(board, read_rating(path), n_boot=200)
+    assert side["name"].tolist() == ["gpt-5.4", "claude-sonnet-4-6-adaptive", "o3", "phi-4"]
+    assert side["rated_as"].iloc[0] == "openai/gpt-5.4" and fit["n"] == 4
+    assert fit["rho"] == 1.0 and fit["unmatched"] == ["not-on-the-board"]
+    path.write_text("model,rating\no3,1300\nphi-4,high\n")
+    with pytest.raises(SourceError, match=r"rating.csv:3: rating 'high' is not a number"):
+        read_rating(path)
+    path.write_text("name,score\no3,1\n")
+    with pytest.raises(SourceError, match="needs a header with the columns model and rating"):
+        read_rating(path)

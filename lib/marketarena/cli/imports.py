@@ -43,6 +43,12 @@ def import_bazaar(
     workers: int = typer.Option(
         0, "--workers", min=0, max=1024, help="processes for that reference (0: one per core)"
     ),
+    rating: str = typer.Option(
+        None,
+        "--rating",
+        help="a CSV of the study's own published rating (model,rating): the board's LLMs are "
+        "set beside it (Spearman, models matched by identity)",
+    ),
     debug: bool = DebugOpt,
 ) -> None:
     """Read BAZAAR's published game logs (JSONL) as an imported instance double_auction of a
@@ -75,6 +81,13 @@ def import_bazaar(
             params={"execution": {"workers": workers or "auto"}},
         )
         s = import_summary(out)
+        if rating:
+            import pandas as pd
+
+            from marketarena.overall import read_rating, with_rating
+
+            board = pd.read_csv(s["board"])
+            side, fit = with_rating(board, read_rating(Path(rating)))
     llm = s.get("spearman_llm") or {"n": 0}  # none: not BAZAAR's own games (seed_comparison)
     chat = f", {s['messages']} chat messages" if s["messages"] else ""
     typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")
@@ -110,6 +123,14 @@ def import_bazaar(
         )
     else:
         typer.echo(f"board: {s['board']}")
+    if rating:
+        missing = (
+            f"; rated but not on the board: {len(fit['unmatched'])}" if fit["unmatched"] else ""
+        )
+        typer.echo(
+            f"beside {Path(rating).name}: Spearman of the LLMs' μ with its rating "
+            f"{fit['rho']:.3f} [{fit['lo']:.3f}, {fit['hi']:.3f}] over {fit['n']} models{missing}"
+        )
 
 
 def import_agent_bazaar(

@@ -182,6 +182,14 @@ class SourceSpec(Strict):
         "the `prompts` folder beside the logs folder); Agent Bazaar's repository root, whose "
         "code builds them (null: the folder above the logs folder)",
     )
+    rating: str | None = Field(
+        default=None,
+        min_length=1,
+        description="a CSV of the study's own published rating (columns model, rating; higher is "
+        "better) to set the board beside: the Spearman of its models' μ with it, models matched "
+        "by identity (identity.py). Only where given: a study is never set beside another "
+        "study's table",
+    )
 
 
 class StopRule(Strict):

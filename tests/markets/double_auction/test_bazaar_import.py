@@ -607,3 +607,31 @@ def test_pacts_answers_are_judged_where_logged_and_its_chat_counted_by_behaviour
     assert chat.loc[("bz-0000", "B1")].tolist() == [2, 0, 2, 2]
     assert chat.loc[("bz-0001", "S1")].tolist() == [2, 0, 2, 2]
     assert chat.loc[("bz-0001", "B1")].tolist() == [1, 0, 1, 1]
+
+
+def test_a_study_is_set_beside_its_own_rating_only_when_given(tmp_path):
+    from marketarena.config import parse_params
+    from marketarena.markets.double_auction.sources.analysis import BazaarGamesAnalysis
+
+    rating = tmp_path / "pact_rating.csv"
+    rating.write_text("model,rating\nbeta-2,2.0\nalpha-1,1.0\ngamma-3,0.5\n")
+    res = _import(PACT, tmp_path / "pact")
+    assert res.exit_code == 0, res.output
+    assert "Spearman" not in res.output  # neither the seed's table nor a rating it was not given
+    res = CliRunner().invoke(
+        app,
+        ["import-bazaar", str(PACT), "--out", str(tmp_path / "rated"), "--passes", "3",
+         "--reference-games", "10", "--rating", str(rating)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "beside pact_rating.csv: Spearman" in res.output and "over 2 models" in res.output
+    assert "rated but not on the board: 1" in res.output
+    # an instance with source.rating writes the table beside its board (the figures stage)
+    block = {"market": "double_auction", "rounds": 2, "n_buyers": 1, "n_sellers": 1}
+    block["source"] = {"format": "bazaar", "path": str(PACT), "rating": str(rating)}
+    mp = parse_params({"markets": {"double_auction": block}}).markets["double_auction"]
+    tables = tmp_path / "rated" / "reports" / "tables" / "double_auction"
+    written = BazaarGamesAnalysis.published_rating(tables, mp, "double_auction")
+    md = next(p for p in written if p.suffix == ".md").read_text()
+    assert "published rating (pact_rating.csv)" in md and "over 2 models" in md
+    assert "rated but not on the board: gamma-3" in md

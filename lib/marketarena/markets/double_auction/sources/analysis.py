@@ -89,7 +89,36 @@ class BazaarGamesAnalysis(DoubleAuctionAnalysis):
                     Path(figures_dir) / "chat_surplus.png",
                 )
             ]
-        return chat + super().draw_figures(metrics_dir, figures_dir, tables_dir, mp, instance)
+        rated = self.published_rating(Path(tables_dir), mp, instance)
+        return (
+            chat + super().draw_figures(metrics_dir, figures_dir, tables_dir, mp, instance) + rated
+        )
+
+    @staticmethod
+    def published_rating(tables_dir: Path, mp: DoubleAuctionParams, instance: str) -> list[Path]:
+        """Where the user gave the study's own published rating (``source.rating``, a CSV of
+        model and rating; relative to the project root), the board's LLMs beside it
+        (``overall.with_rating``): ``<instance>_published_rating`` (md, tex, csv) with the
+        Spearman in its caption. DVC re-runs this when ``source.rating`` names another file, not
+        when the file is edited in place (``dvc repro -f figures@<instance>`` then)."""
+        from marketarena.overall import read_rating, with_rating
+        from marketarena.plots.tables import write_frame
+
+        if not mp.source or not mp.source.rating:
+            return []
+        root = tables_dir.parents[2]  # reports/tables/<instance> -> the project
+        path = Path(mp.source.rating).expanduser()
+        path = path if path.is_absolute() else root / path
+        side, fit = with_rating(read_board(tables_dir, instance), read_rating(path))
+        unmatched = fit["unmatched"]
+        caption = (
+            f"The board beside the study's own published rating ({Path(mp.source.rating).name}): "
+            f"per model matched by identity, our μ and rank among them, their rating and rank; "
+            f"Spearman {fit['rho']:.3f} (95% interval {fit['lo']:.3f} to {fit['hi']:.3f}) over "
+            f"{fit['n']} models"
+            + (f"; rated but not on the board: {', '.join(unmatched[:10])}" if unmatched else "")
+        )
+        return list(write_frame(side, tables_dir / f"{instance}_published_rating", caption))
 
 
 def import_summary(root: str | Path, instance: str = "double_auction") -> dict:
