@@ -6,8 +6,12 @@ the authors' ``paper/fig/scripts``, read as ``notes/peers-crash-lemon-auction.md
 against their cached results), on the runs as imported:
 
 - per run: b = the share of firms out of business at the run's last day; p_fin = the mean price of
-  the firms in business on the last day (0 when none); sigma = the sample SD (ddof 1) over days of
-  the day's mean price of the firms that set one;
+  the firms in business on the last day that posted a price above 0 (0 when none); sigma = the
+  sample SD (ddof 1) over days of the day's mean price of the firms in business at the day's end
+  with a price above 0 (0 for a run of one such day). Their script reads each day's state file,
+  where a firm out of business lists no price and a price of 0 is dropped
+  (``price_per_firm_over_time`` of their ``dataframe_builder``, then ``value > 0``): a firm that
+  posted 0, or went out of business that day, is not in the day's mean;
 - per cell (model x stabilizing firms x discovery limit): the means of b, sigma and
   dev = |p_fin / c - 1| over its seeds; d_max and sigma_max are the largest per-run dev and sigma of
   the model's runs (their normalisation, within one model);
@@ -34,20 +38,20 @@ from marketarena.stats import bootstrap_mean_ci, cluster_bootstrap_spearman
 CELL = ["model", "stabilizing", "discovery_limit"]
 
 
-def run_figures(
-    market: pd.DataFrame, days: pd.DataFrame, states: pd.DataFrame, setting: pd.DataFrame
-) -> pd.DataFrame:
+def run_figures(market: pd.DataFrame, states: pd.DataFrame, setting: pd.DataFrame) -> pd.DataFrame:
     """Per run: model, cell, seed, b, p_fin, sigma and dev as their script computes them."""
-    last = states.sort_values("step").groupby(["episode_id", "agent_id"]).tail(1)
-    alive = last[~last["bankrupt"].astype(bool)]
-    final_price = alive.groupby("episode_id")["price"].mean()
-    price = days.groupby("episode_id")["mean_price"]
+    posted = states[~states["bankrupt"].astype(bool) & (states["price"] > 0)]
+    last_step = states.groupby("episode_id")["step"].max()
+    final = posted[posted["step"] == posted["episode_id"].map(last_step)]
+    final_price = final.groupby("episode_id")["price"].mean()
+    per_day = posted.groupby(["episode_id", "step"])["price"].mean()
+    sigma = per_day.groupby("episode_id").std(ddof=1).fillna(0.0)
     s = setting.set_index("episode_id")
     out = market[["episode_id", "discovery_limit", "stabilizing", "bankruptcy_rate"]].copy()
     out["model"] = out["episode_id"].map(s["model"])
     out["seed"] = out["episode_id"].map(s["seed"])
     out["p_fin"] = out["episode_id"].map(final_price).fillna(0.0)
-    out["sigma"] = out["episode_id"].map(price.std(ddof=1))
+    out["sigma"] = out["episode_id"].map(sigma).fillna(0.0)
     out["dev"] = (out["p_fin"] / out["episode_id"].map(s["unit_cost"]) - 1).abs()
     return out.rename(columns={"bankruptcy_rate": "b"})
 
@@ -164,7 +168,7 @@ def frames(
     market = out["market"].merge(
         setting[["episode_id", "model", "seed"]], on="episode_id", how="left"
     )
-    runs = run_figures(market, tables["days"], tables["states"], setting)
+    runs = run_figures(market, tables["states"], setting)
     cells = their_health(runs)
     per_run = market[["episode_id", "model", "seed", *[c for c in MARKET_COLUMNS if c in market]]]
     per_run = per_run.rename(columns={c: f"market_{c}" for c in MARKET_COLUMNS})
