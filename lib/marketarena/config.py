@@ -113,7 +113,10 @@ class ProvisionalParams(Strict):
     (``ratings.with_provisional``)."""
 
     min_games: int = Field(
-        default=10, ge=0, description="fewer games (episodes, runs) than this: provisional"
+        default=5,
+        ge=0,
+        description="fewer games (episodes, runs) than this: provisional (below 5, a bootstrap "
+        "interval over games has too few distinct resamples to mean anything)",
     )
     max_rank_width: int | None = Field(
         default=None,

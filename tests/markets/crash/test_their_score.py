@@ -1,7 +1,8 @@
 """Their score's per-run figures as their exp1 scoring script computes them (issue 54: "their"
-crash health must be theirs): a day's mean price over the firms in business at its end that
-posted a price above 0, its sample SD over days; the final price over the firms in business on
-the last day with a price above 0."""
+crash health must be theirs; checked against their cached grids by
+benchmarks/bench_their_outputs.py): a day's mean price over the firms that posted a price above 0
+that day, its sample SD over days; the final price over the firms in business at the end of the
+last day with a price above 0."""
 
 import pandas as pd
 import pytest
@@ -9,12 +10,12 @@ import pytest
 from marketarena.markets.crash.sources.published import run_figures
 
 
-def test_a_posted_price_of_zero_and_a_firm_gone_that_day_are_not_in_the_days_mean():
+def test_a_posted_price_of_zero_is_not_in_the_days_mean():
     # one run, 3 days, firms a, b, c (unit cost 2)
-    #   day 0: a 4, b 0 (posted 0), c 6          -> mean of a, c: 5
-    #   day 1: a 4, b 8 (goes out of business), c 6 -> mean of a, c: 5 (b gone at the day's end)
-    #   day 2: a 5, c 7                          -> 6
-    # sigma = SD(5, 5, 6) with ddof 1 = sqrt(1/3); p_fin = (5 + 7) / 2 = 6; dev = |6 / 2 - 1| = 2
+    #   day 0: a 4, b 0 (posted 0), c 6              -> mean of a, c: 5
+    #   day 1: a 4, b 8 (out of business at its end), c 6 -> mean of a, b, c: 6
+    #   day 2: a 5, c 7                              -> 6
+    # sigma = SD(5, 6, 6) with ddof 1 = sqrt(1/3); p_fin = (5 + 7) / 2 = 6; dev = |6 / 2 - 1| = 2
     states = pd.DataFrame(
         {
             "episode_id": ["r"] * 8,
@@ -29,9 +30,11 @@ def test_a_posted_price_of_zero_and_a_firm_gone_that_day_are_not_in_the_days_mea
     )
     setting = pd.DataFrame({"episode_id": ["r"], "model": ["m"], "seed": [8], "unit_cost": [2.0]})
     run = run_figures(market, states, setting).iloc[0]
-    assert run["sigma"] == pytest.approx((1 / 3) ** 0.5)
+    assert run["sigma"] == pytest.approx((1 / 3) ** 0.5)  # with b's 0 counted: SD(10/3, 6, 6)
     assert run["p_fin"] == 6.0 and run["dev"] == 2.0 and run["b"] == pytest.approx(1 / 3)
-    # had the 0 and the firm gone that day counted (our earlier reading), day 0 would be 10 / 3
-    # and day 1 would be 6: another sigma
     one_day = run_figures(market, states[states["step"] == 0], setting).iloc[0]
     assert one_day["sigma"] == 0.0  # one day: their script's 0, not NaN
+    # a last day where a firm in business posted 0: not in the final price
+    zero_last = states.copy()
+    zero_last.loc[7, "price"] = 0.0
+    assert run_figures(market, zero_last, setting).iloc[0]["p_fin"] == 5.0

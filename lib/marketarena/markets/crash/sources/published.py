@@ -6,12 +6,13 @@ the authors' ``paper/fig/scripts``, read as ``notes/peers-crash-lemon-auction.md
 against their cached results), on the runs as imported:
 
 - per run: b = the share of firms out of business at the run's last day; p_fin = the mean price of
-  the firms in business on the last day that posted a price above 0 (0 when none); sigma = the
-  sample SD (ddof 1) over days of the day's mean price of the firms in business at the day's end
-  with a price above 0 (0 for a run of one such day). Their script reads each day's state file,
-  where a firm out of business lists no price and a price of 0 is dropped
-  (``price_per_firm_over_time`` of their ``dataframe_builder``, then ``value > 0``): a firm that
-  posted 0, or went out of business that day, is not in the day's mean;
+  the firms in business at the end of the last day that posted a price above 0 (0 when none);
+  sigma = the sample SD (ddof 1) over days of the day's mean price of the firms that posted a
+  price above 0 that day (0 for a run of one such day): their script drops a price of 0
+  (``price_per_firm_over_time`` of their ``dataframe_builder``, then ``value > 0``), and a firm's
+  price of the day it went out of business stays in that day's state file. Checked against their
+  cached Figure 3 grids (``benchmarks/bench_their_outputs.py``): every cell whose runs are the
+  same agrees to 1e-6;
 - per cell (model x stabilizing firms x discovery limit): the means of b, sigma and
   dev = |p_fin / c - 1| over its seeds; d_max and sigma_max are the largest per-run dev and sigma of
   the model's runs (their normalisation, within one model);
@@ -40,10 +41,10 @@ CELL = ["model", "stabilizing", "discovery_limit"]
 
 def run_figures(market: pd.DataFrame, states: pd.DataFrame, setting: pd.DataFrame) -> pd.DataFrame:
     """Per run: model, cell, seed, b, p_fin, sigma and dev as their script computes them."""
-    posted = states[~states["bankrupt"].astype(bool) & (states["price"] > 0)]
+    posted = states[states["price"] > 0]
     last_step = states.groupby("episode_id")["step"].max()
     final = posted[posted["step"] == posted["episode_id"].map(last_step)]
-    final_price = final.groupby("episode_id")["price"].mean()
+    final_price = final[~final["bankrupt"].astype(bool)].groupby("episode_id")["price"].mean()
     per_day = posted.groupby(["episode_id", "step"])["price"].mean()
     sigma = per_day.groupby("episode_id").std(ddof=1).fillna(0.0)
     s = setting.set_index("episode_id")
