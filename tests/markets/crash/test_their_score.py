@@ -26,7 +26,12 @@ def test_a_posted_price_of_zero_is_not_in_the_days_mean():
         }
     )
     market = pd.DataFrame(
-        {"episode_id": ["r"], "discovery_limit": [3], "stabilizing": [1], "bankruptcy_rate": [1 / 3]}
+        {
+            "episode_id": ["r"],
+            "discovery_limit": [3],
+            "stabilizing": [1],
+            "bankruptcy_rate": [1 / 3],
+        }
     )
     setting = pd.DataFrame({"episode_id": ["r"], "model": ["m"], "seed": [8], "unit_cost": [2.0]})
     run = run_figures(market, states, setting).iloc[0]
