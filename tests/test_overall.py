@@ -183,7 +183,7 @@ def test_the_overall_stage_writes_the_agreement_with_its_figure(tmp_path):
 
 def test_a_board_beside_a_studys_own_rating_matches_models_by_identity(tmp_path):
     from marketarena.core.sources import SourceError
-    from marketarena.overall import read_rating, with_rating
+    from marketarena.metrics.published_rating import read_rating, with_rating
 
     board = pd.DataFrame(
         {

@@ -58,6 +58,7 @@ INSTANCE_CODE = (
     "config.py",
     "embeddings.py",
     "faults.py",
+    "identity.py",
     "personas.py",
     "simulate",
     "pipeline.py",
@@ -394,12 +395,12 @@ def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
     """The standing across market instances (``overall.overall_board``), every LLM under its
     model's identity (``identity.py``, params ``identities``): ``reports/overall/overall.csv`` and
     ``overall.md`` (the same table under its caption, or one line saying why it is empty);
-    ``reports/overall/models.csv``, every LLM name of every instance with the identity it was read as (and the
-    names the rule could not place, listed in ``overall.md``); ``reports/overall/matrix.csv`` and ``matrix.md``,
-    every model by instance (``overall.model_matrix``); ``agreement.{csv,md,png}``, whether each
-    two instances rank their common models alike (``overall.study_agreement``); and the Economic
-    Alignment Score
-    across markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
+    ``reports/overall/models.csv``, every LLM name of every instance with the identity it was read
+    as (and the names the rule could not place, listed in ``overall.md``);
+    ``reports/overall/matrix.csv`` and ``matrix.md``, every model by instance
+    (``overall.model_matrix``); ``agreement.{csv,md,png}``, whether each two instances rank their
+    common models alike (``overall.study_agreement``); and the Economic Alignment Score across
+    markets (``metrics.eas.cross_market_table``): ``reports/overall/eas.{csv,md}``."""
     import pandas as pd
 
     from marketarena.metrics.eas import cross_market_table

@@ -84,7 +84,7 @@ def import_bazaar(
         if rating:
             import pandas as pd
 
-            from marketarena.overall import read_rating, with_rating
+            from marketarena.metrics.published_rating import read_rating, with_rating
 
             board = pd.read_csv(s["board"])
             side, fit = with_rating(board, read_rating(Path(rating)))

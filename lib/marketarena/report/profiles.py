@@ -4,12 +4,13 @@ studies matrix of the index that links to them.
 A model is an identity of the overall stage (``overall.py``, ``identity.py``): every LLM row of
 every instance, imported or played, under its model's key. The stage writes what this reads:
 ``reports/overall/matrix.csv`` (per model and instance: its rank among the instance's models, of
-how many, its percentile on the board, the board rows it holds) and ``reports/overall/models.csv`` (per board row:
-the name as its study wrote it, the harness, the identity it was read as). A model's page
-(``model-<slug>.html``) lists, per instance it played: its rank among that instance's models, its
-board row (rank on its side, the instance's headline score with its 95% interval, named under
-the table, games, the validity of its answers) and how it played there (the harness; on a board of published games,
-whether the games are the study's or new, and whose prompts it saw).
+how many, its percentile on the board, the board rows it holds) and
+``reports/overall/models.csv`` (per board row: the name as its study wrote it, the harness, the
+identity it was read as). A model's page (``model-<slug>.html``) lists, per instance it played:
+its rank among that instance's models, its board row (rank on its side, the instance's headline
+score with its 95% interval, named under the table, games, the validity of its answers) and how
+it played there (the harness; on a board of published games, whether the games are the study's
+or new, and whose prompts it saw).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from marketarena.overall import matrix_wide
+from marketarena.ratings import GAMES_COLUMNS
 from marketarena.report.board import MISSING, Board, headline_text, number
 from marketarena.report.captions import Headline
 
@@ -99,7 +101,7 @@ def model_pages(
                 harness = written.loc[
                     (written["instance"] == r.market) & (written["name"] == name), "harness"
                 ]
-                games = next((row[c] for c in ("episodes", "games", "runs") if c in row), None)
+                games = next((row[c] for c in GAMES_COLUMNS if c in row), None)
                 table.append(
                     {
                         "instance": r.market,

@@ -98,10 +98,10 @@ class BazaarGamesAnalysis(DoubleAuctionAnalysis):
     def published_rating(tables_dir: Path, mp: DoubleAuctionParams, instance: str) -> list[Path]:
         """Where the user gave the study's own published rating (``source.rating``, a CSV of
         model and rating; relative to the project root), the board's LLMs beside it
-        (``overall.with_rating``): ``<instance>_published_rating`` (md, tex, csv) with the
+        (``metrics.published_rating``): ``<instance>_published_rating`` (md, tex, csv) with the
         Spearman in its caption. DVC re-runs this when ``source.rating`` names another file, not
         when the file is edited in place (``dvc repro -f figures@<instance>`` then)."""
-        from marketarena.overall import read_rating, with_rating
+        from marketarena.metrics.published_rating import read_rating, with_rating
         from marketarena.plots.tables import write_frame
 
         if not mp.source or not mp.source.rating:
