@@ -130,6 +130,15 @@ def _long(
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
+def _per_instance(long: pd.DataFrame) -> pd.DataFrame:
+    """One row per player and instance (:func:`_long`'s rows): its rows there averaged, so that
+    an instance counts once however many rows a player holds in it (``percentile``), its
+    ``kind`` and the rows' ``names``."""
+    return long.groupby(["player", "market"], sort=False, as_index=False).agg(
+        kind=("kind", "first"), percentile=("percentile", "mean"), names=("name", ",".join)
+    )
+
+
 def model_matrix(
     boards: Mapping[str, pd.DataFrame],
     players: Mapping[str, Mapping[str, str | None]],
@@ -145,10 +154,7 @@ def model_matrix(
     columns = ["player", *BOARD_IDENTITY, "market", "rank", "n_models", "percentile", "names"]
     if long.empty:
         return pd.DataFrame(columns=columns)
-    out = long.groupby(["market", "player"], sort=False).agg(
-        percentile=("percentile", "mean"), names=("name", ",".join)
-    )
-    out = out.reset_index()
+    out = _per_instance(long)
     out["rank"] = (
         out.groupby("market")["percentile"].rank(method="min", ascending=False).astype(int)
     )
@@ -289,15 +295,15 @@ def overall_board(
     long = _long(boards, players)
     if long.empty:
         return pd.DataFrame(columns=columns), _EMPTY
-    per_instance = long.groupby(["player", "market"], sort=False).agg(
-        kind=("kind", "first"), percentile=("percentile", "mean")
-    )
-    per_instance = per_instance.reset_index()
-    out = per_instance.groupby("player").agg(
-        kind=("kind", "first"),
-        markets=("market", ",".join),
-        n_markets=("market", "nunique"),
-        mean_percentile=("percentile", "mean"),
+    out = (
+        _per_instance(long)
+        .groupby("player")
+        .agg(
+            kind=("kind", "first"),
+            markets=("market", ",".join),
+            n_markets=("market", "nunique"),
+            mean_percentile=("percentile", "mean"),
+        )
     )
     out["names"] = long.groupby("player")["name"].agg(lambda n: ",".join(dict.fromkeys(n)))
     out = out[out["n_markets"] >= 2].reset_index()

@@ -87,7 +87,7 @@ def import_bazaar(
             from marketarena.metrics.published_rating import read_rating, with_rating
 
             board = pd.read_csv(s["board"])
-            side, fit = with_rating(board, read_rating(Path(rating)))
+            _, fit = with_rating(board, read_rating(Path(rating)))
     llm = s.get("spearman_llm") or {"n": 0}  # none: not BAZAAR's own games (seed_comparison)
     chat = f", {s['messages']} chat messages" if s["messages"] else ""
     typer.echo(f"{s['games']} games, {s['seats']} seats ({s['llm_seats']} LLM){chat} -> {out}")

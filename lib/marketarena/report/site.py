@@ -285,11 +285,16 @@ def versus(
     return out, every.to_dict(orient="records")
 
 
+def _source_info(mp, captions: captions_mod.MarketCaptions) -> captions_mod.SourceInfo | None:
+    """What the market's captions say of an imported instance's source (None: not imported)."""
+    return captions.sources.get(mp.source.format) if mp.imported else None
+
+
 def headline_of(mp) -> captions_mod.Headline:
     """The column an instance's board is read by first: its source's (an imported instance), else
     its market's (``markets/<kind>/figures.yaml``)."""
     captions = captions_mod.load(mp.market)
-    about = captions.sources.get(mp.source.format) if mp.imported else None
+    about = _source_info(mp, captions)
     return about.headline if about and about.headline else captions.headline
 
 
@@ -301,7 +306,7 @@ def instance_page(instance: str, params: Params, paths, site: Path, md: Markdown
     board = None
     leader = MISSING
     frame = _read_csv(board_path)
-    about = captions.sources.get(mp.source.format) if mp.imported else None
+    about = _source_info(mp, captions)
     headline = headline_of(mp)
     if len(frame.columns):
         who = who_column(frame)

@@ -24,7 +24,7 @@ class CrashImportedAnalysis(CrashAnalysis):
 
         reader = OnceReader(reader.require())
         frames = super().compute_metrics(reader, mp, data_dir)
-        tables = {n: reader.table(n) for n in ("setting", "days", "states", "orders", "consumers")}
+        tables = {n: reader.table(n) for n in ("setting", "states", "orders", "consumers")}
         return published.frames(tables, frames)
 
     def leaderboard(self, agents: pd.DataFrame, mp: CrashParams, ratings, stats) -> pd.DataFrame:
