@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 from scipy.optimize import brentq
@@ -301,8 +301,19 @@ def test_nash_is_a_mutual_best_response(cfg):
         np.testing.assert_allclose(q[i], water_filling_best_response(i, q, cfg), atol=1e-6)
 
 
+# found by hypothesis: SLSQP stopped with firm 0 at capacity making 1.5 of product 2, which firm 1
+# (slack) makes 1.2e-7 cheaper; the polish's active set must be corrected to reach the KKT point
+_FLAT_NEIGHBOUR = CournotConfig(
+    a=(103.0, 50.0, 53.0),
+    b=(1.0, 1.0, 1.0),
+    costs=((0.0, 4.0, 1.192092896e-07), (1.0, 3.0, 0.0)),
+    capacity=(53.0, 123.0),
+)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=configs, seed=st.integers(0, 2**32 - 1))
+@example(cfg=_FLAT_NEIGHBOUR, seed=0)
 def test_monopoly_is_optimal(cfg, seed):
     q = monopoly(cfg)
     assert q.min() >= 0
@@ -317,6 +328,15 @@ def test_monopoly_is_optimal(cfg, seed):
         rng.uniform(0, 1, size=(200, cfg.n_firms, 1)) * cfg.capacity_vec[None, :, None]
     ) / plans.sum(axis=-1, keepdims=True)
     assert profits(plans, cfg).sum(axis=(-1, -2)).max() <= best + 1e-6
+
+
+def test_monopoly_on_a_flat_neighbour_is_the_hand_solution():
+    # by hand: each product goes to its cheapest firm, Q_m = b (a_m - c_min) / 2, no capacity binds:
+    # firm 0 makes 51.5 of product 0 (cost 0), firm 1 makes 23.5 of product 1 (cost 3) and 26.5 of
+    # product 2 (cost 0, against firm 0's 1.2e-7)
+    np.testing.assert_allclose(
+        monopoly(_FLAT_NEIGHBOUR), [[51.5, 0.0, 0.0], [0.0, 23.5, 26.5]], atol=1e-9
+    )
 
 
 def test_nash_raises_clearly_when_it_does_not_converge():

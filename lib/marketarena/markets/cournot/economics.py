@@ -370,66 +370,86 @@ def _monopoly_kkt_violation(q: NDArray[np.float64], config: CournotConfig) -> fl
     return worst
 
 
-def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[np.float64] | None:
-    """Solve the KKT equations exactly on the active set that SLSQP identified.
+def _solve_on_active_set(
+    support: list[tuple[int, int]], binding: list[int], x0: NDArray, config: CournotConfig
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """The KKT equations on one active set: two candidate ``(q, lambda)`` pairs, best first.
 
-    Unknowns: the positive quantities and the shadow prices of the binding capacities. Equations:
-    ``a_m - 2 Q_m / b_m - c[i, m] - lambda_i = 0`` for each positive ``q[i, m]`` and
-    ``sum_m q[i, m] = K_i`` for each binding firm. The least-squares (minimum-norm) solution is used,
-    which splits a product evenly between firms with equal costs; where that split breaks a capacity
-    (or a sign), the solution closest to SLSQP's point is used instead. Returns ``None`` if neither
-    is feasible or improves the KKT residual.
+    Unknowns: the support's quantities, the binding firms' shadow prices. Equations: ``a_m - 2 Q_m /
+    b_m - c[i, m] - lambda_i = 0`` for ``(i, m)`` in the support, ``sum_m q[i, m] = K_i`` for a binding
+    firm. 1. the minimum-norm solution (equal-cost firms share evenly); 2. the one closest to ``x0``.
+    """
+    a, b, c, cap = config.a_vec, config.b_vec, config.cost_matrix, config.capacity_vec
+    firm, prod = (np.array(axis, dtype=int) for axis in zip(*support))
+    bind, s = np.array(binding, dtype=int), len(support)
+    mat = np.zeros((s + len(bind), s + len(bind)))
+    mat[:s, :s] = (prod[:, None] == prod[None, :]) * (2.0 / b[prod])[:, None]
+    mat[:s, s:] = firm[:, None] == bind[None, :]
+    mat[s:, :s] = bind[:, None] == firm[None, :]
+    rhs = np.concatenate([a[prod] - c[firm, prod], cap[bind]])
+    out = []
+    for sol in (
+        np.linalg.lstsq(mat, rhs, rcond=None)[0],
+        x0 + np.linalg.lstsq(mat, rhs - mat @ x0, rcond=None)[0],
+    ):
+        q, lam = np.zeros((config.n_firms, config.n_products)), np.zeros(config.n_firms)
+        q[firm, prod], lam[bind] = sol[:s], sol[s:]
+        out.append((q, lam))
+    return out
+
+
+def _polish_monopoly(q: NDArray[np.float64], config: CournotConfig) -> NDArray[np.float64] | None:
+    """Solve the KKT equations exactly, starting from the active set SLSQP identified.
+
+    SLSQP can stop on a neighbouring active set where the objective is flat to its tolerance (a
+    firm at capacity making a product that a firm with slack makes 1e-7 cheaper). The active set is
+    then corrected a step at a time (primal-dual active set): a binding firm with a negative shadow
+    price is freed, a negative quantity leaves the support, so does one whose equation cannot hold
+    (marginal profit below its firm's shadow price), a firm over capacity binds, a quantity whose
+    marginal profit exceeds its firm's shadow price joins. Returns the first candidate meeting the KKT
+    conditions within ``1e-10 max(1, max a)``, else the least violating one if it beats ``q``.
     """
     n, m = config.n_firms, config.n_products
     a, b, c, cap = config.a_vec, config.b_vec, config.cost_matrix, config.capacity_vec
     eps_q = 1e-7 * max(1.0, float(np.max(config.quantity_upper_bounds)))
+    tol = 1e-10 * max(1.0, float(np.max(a)))
     support = [(i, k) for i in range(n) for k in range(m) if q[i, k] > eps_q]
     binding = [i for i in range(n) if math.isfinite(cap[i]) and cap[i] - q[i].sum() <= eps_q]
-    if not support:
-        return None
-    col_q = {ik: j for j, ik in enumerate(support)}
-    col_lam = {i: len(support) + j for j, i in enumerate(binding)}
-    size = len(support) + len(binding)
-    mat = np.zeros((size, size))
-    rhs = np.zeros(size)
-    for row, (i, k) in enumerate(support):
-        for (_j, kk), col in col_q.items():
-            if kk == k:
-                mat[row, col] = 2.0 / b[k]
-        if i in col_lam:
-            mat[row, col_lam[i]] = 1.0
-        rhs[row] = a[k] - c[i, k]
-    for row, i in enumerate(binding, start=len(support)):
-        for (j, _k), col in col_q.items():
-            if j == i:
-                mat[row, col] = 1.0
-        rhs[row] = cap[i]
-    x0 = np.zeros(size)
-    for (i, k), col in col_q.items():
-        x0[col] = q[i, k]
-    # 1. the minimum-norm solution (equal-cost firms share evenly); 2. if that breaks a capacity or
-    # sign constraint (the even split does not fit), the smallest change to SLSQP's point
-    candidates = [
-        np.linalg.lstsq(mat, rhs, rcond=None)[0],
-        x0 + np.linalg.lstsq(mat, rhs - mat @ x0, rcond=None)[0],
-    ]
-    for sol in candidates:
-        polished = np.zeros((n, m))
-        for (i, k), col in col_q.items():
-            polished[i, k] = sol[col]
-        lam_ok = all(sol[col] >= -1e-9 * max(1.0, float(np.max(a))) for col in col_lam.values())
-        feasible = np.all(polished >= -eps_q) and np.all(polished.sum(axis=1) <= cap + eps_q)
-        if not (lam_ok and feasible):
-            continue
-        polished = np.stack(
-            [
-                _project_to_capacity(polished[i], config.quantity_upper_bounds[i], float(cap[i]))
-                for i in range(n)
-            ]
-        )
-        if _monopoly_kkt_violation(polished, config) <= _monopoly_kkt_violation(q, config):
-            return polished
-    return None
+    best, best_violation = None, _monopoly_kkt_violation(q, config)
+    seen: set[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = set()
+    while support and (tuple(support), tuple(binding)) not in seen:
+        seen.add((tuple(support), tuple(binding)))
+        x0 = np.array([q[i, k] for i, k in support] + [0.0] * len(binding))
+        candidates = _solve_on_active_set(support, binding, x0, config)
+        for sol, lam in candidates:
+            if sol.min() < -eps_q or np.any(sol.sum(axis=1) > cap + eps_q) or lam.min() < -tol:
+                continue
+            upper = config.quantity_upper_bounds
+            sol = np.stack(
+                [_project_to_capacity(sol[i], upper[i], float(cap[i])) for i in range(n)]
+            )
+            violation = _monopoly_kkt_violation(sol, config)
+            if violation < best_violation:
+                best, best_violation = sol, violation
+            if violation <= tol:
+                return best
+        cand, lam = candidates[0]
+        gap = (a - 2.0 * cand.sum(axis=0) / b)[None, :] - c - lam[:, None]  # g - lambda
+        over = [i for i in range(n) if i not in binding and cand[i].sum() > cap[i] + eps_q]
+        outside = [(gap[i, k], (i, k)) for i in range(n) for k in range(m) if (i, k) not in support]
+        if binding and lam[binding].min() < -tol:
+            binding.remove(min(binding, key=lambda i: lam[i]))
+        elif cand.min() < -eps_q:
+            support.remove(min(support, key=lambda ik: cand[ik]))
+        elif min(gap[ik] for ik in support) < -tol:
+            support.remove(min(support, key=lambda ik: gap[ik]))
+        elif over:
+            binding = sorted([*binding, over[0]])
+        elif outside and max(outside)[0] > tol:
+            support = sorted([*support, max(outside)[1]])
+        else:
+            break
+    return best
 
 
 def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64]:
@@ -444,6 +464,7 @@ def monopoly(config: CournotConfig, kkt_tol: float = 1e-6) -> NDArray[np.float64
     2. Polish: the joint Hessian is singular (total profit depends on a product only through its total
        and linear costs), so SLSQP can stop up to ~1e-5 away from the optimum. The KKT equations are
        then solved exactly on the active set it found (positive quantities, binding capacities),
+       corrected step by step where SLSQP stopped on a neighbouring one (:func:`_polish_monopoly`),
        taking the minimum-norm solution where the split between equal-cost firms is free (or, when
        that split does not fit the capacities, the solution closest to SLSQP's point).
     3. Check: :class:`RuntimeError` if the result violates the KKT conditions by more than
