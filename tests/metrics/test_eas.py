@@ -69,8 +69,27 @@ def test_fixed_anchors_by_hand():
     assert out.loc[0, "eas"] == pytest.approx(0.575)
     # row 1: volatility above its anchor clips to 0; its own floor -100: (150 + 100)/200 clips to 1
     assert out.loc[1, "stability"] == pytest.approx(0.5) and out.loc[1, "profitability"] == 1.0
-    # row 2: a missing profit leaves profitability out of the EAS
-    assert np.isnan(out.loc[2, "profitability"]) and out.loc[2, "eas"] == pytest.approx(0.5)
+    # row 2: a missing profit (undefined by the seat's own inaction) scores the worst, 0, and
+    # stays in the EAS: mean(stability 0.5, profitability 0) = 0.25, not 0.5
+    assert out.loc[2, "profitability"] == 0.0 and out.loc[2, "eas"] == pytest.approx(0.25)
+
+
+def test_a_term_that_does_not_apply_is_left_out_and_credit_scales_the_score():
+    """``applies``: rows where the column is 0 do not measure the term (NaN, left out of the
+    component and the EAS); ``credit``: the score times the row's share, so a seat that took part
+    in a quarter of its days gets a quarter of the score."""
+    f = frame().assign(run=[1, 0, 1], share=[0.25, 1.0, np.nan])
+    terms = EAS.model_dump()
+    terms["components"]["profitability"][0]["applies"] = "run"
+    terms["components"]["stability"][0]["credit"] = "share"
+    out = fixed_scores(f, EASParams.model_validate(terms))
+    assert out.loc[0, "profitability"] == pytest.approx(0.5)
+    assert np.isnan(out.loc[1, "profitability"]) and out.loc[1, "eas"] == out.loc[1, "stability"]
+    assert out.loc[0, "score_b"] == pytest.approx(0.8 * 0.25)  # credited a quarter
+    assert out.loc[2, "score_b"] == 0.0  # no share known: no credit
+    with pytest.raises(KeyError, match="credit column 'nope'"):
+        terms["components"]["stability"][0]["credit"] = "nope"
+        fixed_scores(f, EASParams.model_validate(terms))
 
 
 def test_anchors_that_do_not_span_score_nothing():
@@ -155,8 +174,8 @@ def test_relative_form_divides_by_the_best_group():
     assert rel.loc["a", "stability_relative"] == pytest.approx(1.0)
     assert rel.loc["b", "stability_relative"] == pytest.approx(0.5 / 0.575)
     assert rel.loc["a", "profitability_relative"] == pytest.approx(1.0)
-    assert np.isnan(rel.loc["b", "profitability_relative"])
-    assert rel.loc["b", "eas_relative"] == pytest.approx(0.5 / 0.575)
+    assert rel.loc["b", "profitability_relative"] == 0.0  # its missing profit scored 0
+    assert rel.loc["b", "eas_relative"] == pytest.approx((0.5 / 0.575 + 0.0) / 2)
 
 
 def test_bad_terms_and_missing_metrics_are_named():

@@ -29,7 +29,14 @@ Anchor = float | str
 
 class Term(Strict):
     """One variable on fixed anchors: ``lo`` and ``hi`` score 0 and 1 (for ``better: lower``, 1 and
-    0); each a number or the name of a column holding the episode's own anchor."""
+    0); each a number or the name of a column holding the episode's own anchor.
+
+    A row whose metric is missing (NaN) scores the term's **worst**, 0: the seat made it undefined
+    by its own inaction (no customers to have a surplus, no purchase to be deceptive). Two columns
+    say otherwise: ``applies`` (a column; rows where it is 0 or missing do not measure the term at
+    all, NaN, left out: lemon's integrity where no Sybil seller ran) and ``credit`` (a column in
+    [0, 1] multiplying the score: the share of the seat's days it took part, so that a stable
+    price nobody buys is not stability)."""
 
     variable: Literal["b", "sigma", "d", "psi", "s", "cs", "pi"]
     metric: str = Field(min_length=1, max_length=100)
@@ -37,6 +44,8 @@ class Term(Strict):
     hi: Anchor
     better: Literal["higher", "lower"]
     scope: Literal["seat", "market"]
+    applies: str | None = Field(default=None, min_length=1, max_length=100)
+    credit: str | None = Field(default=None, min_length=1, max_length=100)
 
     @model_validator(mode="after")
     def _anchors(self):
@@ -53,12 +62,15 @@ class Term(Strict):
             )
         return self
 
-    def score(self, x, lo, hi) -> np.ndarray:
-        x, lo, hi = (np.asarray(v, dtype=float) for v in (x, lo, hi))
+    def score(self, x, lo, hi, applies=True, credit=1.0) -> np.ndarray:
+        """Scores in [0, 1]; NaN where the anchors do not span (``hi <= lo``) or the term does not
+        apply; 0 where it applies and ``x`` is missing; times ``credit``."""
+        x, lo, hi, credit = (np.asarray(v, dtype=float) for v in (x, lo, hi, credit))
         with np.errstate(invalid="ignore", divide="ignore"):
             s = (x - lo) / (hi - lo)
             s = np.clip(s if self.better == "higher" else 1.0 - s, 0.0, 1.0)
-        return np.where(hi > lo, s, np.nan)
+        s = np.where(np.isnan(x), 0.0, s) * np.clip(np.nan_to_num(credit, nan=0.0), 0.0, 1.0)
+        return np.where((hi > lo) & np.asarray(applies, dtype=bool), s, np.nan)
 
 
 class EASParams(Strict):
@@ -82,5 +94,7 @@ class EASParams(Strict):
         out = []
         for _, t in self.terms:
             if scope is None or t.scope == scope:
-                out += [t.metric] + [a for a in (t.lo, t.hi) if isinstance(a, str)]
+                out += [t.metric] + [
+                    a for a in (t.lo, t.hi, t.applies, t.credit) if isinstance(a, str)
+                ]
         return list(dict.fromkeys(out))

@@ -40,13 +40,15 @@ def crash_log(
     arrival_rate=0.02,
     taxes=None,
     unsold=None,
+    each=False,
 ):
     """A log of ``len(prices)`` played days: ``prices[t][i]`` firm i's price on day t (NaN once it
     is out), ``profits[t][i]`` its profit (after tax), ``taxes[t][i]`` the tax it paid (default 0),
     ``unsold[t][i]`` the stock it held after the day's sales (default 0), ``bankrupt_day[i]`` the
     day it went bankrupt (None: never). One shopper a day (consumer 0, budget ``INCOME``) buys its
-    whole demand from the cheapest active firm (the first of equal prices). ``horizon``: the
-    configured days (default: the days played)."""
+    whole demand from the cheapest active firm (the first of equal prices); ``each``: every active
+    firm has its own shopper of that budget instead. ``horizon``: the configured days (default:
+    the days played)."""
     prices, profits = np.asarray(prices, float), np.asarray(profits, float)
     taxes = np.zeros_like(profits) if taxes is None else np.asarray(taxes, float)
     unsold = np.zeros_like(profits) if unsold is None else np.asarray(unsold, float)
@@ -57,8 +59,7 @@ def crash_log(
     for t in range(played):
         alive = [i for i in range(n) if bankrupt_day[i] is None or t <= bankrupt_day[i]]
         cheapest = min(alive, key=lambda i: prices[t, i])
-        p = prices[t, cheapest]
-        wanted = INCOME / p
+        sellers = alive if each else [cheapest]
         for i in alive:
             cash_now[i] += profits[t, i]
             states.append(
@@ -70,8 +71,8 @@ def crash_log(
                     "supply_asked": 0.0,
                     "supply": 0.0,
                     "cost": 0.0,
-                    "units_sold": wanted if i == cheapest else 0.0,
-                    "revenue": INCOME if i == cheapest else 0.0,
+                    "units_sold": INCOME / prices[t, i] if i in sellers else 0.0,
+                    "revenue": INCOME if i in sellers else 0.0,
                     "unsold": unsold[t, i],
                     "overhead": 0.0,
                     "holding": 0.0,
@@ -82,31 +83,31 @@ def crash_log(
                     "bankrupt": bankrupt_day[i] == t,
                 }
             )
-        surplus = INCOME * math.log(max_price / p)
-        orders.append(
-            {
-                "step": t,
-                "order": 0,
-                "consumer": 0,
-                "firm": ids[cheapest],
-                "seen": 1,
-                "price": p,
-                "wanted": wanted,
-                "filled": wanted,
-                "spend": INCOME,
-                "surplus": surplus,
-            }
-        )
+        for k, i in enumerate(sellers):
+            orders.append(
+                {
+                    "step": t,
+                    "order": k,
+                    "consumer": 0,
+                    "firm": ids[i],
+                    "seen": 1,
+                    "price": prices[t, i],
+                    "wanted": INCOME / prices[t, i],
+                    "filled": INCOME / prices[t, i],
+                    "spend": INCOME,
+                    "surplus": INCOME * math.log(max_price / prices[t, i]),
+                }
+            )
         days.append(
             {
                 "step": t,
                 "active": len(alive),
-                "shoppers": 1,
+                "shoppers": len(sellers),
                 "mean_price": float(np.mean([prices[t, i] for i in alive])),
-                "filled": wanted,
-                "wanted": wanted,
-                "spend": INCOME,
-                "surplus": surplus,
+                "filled": sum(INCOME / prices[t, i] for i in sellers),
+                "wanted": sum(INCOME / prices[t, i] for i in sellers),
+                "spend": INCOME * len(sellers),
+                "surplus": sum(INCOME * math.log(max_price / prices[t, i]) for i in sellers),
                 "health": 1.0,
             }
         )
@@ -179,38 +180,44 @@ def test_every_component_by_hand(tmp_path):
         taxes=taxes,
         unsold=unsold,
     )
-    # the market's stability: b = 1/2; sigma = SD of the daily mean price (2.0, 2.0) = 0
+    # the market's stability: b = 1/2; sigma = SD of the daily mean price (2.0, 2.0) = 0; each
+    # credited by the share of the firms' active days they traded: F1 2 of 2, F2 0 of 2 -> 1/2
     assert m["bankruptcy_rate"] == 0.5 and m["price_volatility"] == 0.0
-    assert m["score_b"] == 0.5 and m["score_sigma"] == 1.0 and m["stability"] == 0.75
+    assert m["trading_share"] == 0.5
+    assert m["score_b"] == 0.25 and m["score_sigma"] == 0.5 and m["stability"] == 0.375
     # welfare: consumer surplus, day 1 at price 1 (ln 10 / ln 10), day 2 at price 2 (ln 5 /
     # ln 10); the two unplayed days count 0. Survival (s = 4 active days / 8) is reported only.
     assert m["survival"] == 0.5 and "score_s" not in m.index
     share = (math.log(10) + math.log(5)) / (4 * math.log(10))
     assert m["consumer_surplus_share"] == pytest.approx(share) == pytest.approx(m["welfare"])
-    # profitability: operating profit = profit + tax (+ stock held at the end at cost, survivors
-    # only): F1 2 + 1 + 0.5 + 3 = 6.5 over 4 days = 1.625 a day; F2 -2 / 4 = -0.5 (its stock is
-    # lost). The stable level: budget 4 x 10 = 40 a day, shared by 2 firms at 1.25 unit costs:
-    # 20 x (1 - 1/1.25) - 2 = 2. Capped and averaged: (1.625 - 0.5) / 2 = 0.5625 -> 0.28125.
+    # operating profit (reported) = profit + tax (+ stock held at the end at cost, survivors
+    # only): F1 2 + 1 + 0.5 + 3 = 6.5 over 4 days; F2 -2 (its stock is lost). The stable level:
+    # budget 4 x 10 = 40 a day, shared by 2 firms at 1.25 unit costs: 20 x (1 - 1/1.25) - 2 = 2.
     assert m["profit_per_firm_day"] == pytest.approx((3 - 2) / 8)
     assert m["operating_profit_per_firm_day"] == pytest.approx((6.5 - 2) / 8)
-    assert m["profit_stable"] == pytest.approx(2.0)
-    assert m["profit_up_to_stable"] == pytest.approx(0.5625)
-    assert m["profitability"] == pytest.approx(0.28125)
-    assert m["eas"] == pytest.approx((0.75 + share + 0.28125) / 3)
+    assert m["profit_stable"] == pytest.approx(2.0) and m["gross_stable"] == pytest.approx(4.0)
+    # profitability: the gross profit per trading day on sales valued at no more than 1.25 unit
+    # costs. F1: day 1 10 units at 1 (0), day 2 5 units at 2 -> 1.25 (5 x 0.25): 1.25 / 2 days =
+    # 0.625; F2 never traded: 0. The market's mean 0.3125 of the stable gross 4 (2 + overhead 2)
+    assert m["fair_profit_per_trading_day"] == pytest.approx(0.3125)
+    assert m["profitability"] == pytest.approx(0.3125 / 4)
+    assert m["eas"] == pytest.approx((0.375 + share + 0.3125 / 4) / 3)
     assert np.isnan(m.get("integrity", np.nan))  # crash has no Sybils
-    # per player, from its own firm only. F1: b 0; sigma = SD(1, 2) = 0.5; its customer's surplus
-    # (ln 10 + ln 5) / (2 ln 10); operating 1.625 a day of the stable 2.
+    # per player, from its own firm only. F1: b 0; sigma = SD(1, 2) over its trading days = 0.5;
+    # its customer's surplus (ln 10 + ln 5) / (2 ln 10); 0.625 a trading day of the stable 4.
     p = frames["players"].set_index("name")
     assert p.loc["F1", "price_volatility"] == 0.5 and p.loc["F1", "stability"] == 0.75
     own = (math.log(10) + math.log(5)) / (2 * math.log(10))
     assert p.loc["F1", "welfare"] == pytest.approx(own)
-    assert p.loc["F1", "profitability"] == pytest.approx(1.625 / 2)
-    assert p.loc["F1", "eas"] == pytest.approx((0.75 + own + 0.8125) / 3)
-    # F2: b 1; sigma SD(3, 2) = 0.5; no customer: no welfare; operating loss: 0
-    assert p.loc["F2", "stability"] == 0.25 and np.isnan(p.loc["F2", "welfare"])
-    assert p.loc["F2", "profitability"] == 0.0 and p.loc["F2", "eas"] == pytest.approx(0.125)
+    assert p.loc["F1", "profitability"] == pytest.approx(0.625 / 4)
+    assert p.loc["F1", "eas"] == pytest.approx((0.75 + own + 0.625 / 4) / 3)
+    # F2 never sold: its stable price is no stability (credit 0), it has no customer to have a
+    # surplus and no trading day to profit on: every term its worst, EAS 0
+    assert p.loc["F2", "trading_share"] == 0.0 and np.isnan(p.loc["F2", "price_volatility"])
+    assert p.loc["F2", "stability"] == 0.0 and p.loc["F2", "welfare"] == 0.0
+    assert p.loc["F2", "profitability"] == 0.0 and p.loc["F2", "eas"] == 0.0
     # the market's components beside them, named as such
-    assert (p["market_eas"] == m["eas"]).all() and (p["market_stability"] == 0.75).all()
+    assert (p["market_eas"] == m["eas"]).all() and (p["market_stability"] == 0.375).all()
     a = frames["agents"].set_index("agent_id")
     assert a.loc["F1", "eas"] == p.loc["F1", "eas"] and a.loc["F2", "active_share"] == 0.5
     assert a.loc["F1", "operating_profit"] == pytest.approx(6.5)
@@ -223,8 +230,8 @@ def test_the_profit_at_a_stable_price_by_hand():
 
 
 def test_the_tax_on_cash_does_not_count(tmp_path):
-    """Two stable markets with the same sales: one pays a tax of 8 a day out of its 10 operating
-    profit. After tax it earns 2 a day, 0.2 of the stable 10; before tax both score 1."""
+    """Two stable markets with the same sales: one pays a tax of 8 a day out of its 10 profit.
+    After tax it earns 2 a day; the profitability, a gross profit on its sales, is 1 in both."""
     prices, profits, bankrupt = scenario("stable")
     taxed, _ = market_row(
         tmp_path,
@@ -232,15 +239,17 @@ def test_the_tax_on_cash_does_not_count(tmp_path):
         prices,
         profits - 8.0,
         bankrupt,
-        horizon=120,
-        arrival_rate=30.0,
         taxes=np.full_like(profits, 8.0),
+        **SHOPPER_EACH,
     )
-    untaxed, _ = market_row(
-        tmp_path, "untaxed", prices, profits, bankrupt, horizon=120, arrival_rate=30.0
-    )
+    untaxed, _ = market_row(tmp_path, "untaxed", prices, profits, bankrupt, **SHOPPER_EACH)
     assert taxed["profit_per_firm_day"] == pytest.approx(2.0)
     assert taxed["profitability"] == untaxed["profitability"] == pytest.approx(1.0)
+
+
+#: every firm its own shopper of budget 10 a day: the expected budget 5 x 10 = 50 a day, 10 a firm;
+#: at 1.25 unit costs a firm sells 8 units, 2 above cost, the stable gross (10 x 0.2 - 0.5 + 0.5)
+SHOPPER_EACH = {"each": True, "horizon": 120, "arrival_rate": 5.0, "overhead": 0.5}
 
 
 def scenario(kind: str, n=5, days=120):
@@ -267,32 +276,54 @@ def scenario(kind: str, n=5, days=120):
 
 def test_a_price_war_and_post_collapse_gouging_both_score_below_a_stable_market(tmp_path):
     """Market rows: the war and the gouging markets below the stable one on EAS and on
-    profitability (stable 10/10 = 1; war: every firm lost money, 0; gouging: the survivor's
-    (36 x -18 + 84 x 40) / 120 = 22.6 a day is capped at 10, the four others lost about 3.8 a
-    day each: mean below 0, 0). Players: the gouging monopolist's profitability is no more than
-    a stable firm's (both 1), and its EAS is below: its price swung and its customers paid 6."""
+    profitability (stable: 8 units a day 0.25 above cost, the stable gross 2: 1; war: the margin
+    falls below cost within 17 days; gouging: the survivor's 6.0 is valued at 1.25, on the 1.67
+    units a shopper buys at 6: 0.42 a day). Players: the gouging monopolist's profitability is
+    below a stable firm's, and its EAS too: its price swung and its customers paid 6."""
     rows, frames = {}, {}
     for k in ("stable", "war", "gouging"):
-        rows[k], frames[k] = market_row(tmp_path, k, *scenario(k), horizon=120, arrival_rate=30.0)
+        rows[k], frames[k] = market_row(tmp_path, k, *scenario(k), **SHOPPER_EACH)
     stable, war, gouging = rows["stable"], rows["war"], rows["gouging"]
     assert war["eas"] < stable["eas"] and gouging["eas"] < stable["eas"]
     assert stable["profitability"] == pytest.approx(1.0)
-    assert war["profitability"] == 0.0 and gouging["profitability"] == 0.0
+    assert war["profitability"] < 0.5 and gouging["profitability"] < 0.5
     # the war through bankruptcies and losses; gouging through bankruptcies, volatility and the
     # consumers' surplus
     assert war["stability"] < stable["stability"] and gouging["score_sigma"] < stable["score_sigma"]
     assert gouging["score_cs"] < stable["score_cs"] and gouging["score_cs"] < war["score_cs"]
     # a price war's below-cost days give consumers more than pricing at cost: clipped at 1
     assert war["consumer_surplus_share"] > gouging["consumer_surplus_share"]
-    # profitability runs against bankruptcy (the audit's Spearman was +0.50): stable 0 / 1,
-    # war 1 / 0, gouging 0.8 / 0
+    # profitability runs against bankruptcy (the audit's Spearman was +0.50)
     b = [rows[k]["bankruptcy_rate"] for k in rows]
     pi = [rows[k]["profitability"] for k in rows]
     assert pd.Series(b).corr(pd.Series(pi), method="spearman") < 0
     monopolist = frames["gouging"]["players"].set_index("name").loc["F5"]
     stable_firm = frames["stable"]["players"].set_index("name").loc["F1"]
-    assert monopolist["profitability"] <= stable_firm["profitability"] == pytest.approx(1.0)
+    assert monopolist["profitability"] < stable_firm["profitability"] == pytest.approx(1.0)
     assert monopolist["eas"] < stable_firm["eas"]
+
+
+def test_an_idle_firm_and_an_absurd_firm_score_below_every_trading_firm(tmp_path):
+    """Issue 55's seats by hand, beside four stable firms (each its own shopper): F5 idle (posts
+    the unit cost and sells nothing: its shopper has nothing to buy) or absurd (posts 10^6 unit
+    costs: its shopper spends its budget on 10^-5 units, at no surplus). Neither trades: a stable
+    (or no) price nobody buys at earns no stability, no welfare, no profit: EAS 0 for both,
+    below every stable firm on each component; the idle firm's solvency alone is no stability."""
+    for seat, price in (("idle", 1.0), ("absurd", 1e6)):
+        prices, profits, bankrupt = scenario("stable")
+        prices[:, 4] = price
+        root = tmp_path / seat
+        crash_log(root, "ep-0000", prices, profits, bankrupt, **SHOPPER_EACH)
+        orders = pd.read_parquet(root / "ep-0000" / "orders.parquet")
+        if seat == "idle":  # the idle firm has no stock: rewrite its shopper's order as unfilled
+            orders.loc[orders["firm"] == "F5", ["filled", "spend", "surplus"]] = 0.0
+        else:  # at 10^6 its shopper's willingness to pay is far below the price: no surplus
+            orders.loc[orders["firm"] == "F5", "surplus"] = 0.0
+        orders.to_parquet(root / "ep-0000" / "orders.parquet", index=False)
+        p = cm.compute(EpisodeReader(root), default_eas())["players"].set_index("name")
+        assert p.loc["F5", "trading_share"] == 0.0
+        for component in ("stability", "welfare", "profitability", "eas"):
+            assert p.loc["F5", component] == 0.0 < p.loc[["F1", "F2", "F3", "F4"], component].min()
 
 
 def test_the_same_market_scores_the_same_whatever_else_is_evaluated(tmp_path):

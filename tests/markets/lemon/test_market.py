@@ -498,8 +498,10 @@ def test_a_missed_buy_decision_scores_below_the_same_pass_answered_validly(tmp_p
     missed = hand_log(tmp_path / "missed", missed=True)["players"].set_index("name").loc["guard"]
     valid = hand_log(tmp_path / "valid", missed=False)["players"].set_index("name").loc["guard"]
     assert valid["sybil_detection_rate"] == missed["sybil_detection_rate"] == 1.0
-    assert valid["detection_over_blind"] == 1.0 and valid["integrity"] == 1.0
-    assert missed["eas"] < valid["eas"] == 1.0
+    # its bid on H1 lost: no car bought, so psi and the honest surplus are undefined by its own
+    # (lack of) purchases and score their worst, 0: integrity mean(1, 0), EAS mean(0.5, 0)
+    assert valid["detection_over_blind"] == 1.0 and valid["integrity"] == 0.5
+    assert missed["eas"] == 0.0 < valid["eas"] == 0.25
 
 
 def test_passing_blindly_is_no_detection():
@@ -541,6 +543,7 @@ def test_at_k0_integrity_is_not_measured():
 
     row = pd.DataFrame(
         {
+            "sybil": [0],
             "detection_over_blind": [np.nan],
             "deceptive_purchase_rate": [0.0],
             "sybil_exposure": [0.0],

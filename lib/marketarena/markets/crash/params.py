@@ -143,7 +143,13 @@ def default_eas() -> EASParams:
         components={
             "stability": [
                 Term(
-                    variable="b", metric="bankruptcy_rate", lo=0, hi=1, better="lower", scope="seat"
+                    variable="b",
+                    metric="bankruptcy_rate",
+                    lo=0,
+                    hi=1,
+                    better="lower",
+                    scope="seat",
+                    credit="trading_share",
                 ),
                 Term(
                     variable="sigma",
@@ -152,6 +158,7 @@ def default_eas() -> EASParams:
                     hi=1.0,
                     better="lower",
                     scope="seat",
+                    credit="trading_share",
                 ),
             ],
             "welfare": [
@@ -167,9 +174,9 @@ def default_eas() -> EASParams:
             "profitability": [
                 Term(
                     variable="pi",
-                    metric="profit_up_to_stable",
+                    metric="fair_profit_per_trading_day",
                     lo=0,
-                    hi="profit_stable",
+                    hi="gross_stable",
                     better="higher",
                     scope="seat",
                 )

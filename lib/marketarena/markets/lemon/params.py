@@ -102,7 +102,9 @@ def default_eas() -> EASParams:
       all purchases is ``psi`` again (a Sybil car costs about 30,000; their correlation over
       the default sweep was -0.99), so it is reported (``surplus_per_purchase``) and not scored.
 
-    At K = 0 there is nothing to detect: integrity is not measured (NaN) and the EAS is welfare."""
+    At K = 0 there is nothing to detect: integrity does not apply (``applies: sybil``: NaN) and
+    the EAS is welfare. Elsewhere a term a buyer leaves undefined (no car bought: no deceptive
+    purchase rate, no honest surplus) scores 0, its worst (``metrics/eas.py``)."""
     return EASParams(
         components={
             "integrity": [
@@ -113,6 +115,7 @@ def default_eas() -> EASParams:
                     hi=1,
                     better="higher",
                     scope="seat",
+                    applies="sybil",
                 ),
                 Term(
                     variable="psi",
@@ -121,6 +124,7 @@ def default_eas() -> EASParams:
                     hi="sybil_exposure",
                     better="lower",
                     scope="seat",
+                    applies="sybil",
                 ),
             ],
             "welfare": [

@@ -149,6 +149,18 @@ def surplus_at_cost(income: np.ndarray, episode: pd.Series, setting: pd.DataFram
         return np.where(np.isfinite(choke), income * np.log(choke / c), ces)
 
 
+def trading_days(orders: pd.DataFrame) -> pd.Series:
+    """The (episode, firm, step) on which a firm *traded*: at least one shopper bought from it at
+    a price it got a surplus from (the logged ``surplus`` > 0: below its CES willingness to pay,
+    or below the choke price). A day it sold nothing, or sold only at prices no buyer would
+    rationally pay (a shopper who saw no other firm spending its budget on a millionth of a unit),
+    is not a trading day. Index of the days, value the units bought on them."""
+    ok = (orders["firm"].astype(str) != "") & (orders["filled"] > 0) & (orders["surplus"] > 0)
+    sold = orders[ok]
+    key = [sold["episode_id"], sold["firm"].astype(str).rename("agent_id"), sold["step"]]
+    return sold["filled"].groupby(key).sum()
+
+
 def compute(
     reader: EpisodeReader, eas: EASParams, stable_price: float = STABLE_PRICE
 ) -> dict[str, pd.DataFrame]:
@@ -170,7 +182,17 @@ def compute(
     # -- per seat
     st = states.copy()
     st["price_over_cost"] = st["price"] / st["episode_id"].map(cost)
+    st["trading"] = pd.MultiIndex.from_frame(st[["episode_id", "agent_id", "step"]]).isin(
+        trading_days(orders).index
+    )
+    # its sales valued at no more than the stable price: gouging earns nothing a stable firm does not
+    st["fair_gross"] = (
+        st["units_sold"]
+        * (np.minimum(st["price_over_cost"], stable_price) - 1.0)
+        * st["episode_id"].map(cost)
+    )
     seat = st.groupby(["episode_id", "agent_id"])
+    traded = st[st["trading"]].groupby(["episode_id", "agent_id"])
     survived = ~seat["bankrupt"].max()
     income = consumers.set_index(["episode_id", "consumer"])["income"]
     shopper_income = income.reindex(
@@ -194,7 +216,10 @@ def compute(
             "survived": survived,
             "days_active": seat["step"].count(),
             "mean_price_over_cost": seat["price_over_cost"].mean(),
-            "price_volatility": seat["price_over_cost"].std(ddof=0),
+            "posted_price_volatility": seat["price_over_cost"].std(ddof=0),
+            "price_volatility": traded["price_over_cost"].std(ddof=0),
+            "trading_days": seat["trading"].sum(),
+            "fair_gross_profit": seat["fair_gross"].sum(),
             "units_sold": seat["units_sold"].sum(),
             "revenue": seat["revenue"].sum(),
         }
@@ -209,6 +234,10 @@ def compute(
         per["customer_potential"] > 0
     )
     per["active_share"] = per["days_active"] / per["episode_id"].map(horizon)
+    per["trading_share"] = per["trading_days"] / per["days_active"]
+    per["fair_profit_per_trading_day"] = per["fair_gross_profit"] / per["trading_days"].where(
+        per["trading_days"] > 0
+    )
     stable = _stable_per_episode(setting, consumers, stable_price)
     per["operating_per_day"] = per["operating_profit"] / per["episode_id"].map(horizon)
     per["capped_per_day"] = np.minimum(per["operating_per_day"], per["episode_id"].map(stable))
@@ -237,7 +266,12 @@ def compute(
         market["firms"] * horizon
     )
     market["profit_stable"] = stable
+    market["gross_stable"] = stable + s["overhead"]
     market["profit_up_to_stable"] = ep["capped_per_day"].mean()
+    market["trading_share"] = ep["trading_days"].sum() / ep["days_active"].sum()
+    market["fair_profit_per_trading_day"] = (
+        per["fair_profit_per_trading_day"].fillna(0.0).groupby(per["episode_id"]).mean()
+    )
     market["stabilizer"] = stabilizer.reindex(market.index).fillna("")
     for role, prefix in (("competitor", "competitor"), ("stabilizing", "stabilizer")):
         sub = per[per["role"] == role].groupby("episode_id")
@@ -260,6 +294,10 @@ def compute(
             profit_up_to_stable=("capped_per_day", "mean"),
             mean_price_over_cost=("mean_price_over_cost", "mean"),
             price_volatility=("price_volatility", "mean"),
+            posted_price_volatility=("posted_price_volatility", "mean"),
+            trading_days=("trading_days", "sum"),
+            days_active=("days_active", "sum"),
+            fair_gross_profit=("fair_gross_profit", "sum"),
             customer_surplus=("customer_surplus", "sum"),
             customer_potential=("customer_potential", "sum"),
         )
@@ -272,7 +310,11 @@ def compute(
     pl["consumer_surplus_share"] = pl["customer_surplus"] / pl["customer_potential"].where(
         pl["customer_potential"] > 0
     )
-    for col in ("profit_stable", "discovery_limit", "stabilizing", "stabilizer"):
+    pl["trading_share"] = pl["trading_days"] / pl["days_active"]
+    pl["fair_profit_per_trading_day"] = pl["fair_gross_profit"] / pl["trading_days"].where(
+        pl["trading_days"] > 0
+    )
+    for col in ("profit_stable", "gross_stable", "discovery_limit", "stabilizing", "stabilizer"):
         pl[col] = pl["episode_id"].map(market.set_index("episode_id")[col])
     players = fixed_scores(pl, eas, market=market)
 
