@@ -532,7 +532,9 @@ def test_numbers_out_of_bounds_are_refused(key, value):
 def test_profit_bidders_win_pricier_items_than_item_bidders():
     """The seed's Figure 8 (section 4.3): with 4 bidders, 2 pursuing profit and 2 items, over 8
     cheap ($1,000) and 2 expensive ($5,000) items, the profit bidders' winning bids are higher on
-    average than the item bidders', and the item bidders win more items. The objectives come from
+    average than the item bidders', and the item bidders win more items. The item bidders plan in a
+    seeded random order (``rank: shuffle``), not cheapest first: the gap is not scripted into them
+    (it comes from the profit bidders' ranking by value). The objectives come from
     the roster (the planner's ``desire``; an LLM's ``bdi`` desire, default profit; the collector's
     items; none for the rule bidder)."""
     from marketarena.markets.english_auction import KIND

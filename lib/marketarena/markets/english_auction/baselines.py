@@ -26,7 +26,7 @@ fail); the three belief rates are chances per checked field, so the seed's per-f
 | strategy | plan | bids |
 |---|---|---|
 | rule | none (the authors' rule bidder has none) | the seed's rule bidder: the start price first, then the minimum increase over the highest bid, at most ``max_bids`` (4) bids per item and while its budget allows; ignores value (seed section 4, notes B.2) |
-| planner | the LLM stand-in: ``plan: adaptive`` (replans every item from its remaining budget), ``static`` (keeps its first plan) or ``none`` (no plan). Walks the items by its impression of their value (start price x a lognormal ``noise``; cheapest first with ``desire: maximize_items``), 3 while their expected cost (``expected_price`` x start) fits its budget, 2 while it fits 1.75 x its budget, then 1 | the minimum valid bid, or with chance ``raise_prob`` up to ``raise_max`` x start price more, up to ``cap_<priority>`` x its estimate (``cap_none`` without a plan) and its budget |
+| planner | the LLM stand-in: ``plan: adaptive`` (replans every item from its remaining budget), ``static`` (keeps its first plan) or ``none`` (no plan). Walks the items in the order of its ``rank`` rule, 3 while their expected cost (``expected_price`` x start) fits its budget, 2 while it fits 1.75 x its budget, then 1. ``rank``: ``impression`` (its impression of their value, start price x a lognormal ``noise``, best first; the default with ``desire: maximize_profit``), ``shuffle`` (a seeded random order, every item counting one: the default with ``desire: maximize_items``, so an item bidder's niche is not built in) or ``cheapest`` (lowest impression first: the niche scripted) | the minimum valid bid, or with chance ``raise_prob`` up to ``raise_max`` x start price more, up to ``cap_<priority>`` x its estimate (``cap_none`` without a plan) and its budget |
 | increment | 3 for its priciest third of the items, 2, then 1 | the minimum valid bid up to 1.0 / 0.8 / 0.6 x its estimate for priority 3 / 2 / 1 |
 | pacer | as the planner's (expected price 1.2, no noise) | the minimum valid bid up to its share of the remaining budget (the item's start price over the remaining items' total) x 1.5 / 1 / 0.5 for priority 3 / 2 / 1, and at most its estimate |
 | sniper | 1 for the first ``skip`` share of the items, 3 after | sits those out, then the minimum up to ``fraction`` of its estimate |
@@ -253,6 +253,20 @@ class PlannerParams(BidderParams):
     )
     raise_prob: float = Field(default=0.25, ge=0, le=1)
     raise_max: float = Field(default=0.3, ge=0, le=10, description="x start price")
+    rank: Literal["impression", "shuffle", "cheapest"] | None = Field(
+        default=None,
+        description="the order it walks the items in when it plans: impression (its impression "
+        "of their value, best first), shuffle (a seeded random order: every item counts one), "
+        "cheapest (lowest impression first: the item bidders' niche scripted); null: impression "
+        "with desire maximize_profit, shuffle with maximize_items",
+    )
+
+    @property
+    def ranking(self) -> str:
+        """The rule in force (``rank``, or the desire's default)."""
+        if self.rank is not None:
+            return self.rank
+        return "shuffle" if self.desire == "maximize_items" else "impression"
 
 
 class Planner(ScriptedBidder):
@@ -269,17 +283,23 @@ class Planner(ScriptedBidder):
         if p.plan == "none" or (obs.replan and p.plan == "static"):
             return None
         budget = obs.status.remaining_budget if obs.replan else obs.budget
-        impressions = (
-            [i.start_price * math.exp(p.noise * self.rng.standard_normal()) for i in obs.items]
-            if p.noise > 0
-            else None
-        )
+        if p.ranking == "shuffle":  # no price in the order: a seeded permutation of the items
+            order = self.rng.permutation(len(obs.items))
+            impressions = [0.0] * len(obs.items)
+            for rank, k in enumerate(order):
+                impressions[int(k)] = float(len(obs.items) - rank)
+        else:
+            impressions = (
+                [i.start_price * math.exp(p.noise * self.rng.standard_normal()) for i in obs.items]
+                if p.noise > 0
+                else None
+            )
         return budget_priorities(
             obs.items,
             budget,
             p.expected_price,
             impressions,
-            cheapest_first=p.desire == "maximize_items",
+            cheapest_first=p.ranking == "cheapest",
         )
 
     def bid(self, obs):

@@ -60,7 +60,7 @@ class EnglishAuctionAnalysis(MarketAnalysis):
     def compute_metrics(
         self, reader, mp: EnglishAuctionParams, data_dir: Path
     ) -> dict[str, pd.DataFrame]:
-        return ea_metrics.compute(reader)
+        return ea_metrics.compute(reader, {"bid": mp.bid_attempts, "belief": mp.belief_attempts})
 
     def leaderboard(
         self, agents: pd.DataFrame, mp: EnglishAuctionParams, ratings, stats

@@ -4,23 +4,44 @@
 Every answer in ``decisions`` is one of: *valid*; a *rule breach* (its error starts with the
 market's tag, ``observations.TAGS``: a failed bid, a wrong belief, an invalid plan); or a *format
 failure* (anything else: an answer that was not valid JSON for the answer's schema, or no answer).
-Format failures are counted apart and are in no rule rate, as the seed's CFR counts rule breaches.
+
+**Silence is failure** (issue 55). A format failure ends its decision (the runner does not re-ask
+it; the fallback plays: a forced withdrawal, a corrected belief): a decision never given validly.
+Every rate the board shows counts it as failed at every answer the decision still had, its own
+included (``bid_attempts`` / ``belief_attempts`` minus its attempt: ``unanswered_bids``,
+``unanswered_beliefs``), each unused belief answer wrong in every field a complete status has (3
+about itself, 2 per other bidder). So a decision left unanswered weighs exactly what one answered
+wrongly at every attempt weighs, and a bidder that answers garbage never shows a lower CFR or error
+rate than one that answers validly but wrongly. The seed's own rates, which count only the answers
+the rules judged (format failures left out, so a silent bidder's belief rates were empty and its
+CFR only its bids'), are kept beside as ``seed_failed_bid_rate``, ``seed_self_error_rate``,
+``seed_other_error_rate``, ``seed_cfr`` (in ``agents.parquet``, not on the board). Plans and
+replans have no rate.
 
 Per bidder and auction (``agents``), with the auction's ``budget``, ``order``, its ``role``
 (baseline / challenger / bidder) and ``plan_mode`` (adaptive / static / none, from ``plans``):
   profit, money_left, items_won          at the end
   bid_answers, bids_made                 answers to bid decisions, and those that named an amount
-  failed_bids, failed_over_budget,       rule-breaking bid answers, by kind (the seed's "bids below
-  failed_under_minimum                   the previous round's highest bid or beyond the budget")
-  failed_bid_rate                        failed_bids / bid answers judged by the rules (the seed's)
+  judged_bids, failed_bids,              bid answers judged by the rules, the rule-breaking ones
+  failed_over_budget,                    and their kinds (the seed's "bids below the previous
+  failed_under_minimum                   round's highest bid or beyond the budget")
+  unanswered_bids, unanswered_beliefs    answers left unused by format failures (above)
+  bid_failures / bid_tries               failed_bids + unanswered_bids / judged_bids + unanswered
+  failed_bid_rate                        their ratio (the board's)
   self_fields, self_field_errors,        belief errors per checked field, the authors' way
-  other_fields, other_field_errors       (``rules.seed_belief_fields``)
-  self_error_rate, other_error_rate      their ratios (the seed's Figure 3)
-  self_answer_error_rate,                ours: the share of belief answers with an error about
-  other_answer_error_rate                itself / another bidder (``rules.belief_errors``)
+  other_fields, other_field_errors       (``rules.seed_belief_fields``), judged answers only
+  self_failures / self_checks,           the same with the unanswered belief answers' fields
+  other_failures / other_checks          (3 self, 2 x (bidders - 1) other each), all failed
+  self_error_rate, other_error_rate      their ratios (the seed's Figure 3, silence counted)
+  judged_beliefs, self_answer_errors,    ours: belief answers judged, and those with an error
+  other_answer_errors                    about itself / another bidder (``rules.belief_errors``)
+  self_answer_error_rate,                (self_answer_errors + unanswered_beliefs) / (judged_beliefs
+  other_answer_error_rate                + unanswered_beliefs); the same for others
   cfr                                    the seed's corrected failure rate F / (C + F) over bid
-                                         answers and checked belief fields: F failed bids plus
-                                         wrong fields, C valid bid answers plus right fields
+                                         answers and checked belief fields: F the failures (bid,
+                                         self, other), C + F the tries and checks, silence counted
+  seed_failed_bid_rate, seed_self_error_rate, seed_other_error_rate, seed_cfr
+                                         the seed's definitions over judged answers only (above)
   format_failures, format_failure_rate   over every answer of the bidder (all four decisions)
   forced_withdrawals, beliefs_corrected  events: a bid decision without a valid answer (the
                                          ``bid_attempts`` cap hit, or a format failure), a belief
@@ -43,6 +64,7 @@ without a plan has no rows there.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -50,6 +72,7 @@ import pandas as pd
 from marketarena.core.reader import EpisodeReader
 from marketarena.markets.english_auction.market import display_name
 from marketarena.markets.english_auction.observations import TAGS
+from marketarena.markets.english_auction.params import EnglishAuctionParams
 from marketarena.markets.english_auction.rules import (
     OVER_BUDGET,
     UNDER_MINIMUM,
@@ -68,6 +91,11 @@ AGENT_METRICS = (
     "cfr",
     "mean_bip",
 )
+#: answers per decision by phase when the instance's are not given: the params' defaults
+ATTEMPTS = {
+    "bid": EnglishAuctionParams.model_fields["bid_attempts"].default,
+    "belief": EnglishAuctionParams.model_fields["belief_attempts"].default,
+}
 BIP_RANGES = [(0, 10), (10, 11), (11, 20), (20, 50), (50, np.inf)]
 KEY = ["episode_id", "agent_id"]
 
@@ -183,7 +211,13 @@ def plan_modes(plans: pd.DataFrame) -> pd.Series:
     )
 
 
-def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
+def compute(
+    reader: EpisodeReader, attempts: Mapping[str, int] | None = None
+) -> dict[str, pd.DataFrame]:
+    """The metrics frames. ``attempts``: answers per decision by phase (``bid``, ``belief``: the
+    instance's ``bid_attempts`` and ``belief_attempts``; :data:`ATTEMPTS`, the defaults, for any
+    left out), which a decision never given validly counts as failed (:func:`_unanswered`)."""
+    attempts = {**ATTEMPTS, **(attempts or {})}
     reader.require()
     items, bids, plans = reader.table("items"), reader.table("bids"), reader.table("plans")
     states, setting = reader.table("states"), reader.table("setting")
@@ -229,11 +263,10 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
     )
     per = per.join(
         g[["self_answer_error", "other_answer_error"]]
-        .mean()
-        .rename(columns=lambda c: c.replace("error", "error_rate"))
+        .sum()
+        .rename(columns=lambda c: c.replace("error", "errors"))
     )
-    per["self_error_rate"] = per["self_field_errors"] / per["self_fields"]
-    per["other_error_rate"] = per["other_field_errors"] / per["other_fields"].replace(0, np.nan)
+    per = per.join(counts(belief, "judged_beliefs"))
 
     fill = [
         "bid_answers",
@@ -246,12 +279,11 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
         "self_fields",
         "other_field_errors",
         "other_fields",
+        "self_answer_errors",
+        "other_answer_errors",
+        "judged_beliefs",
     ]
     per[fill] = per[fill].fillna(0).astype(int)
-    per["failed_bid_rate"] = per["failed_bids"] / per["judged_bids"].replace(0, np.nan)
-    failures = per["failed_bids"] + per["self_field_errors"] + per["other_field_errors"]
-    actions = per["judged_bids"] + per["self_fields"] + per["other_fields"]
-    per["cfr"] = failures / actions.replace(0, np.nan)
     answers = decisions[decisions["phase"].isin(list(TAGS))]
     per = per.join(
         [
@@ -261,6 +293,7 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
     )
     per[["format_failures", "answers"]] = per[["format_failures", "answers"]].fillna(0).astype(int)
     per["format_failure_rate"] = per["format_failures"] / per["answers"].replace(0, np.nan)
+    per = _rates(per, _unanswered(decisions, attempts), setting)
     for event, name in (
         ("forced_withdrawal", "forced_withdrawals"),
         ("belief_corrected", "beliefs_corrected"),
@@ -324,6 +357,60 @@ def compute(reader: EpisodeReader) -> dict[str, pd.DataFrame]:
             cell, on="episode_id"
         ),
     }
+
+
+def _unanswered(decisions: pd.DataFrame, attempts: Mapping[str, int]) -> pd.DataFrame:
+    """Per (episode, agent): the bid and belief answers its format failures left unused.
+
+    A format failure ends its decision (the runner does not re-ask it) with the fallback played: a
+    decision never given validly. It counts as failed at every attempt the decision still had, its
+    own included: ``attempts[phase] - attempt`` failures (at least 1), so a silent decision weighs
+    exactly what a decision answered wrongly at every attempt weighs."""
+    fmt = decisions[(decisions["kind"] == "format") & decisions["phase"].isin(["bid", "belief"])]
+    most = np.array([attempts[phase] for phase in fmt["phase"]], dtype=int)
+    left = np.maximum(most - fmt["attempt"].to_numpy(dtype=int), 1)
+    out = (
+        fmt.assign(left=left)
+        .pivot_table(index=KEY, columns="phase", values="left", aggfunc="sum", fill_value=0)
+        .reindex(columns=["bid", "belief"], fill_value=0)
+    )
+    return out.rename(columns={"bid": "unanswered_bids", "belief": "unanswered_beliefs"})
+
+
+def _rates(per: pd.DataFrame, unanswered: pd.DataFrame, setting: pd.DataFrame) -> pd.DataFrame:
+    """The board's rates (a decision never given validly counts as failed: its unused answers,
+    :func:`_unanswered`, are failed bids, or belief answers wrong in every field a complete status
+    has, 3 about itself and 2 per other bidder) and, beside them, the seed's (``seed_``: over the
+    answers judged by the rules only)."""
+    per = per.join(unanswered)
+    per[list(unanswered.columns)] = per[list(unanswered.columns)].fillna(0).astype(int)
+    others = per.index.get_level_values("episode_id").map(
+        setting.set_index("episode_id")["bidders"] - 1
+    )
+    u, ub = per["unanswered_beliefs"], per["unanswered_bids"]
+    per["bid_failures"] = per["failed_bids"] + ub
+    per["bid_tries"] = per["judged_bids"] + ub
+    per["self_failures"] = per["self_field_errors"] + 3 * u
+    per["self_checks"] = per["self_fields"] + 3 * u
+    per["other_failures"] = per["other_field_errors"] + 2 * others.to_numpy() * u
+    per["other_checks"] = per["other_fields"] + 2 * others.to_numpy() * u
+    ratio = lambda a, b: per[a] / per[b].replace(0, np.nan)  # noqa: E731
+    per["failed_bid_rate"] = ratio("bid_failures", "bid_tries")
+    per["self_error_rate"] = ratio("self_failures", "self_checks")
+    per["other_error_rate"] = ratio("other_failures", "other_checks")
+    per["cfr"] = (per["bid_failures"] + per["self_failures"] + per["other_failures"]) / (
+        per["bid_tries"] + per["self_checks"] + per["other_checks"]
+    ).replace(0, np.nan)
+    beliefs = (per["judged_beliefs"] + u).replace(0, np.nan)
+    per["self_answer_error_rate"] = (per["self_answer_errors"] + u) / beliefs
+    per["other_answer_error_rate"] = (per["other_answer_errors"] + u) / beliefs
+    per["seed_failed_bid_rate"] = ratio("failed_bids", "judged_bids")
+    per["seed_self_error_rate"] = ratio("self_field_errors", "self_fields")
+    per["seed_other_error_rate"] = ratio("other_field_errors", "other_fields")
+    per["seed_cfr"] = (
+        per["failed_bids"] + per["self_field_errors"] + per["other_field_errors"]
+    ) / (per["judged_bids"] + per["self_fields"] + per["other_fields"]).replace(0, np.nan)
+    return per
 
 
 def _priority_spearman(eng: pd.DataFrame) -> pd.DataFrame:

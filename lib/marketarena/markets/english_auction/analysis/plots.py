@@ -8,8 +8,9 @@ auctions.
   (the seed's Figure 2);
 - ``fig3_errors.png``: (a) the seed's Figure 3 per bidder: failed-bid rate (of bid answers), self
   and other belief-error rates (of checked fields, the authors' comparisons) and the corrected
-  failure rate CFR; (b) failed bids by kind (under the minimum, over the budget) and format
-  failures (of all answers). Pooled over auctions: errors / checks summed;
+  failure rate CFR, a decision never given validly counted as failed at every answer it had left
+  (``metrics._unanswered``); (b) failed bids by kind (under the minimum, over the budget,
+  unanswered) and format failures (of all answers). Pooled over auctions: errors / checks summed;
 - ``fig4_priorities_<budget>.png`` (one per budget; the seed's Figure 4 is $20,000, Figure 9
   $40,000): per bidder with a plan, the mean priority of each item (columns: items in the order
   presented) in the plan in force before each item is bid (rows), ascending and descending orders;
@@ -26,7 +27,11 @@ auctions.
   profit (``maximize_profit``) and of those pursuing items (``maximize_items``), from the
   roster's objectives (the ``bdi`` harness's ``desire``; the scripted planner's ``desire``; the
   collector's items); bidders stating none are left out. Its study is the
-  ``english_auction_objectives`` instance: 2 + 2 bidders, 16 cheap and 4 expensive items;
+  ``english_auction_objectives`` instance: 2 + 2 bidders, 16 cheap and 4 expensive items. Offline
+  its bidders are scripted planners: the profit bidders rank the items by their impression of their
+  value (priciest first), the item bidders in a seeded random order (``rank: shuffle``), so no
+  niche is scripted into the item bidders; what separates the groups comes from the profit
+  bidders' ranking and the budgets (``rank: cheapest`` would build the niche in);
 - ``fig_profit_by_bidders.png``: per budget, the winner's mean profit on an item by the number of
   bidders that placed a valid bid on it, per bidder (not a figure of the seed's);
 - ``fig_budget_profit.png``: remaining budget and total profit after each item, per bidder, means
@@ -114,16 +119,19 @@ def trueskill_by_cell(agents: pd.DataFrame, path: Path, rate: Rate, passes: int)
 
 
 def _pooled(agents: pd.DataFrame) -> pd.DataFrame:
+    """Figure 3's rates pooled over auctions, as the board counts them: a decision never given
+    validly is failed at every answer it had left (``metrics._unanswered``)."""
     s = agents.groupby("name")[
         [
-            "failed_bids",
-            "judged_bids",
-            "self_field_errors",
-            "self_fields",
-            "other_field_errors",
-            "other_fields",
+            "bid_failures",
+            "bid_tries",
+            "self_failures",
+            "self_checks",
+            "other_failures",
+            "other_checks",
             "failed_under_minimum",
             "failed_over_budget",
+            "unanswered_bids",
             "format_failures",
             "answers",
         ]
@@ -131,14 +139,15 @@ def _pooled(agents: pd.DataFrame) -> pd.DataFrame:
     div = lambda a, b: 100 * s[a] / s[b].replace(0, np.nan)  # noqa: E731
     return pd.DataFrame(
         {
-            "failed bids": div("failed_bids", "judged_bids"),
-            "self belief errors": div("self_field_errors", "self_fields"),
-            "other belief errors": div("other_field_errors", "other_fields"),
+            "failed bids": div("bid_failures", "bid_tries"),
+            "self belief errors": div("self_failures", "self_checks"),
+            "other belief errors": div("other_failures", "other_checks"),
             "CFR": 100
-            * (s["failed_bids"] + s["self_field_errors"] + s["other_field_errors"])
-            / (s["judged_bids"] + s["self_fields"] + s["other_fields"]).replace(0, np.nan),
-            "under the minimum": div("failed_under_minimum", "judged_bids"),
-            "over the budget": div("failed_over_budget", "judged_bids"),
+            * (s["bid_failures"] + s["self_failures"] + s["other_failures"])
+            / (s["bid_tries"] + s["self_checks"] + s["other_checks"]).replace(0, np.nan),
+            "under the minimum": div("failed_under_minimum", "bid_tries"),
+            "over the budget": div("failed_over_budget", "bid_tries"),
+            "unanswered": div("unanswered_bids", "bid_tries"),
             "format failures": div("format_failures", "answers"),
         }
     )
@@ -152,12 +161,12 @@ def errors(agents: pd.DataFrame, path: Path) -> Path:
         (
             axes[0],
             ["failed bids", "self belief errors", "other belief errors", "CFR"],
-            "(a) the seed's rates",
+            "(a) the seed's rates, silence counted as failure",
         ),
         (
             axes[1],
-            ["under the minimum", "over the budget", "format failures"],
-            "(b) failed bids by kind; format failures",
+            ["under the minimum", "over the budget", "unanswered", "format failures"],
+            "(b) failed bids by kind (unanswered: a bid never given validly); format failures",
         ),
     ):
         x = np.arange(len(rates))
@@ -172,7 +181,8 @@ def errors(agents: pd.DataFrame, path: Path) -> Path:
         ax.legend(fontsize=7)
     fig.suptitle(
         f"Figure 3: error rates pooled over {agents['episode_id'].nunique()} auctions "
-        "(failed bids: of bid answers; belief errors: of checked fields; format: of answers)",
+        "(failed bids: of bid answers; belief errors: of checked fields; a decision never given "
+        "validly: failed at every answer it had left; format: of answers)",
         fontsize=10,
     )
     return save(fig, path)
@@ -515,7 +525,9 @@ def tables(
     caption = (
         "Board: TrueSkill by profit, mu the median over shuffled passes with the 95% bootstrap "
         "interval over auctions of that median (mu_lo, mu_hi); mean profit per auction with its "
-        "95% interval; error rates as the seed defines them, means over auctions."
+        "95% interval; error rates as the seed defines them but with a decision never given validly "
+        "counted as failed at every answer it had left (a format failure is not left out), means "
+        "over auctions."
     )
     out += write_frame(
         board[[c for c in shown if c in board.columns]], tables_dir / f"{instance}_board", caption
