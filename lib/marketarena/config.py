@@ -412,7 +412,26 @@ def parse_params(
                     f"{source}: markets.{name}.roster.{i}.model: unknown model alias "
                     f"{entry.model!r} (models: {known})"
                 )
+            if entry.kind == "llm":
+                _check_script(params.models[entry.model], market, f"{name}.roster.{i}", source)
     return params
+
+
+def _check_script(spec: ModelSpec, market: MarketParams, seat: str, source: str) -> None:
+    """A mock scripted per phase (``llm/mock.py``) seated in ``market``: every key of its script
+    names one of the market's phases (``MarketKind.phases``) or is ``default``."""
+    if spec.mock is None or not spec.mock.by_phase:
+        return
+    from marketarena.core.registry import market_kind
+
+    phases = market_kind(market.market).phases
+    unknown = spec.mock.unknown_phases(phases)
+    if unknown:
+        raise ParamsError(
+            f"{source}: models.{spec.alias}.mock.answers.{unknown[0]}: names no phase of market "
+            f"{market.market} (seated at markets.{seat}); its phases: "
+            f"{', '.join(phases) or 'none declared'} (or default, for the phases not named)"
+        )
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

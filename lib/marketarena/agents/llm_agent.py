@@ -12,6 +12,11 @@ the market's fallback applies.
 shared by every episode) and the model specs of ``params.models``. An LLM seat's sample index is
 the episode's run index, so episodes are independent samples even at temperature > 0, and a replay
 of episode r finds exactly the answers episode r received.
+
+An agent counts the requests it has made in each phase of its episode (first asks and re-asks,
+every call of its harness): a mock scripted per phase gives the ``k``-th of a phase that phase's
+answer ``k`` (``llm/mock.py``). An agent plays one seat in one episode, whose calls come one after
+another, so the count is the same in every run of the episode, whatever runs beside it.
 """
 
 from __future__ import annotations
@@ -49,8 +54,10 @@ class LLMAgent:
     ):
         self.agent_id, self.spec, self.client = agent_id, spec, client
         self.rules, self.sample, self.harness = rules, sample, harness
+        self.turns: dict[str, int] = {}  # requests made per phase (module docstring)
 
     def reset(self, rng) -> None:  # sampling randomness is the endpoint's (seeded by the cache)
+        self.turns = {}
         self.harness.reset(rng)
 
     def render(self, observation: Any, **extras: Any) -> list[dict[str, str]]:
@@ -75,9 +82,11 @@ class LLMAgent:
             "round": decision.round,
             "phase": decision.phase,
         }
+        turn = self.turns.get(decision.phase, 0)
         result = await self.client.complete(
-            self.spec, messages, schema, sample=self.sample, context=context
+            self.spec, messages, schema, sample=self.sample, context=context, turn=turn
         )
+        self.turns[decision.phase] = turn + result.record.attempts
         row = {k: v for k, v in result.record.as_row().items() if k not in CONTEXT_KEYS}
         row["purpose"] = purpose
         row["exchanges"] = result.record.exchanges  # the runner's llm_messages rows

@@ -3,7 +3,7 @@
 A market is a folder ``marketarena/markets/<kind>/`` whose ``__init__.py`` declares the kind::
 
     KIND = MarketKind(__name__, params="params:CournotParams", rules="market:CournotRules",
-                      analysis="analysis:CournotAnalysis")
+                      analysis="analysis:CournotAnalysis", phases=("quantity",))
 
 Each part is named as ``"<module>:<name>"`` inside the market's package and imported only when a
 caller asks for it, so a stage loads what its job needs: validating an instance's params imports
@@ -20,6 +20,12 @@ simulate stage the rules, the metrics stage the analysis. The parts (``core.rule
   format -> the params of an instance imported in that format (``config.parse_market`` fills them
   in before a key the instance writes), kept in a light module (the params one) since every
   params file with such an instance reads it.
+
+Beside its parts, a declaration names ``phases``: the decision phases its market hands out
+(``core.types.Decision.phase``), here so that reading the params checks what names them without
+importing the market: a mock model's per-phase script (``llm/mock.py``, ``config.parse_params``).
+The contract suite checks every decision's phase is one of them; ``default`` names none (it is a
+per-phase script's key for the phases it does not name).
 
 Markets are discovered: adding a folder with a ``KIND`` adds a market kind, and no stage changes.
 ``params.yaml`` may run a kind under several instance names (``markets: {bertrand_a10: {market:
@@ -59,8 +65,13 @@ class MarketKind:
         sources: Mapping[str, str] | None = None,
         source_defaults: str | None = None,
         uses: tuple[str, ...] = (),
+        phases: tuple[str, ...] = (),
     ):
         self.package, self._params, self._rules, self._analysis = package, params, rules, analysis
+        if "default" in phases:
+            raise ValueError(f"{package}: 'default' cannot name a phase (a mock script's key)")
+        #: its decision phases (the module docstring)
+        self.phases = tuple(phases)
         self._sources = dict(sources or {})
         self._source_defaults = source_defaults
         #: dotted keys of the global params sections its episodes depend on (``personas``,
@@ -85,6 +96,7 @@ class MarketKind:
                 "_sources",
                 "_source_defaults",
                 "uses",
+                "phases",
             )
         }
 

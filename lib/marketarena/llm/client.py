@@ -18,9 +18,11 @@ This module ties them together:
   identical to one already on the wire waits for it and shares its answer (counted as cached): a
   live run then gets what its replay will get, even at temperature > 0 (agents that must sample
   independently need distinct prompts or ``sample`` indices). The key is the sha256 of the canonical
-  request (model name, messages, sampling, response format, cap, sample index) and, for a model
-  with a ``base_url``, the endpoint it is sent to (:func:`endpoint_key`): another server, even
-  serving a model of the same name, is asked, not answered from the first one's cache.
+  request (model name, messages, sampling, response format, cap, sample index; for a mock
+  scripted per phase, also the phase, the seat's turn in it and a digest of the script:
+  ``llm/mock.py``) and, for a model with a ``base_url``, the endpoint it is sent to
+  (:func:`endpoint_key`): another server, even serving a model of the same name, is asked, not
+  answered from the first one's cache.
 - Re-asks: an answer that is not valid JSON for ``schema`` (or, for a ``schema.TextAnswer``, not
   in its format) is re-asked up to ``spec.max_reasks`` times (at most the schema's own cap),
   quoting the error (and at most ``schema.REASK_ANSWER_CHARS`` of the answer); after that the
@@ -281,11 +283,14 @@ class LLMClient:
         *,
         sample: int = 0,
         context: Mapping[str, Any] | None = None,
+        turn: int = 0,
     ) -> LLMResult[A]:
-        """Ask ``spec``'s model for an answer matching ``schema``; see the module docstring."""
+        """Ask ``spec``'s model for an answer matching ``schema``; see the module docstring.
+        ``turn``: how many requests the asking seat has made in this phase (``context["phase"]``)
+        of its episode so far; only a mock scripted per phase reads it (``llm/mock.py``)."""
         self.in_flight += 1
         try:
-            return await self._complete(spec, messages, schema, sample, context)
+            return await self._complete(spec, messages, schema, sample, context, turn)
         finally:
             self.in_flight -= 1
 
@@ -296,6 +301,7 @@ class LLMClient:
         schema: type[A],
         sample: int,
         context: Mapping[str, Any] | None,
+        turn: int,
     ) -> LLMResult[A]:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # connection pools, semaphores, futures belong to one event loop
@@ -304,6 +310,11 @@ class LLMClient:
         conversation: list[Message] = [dict(m) for m in messages]
         response_format = shared_response_format(schema, spec.structured_output)
         record = CallRecord(model=spec.alias, request_hash="", context=dict(context or {}))
+        script = None
+        if spec.provider == "mock" and spec.mock is not None and spec.mock.by_phase:
+            from marketarena.llm.mock import phase_script
+
+            script = phase_script(spec, record.context.get("phase"), self._where(record))
         action: A | None = None
         raw_text = ""
         error: str | None = None
@@ -311,6 +322,8 @@ class LLMClient:
         reasks = reasks_for(schema, spec.max_reasks)
         for attempt in range(reasks + 1):
             request = self._cache_request(spec, conversation, response_format, sample)
+            if script is not None:  # a mock scripted per phase: which answer is in the key
+                request["script"] = {**script, "turn": turn + attempt}
             key, without_endpoint = request_keys(request, "endpoint")
             if attempt == 0:  # the logged hash: the same whatever the endpoint's address
                 record.request_hash = without_endpoint
@@ -556,6 +569,7 @@ class LLMClient:
                     self._where(record),
                     attempts,
                     progress_of(record.context),
+                    request.get("script"),
                 )
             finally:
                 record.retries += attempts.retries

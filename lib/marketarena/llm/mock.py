@@ -6,6 +6,9 @@ Selected in ``params.yaml`` like any model (inspect_ai's ``mockllm`` is the mode
       mock-random: {model: mock-random, provider: mock}                 # random valid answers
       mock-fixed:  {model: mock-fixed, provider: mock,
                     mock: {policy: scripted, answers: [{"price": 1.5, "supply": 40}]}}
+      lemon-idle:  {model: lemon-idle, provider: mock,                  # per phase, in turn
+                    mock: {policy: scripted, answers: {buy: ['{"decision": "pass"}'],
+                                                       default: ['garbage']}}}
 
 It stands where the HTTP endpoint would (``transport.Transport`` gives it the request body), so the
 whole client path runs as for a real model: cache, validation, re-asks, usage, cost, records.
@@ -16,9 +19,26 @@ whole client path runs as for a real model: cache, validation, re-asks, usage, c
   ``mock.seed``: the same request always gets the same answer, whatever the order of calls.
   Numbers without bounds are drawn from [0, 100], strings are short words. An answer can be
   schema-valid and still break a market rule (a bid over budget): that is realistic.
-- ``scripted``: one of ``mock.answers`` (a JSON object, sent as JSON, or a text, sent as is), the
-  one at index ``h mod len(answers)`` with ``h`` taken from the request's hash: deterministic, and
-  no state to share across processes (one answer: always that one).
+- ``scripted``: an answer of ``mock.answers`` (a JSON object, sent as JSON, or a text, sent as is).
+  ``answers`` takes two forms:
+
+  - a list (one script for every phase): a request gets the answer at index ``h mod len(answers)``
+    with ``h`` taken from the request's sha256 (not in turn: which answer a request gets depends
+    on its content alone, so the same request always gets the same answer, there is no state to
+    share across processes, and one answer is always that one). A multi-phase market's seat then
+    gets answers written for another phase's schema in each phase: use the mapping.
+  - a mapping of a decision phase of the market (``MarketKind.phases``, e.g. lemon's ``list``,
+    ``buy``, ``review``) to a list, with ``default`` for the phases it does not name: the seat's
+    ``k``-th request in phase ``p`` (counted from 0 over the episode, every request counting:
+    first asks, re-asks after an invalid answer, the market's re-asks after a broken rule, a
+    harness's extra calls such as ``skeptical``'s review) gets ``answers[p][k mod len]``. The
+    seat counts (``agents.llm_agent.LLMAgent``), the client puts the phase, ``k`` and a digest
+    of the script into the request (``script``: in the cache key, so a replay, a resumed
+    episode and concurrent episodes get what a fresh run gets, and an edited script is asked
+    afresh; ``llm/client.py``), and this mock reads them from the request body. A key that names
+    no phase of the market is refused when the params are read (``config.parse_params``); a
+    phase a seat plays with neither its key nor ``default`` stops the run at its first request,
+    naming the model and the phase.
 
 Usage is reported as the UTF-8 bytes of the request / 4 and of the answer / 4 (tokens), so budgets
 and cost columns behave as with a priced endpoint.
@@ -33,8 +53,9 @@ from typing import Any
 
 import numpy as np
 
+from marketarena.llm.errors import LLMConfigError
 from marketarena.llm.response_cache import canonical_json
-from marketarena.llm.spec import ModelSpec
+from marketarena.llm.spec import DEFAULT_SCRIPT, ModelSpec
 
 WORDS = ("steady", "value", "fair", "quality", "deal", "market", "price", "offer", "good", "trust")
 
@@ -53,7 +74,7 @@ class MockOpenAI:
         mock = self.spec.mock
         rng = np.random.default_rng([int.from_bytes(digest[:8], "little"), mock.seed])
         if mock.policy == "scripted":
-            answer = mock.answers[int.from_bytes(digest[8:16], "little") % len(mock.answers)]
+            answer = scripted(self.spec, body, digest)
         else:
             answer = random_instance(_schema_of(response_format), rng)
         content = answer if isinstance(answer, str) else json.dumps(answer, sort_keys=True)
@@ -78,6 +99,38 @@ class MockOpenAI:
 
     async def close(self) -> None:
         return None
+
+
+def scripted(spec: ModelSpec, body: dict[str, Any], digest: bytes) -> Any:
+    """The scripted answer to the request ``body`` (hash ``digest``): see the module docstring."""
+    mock = spec.mock
+    if not mock.by_phase:
+        return mock.answers[int.from_bytes(digest[8:16], "little") % len(mock.answers)]
+    where = body.get("script") or {}
+    script = mock.script_for(where.get("phase"))
+    if script is None:  # the client refuses such a call before it is sent
+        raise LLMConfigError(unscripted_phase(spec, where.get("phase")))
+    return script[int(where.get("turn", 0)) % len(script)]
+
+
+def phase_script(spec: ModelSpec, phase: str | None, where: str = "") -> dict[str, Any]:
+    """What the requests of a call in ``phase`` to a mock scripted per phase carry (the client
+    adds the turn): the phase and a digest of the script; an ``LLMConfigError`` naming the model
+    and the phase (and ``where`` the call is) when the script has no answer for it."""
+    if spec.mock.script_for(phase) is None:
+        raise LLMConfigError(unscripted_phase(spec, phase) + where)
+    digest = hashlib.sha256(canonical_json(spec.mock.answers).encode("utf-8")).hexdigest()
+    return {"phase": phase, "answers": digest[:16]}
+
+
+def unscripted_phase(spec: ModelSpec, phase: str | None) -> str:
+    """Why a call in ``phase`` has no scripted answer (a per-phase script without it or default)."""
+    keys = ", ".join(spec.mock.answers)
+    return (
+        f"model {spec.alias!r}: its scripted answers (models.{spec.alias}.mock.answers) have no "
+        f"entry for phase {phase!r} and no {DEFAULT_SCRIPT!r} (its keys: {keys}); add the phase "
+        f"or a {DEFAULT_SCRIPT!r} list"
+    )
 
 
 def _schema_of(response_format: dict | None) -> dict:

@@ -20,9 +20,11 @@ Choices:
   params values are written to ``dvc.lock`` and fingerprints, so a key there would leak; the key goes
   in the environment variable ``api_key_env`` names.
 - ``provider: mock`` (no endpoint, no key) answers from ``llm/mock.py``: a random schema-valid answer
-  seeded by the request, or scripted answers (``mock``: ``policy``, ``seed``, ``answers``); the whole
-  client path (cache, re-asks, usage, cost, records) still runs, so ``dvc repro`` can play LLM seats
-  offline and deterministically.
+  seeded by the request, or scripted answers (``mock``: ``policy``, ``seed``, ``answers``: one list,
+  or a mapping of decision phase, and ``default``, to a list; ``MockSpec`` checks a mapping's
+  shape, ``config.parse_params`` that its keys name phases of the markets the model is seated
+  in); the whole client path (cache, re-asks, usage, cost, records) still runs, so ``dvc repro``
+  can play LLM seats offline and deterministically.
 - ``base_url=None`` is the OpenAI default (``OPENAI_BASE_URL`` when set, as the openai package reads it).
 - Prices are US dollars per million tokens; 0 (the default) is right for local models. Prompt
   tokens the endpoint served from its prompt cache (``llm/prompt_cache.py``) cost
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -57,8 +59,14 @@ _CREDENTIAL_QUERY = re.compile(
 )
 
 
+#: the key of a per-phase script that answers the phases it does not name (``MockSpec.answers``)
+DEFAULT_SCRIPT = "default"
+
+
 class MockSpec(BaseModel):
-    """How a ``provider: mock`` model answers (``llm/mock.py``)."""
+    """How a ``provider: mock`` model answers (``llm/mock.py``, which says how a scripted answer
+    is picked). ``answers`` is a list (one script for every phase, picked by the request's hash)
+    or a mapping of a market's decision phase (or ``default``) to a list (given in turn)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -68,15 +76,52 @@ class MockSpec(BaseModel):
     seed: int = Field(
         default=0, ge=0, strict=True, description="mixed into each request's own random stream"
     )
-    answers: tuple[Any, ...] = Field(
-        default=(), description="scripted: answers (JSON objects or text) given in turn per phase"
+    answers: tuple[Any, ...] | dict[str, tuple[Any, ...]] = Field(
+        default=(),
+        description="scripted: a list of answers (JSON objects or text), each request getting the "
+        "one its hash picks; or a mapping phase -> list (and 'default' -> list for the phases not "
+        "named), a seat's k-th request in a phase getting the phase's answer k mod its length",
     )
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answer_lists(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        for key, script in value.items():
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"a key must be a phase name or 'default' (got {key!r})")
+            if not isinstance(script, (list, tuple)):
+                raise ValueError(
+                    f"key {key!r}: must be a list of answers (got {type(script).__name__}; "
+                    "write one answer as [answer])"
+                )
+            if not script:
+                raise ValueError(f"key {key!r}: needs at least one answer")
+        return value
 
     @model_validator(mode="after")
     def _scripted_needs_answers(self):
         if self.policy == "scripted" and not self.answers:
             raise ValueError("policy scripted needs at least one entry in answers")
         return self
+
+    @property
+    def by_phase(self) -> bool:
+        """Scripted per phase (``answers`` is a mapping): answers in turn, keyed by the phase."""
+        return self.policy == "scripted" and isinstance(self.answers, dict)
+
+    def script_for(self, phase: str | None) -> tuple[Any, ...] | None:
+        """A per-phase script's answers for ``phase`` (its own, else ``default``'s; None: neither)."""
+        assert isinstance(self.answers, dict)
+        own = self.answers.get(phase) if phase is not None else None
+        return own if own is not None else self.answers.get(DEFAULT_SCRIPT)
+
+    def unknown_phases(self, phases: Sequence[str]) -> list[str]:
+        """The keys of a per-phase script that name none of ``phases`` (nor ``default``)."""
+        if not isinstance(self.answers, dict):
+            return []
+        return [k for k in self.answers if k != DEFAULT_SCRIPT and k not in phases]
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

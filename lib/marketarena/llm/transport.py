@@ -300,8 +300,13 @@ class Transport:
 
     @staticmethod
     def body(
-        spec: ModelSpec, conversation: list[dict], response_format: dict | None
+        spec: ModelSpec,
+        conversation: list[dict],
+        response_format: dict | None,
+        script: dict | None = None,
     ) -> dict[str, Any]:
+        """The request body; ``script`` (which scripted answer: ``llm/mock.py``) only ever goes
+        to the mock provider."""
         body: dict[str, Any] = {
             "model": spec.model,
             "messages": list(conversation),
@@ -310,6 +315,8 @@ class Transport:
         body[spec.completion_cap_field] = spec.max_tokens
         if response_format is not None:
             body["response_format"] = response_format
+        if script is not None and spec.provider == "mock":
+            body["script"] = script
         return body
 
     def _backoff(self, retry: int, failure: Failure) -> float:
@@ -328,13 +335,15 @@ class Transport:
         where: str,
         attempts: Attempts,
         progress: tuple = (),
+        script: dict | None = None,
     ) -> dict[str, Any]:
         """The completion for one request, retried as the module docstring says; the budget is
         reserved per attempt and settled with the reported usage. ``attempts`` is filled in as it
         goes (retries and latency count even when the request finally fails). ``progress``: how
-        far its episode is (``client.progress_of``), its place in the queue for a slot."""
+        far its episode is (``client.progress_of``), its place in the queue for a slot.
+        ``script``: which scripted answer a mock scripted per phase gives (``llm/mock.py``)."""
         endpoint, slots = self._endpoint(spec)
-        body = self.body(spec, conversation, response_format)
+        body = self.body(spec, conversation, response_format, script)
         bound = Bound.of(spec, conversation, response_format)
         url = spec.base_url or ("mock" if spec.provider == "mock" else OPENAI_DEFAULT_URL)
         failure: Failure | None = None

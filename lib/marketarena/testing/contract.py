@@ -16,7 +16,7 @@ broke (a market that crashes during a check fails it so too, the exception chain
 - **inputs**: each file the market reads (``input_files``), cut short, is refused with an
   ``InputError`` naming it before any episode is played;
 - **api**: one episode played as simulate plays it; every decision's observations belong to
-  declared actors; answers and fallbacks pass the market's schema and rules; ``step`` / ``round``
+  declared actors and its phase is one the ``MarketKind`` declares (``phases``); answers and fallbacks pass the market's schema and rules; ``step`` / ``round``
   are 0-based integers; retired seats never act again; the metrics and the leaderboard are
   computed from the logs alone;
 - **hostile seats**: one seat that never answers and one that always answers garbage: the
@@ -173,7 +173,7 @@ def a_truncated_input_file_is_refused_before_any_episode(kind: str, w: World) ->
 # ------------------------------------------------------------------ one episode
 @contract_check(
     "api",
-    "one episode plays by the API (declared actors, answer schemas, 0-based "
+    "one episode plays by the API (declared actors and phases, answer schemas, 0-based "
     "steps, retired seats silent) and its logs give metrics and a board",
 )
 def api(kind: str, w: World) -> None:
@@ -186,7 +186,13 @@ def api(kind: str, w: World) -> None:
         f"the agents table lacks {sorted(columns - set(table.columns))}",
     )
     retired_at = {}
+    phases = market_kind(kind).phases
+    expect(phases, "its MarketKind declares no phases (core.registry: phases=(...))")
     for d in seen:
+        expect(
+            d.phase in phases,
+            f"a decision's phase {d.phase!r} is not one its MarketKind declares ({phases})",
+        )
         expect(
             isinstance(d.step, int) and isinstance(d.round, int) and d.step >= 0 and d.round >= 0,
             f"a decision's step / round is {d.step!r} / {d.round!r}",

@@ -13,5 +13,9 @@ The rules: ``params.py``, ``market.py`` (the market and ``ToyRules``), ``baselin
 from marketarena.core.registry import MarketKind
 
 KIND = MarketKind(
-    __name__, params="params:ToyParams", rules="market:ToyRules", analysis="analysis:ToyAnalysis"
+    __name__,
+    params="params:ToyParams",
+    rules="market:ToyRules",
+    analysis="analysis:ToyAnalysis",
+    phases=("price",),
 )

@@ -24,4 +24,5 @@ KIND = MarketKind(
     params="params:BertrandParams",
     rules="market:BertrandRules",
     analysis="analysis:BertrandAnalysis",
+    phases=("price",),
 )

@@ -23,4 +23,5 @@ KIND = MarketKind(
     params="params:CournotParams",
     rules="market:CournotRules",
     analysis="analysis:CournotAnalysis",
+    phases=("quantity",),
 )

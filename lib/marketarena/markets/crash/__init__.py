@@ -40,4 +40,5 @@ KIND = MarketKind(
     rules="market:CrashRules",
     analysis="analysis:CrashAnalysis",
     sources={"agent_bazaar": "sources:CrashAgentBazaarSource"},
+    phases=("firm",),
 )

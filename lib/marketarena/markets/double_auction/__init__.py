@@ -38,4 +38,5 @@ KIND = MarketKind(
     analysis="analysis:DoubleAuctionAnalysis",
     sources={"bazaar": "sources:DoubleAuctionBazaarSource"},
     source_defaults="params:SOURCE_DEFAULTS",
+    phases=("quote",),
 )

@@ -29,4 +29,5 @@ KIND = MarketKind(
     params="params:EnglishAuctionParams",
     rules="market:EnglishAuctionRules",
     analysis="analysis:EnglishAuctionAnalysis",
+    phases=("plan", "bid", "belief", "replan"),
 )

@@ -50,4 +50,5 @@ KIND = MarketKind(
     analysis="analysis:LemonAnalysis",
     sources={"agent_bazaar": "sources:LemonAgentBazaarSource"},
     source_defaults="params:SOURCE_DEFAULTS",
+    phases=("list", "buy", "review"),
 )

@@ -22,4 +22,5 @@ KIND = MarketKind(
     rules="market:SupplyChainRules",
     analysis="analysis:SupplyChainAnalysis",
     uses=("personas", "embedding.model"),
+    phases=("procurement", "retail"),
 )
