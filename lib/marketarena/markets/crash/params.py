@@ -119,26 +119,27 @@ def default_eas() -> EASParams:
     on anchors the market can reach (``analysis/metrics.py`` says how each is measured). Every term is
     measured per seat (a player's own firms) and, on the market's rows, over every firm:
 
-    - stability: b, the bankruptcy rate (0 to 1); sigma, the SD over days of the price in unit
-      costs (a player's: its own posted price; the market's: the day's mean price), 0 to 1: a
-      price swinging by a whole unit cost scores 0;
+    - stability: b, the bankruptcy rate (0 to 1); sigma, the SD of the price in unit costs (a
+      player's: its own price over its trading days; the market's: the day's mean price), 0 to 1:
+      a price swinging by a whole unit cost scores 0. Both credited by the trading share (the
+      share of its active days a firm sold at a price a shopper got a surplus from): a stable
+      price nobody buys at, or solvency from never buying stock, is no stability (issue 55);
     - welfare: consumer surplus as a share of what the same shoppers would get buying their whole
-      demand at unit cost (a player's: the shoppers who ordered from it; the market's: every
-      shopper, days after a collapse included), 0 to 1 (a price war's below-cost sales clip at 1).
-      The seed's market survival s is not scored: it is 1 - b again (crashes come early; Pearson
-      -0.996 over the default sweep), so it would count bankruptcy twice; it is reported
-      (``survival``);
-    - profitability: pi, operating profit per firm and day (revenue less the cost of the goods
-      sold and overhead, before the tax and fee on cash: ``operating_profit_per_firm_day``), each
-      firm's capped at what a firm reaches at a stable price (``profit_stable``: its equal share of
-      the consumers' expected daily budget sold at ``stable_price`` unit costs, less overhead),
-      from 0 (no operating profit) to that level (``profit_up_to_stable``). The tax on cash made
-      every firm holding a stable price lose money over a year, so profit after tax ranked a
-      post-collapse monopolist first; the cap means gouging earns nothing a stable firm does not.
+      demand at unit cost (a player's: the shoppers who ordered from it, 0 without any; the
+      market's: every shopper, days after a collapse included), 0 to 1 (a price war's below-cost
+      sales clip at 1). The seed's market survival s is not scored: it is 1 - b again (crashes
+      come early; Pearson -0.996 over the default sweep); it is reported (``survival``);
+    - profitability: pi, the gross profit per trading day on sales valued at no more than
+      ``stable_price`` unit costs (``fair_profit_per_trading_day``), from 0 to what a firm holding
+      its equal share of the consumers' expected daily budget at that price grosses
+      (``gross_stable``). Gouging and absurd prices earn nothing a stable firm does not; overhead
+      and the tax are left to stability (profit after them measured bankruptcy again: Pearson
+      0.98 between the scored b and pi, default params). Operating profit is reported.
 
-    A price war scores below a stable market through bankruptcies and operating losses; a
+    A price war scores below a stable market through bankruptcies and below-cost sales; a
     post-collapse monopolist through the others' bankruptcies (on the market's row), its price's
-    swings and its customers' surplus; it earns no more profitability than a stable firm."""
+    swings and its customers' surplus; an idle or absurd firm scores 0 on every term
+    (``docs/eas.md``)."""
     return EASParams(
         components={
             "stability": [

@@ -30,8 +30,14 @@ Per episode (``market``), with the cell's ``discovery_limit``, ``stabilizing`` a
                          consumers' expected daily budget at ``stable_price`` unit costs:
                          arrival_rate x (sum of incomes) / firms x (1 - 1 / stable_price) - overhead
   profit_up_to_stable    mean over the firms of each one's operating profit per day capped at
-                         ``profit_stable``: a post-collapse monopolist's rent counts no more than
-                         a stable firm's profit (the EAS's pi, anchored 0 to ``profit_stable``)
+                         ``profit_stable`` (reported; the EAS's pi before issue 55)
+  trading_share          the firms' trading days over their active days: a trading day is one
+                         on which a shopper bought from the firm at a price it got a surplus from
+                         (:func:`trading_days`); credits both stability terms
+  gross_stable           ``profit_stable`` + overhead: what a stable firm grosses a day
+  fair_profit_per_trading_day   mean over the firms of each one's gross profit per trading day,
+                         every unit valued at no more than ``stable_price`` unit costs (0 for a
+                         firm that never traded): the EAS's pi, anchored 0 to ``gross_stable``
   competitors, competitor_bankruptcy_rate, competitor_survival, stabilizer_bankruptcy_rate
                          the spillover: bankruptcy rate and survival (active days / T) of the
                          competitor seats, and the stabilizers' bankruptcy rate
@@ -40,8 +46,9 @@ Per episode (``market``), with the cell's ``discovery_limit``, ``stabilizing`` a
 Per player and episode (``players``): its seats (a firm kind may hold several), its role, and the
 same measures over its own seats: bankruptcy rate, survival, profit and operating profit per firm
 and day, ``profit_up_to_stable`` (the mean over its seats of each one's capped), price over cost,
-``price_volatility`` (the mean over its seats of the SD over its active days of its own posted
-price / unit cost), ``consumer_surplus_share`` (the surplus of the shoppers who ordered from it over
+``price_volatility`` (the mean over its seats of the SD over its trading days of its own price /
+unit cost; ``posted_price_volatility`` over all its active days), ``trading_share`` and
+``fair_profit_per_trading_day`` over its seats' days pooled, ``consumer_surplus_share`` (the surplus of the shoppers who ordered from it over
 what those orders would give at unit cost); and its EAS from those alone, with the market's
 components beside it (``market_*``).
 Per seat and episode (``agents``): profit (sum of daily profits), operating_profit, final_cash,

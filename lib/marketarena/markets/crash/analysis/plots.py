@@ -453,8 +453,9 @@ def tables(
     caption = (
         "Per firm kind: TrueSkill (mean profit per seat ranks a kind in each episode), how "
         "its decisions were answered (valid at once, after re-asks, by the fallback), mean "
-        "profit, its EAS components from its own firms (bankruptcy and price volatility; "
-        "its customers' surplus; operating profit capped at a stable firm's), the EAS on "
+        "profit, its EAS components from its own firms (bankruptcy and price volatility, "
+        "credited by the share of its days it traded; its customers' surplus, 0 without "
+        "customers; its gross profit per trading day at prices up to a stable firm's), the EAS on "
         "fixed anchors (95% bootstrap interval over episodes), the seed's relative EAS "
         "(divided by the best kind's; changes when kinds are added), and the market's own "
         "components over its episodes (market_*: the markets it played in, not its score)."
