@@ -134,7 +134,9 @@ class Market(Protocol):
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> Any:
         """The documented action applied when an agent's answer is invalid or missing (the same
-        type ``check`` returns in ``Checked.action``)."""
+        type ``check`` returns in ``Checked.action``). A market may also define ``absurd(agent_id,
+        observation, decision)``: a valid extreme answer (or None), which the contract's absurd
+        seat plays (``testing/contract_seats.py``)."""
 
     def step(self, actions: dict[AgentId, Any]) -> Decision | None:
         """Apply the actions of the current decision point; ``None`` when the episode ends."""

@@ -26,6 +26,10 @@ broke (a market that crashes during a check fails it so too, the exception chain
   some decisions (the market's fallback plays there) never scores better than the same seat
   answering, validly, the fallback's own action at those decisions; the board's validity columns
   (``metrics/validity.py``) show the fallbacks;
+- **idle, absurd and silent seats** (``contract_seats.py``): a seat doing nothing validly, one
+  taking the market's valid extreme action (``market.absurd``, where declared: crash, lemon) and
+  one answering garbage: silent never beats idle; where the market has an EAS, idle and absurd
+  sit at the bottom of every component and below every player on the EAS;
 - **seed**: the same seed gives byte-identical logs, even when the global ``random`` and
   ``numpy.random`` states are disturbed between the runs;
 - **tables**: every log table is written with exactly the bytes of pandas' ``to_parquet``;
@@ -37,25 +41,26 @@ broke (a market that crashes during a check fails it so too, the exception chain
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import random
 import re
-import types
 from pathlib import Path
-from typing import Annotated, Callable, Literal, Union, get_args, get_origin
+from typing import Callable
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel
 
 from marketarena.core import logs
 from marketarena.core.registry import market_kind
 from marketarena.core.types import InputError, Rows, as_frame
 from marketarena.simulate import load_inputs
 from marketarena.testing.contract_params import every_numeric_param_at_its_extremes
+from marketarena.testing.contract_seats import (
+    FallbackOrGarbage,
+    idle_absurd_and_silent_seats,
+    player_scores,
+)
 from marketarena.testing.tiny import (
-    GARBAGE,
     Garbage,
     Silent,
     World,
@@ -267,107 +272,6 @@ def seats_that_never_answer_or_answer_garbage(kind: str, w: World) -> None:
 
 
 # ------------------------------------------------------------------ invalid answers
-def zero_answer(model):
-    """An answer of ``model`` with every required field at its zero (0, "", {}, [], None, False,
-    a nested model's zero answer): what a market whose fallback is "nothing" (no production, no
-    bids) accepts as the same action."""
-
-    def zero(ann):
-        origin, args = get_origin(ann), get_args(ann)
-        if origin is Annotated:
-            return zero(args[0])
-        if origin in (Union, types.UnionType):
-            return None if type(None) in args else zero(args[0])
-        if origin is Literal:
-            return args[0]
-        if origin is dict:
-            return {}
-        if origin in (list, tuple, set):
-            return []
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
-            return zero_answer(ann).model_dump(by_alias=True)
-        return {bool: False, int: 0, float: 0.0, str: ""}.get(ann)
-
-    return model.model_validate(
-        {
-            f.alias or name: zero(f.annotation)
-            for name, f in model.model_fields.items()
-            if f.is_required()
-        }
-    )
-
-
-def fallback_answer(market, agent_id, decision):
-    """A valid answer that plays as the market's fallback plays (its rules accept it and apply
-    the fallback's own action), or None when there is none: the fallback itself when it is an
-    answer of the decision's schema, else the schema's zero answer."""
-    from marketarena.core.runner import _dump
-
-    fallback = market.fallback(agent_id, decision)
-    schema = decision.schema_for(agent_id)
-    candidates = [fallback] if isinstance(fallback, schema) else []
-    with contextlib.suppress(Exception):  # a schema without a zero answer: no candidate
-        candidates.append(zero_answer(schema))
-    for answer in candidates:
-        checked = market.check(agent_id, answer, decision)
-        applied = checked.action if checked.action is not None else answer
-        if checked.error is None and _dump(applied) == _dump(fallback):
-            return answer
-    return None
-
-
-class FallbackOrGarbage:
-    """A seat's own agent, except at the decisions of odd steps where a valid answer plays as the
-    market's fallback plays (:func:`fallback_answer`): there it answers garbage (``mode``
-    "invalid": the fallback then plays) or that valid answer (``mode`` "valid"). Both arms play
-    the same actions."""
-
-    def __init__(self, inner, market, mode: str):
-        self.inner, self.market, self.mode = inner, market, mode
-        self.agent_id = inner.agent_id
-        self.substituted = 0
-
-    def reset(self, rng):
-        self.inner.reset(rng)
-
-    async def act(self, observation, decision, retry=None):
-        if decision.step % 2 == 1 and retry is None:
-            answer = fallback_answer(self.market, self.agent_id, decision)
-            if answer is not None:
-                self.substituted += 1
-                return dict(GARBAGE) if self.mode == "invalid" else answer
-        if retry is None:
-            return await self.inner.act(observation, decision)
-        return await self.inner.act(observation, decision, retry)
-
-
-#: a player's scores on the board, every one "higher is better" (the EAS and its components
-#: where the market reports them)
-EAS_SCORES = ("eas", "stability", "integrity", "welfare", "profitability")
-
-
-def player_scores(analysis, w: World, reader, name: str) -> dict[str, float]:
-    """The player's score of the episode (``rank_by``, its seats combined as the board combines
-    them), its EAS columns where the market has them, its board mu, and its fallback share."""
-    from marketarena.metrics.validity import player_validity, with_validity
-
-    frames = analysis.compute_metrics(reader, w.mp, w.paths.data)
-    agents = frames["agents"]
-    rows = agents[agents["name"] == name]
-    out = {analysis.rank_by: float(rows[analysis.rank_by].agg(analysis.seat_score))}
-    for col in EAS_SCORES:
-        if col in rows.columns:
-            out[col] = float(rows[col].mean())
-    board = with_validity(
-        analysis.leaderboard(agents, w.mp, w.params.ratings, w.params.stats),
-        player_validity(reader),
-    )
-    row = board[board["name"] == name].iloc[0]
-    out["mu"] = float(row["mu"])
-    out["fallback"] = float(row["fallback"])
-    return out
-
-
 @contract_check(
     "an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_validly",
     "an invalid answer never scores better than the fallback's action answered "
@@ -434,6 +338,17 @@ def an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_val
         and (score["invalid"][k] > v + 1e-9 or (np.isnan(v) and np.isfinite(score["invalid"][k])))
     ]
     expect(not better, f"{name} ({actor}) scores better answering invalidly: " + "; ".join(better))
+
+
+@contract_check(
+    "idle_absurd_and_silent_seats_never_score_well",
+    "a seat doing nothing (idle), something absurd or answering garbage (silent) never scores "
+    "well: silent never beats idle, and where the market has an EAS the idle and the absurd "
+    "seat are at the bottom of every component and below every player on the EAS",
+)
+def idle_absurd_and_silent_seats_never_score_well(kind: str, w: World) -> None:
+    """``contract_seats.py`` says how each seat plays and what is compared."""
+    idle_absurd_and_silent_seats(kind, w, _parts(kind, w)[1])
 
 
 # ------------------------------------------------------------------ the logs

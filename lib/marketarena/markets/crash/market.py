@@ -53,6 +53,8 @@ from marketarena.core.types import AgentId, Checked, Decision, EventLog
 from marketarena.markets.crash import rules
 from marketarena.markets.crash.baselines import STRATEGIES
 from marketarena.markets.crash.observations import (
+    MAX_PRICE,
+    MAX_SUPPLY,
     DayRecord,
     FirmAction,
     FirmObservation,
@@ -169,6 +171,11 @@ class CrashMarket(EventLog):
 
     def fallback(self, agent_id: AgentId, decision: Decision) -> FirmAction:
         return FirmAction(price=float(self.last_price[self.index[agent_id]]), supply=0.0)
+
+    def absurd(self, agent_id: AgentId, observation, decision: Decision) -> FirmAction:
+        """A valid extreme action (the contract's absurd seat): the highest price and the largest
+        supply an answer may give."""
+        return FirmAction(price=MAX_PRICE, supply=MAX_SUPPLY)
 
     # ------------------------------------------------------------------ a day
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:

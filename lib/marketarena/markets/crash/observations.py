@@ -18,13 +18,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from marketarena.core.prompts import chat_messages, template_env
 
+#: the largest price and supply an answer may give
+MAX_PRICE, MAX_SUPPLY = 1e6, 1e7
+
 
 class FirmAction(BaseModel):
     """``{"price": p, "supply": q}``."""
 
     model_config = ConfigDict(extra="forbid")
-    price: float = Field(gt=0, le=1e6, allow_inf_nan=False, description="price posted today")
-    supply: float = Field(ge=0, le=1e7, allow_inf_nan=False, description="units bought today")
+    price: float = Field(gt=0, le=MAX_PRICE, allow_inf_nan=False, description="price posted today")
+    supply: float = Field(
+        ge=0, le=MAX_SUPPLY, allow_inf_nan=False, description="units bought today"
+    )
 
 
 class DayRecord(BaseModel):

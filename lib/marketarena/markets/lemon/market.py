@@ -232,6 +232,14 @@ class LemonMarket(EventLog):
             return BuyAction(decision="pass", listing=None)
         return ReviewAction(vote="abstain")
 
+    def absurd(self, agent_id: AgentId, observation, decision: Decision) -> BaseModel | None:
+        """A valid extreme action (the contract's absurd seat): a buyer bids on the dearest
+        listing it is shown, whatever it says; None elsewhere (the seat then does nothing)."""
+        if decision.phase != "buy" or not getattr(observation, "listings", None):
+            return None
+        dearest = max(observation.listings, key=lambda v: (v.price, v.listing))
+        return BuyAction(decision="bid", listing=dearest.listing)
+
     def step(self, actions: dict[AgentId, BaseModel]) -> Decision | None:
         if self.phase == "list":
             return self._after_list(actions)
