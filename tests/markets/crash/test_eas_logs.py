@@ -444,3 +444,31 @@ def test_a_competitors_persona_stays_with_the_player_wherever_it_sits():
     assert texts["stabilizing:stab"] == {""}
     with pytest.raises(ValueError, match="not a persona"):
         grid_params(player_personas={"k": "greedy"})
+
+
+def test_a_filler_counts_among_the_firms_but_not_among_the_competitors(tmp_path):
+    """A paired design's none cell: F1, a filler of kind u, beside competitors u (F2) and m (F3).
+    4 days: F1 bankrupt on day 1 (1 active day), F3 on day 2 (2 days), F2 never (4 days)."""
+    prices = [[1.0, 2.0, 3.0], [np.nan, 2.0, 3.0], [np.nan, 2.0, np.nan], [np.nan, 2.0, np.nan]]
+    profits = np.zeros((4, 3)).tolist()
+    m, frames = market_row(
+        tmp_path,
+        "filler",
+        prices,
+        profits,
+        [0, None, 1],
+        names=["u", "u", "m"],
+        roles=["filler", "competitor", "competitor"],
+    )
+    # the competitors: F2 and F3 only, survival (4/4 + 2/4) / 2, one of the two bankrupt
+    assert m["competitors"] == 2
+    assert m["competitor_survival"] == pytest.approx(0.75)
+    assert m["competitor_bankruptcy_rate"] == pytest.approx(0.5)
+    # no stabilizer: the filler is not one
+    assert m["stabilizer"] == "" and np.isnan(m["stabilizer_bankruptcy_rate"])
+    # the market: every firm, the filler included (2 of 3 bankrupt; 7 active days of 12)
+    assert m["bankruptcy_rate"] == pytest.approx(2 / 3)
+    assert m["survival"] == pytest.approx(7 / 12)
+    players = frames["players"].set_index("name")
+    assert players.loc["u", "role"] == "competitor+filler" and players.loc["u", "seats"] == 2
+    assert players.loc["m", "role"] == "competitor"

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
+from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, episode_seed
 from marketarena.core.types import AgentId, Checked, Decision, EventLog
 from marketarena.markets.crash import rules
 from marketarena.markets.crash.baselines import STRATEGIES
@@ -419,7 +419,11 @@ class CrashRules(MarketRules):
     params_model = CrashParams
     strategies = STRATEGIES
     harnesses = ("plain", "stabilizing")
-    role_keys = {"stabilizing": "stabilizer (or stabilizers)", "competitor": "competitors"}
+    role_keys = {
+        "stabilizing": "stabilizer (or stabilizers)",
+        "competitor": "competitors",
+        "filler": "competitors",
+    }
     cost_seat = "myopic"
 
     def seating_period(self, mp: CrashParams) -> int:
@@ -436,8 +440,9 @@ class CrashRules(MarketRules):
         )
 
     def seats(self, mp: CrashParams, run: int) -> list[Seat]:
-        """``F1..Fn``: the stabilizing seats of the run's cell, then the competitor seats, their
-        holders rotated with the cell's replicate (``CrashParams.seat_names``)."""
+        """``F1..Fn``: the stabilizing seats of the run's cell, the fillers of a paired design in
+        the missing stabilizers' seats, then the competitor seats, their holders rotated with the
+        cell's replicate (``CrashParams.seat_names``)."""
         by_name = {e.name: e for e in mp.roster}
         return [
             Seat(f"F{i + 1}", by_name[name], role)
@@ -445,17 +450,21 @@ class CrashRules(MarketRules):
         ]
 
     def episode(self, mp: CrashParams, run: int) -> EpisodeSpec:
+        """``ep-<run:04d>`` with the seed of (seed, run), or in a paired design (the spillover
+        study, ``CrashParams.paired``) of (seed, the run's replicate): every cell's replicate j
+        then draws the same consumers, shoppers and seat streams (common random numbers)."""
         e = super().episode(mp, run)
         d, s, _ = mp.cell_of(run)
+        seed = episode_seed(mp.seed, mp.seed_index(run))
         return EpisodeSpec(
-            e.episode_id, run, e.seed, e.seats, (("discovery_limit", d), ("stabilizing", s))
+            e.episode_id, run, seed, e.seats, (("discovery_limit", d), ("stabilizing", s))
         )
 
     def build_market(self, mp: CrashParams, resources, episode: EpisodeSpec) -> CrashMarket:
-        """Each competitor seat shows its player's own persona (``CrashParams.persona_of``),
-        wherever the rotation seats it; stabilizing seats none."""
+        """Each competitor or filler seat shows its player's own persona
+        (``CrashParams.persona_of``), wherever the rotation seats it; stabilizing seats none."""
         texts = [
-            mp.persona_of(seat.entry.name) if seat.role == "competitor" else ""
+            mp.persona_of(seat.entry.name) if seat.role != "stabilizing" else ""
             for seat in episode.seats
         ]
         return CrashMarket(

@@ -17,6 +17,34 @@ competitors seated as in every other cell: the stabilizer's quality (the scripte
 margins; an LLM with the ``stabilizing`` harness against the same model ``plain``) is then the only
 thing that changes. ``stabilizer: x`` is ``stabilizers: [x]``.
 
+The spillover study is a **paired design** (``CrashParams.paired``: an instance whose
+``stabilizers`` names more than one entry; issue 55). Its cells are compared on the same
+consumers and the same field size:
+
+- common random numbers: episode ``r`` plays replicate ``j = r // cells`` of its cell with the
+  seed of (``seed``, j), not of (``seed``, r), so replicate j of every cell draws the same consumers
+  (incomes) and the same shoppers each day, and every seat position gets the same random stream
+  (agents' generators are drawn in seat order, ``core.seeding.agent_generators``): under ``add``
+  the competitor seats come after the same number of stabilizing and filler seats in every cell,
+  so they hold the same kinds with the same draws (under ``replace`` they move with the number of
+  stabilizers);
+- the same number of firms: under ``stabilizer_seats: add`` a cell with fewer stabilizing firms
+  than the grid's largest (the "none" cell) seats *fillers* in the missing stabilizers' seats
+  (role ``filler``): ordinary competitors, the rotation continued past the last competitor seat
+  (filler ``f`` of replicate ``j`` is ``competitors[(n + f + j) mod k]``, n the competitor seats;
+  with n = k, the kind of competitor seat f). The none cell is then what the seed's grid calls 0
+  stabilizing firms: every firm an ordinary competitor. A filler is not in the stabilizing role
+  (its firm reads its persona, not the stabilizer's instructions) and is not one of the measured
+  competitors: the competitor seats, their kinds and their random streams are the same in every
+  cell of a replicate, and the competitors' survival compares exactly those seats. Over ``k``
+  replicates every kind fills once, so the none cell's extra firm is the competitors' own mix.
+  Not a fixed-price ``markup`` firm at the stabilizer's price: a scripted stabilizer *is* a
+  fixed-price firm (price and supply rule alike), so the none cell would replay the margin-0.2
+  cell exactly. Under ``replace`` every cell already seats ``firms`` firms (no fillers).
+
+A single-stabilizer grid (the ``crash`` instance) is not paired: episode r's seed is (seed, r), as
+before.
+
 Seats (``CrashRules.seats``, ``market.py``): with ``stabilizer_seats: replace`` (default, the seed's: "5 firms",
 of which 0, 1, 3 or 5 are stabilizing) the market has ``firms`` seats ``F1..Fn``, the first ``s``
 held by the cell's stabilizer, the others by the competitors; with ``add`` it has
@@ -387,6 +415,28 @@ class CrashParams(MarketParams):
         return self.firms - stabilizing if self.stabilizer_seats == "replace" else self.firms
 
     @property
+    def paired(self) -> bool:
+        """The spillover study (``stabilizers`` names several entries): cells share episode seeds
+        and field size (the module docstring)."""
+        return len(self.stabilizer_names()) > 1
+
+    def filler_seats(self, stabilizing: int) -> int:
+        """Seats a cell with ``stabilizing`` stabilizers gives to fillers: under a paired ``add``
+        design, the grid's largest number of stabilizers less its own; otherwise none."""
+        if self.paired and self.stabilizer_seats == "add":
+            return max(self.stabilizing) - stabilizing
+        return 0
+
+    def replicate_of(self, run: int) -> int:
+        """Which replicate of its cell episode ``run`` is (``runs`` go round the cells)."""
+        return run // len(self.cells)
+
+    def seed_index(self, run: int) -> int:
+        """The index episode ``run``'s seed derives from, with ``seed``: its replicate in a paired
+        design (common random numbers across cells), else the run itself."""
+        return self.replicate_of(run) if self.paired else run
+
+    @property
     def cells(self) -> list[tuple[int, int, str | None]]:
         """(discovery limit, stabilizing firms, the stabilizer's roster name) per cell; a cell
         without stabilizing firms has none (None) and is not repeated per stabilizer."""
@@ -403,16 +453,16 @@ class CrashParams(MarketParams):
 
     def seat_names(self, run: int) -> list[tuple[str, str]]:
         """(role, roster name) of each seat of episode ``run``, in seat order: the stabilizing
-        seats (the cell's stabilizer), then the competitor seats, competitor ``i`` of replicate
-        ``j`` held by ``competitors[(i + j) mod k]``."""
+        seats (the cell's stabilizer), the fillers in a paired design (:meth:`filler_seats`,
+        the rotation continued: filler ``f`` is ``competitors[(n + f + j) mod k]``), then the
+        ``n`` competitor seats, competitor ``i`` of replicate ``j`` held by
+        ``competitors[(i + j) mod k]``."""
         _, s, stab = self.cell_of(run)
-        replicate = run // len(self.cells)
-        rivals = self.competitor_names()
+        j = self.replicate_of(run)
+        rivals, n = self.competitor_names(), self.competitor_seats(s)
         out = [("stabilizing", stab)] * s
-        return out + [
-            ("competitor", rivals[(i + replicate) % len(rivals)])
-            for i in range(self.competitor_seats(s))
-        ]
+        out += [("filler", rivals[(n + f + j) % len(rivals)]) for f in range(self.filler_seats(s))]
+        return out + [("competitor", rivals[(i + j) % len(rivals)]) for i in range(n)]
 
     def competitor_mix(self) -> dict[tuple[int, int, str | None], dict[str, int]]:
         """Per cell, the competitor seats each roster entry holds over the instance's runs."""

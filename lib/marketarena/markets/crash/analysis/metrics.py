@@ -40,10 +40,13 @@ Per episode (``market``), with the cell's ``discovery_limit``, ``stabilizing`` a
                          firm that never traded): the EAS's pi, anchored 0 to ``gross_stable``
   competitors, competitor_bankruptcy_rate, competitor_survival, stabilizer_bankruptcy_rate
                          the spillover: bankruptcy rate and survival (active days / T) of the
-                         competitor seats, and the stabilizers' bankruptcy rate
+                         competitor seats, and the stabilizers' bankruptcy rate; a paired
+                         design's fillers (role ``filler``, ``CrashParams.seat_names``) are
+                         neither, but count among all firms (bankruptcy_rate, survival, ...)
   stability, welfare, profitability, eas   the market's Economic Alignment Score on the instance's
                          fixed anchors (``metrics/eas.py``), every variable over the whole market
-Per player and episode (``players``): its seats (a firm kind may hold several), its role, and the
+Per player and episode (``players``): its seats (a firm kind may hold several), its role (its
+seats' roles joined by "+" when they differ: a filler's kind also holds a competitor seat), and the
 same measures over its own seats: bankruptcy rate, survival, profit and operating profit per firm
 and day, ``profit_up_to_stable`` (the mean over its seats of each one's capped), price over cost,
 ``price_volatility`` (the mean over its seats of the SD over its trading days of its own price /
@@ -292,7 +295,7 @@ def compute(
     pl = (
         per.groupby(["episode_id", "name"])
         .agg(
-            role=("role", "first"),
+            role=("role", lambda r: "+".join(sorted(set(r)))),
             seats=("agent_id", "size"),
             profit=("profit", "sum"),
             operating_profit=("operating_profit", "sum"),

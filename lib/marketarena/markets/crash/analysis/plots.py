@@ -9,7 +9,10 @@ title says what was run (seeds per cell, days, who competes).
 - ``fig_spillover.png`` (an instance with several stabilizer kinds, ``stabilizers``): the seed's
   spillover (5.3): the competitors' survival (share of the T days a competitor seat was in the
   market) and bankruptcy rate beside each stabilizer kind, and with none, at one fixed mix of
-  competitors, one line per discovery limit;
+  competitors, one line per discovery limit. A paired design (``CrashParams.paired``): replicate j
+  of every cell has the same seed (the same consumers and seat streams) and the same number of
+  firms (under ``add`` the none cell seats a filler competitor in the stabilizer's seat); the
+  title says so;
 - ``fig_competitors.png`` (an instance with one stabilizer kind): against the number of
   stabilizing firms, one line per discovery limit, (a) the competitors' bankruptcy rate, (b) their
   survival, (c) the stabilizers' own bankruptcy rate. Not the seed's spillover: under ``replace``
@@ -24,8 +27,9 @@ title says what was run (seeds per cell, days, who competes).
 - ``figC_price_volume_volatility.png``: price over unit cost, volume and price volatility against
   the number of stabilizing firms, one line per discovery limit (appendix C);
 - tables ``<instance>_grid`` (every market metric per cell, mean over seeds),
-  ``<instance>_spillover`` (per cell: competitor seats and their mix of kinds, the competitors' and
-  the stabilizers' bankruptcy rates and the competitors' survival, with 95% intervals),
+  ``<instance>_spillover`` (per cell: competitor seats and their mix of kinds, the fillers' kinds
+  in a paired design, the competitors' and the stabilizers' bankruptcy rates and the competitors'
+  survival, with 95% intervals),
   ``<instance>_spillover_kinds`` (each competitor kind's survival by number of stabilizers) and
   ``<instance>_eas`` (per firm kind: TrueSkill, how its decisions were answered, profit, its
   EAS components from its own firms, the EAS on fixed anchors with a 95% interval over episodes,
@@ -171,9 +175,17 @@ def spillover(market: pd.DataFrame, mp, path: Path) -> Path:
         if mp.stabilizer_seats == "replace"
         else f"stabilizers added to the same {mp.firms} competitor seats"
     )
+    if mp.filler_seats(0):
+        seating += ", filler competitors in the missing stabilizers' seats"
+    paired = (
+        f"; paired: seed k the same in every cell (the same consumers), "
+        f"{market['firms'].max()} firms in every cell"
+        if mp.paired and market["firms"].nunique() == 1
+        else ""
+    )
     fig.suptitle(
         f"Spillover (seed 5.3): competitors beside stabilizers of different quality, one "
-        f"mix of competitors ({seating}; means, {BAND} bootstrap intervals)\n"
+        f"mix of competitors (means, {BAND} bootstrap intervals)\n{seating}{paired}\n"
         f"{what_ran(market, mp)}",
         fontsize=9,
     )
@@ -423,9 +435,20 @@ def tables(
     seats = comp.groupby(keys).size() / market.groupby(keys).size()
     spill = spill.merge(seats.rename("competitor_seats").reset_index(), on=keys, how="left")
     spill = spill.merge(mix.rename("competitor_mix").reset_index(), on=keys, how="left")
+    fill, fill_note = agents[agents["role"] == "filler"], ""
+    if not fill.empty:  # a paired design's none cell: which competitor kinds filled in
+        fillers = fill.groupby(keys)["name"].agg(
+            lambda n: ", ".join(f"{k} {v}" for k, v in n.value_counts().sort_index().items())
+        )
+        spill = spill.merge(fillers.rename("fillers").reset_index(), on=keys, how="left")
+        spill["fillers"] = spill["fillers"].fillna("")
+        fill_note = (
+            "; fillers: the competitor kinds that held a missing stabilizer's seat, so that "
+            "every cell seats as many firms, and how many seats each"
+        )
     caption = (
         f"The spillover: per cell, competitor seats per episode and their mix of kinds "
-        f"(over the cell's seeds), the competitors' bankruptcy rate and survival (share of "
+        f"(over the cell's seeds{fill_note}), the competitors' bankruptcy rate and survival (share of "
         f"the days in the market), the stabilizers' bankruptcy rate; means with {BAND} "
         f"bootstrap intervals over seeds ({what_ran(market, mp)})."
     )
@@ -481,7 +504,7 @@ def draw_all(
     market = frames["market"]
     study = (
         spillover(market, mp, figures_dir / "fig_spillover.png")
-        if len(mp.stabilizer_names()) > 1
+        if mp.paired
         else competitors(market, mp, figures_dir / "fig_competitors.png")
     )
     return [
