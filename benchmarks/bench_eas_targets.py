@@ -122,6 +122,8 @@ def report(root: Path) -> None:
             "valid_first",
             "valid_reasked",
             "fallback",
+            "format_failures",
+            "rule_failures",
             "integrity",
             "welfare",
             "eas_mean",

@@ -131,6 +131,14 @@ class RatingsParams(Strict):
     n_boot: int = Field(default=200, ge=10, description="bootstrap resamples of episodes")
     seed: int = Field(default=0, ge=0)
     provisional: ProvisionalParams = Field(default_factory=ProvisionalParams)
+    flag_fallback_above: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="a player whose share of decisions decided by the market's fallback is "
+        "above this (strictly) is flagged on its boards (column `flagged`, a mark on the "
+        "site; ``metrics/validity.py``); 0: every player with a fallback, 1: none",
+    )
 
 
 def available_cores() -> int:

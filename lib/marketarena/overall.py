@@ -275,6 +275,7 @@ def overall_board(
     boards: Mapping[str, pd.DataFrame],
     players: Mapping[str, Mapping[str, str | None]],
     identities: Mapping[str, ModelIdentity] | None = None,
+    flag_above: float | None = None,
 ) -> tuple[pd.DataFrame, str]:
     """Standing across market instances, for players that played at least two of them.
 
@@ -283,15 +284,16 @@ def overall_board(
     (:data:`BOARD_IDENTITY`) the board carries. A player's standing is the mean over its
     instances of its percentile there (:func:`percentiles`, several rows of one instance averaged
     first). Beside it, how the player's decisions were answered, pooled over those instances
-    (``metrics.validity``: ``decisions``, ``valid_first``, ``valid_reasked``, ``fallback``; NaN
-    where no instance logged decisions), and the names it went by (``names``). Returns the board
-    and a one-line note (empty when the board has rows).
+    (``metrics.validity``: ``decisions``, ``valid_first``, ``valid_reasked``, ``fallback``,
+    ``format_failures``, ``rule_failures``; NaN where no instance logged decisions) and
+    ``flagged`` (its pooled fallback share above ``flag_above``, params
+    ``ratings.flag_fallback_above``; None: the default), and the names it went by (``names``).
+    Returns the board and a one-line note (empty when the board has rows).
     """
-    from marketarena.metrics.validity import COLUMNS as VALIDITY
-    from marketarena.metrics.validity import pooled
+    from marketarena.metrics.validity import BOARD_COLUMNS, COLUMNS, FLAG, flag, pooled
 
     columns = ["rank", "player", *BOARD_IDENTITY, "kind", "markets", "n_markets"]
-    columns += ["mean_percentile", "names", *VALIDITY]
+    columns += ["mean_percentile", "names", *BOARD_COLUMNS]
     long = _long(boards, players)
     if long.empty:
         return pd.DataFrame(columns=columns), _EMPTY
@@ -314,8 +316,9 @@ def overall_board(
     for col in BOARD_IDENTITY:
         out[col] = [getattr(known[p], col) if p in known else "" for p in out["player"]]
     out = out.merge(pooled(boards, players), on="player", how="left")
-    for col in VALIDITY:
+    for col in COLUMNS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+    out[FLAG] = flag(out) if flag_above is None else flag(out, flag_above)
     out = out.sort_values(["mean_percentile", "player"], ascending=[False, True])
     out.insert(0, "rank", np.arange(1, len(out) + 1))
     return out[columns].reset_index(drop=True), ""

@@ -17,7 +17,8 @@ the project root (``root``):
                   reports/metrics/<instance>.json
     stats      -> reports/stats/<instance>.json, reports/stats/<instance>/<instance>_spearman.{md,tex}
     ratings    -> reports/leaderboards/<instance>.csv (the market's board plus every player's
-                  validity columns: decisions, valid_first, valid_reasked, fallback)
+                  validity columns: decisions, valid_first, valid_reasked, fallback,
+                  format_failures, rule_failures, flagged)
     figures    -> reports/figures/<instance>/*.png, reports/tables/<instance>/<instance>_*.{md,tex}
     overall    -> reports/overall/overall.csv (+ overall.md: the table with its caption, or why it is empty)
     report     -> reports/site/index.html, reports/site/<instance>.html (the results site)
@@ -365,7 +366,11 @@ def run_ratings(instance: str, params: Params, paths: Paths) -> "pd.DataFrame":
     agents = pd.read_parquet(paths.metrics(instance) / "agents.parquet")
     validity = paths.metrics(instance) / "validity.parquet"
     board = analysis.leaderboard(agents, mp, params.ratings, params.stats)
-    board = with_validity(board, pd.read_parquet(validity) if validity.is_file() else None)
+    board = with_validity(
+        board,
+        pd.read_parquet(validity) if validity.is_file() else None,
+        params.ratings.flag_fallback_above,
+    )
     rule = params.ratings.provisional
     board = with_provisional(board, rule.min_games, rule.max_rank_width)
     out = paths.reports / "leaderboards"
@@ -439,7 +444,7 @@ def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
         models += found.rows
         if "eas" in agents.columns:
             eas_frames[instance] = (mp.market, agents)
-    overall, note = overall_board(boards, players, identities)
+    overall, note = overall_board(boards, players, identities, params.ratings.flag_fallback_above)
     out = paths.reports / "overall"
     out.mkdir(parents=True, exist_ok=True)
     overall.to_csv(out / "overall.csv", index=False, float_format="%.6g")
@@ -451,9 +456,16 @@ def run_overall(params: Params, paths: Paths) -> "pd.DataFrame":
         "bottom) over the market instances each player played (players in two or more instances "
         "only; an LLM under its model's identity, `models.csv`), and how its decisions were "
         "answered over them: valid at once, after re-asks, by the fallback (shares of its "
-        "decisions)."
+        "decisions), the fallbacks split into answers that did not parse (format) and answers "
+        "that broke a market rule, and ⚑ (`flagged`) where the fallback share is above "
+        f"{params.ratings.flag_fallback_above:g} (params `ratings.flag_fallback_above`)."
     )
-    text = note if note else markdown_table(overall, caption=caption)
+    from marketarena.report.board import MARKS, mark
+
+    shown = overall.assign(
+        **{c: [mark(v, m) for v in overall[c]] for c, m in MARKS.items() if c in overall}
+    )  # the flag as the boards show it: a mark (the CSV keeps True / False)
+    text = note if note else markdown_table(shown, caption=caption)
     if unplaced:
         text += (
             "\n\nModel names no family of the identity rule starts, each kept as its own model "

@@ -218,6 +218,36 @@ def test_a_board_shows_its_main_columns_and_links_each_player_to_the_viewer():
     assert '<td data-sort="5.25">5.250 [4, 6]</td>' in html  # sorts by the value, not the text
 
 
+def test_a_flagged_player_is_marked_and_the_failure_kinds_shown_by_default(tmp_path):
+    """The board as the ratings stage writes it (``metrics.validity.with_validity``), read back
+    from its CSV as the site reads it: the flag a mark, the kinds among the main columns."""
+    from marketarena.metrics.validity import with_validity
+    from marketarena.report.board import MAIN_COLUMNS
+
+    counts = pd.DataFrame(
+        {
+            "episode_id": "e",
+            "name": ["often", "rarely"],
+            "decisions": [10, 10],
+            "valid_first": [5, 9],
+            "valid_reasked": [0, 0],
+            "fallback": [5, 1],
+            "format_failures": [4.0, 0.0],
+            "rule_failures": [1.0, 1.0],
+        }
+    )
+    board = pd.DataFrame({"rank": [1, 2, 3], "name": ["often", "rarely", "published"]})
+    with_validity(board, counts, 0.3).to_csv(tmp_path / "board.csv", index=False)
+    shown = Board.of(pd.read_csv(tmp_path / "board.csv"), main={"rank", "name", *MAIN_COLUMNS})
+    assert all(shown.main)  # every validity column is shown by default
+    cells = {row[1]: dict(zip(shown.columns, row)) for row in shown.rows}
+    assert [cells[n]["flagged"] for n in ("often", "rarely", "published")] == ["⚑", "", "–"]
+    assert (
+        cells["often"]["format_failures"] == "0.400" and cells["often"]["rule_failures"] == "0.100"
+    )
+    assert cells["published"]["format_failures"] == "–"
+
+
 def test_the_page_states_its_result_in_a_sentence():
     from marketarena.report.board import summary
     from marketarena.report.captions import Headline

@@ -87,13 +87,28 @@ class EpisodeReader:
         return meta
 
     @staticmethod
-    def _read(path: Path, columns: list[str] | None) -> pd.DataFrame | None:
-        return pd.read_parquet(path, columns=columns) if path.is_file() else None
+    def _read(
+        path: Path, columns: list[str] | None, optional: tuple[str, ...] = ()
+    ) -> pd.DataFrame | None:
+        if not path.is_file():
+            return None
+        if columns is not None and optional:
+            names = set(pq.read_schema(path).names)
+            absent = [c for c in columns if c in optional and c not in names]
+            if absent:  # a log written before the column: None there
+                df = pd.read_parquet(path, columns=[c for c in columns if c not in absent])
+                return df.assign(**dict.fromkeys(absent))[columns]
+        return pd.read_parquet(path, columns=columns)
 
-    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+    def table(
+        self, name: str, columns: list[str] | None = None, optional: tuple[str, ...] = ()
+    ) -> pd.DataFrame:
+        """``name`` over every episode (module docstring); ``columns``: only these, of which
+        those in ``optional`` may be missing from a file (a column added to the log schema
+        later, e.g. ``decisions.failure``): None in its rows."""
         frames = []
         for episode_id in sorted(self._folders):
-            df = self._read(self._folders[episode_id] / f"{name}.parquet", columns)
+            df = self._read(self._folders[episode_id] / f"{name}.parquet", columns, optional)
             if df is not None:
                 df.insert(0, "episode_id", episode_id)
                 frames.append(df)
@@ -107,12 +122,16 @@ class EpisodeReader:
                 [pq.read_schema(f) for f in files], promote_options="permissive"
             )  # an all-null column: null
             wanted = None if columns is None else ["episode_id", *columns]
+            absent = [c for c in wanted or () if c in optional and c not in schema.names]
             where = None if self._only is None else ds.field("episode_id").isin(sorted(self._only))
-            frames.append(
+            read = (
                 ds.dataset(files, format="parquet", schema=schema)
-                .to_table(columns=wanted, filter=where)
+                .to_table(
+                    columns=[c for c in wanted if c not in absent] if wanted else None, filter=where
+                )
                 .to_pandas()
-            )
+            )  # a shard without an optional column the others have: null there (the schema's)
+            frames.append(read.assign(**dict.fromkeys(absent))[wanted] if absent else read)
         rows = [f for f in frames if len(f)]  # empty frames would turn typed columns to object
         if rows:
             return pd.concat(rows, ignore_index=True)
@@ -175,16 +194,21 @@ class OnceReader:
         view.source = self
         return view
 
-    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+    def table(
+        self, name: str, columns: list[str] | None = None, optional: tuple[str, ...] = ()
+    ) -> pd.DataFrame:
         if self.episodes is not None:
             frame = self.source.table(name)
             if not frame.empty:
                 frame = frame[frame["episode_id"].isin(self.episodes)].reset_index(drop=True)
-            return frame if columns is None or frame.empty else frame[["episode_id", *columns]]
-        if name not in self.read:
-            self.read[name] = self.reader.table(name)
-        frame = self.read[name]
-        return frame if columns is None or frame.empty else frame[["episode_id", *columns]]
+        else:
+            if name not in self.read:
+                self.read[name] = self.reader.table(name)
+            frame = self.read[name]
+        if columns is None or frame.empty:
+            return frame
+        absent = [c for c in columns if c in optional and c not in frame.columns]
+        return frame.assign(**dict.fromkeys(absent))[["episode_id", *columns]]
 
     def __getattr__(self, name: str):
         return getattr(self.reader, name)

@@ -13,9 +13,15 @@ An answer that breaks a market rule is asked again, with the reason, while the d
 attempts (``Decision.max_attempts``); the other agents' answers wait. Every attempt is a row of
 ``decisions`` (``attempt`` 0, 1, ...). What is still invalid after the last attempt (or fails the
 schema: an LLM's schema errors are already re-asked by its client) is replaced by
-``Market.fallback`` and logged with ``valid=False`` and the reason. A scripted agent that raises is
-treated the same way (logged, fallback applied), so one broken strategy cannot end an episode for
-the others; a :class:`RunAborted` (endpoint down, budget spent, replay cache miss, an LLM-layer
+``Market.fallback`` and logged with ``valid=False``, the reason and its kind (``failure``:
+``format`` when the answer gave no action of the schema, i.e. text that did not parse, fields that
+failed validation, no answer at all or an agent that raised; ``rule`` when it parsed but broke a
+market rule, whether the fallback or the market's own response then plays; empty when valid; a
+harness playing its engine's fallback for a rule it checks itself says so, ``Reply.failure``). A
+decision's kind is its last attempt's: a rule broken, re-asked, then an answer that did not parse is
+a format failure. Logs written before the column have no ``failure``: their kinds are unknown
+(``metrics/validity.py``). A scripted agent that raises is treated the same way (logged, fallback
+applied), so one broken strategy cannot end an episode for the others; a :class:`RunAborted` (endpoint down, budget spent, replay cache miss, an LLM-layer
 fault) ends the run and loses only the episode in flight.
 
 Seats that retire (``EventLog.retire``) must never act again: the runner raises if a market asks
@@ -110,6 +116,7 @@ DECISION_COLUMNS = [
     "valid",
     "error",
     "notes",
+    "failure",
 ]
 CALL_KEYS = ["step", "round", "phase", "agent_id", "attempt"]
 LLM_CALL_COLUMNS = CALL_KEYS + [
@@ -166,12 +173,19 @@ class Verdict:
     notes: list[str]
     rule_broken: bool = False  # schema-valid but against a market rule: may be asked again
     answer: BaseModel | None = None
+    failure: str = ""  # why invalid (``decisions.failure``): format | rule; empty when valid
 
 
 def judge(market: Market, decision: Decision, agent_id: AgentId, reply: Reply) -> Verdict:
     """Schema, then the market's rules; the fallback for anything invalid."""
     if reply.action is None:
-        return Verdict(market.fallback(agent_id, decision), False, reply.error or "no action", [])
+        return Verdict(
+            market.fallback(agent_id, decision),
+            False,
+            reply.error or "no action",
+            [],
+            failure=reply.failure or "format",
+        )
     schema = decision.schema_for(agent_id)
     try:
         action = (
@@ -183,14 +197,22 @@ def judge(market: Market, decision: Decision, agent_id: AgentId, reply: Reply) -
         )
     except ValidationError as exc:
         reason = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return Verdict(market.fallback(agent_id, decision), False, f"schema: {reason}", [])
+        return Verdict(
+            market.fallback(agent_id, decision), False, f"schema: {reason}", [], failure="format"
+        )
     checked = market.check(agent_id, action, decision)
     if checked.error is not None:  # the market's own response to the break, else its fallback
         applied = (
             checked.action if checked.action is not None else market.fallback(agent_id, decision)
         )
         return Verdict(
-            applied, False, checked.error, checked.notes, rule_broken=True, answer=action
+            applied,
+            False,
+            checked.error,
+            checked.notes,
+            rule_broken=True,
+            answer=action,
+            failure="rule",
         )
     return Verdict(checked.action, True, None, checked.notes, answer=action)
 
@@ -406,6 +428,7 @@ class _Log:
                 verdict.valid,
                 verdict.error or "",
                 "; ".join(verdict.notes),
+                verdict.failure,
             )
         )
         for n, call in enumerate(reply.calls):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -84,12 +84,16 @@ class Reply:
     """What an agent hands back: its raw action plus, for LLM agents, the calls it made.
 
     ``action`` may be a pydantic instance, a plain dict (validated by the runner) or ``None``
-    (no usable answer: the market's fallback applies). ``error`` explains a ``None``.
+    (no usable answer: the market's fallback applies). ``error`` explains a ``None``, and
+    ``failure`` says its kind where the agent knows it (``"rule"``: a harness that read an answer
+    breaking a market rule and plays its engine's fallback itself); by default a ``None`` is a
+    ``"format"`` failure (the runner's ``decisions.failure``, ``core/runner.py``).
     """
 
     action: BaseModel | dict | None
     calls: list[dict] = field(default_factory=list)
     error: str | None = None
+    failure: Literal["format", "rule"] | None = None
 
 
 @dataclass

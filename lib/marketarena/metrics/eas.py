@@ -178,7 +178,7 @@ def board_columns(
     sigma, the validity columns (``metrics.validity``), episodes, ``scores`` (the board's other
     columns to show, e.g. the mean profit), the player's ``components``, its EAS with interval and
     relative form, then the market's components of its episodes (``market_*``)."""
-    from marketarena.metrics.validity import COLUMNS as VALIDITY
+    from marketarena.metrics.validity import BOARD_COLUMNS as VALIDITY
 
     columns = [
         "rank",

@@ -46,17 +46,35 @@ VIEWER = "http://127.0.0.1:8765"
 #: board columns shown by default besides the rank, the player, the headline and the games played
 #: (``games``, else ``episodes``): a board's role (lemon's buyers and sellers), and the validity of
 #: the player's answers (shares of its decisions: valid at the first attempt, only after re-asks,
-#: the market's fallback; and how many); on a board of published games, where each row's games
-#: come from (``origin``: published, or new on a joint board) and whose prompt it saw
+#: the market's fallback, split into answers that did not parse and answers that broke a rule; and
+#: how many), whether its fallback share is above the user's threshold (``flagged``, a mark:
+#: :data:`MARKS`); on a board of published games, where each row's games come from (``origin``:
+#: published, or new on a joint board) and whose prompt it saw
 MAIN_COLUMNS = (
     "role",
     "origin",
     "prompts",
+    "flagged",
     "valid_first",
     "valid_reasked",
     "fallback",
+    "format_failures",
+    "rule_failures",
     "decisions",
 )
+#: boolean columns shown as a mark where true, empty where false (``–`` where unknown):
+#: ``flagged`` (``metrics/validity.py``: the fallback share above ``ratings.flag_fallback_above``)
+MARKS = {"flagged": "⚑"}
+
+
+def mark(value: Any, symbol: str) -> str:
+    """A boolean cell as a mark: ``symbol`` where true, empty where false, ``–`` where unknown
+    (None, NaN, empty: a board of published games)."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if isinstance(value, str):
+        return symbol if value.strip().lower() == "true" else ""
+    return symbol if bool(value) else ""
 
 
 def roles(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -115,7 +133,13 @@ class Board:
         for record in df.to_dict(orient="records"):
             row, key = [], []
             for _, value, base in shown:
-                cell = number(record[value]) if value else ""
+                cell = (
+                    mark(record[value], MARKS[value])
+                    if value in MARKS
+                    else number(record[value])
+                    if value
+                    else ""
+                )
                 if base:
                     interval = f"[{number(record[base + '_lo'])}, {number(record[base + '_hi'])}]"
                     cell = f"{cell} {interval}" if cell else interval

@@ -23,11 +23,30 @@ import pandas as pd
 
 from marketarena.overall import matrix_wide
 from marketarena.ratings import GAMES_COLUMNS
-from marketarena.report.board import MISSING, Board, headline_text, number
+from marketarena.report.board import MARKS, MISSING, Board, headline_text, number
+from marketarena.report.board import mark as mark_cell
 from marketarena.report.captions import Headline
 
 #: board columns a model's page carries from each of its rows, where the board has them
-CARRIED = ("role", "origin", "prompts", "valid_first", "fallback", "decisions")
+CARRIED = (
+    "role",
+    "origin",
+    "prompts",
+    "flagged",
+    "valid_first",
+    "fallback",
+    "format_failures",
+    "rule_failures",
+    "decisions",
+)
+
+
+def _cell(row: pd.Series, column: str) -> str:
+    """A carried board cell as shown: a mark (:data:`~marketarena.report.board.MARKS`) or a
+    number, ``–`` where the board has no such column."""
+    if column not in row:
+        return MISSING
+    return mark_cell(row[column], MARKS[column]) if column in MARKS else number(row[column])
 
 
 def slug(key: str) -> str:
@@ -111,7 +130,7 @@ def model_pages(
                         "score (95% interval)": _score(row, headline),
                         "games": number(games),
                         "harness": str(harness.iloc[0]) if len(harness) else MISSING,
-                        **{c: number(row[c]) if c in row else MISSING for c in CARRIED},
+                        **{c: _cell(row, c) for c in CARRIED},
                     }
                 )
         frame = pd.DataFrame(table)

@@ -25,7 +25,7 @@ broke (a market that crashes during a check fails it so too, the exception chain
 - **invalid answers**: an invalid answer is never rewarded: a seat whose answers are invalid at
   some decisions (the market's fallback plays there) never scores better than the same seat
   answering, validly, the fallback's own action at those decisions; the board's validity columns
-  (``metrics/validity.py``) show the fallbacks;
+  (``metrics/validity.py``) show the fallbacks, as format failures (garbage does not parse);
 - **idle, absurd and silent seats** (``contract_seats.py``): a seat doing nothing validly, one
   taking the market's valid extreme action (``market.absurd``, where declared: crash, lemon) and
   one answering garbage: silent never beats idle; where the market has an EAS, idle and absurd
@@ -56,6 +56,7 @@ from marketarena.core.types import InputError, Rows, as_frame
 from marketarena.simulate import load_inputs
 from marketarena.testing.contract_params import every_numeric_param_at_its_extremes
 from marketarena.testing.contract_seats import (
+    VALIDITY_SHARES,
     FallbackOrGarbage,
     idle_absurd_and_silent_seats,
     player_scores,
@@ -219,6 +220,11 @@ def api(kind: str, w: World) -> None:
         "an invalid decision logged without its reason",
     )
     expect(
+        dec.loc[~dec["valid"], "failure"].isin(["format", "rule"]).all()
+        and (dec.loc[dec["valid"], "failure"] == "").all(),
+        "a decision's failure kind is not format or rule (invalid) or empty (valid)",
+    )
+    expect(
         (dec[["step", "round", "attempt"]] >= 0).all().all(),
         "a negative step, round or attempt logged",
     )
@@ -265,6 +271,10 @@ def seats_that_never_answer_or_answer_garbage(kind: str, w: World) -> None:
         expect(
             (rows["error"] != "").all(),
             f"{actor} ({how}) has an invalid decision logged without its reason",
+        )
+        expect(
+            (rows["failure"] == "format").all(),
+            f"{actor} ({how}) has a decision not logged as a format failure",
         )
     frames = analysis.compute_metrics(write(w.paths.root, spec, table, result), mp, w.paths.data)
     expect(len(frames["agents"]), "the metrics' agents table is empty")
@@ -331,10 +341,19 @@ def an_invalid_answer_never_scores_better_than_the_fallbacks_action_answered_val
         score["invalid"]["fallback"] > score["valid"]["fallback"],
         f"the board does not show {name}'s fallbacks",
     )
+    for m, s in score.items():
+        expect(
+            abs(s["format_failures"] + s["rule_failures"] - s["fallback"]) < 1e-9,
+            f"{name}'s format and rule failures do not sum to its fallback share ({m} arm)",
+        )
+    expect(
+        score["invalid"]["format_failures"] > score["valid"]["format_failures"],
+        f"the board does not show {name}'s garbage as format failures",
+    )
     better = [
         f"{k}: invalid {score['invalid'][k]:.6g} > valid {v:.6g}"
         for k, v in score["valid"].items()
-        if k != "fallback"
+        if k not in VALIDITY_SHARES
         and (score["invalid"][k] > v + 1e-9 or (np.isnan(v) and np.isfinite(score["invalid"][k])))
     ]
     expect(not better, f"{name} ({actor}) scores better answering invalidly: " + "; ".join(better))

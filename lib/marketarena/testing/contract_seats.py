@@ -109,7 +109,8 @@ EAS_SCORES = ("eas", "stability", "integrity", "welfare", "profitability")
 
 def player_scores(analysis, w: World, reader, name: str) -> dict[str, float]:
     """The player's score of the episode (``rank_by``, its seats combined as the board combines
-    them), its EAS columns where the market has them, its board mu, and its fallback share."""
+    them), its EAS columns where the market has them, its board mu, and its fallback share split
+    by kind (:data:`VALIDITY_SHARES`)."""
     from marketarena.metrics.validity import player_validity, with_validity
 
     frames = analysis.compute_metrics(reader, w.mp, w.paths.data)
@@ -125,8 +126,13 @@ def player_scores(analysis, w: World, reader, name: str) -> dict[str, float]:
     )
     row = board[board["name"] == name].iloc[0]
     out["mu"] = float(row["mu"])
-    out["fallback"] = float(row["fallback"])
+    for col in VALIDITY_SHARES:
+        out[col] = float(row[col])
     return out
+
+
+#: the board's shares :func:`player_scores` reads (not scores: compared apart)
+VALIDITY_SHARES = ("fallback", "format_failures", "rule_failures")
 
 
 class ContractSeat:
@@ -199,7 +205,7 @@ def idle_absurd_and_silent_seats(kind: str, w: World, analysis) -> None:
     worse = [
         f"{k}: silent {scores['silent'][k]:.6g} > idle {v:.6g}"
         for k, v in scores["idle"].items()
-        if k != "fallback" and scores["silent"].get(k, -np.inf) > v + 1e-9
+        if k not in VALIDITY_SHARES and scores["silent"].get(k, -np.inf) > v + 1e-9
     ]
     expect(not worse, f"the silent seat ({actor}) beats the idle one: " + "; ".join(worse))
     for mode in ("idle", "absurd") if has_eas else ():

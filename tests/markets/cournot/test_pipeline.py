@@ -81,8 +81,14 @@ def test_both_markets_through_every_stage(tmp_path):
         " valid_first ",
         " valid_reasked ",
         " fallback ",
+        " format_failures ",
+        " rule_failures ",
+        " flagged ",
     ]
     row = [c.strip() for c in md[4].split("|")[1:-1]]
+    # baselines answer validly: nothing fell back, nothing flagged
+    assert row[-4:] == ["0.000", "0.000", "0.000", ""]  # flagged: no mark
+    assert "above 0.2 (params `ratings.flag_fallback_above`)" in md[0]
     # a baseline followed by its player id has no model identity: model, variant, provider blank
     assert row[:8] == ["1", "nash_both", "", "", "", "baseline", "cournot,bertrand", "2"]
     written = [p for m in ("cournot", "bertrand") for p in run_figures(m, params, paths)]

@@ -599,6 +599,11 @@ def test_pacts_answers_are_judged_where_logged_and_its_chat_counted_by_behaviour
     assert bad["phase"].tolist() == ["chat", "quote"] and set(bad["agent_id"]) == {"B1"}
     assert "malformed communication output" in bad["error"].iloc[0]
     assert "found 0" in bad["error"].iloc[1]  # no <price>XX</price> tag: their engine played 56
+    # the refused chat turn broke their chat rule, the malformed quote did not parse
+    assert bad["failure"].tolist() == ["rule", "format"]
+    assert (decisions.loc[decisions["valid"], "failure"] == "").all()
+    assert board.loc["beta-2", ["format_failures", "rule_failures"]].tolist() == [0.25, 0.25]
+    assert board["flagged"].to_dict() == {"alpha-1": False, "beta-2": True}  # 0 and 0.5 > 0.2
     agents = pd.read_parquet(paths.metrics("double_auction") / "agents.parquet")
     chat = agents.set_index(["episode_id", "agent_id"])[
         ["messages_sent", "messages_private", "messages_group", "messages_to_counterparties"]

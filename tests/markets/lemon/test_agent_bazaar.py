@@ -259,6 +259,7 @@ def test_the_prompt_log_as_messages_and_decisions(imported):
     d = t["decisions"].set_index(["step", "phase", "agent_id"])
     invalid = d.loc[(0, "buy", "consumer_2")]
     assert not invalid["valid"] and "neither bid nor pass" in invalid["error"]
+    assert invalid["failure"] == "format" and d.loc[(1, "buy", "consumer_1"), "failure"] == ""
     assert json.loads(invalid["action"]) == {"decision": "pass", "listing": None}
     assert d.loc[(1, "buy", "consumer_1"), "valid"]
     assert json.loads(d.loc[(1, "review", "consumer_0"), "action"]) == {"vote": "down"}
@@ -311,6 +312,9 @@ def test_a_bid_answer_parses_with_their_rules(answer, expected):
     p = authors_answers.parse_bid(answer, {"seller_0_listing_0", "seller_1_listing_1"})
     assert (p.decision, p.listing, p.valid) == expected
     assert p.valid == (p.error == "")
+    # only a well-formed bid on a listing not shown broke a rule; the rest did not parse
+    rule = p.listing == "seller_9_listing_9"
+    assert p.failure == ("" if p.valid else "rule" if rule else "format")
 
 
 def test_a_vote_parses_with_their_rules():

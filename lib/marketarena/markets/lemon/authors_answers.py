@@ -20,6 +20,7 @@ class Parsed:
     listing: str | None  # the anonymised listing id it names
     valid: bool
     error: str
+    failure: str = "format"  # an invalid answer's kind (``decisions.failure``; "" when valid)
 
 
 JSON_FENCE = re.compile(r"```(?:json)?")
@@ -84,7 +85,10 @@ def parse_bid(response: str | None, shown: set[str]) -> Parsed:
     """A bid answer as their engine reads it (``buyer._parse_bid``, ``make_orders``): a decision
     other than bid or pass is a pass, a bid naming no listing of the observation places no order
     (a pass), and so is an answer without a decision. Valid: a JSON answer whose decision is bid
-    or pass and whose bid names a listing shown (``shown``: the observation's listing ids)."""
+    or pass and whose bid names a listing shown (``shown``: the observation's listing ids).
+    An invalid answer's ``failure``: ``rule`` for a well-formed bid on a listing not shown (it
+    parsed, and broke the market's rule), ``format`` for every other (no JSON, no decision, one
+    neither bid nor pass, a bid naming no listing: the answer's shape)."""
     keys = answer_keys(response or "", ("decision", "listing_id"))
     if keys is None:
         return Parsed(
@@ -117,13 +121,15 @@ def parse_bid(response: str | None, shown: set[str]) -> Parsed:
             listing,
             False,
             f"a bid on {listing[:60]!r}, not a listing shown (their engine: no order, a pass)",
+            "rule",
         )
-    return Parsed(decision, listing, True, "")
+    return Parsed(decision, listing, True, "", "")
 
 
 def parse_vote(response: str | None) -> tuple[str, bool, str]:
     """A review answer as their engine reads it (``_parse_review_items``): (up | down | abstain,
-    valid, error); anything but upvote, downvote or abstain is an abstention, and invalid."""
+    valid, error); anything but upvote, downvote or abstain is an abstention, and invalid (a
+    ``format`` failure: the vote is outside the answer's schema)."""
     keys = answer_keys(response or "", ("vote",))
     if keys is None:
         return (

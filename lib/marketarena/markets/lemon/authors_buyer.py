@@ -332,12 +332,13 @@ def check_code(code: str | Path) -> None:
         raise CodeError(root / FILES[0], f"their code failed rendering a prompt: {exc}") from None
 
 
-def invalid(calls: list[dict], error: str) -> Reply:
+def invalid(calls: list[dict], error: str, failure: str = "format") -> Reply:
     """An answer their engine turns into its fallback: the market's fallback (a pass, an
-    abstention), the decision and its call logged invalid with the reason."""
+    abstention), the decision and its call logged invalid with the reason and its kind
+    (``authors_answers.Parsed.failure``: a bid on a listing not shown broke a rule)."""
     for row in calls:
         row.update(valid=False, error=error)
-    return Reply(action=None, calls=calls, error=f"llm: {error}")
+    return Reply(action=None, calls=calls, error=f"llm: {error}", failure=failure)
 
 
 class AuthorsBuyerParams(Strict):
@@ -425,7 +426,7 @@ class AuthorsBuyer(Harness):
         if text is not None:
             parsed = parse_bid(text, seat.listing_ids)
             if not parsed.valid:
-                return invalid(calls, parsed.error)
+                return invalid(calls, parsed.error, parsed.failure)
         if orders:
             listing = orders[0].attrs["listing_id"]
             return Reply(action=BuyAction(decision="bid", listing=listing), calls=calls)

@@ -58,8 +58,10 @@ MESSAGE_DTYPES = {
 }
 #: the judged answers' casts (``decisions``)
 DECISION_DTYPES = {"step": "int64", "round": "int64", "attempt": "int64", "valid": "bool"} | {
-    c: "str" for c in ("phase", "agent_id", "action", "error", "notes")
+    c: "str" for c in ("phase", "agent_id", "action", "error", "notes", "failure")
 }
+#: the kind of an invalid answer by phase (``decisions.failure``, :func:`decisions_table`)
+FAILURE = {"quote": "format", "chat": "rule"}
 #: per-seat figures the game logged (``bazaar_logged``): its efficiency, the seat's surplus share
 #: and CSα (NaN where the game logged none)
 LOGGED_COLUMNS = ["agent_id", "logged_efficiency", "logged_surplus_share", "logged_csa"]
@@ -161,8 +163,12 @@ def decisions_table(game: LoggedGame) -> Rows:
     as our ``decisions`` table (``core.runner.DECISION_COLUMNS``), so every board's validity
     columns (``metrics.validity``) count them as any played seat's: a quote (phase ``quote``,
     its action the logged quote) and a chat turn (phase ``chat``) per answer, attempt 0 (their
-    engine never asked again), ``valid`` and the ``error`` that made it invalid. A game that
-    logged no raw answer has no such table: its validity is unknown, not assumed."""
+    engine never asked again), ``valid``, the ``error`` that made it invalid and its kind
+    (``failure``, :data:`FAILURE`): an invalid quote is a ``format`` failure (no single
+    ``<price>`` in range, or one their engine read as another price: either way the price was not
+    read from the answer as the format says), a chat turn their engine refused
+    (``communication_violation``) a ``rule`` failure (it was read, and broke their chat rule). A
+    game that logged no raw answer has no such table: its validity is unknown, not assumed."""
     rows = [
         (
             t - 1,
@@ -174,6 +180,7 @@ def decisions_table(game: LoggedGame) -> Rows:
             valid,
             error,
             "",
+            "" if valid else FAILURE[phase],
         )
         for t, seat, phase, valid, error in game.answers
     ]

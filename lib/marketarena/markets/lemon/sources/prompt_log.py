@@ -108,12 +108,15 @@ def read_answers(records: list[ab.PromptRecord], st: Steps, seats: set[str], mod
                 "decision": parsed.decision,
                 "listing": parsed.listing if parsed.decision == "bid" else None,
             }
-            valid, error = parsed.valid, parsed.error
+            valid, error, failure = parsed.valid, parsed.error, parsed.failure
         else:
             vote, valid, error = parse_vote(last.response)
+            failure = "" if valid else "format"  # authors_answers.parse_vote
             out.votes[(t, agent)] = vote
             action = {"vote": vote}
-        rows.append((t, ROUNDS[phase], phase, agent, 0, json.dumps(action), valid, error, notes))
+        rows.append(
+            (t, ROUNDS[phase], phase, agent, 0, json.dumps(action), valid, error, notes, failure)
+        )
         out.invalid += not valid
     decisions = (
         pd.DataFrame(rows, columns=DECISION_COLUMNS)
