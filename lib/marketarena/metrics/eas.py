@@ -15,8 +15,11 @@ the evaluated policies, notes D.4).
   ``clip((hi - x) / (hi - lo), 0, 1)``. An anchor is a number or the name of a column, so that it
   can be what the episode's own market could reach (crash's operating profit of a firm holding its
   share at a stable price, lemon's surplus of the best and worst honest purchase); a row whose
-  anchors do not span (``hi <= lo``) or whose value is missing scores NaN. A score depends on
-  nothing but its own row: adding a model to a study never moves another model's score.
+  anchors do not span (``hi <= lo``: the term is not measured there) scores NaN; a missing value
+  scores NaN too, or, for a term declared ``undefined: worst``, 0: a term a seat leaves
+  undefined by its own inaction is scored its worst, never dropped (lemon's psi of a buyer who
+  bought nothing). A score depends on nothing but its own row: adding a model to a study never
+  moves another model's score.
 - A term's ``scope`` says whose number it is: ``seat`` (measured on a player's own seats: its
   firms' bankruptcies, its price's volatility, its customers' surplus, its detections and
   deceptive purchases; on a market row, the same measure over every seat) or ``market`` (a

@@ -29,7 +29,15 @@ Anchor = float | str
 
 class Term(Strict):
     """One variable on fixed anchors: ``lo`` and ``hi`` score 0 and 1 (for ``better: lower``, 1 and
-    0); each a number or the name of a column holding the episode's own anchor."""
+    0); each a number or the name of a column holding the episode's own anchor.
+
+    ``undefined``: what a row whose value is missing while its anchors span (``hi > lo``: the
+    term is measurable there) scores. ``worst``: 0, the term's worst score: the seat made it
+    undefined by its own inaction (lemon's psi of a buyer who bought nothing where Sybil cars
+    were on offer), and a term a seat leaves undefined is scored, never dropped from its
+    component. ``missing`` (the default): NaN, left out of the component (for a term whose value
+    is missing only where it is not measured). Anchors that do not span always score NaN: the
+    term is not measured on that row (lemon's integrity at K = 0)."""
 
     variable: Literal["b", "sigma", "d", "psi", "s", "cs", "pi"]
     metric: str = Field(min_length=1, max_length=100)
@@ -37,6 +45,7 @@ class Term(Strict):
     hi: Anchor
     better: Literal["higher", "lower"]
     scope: Literal["seat", "market"]
+    undefined: Literal["missing", "worst"] = "missing"
 
     @model_validator(mode="after")
     def _anchors(self):
@@ -58,7 +67,9 @@ class Term(Strict):
         with np.errstate(invalid="ignore", divide="ignore"):
             s = (x - lo) / (hi - lo)
             s = np.clip(s if self.better == "higher" else 1.0 - s, 0.0, 1.0)
-        return np.where(hi > lo, s, np.nan)
+            if self.undefined == "worst":
+                s = np.where(np.isnan(x), 0.0, s)
+            return np.where(hi > lo, s, np.nan)
 
 
 class EASParams(Strict):
