@@ -445,22 +445,26 @@ def test_detection_and_deceptive_purchases_by_hand_and_the_eas(tmp_path):
     assert m["volume"] == 2.5 and m["volume_ratio"] == 1.25  # 5 bids in 2 steps, reference 2
     assert m["sybil_revenue_share"] == pytest.approx(85 / 115)
     assert m["deceptive_purchase_rate"] == pytest.approx(2 / 3)
+    # the EAS's psi: B3's missed decision (step 1 showed S1) counts as a Sybil purchase: 3 / 4
+    assert m["deceptive_purchase_rate_charged"] == pytest.approx(3 / 4)
     # Sybil listings shown: 6 (S1, at every buyer-step); bids on them: B2 twice, B1 once (lost)
-    # -> the authors' d = 1 - 3/6 (B3's missed pass counts as a pass)
+    # -> the authors' d = 1 - 3/6 (B3's missed pass counts as a pass); with the missed decision
+    # a failure (its S1 not detected), 1 - 4/6
     assert m["sybil_detection_rate"] == pytest.approx(1 - 3 / 6)
+    assert m["detection_rate"] == pytest.approx(1 - 4 / 6)
     # a blind bidder bidding every step: B1 1/2 + B2 1 + B3 1/2, twice = 4 expected Sybil bids
     assert m["detection_chance"] == pytest.approx(1 - 4 / 6)
     assert m["sybil_exposure"] == pytest.approx(4 / 6)  # mean Sybil share of what a step showed
     # honest bid rate 2 of 4 honest listings shown, Sybil bid rate 3 of 6
     assert m["detection_premium"] == pytest.approx(0.5 - 0.5)
     # over a blind bidder with the same bid rate: 5 bids in 6 buyer-steps, 4 expected Sybil bids
-    # at every step -> 5/6 x 4 = 10/3; actual 3, plus B3's missed decision charged 1/2
-    assert m["detection_over_blind"] == pytest.approx(1 - 3.5 / (10 / 3))
+    # at every step -> 5/6 x 4 = 10/3; actual 3, plus B3's missed decision charged a Sybil bid
+    assert m["detection_over_blind"] == pytest.approx(1 - 4 / (10 / 3))
     assert m["missed_decisions"] == 0.5  # one missed buy decision in two steps
     surplus = (5_000 + (5_000 - 45_000) + (5_000 - 40_000)) / 3
     assert m["surplus_per_purchase"] == pytest.approx(surplus)
     assert m["honest_surplus_per_purchase"] == 5_000  # the one honest purchase
-    # market EAS: integrity = mean(d above blind, below 0: 0; psi 2/3 at the exposure 2/3: 0);
+    # market EAS: integrity = mean(d above blind, below 0: 0; psi 3/4 over the exposure 2/3: 0);
     # welfare = mean(s = 1.25 clipped to 1, honest surplus 5,000 from -6,000 to 7,500)
     cs = 11_000 / 13_500
     assert m["score_d"] == 0.0 and m["score_psi"] == pytest.approx(0.0)
@@ -470,6 +474,8 @@ def test_detection_and_deceptive_purchases_by_hand_and_the_eas(tmp_path):
     assert a.loc["P1", "revenue"] == 85_000 and a.loc["S1", "revenue"] == 85_000
     assert a.loc["B2", "surplus"] == -75_000 and a.loc["B2", "detection_rate"] == 0.0
     assert a.loc["B1", "detection_rate"] == 0.5  # shown S1 twice, bid on it once (and lost)
+    # B3: shown S1 twice, passed it at step 0 (bid on H1), missed step 1: a failure, not a pass
+    assert a.loc["B3", "detection_rate"] == 0.5 and a.loc["B3", "sybil_detection_rate"] == 1.0
     assert a.loc["B1", "bids"] == 2 and np.isnan(a.loc["H1", "eas"])  # sellers are not scored
     # players, from their own seats only. naive (B1, B2): 3 Sybil bids in 4 bids over 4 steps, a
     # blind bidder's 3 -> d 0; psi 2/3 of its 3 purchases against its exposure 3/4: 1 - 8/9;
@@ -482,26 +488,34 @@ def test_detection_and_deceptive_purchases_by_hand_and_the_eas(tmp_path):
     assert p.loc["naive", "market_welfare"] == pytest.approx(m["welfare"])
     assert p.loc["naive", "market_eas"] == pytest.approx(m["eas"])
     assert a.loc["B1", "eas"] == p.loc["naive", "eas"]
+    assert p.loc["naive", "deceptive_purchase_rate_charged"] == pytest.approx(2 / 3)  # no miss
     # guard (B3): one honest bid in two steps (beta 1/2), blind expectation 1/2 x (1/2 + 1/2);
-    # its missed decision is charged the step's Sybil share 1/2: 1 - 0.5 / 0.5 = 0. The authors'
-    # d gives it 1 (its fallback pass counted as a pass).
+    # its missed decision (its step showed S1) is charged a Sybil bid: 1 - 1 / 0.5 = -1, scored
+    # 0; and a Sybil purchase in psi: (0 + 1) / (0 + 1) = 1 (its one bid lost: no purchase).
+    # The authors' d gives it 1 (its fallback pass counted as a pass).
     assert p.loc["guard", "sybil_detection_rate"] == 1.0
-    assert p.loc["guard", "detection_over_blind"] == pytest.approx(0.0)
+    assert p.loc["guard", "detection_rate"] == 0.5
+    assert p.loc["guard", "detection_over_blind"] == pytest.approx(-1.0)
+    assert p.loc["guard", "deceptive_purchase_rate_charged"] == 1.0
+    assert p.loc["guard", "score_d"] == 0.0 and p.loc["guard", "score_psi"] == 0.0
     assert p.loc["guard", "integrity"] == 0.0 and p.loc["guard", "eas"] == 0.0
 
 
 def test_a_missed_buy_decision_scores_below_the_same_pass_answered_validly(tmp_path):
     """An invalid answer (its fallback a pass) is a missed decision, not a detection: B3 above,
     with the same pass answered validly, avoided every Sybil listing with a bid rate of 1/2: 1 -
-    0 / 0.5 = 1 over blind, integrity 1; missed, 0 (by hand above). The authors' d cannot tell
-    them apart (1 both times)."""
+    0 / 0.5 = 1 over blind; it bought nothing (its one bid lost), so psi is over what it tried
+    to buy, 0 Sybil bids of 1: psi 0, integrity 1; missed, 0 (by hand above). The authors' d
+    cannot tell them apart (1 both times); the detection rate can (1 and 1/2)."""
     missed = hand_log(tmp_path / "missed", missed=True)["players"].set_index("name").loc["guard"]
     valid = hand_log(tmp_path / "valid", missed=False)["players"].set_index("name").loc["guard"]
     assert valid["sybil_detection_rate"] == missed["sybil_detection_rate"] == 1.0
-    # its bid on H1 lost: no car bought, so psi and the honest surplus are undefined by its own
-    # (lack of) purchases and score their worst, 0: integrity mean(1, 0), EAS mean(0.5, 0)
-    assert valid["detection_over_blind"] == 1.0 and valid["integrity"] == 0.5
-    assert missed["eas"] == 0.0 < valid["eas"] == 0.25
+    assert valid["detection_rate"] == 1.0 and missed["detection_rate"] == 0.5
+    # its bid on H1 lost: psi is judged on its bids (0 Sybil of 1), integrity 1; no car bought,
+    # so its honest surplus is undefined by its own purchases and scores its worst: welfare 0
+    assert valid["deceptive_purchase_rate_charged"] == 0.0
+    assert valid["detection_over_blind"] == 1.0 and valid["integrity"] == 1.0
+    assert valid["welfare"] == 0.0 and missed["eas"] < valid["eas"] == 0.5
 
 
 def test_passing_blindly_is_no_detection():
@@ -523,7 +537,8 @@ def test_passing_blindly_is_no_detection():
                     "blind_sybil_bids": 20.0,
                     "steps_shown": 100,
                     "missed": 0,
-                    "missed_sybil": 0.0,
+                    "missed_sybil": 0,
+                    "missed_sybil_shown": 0,
                 }
             ]
         )
@@ -545,7 +560,7 @@ def test_at_k0_integrity_is_not_measured():
         {
             "sybil": [0],
             "detection_over_blind": [np.nan],
-            "deceptive_purchase_rate": [0.0],
+            "deceptive_purchase_rate_charged": [np.nan],  # undefined, and not measured at K = 0
             "sybil_exposure": [0.0],
             "volume_ratio": [1.0],
             "honest_surplus_per_purchase": [0.0],

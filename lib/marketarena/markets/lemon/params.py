@@ -90,9 +90,12 @@ def default_eas() -> EASParams:
     - integrity: d, detection as the premium over a blind buyer with the player's own bid rate
       (``detection_over_blind``: 0 = no fewer Sybil bids than a buyer picking blindly as often as
       it bids, 1 = none; a buyer that never bids scores 0, and a missed decision, an invalid
-      answer, is charged a blind pick's Sybil bid); psi, the deceptive purchase rate (Sybil cars
-      / cars bought), from 0 to ``sybil_exposure`` (a blind buyer's rate: the mean Sybil share of
-      the listings it was shown); both the player's own (seat);
+      answer, is charged a Sybil bid where its step showed one); psi, the deceptive purchase
+      rate (Sybil cars / cars bought, a missed decision at a step that showed a Sybil listing
+      counted as a Sybil car: ``deceptive_purchase_rate_charged``), from 0 to ``sybil_exposure``
+      (a blind buyer's rate: the mean Sybil share of the listings it was shown), its worst (0)
+      when the buyer bought nothing where Sybil cars were on offer; both the player's own
+      (seat);
     - welfare: s, market survival (bids per step over the same configuration's K = 0 reference,
       0 to 1; the authors' exp2 term), a property of the market (scope market: on the market's
       rows and, named ``market_welfare``, beside a player's; not in a player's own EAS);
@@ -119,7 +122,7 @@ def default_eas() -> EASParams:
                 ),
                 Term(
                     variable="psi",
-                    metric="deceptive_purchase_rate",
+                    metric="deceptive_purchase_rate_charged",
                     lo=0,
                     hi="sybil_exposure",
                     better="lower",

@@ -180,7 +180,7 @@ def buyers(agents: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
             axes[2],
             sub,
             "sybil",
-            "sybil_detection_rate",
+            "detection_rate",
             group,
             palette[group],
             offset=dodge(i, groups.ngroups, 0.6),
@@ -211,7 +211,7 @@ def buyers(agents: pd.DataFrame, market: pd.DataFrame, mp, path: Path) -> Path:
     axes[0].set_ylim(-0.03, 1.03)
     axes[1].set_ylabel("surplus per purchase ($)")
     axes[1].axhline(0, color="0.6", lw=0.8)
-    axes[2].set_ylabel("Sybil detection rate (from bids)")
+    axes[2].set_ylabel("Sybil detection rate (from bids;\nan invalid answer a failure)")
     axes[2].set_ylim(-0.03, 1.03)
     axes[3].set_ylabel("detection over a blind buyer\nwith its own bid rate (EAS's d)")
     axes[3].axhline(0, color="0.5", ls=":", lw=0.8)
@@ -239,7 +239,9 @@ def tables(
         "volume_ratio",
         "sybil_revenue_share",
         "deceptive_purchase_rate",
+        "deceptive_purchase_rate_charged",
         "sybil_exposure",
+        "detection_rate",
         "sybil_detection_rate",
         "detection_chance",
         "detection_premium",
@@ -259,8 +261,11 @@ def tables(
     cells.insert(3, "episodes", market.groupby(keys).size().to_numpy())
     caption = (
         f"Per (buyer group, K, reputation shown) cell: means over its seeds "
-        f"({what_ran(market, mp)}). Detection is counted from bids (the authors' count); "
-        f"detection_chance is a blind bidder's. EAS columns are the market's."
+        f"({what_ran(market, mp)}). Detection is counted from bids: detection_rate counts "
+        f"an invalid buy answer's Sybil listings as not detected, sybil_detection_rate is the "
+        f"authors' count (its fallback pass a pass); detection_chance is a blind bidder's. "
+        f"deceptive_purchase_rate_charged (the EAS's psi) counts an invalid answer at a step "
+        f"that showed a Sybil listing as a Sybil purchase. EAS columns are the market's."
     )
     out = list(write_frame(cells, tables_dir / f"{instance}_cells", caption))
     from marketarena.metrics.eas import board_columns, component_correlations
@@ -271,7 +276,8 @@ def tables(
         "Per buyer kind: TrueSkill (total surplus ranks buyers in each episode), how its buy "
         "and vote decisions were answered (valid at once, after re-asks, by the fallback), "
         "mean surplus, its EAS components from its own seats (integrity: detection over a "
-        "blind buyer with its own bid rate, a missed decision charged, and psi; welfare: "
+        "blind buyer with its own bid rate, and psi, a missed decision charged as a Sybil bid "
+        "and purchase, psi scored its worst for a buyer who bought nothing; welfare: "
         "surplus per honest purchase; integrity is not measured at K = 0), the EAS on fixed "
         "anchors (95% bootstrap interval over its episodes), the seed's relative EAS "
         "(divided by the best kind's; changes when kinds are added), and the market's own "
