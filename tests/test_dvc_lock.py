@@ -36,3 +36,19 @@ def test_the_committed_lock_has_exactly_the_pipelines_stages():
     assert locked - expected == set(), "stale entries: write the lock from none"
     assert expected - locked == set(), "stages missing from the lock: run the pipeline"
     assert {"personas", "instances", "simulate@crash", "figures@lemon", "report"} <= expected
+
+
+def test_every_param_a_stage_tracks_is_in_params_yaml():
+    """DVC refuses a stage whose tracked param key is missing from params.yaml (a key added to
+    dvc.yaml and not to params.yaml once failed every `dvc repro`, seen only by the e2e build)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    missing = []
+    for name, stage in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
+        for key in (stage.get("do", stage)).get("params", []):
+            node = params
+            for part in str(key).split("."):
+                if not isinstance(node, dict) or part not in node:
+                    missing.append(f"{name}: {key}")
+                    break
+                node = node[part]
+    assert not missing, f"dvc.yaml tracks params missing from params.yaml: {missing}"
