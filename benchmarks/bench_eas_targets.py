@@ -12,7 +12,8 @@ time, K 3 and 9, 2 seeds: 8 episodes). Then prints:
 - crash: profitability per (stabilizing firms x discovery limit) cell and its Spearman with the
   bankruptcy rate; the spillover (competitor survival beside each stabilizer, and none);
 - the correlation of each pair of EAS components over the default episodes (market rows; lemon:
-  the episodes with Sybils), and over the players' episodes.
+  the episodes with Sybils), and over the players' episodes, and of each pair of scored
+  variables (the terms' scores: a duplicate hides inside a component).
 
     .venv/bin/python benchmarks/bench_eas_targets.py [--root <folder to keep the run in>]
 
@@ -180,6 +181,9 @@ def report(root: Path) -> None:
     ):
         print(f"\ncorrelation of EAS components, {label}:")
         print(component_correlations(frame).round(3).to_string(index=False))
+        scored = frame[[c for c in frame.columns if c.startswith("score_")]].astype(float)
+        print(f"Pearson of the scored variables (no two beyond |r| 0.9), {label}:")
+        print(scored.corr().round(3).to_string())
 
 
 def main() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from marketarena.config import parse_params
 from marketarena.core import logs
 from marketarena.core.reader import EpisodeReader
 from marketarena.markets.english_auction import KIND
@@ -15,12 +14,9 @@ from marketarena.markets.english_auction.analysis import metrics as em
 from marketarena.markets.english_auction.baselines import malformed, status_after
 from marketarena.markets.english_auction.observations import BeliefAction, BidAction, PlanAction
 from marketarena.testing import play_scripted
+from tests.markets.english_auction.test_market import ITEMS
+from tests.markets.english_auction.test_market import params as market_params
 
-ITEMS = [
-    {"name": "A", "start_price": 1000},
-    {"name": "B", "start_price": 2000},
-    {"name": "C", "start_price": 3000},
-]
 ROSTER = [
     {"name": "one", "kind": "baseline", "strategy": "rule"},
     {"name": "two", "kind": "baseline", "strategy": "increment"},
@@ -36,15 +32,8 @@ RATES = [
 
 
 def params(**over):
-    block = {
-        "runs": 1,
-        "items": ITEMS,
-        "budgets": [3000],
-        "orders": ["ascending"],
-        "roster": ROSTER,
-        **over,
-    }
-    return parse_params({"markets": {"english_auction": block}})
+    """test_market's three-item auction, its two bidders named one and two."""
+    return market_params(**{"roster": ROSTER, **over})
 
 
 def truthful(phase, obs, retry):
