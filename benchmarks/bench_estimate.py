@@ -68,6 +68,9 @@ MODEL = {
     "price_in_per_mtok": 1.0,
     "price_cached_in_per_mtok": 0.1,
     "price_out_per_mtok": 4.0,
+    # both models answer with bare JSON (completion_priors.py: in crash and lemon the prior is
+    # Agent Bazaar's bare answers, elsewhere the mock's)
+    "answers_like": "bare_json",
 }
 MONEY = r"\$(-?[\d,]+(?:\.\d+)?)"
 

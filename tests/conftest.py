@@ -70,3 +70,28 @@ def pytest_runtest_protocol(item, nextitem):
         line = {"worker": worker, "test": item.nodeid, "start": start, "end": time.time()}
         with open(_TIMELINE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line) + "\n")
+
+
+#: a small completion-prior table with round numbers (kind, market, mean, low, high)
+TINY_PRIORS = [
+    ("bare_json", "crash", 20, 10, 30),
+    ("chain_of_thought", "crash", 100, 50, 200),
+    ("thinking", "crash", 400, 300, 500),
+    ("bare_json", "any", 10, 5, 15),
+    ("chain_of_thought", "any", 60, 20, 150),
+    ("thinking", "any", 300, 200, 400),
+]
+
+
+@pytest.fixture
+def tiny_priors(tmp_path, monkeypatch):
+    """``completion_priors.TABLE`` replaced by :data:`TINY_PRIORS` (hand-computed cases)."""
+    from marketarena import completion_priors
+
+    path = tmp_path / "priors.csv"
+    lines = [",".join(completion_priors.COLUMNS)] + [
+        f"{k},{m},{mean},{lo},{hi},0.5,3,1000,test" for k, m, mean, lo, hi in TINY_PRIORS
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(completion_priors, "TABLE", path)
+    return path

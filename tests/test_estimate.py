@@ -353,3 +353,68 @@ def test_a_blind_baseline_bounds_the_range_but_is_never_the_point():
         "lemon", "mock", spec, 8, only, 0.0, UsageTotals(), None, blind={"stand-in:random"}
     )
     assert m.calls == 123
+
+
+def _crash_estimate(plays, here=None, **model):
+    from marketarena.estimate import model_estimate
+    from marketarena.llm.client import UsageTotals
+    from marketarena.llm.spec import ModelSpec
+
+    spec = ModelSpec(alias="m", model="m", price_in_per_mtok=1.0, price_out_per_mtok=4.0, **model)
+    return model_estimate("crash_x", "m", spec, 4, plays, 0.0, UsageTotals(), here, market="crash")
+
+
+def test_a_declared_kind_prices_that_kinds_completion_tokens(tiny_priors):
+    """conftest.TINY_PRIORS: a thinking model writes 400 tokens a call in crash (300 to 500),
+    whatever the mock's 12; 100 calls, no re-asks, $1 / $4 a million tokens."""
+    from marketarena.estimate import PlayTotals
+
+    play = PlayTotals(calls=100, prompt_tokens=50_000, completion_tokens=1_200)
+    m = _crash_estimate({"random": play, "stand-in:x": play}, answers_like="thinking")
+    assert m.completion_tokens == pytest.approx(100 * 400)
+    assert m.cost_usd == pytest.approx((50_000 * 1.0 + 100 * 400 * 4.0) / 1e6)  # $0.21
+    # the range: the kind's least and most, the spread and re-asks (0 and 2 points) on top
+    assert m.cost_lo == pytest.approx(0.85 * (50_000 + 100 * 300 * 4.0) / 1e6)
+    # at 2% re-asks each resending the 500-token answer and 60 tokens more
+    prompt_hi = 50_000 * 1.02 + 100 * 0.02 * (500 + 60)
+    assert m.cost_hi == pytest.approx(1.15 * (prompt_hi + 100 * 500 * 1.02 * 4.0) / 1e6)
+    assert "thinking prior" in m.completion_source
+    bare = _crash_estimate({"random": play, "stand-in:x": play}, answers_like="bare_json")
+    assert bare.completion_tokens == pytest.approx(100 * 20) and bare.cost_usd < m.cost_usd
+
+
+def test_an_undeclared_kind_has_a_range_over_every_kind(tiny_priors):
+    from marketarena.completion_priors import KINDS
+    from marketarena.estimate import PlayTotals
+
+    plays = {
+        "random": PlayTotals(calls=80, prompt_tokens=40_000, completion_tokens=960),
+        "stand-in:x": PlayTotals(calls=100, prompt_tokens=50_000, completion_tokens=1_200),
+    }
+    none = _crash_estimate(plays)
+    assert none.completion_tokens == pytest.approx(100 * 100)  # chain_of_thought's point
+    for kind in KINDS:
+        k = _crash_estimate(plays, answers_like=kind)
+        assert none.cost_lo <= k.cost_lo <= k.cost_usd <= k.cost_hi <= none.cost_hi
+    assert "answers_like" in none.completion_source
+
+
+def test_the_models_own_runs_take_precedence_over_its_kind(tiny_priors):
+    from marketarena.estimate import PlayTotals
+    from marketarena.llm.client import UsageTotals
+
+    play = PlayTotals(calls=100, prompt_tokens=50_000, completion_tokens=1_200)
+    here = UsageTotals(calls=50, attempts=50, completion_tokens=1_500)  # 30 a call
+    m = _crash_estimate({"random": play, "stand-in:x": play}, here, answers_like="thinking")
+    assert m.completion_tokens == pytest.approx(100 * 30)
+    assert m.cost_usd == pytest.approx((50_000 + 100 * 30 * 4.0) / 1e6)
+    assert m.completion_source == "its earlier runs of crash_x (50 calls)"
+
+
+def test_answers_like_is_checked_naming_the_key():
+    from pydantic import ValidationError
+
+    from marketarena.llm.spec import ModelSpec
+
+    with pytest.raises(ValidationError, match=r"answers_like"):
+        ModelSpec(alias="m", model="m", answers_like="verbose")

@@ -48,8 +48,12 @@ prompt tokens. Then per instance and model alias:
   serves on the dry run's prompts; ``prefix_share``, the share of prompt tokens that repeat the
   previous request's prefix for the seat (no minimum, no blocks);
 - ``completion_tokens``: the model's tokens per call in its earlier runs of this instance, else
-  the mock's bare JSON (a model that writes its reasons at length spends more, at most
-  ``max_tokens`` a request);
+  the prior for the kind of answers its entry declares (``models.<alias>.answers_like``:
+  ``bare_json``, ``chain_of_thought``, ``thinking``; ``completion_priors.py``: what real models
+  wrote per call in Agent Bazaar's logged runs, the range the kind's models' least and most),
+  else, undeclared, chain_of_thought's prior with a range from the shortest answer (the mock's,
+  or bare_json's least) to thinking's most, so the range covers every kind (at most
+  ``max_tokens`` a request: the ceiling);
 - ``cost_usd`` at the model's prices (cached prompt tokens at its cached-input price) with a
   range, ``cost_lo``..``cost_hi``: the fewest calls and tokens of any play at half the re-ask
   rate, with the largest share of prompt tokens cached of any play and 15% fewer tokens; the
@@ -77,6 +81,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from marketarena.completion_priors import answer_tokens
 from marketarena.config import Params
 from marketarena.core.registry import rules_for
 from marketarena.dry_run import (
@@ -123,6 +128,9 @@ class ModelEstimate:
     reask_rate: float = PRIOR_REASK_RATE
     reask_source: str = "prior"
     prefix_share: float = 0.0
+    answer_tokens: float = 0.0  # completion tokens per call at the point
+    mock_answer_tokens: float = 0.0  # the mock's, in the point's play
+    completion_source: str = "the mock's answers"
     plays: dict[str, PlayTotals] = field(default_factory=dict)
 
 
@@ -241,6 +249,7 @@ def estimate(
             anywhere,
             history.get((instance, alias)),
             blind,
+            market=params.markets[instance].market,
         )
         models.append(m)
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
@@ -301,11 +310,13 @@ def model_estimate(
     anywhere: UsageTotals,
     here: UsageTotals | None,
     blind: set[str] = frozenset(),
+    market: str | None = None,
 ) -> ModelEstimate:
     """One alias's estimate from its plays' totals (module docstring): ``anywhere``, its usage
     in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
     length, the provider's cache share); ``blind``, the stand-in plays that may bound the range
-    but not be the point (unless every stand-in is blind)."""
+    but not be the point (unless every stand-in is blind); ``market``, the instance's market
+    kind (the completion priors'; None: the instance's name)."""
     if spec.max_reasks == 0:
         rate, source = 0.0, "none: its harness never re-asks"
     elif reask_rate is not None:
@@ -324,25 +335,38 @@ def model_estimate(
         key=lambda p: p.calls,
     )
     per_answer = here.completion_tokens / here.calls if here and here.calls else None
+    kind = getattr(spec, "answers_like", None)
+
+    def answer(p: PlayTotals, side: str) -> float:
+        """Completion tokens per call of play ``p`` at ``side`` (point, low, high)."""
+        if per_answer is not None:
+            return per_answer
+        got = answer_tokens(kind, market or instance, p.completion_tokens / max(p.calls, 1))
+        return getattr(got, side)
+
     cache_share = (
         here.cached_prompt_tokens / here.prompt_tokens if here and here.prompt_tokens else None
     )
 
-    def totals(p: PlayTotals, r: float, share: float | None) -> tuple[float, float, float, float]:
+    def totals(
+        p: PlayTotals, r: float, share: float | None, side: str = "point"
+    ) -> tuple[float, float, float, float]:
         """(requests, prompt, cached prompt, completion tokens) of a play at re-ask rate ``r``,
-        ``share`` of its prompt tokens cached (None: as its own prompts were)."""
-        answer = per_answer if per_answer is not None else p.completion_tokens / max(p.calls, 1)
-        completion = p.calls * answer * (1 + r)
-        prompt = p.prompt_tokens * (1 + r) + p.calls * r * (answer + REASK_PROMPT_TOKENS)
+        ``share`` of its prompt tokens cached (None: as its own prompts were), its answers at
+        the completion prior's ``side``."""
+        tokens = answer(p, side)
+        completion = p.calls * tokens * (1 + r)
+        prompt = p.prompt_tokens * (1 + r) + p.calls * r * (tokens + REASK_PROMPT_TOKENS)
         hit = p.cached_prompt_tokens * (1 + r) if share is None else prompt * share
         return p.calls * (1 + r), prompt, hit, completion
 
     shares = [p.cached_prompt_tokens / p.prompt_tokens for p in plays.values() if p.prompt_tokens]
     requests, prompt, hit, completion = totals(point, rate, cache_share)
     lo_t = [
-        x * (1 - TOKEN_SPREAD) for x in totals(lo, rate / 2, max(shares + [cache_share or 0.0]))
+        x * (1 - TOKEN_SPREAD)
+        for x in totals(lo, rate / 2, max(shares + [cache_share or 0.0]), "low")
     ]
-    hi_t = [x * (1 + TOKEN_SPREAD) for x in totals(hi, 2 * rate + 0.02, 0.0)]
+    hi_t = [x * (1 + TOKEN_SPREAD) for x in totals(hi, 2 * rate + 0.02, 0.0, "high")]
     bound = 1 + spec.max_reasks
     n = hi.calls
     # every re-ask resends the conversation with the answers before it (at max_tokens)
@@ -369,6 +393,13 @@ def model_estimate(
         reask_rate=rate,
         reask_source=source,
         prefix_share=point.repeated_tokens / point.prompt_tokens if point.prompt_tokens else 0.0,
+        answer_tokens=answer(point, "point"),
+        mock_answer_tokens=point.completion_tokens / max(point.calls, 1),
+        completion_source=(
+            f"its earlier runs of {instance} ({here.calls:,} calls)"
+            if per_answer is not None
+            else answer_tokens(kind, market or instance, 0.0).source
+        ),
         plays=plays,
     )
 
@@ -401,7 +432,7 @@ def describe(e: InstanceEstimate) -> list[str]:
             f"  {m.model}: {m.calls:,.0f} calls{spread}, {m.requests:,.0f} requests at "
             f"{m.reask_rate:.0%} re-asks ({m.reask_source}; at most {m.requests_max:,.0f}); "
             f"tokens {m.prompt_tokens:,.0f} prompt{cached} + {m.completion_tokens:,.0f} "
-            f"completion; {usd(m.cost_usd)} (range {usd(m.cost_lo)} to {usd(m.cost_hi)}, "
+            f"completion ({m.answer_tokens:,.0f} a call: {m.completion_source}); {usd(m.cost_usd)} (range {usd(m.cost_lo)} to {usd(m.cost_hi)}, "
             f"ceiling {usd(m.cost_max_usd)}); prompts repeat {m.prefix_share:.0%} of the seat's "
             f"previous one; max_concurrency {m.max_concurrency} at {m.endpoint}"
         )
@@ -447,21 +478,24 @@ def _duration(seconds: float) -> str:
 
 def rating_cost_row(params: Params, instance: str, resources, sample: int | None = 20) -> dict:
     """One row of the rating-cost table (``rating_cost.COLUMNS``) for ``instance``: what the
-    rated entrant of ``rating_cost.with_entrant`` needs, as :func:`estimate` says.
+    rated entrant of ``rating_cost.with_entrant`` needs, as :func:`estimate` says, its answers
+    the mock's (``rating_cost.priced`` prices each kind's answers from them).
     ``resources``: the instance's inputs (``simulate.load_inputs``)."""
     from marketarena import rating_cost
 
     rated = rating_cost.with_entrant(params, instance)
     found = estimate(instance, rated, resources, sample=sample)
     (m,) = [m for m in found.models if m.model == rating_cost.ALIAS]
+    # the table keeps the mock's answers; rating_cost.priced prices each kind's from them
+    resent = (m.requests - m.calls) * (m.answer_tokens - m.mock_answer_tokens)
     return {
         "instance": instance,
         "market": params.markets[instance].market,
         "episodes": m.episodes,
         "calls": round(m.calls),
         "requests": round(m.requests),
-        "prompt_tokens": round(m.prompt_tokens),
+        "prompt_tokens": round(m.prompt_tokens - resent),
         "cached_prompt_tokens": round(m.cached_prompt_tokens),
-        "completion_tokens": round(m.completion_tokens),
+        "completion_tokens": round(m.requests * m.mock_answer_tokens),
         "fingerprint": rating_cost.fingerprint(params, instance),
     }

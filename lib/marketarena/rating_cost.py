@@ -17,6 +17,15 @@ results site prices them at ``params.reference_prices`` (a few reference models'
 and says, per instance, when the current params or prompts differ from those they were measured
 with. ``python benchmarks/bench_cost_to_rate.py --write`` measures them anew;
 ``marketarena estimate --rate`` measures them for any params file.
+
+The kept completion tokens are the mock's answers (bare JSON in the market's format). A real
+model writes more (issue 56), so :func:`priced` prices every instance once per kind of answer
+(``completion_priors.KINDS``: ``bare_json``, ``chain_of_thought``, ``thinking``) at that kind's
+completion tokens per call (``completion_priors.answer_tokens``, the priors from Agent Bazaar's
+logged runs): ``requests`` x the kind's tokens a call, each re-ask resending the longer answer
+(``requests - calls`` x the difference from the mock's, added to the prompt tokens). ``usd`` is
+at :data:`completion_priors.POINT_KIND` (chain_of_thought, what ``marketarena estimate`` assumes
+for a model that declares no kind), ``usd_by_kind`` at each kind.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import json
 from pathlib import Path
 from typing import Mapping
 
+from marketarena.completion_priors import KINDS, POINT_KIND, answer_tokens
 from marketarena.config import Params
 from marketarena.llm.spec import ReferencePrice
 from marketarena.money import usd
@@ -120,38 +130,83 @@ def write_table(rows: list[dict], path: Path | None = None) -> None:
         writer.writerows({k: row[k] for k in COLUMNS} for row in rows)
 
 
+def by_kind(row: dict) -> dict[str, dict]:
+    """Kind -> (prompt tokens, completion tokens, tokens a call) of a kept row whose model
+    answers like that kind (the module docstring)."""
+    mock = row["completion_tokens"] / row["requests"] if row["requests"] else 0.0
+    out = {}
+    for kind in KINDS:
+        tokens = answer_tokens(kind, row["market"], mock).point
+        out[kind] = {
+            "prompt_tokens": row["prompt_tokens"]
+            + (row["requests"] - row["calls"]) * (tokens - mock),
+            "completion_tokens": row["requests"] * tokens,
+            "per_call": tokens,
+        }
+    return out
+
+
 def priced(rows: list[dict], prices: Mapping[str, ReferencePrice]) -> list[dict]:
-    """Each row with ``usd``: reference model -> dollars for its tokens (cached ones at the
-    model's cached-input price), and a last row ``total`` summing every instance."""
+    """Each row with ``completion_by_kind`` (kind -> completion tokens), ``usd_by_kind`` (kind ->
+    reference model -> dollars, cached prompt tokens at the model's cached-input price) and
+    ``usd`` (:data:`completion_priors.POINT_KIND`'s), and a last row ``total`` summing every
+    instance."""
     out = []
     for row in rows:
-        usd = {
-            name: p.cost_usd(
-                row["prompt_tokens"], row["completion_tokens"], row["cached_prompt_tokens"]
-            )
-            for name, p in prices.items()
+        kinds = by_kind(row)
+        dollars = {
+            kind: {
+                name: p.cost_usd(
+                    t["prompt_tokens"], t["completion_tokens"], row["cached_prompt_tokens"]
+                )
+                for name, p in prices.items()
+            }
+            for kind, t in kinds.items()
         }
-        out.append({**row, "usd": usd})
+        out.append(
+            {
+                **row,
+                "completion_by_kind": {k: t["completion_tokens"] for k, t in kinds.items()},
+                "usd_by_kind": dollars,
+                "usd": dollars[POINT_KIND],
+            }
+        )
     if out:
         total = {k: sum(r[k] for r in out) for k in COLUMNS[2:-1]}
-        total["usd"] = {name: sum(r["usd"][name] for r in out) for name in prices}
+        total["completion_by_kind"] = {
+            k: sum(r["completion_by_kind"][k] for r in out) for k in KINDS
+        }
+        total["usd_by_kind"] = {
+            k: {name: sum(r["usd_by_kind"][k][name] for r in out) for name in prices} for k in KINDS
+        }
+        total["usd"] = total["usd_by_kind"][POINT_KIND]
         out.append({"instance": "total", "market": "", "fingerprint": "", **total})
     return out
 
 
 def describe(rows: list[dict], prices: Mapping[str, ReferencePrice]) -> list[str]:
-    """The priced table (:func:`priced`) as lines of text."""
+    """The priced table (:func:`priced`) as lines of text: per instance the mock's completion
+    tokens and dollars at :data:`completion_priors.POINT_KIND`; then the total per kind."""
     names = list(prices)
     head = (
         f"{'instance':26s} {'episodes':>8s} {'calls':>8s} {'prompt tok':>11s} "
-        f"{'(cached)':>11s} {'compl. tok':>10s}" + "".join(f" {n[:18]:>18s}" for n in names)
+        f"{'(cached)':>11s} {'mock compl.':>11s}" + "".join(f" {n[:18]:>18s}" for n in names)
     )
-    lines = [head]
-    for row in priced(rows, prices):
+    lines = [f"dollars at {POINT_KIND}'s completion tokens", head]
+    table = priced(rows, prices)
+    for row in table:
         lines.append(
             f"{row['instance']:26s} {row['episodes']:8,d} {row['calls']:8,d} "
             f"{row['prompt_tokens']:11,d} {row['cached_prompt_tokens']:11,d} "
-            f"{row['completion_tokens']:10,d}"
+            f"{row['completion_tokens']:11,d}"
             + "".join(f" {usd(row['usd'][n]):>18s}" for n in names)
         )
+    if table:
+        lines.append("every instance, per kind of answer (completion tokens, dollars)")
+        for kind in KINDS:
+            total = table[-1]
+            lines.append(
+                f"{kind:26s} {total['completion_by_kind'][kind]:>54,.0f}"
+                + "".join(f" {usd(total['usd_by_kind'][kind][n]):>18s}" for n in names)
+            )
     return lines

@@ -38,7 +38,7 @@ def kept(tmp_path, monkeypatch, params) -> None:
             "requests": 10,
             "prompt_tokens": 1_000_000,
             "cached_prompt_tokens": 600_000,
-            "completion_tokens": 100_000,
+            "completion_tokens": 120,  # the mock's 12 a call
             "fingerprint": rating_cost.fingerprint(params, "crash"),
         },
         {
@@ -57,22 +57,37 @@ def kept(tmp_path, monkeypatch, params) -> None:
     rating_cost.write_table(rows)
 
 
-def test_the_kept_figures_are_priced_at_each_reference_model(tmp_path, monkeypatch):
+def test_the_kept_figures_are_priced_at_each_reference_model(tmp_path, monkeypatch, tiny_priors):
+    """Per kind of answer at conftest.TINY_PRIORS' tokens a call: crash's own rows (bare_json 20,
+    chain_of_thought 100, thinking 400); lemon has none, so the mock's answer (0 here) plus what
+    the kind adds over bare_json's 10 (chain_of_thought 60 - 10), its one re-ask resending it."""
     params = parse_params({"markets": {"crash": CRASH}, "reference_prices": PRICES})
     kept(tmp_path, monkeypatch, params)
     table = cost_table(params)
     crash, lemon, total = table.rows
-    assert table.models == ["cheap", "dear"]
-    assert crash["usd"]["cheap"] == pytest.approx(0.4 * 0.5 + 0.6 * 0.05 + 0.1 * 2.0)
-    assert crash["usd"]["dear"] == pytest.approx(1.0 * 3.0 + 0.1 * 15.0)  # no cached price
+    assert table.models == ["cheap", "dear"] and table.point_kind == "chain_of_thought"
+    # 10 requests x 100 tokens a call
+    assert crash["usd"]["cheap"] == pytest.approx(0.4 * 0.5 + 0.6 * 0.05 + 1_000 / 1e6 * 2.0)
+    assert crash["usd"]["dear"] == pytest.approx(1.0 * 3.0 + 1_000 / 1e6 * 15.0)  # no cached
+    assert crash["usd_by_kind"]["thinking"]["dear"] == pytest.approx(3.0 + 4_000 / 1e6 * 15.0)
+    assert crash["completion_by_kind"] == {
+        "bare_json": 200,
+        "chain_of_thought": 1_000,
+        "thinking": 4_000,
+    }
+    # 21 requests x 50 tokens; the re-ask resends 50 more prompt tokens
+    lemon_dear = (2_000_000 + 50) / 1e6 * 3.0 + 21 * 50 / 1e6 * 15.0
+    assert lemon["usd"]["dear"] == pytest.approx(lemon_dear)
     assert crash["note"] == "" and lemon["note"] == "not in these params"
-    assert total["calls"] == 30 and total["usd"]["dear"] == pytest.approx(4.5 + 6.0)
+    assert total["calls"] == 30 and total["usd"]["dear"] == pytest.approx(3.015 + lemon_dear)
+    assert table.kinds["thinking"]["completion_tokens"] == 4_000 + 21 * 290
+    assert table.kinds["bare_json"]["per_call"] == {"crash": 20}
     other = parse_params({"markets": {"crash": {**CRASH, "days": 6}}, "reference_prices": PRICES})
     assert cost_table(other).rows[0]["note"] == "measured with other params or prompts"
     assert cost_table(parse_params({"markets": {"crash": CRASH}})) is None  # no prices
 
 
-def test_the_index_page_shows_the_table(tmp_path, monkeypatch):
+def test_the_index_page_shows_the_table(tmp_path, monkeypatch, tiny_priors):
     from stages.report import app
 
     params = parse_params({"markets": {"crash": CRASH}, "reference_prices": PRICES})
@@ -83,7 +98,9 @@ def test_the_index_page_shows_the_table(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     html = (tmp_path / "reports" / "site" / "index.html").read_text()
     assert 'id="cost-to-rate"' in html and "<th>cheap</th>" in html and "600,000" in html
-    assert "$0.43" in html and "$4.50" in html
+    assert "$0.23" in html and "$9.03" in html  # crash at cheap, the total at dear
+    assert 'id="cost-per-kind"' in html and "assume a model answering with chain of thought" in html
+    assert "thinking: 400 in crash" in html
 
 
 def test_reference_prices_are_checked_naming_the_key():

@@ -237,6 +237,13 @@ class ModelSpec(BaseModel):
         "(llm/prompt_cache.py); null (the default): the input price, so no discount is assumed; at "
         "most price_in_per_mtok (the budget bounds every prompt token at the input price)",
     )
+    answers_like: Literal["bare_json", "chain_of_thought", "thinking"] | None = Field(
+        default=None,
+        description="how the model answers, for marketarena estimate and the rating-cost table "
+        "(completion_priors.py): bare_json, the answer alone; chain_of_thought, its reasons "
+        "first; thinking, a reasoning model billing its hidden reasoning; null: not declared, "
+        "the estimate's range covers every kind",
+    )
     structured_output: StructuredOutput = "json_schema"
 
     @model_validator(mode="before")
