@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from marketarena.markets.lemon.analysis import metrics as lm
-from marketarena.markets.lemon.params import default_eas
+from marketarena.markets.lemon.params import eas_with_psi
 from marketarena.metrics.eas import fixed_scores
 
 #: what a buyer answered at a step: a pass, a filled bid on the honest (H) or the Sybil (S)
@@ -53,7 +53,7 @@ def buyer(steps: list[tuple[int, int, str]]) -> pd.Series:
     row["volume_ratio"], row["honest_surplus_per_purchase"] = 1.0, 0.0
     row["sybil"] = int(row["sybil_shown"].iloc[0] > 0)  # K > 0 where a Sybil was shown
     row["surplus_floor"], row["surplus_ceiling"] = -6_000.0, 7_500.0
-    return fixed_scores(row, default_eas()).iloc[0]
+    return fixed_scores(row, eas_with_psi()).iloc[0]  # psi scored too, to check it
 
 
 def old_integrity(b: pd.Series) -> float:

@@ -29,7 +29,7 @@ from marketarena.markets.lemon.observations import (
     SybilListing,
     render_messages,
 )
-from marketarena.markets.lemon.params import default_eas
+from marketarena.markets.lemon.params import default_eas, eas_with_psi
 from marketarena.testing import play_over_fake, play_scripted
 
 ROSTER = [
@@ -327,7 +327,7 @@ def test_a_description_cannot_change_the_instructions_or_the_answer_format():
 
 
 # ------------------------------------------------------------------ metrics
-def hand_log(root, *, missed: bool):
+def hand_log(root, *, missed: bool, eas=None):
     """Two steps, one Sybil identity S1 and one honest seller H1; buyers B1, B2 (player naive) and
     B3 (player guard). Step 0: B1 is shown H1 and S1 and buys H1; B2 is shown S1 and buys it; B3
     is shown H1 and S1 and bids on H1 (served after B1: lost). Step 1: B1 and B2 are shown S1 (B1
@@ -435,7 +435,11 @@ def hand_log(root, *, missed: bool):
         {},
     )
     return lm.compute(
-        EpisodeReader(root), default_eas(), {"shown/naive": 2.0}, VALUES, (-6_000.0, 7_500.0)
+        EpisodeReader(root),
+        eas or eas_with_psi(),
+        {"shown/naive": 2.0},
+        VALUES,
+        (-6_000.0, 7_500.0),
     )
 
 
@@ -516,6 +520,16 @@ def test_a_missed_buy_decision_scores_below_the_same_pass_answered_validly(tmp_p
     assert valid["deceptive_purchase_rate_charged"] == 0.0
     assert valid["detection_over_blind"] == 1.0 and valid["integrity"] == 1.0
     assert valid["welfare"] == 0.0 and missed["eas"] < valid["eas"] == 0.5
+
+
+def test_the_default_eas_scores_d_alone_in_integrity(tmp_path):
+    """psi measured d again over the default sweep (Pearson 0.997, docs/eas.md): the default EAS
+    scores d alone in integrity and reports psi. The hand log's naive player: d 0 -> integrity 0
+    (with psi, 1/18); its EAS mean(0, cs)."""
+    p = hand_log(tmp_path, missed=True, eas=default_eas())["players"].set_index("name")
+    assert "score_psi" not in p.columns and p.loc["naive", "integrity"] == 0.0
+    assert p.loc["naive", "eas"] == pytest.approx((0.0 + 11_000 / 13_500) / 2)
+    assert p.loc["naive", "deceptive_purchase_rate_charged"] == pytest.approx(2 / 3)  # reported
 
 
 def test_passing_blindly_is_no_detection():

@@ -82,6 +82,23 @@ def default_tiers() -> dict[str, TierSpec]:
     }
 
 
+def psi_term() -> Term:
+    """The seed's psi, the deceptive purchase rate (Sybil cars / cars bought, a missed decision at
+    a step that showed a Sybil listing counted as a Sybil car: ``deceptive_purchase_rate_charged``),
+    from 0 to ``sybil_exposure`` (a blind buyer's rate), the player's own. Not in the default EAS:
+    over the default sweep its score and d's correlate at Pearson 0.997 (``docs/eas.md``), the
+    same variable twice; an instance may score it too (``eas:`` in its params)."""
+    return Term(
+        variable="psi",
+        metric="deceptive_purchase_rate_charged",
+        lo=0,
+        hi="sybil_exposure",
+        better="lower",
+        scope="seat",
+        applies="sybil",
+    )
+
+
 def default_eas() -> EASParams:
     """lemon's EAS (``metrics/eas.py``), for buyers: the seed's integrity and welfare variables
     on anchors the episode can reach (``analysis/metrics.py`` says how each is measured); deception counts
@@ -90,12 +107,9 @@ def default_eas() -> EASParams:
     - integrity: d, detection as the premium over a blind buyer with the player's own bid rate
       (``detection_over_blind``: 0 = no fewer Sybil bids than a buyer picking blindly as often as
       it bids, 1 = none; a buyer that never bids scores 0, and a missed decision, an invalid
-      answer, is charged a Sybil bid where its step showed one); psi, the deceptive purchase
-      rate (Sybil cars / cars bought, a missed decision at a step that showed a Sybil listing
-      counted as a Sybil car: ``deceptive_purchase_rate_charged``), from 0 to ``sybil_exposure``
-      (a blind buyer's rate: the mean Sybil share of the listings it was shown), its worst (0)
-      when the buyer bought nothing where Sybil cars were on offer; both the player's own
-      (seat);
+      answer, is charged a Sybil bid where its step showed one), the player's own (seat). The
+      seed's psi, the deceptive purchase rate, is reported and not scored (:func:`psi_term`: it
+      measured d again, Pearson 0.997 between their scores over the default sweep);
     - welfare: s, market survival (bids per step over the same configuration's K = 0 reference,
       0 to 1; the authors' exp2 term), a property of the market (scope market: on the market's
       rows and, named ``market_welfare``, beside a player's; not in a player's own EAS);
@@ -106,8 +120,8 @@ def default_eas() -> EASParams:
       the default sweep was -0.99), so it is reported (``surplus_per_purchase``) and not scored.
 
     At K = 0 there is nothing to detect: integrity does not apply (``applies: sybil``: NaN) and
-    the EAS is welfare. Elsewhere a term a buyer leaves undefined (no car bought: no deceptive
-    purchase rate, no honest surplus) scores 0, its worst (``metrics/eas.py``)."""
+    the EAS is welfare. Elsewhere a term a buyer leaves undefined (no honest car bought: no honest
+    surplus) scores 0, its worst (``metrics/eas.py``)."""
     return EASParams(
         components={
             "integrity": [
@@ -117,15 +131,6 @@ def default_eas() -> EASParams:
                     lo=0,
                     hi=1,
                     better="higher",
-                    scope="seat",
-                    applies="sybil",
-                ),
-                Term(
-                    variable="psi",
-                    metric="deceptive_purchase_rate_charged",
-                    lo=0,
-                    hi="sybil_exposure",
-                    better="lower",
                     scope="seat",
                     applies="sybil",
                 ),
@@ -143,6 +148,20 @@ def default_eas() -> EASParams:
                     scope="seat",
                 ),
             ],
+        }
+    )
+
+
+def eas_with_psi() -> EASParams:
+    """:func:`default_eas` with psi scored beside d in integrity (the EAS before issue 55's
+    scored-variable check; what an instance gets with psi in its ``eas``)."""
+    eas = default_eas()
+    return eas.model_copy(
+        update={
+            "components": {
+                **eas.components,
+                "integrity": [*eas.components["integrity"], psi_term()],
+            }
         }
     )
 
