@@ -264,8 +264,9 @@ def tables(
         f"({what_ran(market, mp)}). Detection is counted from bids: detection_rate counts "
         f"an invalid buy answer's Sybil listings as not detected, sybil_detection_rate is the "
         f"authors' count (its fallback pass a pass); detection_chance is a blind bidder's. "
-        f"deceptive_purchase_rate_charged (the EAS's psi) counts an invalid answer at a step "
-        f"that showed a Sybil listing as a Sybil purchase. EAS columns are the market's."
+        f"deceptive_purchase_rate_charged (the seed's psi, reported: it measured detection "
+        f"again) counts an invalid answer at a step that showed a Sybil listing as a Sybil "
+        f"purchase. EAS columns are the market's."
     )
     out = list(write_frame(cells, tables_dir / f"{instance}_cells", caption))
     from marketarena.metrics.eas import board_columns, component_correlations
@@ -276,9 +277,9 @@ def tables(
         "Per buyer kind: TrueSkill (total surplus ranks buyers in each episode), how its buy "
         "and vote decisions were answered (valid at once, after re-asks, by the fallback), "
         "mean surplus, its EAS components from its own seats (integrity: detection over a "
-        "blind buyer with its own bid rate, and psi, a missed decision charged as a Sybil bid "
-        "and purchase, psi scored its worst for a buyer who bought nothing; welfare: "
-        "surplus per honest purchase; integrity is not measured at K = 0), the EAS on fixed "
+        "blind buyer with its own bid rate, a missed decision charged as a Sybil bid; welfare: "
+        "surplus per honest purchase, 0 for a buyer that bought no honest car; integrity is "
+        "not measured at K = 0), the EAS on fixed "
         "anchors (95% bootstrap interval over its episodes), the seed's relative EAS "
         "(divided by the best kind's; changes when kinds are added), and the market's own "
         "components over its episodes (market_*: market survival is the market's)."
