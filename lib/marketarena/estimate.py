@@ -201,11 +201,13 @@ def estimate(
     sample: int | None = 20,
     reask_rate: float | None = None,
     history: dict[tuple[str, str], UsageTotals] | None = None,
+    episodes: set[str] | None = None,
 ) -> InstanceEstimate | None:
     """The dry run of ``instance`` (see the module docstring); None when it seats no LLM.
     ``resources``: what ``simulate.load_inputs`` returns for it; ``reask_rate``: re-asks per call
-    (None: each model's in ``history``, :func:`earlier_usage`, else the prior)."""
-    from marketarena.simulate import llm_aliases
+    (None: each model's in ``history``, :func:`earlier_usage`, else the prior); ``episodes``: only
+    these planned episodes' ids (what a resumed run has left to play; None: every one)."""
+    from marketarena.simulate.limits import llm_aliases
 
     aliases = llm_aliases(params, instance)
     if not aliases:
@@ -213,6 +215,8 @@ def estimate(
     history = history or {}
     rules, mp = rules_for(params, instance)
     planned = [s for s in rules.plan(mp) if any(seat.entry.kind == "llm" for seat in s.seats)]
+    if episodes is not None:
+        planned = [s for s in planned if s.episode_id in episodes]
     played = sample_evenly(planned, sample)
     scale = len(planned) / max(len(played), 1)
     names = stand_in_names(rules, mp, planned)

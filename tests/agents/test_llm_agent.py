@@ -147,7 +147,10 @@ def test_budget_stops_cleanly_and_keeps_finished_episodes(setup):
     # (at most 0.28 + 2 × 0.064), episode 2 is refused a call once 0.32 $ are spent
     # one episode at a time, so that the first one finishes within the budget (side by side both
     # would be cut in the middle)
-    tight = one_at_a_time(make_params(tmp_path, price_in=0.0, max_cost_usd=0.45))
+    # the guard itself: the run starts although its estimate passes the cap (stop_on_estimate)
+    tight = one_at_a_time(
+        make_params(tmp_path, price_in=0.0, max_cost_usd=0.45, stop_on_estimate=False)
+    )
     fake = FakeEndpoint(responder=responder)
     with pytest.raises(RunAborted):
         simulate(

@@ -73,7 +73,12 @@ def write_params(
                 "price_out_per_mtok": PRICE,
             }
         },
-        "llm": {"cache_dir": str(tmp_path / "cache"), "max_cost_usd": limit},
+        # the guard under kills: a run over its cap starts anyway (stop_on_estimate)
+        "llm": {
+            "cache_dir": str(tmp_path / "cache"),
+            "max_cost_usd": limit,
+            "stop_on_estimate": False,
+        },
         "markets": {"english_auction": market},
         "execution": {"workers": workers},
     }

@@ -81,7 +81,13 @@ def llm_params(tmp_path, workers, limit):
             "mock": {"policy": "scripted", "answers": [{"reasoning": "", "bid": None}]},
         }
     }
-    p["llm"] = {"cache_dir": str(tmp_path / "cache"), "max_cost_usd": limit}
+    # the budget's guard itself: a run over its cap starts anyway (else the estimate stops it
+    # before the first call: tests/core/test_preflight.py)
+    p["llm"] = {
+        "cache_dir": str(tmp_path / "cache"),
+        "max_cost_usd": limit,
+        "stop_on_estimate": False,
+    }
     p["markets"]["english_auction"]["roster"].append({"name": "m", "kind": "llm", "model": "mock"})
     return parse_params(p)
 

@@ -413,6 +413,13 @@ class LLMSettings(BaseModel):
         description="stop before spending more, summed over every run of a "
         "market instance (data/llm_spend/<instance>.json)",
     )
+    stop_on_estimate: bool = Field(
+        strict=True,
+        default=True,
+        description="stop a run before its first call when the estimate of what it has left "
+        "to play passes what max_cost_usd leaves (simulate/preflight.py); false: start anyway "
+        "and play what the cap buys (the budget's guard stops it before passing the cap)",
+    )
     cache_only: bool = Field(
         strict=True,
         default=False,

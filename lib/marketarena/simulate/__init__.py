@@ -13,7 +13,9 @@ One module per job:
 - ``schedule.py``: playing units in one process (one after the other, or side by side in one
   event loop) and writing each one;
 - ``workers.py``: the local worker processes; ``ray.py``: the Ray backend;
-- ``collector.py``: the cyclic garbage collector kept off long-lived objects.
+- ``collector.py``: the cyclic garbage collector kept off long-lived objects;
+- ``preflight.py``: the estimate of what the LLM seats left to play will cost, printed before
+  the first call, and the stop when it passes ``llm.max_cost_usd``.
 
 Order of work (:func:`simulate`): every input file is read whole and the market's resources are
 loaded first (a truncated embeddings file fails there), the plan is checked (``core/seating.py``:
@@ -51,7 +53,7 @@ import marketarena
 from marketarena.config import Params, check_market
 from marketarena.core import logs, run_logs
 from marketarena.core.registry import market_kind
-from marketarena.simulate import complete
+from marketarena.simulate import complete, preflight
 from marketarena.simulate.context import RunContext
 from marketarena.simulate.limits import (
     endpoint_limits,
@@ -167,7 +169,9 @@ def simulate(
             (u, [specs[e.episode_id] for e in u.episodes])
             for u in logs.prepare_units(run.out_dir, units, keep)
         ]
-        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir) - keep)
+        run_logs.prune_run_logs(
+            run.run_dir, _units_on_disk(run.out_dir) - keep | {preflight.ESTIMATE}
+        )
         to_play = sum(len(u.episodes) for u, _ in todo)
         summary = {
             "market": instance,
@@ -183,6 +187,10 @@ def simulate(
             stop = Batches(
                 market_kind(run.market.market), run.market, units, run.out_dir, run.data_dir
             )
+        # the estimate of what is left, said before the first call; over the cap: stop here
+        estimate = preflight.check(run, todo)
+        if estimate is not None:
+            summary["estimate"] = estimate
         if not todo and stop is None:
             complete.record(
                 run.run_dir,
@@ -230,7 +238,7 @@ def _played(
         summary["stopped"] = dict(stop.stopped)
         summary["stop_lines"] = stop.lines()
         summary["pruned"] = stop.prune()
-        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir))
+        run_logs.prune_run_logs(run.run_dir, _units_on_disk(run.out_dir) | {preflight.ESTIMATE})
     if run.llm_aliases:
         summary["llm"] = progress_line.run_totals(run.run_dir, {u.name for u, _ in todo})
         limit = run.params.llm.max_cost_usd
