@@ -79,6 +79,13 @@ def held(data_dir: Path, instance: str) -> float:
     return float(state.get("spent_usd", 0.0)) + reserved
 
 
+#: episodes the check dry-runs (``marketarena estimate``'s default is 20): the decision to start
+#: needs the spend's order of magnitude, and a dry run of crash or lemon plays each sampled
+#: episode up to five times (about 2 minutes for 20 on 2 cores); ``marketarena estimate`` gives
+#: the full figure
+SAMPLE = 6
+
+
 def left(todo: list[tuple[Any, list[Any]]]) -> set[str]:
     """The ids of the episodes with LLM seats among the units ``todo`` (those left to play)."""
     return {e.episode_id for unit, _ in todo for e in unit.episodes if e.llm}
@@ -102,6 +109,7 @@ def check(run: RunContext, todo: list[tuple[Any, list[Any]]]) -> dict[str, Any] 
             run.resources,
             history=est.earlier_usage(run.data_dir / "run_logs"),
             episodes=episodes,
+            sample=SAMPLE,
         )
     if found is None:
         return None
