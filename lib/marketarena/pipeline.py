@@ -69,6 +69,11 @@ INSTANCE_CODE = (
     "ratings.py",
     "ratings_normal.py",
     "_trueskill_kernel.py",
+    # the estimate a run with priced LLM seats prints (and may stop on) before its first call
+    "estimate.py",
+    "dry_run.py",
+    "completion_priors.py",
+    "completion_priors.csv",
 )
 
 
