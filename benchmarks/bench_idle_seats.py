@@ -72,20 +72,15 @@ def play(root: Path, seats: bool = True) -> None:
     run_ratings("crash", params, paths)
 
 
-#: the scored variables of crash's EAS (metric columns) and their components
-TERMS = {
-    "b": "score_b",
-    "sigma": "score_sigma",
-    "cs": "score_cs",
-    "pi": "score_pi",
-}
+#: the score columns of crash's EAS variables (b, sigma, cs, pi)
+SCORES = ("score_b", "score_sigma", "score_cs", "score_pi")
 
 
 def report(root: Path) -> None:
     pd.set_option("display.width", 200)
     board = pd.read_csv(root / "reports" / "leaderboards" / "crash.csv").set_index("name")
     players = pd.read_parquet(root / "data" / "metrics" / "crash" / "players.parquet")
-    terms = [c for c in TERMS.values() if c in players.columns]
+    terms = [c for c in SCORES if c in players.columns]
     per = players.groupby("name")[terms].mean()
     cols = [
         c for c in ("rank", "mu", "stability", "welfare", "profitability", "eas_mean") if c in board

@@ -107,14 +107,15 @@ class FallbackOrGarbage:
 EAS_SCORES = ("eas", "stability", "integrity", "welfare", "profitability")
 
 
-def player_scores(analysis, w: World, reader, name: str) -> dict[str, float]:
+def player_scores(analysis, w: World, reader, name: str, agents=None) -> dict[str, float]:
     """The player's score of the episode (``rank_by``, its seats combined as the board combines
     them), its EAS columns where the market has them, its board mu, and its fallback share split
-    by kind (:data:`VALIDITY_SHARES`)."""
+    by kind (:data:`VALIDITY_SHARES`). ``agents``: the episode's agents metrics, when the caller
+    computed them already."""
     from marketarena.metrics.validity import player_validity, with_validity
 
-    frames = analysis.compute_metrics(reader, w.mp, w.paths.data)
-    agents = frames["agents"]
+    if agents is None:
+        agents = analysis.compute_metrics(reader, w.mp, w.paths.data)["agents"]
     rows = agents[agents["name"] == name]
     out = {analysis.rank_by: float(rows[analysis.rank_by].agg(analysis.seat_score))}
     for col in EAS_SCORES:
@@ -194,9 +195,9 @@ def idle_absurd_and_silent_seats(kind: str, w: World, analysis) -> None:
         table = table.copy()
         table.loc[table["actor"] == actor, "name"] = seat_name
         reader = write(w.paths.root / mode, spec, table, result)
-        scores[mode] = player_scores(analysis, w, reader, seat_name)
+        agents = analysis.compute_metrics(reader, w.mp, w.paths.data)["agents"]
+        scores[mode] = player_scores(analysis, w, reader, seat_name, agents)
         if has_eas:
-            agents = analysis.compute_metrics(reader, w.mp, w.paths.data)["agents"]
             others[mode] = (
                 agents[(agents["name"] != seat_name) & agents["eas"].notna()]
                 .groupby("name")[[c for c in EAS_SCORES if c in agents.columns]]
