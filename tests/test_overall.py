@@ -10,7 +10,7 @@ import yaml
 
 from marketarena.config import parse_params
 from marketarena.core.paths import Paths
-from marketarena.overall import overall_board, percentiles
+from marketarena.overall import matrix_cell, overall_board, percentile_intervals, percentiles
 from marketarena.pipeline import run_overall
 
 MARKETS = Path(__file__).resolve().parents[1] / "lib" / "marketarena" / "markets"
@@ -27,6 +27,35 @@ def test_each_side_of_a_board_is_ranked_apart():
     assert percentiles(board).tolist() == [1.0, 0.5, 0.0, 1.0, 0.0]
     single = pd.DataFrame({"rank": [1], "name": ["a"]})
     assert percentiles(single).tolist() == [1.0]
+
+
+def test_a_rank_interval_is_a_percentile_interval_on_the_same_side():
+    # buyers ranked 1..3 with rank intervals, sellers 4..5 (ranks run on): each side apart
+    board = pd.DataFrame(
+        {
+            "rank": [1, 2, 3, 4, 5],
+            "rank_lo": [1, 1, 2, 4, 4],
+            "rank_hi": [2, 3, 3, 5, 5],
+            "name": list("abcde"),
+            "role": ["buyer"] * 3 + ["seller"] * 2,
+        }
+    )
+    lo, hi = percentile_intervals(board)
+    # buyer b: ranks 1-3 of 3 -> percentiles 0 to 1; seller d: ranks 1-2 of 2 -> 0 to 1
+    assert lo.tolist() == [0.5, 0.0, 0.0, 0.0, 0.0]
+    assert hi.tolist() == [1.0, 1.0, 0.5, 1.0, 1.0]
+    # a board ranked by a score has no rank interval: none
+    lo, hi = percentile_intervals(board.drop(columns=["rank_lo", "rank_hi"]))
+    assert lo.isna().all() and hi.isna().all()
+
+
+def test_a_matrix_cell_leads_with_the_percentile_so_a_column_sorts_by_it():
+    row = {"percentile": 0.842, "percentile_lo": 0.6, "percentile_hi": 0.95, "rank": 4}
+    assert matrix_cell({**row, "n_models": 20}) == "84 [60, 95] · 4/20"
+    assert matrix_cell({**row, "percentile_lo": float("nan"), "n_models": 20}) == "84 · 4/20"
+    # the site sorts a cell by the number it starts with: a better standing, a larger number,
+    # whatever the number of models (3rd of 5 is below 4th of 20)
+    assert matrix_cell({"percentile": 0.5, "rank": 3, "n_models": 5}).startswith("50 ")
 
 
 def test_an_instance_counts_once_however_many_rows_a_player_holds_there():
@@ -130,9 +159,10 @@ def test_a_models_page_lists_every_instance_it_played(tmp_path):
     assert {p.key for p in pages} == {"gpt-5.4", "acme-ft"}
     assert matrix.set_index("player").loc["gpt-5.4", "studies"] == 2
     # cournot: gpt-5.4 is its only model (1 of 1); bertrand: below acme-ft (2 of 2)
+    # (its percentile first; these boards rank by a score, so no interval)
     assert matrix.set_index("player").loc["gpt-5.4", ["cournot", "bertrand"]].tolist() == [
-        "1/1",
-        "2/2",
+        "100 · 1/1",
+        "0 · 2/2",
     ]
     page = next(p for p in pages if p.key == "gpt-5.4")
     assert page.slug == "model-gpt-5.4" and page.studies == 2

@@ -212,3 +212,19 @@ def test_bootstrap_mean_cis_for_many_groups_at_once():
     lo, hi = bootstrap_mean_ci(groups[0], n_boot=4000, seed=1)[1:]
     wide = bootstrap_mean_cis([groups[0]], n_boot=4000, seed=2)[0]
     assert abs(wide[1] - lo) <= 0.21 and abs(wide[2] - hi) <= 0.21
+
+
+def test_the_kde_is_scipys_gaussian_kde():
+    from scipy.stats import gaussian_kde
+
+    from marketarena.stats import gaussian_kde_1d
+
+    rng = np.random.default_rng(3)
+    for n in (2, 7, 120):
+        points = rng.gamma(2.0, 30.0, size=n)
+        grid = np.linspace(0, points.max() * 1.1, 200)
+        ours = gaussian_kde_1d(points, grid)
+        np.testing.assert_allclose(ours, gaussian_kde(points)(grid), rtol=1e-12, atol=1e-300)
+    # a density: it integrates to 1 over a wide grid
+    grid = np.linspace(-500, 800, 20001)
+    assert np.trapezoid(gaussian_kde_1d([10.0, 40.0, 45.0], grid), grid) == pytest.approx(1, 1e-6)

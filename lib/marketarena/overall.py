@@ -109,6 +109,26 @@ def percentiles(board: pd.DataFrame) -> pd.Series:
     return (1.0 - (rank - 1) / (n - 1)).where(n > 1, 1.0)
 
 
+def percentile_intervals(board: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Each row's percentile interval on its side of ``board``, from the board's 95% rank
+    interval (``rank_lo`` best, ``rank_hi`` worst: a TrueSkill board's bootstrap over games),
+    by :func:`percentiles`' scale; NaN where the board has none (a board ranked by a score
+    with its own interval: the EAS, a profit)."""
+    nan = pd.Series(np.nan, index=board.index)
+    if not {"rank_lo", "rank_hi"} <= set(board.columns) or board.empty:
+        return nan, nan
+    sides = board["role"] if "role" in board else pd.Series("", index=board.index)
+    n = sides.map(sides.value_counts()).astype(float)
+    # ranks within the side: where they run on across roles, the side starts after the others
+    offset = board.groupby(sides, sort=False)["rank"].transform("min") - 1
+
+    def pct(rank: pd.Series) -> pd.Series:
+        r = (pd.to_numeric(rank, errors="coerce") - offset).clip(lower=1, upper=n)
+        return (1.0 - (r - 1) / (n - 1)).where(n > 1, 1.0)
+
+    return pct(board["rank_hi"]), pct(board["rank_lo"])
+
+
 def _long(
     boards: Mapping[str, pd.DataFrame], players: Mapping[str, Mapping[str, str | None]]
 ) -> pd.DataFrame:
@@ -125,17 +145,22 @@ def _long(
                 "percentile": percentiles(board) if len(board) else [],
             }
         )
+        part["percentile_lo"], part["percentile_hi"] = percentile_intervals(board)
         parts.append(part.dropna(subset=["player"]))
-    columns = ["player", "kind", "market", "name", "percentile"]
+    columns = ["player", "kind", "market", "name", "percentile", "percentile_lo", "percentile_hi"]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
 def _per_instance(long: pd.DataFrame) -> pd.DataFrame:
     """One row per player and instance (:func:`_long`'s rows): its rows there averaged, so that
-    an instance counts once however many rows a player holds in it (``percentile``), its
-    ``kind`` and the rows' ``names``."""
+    an instance counts once however many rows a player holds in it (``percentile``, and its
+    interval's ends where every row has one), its ``kind`` and the rows' ``names``."""
     return long.groupby(["player", "market"], sort=False, as_index=False).agg(
-        kind=("kind", "first"), percentile=("percentile", "mean"), names=("name", ",".join)
+        kind=("kind", "first"),
+        percentile=("percentile", "mean"),
+        percentile_lo=("percentile_lo", lambda x: x.mean(skipna=False)),
+        percentile_hi=("percentile_hi", lambda x: x.mean(skipna=False)),
+        names=("name", ",".join),
     )
 
 
@@ -146,12 +171,23 @@ def model_matrix(
 ) -> pd.DataFrame:
     """Models x studies (issue 54, "who is good at what"): per model (an identity key, whether
     it played one instance or several) and instance, its percentile on the instance's board
-    (:func:`percentiles`, its rows averaged), its rank among that instance's models by it (1 =
-    best; ``n_models`` of them) and the board rows it holds (``names``). Baselines and explicit
+    (:func:`percentiles`, its rows averaged) with its interval where the board ranks with one
+    (:func:`percentile_intervals`), its rank among that instance's models by it (1 = best;
+    ``n_models`` of them) and the board rows it holds (``names``). Baselines and explicit
     ``player`` ids are not models: not here."""
     long = _long(boards, players)
     long = long[long["player"].isin(list(identities))]
-    columns = ["player", *BOARD_IDENTITY, "market", "rank", "n_models", "percentile", "names"]
+    columns = [
+        "player",
+        *BOARD_IDENTITY,
+        "market",
+        "rank",
+        "n_models",
+        "percentile",
+        "percentile_lo",
+        "percentile_hi",
+        "names",
+    ]
     if long.empty:
         return pd.DataFrame(columns=columns)
     out = _per_instance(long)
@@ -243,16 +279,44 @@ def draw_agreement(agreement: pd.DataFrame, path) -> None:
     save(fig, path)
 
 
+def matrix_cell(row: Mapping[str, Any]) -> str:
+    """A model's cell of the matrix: its percentile on the instance's board in points (100 = top
+    of its side), its 95% interval where the board has one, and its rank among the instance's
+    models: ``84 [60, 95] · 4/20``. The percentile comes first, so a column sorts by it."""
+
+    def points(x: Any) -> str:
+        return str(round(100 * float(x)))
+
+    lo, hi = (
+        pd.to_numeric(row.get(c), errors="coerce") for c in ("percentile_lo", "percentile_hi")
+    )
+    has = not (pd.isna(lo) or pd.isna(hi))  # also "" (a CSV read without NaN) and None
+    interval = f" [{points(lo)}, {points(hi)}]" if has else ""
+    return f"{points(row['percentile'])}{interval} · {row['rank']}/{row['n_models']}"
+
+
 def matrix_wide(matrix: pd.DataFrame) -> pd.DataFrame:
     """:func:`model_matrix` as models x instances: per model the number of instances it played
-    (``studies``) and a ``rank/n_models`` cell per instance ("" where it did not play), the
-    models that played most first."""
-    cells = matrix.assign(cell=matrix["rank"].astype(str) + "/" + matrix["n_models"].astype(str))
+    (``studies``) and a :func:`matrix_cell` per instance ("" where it did not play), the models
+    that played most first."""
+    cells = matrix.assign(cell=[matrix_cell(r) for r in matrix.to_dict(orient="records")])
     wide = cells.pivot(index="player", columns="market", values="cell").fillna("")
     wide.insert(0, "studies", (wide != "").sum(axis=1))
     wide = wide.sort_values(["studies", "player"], ascending=[False, True]).reset_index()
     wide.columns.name = None
     return wide
+
+
+#: what a cell of the models x studies matrix says (the markdown table's and the site's caption)
+MATRIX_CAPTION = (
+    "Models across studies: each model (under its identity, `models.csv`) on each instance it "
+    "played: its percentile on the board (100 = the top of its side, 0 = the bottom), in "
+    "brackets its 95% interval where the board ranks with one (a TrueSkill board's rank "
+    "interval; a board ranked by a score, such as the EAS, shows the score's interval on the "
+    "model's page instead), then its rank among the instance's models / their number (1 = "
+    "best); blank: not played. Percentiles of different studies are comparable as standings, "
+    "not as skills. `matrix.csv` holds the numbers."
+)
 
 
 def matrix_markdown(matrix: pd.DataFrame) -> str:
@@ -264,10 +328,7 @@ def matrix_markdown(matrix: pd.DataFrame) -> str:
         return "No LLM played any instance: there is no model to follow across studies."
     return markdown_table(
         matrix_wide(matrix),
-        caption="Models across studies: each model (under its identity, `models.csv`) on each "
-        "instance it played, as its rank among that instance's models by its percentile on the "
-        "board / the number of models there (1 = best); blank: not played. `matrix.csv` holds "
-        "the percentiles.",
+        caption=MATRIX_CAPTION,
     )
 
 

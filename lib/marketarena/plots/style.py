@@ -2,8 +2,10 @@
 
 What lives here:
 
-- :func:`apply_theme` sets one seaborn theme (white grid, ``paper`` context, readable font sizes) and
-  the export resolution :data:`DPI`.
+- :func:`apply_theme` sets one theme (seaborn's white grid in its ``paper`` context, readable font
+  sizes: :data:`THEME`, written out as matplotlib settings so that a figures stage does not import
+  seaborn, whose import pulls in scipy.stats, 1.5 s of a stage's start) and the export resolution
+  :data:`DPI`.
 - :func:`agent_palette` gives each agent (or strategy) name one colour. Names are de-duplicated and
   sorted, and colours are handed out in that order, so a figure that is given the same set of names
   always paints a name in the same colour. Figure functions therefore build the palette once from
@@ -38,7 +40,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
+from matplotlib import colors as mcolors
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
@@ -59,28 +61,95 @@ PNG_METADATA = {"Software": None}
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
 
 
+#: seaborn's "deep" palette (six of them and a dark grey are the colour codes ``b g r m y c k``)
+_DEEP = [
+    mcolors.to_rgb(h)
+    for h in ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3")
+    + ("#937860", "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD")
+]
+#: our settings over the theme
+OURS = {
+    "figure.dpi": 100,
+    "savefig.dpi": DPI,
+    "axes.titleweight": "bold",
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 9,
+    "lines.linewidth": 1.5,
+    "lines.markersize": 4,
+    "grid.linewidth": 0.6,
+}
+#: the theme as matplotlib settings: what ``seaborn.set_theme(context="paper", style="whitegrid",
+#: font_scale=1.1, rc=OURS)`` sets, value for value (``tests/plots/test_theme.py`` holds them equal
+#: to seaborn's), but the default colour map (seaborn's "rocket" exists only once seaborn is
+#: imported; every image here names its own map). Font sizes: the notebook context's times 0.8
+#: (paper) times 1.1.
+THEME = {
+    # the white grid
+    "axes.axisbelow": True,
+    "axes.edgecolor": ".8",
+    "axes.facecolor": "white",
+    "axes.grid": True,
+    "axes.labelcolor": ".15",
+    "axes.linewidth": 1.0,
+    "axes.spines.bottom": True,
+    "axes.spines.left": True,
+    "axes.spines.right": True,
+    "axes.spines.top": True,
+    "figure.facecolor": "white",
+    "font.family": ["sans-serif"],
+    "font.sans-serif": [
+        "Arial",
+        "DejaVu Sans",
+        "Liberation Sans",
+        "Bitstream Vera Sans",
+        "sans-serif",
+    ],
+    "grid.color": ".8",
+    "grid.linestyle": "-",
+    "lines.solid_capstyle": "round",
+    "patch.edgecolor": "w",
+    "patch.force_edgecolor": True,
+    "text.color": ".15",
+    "xtick.bottom": False,
+    "xtick.color": ".15",
+    "xtick.direction": "out",
+    "xtick.top": False,
+    "ytick.color": ".15",
+    "ytick.direction": "out",
+    "ytick.left": False,
+    "ytick.right": False,
+    # the paper context, fonts scaled by 1.1
+    "font.size": 12 * 0.8 * 1.1,
+    "xtick.labelsize": 11 * 0.8 * 1.1,
+    "ytick.labelsize": 11 * 0.8 * 1.1,
+    "patch.linewidth": 1 * 0.8,
+    "xtick.major.width": 1.25 * 0.8,
+    "ytick.major.width": 1.25 * 0.8,
+    "xtick.minor.width": 1 * 0.8,
+    "ytick.minor.width": 1 * 0.8,
+    "xtick.major.size": 6 * 0.8,
+    "ytick.major.size": 6 * 0.8,
+    "xtick.minor.size": 4 * 0.8,
+    "ytick.minor.size": 4 * 0.8,
+    # the palette
+    "axes.prop_cycle": plt.cycler("color", _DEEP),
+    # ours, over the theme
+    **OURS,
+}
+#: the colour codes as seaborn's theme remaps them (``"b"`` is the palette's blue, ``"k"`` a dark grey)
+COLOR_CODES = dict(zip("bgrmyck", [*(_DEEP[i] for i in (0, 2, 3, 4, 8, 9)), (0.1, 0.1, 0.1)]))
+
+
 def apply_theme() -> None:
-    """Set the seaborn theme shared by all marketarena figures (idempotent), and reseed numpy's
-    global generator, which seaborn's jitter draws from, so that a figure's bytes depend on its
-    data only, not on what ran before it in the process."""
+    """Set the theme shared by all marketarena figures (:data:`THEME`, idempotent), and reseed
+    numpy's global generator, which the strip plots' jitter draws from, so that a figure's bytes
+    depend on its data only, not on what ran before it in the process."""
     np.random.seed(JITTER_SEED)
-    sns.set_theme(
-        context="paper",
-        style="whitegrid",
-        font_scale=1.1,
-        rc={
-            "figure.dpi": 100,
-            "savefig.dpi": DPI,
-            "axes.titleweight": "bold",
-            "axes.titlesize": 11,
-            "axes.labelsize": 10,
-            "legend.fontsize": 8,
-            "legend.title_fontsize": 9,
-            "lines.linewidth": 1.5,
-            "lines.markersize": 4,
-            "grid.linewidth": 0.6,
-        },
-    )
+    plt.rcParams.update(THEME)
+    for code, rgb in COLOR_CODES.items():  # item by item: each assignment clears the colour cache
+        mcolors.colorConverter.colors[code] = rgb
 
 
 def sorted_names(names: Iterable[object]) -> list[str]:
@@ -95,6 +164,8 @@ def _base_colours(n: int) -> list[tuple[float, float, float]]:
     if n <= 20:
         tab20 = plt.get_cmap("tab20").colors
         return [tuple(c) for c in (list(tab20[0::2]) + list(tab20[1::2]))[:n]]
+    import seaborn as sns  # only here: more than 20 names (its import costs a stage 1.5 s)
+
     return [tuple(c) for c in sns.color_palette("husl", n)]
 
 

@@ -43,3 +43,39 @@ def test_a_posted_price_of_zero_is_not_in_the_days_mean():
     zero_last = states.copy()
     zero_last.loc[7, "price"] = 0.0
     assert run_figures(market, zero_last, setting).iloc[0]["p_fin"] == 5.0
+
+
+def test_departures_list_where_bankruptcy_rises_with_stabilizing_firms():
+    from marketarena.markets.crash.sources.published import departures
+
+    rows = [
+        # model a at limit 3: 0 of 2 seeds bankrupt without stabilizers, both with five: a rise
+        ("a", 0, 3, 0.0),
+        ("a", 0, 3, 0.0),
+        ("a", 5, 3, 0.6),
+        ("a", 5, 3, 0.6),
+        # model a at limit 5: falls as the seed says; not listed
+        ("a", 0, 5, 0.8),
+        ("a", 5, 5, 0.2),
+        # model b: one number of stabilizing firms only: nothing to compare
+        ("b", 0, 3, 0.4),
+        # model c: a smaller rise, listed after a's
+        ("c", 0, 3, 0.2),
+        ("c", 2, 3, 0.9),
+        ("c", 5, 3, 0.3),
+        # model d: the same rate, its mean over three runs off by rounding: no rise
+        ("d", 0, 3, 0.8),
+        ("d", 5, 3, 0.8),
+        ("d", 5, 3, 0.8),
+        ("d", 5, 3, 0.8),
+    ]
+    market = pd.DataFrame(
+        rows, columns=["model", "stabilizing", "discovery_limit", "bankruptcy_rate"]
+    )
+    out = departures(market)
+    assert out[["model", "discovery_limit"]].values.tolist() == [["a", 3], ["c", 3]]
+    a = out.iloc[0]
+    assert (a["fewest"], a["most"], a["runs_fewest"], a["runs_most"]) == (0, 5, 2, 2)
+    assert a["bankruptcy_fewest"] == 0.0 and a["change"] == pytest.approx(0.6)
+    # the fewest against the most, whatever lies between (c's 2 stabilizers at 0.9)
+    assert out.iloc[1]["change"] == pytest.approx(0.1)

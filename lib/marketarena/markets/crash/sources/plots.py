@@ -28,7 +28,8 @@ first row of ``figC_models.png``).
   model's rank under both, so that 20 names stay legible);
 - tables ``<instance>_scores`` (per model: our EAS, their health, both ranks, the Spearman),
   ``<instance>_model_cells`` (per model and cell: the seed's variables and our EAS with
-  intervals, their health), ``<instance>_replay`` (the replay's rules table) and
+  intervals, their health), ``<instance>_departures`` (where a model's bankruptcy rate rises
+  with stabilizing firms, against the seed's text: ``published.departures``), ``<instance>_replay`` (the replay's rules table) and
   ``<instance>_replay_runs`` (the runs where our rules disagree with a logged firm-day).
 """
 
@@ -321,6 +322,15 @@ def tables(
         "Our crash rules against their engine: every logged firm-day replayed from "
         "its logged inputs; the firm-days that agree within a cent (units, revenue, "
         "end cash, bankruptcy) under our rules, and those each other rule explains",
+    )
+    rises = published.departures(frames["market"])
+    out += write_frame(
+        rises,
+        Path(tables_dir) / f"{instance}_departures",
+        "Where the authors' runs depart from the seed's text (\"stabilizing firms reduce "
+        'bankruptcy rates across all models"): per model and discovery limit, the bankruptcy '
+        "rate (mean over seeds, runs beside) at the fewest and the most stabilizing firms the "
+        f"model ran, where it rises: {len(rises)} such model x discovery-limit pairs; {AUTHORS}",
     )
     runs = frames["replay_runs"]
     out += write_frame(

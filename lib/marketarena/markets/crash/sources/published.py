@@ -25,6 +25,11 @@ Their normalisers are relative (within a model), ours fixed: the two orderings a
 their Spearman, not their values. Differences of the runs themselves: we cut the 13 runs whose
 folders mix two executions at the mixing day (their script reads whatever the last state file is).
 
+**Where their runs depart from the seed's text** (:func:`departures`): the seed says stabilizing
+firms reduce bankruptcy rates across all models; per model and discovery limit, the table lists
+where the bankruptcy rate at the most stabilizing firms the model ran there is above its rate at
+the fewest (Claude Sonnet 4.6 at discovery limit 3: 0.00 without, 0.60 with five).
+
 **Ours, per model**: the market-level EAS of each run (``market.eas``, fixed anchors), averaged
 over the model's runs with a 95% bootstrap interval, with the seed's other variables beside it.
 """
@@ -152,6 +157,43 @@ def cell_table(agents: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Da
         row["their_health"] = float(g["their_health"].iloc[0])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: a change of a bankruptcy rate smaller than this is no change (means' rounding: 0.8 vs 0.8+1e-16)
+RISE = 1e-9
+
+
+def departures(market: pd.DataFrame) -> pd.DataFrame:
+    """Where the authors' runs depart from the seed's "stabilizing firms reduce bankruptcy rates
+    across all models": per model and discovery limit with at least two numbers of stabilizing
+    firms run, the mean bankruptcy rate (over the seeds) at the fewest and at the most, the runs
+    behind each, and ``change`` (most minus fewest); the rows where it rises (by more than
+    :data:`RISE`: two means of equal rates differ by float rounding), the largest rise first."""
+    columns = [
+        "model",
+        "discovery_limit",
+        "fewest",
+        "bankruptcy_fewest",
+        "runs_fewest",
+        "most",
+        "bankruptcy_most",
+        "runs_most",
+        "change",
+    ]
+    rows = []
+    cells = market.groupby(CELL, sort=True)["bankruptcy_rate"].agg(["mean", "size"])
+    for (model, dl), g in cells.groupby(level=["model", "discovery_limit"], sort=True):
+        stabs = g.index.get_level_values("stabilizing")
+        if len(stabs) < 2:
+            continue
+        lo, hi = g.loc[(model, stabs.min(), dl)], g.loc[(model, stabs.max(), dl)]
+        rows.append(
+            [model, dl, stabs.min(), lo["mean"], int(lo["size"]), stabs.max(), hi["mean"]]
+            + [int(hi["size"]), hi["mean"] - lo["mean"]]
+        )
+    out = pd.DataFrame(rows, columns=columns)
+    out = out[out["change"] > RISE].sort_values(["change", "model"], ascending=[False, True])
+    return out.reset_index(drop=True)
 
 
 def frames(

@@ -35,7 +35,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from marketarena.plots.style import agent_palette, apply_theme, no_data, save
 
@@ -122,6 +121,8 @@ def csa_strip(agents: pd.DataFrame, board: pd.DataFrame, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7.5, _height(len(order))))
     pal = agent_palette(agents["name"])
     pts = _subsample(agents[["name", "csa"]], "name")
+    import seaborn as sns  # here only: its import (scipy.stats) costs every other stage 1.5 s
+
     sns.stripplot(
         data=pts,
         x="csa",
@@ -199,6 +200,8 @@ def _role_strip(
     if points.empty:
         no_data(ax, empty)
     else:
+        import seaborn as sns
+
         sns.stripplot(
             data=_subsample(points, "name"),
             x=x,

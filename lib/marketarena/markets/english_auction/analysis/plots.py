@@ -61,7 +61,7 @@ from marketarena.plots.style import (
     save,
 )
 from marketarena.plots.tables import write_frame
-from marketarena.stats import bootstrap_mean_ci
+from marketarena.stats import bootstrap_mean_ci, gaussian_kde_1d
 
 ORDERS = ("ascending", "descending")
 MODE_COLOURS = {"adaptive": "#1b7837", "static": "#e08214", "none": "#762a83"}
@@ -394,8 +394,6 @@ OBJECTIVE_LABELS = {"maximize_profit": "profit bidders", "maximize_items": "item
 
 def objectives(eng: pd.DataFrame, objective: dict[str, str | None], path: Path) -> Path:
     """The seed's Figure 8: winning bids of profit bidders against item bidders, per budget."""
-    from scipy.stats import gaussian_kde
-
     apply_theme()
     won = eng[eng["won"] == 1].assign(objective=lambda e: e["name"].map(objective))
     won = won[won["objective"].isin(list(OBJECTIVE_COLOURS))]
@@ -429,7 +427,7 @@ def objectives(eng: pd.DataFrame, objective: dict[str, str | None], path: Path) 
             )
             if len(bids) > 1 and np.ptp(bids) > 0:
                 grid = np.linspace(bins[0], bins[-1], 200)
-                ax.plot(grid, gaussian_kde(bids)(grid), color=colour, lw=1.3)
+                ax.plot(grid, gaussian_kde_1d(bids, grid), color=colour, lw=1.3)
         ax.set_title(f"budget ${budget:,.0f} ({sub['episode_id'].nunique()} auctions)", fontsize=9)
         ax.set_xlabel("winning bid ($)")
         ax.legend(fontsize=7)
