@@ -418,3 +418,15 @@ def test_answers_like_is_checked_naming_the_key():
 
     with pytest.raises(ValidationError, match=r"answers_like"):
         ModelSpec(alias="m", model="m", answers_like="verbose")
+
+
+def test_the_rating_cost_keeps_an_llm_the_params_already_seat(tmp_path):
+    """``estimate --rate`` adds the rated entrant beside the roster's own LLM entries: the params'
+    models stay (it once replaced them and failed with "unknown model alias")."""
+    from marketarena import rating_cost
+
+    params = params_for(tmp_path, "cournot")
+    rated = rating_cost.with_entrant(params, "cournot")
+    assert set(rated.models) == {"fake", rating_cost.ALIAS}
+    models = {e.model for e in rated.markets["cournot"].roster if e.kind == "llm"}
+    assert models == {"fake", rating_cost.ALIAS}

@@ -76,7 +76,11 @@ def with_entrant(params: Params, instance: str) -> Params:
         raw["roster"].append(llm)
     else:
         raw["roster"][place] = {**llm, "name": mp.roster[place].name}
-    models = {ALIAS: {"model": ALIAS, "provider": "mock"}}
+    # the instance's own LLM entries keep their models (a roster that already seats one)
+    models = {
+        **params.model_dump(mode="json", by_alias=True, include={"models"}).get("models", {}),
+        ALIAS: {"model": ALIAS, "provider": "mock"},
+    }
     data = params.model_dump(mode="json", by_alias=True, include={"personas", "embedding"})
     return parse_params(
         {
