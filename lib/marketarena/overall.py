@@ -320,8 +320,8 @@ MATRIX_CAPTION = (
 
 
 def matrix_markdown(matrix: pd.DataFrame) -> str:
-    """:func:`model_matrix` as models x instances, each cell ``rank/n_models`` (blank: not
-    played), under its caption; one line when there is no model."""
+    """:func:`model_matrix` as models x instances, each cell a :func:`matrix_cell` (blank: not
+    played), under :data:`MATRIX_CAPTION`; one line when there is no model."""
     from marketarena.plots.tables import markdown_table
 
     if matrix.empty:
