@@ -84,9 +84,8 @@ def _score(row: dict, headline: Headline | None) -> str:
 def model_pages(
     reports, headlines: Mapping[str, Headline], nav: set[str]
 ) -> tuple[list[ModelPage], pd.DataFrame]:
-    """Every model's page, and the matrix of the index (models x instances:
-    ``overall.matrix_cell``),
-    from ``reports/overall`` and the boards. ``headlines``: each instance's headline column;
+    """Every model's page, and the matrix of the index (models x instances, cells by
+    ``overall.matrix_cell``), from ``reports/overall`` and the boards. ``headlines``: each instance's headline column;
     ``nav``: the instances' page names, which a model's page must not take."""
     folder = reports / "overall"
     matrix, names = _read(folder / "matrix.csv"), _read(folder / "models.csv")
