@@ -40,9 +40,11 @@ Run (the logs are not part of the project, no licence; import them once, about 2
     PYTHONPATH=lib .venv/bin/python benchmarks/bench_known_truth.py --bazaar /tmp/truth-bz
 
 (``git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar`` for the logs), or
-``benchmarks/bench_known_truth.py --synthetic 20`` without them. Defaults take about 8 minutes on
-2 cores (``--reps 10``: a replication of field A is about 1,250 lanes of 1,954 games). Prints
-figures; asserts nothing.
+``benchmarks/bench_known_truth.py --synthetic 20`` without them. The defaults (``--reps 4
+--draws 4``) keep a run within about 10 minutes on 2 shared cores: a replication of field A is
+some 1,400 lanes of 1,954 games (the board's 200 passes and 100 x 10 resamples, the parametric
+bootstrap's 40 x 5); more ``--reps`` narrow the coverage figures. Prints figures; asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -191,10 +193,10 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, help="instead: a synthetic field of N players")
     ap.add_argument("--games", type=int, default=400, help="synthetic: games")
     ap.add_argument("--seats", type=int, default=8, help="synthetic: seats per game")
-    ap.add_argument("--reps", type=int, default=10, help="replications per field")
+    ap.add_argument("--reps", type=int, default=4, help="replications per field")
     ap.add_argument("--n-sim", type=int, default=40, help="parametric bootstrap: fields played")
     ap.add_argument("--sim-passes", type=int, default=5, help="parametric bootstrap: passes each")
-    ap.add_argument("--draws", type=int, default=6, help="stopping: draws per skill level")
+    ap.add_argument("--draws", type=int, default=4, help="stopping: draws per skill level")
     ap.add_argument("--cap", type=int, default=300, help="stopping: the new player's games at most")
     ap.add_argument("--batch", type=int, default=10)
     ap.add_argument("--rank-width", type=int, default=1)
