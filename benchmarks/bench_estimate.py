@@ -25,6 +25,10 @@ percent, and whether the estimate's dollar range covers the run; then the larges
 quantity over the markets. Target (issue 47): calls, prompt tokens and dollars within 25%.
 
     .venv/bin/python benchmarks/bench_estimate.py [--markets crash english_auction] [--prior]
+        [--pilot N]
+
+``--pilot N``: each model's estimate is made with its own pilot of N episodes (``pilot.py``; the
+re-ask rate is the pilot's), in a response cache of its own, so the real run pays in full.
 
 Prints figures; asserts nothing.
 """
@@ -150,7 +154,9 @@ def sensible(body: dict):
     return schema_answer(body)
 
 
-def bid(everything: str, text: str) -> float | None:
+def bid(everything: str, text: str, share: float = 0.8) -> float | None:
+    """The sensible bid: the starting price, then the minimum raise up to ``share`` of the
+    bidder's estimate of the item (None: it drops out)."""
     estimates = {}
     for name, _, value in re.findall(
         r"\d+\. ([^,\n]+), starting price is "
@@ -175,7 +181,7 @@ def bid(everything: str, text: str) -> float | None:
     item_started = re.findall(r"please bid on (.+?)\. The starting", everything)
     item = item_started[-1] if item_started else now.group(3)
     offer = amount(now.group(1)) + amount(now.group(4))
-    return offer if offer <= 0.8 * estimates.get(item.strip(), 0.0) else None
+    return offer if offer <= share * estimates.get(item.strip(), 0.0) else None
 
 
 def belief(text: str) -> dict:
@@ -231,7 +237,19 @@ def run_totals(eps: Path, runs: Path) -> dict[str, float]:
     }
 
 
-def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
+def figures(m) -> dict[str, float]:
+    """The estimate's figures for one model (``estimate.ModelEstimate``)."""
+    return {
+        "calls": m.calls,
+        "requests": m.requests,
+        "prompt": m.prompt_tokens,
+        "cached": m.cached_prompt_tokens,
+        "completion": m.completion_tokens,
+        "usd": m.cost_usd,
+    }
+
+
+def bench(kind: str, tmp: Path, reask_rate: float | None, pilot: int = 0) -> list[dict]:
     params = parse_params(
         {
             "models": {"fake": MODEL},
@@ -249,17 +267,27 @@ def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
     t0 = time.perf_counter()
     found = estimate(kind, params, resources, sample=None, reask_rate=reask_rate)
     took = time.perf_counter() - t0
-    (m,) = found.models
-    est = {
-        "calls": m.calls,
-        "requests": m.requests,
-        "prompt": m.prompt_tokens,
-        "cached": m.cached_prompt_tokens,
-        "completion": m.completion_tokens,
-        "usd": m.cost_usd,
-    }
+    (dry,) = found.models
     rows = []
     for name, responder in (("sensible", sensible), ("random", schema_answer)):
+        m = dry
+        if pilot:  # this model's own pilot, in a response cache of its own (the run pays in full)
+            piloted = params.model_copy(
+                update={
+                    "llm": params.llm.model_copy(
+                        update={"cache_dir": tmp / f"llm-{kind}-{name}-pilot"}
+                    )
+                }
+            )
+            (m,) = estimate(
+                kind,
+                piloted,
+                resources,
+                sample=None,
+                pilot=pilot,
+                openai_factory=FakeEndpoint(responder=prompt_caching(responder)).factory,
+            ).models
+        est = figures(m)
         fake = FakeEndpoint(responder=prompt_caching(responder))
         out = tmp / f"{kind}-{name}"
         own = params.model_copy(
@@ -283,6 +311,7 @@ def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
             {
                 "market": kind,
                 "model": name,
+                "pilot": pilot,
                 "estimate_s": round(took, 1),
                 "plays": {p: round(t.calls) for p, t in m.plays.items()},
                 "covered": m.cost_lo <= real["usd"] <= m.cost_hi,
@@ -295,6 +324,10 @@ def bench(kind: str, tmp: Path, reask_rate: float | None) -> list[dict]:
                     f"{k}_err": (est[k] - real[k]) / real[k] if real[k] else float("nan")
                     for k in est
                 },
+                **{  # the dry run's point, beside the pilot's
+                    f"{k}_dry_err": (v - real[k]) / real[k] if real[k] else float("nan")
+                    for k, v in figures(dry).items()
+                },
             }
         )
     return rows
@@ -305,11 +338,17 @@ def main() -> None:
     ap.add_argument("--markets", nargs="*", default=list(MARKETS))
     ap.add_argument("--prior", action="store_true", help="estimate at the prior re-ask rate")
     ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument(
+        "--pilot",
+        type=int,
+        default=0,
+        help="the point from this many episodes played with each model first (estimate --pilot)",
+    )
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-estimate-") as tmp:
         for kind in args.markets:
-            rows += bench(kind, Path(tmp), None if args.prior else 0.0)
+            rows += bench(kind, Path(tmp), None if args.prior else 0.0, args.pilot)
             for r in rows[-2:]:
                 print(
                     f"{r['market']:16s} {r['model']:8s} plays {r['plays']}  "
@@ -317,7 +356,15 @@ def main() -> None:
                         f"{k} {r[k + '_est']:,.4g}/{r[k + '_run']:,.4g} ({r[k + '_err']:+.0%})"
                         for k in ("calls", "requests", "prompt", "cached", "completion", "usd")
                     )
-                    + f"  range covers the run: {r['covered']}",
+                    + f"  range covers the run: {r['covered']}"
+                    + (
+                        "  without the pilot: "
+                        + "  ".join(
+                            f"{k} {r[k + '_dry_err']:+.0%}" for k in ("calls", "prompt", "usd")
+                        )
+                        if args.pilot
+                        else ""
+                    ),
                     flush=True,
                 )
     frame = pd.DataFrame(rows)

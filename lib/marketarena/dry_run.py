@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from marketarena.config import Params
@@ -38,6 +39,14 @@ class PlayTotals:
     repeated_tokens: float = 0.0  # prompt tokens repeating the seat's previous prompt's prefix
 
 
+def sample_evenly(items: list, n: int | None) -> list:
+    """``n`` of ``items`` spread evenly over them (None, or ``n`` as many or more: all)."""
+    if n is None or n >= len(items):
+        return items
+    picks = np.unique(np.linspace(0, len(items) - 1, max(n, 1)).round().astype(int))
+    return [items[i] for i in picks]
+
+
 def mock_params(params: Params, aliases: set[str], cache_dir: Path) -> Params:
     """``params`` with every alias in ``aliases`` answered by the mock provider (same name, caps,
     re-asks and prices), a fresh response cache and no budget."""
@@ -61,12 +70,14 @@ def mock_params(params: Params, aliases: set[str], cache_dir: Path) -> Params:
 class StandInRuntime:
     """The dry run's LLM runtime: the real one (prompts, harness, client on the mock provider),
     its agents answering each decision with their stand-in's action (``stand_ins``: actor id ->
-    a scripted agent, set per episode; empty: the mock's own answers)."""
+    a scripted agent, set per episode; empty: the mock's own answers). ``runtime``: what
+    ``LLMRuntime`` takes besides the params (the pilot's endpoint factory and spend ledger,
+    ``pilot.py``)."""
 
-    def __init__(self, params: Params):
+    def __init__(self, params: Params, **runtime):
         from marketarena.agents.llm_agent import LLMRuntime
 
-        self.runtime = LLMRuntime(params)
+        self.runtime = LLMRuntime(params, **runtime)
         self.stand_ins: dict = {}
 
     def agent(self, agent_id, entry, run, rules, market):
@@ -213,12 +224,16 @@ def play_totals(
     return PlayTotals(*(v * scale for v in asdict(total).values()))
 
 
-def play_episodes(rules, mp, resources, played, dry: Params, k: int | None):
+def play_episodes(
+    rules, mp, resources, played, dry: Params, k: int | None, runtime: StandInRuntime | None = None
+):
     """(llm_calls, llm_messages) of each episode of ``played`` in the dry run where the ``k``-th
-    stand-in decides (None: the mock's random answers)."""
+    stand-in decides (None: the mock's random answers). ``runtime``: the runtime to play them
+    with (default: a :class:`StandInRuntime` of ``dry``); its usage is read after the play."""
 
     async def run_all() -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-        runtime = StandInRuntime(dry)
+        nonlocal runtime
+        runtime = runtime or StandInRuntime(dry)
         try:
             out = []
             for spec in played:

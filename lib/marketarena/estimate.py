@@ -68,6 +68,13 @@ prompt tokens. Then per instance and model alias:
   the latency, and each endpoint's requests times the latency over its ``max_concurrency``; it is
   the ideal the side-by-side run approaches (``simulate``), not counting the CPU work.
 
+A pilot (``pilot``, ``marketarena estimate --pilot N``; ``pilot.py``): N of the planned LLM
+episodes, spread evenly, are first played with the real models, through the response cache and
+the budget (the instance's spend ledger); their calls, requests, tokens and the provider's cached
+tokens, scaled to the plan, are the point (the model's own play, not a stand-in's; its re-ask rate
+and answers' length over every other source). The dry run's plays, with the pilot's, make the
+range. The pilot's requests have the run's cache keys: the run replays them at no cost.
+
 Measured against real runs on the fake endpoint, market by market: ``benchmarks/bench_estimate.py``
 (docs/cost.md).
 """
@@ -77,8 +84,8 @@ from __future__ import annotations
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from marketarena.completion_priors import answer_tokens
@@ -92,10 +99,14 @@ from marketarena.dry_run import (
     mock_params,
     play_episodes,
     play_totals,
+    sample_evenly,
     stand_in_names,
 )
 from marketarena.llm.client import UsageTotals
 from marketarena.money import usd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from marketarena.pilot import Pilot, PilotUsage
 
 #: re-asks per call assumed for a model with no earlier run (structured output keeps most answers
 #: valid; a model that often breaks the schema shows its own rate after its first run)
@@ -146,6 +157,7 @@ class InstanceEstimate:
     #: with a stopping rule (``markets.<instance>.stop``): the least share of these episodes it
     #: plays (:func:`stop_floor`); None: no rule, every one is played
     stop_floor: float | None = None
+    pilot: Pilot | None = None  # ``--pilot``: its episodes played with the real models
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(
@@ -186,13 +198,6 @@ def earlier_usage(run_logs_dir: Path) -> dict[tuple[str, str], UsageTotals]:
     return out
 
 
-def sample_evenly(items: list, n: int | None) -> list:
-    if n is None or n >= len(items):
-        return items
-    picks = np.unique(np.linspace(0, len(items) - 1, max(n, 1)).round().astype(int))
-    return [items[i] for i in picks]
-
-
 def estimate(
     instance: str,
     params: Params,
@@ -202,11 +207,17 @@ def estimate(
     reask_rate: float | None = None,
     history: dict[tuple[str, str], UsageTotals] | None = None,
     episodes: set[str] | None = None,
+    pilot: int = 0,
+    ledger_path: Path | None = None,
+    openai_factory=None,
 ) -> InstanceEstimate | None:
     """The dry run of ``instance`` (see the module docstring); None when it seats no LLM.
     ``resources``: what ``simulate.load_inputs`` returns for it; ``reask_rate``: re-asks per call
     (None: each model's in ``history``, :func:`earlier_usage`, else the prior); ``episodes``: only
-    these planned episodes' ids (what a resumed run has left to play; None: every one)."""
+    these planned episodes' ids (what a resumed run has left to play; None: every one);
+    ``pilot``: that many of them played first with the real models (``pilot.py``), charged to
+    the spend ledger at ``ledger_path`` (None: an in-memory budget), on ``openai_factory``'s
+    endpoint (tests)."""
     from marketarena.simulate.limits import llm_aliases
 
     aliases = llm_aliases(params, instance)
@@ -217,6 +228,13 @@ def estimate(
     planned = [s for s in rules.plan(mp) if any(seat.entry.kind == "llm" for seat in s.seats)]
     if episodes is not None:
         planned = [s for s in planned if s.episode_id in episodes]
+    flown = None
+    if pilot:
+        from marketarena.pilot import run_pilot
+
+        flown = run_pilot(
+            instance, params, resources, rules, mp, planned, pilot, ledger_path, openai_factory
+        )
     played = sample_evenly(planned, sample)
     scale = len(planned) / max(len(played), 1)
     names = stand_in_names(rules, mp, planned)
@@ -231,7 +249,8 @@ def estimate(
         # the play decides the length
         if episode_lengths(runs["random"]) != episode_lengths(runs[names[0]]):
             runs.update({name: play(k) for k, name in enumerate(names) if k})
-    depth = max((episode_depth(c) for per in runs.values() for c, _ in per), default=0)
+    plays_per = list(runs.values()) + ([flown.per_episode] if flown else [])
+    depth = max((episode_depth(c) for per in plays_per for c, _ in per), default=0)
     models, load, blind = [], {}, blind_stand_ins(rules, mp, names)
     for alias in sorted(aliases):
         spec = params.models[alias]
@@ -254,6 +273,7 @@ def estimate(
             history.get((instance, alias)),
             blind,
             market=params.markets[instance].market,
+            pilot=flown.usage.get(alias) if flown else None,
         )
         models.append(m)
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
@@ -268,6 +288,7 @@ def estimate(
         depth,
         models,
         stop_floor(rules, mp, [e.episode_id for e in planned]),
+        flown,
     )
 
 
@@ -315,14 +336,18 @@ def model_estimate(
     here: UsageTotals | None,
     blind: set[str] = frozenset(),
     market: str | None = None,
+    pilot: PilotUsage | None = None,
 ) -> ModelEstimate:
     """One alias's estimate from its plays' totals (module docstring): ``anywhere``, its usage
     in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
     length, the provider's cache share); ``blind``, the stand-in plays that may bound the range
     but not be the point (unless every stand-in is blind); ``market``, the instance's market
-    kind (the completion priors'; None: the instance's name)."""
+    kind (the completion priors'; None: the instance's name); ``pilot``, its usage in the pilot
+    (``pilot.py``): the point, its re-ask rate and answers' length over every other source."""
     if spec.max_reasks == 0:
         rate, source = 0.0, "none: its harness never re-asks"
+    elif pilot is not None and pilot.calls:
+        rate, source = pilot.reask_rate, "the pilot's"
     elif reask_rate is not None:
         rate, source = reask_rate, "given"
     elif anywhere.calls:
@@ -330,15 +355,19 @@ def model_estimate(
         source = f"its earlier runs ({anywhere.calls:,} calls)"
     else:
         rate, source = PRIOR_REASK_RATE, "prior"
+    if pilot is not None:
+        plays = {**plays, "pilot": pilot.play}
     fields = PlayTotals.__dataclass_fields__
     lo = PlayTotals(*(min(asdict(p)[k] for p in plays.values()) for k in fields))
     hi = PlayTotals(*(max(asdict(p)[k] for p in plays.values()) for k in fields))
-    stand = {name: p for name, p in plays.items() if name != "random"}
+    stand = {name: p for name, p in plays.items() if name not in ("random", "pilot")}
     point = max(
         ({n: p for n, p in stand.items() if n not in blind} or stand).values(),
         key=lambda p: p.calls,
     )
     per_answer = here.completion_tokens / here.calls if here and here.calls else None
+    if pilot is not None and pilot.requests:
+        per_answer = pilot.completion_tokens / pilot.requests  # a request's answer
     kind = getattr(spec, "answers_like", None)
 
     def answer(p: PlayTotals, side: str) -> float:
@@ -351,6 +380,8 @@ def model_estimate(
     cache_share = (
         here.cached_prompt_tokens / here.prompt_tokens if here and here.prompt_tokens else None
     )
+    if pilot is not None and pilot.prompt_tokens:
+        cache_share = pilot.cached_prompt_tokens / pilot.prompt_tokens
 
     def totals(
         p: PlayTotals, r: float, share: float | None, side: str = "point"
@@ -366,6 +397,10 @@ def model_estimate(
 
     shares = [p.cached_prompt_tokens / p.prompt_tokens for p in plays.values() if p.prompt_tokens]
     requests, prompt, hit, completion = totals(point, rate, cache_share)
+    if pilot is not None:  # its own play, re-asks included, as its endpoint counted it
+        point = pilot.play
+        requests, prompt, completion = pilot.requests, pilot.prompt_tokens, pilot.completion_tokens
+        hit = pilot.cached_prompt_tokens
     lo_t = [
         x * (1 - TOKEN_SPREAD)
         for x in totals(lo, rate / 2, max(shares + [cache_share or 0.0]), "low")
@@ -376,6 +411,7 @@ def model_estimate(
     # every re-ask resends the conversation with the answers before it (at max_tokens)
     prompt_max = bound * hi.prompt_tokens + n * spec.max_tokens * bound * (bound - 1) / 2
     endpoint = f"mock:{alias}" if spec.provider == "mock" else (spec.base_url or "openai")
+    cost = spec.cost_usd(prompt, completion, hit)
     return ModelEstimate(
         instance=instance,
         model=alias,
@@ -385,13 +421,13 @@ def model_estimate(
         requests_max=n * bound,
         prompt_tokens=prompt,
         completion_tokens=completion,
-        cost_usd=spec.cost_usd(prompt, completion, hit),
+        cost_usd=cost,
         cost_max_usd=spec.cost_usd(prompt_max, n * bound * spec.max_tokens),
         max_concurrency=spec.max_concurrency,
         endpoint=endpoint,
         cached_prompt_tokens=hit,
-        cost_lo=spec.cost_usd(lo_t[1], lo_t[3], lo_t[2]),
-        cost_hi=spec.cost_usd(hi_t[1], hi_t[3], hi_t[2]),
+        cost_lo=min(cost, spec.cost_usd(lo_t[1], lo_t[3], lo_t[2])),  # it holds the pilot's
+        cost_hi=max(cost, spec.cost_usd(hi_t[1], hi_t[3], hi_t[2])),
         calls_lo=lo.calls,
         calls_hi=hi.calls,
         reask_rate=rate,
@@ -400,7 +436,9 @@ def model_estimate(
         answer_tokens=answer(point, "point"),
         mock_answer_tokens=point.completion_tokens / max(point.calls, 1),
         completion_source=(
-            f"its earlier runs of {instance} ({here.calls:,} calls)"
+            "the pilot's answers"
+            if pilot is not None and pilot.requests
+            else f"its earlier runs of {instance} ({here.calls:,} calls)"
             if per_answer is not None
             else answer_tokens(kind, market or instance, 0.0).source
         ),
@@ -419,7 +457,11 @@ def describe(e: InstanceEstimate) -> list[str]:
         spread = (
             ""
             if round(m.calls_lo) == round(m.calls_hi)
-            else " (the baseline that plays longest; plays: "
+            else (
+                " (the pilot's play; plays: "
+                if "pilot" in m.plays
+                else " (the baseline that plays longest; plays: "
+            )
             + ", ".join(
                 f"{'random answers' if name == 'random' else name.removeprefix('stand-in:')}"
                 f" {p.calls:,.0f}"
@@ -439,6 +481,13 @@ def describe(e: InstanceEstimate) -> list[str]:
             f"completion ({m.answer_tokens:,.0f} a call: {m.completion_source}); {usd(m.cost_usd)} (range {usd(m.cost_lo)} to {usd(m.cost_hi)}, "
             f"ceiling {usd(m.cost_max_usd)}); prompts repeat {m.prefix_share:.0%} of the seat's "
             f"previous one; max_concurrency {m.max_concurrency} at {m.endpoint}"
+        )
+    if e.pilot is not None:
+        lines.append(
+            f"  pilot: the point is the models' own play in {e.pilot.episodes} of the "
+            f"{e.pilot.planned} episodes, scaled (re-asks and answers' length measured); they "
+            f"cost {usd(e.pilot.cost_usd)}, {usd(e.pilot.spent_usd)} of it spent now (the rest "
+            "answered by the response cache); the run replays them from the cache"
         )
     if e.stop_floor is not None:
         lines.append(

@@ -4,6 +4,7 @@
     marketarena play supply_chain [--run 0]           play one episode, print a per-agent summary
     marketarena estimate [crash ...] [--latency 1]     calls, tokens, dollars, wall time of LLM seats
     marketarena estimate --rate                       what rating one more model costs, per instance
+    marketarena estimate crash --pilot 2              the point from 2 episodes with the real model
     marketarena simulate supply_chain                 the simulate stage by hand (resumes)
     marketarena run [double_auction ...]              every stage in this process, without DVC (a try-out)
     marketarena leaderboard supply_chain              print a leaderboard written by `dvc repro`
@@ -210,6 +211,13 @@ def estimate(
         help="instead: what it costs to rate one more "
         "model in each instance (one LLM entrant), at reference_prices",
     ),
+    pilot: int = typer.Option(
+        None,
+        "--pilot",
+        help="first play this many of each instance's LLM episodes with the real models "
+        "(their endpoints, the response cache, the budget: it spends) and scale their play "
+        "(>= 1; the run replays them from the cache)",
+    ),
     params_file: str = ParamsOpt,
     root: str | None = RootOpt,
     debug: bool = DebugOpt,
@@ -217,13 +225,19 @@ def estimate(
     """Before an LLM run: per instance with LLM seats, its calls, requests (with re-asks), prompt
     tokens (cached ones among them), completion tokens, cost per model at its prices with a range
     and wall time at its max_concurrency and --latency, from dry runs of its real prompts on the
-    mock provider (no endpoint, no key); warns when the range passes llm.max_cost_usd. How
+    mock provider (no endpoint, no key); warns when the range passes llm.max_cost_usd. With
+    --pilot N the point is N episodes played with the real models (it spends). How
     accurate it is: docs/cost.md."""
     import math
 
     from marketarena import estimate as est
     from marketarena.money import usd
-    from marketarena.simulate import check_seating, ledger_spent, llm_aliases
+    from marketarena.simulate import (
+        check_seating,
+        ledger_spent,
+        llm_aliases,
+        spend_ledger_path,
+    )
 
     for bad, message in (
         (
@@ -231,6 +245,19 @@ def estimate(
             f"--latency {latency}: must be a finite number of seconds >= 0",
         ),
         (sample < 0, f"--sample {sample}: must be >= 0 (0: every episode)"),
+        (
+            pilot is not None and pilot < 1,
+            f"--pilot {pilot}: must be >= 1 (episodes played with the real models)",
+        ),
+        (
+            pilot is not None and rate,
+            "--pilot with --rate: the rating cost prices a model not in the params; "
+            "a pilot plays the params' own",
+        ),
+        (
+            pilot is not None and reask_rate is not None,
+            "--pilot with --reask-rate: the pilot measures the re-ask rate",
+        ),
         (
             reask_rate is not None and not (0 <= reask_rate <= 20),
             f"--reask-rate {reask_rate}: must be a number of re-asks per call from 0 to 20",
@@ -264,6 +291,8 @@ def estimate(
                     sample=sample or None,
                     reask_rate=reask_rate,
                     history=history,
+                    pilot=pilot or 0,
+                    ledger_path=spend_ledger_path(paths.data, market),
                 )
             if found is None:
                 typer.echo(f"{market}: no LLM seats")
