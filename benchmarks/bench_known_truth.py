@@ -15,8 +15,9 @@ Fields:
   ``--seats`` (no logs needed).
 
 For ``--reps`` replications per field it reports, per interval method (``known_truth``: the
-board's bootstrap; a zero-width point; the board's μ interval ranked against the others' point μ;
-a parametric bootstrap), the coverage of the true rank by the 95% rank interval, its mean width
+board's, its μ interval's rank against the others' point μ, ``ratings.rank_intervals``; the
+boards' before, the percentiles of each resample's ranks; a zero-width point; a parametric
+bootstrap), the coverage of the true rank by the 95% rank interval, its mean width
 (rank_hi - rank_lo), the coverage of the centred true μ by the centred μ interval, the slope of
 fitted on true μ, and the rank coverage of players with few / many games (at most / above the
 field's median).

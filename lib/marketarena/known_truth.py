@@ -10,15 +10,17 @@ Everything is seeded through ``numpy.random.default_rng``.
 Methods of intervals, each a frame with one row per player (player, mu, mu_lo, mu_hi, rank_lo,
 rank_hi, games):
 
-- :func:`board_intervals`: double_auction's board (``markets/double_auction/analysis/board.py``),
-  reused, not re-derived: ``ratings.multipass`` for μ (median over ``passes`` shuffled passes)
-  and ``ratings.bootstrap_intervals`` for the 95% intervals of μ and of the rank (``n_boot``
-  resamples of the games, each rated in ``boot_passes`` shuffled passes);
+- ``board``: double_auction's board (``markets/double_auction/analysis/board.py``), reused, not
+  re-derived: ``ratings.multipass`` for μ (median over ``passes`` shuffled passes),
+  ``ratings.bootstrap_intervals`` for the 95% interval of μ (``n_boot`` resamples of the games,
+  each rated in ``boot_passes`` shuffled passes) and ``ratings.rank_intervals`` for the rank
+  interval read from it against the *others' point* μ (rank_lo the rank of mu_hi, rank_hi that
+  of mu_lo), as every board now does;
+- ``rank_percentiles``: the boards' rank interval before this benchmark (the 2.5-97.5
+  percentiles of the player's rank in each resample, where every other player moves too:
+  :func:`bootstrap_board`'s own rank columns);
 - :func:`point_intervals`: zero-width intervals at the point estimate (a deliberately too narrow
   method: the floor any interval must beat);
-- :func:`rank_from_mu_interval`: the board's μ interval, and a rank interval read from it
-  against the *others' point* μ (rank_lo the rank of mu_hi, rank_hi that of mu_lo) instead of
-  the percentiles of the bootstrap's own ranks (where every other player moves too);
 - :func:`parametric_intervals`: a parametric bootstrap. ``n_sim`` fields are played from the
   fitted μ (the board's point estimates taken as the truth) with the same compositions and rated
   as the board rates μ (median over ``sim_passes`` passes); the fitted-minus-simulated-truth
@@ -52,6 +54,7 @@ from marketarena.ratings import (
     TrueSkillParams,
     bootstrap_intervals,
     multipass,
+    rank_intervals,
     rate_orders,
 )
 
@@ -162,10 +165,12 @@ def as_games(prep: PreparedGames) -> list[dict[str, float]]:
 # methods of intervals
 
 
-def board_intervals(
+def bootstrap_board(
     games: list, ts: TrueSkillParams, passes: int, n_boot: int, boot_passes: int, seed: int = 0
 ) -> pd.DataFrame:
-    """double_auction's board (module docstring): multipass μ, bootstrap intervals of μ and rank."""
+    """double_auction's board before its rank interval: multipass μ, the bootstrap's intervals of
+    μ and, as ``rank_lo``/``rank_hi``, the percentiles of the resamples' ranks (the method the
+    boards used before ``ratings.rank_intervals``)."""
     board = multipass(games, ts, passes=passes, seed=seed).drop(columns=["mu_lo", "mu_hi"])
     return board.merge(bootstrap_intervals(games, ts, n_boot, seed, boot_passes), on="player")
 
@@ -180,17 +185,6 @@ def point_intervals(board: pd.DataFrame) -> pd.DataFrame:
     mu = board["mu"].to_numpy(float)
     rank = _ranks(mu[None, :])[0].astype(float)
     return board.assign(mu_lo=mu, mu_hi=mu, rank_lo=rank, rank_hi=rank)
-
-
-def rank_from_mu_interval(board: pd.DataFrame) -> pd.DataFrame:
-    """The board's μ interval; its rank interval that of the interval's ends against the others'
-    point μ."""
-    mu = board["mu"].to_numpy(float)
-    above = lambda x: 1 + (mu[None, :] > x[:, None]).sum(axis=1) - (mu > x)  # noqa: E731
-    return board.assign(
-        rank_lo=above(board["mu_hi"].to_numpy(float)).astype(float),
-        rank_hi=above(board["mu_lo"].to_numpy(float)).astype(float),
-    )
 
 
 def parametric_intervals(
@@ -276,7 +270,7 @@ def replicate(
     n_sim: int = 40,
     sim_passes: int = 5,
     seed: int = 0,
-    methods: tuple[str, ...] = ("board", "point", "mu_interval", "parametric"),
+    methods: tuple[str, ...] = ("board", "rank_percentiles", "point", "parametric"),
 ) -> pd.DataFrame:
     """``reps`` replications: play the field from its truth (seed ``seed + r``), rate it as the
     board does, score every method. One row per (method, replication, player), with ``slope``."""
@@ -284,7 +278,7 @@ def replicate(
     for r in range(reps):
         rng = np.random.default_rng([seed, r])
         games = as_games(play(field, field.skills, ts.beta, rng))
-        board = board_intervals(games, ts, passes, n_boot, boot_passes, seed=seed + r)
+        board = bootstrap_board(games, ts, passes, n_boot, boot_passes, seed=seed + r)
         b = slope(field, board)
         for m in methods:
             rows = coverage_rows(field, _method(m, field, board, ts, n_sim, sim_passes, seed + r))
@@ -295,14 +289,14 @@ def replicate(
 def _method(m: str, field, board, ts, n_sim: int, sim_passes: int, seed: int) -> pd.DataFrame:
     """The intervals of method ``m`` (``replicate``'s names) from the board's."""
     if m == "board":
+        return rank_intervals(board)
+    if m == "rank_percentiles":
         return board
     if m == "point":
         return point_intervals(board)
-    if m == "mu_interval":
-        return rank_from_mu_interval(board)
     if m == "parametric":
         return parametric_intervals(field, board, ts, n_sim, sim_passes, seed=seed)
-    raise ValueError(f"unknown method {m!r}: board, point, mu_interval or parametric")
+    raise ValueError(f"unknown method {m!r}: board, rank_percentiles, point or parametric")
 
 
 def summarise(rows: pd.DataFrame, split: int | None = None) -> pd.DataFrame:

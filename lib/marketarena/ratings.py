@@ -17,10 +17,11 @@ fields of ``config.TrueSkillSettings`` plus ``min_delta``: ``TrueSkillParams(**s
 - :func:`multipass` rates ``passes`` shuffled orders (rows of :func:`pass_orders`) and reports,
   per player, the median mu and sigma over passes and the 2.5 / 97.5 percentiles of mu (design
   7.2: 200 passes in shuffled order, median mu and sigma).
-- :func:`bootstrap_ratings` reports mu and sigma from one pass in the given order and 95%
-  percentile intervals of mu and of the rank over bootstrap resamples of the games
-  (:func:`bootstrap_orders`); :func:`bootstrap_intervals` gives those intervals alone (for boards
-  whose mu comes from :func:`multipass`).
+- :func:`bootstrap_ratings` reports mu and sigma from one pass in the given order, the 95%
+  percentile interval of mu over bootstrap resamples of the games (:func:`bootstrap_orders`) and
+  the rank interval :func:`rank_intervals` reads from it; :func:`bootstrap_intervals` gives the
+  intervals alone (for boards whose mu comes from :func:`multipass`, which then call
+  :func:`rank_intervals` on the merged board).
 
 Equivalence with the package
 ----------------------------
@@ -100,6 +101,7 @@ __all__ = [
     "multipass",
     "bootstrap_ratings",
     "bootstrap_intervals",
+    "rank_intervals",
     "draw_margin",
 ]
 
@@ -366,7 +368,7 @@ def bootstrap_ratings(
     )
     players, mu, sigma = rate_orders(prep, orders, params)
     board = pd.DataFrame({"player": players, "mu": mu[0], "sigma": sigma[0], "games": prep.counts})
-    board = board.merge(_intervals(players, mu[1:]), on="player")
+    board = rank_intervals(board.merge(_intervals(players, mu[1:]), on="player"))
     board = board[["player", "mu", "sigma", "mu_lo", "mu_hi", "games", "rank_lo", "rank_hi"]]
     return board.sort_values("mu", ascending=False, kind="stable").reset_index(drop=True)
 
@@ -402,6 +404,30 @@ def bootstrap_intervals(
             warnings.simplefilter("ignore", RuntimeWarning)
             medians.append(np.nanmedian(mu.reshape(-1, passes, mu.shape[1]), axis=1))
     return _intervals(players, np.vstack(medians))
+
+
+def rank_intervals(board: pd.DataFrame) -> pd.DataFrame:
+    """``board`` (``mu``, ``mu_lo``, ``mu_hi`` per player) with its 95% rank intervals read from
+    each player's μ interval against the others' point μ: ``rank_lo`` is one plus the number of
+    others whose μ is above the player's ``mu_hi``, ``rank_hi`` one plus those above its
+    ``mu_lo``. What every board prints.
+
+    Judged against known skills (``benchmarks/bench_known_truth.py``, docs/cost.md "Judged
+    against a known truth"), the percentiles of each resample's ranks (:func:`_intervals`'
+    ``rank_lo``/``rank_hi``, the boards' interval before) covered the true rank 93.6% of the time
+    at BAZAAR's density and 90.0% at a quarter of it, a resample moving every other player too;
+    read from the μ interval they cover 97.3% and 93.2%, for 3.3 and 1.4 more ranks of width. A
+    player without a μ interval (NaN) keeps NaN."""
+    mu = board["mu"].to_numpy(dtype=float)
+
+    def rank_above(x: np.ndarray) -> np.ndarray:
+        above = (mu[None, :] > x[:, None]).sum(axis=1) - (mu > x)  # the player's own μ left out
+        return np.where(np.isnan(x), np.nan, 1.0 + above)
+
+    return board.assign(
+        rank_lo=rank_above(board["mu_hi"].to_numpy(dtype=float)),
+        rank_hi=rank_above(board["mu_lo"].to_numpy(dtype=float)),
+    )
 
 
 def _intervals(players: list, mu: np.ndarray) -> pd.DataFrame:

@@ -204,8 +204,9 @@ class StopRule(Strict):
         ge=0,
         le=10_000,
         description="stop once rank_hi - rank_lo (the 95% rank "
-        "interval among the field) is at most this (1: within one rank of where all the cap's "
-        "games place it in 96% of BAZAAR's draws, docs/cost.md); null: the μ interval decides",
+        "interval among the field, of where all the cap's games would place the player, not of "
+        "its skill: against a known truth it covers the true rank far less than 95%, "
+        "docs/cost.md) is at most this; null: the μ interval decides",
     )
     mu_width: float | None = Field(
         default=None, gt=0, le=1e6, description="or once mu_hi - mu_lo is at most this (null: not)"

@@ -3,9 +3,10 @@
 One free-for-all TrueSkill game per episode, seats ranked by CSα (equal CSα = tie),
 ``rating_passes`` (200) passes in shuffled order (``ratings.multipass``, seed ``ratings.seed``),
 median μ and σ per trader in the environment of :func:`rating_env` (τ = ``rating_tau``, 0.001 by
-default, so σ reflects the games played); 95% bootstrap intervals over games of μ and of the rank
+default, so σ reflects the games played); the 95% bootstrap interval over games of μ
 (``rating_boot`` resamples, each rated in ``rating_boot_passes`` shuffled passes:
-``ratings.bootstrap_intervals``), games played, mean CSα (95% bootstrap interval over seats), mean
+``ratings.bootstrap_intervals``) and the rank interval read from it against the others' μ
+(``ratings.rank_intervals``: it covers the true rank, judged against known skills), games played, mean CSα (95% bootstrap interval over seats), mean
 surplus, trade frequency, offset and game efficiency, baselines marked. An imported instance's
 board adds columns of its own (``double_auction/sources/analysis.py``: whose CSα rated each
 trader's games, its chat).
@@ -42,7 +43,7 @@ def leaderboard(
     """The board of the module docstring from the metrics' ``agents``; ``extra``: more per-trader
     columns, as named aggregations of ``agents`` (column -> (source column, function)), placed
     after ``game_efficiency``."""
-    from marketarena.ratings import bootstrap_intervals, multipass, player_games
+    from marketarena.ratings import bootstrap_intervals, multipass, player_games, rank_intervals
     from marketarena.stats import bootstrap_mean_ci
 
     ts = rating_env(mp, ratings)
@@ -51,9 +52,13 @@ def leaderboard(
         board = multipass(games, ts, passes=mp.rating_passes, seed=ratings.seed)
         board = board.drop(columns=["mu_lo", "mu_hi"])  # spread over passes: order, not sampling
         if mp.rating_boot:
-            board = board.merge(
-                bootstrap_intervals(games, ts, mp.rating_boot, ratings.seed, mp.rating_boot_passes),
-                on="player",
+            board = rank_intervals(
+                board.merge(
+                    bootstrap_intervals(
+                        games, ts, mp.rating_boot, ratings.seed, mp.rating_boot_passes
+                    ),
+                    on="player",
+                )
             )
     except FloatingPointError as exc:
         raise FloatingPointError(

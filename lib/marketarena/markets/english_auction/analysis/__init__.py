@@ -43,13 +43,16 @@ def rate_players(agents: pd.DataFrame, ts, passes: int, n_boot: int, seed: int) 
     """TrueSkill by profit, one free-for-all per auction: per player the median mu and sigma over
     ``passes`` shuffled passes and the 95% bootstrap interval of that median (``n_boot`` resamples
     of the auctions, each rated in ``passes`` shuffled passes), so the interval belongs to the mu
-    beside it. Columns player, mu, sigma, mu_lo, mu_hi, rank_lo, rank_hi, games."""
-    from marketarena.ratings import bootstrap_intervals, multipass, player_games
+    beside it, and the rank interval read from it (``ratings.rank_intervals``). Columns player,
+    mu, sigma, mu_lo, mu_hi, rank_lo, rank_hi, games."""
+    from marketarena.ratings import bootstrap_intervals, multipass, player_games, rank_intervals
 
     games = player_games(agents, "profit")
     board = multipass(games, ts, passes=passes, seed=seed).drop(columns=["mu_lo", "mu_hi"])
-    return board.merge(
-        bootstrap_intervals(games, ts, n_boot=n_boot, seed=seed, passes=passes), on="player"
+    return rank_intervals(
+        board.merge(
+            bootstrap_intervals(games, ts, n_boot=n_boot, seed=seed, passes=passes), on="player"
+        )
     )
 
 
