@@ -52,3 +52,20 @@ def test_every_param_a_stage_tracks_is_in_params_yaml():
                     break
                 node = node[part]
     assert not missing, f"dvc.yaml tracks params missing from params.yaml: {missing}"
+
+
+def test_every_locked_command_is_dvc_yamls():
+    """A lock written by a timed benchmark run (``bench_fresh_pipeline.py --times``) once carried
+    its `/usr/bin/time` prefix in every ``cmd``: a fresh clone then saw every stage changed."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    markets = yaml.safe_load((ROOT / "params.yaml").read_text())["markets"]
+    expected = {}
+    for name, stage in stages.items():
+        if "foreach" in stage:
+            for key in markets:
+                expected[f"{name}@{key}"] = stage["do"]["cmd"].replace("${key}", key)
+        else:
+            expected[name] = stage["cmd"]
+    locked = yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"]
+    wrong = {k: v["cmd"] for k, v in locked.items() if v["cmd"] != expected.get(k)}
+    assert wrong == {}, f"dvc.lock commands that are not dvc.yaml's: {wrong}"
