@@ -396,11 +396,12 @@ def model_estimate(
         return p.calls * (1 + r), prompt, hit, completion
 
     shares = [p.cached_prompt_tokens / p.prompt_tokens for p in plays.values() if p.prompt_tokens]
-    requests, prompt, hit, completion = totals(point, rate, cache_share)
     if pilot is not None:  # its own play, re-asks included, as its endpoint counted it
         point = pilot.play
         requests, prompt, completion = pilot.requests, pilot.prompt_tokens, pilot.completion_tokens
         hit = pilot.cached_prompt_tokens
+    else:
+        requests, prompt, hit, completion = totals(point, rate, cache_share)
     lo_t = [
         x * (1 - TOKEN_SPREAD)
         for x in totals(lo, rate / 2, max(shares + [cache_share or 0.0]), "low")

@@ -106,11 +106,17 @@ def spend_ledger_path(data_dir: Path, instance: str) -> Path:
     return Path(data_dir) / "llm_spend" / f"{instance}.jsonl"
 
 
-def ledger_spent(data_dir: Path, instance: str) -> float:
-    """Dollars the instance's spend ledger holds (every run of it so far)."""
-    from marketarena.llm.ledger import read_ledger
+def ledger_spent(data_dir: Path, instance: str, reserved: bool = False) -> float:
+    """Dollars the instance's spend ledger holds (every run of it so far); with ``reserved``,
+    plus what a dead run left reserved (the next run charges it at its bound before its first
+    call)."""
+    from marketarena.llm.ledger import read_ledger, reserved_amount
 
-    return float(read_ledger(spend_ledger_path(data_dir, instance)).get("spent_usd", 0.0))
+    state = read_ledger(spend_ledger_path(data_dir, instance))
+    held = (
+        sum(reserved_amount(v) for v in (state.get("reserved") or {}).values()) if reserved else 0
+    )
+    return float(state.get("spent_usd", 0.0)) + held
 
 
 def charge_leftover_reservations(data_dir: Path, instance: str) -> None:

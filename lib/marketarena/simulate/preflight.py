@@ -43,14 +43,13 @@ import logging
 import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator
 
 from marketarena.core.files import write_atomic
 from marketarena.core.types import RunAborted
 from marketarena.money import usd
 from marketarena.simulate.context import RunContext
-from marketarena.simulate.limits import spend_ledger_path
+from marketarena.simulate.limits import ledger_spent
 
 #: the estimate of the last run that had something to spend, in its run log
 ESTIMATE = "estimate.json"
@@ -67,16 +66,6 @@ def priced(run: RunContext) -> bool:
         spec.price_in_per_mtok or spec.price_out_per_mtok or spec.price_cached_in_per_mtok
         for spec in (run.params.models[a] for a in run.llm_aliases)
     )
-
-
-def held(data_dir: Path, instance: str) -> float:
-    """Dollars the instance's spend ledger holds: spent, plus what a dead run left reserved (the
-    run charges it at its bound before its first call)."""
-    from marketarena.llm.ledger import read_ledger, reserved_amount
-
-    state = read_ledger(spend_ledger_path(data_dir, instance))
-    reserved = sum(reserved_amount(v) for v in (state.get("reserved") or {}).values())
-    return float(state.get("spent_usd", 0.0)) + reserved
 
 
 #: episodes the check dry-runs (``marketarena estimate``'s default is 20): the decision to start
@@ -114,7 +103,7 @@ def check(run: RunContext, todo: list[tuple[Any, list[Any]]]) -> dict[str, Any] 
     if found is None:
         return None
     limit = settings.max_cost_usd
-    spent = held(run.data_dir, run.instance)
+    spent = ledger_spent(run.data_dir, run.instance, reserved=True)
     over = limit is not None and spent + found.cost_usd > limit
     record = {
         "instance": run.instance,
