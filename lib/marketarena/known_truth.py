@@ -53,6 +53,7 @@ from marketarena.ratings import (
     PreparedGames,
     TrueSkillParams,
     bootstrap_intervals,
+    lane_ranks,
     multipass,
     rank_intervals,
     rate_orders,
@@ -80,8 +81,7 @@ class TrueField:
 
     def true_ranks(self) -> np.ndarray:
         """1 + the number of players whose true skill is higher."""
-        s = self.skills
-        return 1 + (s[None, :] > s[:, None]).sum(axis=1)
+        return lane_ranks(self.skills[None, :])[0]
 
 
 def field_from_games(name: str, games: list, skills: dict) -> TrueField:
@@ -175,15 +175,10 @@ def bootstrap_board(
     return board.merge(bootstrap_intervals(games, ts, n_boot, seed, boot_passes), on="player")
 
 
-def _ranks(mu: np.ndarray) -> np.ndarray:
-    """Ranks (1 = highest) of each row of ``mu`` (lanes x players)."""
-    return 1 + (mu[:, None, :] > mu[:, :, None]).sum(axis=2)
-
-
 def point_intervals(board: pd.DataFrame) -> pd.DataFrame:
     """Zero-width intervals at the board's point μ and its rank."""
     mu = board["mu"].to_numpy(float)
-    rank = _ranks(mu[None, :])[0].astype(float)
+    rank = lane_ranks(mu[None, :])[0].astype(float)
     return board.assign(mu_lo=mu, mu_hi=mu, rank_lo=rank, rank_hi=rank)
 
 
@@ -208,8 +203,8 @@ def parametric_intervals(
     sim = np.median(mu.reshape(n_sim, sim_passes, -1), axis=1)  # (n_sim, players)
     d = sim - fitted
     q_lo, q_hi = np.percentile(d, [2.5, 97.5], axis=0)
-    r_hat = _ranks(fitted[None, :])[0]
-    dr = _ranks(sim) - r_hat
+    r_hat = lane_ranks(fitted[None, :])[0]
+    dr = lane_ranks(sim) - r_hat
     r_lo, r_hi = np.percentile(dr, [2.5, 97.5], axis=0)
     P = len(field.players)
     out = pd.DataFrame(

@@ -430,11 +430,16 @@ def rank_intervals(board: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def lane_ranks(mu: np.ndarray) -> np.ndarray:
+    """Each player's rank (1 = the highest mu) in each lane of ``mu`` (lanes x players): one
+    plus the players above it; a NaN is above nobody (its own rank is meaningless)."""
+    return 1 + (mu[:, None, :] > mu[:, :, None]).sum(axis=2)
+
+
 def _intervals(players: list, mu: np.ndarray) -> pd.DataFrame:
     """2.5 / 97.5 percentiles of each player's mu and rank (1 = highest mu) over the lanes of
     ``mu`` (lanes x players; a player absent from a lane, NaN there, is left out of that lane)."""
-    filled = np.where(np.isnan(mu), -np.inf, mu)
-    rank = 1 + (filled[:, None, :] > filled[:, :, None]).sum(axis=2).astype(float)
+    rank = lane_ranks(mu).astype(float)
     rank[np.isnan(mu)] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
