@@ -116,7 +116,7 @@ def test_host_names_stand_for_theirs(tmp_path):
     "body, what",
     [
         ("while True:\n            pass", "statement While"),
-        ("return (lambda: 1)()", "expression Lambda"),
+        ("return (lambda x=1: x)()", "a lambda with defaults"),
         ("import os\n        return 1", "statement Import"),
         ("return open('/etc/passwd').read()", "name open is not defined"),
         ("return self.name.__class__", "attribute __class__ of a str"),
@@ -129,6 +129,51 @@ def test_what_it_does_not_run_is_an_error_naming_file_and_line(tmp_path, body, w
     with pytest.raises(CodeError) as err:
         p.call(Obj("Agent", name="b"), "go")
     assert what in str(err.value) and "agent.py:4" in str(err.value)
+
+
+def test_lambdas_properties_dict_subclasses_and_numpys_clip(tmp_path):
+    """What Agent Bazaar's firm needs: a sort key and a factory as lambdas (closing over the
+    frame), a ``@property`` read as a value, a ``defaultdict``'s methods, ``np.clip`` (numpy's
+    own: a clipped float prints as numpy prints it)."""
+    from collections import defaultdict
+
+    import numpy as np
+
+    p = program(
+        tmp_path,
+        """
+        import numpy as np
+        from collections import defaultdict
+
+        class Agent:
+            @property
+            def cash(self):
+                return self.money["me"] * 2
+
+            def best(self, rows, n):
+                floor = 1
+                top = sorted(rows, key=lambda r: r["m"] - floor, reverse=True)
+                return [r["t"] for r in top[:n]]
+
+            def stats(self):
+                table = defaultdict(lambda: {"k": self.cash})
+                table[3]["k"] += 1
+                return table.get(3), table.get(4, "none"), len(table)
+
+            def clip(self, x):
+                return np.clip(x, 0.0, 100.0)
+        """,
+        host={"defaultdict": defaultdict},
+    )
+    a = Obj("Agent", money={"me": 5.0})
+    assert p.call(a, "best", [{"m": 1, "t": "a"}, {"m": 3, "t": "b"}, {"m": 2, "t": "c"}], 2) == [
+        "b",
+        "c",
+    ]
+    assert p.call(a, "stats") == ({"k": 11.0}, "none", 1)
+    clipped = p.call(a, "clip", 140.0)
+    assert clipped == 100.0 and type(clipped) is np.float64
+    assert repr({"food": clipped}) == repr({"food": np.clip(140.0, 0.0, 100.0)})
 
 
 def test_a_loop_without_end_is_stopped(tmp_path, monkeypatch):

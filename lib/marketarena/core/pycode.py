@@ -10,7 +10,8 @@ state) and with hooks we supply where the program would call a model (:class:`Ho
 **What it runs.** The statements and expressions string-building code is made of: literals and
 f-strings (conversions and format specs), names, attributes of the objects we pass, subscripts
 and slices, arithmetic, comparisons, ``and``/``or``/``not``, conditional expressions, list, dict,
-set and tuple displays, comprehensions and generator expressions; ``if``, ``for`` (over a finite
+set and tuple displays, comprehensions and generator expressions, a ``lambda`` of positional arguments (a sort key, a
+``defaultdict``'s factory), properties of their classes; ``if``, ``for`` (over a finite
 sequence), assignment (names, attributes of our objects, subscripts, tuple unpacking), augmented
 and annotated assignment, ``return``, ``assert``, ``pass``, ``break``, ``continue`` and
 ``try``/``except`` (their ``except Exception`` catches errors of the interpreted code, never ours);
@@ -18,9 +19,9 @@ calls of the methods of the classes parsed (resolved through their base classes,
 given), of a few builtins (:data:`BUILTINS`), of the methods of plain values (:data:`METHODS`)
 and of whatever host functions the caller binds. A name imported by ``from <module> import
 <name>`` is the module-level constant of that module's file in the same repository (an ``Enum``
-member is a :class:`Member`); ``import json`` gives ``json.dumps``.
+member is a :class:`Member`); ``import json`` gives ``json.dumps``, ``import numpy as np`` gives ``np.clip`` (numpy's own).
 
-**What it refuses.** Anything else: ``while``, ``lambda``, ``import`` inside a function, ``with``,
+**What it refuses.** Anything else: ``while``, ``import`` inside a function, ``with``,
 ``global``, calls of anything not listed above, attributes starting with ``_`` of values that are
 not our objects, more than :data:`MAX_STEPS` evaluation steps. Each is a :class:`CodeError`,
 ``<file>:<line>: <what>``, so a version of their code the interpreter cannot read fails on its
@@ -196,6 +197,33 @@ class Program:
         if budget is None:
             budget = self._local.budget = Budget()
         return budget
+
+    def assigned(self, obj: Obj, method: str, attr: str, names: dict[str, Any]) -> Any:
+        """The value their ``method`` (``__init__``) assigns to ``self.<attr>``, evaluated with
+        ``names`` as its other locals: an attribute built as they build it (a ``defaultdict``
+        with their factory) without running the rest of the method."""
+        found = self.method(obj.cls, method)
+        if found is None:
+            raise CodeError(self.files[0].path, f"class {obj.cls} has no method {method}")
+        mod, fn = found
+        for node in ast.walk(fn):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign) and node.value is not None
+                else []
+            )
+            if any(
+                isinstance(t, ast.Attribute)
+                and t.attr == attr
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                for t in targets
+            ):
+                self.budget().steps = 0
+                return Frame(self, mod, {"self": obj, **names}).eval(node.value)
+        raise CodeError(mod.path, f"{obj.cls}.{method} assigns no self.{attr}", fn.lineno)
 
     def call(self, obj: Obj, name: str, *args: Any, **kwargs: Any) -> Any:
         """``obj.name(*args, **kwargs)``, interpreted."""

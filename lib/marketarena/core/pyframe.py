@@ -12,6 +12,8 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
+
 from marketarena.core.sources import SourceError
 
 if TYPE_CHECKING:  # the program a frame runs in (``pycode``, which builds frames)
@@ -120,6 +122,10 @@ def _sum(items: Any, start: Any = 0) -> Any:
     return total + comp if comp and math.isfinite(comp) else total
 
 
+def _quiet(*_: Any, **__: Any) -> None:
+    """A log line of theirs: dropped."""
+
+
 #: the builtins interpreted code may call
 BUILTINS: dict[str, Any] = {
     f.__name__: f
@@ -132,7 +138,13 @@ BUILTINS.update(
 )
 BUILTINS.update({"TypeError": TypeError, "KeyError": KeyError, "IndexError": IndexError})
 #: the modules interpreted code may use, by the name it imports them under
-MODULES = {"json": Ns(dumps=_dumps, JSONDecodeError=json.JSONDecodeError)}
+MODULES = {
+    "json": Ns(dumps=_dumps, JSONDecodeError=json.JSONDecodeError),
+    # numpy's own function, so that a value it returns prints as theirs did (``np.float64``)
+    "numpy": Ns(clip=np.clip),
+    # their log lines go nowhere
+    "logging": Ns(getLogger=lambda *_: Ns(info=_quiet, warning=_quiet, debug=_quiet)),
+}
 #: the methods of plain values interpreted code may call
 METHODS: dict[type, frozenset[str]] = {
     str: frozenset(
@@ -356,14 +368,19 @@ class Frame:
         if isinstance(obj, Obj):
             if attr in obj.attrs:
                 return obj.attrs[attr]
-            if self.p.method(obj.cls, attr) is not None:
+            found = self.p.method(obj.cls, attr)
+            if found is not None:
+                if any(
+                    isinstance(d, ast.Name) and d.id == "property" for d in found[1].decorator_list
+                ):
+                    return self.p.bound(obj, attr)()  # a property: read, not bound
                 return self.p.bound(obj, attr)
             raise Raised(f"{obj.cls} has no attribute {attr} (line {getattr(node, 'lineno', '?')})")
         if isinstance(obj, Ns):
             if attr in obj.attrs:
                 return obj.attrs[attr]
             raise Raised(f"no attribute {attr} (line {getattr(node, 'lineno', '?')})")
-        allowed = METHODS.get(type(obj), frozenset())
+        allowed = next((METHODS[t] for t in type(obj).__mro__ if t in METHODS), frozenset())
         if attr in allowed:
             return getattr(obj, attr)
         raise self.fail(node, f"attribute {attr} of a {type(obj).__name__} is not interpreted")
@@ -494,6 +511,23 @@ class Frame:
         )
         return out
 
+    def _e_Lambda(self, node: ast.Lambda) -> Callable[..., Any]:
+        """A function of positional arguments evaluating its one expression with the names of
+        the frame that made it (as a closure sees them when called)."""
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.kw_defaults:
+            raise self.fail(node, "a lambda with defaults, * or ** is not interpreted")
+        params = [p.arg for p in a.posonlyargs + a.args]
+
+        def fn(*args: Any) -> Any:
+            if len(args) != len(params):
+                raise Raised(f"lambda at line {node.lineno} given {len(args)} arguments")
+            return Frame(self.p, self.mod, {**self.names, **dict(zip(params, args))}).eval(
+                node.body
+            )
+
+        return fn
+
     def _e_Call(self, node: ast.Call) -> Any:
         args: list = []
         for a in node.args:
@@ -517,7 +551,7 @@ class Frame:
         fn = self.eval(node.func)
         if not callable(fn):
             raise self.fail(node, f"calls a {type(fn).__name__}")
-        if isinstance(fn, type) and fn not in BUILTINS.values():
+        if isinstance(fn, type) and fn not in BUILTINS.values() and fn not in self.p.host.values():
             raise self.fail(node, f"constructs a {fn.__name__}")
         try:
             return fn(*args, **kwargs)

@@ -6,10 +6,9 @@ their logged answers (``sources/prompt_log.py``) and on a new model's answers in
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
-from typing import Any
+
+from marketarena.markets._shared.their_agents import answer_keys
 
 
 @dataclass
@@ -21,64 +20,6 @@ class Parsed:
     valid: bool
     error: str
     failure: str = "format"  # an invalid answer's kind (``decisions.failure``; "" when valid)
-
-
-JSON_FENCE = re.compile(r"```(?:json)?")
-
-
-def first_object(text: str) -> str:
-    """The first ``{...}`` of ``text`` by brace matching outside quoted strings (their
-    extraction), markdown fences removed; the text itself when it has no brace."""
-    text = JSON_FENCE.sub("", text or "").strip()
-    start = text.find("{")
-    if start < 0:
-        return text
-    depth, quote, escape = 0, "", False
-    for i in range(start, len(text)):
-        c = text[i]
-        if escape:
-            escape = False
-        elif quote:
-            if c == "\\":
-                escape = True
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-    return text[start:]
-
-
-def answer_keys(text: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
-    """Their key extraction from a raw answer: the first JSON object (single-quoted keys and
-    trailing commas relaxed), each key found at the top level, else in a nested object, else in a
-    top-level key that contains it (``bid_decision``); missing keys are None. None: no JSON."""
-    body = first_object(text)
-    body = re.sub(r"'([^']+)'\s*:", r'"\1":', body)
-    body = re.sub(r",(\s*[}\]])", r"\1", body)
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict):
-        return None
-
-    def find(d: dict, key: str) -> Any:
-        if key in d:
-            return d[key]
-        for v in d.values():
-            if isinstance(v, dict):
-                hit = find(v, key)
-                if hit is not None:
-                    return hit
-        return next((v for k, v in d.items() if key in str(k) and not isinstance(v, dict)), None)
-
-    return {k: find(data, k) for k in keys}
 
 
 def parse_bid(response: str | None, shown: set[str]) -> Parsed:

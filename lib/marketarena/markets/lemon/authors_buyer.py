@@ -21,7 +21,7 @@ our decision point          their call
 Their method runs once a decision, in a thread of its own (:class:`Call`): where their code would
 call a model (``call_llm``), that thread waits while the harness asks ours the system prompt and
 the user message it had built (their ``system_prompt`` and ``msg``), then goes on with their own
-parse of the answer (the keys their ``call_llm`` extracts, ``authors_answers.answer_keys``, passed
+parse of the answer (the keys their ``call_llm`` extracts, ``_shared/their_agents.py``, passed
 to their ``parse_func``; no JSON object: their ``on_parse_failure_return``); a run that ends
 before the answer ends the thread. What their method returns is the action: an order of a listing is
 a bid on it, none a pass; a vote ``True``/``False``/``None`` is up/down/abstain. The answer is
@@ -49,9 +49,7 @@ from __future__ import annotations
 
 import copy
 import json
-import queue
 import re
-import threading
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -64,7 +62,8 @@ from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
 from marketarena.core.sources import SourceError
 from marketarena.core.types import Reply
 from marketarena.llm.schema import TextAnswer
-from marketarena.markets.lemon.authors_answers import answer_keys, parse_bid, parse_vote
+from marketarena.markets._shared.their_agents import Call, read_answer
+from marketarena.markets.lemon.authors_answers import parse_bid, parse_vote
 from marketarena.markets.lemon.observations import (
     BuyAction,
     BuyerObservation,
@@ -212,11 +211,14 @@ class Seat:
         self.buyer.attrs["call_llm"] = partial(read_answer, text)
         return self.program.call(self.buyer, method, *args, **kw)
 
-    def begin(self, method: str, *args: Any, **kw: Any) -> "Call":
+    def begin(self, method: str, *args: Any, **kw: Any) -> Call:
         """Their ``method`` run once, in a thread of its own that waits at the model call for
         :meth:`Call.answer` (the harness's way: half the work of :meth:`prompt` then
         :meth:`finish`, which run it twice)."""
-        return Call(self, method, args, kw)
+        call = Call(self.program, self.buyer, method, args, kw)
+        if call.prompt is not None:
+            self.listing_ids = set(self.buyer.attrs["_anon_listing_map"])
+        return call
 
     def record(self, seller: str, price: float, tier: str, timestep: int) -> None:
         """Their ``record_transaction`` of a purchase."""
@@ -230,74 +232,6 @@ class Seat:
             quality_label=tier,
             timestep=timestep,
         )
-
-
-def read_answer(text: str, msg: str, timestep: int, keys: list, parse_func: Any, *_: Any, **opt):
-    """Their ``call_llm`` given the model's answer ``text``: the keys it extracts passed to their
-    ``parse_func``; no JSON object: their ``on_parse_failure_return``."""
-    found = answer_keys(text, tuple(keys))
-    if found is None:
-        return opt.get("on_parse_failure_return")
-    return parse_func([found[k] for k in keys])
-
-
-class Abandoned(BaseException):
-    """The call's answer will not come (the run ended first): its thread ends."""
-
-
-class Call:
-    """One of their methods run in a thread that stops at its model call: ``prompt`` is (system,
-    user) it built, None when it returned without asking; :meth:`answer` gives it the model's
-    text and returns what the method returns; :meth:`abandon` ends it without an answer."""
-
-    def __init__(self, seat: Seat, method: str, args: tuple, kw: dict):
-        self.seat = seat
-        self._asked: queue.SimpleQueue = queue.SimpleQueue()
-        self._answer: queue.SimpleQueue = queue.SimpleQueue()
-        self._done: list = []
-        seat.buyer.attrs["call_llm"] = self._hook
-        self._thread = threading.Thread(
-            target=self._run, args=(method, args, kw), daemon=True, name="their-buyer"
-        )
-        self._thread.start()
-        self.prompt: tuple[str, str] | None = self._asked.get()
-        if self.prompt is not None:
-            seat.listing_ids = set(seat.buyer.attrs["_anon_listing_map"])
-
-    def _hook(self, msg: str, *args: Any, **kw: Any) -> Any:
-        self._asked.put((self.seat.buyer.attrs["system_prompt"], msg))
-        text = self._answer.get()
-        if text is None:
-            raise Abandoned()
-        return read_answer(text, msg, *args, **kw)
-
-    def _run(self, method: str, args: tuple, kw: dict) -> None:
-        try:
-            self._done.append(("ok", self.seat.program.call(self.seat.buyer, method, *args, **kw)))
-        except Abandoned:
-            self._done.append(("abandoned", None))
-        except Exception as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
-            self._done.append(("error", exc))
-        finally:
-            self._asked.put(None)  # the method returned (or failed) without asking, or after
-
-    def answer(self, text: str) -> Any:
-        """The method's return, given the model's ``text``."""
-        if self.prompt is not None:
-            self._answer.put(text)
-            self._asked.get()
-        self._thread.join()
-        if not self._done:
-            raise RuntimeError("the thread running their buyer's method ended abnormally")
-        kind, value = self._done[0]
-        if kind == "error":
-            raise value
-        return value
-
-    def abandon(self) -> None:
-        if self._thread.is_alive():
-            self._answer.put(None)
-            self._thread.join()
 
 
 def listings(views: list[tuple[str, float, str, float | None]]) -> list[Ns]:

@@ -1,0 +1,146 @@
+"""Agent Bazaar's own agents for seats of ours: what lemon's buyer (``lemon/authors_buyer.py``)
+and crash's firm (``crash/authors_firm.py``) share (issue 53).
+
+Both run the publisher's methods in ``core.pycode``'s interpreter, read at run time from the
+user's copy of sethkarten/AI-Bazaar. Where their code would call a model (their
+``LLMAgent.call_llm``) the thread running it waits (:class:`Call`): the harness asks our model the
+system prompt and user message their code built, then their method goes on with their own parse
+of the answer (:func:`read_answer`: the keys their ``call_llm`` extracts, :func:`answer_keys`,
+handed to their ``parse_func``; no JSON object: their ``on_parse_failure_return``). Their
+``call_llm`` asks again when an answer holds no JSON object (up to their ``timeout``); here it
+never does: such an answer is their fallback at once, so a run costs one call a decision.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import threading
+from typing import Any
+
+from marketarena.core.pycode import Obj, Program
+
+JSON_FENCE = re.compile(r"```(?:json)?")
+
+
+def first_object(text: str) -> str:
+    """The first ``{...}`` of ``text`` by brace matching outside quoted strings (their
+    extraction), markdown fences removed; the text itself when it has no brace."""
+    text = JSON_FENCE.sub("", text or "").strip()
+    start = text.find("{")
+    if start < 0:
+        return text
+    depth, quote, escape = 0, "", False
+    for i in range(start, len(text)):
+        c = text[i]
+        if escape:
+            escape = False
+        elif quote:
+            if c == "\\":
+                escape = True
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return text[start:]
+
+
+def answer_keys(text: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """Their key extraction from a raw answer: the first JSON object (single-quoted keys and
+    trailing commas relaxed), each key found at the top level, else in a nested object, else in a
+    top-level key that contains it (``bid_decision``); missing keys are None. None: no JSON."""
+    body = first_object(text)
+    body = re.sub(r"'([^']+)'\s*:", r'"\1":', body)
+    body = re.sub(r",(\s*[}\]])", r"\1", body)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+
+    def find(d: dict, key: str) -> Any:
+        if key in d:
+            return d[key]
+        for v in d.values():
+            if isinstance(v, dict):
+                hit = find(v, key)
+                if hit is not None:
+                    return hit
+        return next((v for k, v in d.items() if key in str(k) and not isinstance(v, dict)), None)
+
+    return {k: find(data, k) for k in keys}
+
+
+def read_answer(text: str, msg: str, timestep: int, keys: list, parse_func: Any, *_: Any, **opt):
+    """Their ``call_llm`` given the model's answer ``text``: the keys it extracts passed to their
+    ``parse_func``; no JSON object: their ``on_parse_failure_return``."""
+    found = answer_keys(text, tuple(keys))
+    if found is None:
+        return opt.get("on_parse_failure_return")
+    return parse_func([found[k] for k in keys])
+
+
+class Abandoned(BaseException):
+    """The call's answer will not come (the run ended first): its thread ends."""
+
+
+class Call:
+    """``obj.method(*args, **kw)`` of their code run in a thread that stops at its model call:
+    ``prompt`` is (system, user) it built (their ``system_prompt`` attribute and the message),
+    None when it returned without asking; :meth:`answer` gives it the model's text and returns
+    what the method returns; :meth:`abandon` ends it without an answer."""
+
+    def __init__(self, program: Program, obj: Obj, method: str, args: tuple, kw: dict):
+        self.program, self.obj = program, obj
+        self._asked: queue.SimpleQueue = queue.SimpleQueue()
+        self._answer: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: list = []
+        obj.attrs["call_llm"] = self._hook
+        self._thread = threading.Thread(
+            target=self._run, args=(method, args, kw), daemon=True, name=f"their-{obj.cls}"
+        )
+        self._thread.start()
+        self.prompt: tuple[str, str] | None = self._asked.get()
+
+    def _hook(self, msg: str, *args: Any, **kw: Any) -> Any:
+        self._asked.put((self.obj.attrs["system_prompt"], msg))
+        text = self._answer.get()
+        if text is None:
+            raise Abandoned()
+        return read_answer(text, msg, *args, **kw)
+
+    def _run(self, method: str, args: tuple, kw: dict) -> None:
+        try:
+            self._done.append(("ok", self.program.call(self.obj, method, *args, **kw)))
+        except Abandoned:
+            self._done.append(("abandoned", None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
+            self._done.append(("error", exc))
+        finally:
+            self._asked.put(None)  # the method returned (or failed) without asking, or after
+
+    def answer(self, text: str) -> Any:
+        """The method's return, given the model's ``text``."""
+        if self.prompt is not None:
+            self._answer.put(text)
+            self._asked.get()
+        self._thread.join()
+        if not self._done:
+            raise RuntimeError(f"the thread running their {self.obj.cls}'s method ended abnormally")
+        kind, value = self._done[0]
+        if kind == "error":
+            raise value
+        return value
+
+    def abandon(self) -> None:
+        if self._thread.is_alive():
+            self._answer.put(None)
+            self._thread.join()

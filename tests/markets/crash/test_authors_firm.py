@@ -1,0 +1,96 @@
+"""Agent Bazaar's crash firm run by its own code for a seat of ours (``crash/authors_firm.py``),
+on a firm written by us in their layout (``fixtures/ab_firm``): the prompts their methods build
+from the seat's state, their answer reading and fallback, their day's bookkeeping (hand-computed),
+the stabilizing firm's best days, and a missing file named before any game."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from marketarena.core.sources import SourceError
+from marketarena.markets.crash.authors_firm import FirmSeat, FirmSetting, check_code
+
+CODE = Path(__file__).parent / "fixtures" / "ab_firm"
+SETTING = FirmSetting(num_consumers=50, overhead_costs=14.0, tax_rate=0.05, fee_rate=0.05)
+ANSWER = '{"thought": "steady", "buy_food": 40, "make_food": 100, "price_food": 1.5}'
+
+
+def day(seat: FirmSeat, t: int, cash: float, stock: float, answer: str, sold: float, health=0.5):
+    call = seat.begin(t, cash, {"food": stock}, {"last_prices": {seat.name: {}}})
+    bought, prices = seat.action(call.answer(answer))
+    seat.close({"food": sold}, prices, market_health=health)
+    return call.prompt, bought, prices
+
+
+def test_the_system_prompts_are_their_codes_for_each_kind_of_firm():
+    stab = FirmSeat(CODE, "stabilizing_firm_1", {"food": 1.0}, True, None, SETTING)
+    comp = FirmSeat(CODE, "competitive_1", {"food": 1.0}, False, "competitive", SETTING)
+    plain = FirmSeat(CODE, "firm_9", {"food": 1.0}, False, "unknown", SETTING)
+    assert stab.system_prompt == (
+        "You run stabilizing_firm_1, selling food to 50 buyers.\nHold a steady price above cost."
+    )
+    assert comp.system_prompt == (
+        "You run competitive_1, selling food to 50 buyers.\nWin customers on price."
+    )
+    assert plain.system_prompt == "You run firm_9, selling food to 50 buyers."
+
+
+def test_a_day_prompt_action_and_bookkeeping_hand_computed():
+    seat = FirmSeat(CODE, "stabilizing_firm_1", {"food": 1.0}, True, None, SETTING)
+    prompt, bought, prices = day(seat, 1, 500.0, 0.0, ANSWER, sold=30.0)
+    assert prompt[0] == seat.system_prompt
+    assert prompt[1] == (
+        "Past days:\nDay 0:\nDay 1:\n"
+        "Cash $500.00, stock {'supply': 0.0, 'food': 0.0}\n"
+        "Seen: {'last_prices': {'stabilizing_firm_1': {}}}\n"
+        'Answer {"buy_food": 1, "make_food": 100, "price_food": 2}. Think first.'
+    )
+    assert bought == {"food": 40.0} and prices == {"food": 1.5}
+    # 500 - 40 bought + 30 x 1.5 sold - 2 overhead (14 a week) = 503; 5% tax; 5% fee
+    cash = 503.0 * 0.95 * 0.95
+    assert seat.cash == pytest.approx(cash, rel=1e-12)
+    # their stock: 40 made (np.clip's float: numpy's repr), 30 sold
+    assert repr(seat.firm.attrs["inventory"]) == "{'supply': 0.0, 'food': np.float64(10.0)}"
+    # profit as their env books it: 45 margin - 40 supply - 2 - tax - fee
+    assert seat.firm.attrs["profit"] == pytest.approx(45 - 40 - 2 - 503 * 0.05 - 503 * 0.95 * 0.05)
+
+
+def test_a_stabilizing_firm_is_shown_its_best_days_by_their_metric():
+    seat = FirmSeat(CODE, "stabilizing_firm_1", {"food": 1.0}, True, None, SETTING)
+    cash, stock = 500.0, 0.0
+    # day 1 at a profit (sells 40 at 3), day 2 at a loss, each at market health 0.5
+    for t, (answer, sold) in enumerate(
+        [(ANSWER.replace("1.5", "3"), 40.0), (ANSWER, 5.0)], start=1
+    ):
+        day(seat, t, cash, stock, answer, sold)
+        cash, stock = seat.cash, float(seat.firm.attrs["inventory"]["food"])
+    call = seat.begin(3, cash, {"food": stock}, {"last_prices": {}})
+    user = call.prompt[1]
+    call.abandon()
+    # day 1: 120 margin - 40 supply - 2 overhead - 5% tax of 578 - 5% fee of 549.1 = 21.645;
+    # their metric: health 0.5 + 21.645 / 500 initial cash; day 2 lost money: 0.5; day 0: 0
+    assert "Best days:\nDay 1 (0.54)\nDay 2 (0.50)\nDay 0 (0.00)\n" in user
+
+
+def test_an_answer_without_json_is_their_fallback_and_the_thread_ends():
+    seat = FirmSeat(CODE, "competitive_1", {"food": 1.0}, False, "competitive", SETTING)
+    _, bought, prices = day(seat, 1, 500.0, 0.0, ANSWER.replace("1.5", "2.5"), sold=0.0)
+    assert prices == {"food": 2.5}
+    call = seat.begin(2, seat.cash, {"food": 40.0}, {"last_prices": {}})
+    bought, prices = seat.action(call.answer("I would rather not say."))
+    assert bought == {"food": 0.0} and prices == {"food": 2.5}  # buy nothing, yesterday's price
+    abandoned = seat.begin(3, seat.cash, {"food": 40.0}, {"last_prices": {}})
+    abandoned.abandon()
+    assert not abandoned._thread.is_alive()
+
+
+def test_a_missing_file_is_named_before_any_game(tmp_path):
+    check_code(CODE)
+    broken = tmp_path / "ab"
+    shutil.copytree(CODE, broken)
+    (broken / "ai_bazaar" / "market_core" / "market_core.py").unlink()
+    with pytest.raises(SourceError, match="market_core.py"):
+        check_code(broken)
