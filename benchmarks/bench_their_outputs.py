@@ -13,71 +13,36 @@ side averaged where that is known.
     .venv/bin/python benchmarks/bench_their_outputs.py --figs AI-Bazaar/paper/fig/exp1 \\
         --project <a project with crash_authors imported> [--instance crash_authors] [--tol 1e-6]
 
-Prints figures; asserts nothing.
+Prints figures; asserts nothing. The readers and the comparison are
+``lib/marketarena/markets/crash/sources/cached.py``'s, which the golden test
+(``tests/markets/crash/test_their_outputs.py``, on a committed slice of their data) shares.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 from pathlib import Path
 
 import pandas as pd
 
-from marketarena.identity import identify
-
-#: their grids' rows and columns: stabilizing firms 0..5, discovery limits 1, 3, 5
-STAB = range(6)
-DLC = (1, 3, 5)
-#: their annotation -> our their_runs column
-FIELDS = {"bankruptcy_rate": "b", "final_avg_price": "p_fin", "price_std": "sigma"}
+from marketarena.markets.crash.sources.cached import FIELDS, compare, figure3_cells
 
 
-def their_model(folder: Path) -> str:
-    """The model of one of their figure folders (``exp1_openai_gpt-5.4``, ``exp1_antrhopic_...``):
-    the part after the provider, matched to ours by identity (``identity.py``)."""
-    name = folder.name.removeprefix("exp1_")
-    for sep in ("_", "-"):
-        head, _, tail = name.partition(sep)
-        if tail and head in ("openai", "anthropic", "antrhopic", "google", "meta-llama"):
-            return tail
-    return name
-
-
-def compare(figs: Path, runs: pd.DataFrame, tol: float) -> pd.DataFrame:
-    rows = []
+def grids(figs: Path) -> pd.DataFrame:
+    """Every Figure 3 grid under ``figs`` (but their ``OLD`` folders), one row per cell."""
+    cells = []
     for grid_file in sorted(figs.glob("*/data/exp1_heatmap_food.json")):
         folder = grid_file.parents[1]
         if folder.name.startswith("OLD"):
             continue
-        model = identify(their_model(folder)).key
-        mine = runs[runs["model"].map(lambda m: identify(m).key) == model]
-        data = json.loads(grid_file.read_text())["data"]
-        if len(data["available"]) != len(STAB):  # an older grid of other rows: not readable
-            print(f"skipped {folder.name}: {len(data['available'])} rows, not stabilizing 0-5")
+        table = figure3_cells(grid_file)
+        if table.empty:  # an older grid of other rows: not readable
+            print(f"skipped {folder.name}: its rows are not stabilizing firms 0-5")
             continue
-        for i, stab in enumerate(STAB):
-            for j, dlc in enumerate(DLC):
-                if not data["available"][i][j]:
-                    continue
-                cell = mine[(mine["stabilizing"] == stab) & (mine["discovery_limit"] == dlc)]
-                for theirs, ours in FIELDS.items():
-                    value = data["grids"][theirs][i][j]
-                    got = float(cell[ours].mean()) if len(cell) else math.nan
-                    rows.append(
-                        {
-                            "model": model,
-                            "stabilizing": stab,
-                            "discovery_limit": dlc,
-                            "field": theirs,
-                            "theirs": value,
-                            "ours": got,
-                            "our_runs": len(cell),
-                            "agree": abs(got - value) <= tol * max(1.0, abs(value)),
-                        }
-                    )
-    return pd.DataFrame(rows)
+        cells.append(table)
+    if not cells:
+        raise SystemExit(f"no Figure 3 grid under {figs}")
+    return pd.concat(cells, ignore_index=True)
 
 
 def main() -> None:
@@ -90,7 +55,7 @@ def main() -> None:
     runs = pd.read_parquet(
         Path(args.project) / "data" / "metrics" / args.instance / "their_runs.parquet"
     )
-    table = compare(Path(args.figs), runs, args.tol)
+    table = compare(grids(Path(args.figs)), runs, args.tol)
     if table.empty:
         raise SystemExit("no grid of theirs matched a model of the import")
     for field, g in table.groupby("field"):

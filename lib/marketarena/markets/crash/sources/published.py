@@ -12,7 +12,8 @@ against their cached results), on the runs as imported:
   (``price_per_firm_over_time`` of their ``dataframe_builder``, then ``value > 0``), and a firm's
   price of the day it went out of business stays in that day's state file. Checked against their
   cached Figure 3 grids (``benchmarks/bench_their_outputs.py``): every cell whose runs are the
-  same agrees to 1e-6;
+  same agrees to 1e-6; pinned in CI against their cached per-run figures on a committed slice
+  (``tests/markets/crash/test_their_outputs.py``);
 - per cell (model x stabilizing firms x discovery limit): the means of b, sigma and
   dev = |p_fin / c - 1| over its seeds; d_max and sigma_max are the largest per-run dev and sigma of
   the model's runs (their normalisation, within one model);
