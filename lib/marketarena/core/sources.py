@@ -119,6 +119,40 @@ def joint_key(mp: Any, entry: Any, param: str, default: str) -> str:
     return f"markets.{mp.instance}.roster ({entry.name}).params.{param}"
 
 
+def check_joint_entries(
+    mp: Any,
+    root: Path,
+    harness: str,
+    param: str,
+    default: str,
+    check: Any,
+    catch: tuple[type[Exception], ...],
+    hint: str,
+) -> None:
+    """The check every source's ``check_joint`` makes: each LLM entry of the joint instance on
+    the publisher's ``harness`` has its folder (``params.<param>``, relative to ``root``) pass
+    ``check``; a failure (one of ``catch``, with ``path`` and ``what``) is one
+    :class:`SourceError` naming the file and the params key to set (:func:`joint_key`:
+    ``default`` is where the entry's folder comes from ``source.prompts``) with ``hint``."""
+    for entry in mp.roster:
+        if entry.kind != "llm" or entry.harness != harness:
+            continue
+        try:
+            check(Path(root) / Path(entry.params[param]).expanduser())
+        except catch as exc:
+            key = joint_key(mp, entry, param, default)
+            line = getattr(exc, "line", None)
+            raise SourceError(exc.path, f"{exc.what} (set {key} to {hint})", line) from None
+
+
+def publisher_root(source: dict) -> str:
+    """``source.prompts``, or the folder above the logs folder ``source.path`` (a repository
+    whose logs folder is at its root: Agent Bazaar's ``logs-data``)."""
+    if source.get("prompts"):
+        return str(source["prompts"])
+    return os.path.dirname(str(source.get("path", "")).rstrip("/")) or "."
+
+
 class SourceError(ValueError):
     """A foreign file this project cannot use. ``str()`` is ``<file>[:<line>]: <what>``."""
 

@@ -46,13 +46,13 @@ without a harness gets ``agent_bazaar``.
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
 from marketarena.core.params import joint_roster as core_joint_roster
+from marketarena.core.sources import publisher_root as code_folder
 from marketarena.metrics.eas_params import EASParams, Term
 
 TIERS = ("mint", "good", "fair", "poor")
@@ -344,14 +344,6 @@ SOURCE_DEFAULTS = {
         ],
     }
 }
-
-
-def code_folder(source: dict) -> str:
-    """``source.prompts`` (the root of the user's copy of Agent Bazaar's repository, whose code
-    builds their prompts), or the folder above the logs folder ``source.path``."""
-    if source.get("prompts"):
-        return str(source["prompts"])
-    return os.path.dirname(str(source.get("path", "")).rstrip("/")) or "."
 
 
 def joint_roster(data):

@@ -44,21 +44,17 @@ class DoubleAuctionBazaarSource(MarketSource):
 
     def check_joint(self, mp, root: Path) -> None:
         """Every entrant on BAZAAR's prompts finds both templates in its prompts folder."""
-        from marketarena.core.sources import SourceError, joint_key
+        from marketarena.core.sources import check_joint_entries
         from marketarena.markets.double_auction.bazaar_prompts import PromptsMissing, check_folder
         from marketarena.markets.double_auction.params import prompts_folder
 
-        for i in mp.entrant_indices():
-            entry = mp.roster[i]
-            if entry.kind != "llm" or entry.harness != "bazaar":
-                continue
-            folder = Path(root) / Path(entry.params["prompts"]).expanduser()
-            try:
-                check_folder(folder)
-            except PromptsMissing as exc:
-                key = joint_key(mp, entry, "prompts", prompts_folder(mp.source.model_dump()))
-                raise SourceError(
-                    exc.path,
-                    f"{exc.what} (set {key} to the prompts/ folder of your copy of "
-                    "lechmazur/bazaar)",
-                ) from None
+        check_joint_entries(
+            mp,
+            root,
+            "bazaar",
+            "prompts",
+            prompts_folder(mp.source.model_dump()),
+            check_folder,
+            (PromptsMissing,),
+            "the prompts/ folder of your copy of lechmazur/bazaar",
+        )

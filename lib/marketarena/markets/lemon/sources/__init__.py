@@ -37,21 +37,16 @@ class LemonAgentBazaarSource(MarketSource):
 
     def check_joint(self, mp: LemonParams, root: Path) -> None:
         """Every entry on the authors' buyer finds their code and it renders a prompt."""
-        from marketarena.core.sources import SourceError, joint_key
+        from marketarena.core.sources import SourceError, check_joint_entries, publisher_root
         from marketarena.markets.lemon.authors_buyer import check_code
-        from marketarena.markets.lemon.params import code_folder
 
-        for i in mp.entrants:
-            entry = mp.roster[i]
-            if entry.harness != "agent_bazaar":
-                continue
-            try:
-                check_code(Path(root) / Path(entry.params["code"]).expanduser())
-            except SourceError as exc:
-                key = joint_key(mp, entry, "code", code_folder(mp.source.model_dump()))
-                raise SourceError(
-                    exc.path,
-                    f"{exc.what} (set {key} to the root of your copy of sethkarten/AI-Bazaar, "
-                    "branch Market-v1)",
-                    exc.line,
-                ) from None
+        check_joint_entries(
+            mp,
+            root,
+            "agent_bazaar",
+            "code",
+            publisher_root(mp.source.model_dump()),
+            check_code,
+            (SourceError,),
+            "the root of your copy of sethkarten/AI-Bazaar, branch Market-v1",
+        )
