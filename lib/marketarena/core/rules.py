@@ -94,6 +94,24 @@ def episode_seed(base_seed: int, run: int) -> int:
     return int(np.random.SeedSequence([base_seed, run]).generate_state(1)[0])
 
 
+def publisher_files(
+    mp: MarketParams, data_dir: Path, harness: str, param: str, names: tuple[str, ...]
+) -> list[Path]:
+    """The publisher's files (``names``, in each folder) the LLM entries on ``harness`` read at run
+    time from the folder their ``params.<param>`` names (a joint instance, issue 53), relative to
+    the project root: a market's :meth:`MarketRules.input_files`, so that their text is in the
+    games' fingerprint (an edited file replays them)."""
+    folders = sorted(
+        {
+            e.params[param]
+            for e in mp.roster
+            if e.kind == "llm" and e.harness == harness and param in e.params
+        }
+    )
+    root = Path(data_dir).parent
+    return [root / Path(f).expanduser() / name for f in folders for name in names]
+
+
 class MarketRules:
     """Base class of a market's rules; subclasses set the class attributes and override the hooks
     marked *required*."""

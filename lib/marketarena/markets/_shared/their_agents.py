@@ -17,9 +17,11 @@ import json
 import queue
 import re
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 from marketarena.core.pycode import Obj, Program
+from marketarena.core.types import Reply
+from marketarena.llm.schema import TextAnswer
 
 JSON_FENCE = re.compile(r"```(?:json)?")
 
@@ -144,3 +146,26 @@ class Call:
         if self._thread.is_alive():
             self._answer.put(None)
             self._thread.join()
+
+
+class TheirJSON(TextAnswer):
+    """Any answer: their engine reads it (``call_llm``), the harness judges it; asked in JSON
+    mode as their OpenAI client asks, never re-asked (module docstring). A market's subclass says
+    how its stand-ins answer (``from_action``)."""
+
+    max_reasks: ClassVar[int | None] = 0
+    json_mode: ClassVar[bool] = True
+    text: str = ""
+
+    @classmethod
+    def from_text(cls, text: str) -> tuple["TheirJSON", None]:
+        return cls(text=text or ""), None
+
+
+def invalid(calls: list[dict], error: str, failure: str = "format") -> Reply:
+    """An answer their engine turns into its fallback: the market's fallback, the decision and
+    its call logged invalid with the reason and its kind (``decisions.failure``: ``format`` for
+    an answer their parse could not read, ``rule`` for one the market cannot play)."""
+    for row in calls:
+        row.update(valid=False, error=error)
+    return Reply(action=None, calls=calls, error=f"llm: {error}", failure=failure)

@@ -15,8 +15,9 @@ runs them, over a ledger of their ``Ledger`` class:
 =============================  ==================================================================
 a day of ours                  their calls
 =============================  ==================================================================
-:meth:`FirmSeat.begin`         the ledger set to our market's cash and stock (ours is the game;
-                               a firm's own bookkeeping follows it), the start ledger copied,
+:meth:`FirmSeat.begin`         the ledger set to our market's cash and stock where their book
+                               differs by more than rounding (ours is the game), the start
+                               ledger copied,
                                ``decide_firm_action(timestep, market_data)`` run to its model call
                                (``their_agents.Call``); its answer moves their ledger (supply
                                bought, all supply produced) and names the action
@@ -38,14 +39,27 @@ compares.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Literal
 
+from pydantic import Field
+
+from marketarena.agents.harnesses.base import Harness
+from marketarena.core.params import Strict
 from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
 from marketarena.core.sources import SourceError
-from marketarena.markets._shared.their_agents import Call
+from marketarena.core.types import Reply
+from marketarena.markets._shared.their_agents import Call, TheirJSON, answer_keys, invalid
+from marketarena.markets.crash.observations import (
+    MAX_PRICE,
+    MAX_SUPPLY,
+    FirmAction,
+    FirmObservation,
+)
 
 #: their files the firm's prompt and bookkeeping are built from (relative to the repository)
 FILES = (
@@ -144,6 +158,8 @@ class FirmSeat:
         self.start: Obj | None = None
         self.pre: Obj | None = None
         self.supply_entries: list[dict] = []
+        #: mornings their book differed from our market by more than rounding (then set to ours)
+        self.resyncs = 0
 
     @property
     def name(self) -> str:
@@ -166,14 +182,24 @@ class FirmSeat:
         """Day ``timestep`` (their count: 1 is the first day) to the firm's model call: the
         ledger set to our market's ``cash`` and ``stock`` (good -> units), then their
         ``decide_firm_action``; ``Call.answer`` gives the method's return (:meth:`action`)."""
-        self.ledger.attrs["agent_money"][self.name] = cash
+        self._sync(self.ledger.attrs["agent_money"], self.name, cash)
         inventory = self.firm.attrs["inventory"]
         for good, units in stock.items():
-            inventory[good] = units
+            self._sync(inventory, good, units)
+        self.firm.attrs["in_business"] = True  # our market asks only firms in business
         self.firm.attrs["expenses_info"] = {}
         self.firm.attrs["sales_info"] = []
         self.day, self.start = timestep, self._copy()
         return Call(self.program, self.firm, "decide_firm_action", (timestep, market_data), {})
+
+    def _sync(self, book: dict, key: str, ours: float) -> None:
+        """Their book's ``key`` set to our market's value where the two differ by more than float
+        rounding (counted in :attr:`resyncs`); within it, theirs is kept, so that a prompt shows
+        the same cash (and the same numpy float) as their reflection of the day before did."""
+        theirs = book.get(key)
+        if theirs is None or abs(float(theirs) - ours) > 1e-9 * max(1.0, abs(ours)):
+            book[key] = ours
+            self.resyncs += theirs is not None and self.day is not None
 
     def action(self, result: dict) -> tuple[dict[str, float], dict[str, float]]:
         """Their ``decide_firm_action`` return as (units bought per good, price per good), the
@@ -246,3 +272,129 @@ def check_code(code: str | Path) -> None:
         call.abandon()
     except Raised as exc:
         raise CodeError(root / FILES[0], f"their code failed rendering a prompt: {exc}") from None
+
+
+# -- the harness -----------------------------------------------------------------------------------
+#: the good of the authors' crash runs (one good)
+GOOD = "food"
+#: the keys their firm's answer carries (their ``decide_firm_action``), for one good
+KEYS = (f"supply_quantity_{GOOD}", f"produce_{GOOD}", f"price_{GOOD}")
+
+
+class FirmJSON(TheirJSON):
+    """Any answer (``_shared/their_agents.py``); the stand-ins answer as their firm is asked to."""
+
+    @classmethod
+    def from_action(cls, action: Any, observation: Any, messages: list) -> "FirmJSON | None":
+        if not isinstance(action, FirmAction):
+            return None
+        answer = {"thought": "steady", KEYS[0]: action.supply, KEYS[1]: 100, KEYS[2]: action.price}
+        return cls(text=json.dumps(answer))
+
+
+def judge(text: str, bought: float, price: float) -> tuple[str, str]:
+    """("", "") for an answer their engine acted on as asked, else (why, its kind): no JSON object
+    or a key missing or unreadable (their parse falls back: ``format``), a price or a supply our
+    market cannot post (``rule``)."""
+    found = answer_keys(text, KEYS)
+    if found is None:
+        return "no JSON object (their fallback: buy nothing, keep yesterday's price)", "format"
+    missing = [k for k in KEYS if found[k] is None]
+    if missing:
+        return f"missing {', '.join(missing)} (their fallback for it)", "format"
+    for key in (KEYS[0], KEYS[2]):
+        try:
+            float(str(found[key]).replace("$", "").replace(",", "").replace(" units", ""))
+        except ValueError:
+            return f"{key} {str(found[key])[:40]!r} is not a number (their fallback)", "format"
+    if not 0 < price <= MAX_PRICE:
+        return f"price {price:g} is not in (0, {MAX_PRICE:g}]", "rule"
+    if not 0 <= bought <= MAX_SUPPLY:
+        return f"supply {bought:g} is not in [0, {MAX_SUPPLY:g}]", "rule"
+    return "", ""
+
+
+def market_data(obs: FirmObservation, own: str) -> dict:
+    """What their environment hands a firm (module docstring): yesterday's prices, its own first,
+    then each competitor it sees, by name (none yet on the first day)."""
+    mine = {GOOD: obs.history[-1].price} if obs.history else {}
+    prices = obs.competitor_prices or [None] * len(obs.competitor_names)
+    rivals = {n: ({} if p is None else {GOOD: p}) for n, p in zip(obs.competitor_names, prices)}
+    return {"last_prices": {own: mine, **rivals}}
+
+
+class AuthorsFirmParams(Strict):
+    code: str = Field(
+        min_length=1,
+        description="the root of your copy of sethkarten/AI-Bazaar (branch Market-v1), whose "
+        "firm code renders the prompts; read at run time; relative to the project root",
+    )
+    prompt_algo: Literal["io", "cot"] = Field(
+        default="cot", description="their prompting mode (their exp1 runs: cot)"
+    )
+    history_len: int = Field(default=3, ge=0, le=100, description="their history_len (exp1: 3)")
+
+
+class AuthorsFirm(Harness):
+    """Their firm's prompts, answer reading and bookkeeping for a crash seat (module
+    docstring). The seat's id is the firm's name (the joint runs seat their names); a competitor
+    is their ``competitive`` persona, a stabilizing seat their stabilizing firm."""
+
+    name = "agent_bazaar"
+    Params = AuthorsFirmParams
+    roles = frozenset({"stabilizing", "competitor"})
+    max_reasks = 0  # FirmJSON: their fallback at once
+
+    def reset(self, rng: Any = None) -> None:
+        self.seat: FirmSeat | None = None
+
+    def _seat(self, obs: FirmObservation) -> FirmSeat:
+        if self.seat is None:
+            setting = FirmSetting(
+                num_consumers=obs.consumers,
+                overhead_costs=obs.overhead * 7,
+                overhead_scale=1.0 / 7.0,
+                tax_rate=obs.tax_rate,
+                fee_rate=obs.platform_fee,
+                initial_cash=obs.initial_cash,
+                prompt_algo=self.params.prompt_algo,
+                history_len=self.params.history_len,
+            )
+            persona = None if obs.stabilizing else "competitive"
+            costs = {GOOD: obs.unit_cost}
+            self.seat = FirmSeat(
+                self.params.code, obs.agent_id, costs, obs.stabilizing, persona, setting
+            )
+        return self.seat
+
+    async def respond(self, agent: Any, observation: Any, decision: Any, retry: Any = None):
+        if retry is not None:  # never: a scaled-down supply is a note, not a re-ask
+            return Reply(action=None, error="re-asked by the market")
+        if not isinstance(observation, FirmObservation):
+            raise TypeError(
+                f"the agent_bazaar harness plays firms, not {type(observation).__name__}"
+            )
+        obs, seat = observation, self._seat(observation)
+        t = obs.day - 1  # their timestep: 0 on the first day
+        if seat.day is not None and seat.day < t and obs.history:
+            last = obs.history[-1]  # yesterday, as our market booked it
+            seat.close({GOOD: last.units_sold}, {GOOD: last.price}, obs.health)
+        call = seat.begin(t, obs.cash, {GOOD: obs.stock}, market_data(obs, seat.name))
+        if call.prompt is None:
+            raise CodeError(Path(self.params.code) / FILES[0], "decide_firm_action asked no model")
+        messages = [
+            {"role": "system", "content": call.prompt[0]},
+            {"role": "user", "content": call.prompt[1]},
+        ]
+        try:
+            result, row = await agent.ask(messages, FirmJSON, decision, purpose="act")
+        except BaseException:
+            call.abandon()
+            raise
+        text = result.action.text if result.action is not None else ""
+        bought, prices = seat.action(call.answer(text))
+        why, kind = judge(text, bought.get(GOOD, 0.0), prices.get(GOOD, 0.0))
+        if why:
+            return invalid([row], why, kind)
+        action = FirmAction(price=prices[GOOD], supply=bought.get(GOOD, 0.0))
+        return Reply(action=action, calls=[row])

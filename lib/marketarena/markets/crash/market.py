@@ -50,7 +50,8 @@ from pydantic import BaseModel
 
 from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, episode_seed
 from marketarena.core.types import AgentId, Checked, Decision, EventLog
-from marketarena.markets.crash import rules
+from marketarena.markets.crash import joint, rules
+from marketarena.markets.crash.authors_firm import AuthorsFirm
 from marketarena.markets.crash.baselines import STRATEGIES
 from marketarena.markets.crash.observations import (
     MAX_PRICE,
@@ -84,8 +85,10 @@ class CrashMarket(EventLog):
         roles: list[str],
         personas: list[str],
         discovery_limit: int,
+        setting_extra: dict | None = None,
     ):
         self.p = params
+        self.setting_extra = dict(setting_extra or {})  # a joint run's model and seed
         self.ids = list(agent_ids)
         self.index = {a: i for i, a in enumerate(self.ids)}
         self.roles, self.personas = list(roles), list(personas)
@@ -149,6 +152,7 @@ class CrashMarket(EventLog):
                 initial_cash=p.initial_cash,
                 history=self.history[i][-p.history :] if p.history else [],
                 competitor_prices=prices,
+                competitor_names=[self.ids[j] for j in rivals],
                 active_firms=int(self.active.sum()),
                 health=self.health,
                 last_profit=float(self.last_profit[i]),
@@ -404,6 +408,7 @@ class CrashMarket(EventLog):
                     "consumer_savings": p.consumer_savings,
                     "liability": p.liability,
                     "ces_sigma": p.ces_sigma,
+                    **self.setting_extra,
                 }
             ]
         )
@@ -418,7 +423,8 @@ class CrashRules(MarketRules):
     kind = "crash"
     params_model = CrashParams
     strategies = STRATEGIES
-    harnesses = ("plain", "stabilizing")
+    harnesses = ("plain", "stabilizing", "agent_bazaar")
+    own_harnesses = {"agent_bazaar": AuthorsFirm}  # their firm's code, from the user's copy
     role_keys = {
         "stabilizing": "stabilizer (or stabilizers)",
         "competitor": "competitors",
@@ -426,9 +432,23 @@ class CrashRules(MarketRules):
     }
     cost_seat = "myopic"
 
-    def seating_period(self, mp: CrashParams) -> int:
-        """The cells times the competitors' rotation (``CrashParams.seat_names``)."""
-        return len(mp.cells) * len(mp.competitor_names())
+    def seating_period(self, mp: CrashParams) -> int | None:
+        """The cells times the competitors' rotation (``CrashParams.seat_names``); a joint
+        instance's runs seat each entry alone (``joint.py``)."""
+        return None if mp.imported else len(mp.cells) * len(mp.competitor_names())
+
+    def may_sit_out(self, mp: CrashParams) -> set[int]:
+        """A joint instance's entries other than its LLM ones (none needed: the authors' runs are
+        imported, each LLM entry holds every seat of its own runs)."""
+        return {i for i, e in enumerate(mp.roster) if e.kind != "llm"} if mp.imported else set()
+
+    def input_files(self, mp: CrashParams, data_dir):
+        """Their firm's code a joint instance's entries run (``joint.input_files``)."""
+        return joint.input_files(mp, data_dir)
+
+    def plan(self, mp: CrashParams) -> list[EpisodeSpec]:
+        """The grid's runs; an imported instance's: each LLM entry's runs of ``joint_grid``."""
+        return joint.plan(mp) if mp.imported else super().plan(mp)
 
     def seating_hint(self, mp: CrashParams, entry) -> str:
         seats = mp.firms - min(mp.stabilizing)
@@ -463,6 +483,10 @@ class CrashRules(MarketRules):
     def build_market(self, mp: CrashParams, resources, episode: EpisodeSpec) -> CrashMarket:
         """Each competitor or filler seat shows its player's own persona
         (``CrashParams.persona_of``), wherever the rotation seats it; stabilizing seats none."""
+        extra = {}
+        if mp.imported:  # a joint instance's run: the authors' setting, the entry as its model
+            extra = {"model": episode.get("model"), "seed": episode.seed}
+            mp = mp.joint_setting().model_copy(update={"days": episode.get("days")})
         texts = [
             mp.persona_of(seat.entry.name) if seat.role != "stabilizing" else ""
             for seat in episode.seats
@@ -473,6 +497,7 @@ class CrashRules(MarketRules):
             [s.role for s in episode.seats],
             texts,
             episode.get("discovery_limit"),
+            extra,
         )
 
     def render_messages(self, observation: FirmObservation, **extras):

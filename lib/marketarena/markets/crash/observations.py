@@ -4,8 +4,8 @@
 the number of consumers in the market and whether unsold stock carries over or perishes (as the
 authors' firm prompt states the market size), the last ``history`` days of its own history (price
 set, supply bought, units sold, revenue, expenses), and yesterday's prices of the competitors it
-can see (a random sample of the active ones when ``firm_discovery_limit`` is set), plus its
-persona. Not shown: the number of days, the consumers' budgets, how consumers choose (the
+can see (a random sample of the active ones when ``firm_discovery_limit`` is set; their seat ids
+beside, from the first day: the authors' firm code shows them by name), plus its persona. Not shown: the number of days, the consumers' budgets, how consumers choose (the
 authors' prompt does not say), the other firms' cash.
 
 The answer (:class:`FirmAction`): ``{"price": <number > 0>, "supply": <number >= 0>}``: the price
@@ -59,6 +59,7 @@ class FirmObservation(BaseModel):
     initial_cash: float
     history: list[DayRecord] = Field(default_factory=list)
     competitor_prices: list[float] = Field(default_factory=list)  # yesterday's, sampled
+    competitor_names: list[str] = Field(default_factory=list)  # their seats, in that order
     active_firms: int
     health: float  # yesterday's market health in [0, 1] (survival and price near cost)
     last_profit: float  # yesterday's profit

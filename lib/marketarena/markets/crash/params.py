@@ -85,6 +85,17 @@ the README's crash section):
   cannot pay its overhead pays what it has and ends at 0 (``liability: limited``); an invalid
   answer keeps yesterday's price, the unit cost on the first day, and buys nothing;
 - consumer discovery limits {1, 3, 5} as the seed's grid.
+
+**A joint instance** (issue 53) is an imported one (``source: {format: agent_bazaar}``) whose
+roster names LLM entries: the authors' runs are imported, and each LLM entry plays the authors'
+exp1 grid (``joint_grid``: stabilizing firms 0-5 x consumers' discovery limits 1/3/5 x their
+seeds 8/16/64, 365 days: 54 runs; narrow it to try) in **every firm seat**, as their model did,
+the stabilizing ones as their stabilizing firms, on their own firm's prompts and bookkeeping (the
+``agent_bazaar`` harness, ``authors_firm.py``, reading their code from ``source.prompts``, by
+default the repository above the logs folder), in their engine's setting (:data:`AUTHORS`: 5
+firms, 50 consumers, unit cost 1, 500 cash, overhead 2 a day, 5% tax and 5% platform fee, demand
+on the mean quote, savings, limited liability: the setting every imported run is checked
+against). An LLM entry without a harness gets ``agent_bazaar``.
 """
 
 from __future__ import annotations
@@ -94,6 +105,8 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from marketarena.core.params import MAX_AMOUNT, MarketParams, Strict, size
+from marketarena.core.params import joint_roster as core_joint_roster
+from marketarena.core.sources import publisher_root
 from marketarena.metrics.eas_params import EASParams, Term
 
 #: personas of non-stabilizing firms, after the authors' code (``FIRM_PERSONA_DESCRIPTIONS``,
@@ -212,6 +225,56 @@ def default_eas() -> EASParams:
             ],
         }
     )
+
+
+#: the authors' engine's setting (their exp1: ``sources/agent_bazaar.py`` checks every imported
+#: run against it), which a joint instance's new runs play in
+AUTHORS = {
+    "firms": 5,
+    "consumers": 50,
+    "unit_cost": 1.0,
+    "initial_cash": 500.0,
+    "overhead": 2.0,
+    "tax_rate": 0.05,
+    "platform_fee": 0.05,
+    "unsold": "carry",
+    "holding_cost": 0.0,
+    "max_price": None,
+    "demand_index": "mean_quote",
+    "consumer_savings": True,
+    "liability": "limited",
+    "firm_discovery_limit": None,
+    "history": 3,
+}
+
+
+class JointGrid(Strict):
+    """The grid a joint instance's LLM entries play (the authors' exp1 grid by default)."""
+
+    stabilizing: list[Annotated[int, Field(ge=0, le=5)]] = Field(
+        default_factory=lambda: [0, 1, 2, 3, 4, 5], min_length=1, max_length=6
+    )
+    discovery_limits: list[Annotated[int, Field(ge=1, le=100)]] = Field(
+        default_factory=lambda: [1, 3, 5], min_length=1, max_length=100
+    )
+    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(
+        default_factory=lambda: [8, 16, 64],
+        min_length=1,
+        max_length=1000,
+        description="the authors' seeds (our market's seed; their draws are not reproduced)",
+    )
+    days: int | None = Field(
+        default=None, ge=1, le=100_000, description="days per run (null: the instance's days)"
+    )
+
+    def cells(self) -> list[tuple[int, int, int]]:
+        """(stabilizing firms, discovery limit, seed) per run."""
+        return [
+            (s, d, seed)
+            for s in self.stabilizing
+            for d in self.discovery_limits
+            for seed in self.seeds
+        ]
 
 
 class CrashParams(MarketParams):
@@ -340,8 +403,35 @@ class CrashParams(MarketParams):
         "1 (the scripted stabilizer's at the defaults)",
     )
     eas: EASParams = Field(default_factory=default_eas)
+    joint_grid: JointGrid = Field(
+        default_factory=JointGrid,
+        description="a joint instance: the grid its LLM entries play (module docstring)",
+    )
 
     post_keys = frozenset({"eas", "stable_price"})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _joint(cls, data):
+        """An imported instance's LLM entries on the authors' firm (``core.params.joint_roster``):
+        the folder of their code from ``source.prompts``, or the one above the logs."""
+        source = data.get("source") if isinstance(data, dict) else None
+        if not isinstance(source, dict):
+            return data
+        return core_joint_roster(data, [], "agent_bazaar", "code", publisher_root(source))
+
+    @property
+    def entrants(self) -> list[int]:
+        """A joint instance's LLM entries (roster indices); [] for any other instance."""
+        if not self.imported:
+            return []
+        return [i for i, e in enumerate(self.roster) if e.kind == "llm"]
+
+    def joint_setting(self) -> "CrashParams":
+        """The params a joint instance's new runs play under: the authors' setting
+        (:data:`AUTHORS`), their grid's days."""
+        days = self.joint_grid.days or self.days
+        return self.model_copy(update={**AUTHORS, "days": days})
 
     @model_validator(mode="after")
     def _seats(self):

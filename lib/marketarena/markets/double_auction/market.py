@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
+from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, publisher_files
 from marketarena.core.types import AgentId, Checked, Decision, Rows, trusted
 from marketarena.markets.double_auction import rules
 from marketarena.markets.double_auction.baselines import STRATEGIES
@@ -263,11 +263,7 @@ class DoubleAuctionRules(MarketRules):
     def input_files(self, mp: DoubleAuctionParams, data_dir: Path) -> list[Path]:
         """BAZAAR's templates an entrant on the ``bazaar`` harness reads (their text is then in
         its games' fingerprint: an edited template replays them), relative to the project root."""
-        folders = sorted(
-            {e.params["prompts"] for e in mp.roster if e.kind == "llm" and e.harness == "bazaar"}
-        )
-        root = Path(data_dir).parent
-        return [root / Path(f).expanduser() / name for f in folders for name in TEMPLATES.values()]
+        return publisher_files(mp, data_dir, "bazaar", "prompts", tuple(TEMPLATES.values()))
 
     def may_sit_out(self, mp: DoubleAuctionParams) -> set[int]:
         """An imported instance's pool: an entrant's game seats a few of it, the published games

@@ -52,7 +52,7 @@ import json
 import re
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -61,8 +61,7 @@ from marketarena.core.params import Strict
 from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
 from marketarena.core.sources import SourceError
 from marketarena.core.types import Reply
-from marketarena.llm.schema import TextAnswer
-from marketarena.markets._shared.their_agents import Call, read_answer
+from marketarena.markets._shared.their_agents import Call, TheirJSON, invalid, read_answer
 from marketarena.markets.lemon.authors_answers import parse_bid, parse_vote
 from marketarena.markets.lemon.observations import (
     BuyAction,
@@ -89,16 +88,9 @@ class Ask(BaseException):
         self.system, self.user = system, user
 
 
-class AuthorsJSON(TextAnswer):
-    """Any answer: their engine reads it (``call_llm``), the harness judges it."""
-
-    max_reasks: ClassVar[int | None] = 0
-    json_mode: ClassVar[bool] = True
-    text: str = ""
-
-    @classmethod
-    def from_text(cls, text: str) -> tuple["AuthorsJSON", None]:
-        return cls(text=text or ""), None
+class AuthorsJSON(TheirJSON):
+    """Any answer (``_shared/their_agents.py``); the stand-ins bid, pass and vote as their buyer
+    answers."""
 
     @classmethod
     def from_action(cls, action: Any, observation: Any, messages: list) -> "AuthorsJSON | None":
@@ -264,15 +256,6 @@ def check_code(code: str | Path) -> None:
             raise CodeError(root / FILES[0], "make_orders asked no model for one listing shown")
     except Raised as exc:
         raise CodeError(root / FILES[0], f"their code failed rendering a prompt: {exc}") from None
-
-
-def invalid(calls: list[dict], error: str, failure: str = "format") -> Reply:
-    """An answer their engine turns into its fallback: the market's fallback (a pass, an
-    abstention), the decision and its call logged invalid with the reason and its kind
-    (``authors_answers.Parsed.failure``: a bid on a listing not shown broke a rule)."""
-    for row in calls:
-        row.update(valid=False, error=error)
-    return Reply(action=None, calls=calls, error=f"llm: {error}", failure=failure)
 
 
 class AuthorsBuyerParams(Strict):

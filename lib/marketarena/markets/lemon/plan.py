@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from marketarena.core.rules import EpisodeSpec, MarketRules, Seat
+from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, publisher_files
 from marketarena.markets.lemon.authors_buyer import COMMON, FILES, AuthorsBuyer
 from marketarena.markets.lemon.baselines import STRATEGIES
 from marketarena.markets.lemon.market import LemonMarket, identity_pool
@@ -66,15 +66,7 @@ class LemonRules(MarketRules):
     def input_files(self, mp: LemonParams, data_dir: Path) -> list[Path]:
         """Their buyer's code an entry on the ``agent_bazaar`` harness runs (in its runs'
         fingerprint: an edited file replays them), relative to the project root."""
-        folders = sorted(
-            {
-                e.params["code"]
-                for e in mp.roster
-                if e.kind == "llm" and e.harness == "agent_bazaar" and "code" in e.params
-            }
-        )
-        root = Path(data_dir).parent
-        return [root / Path(f).expanduser() / n for f in folders for n in (*FILES, COMMON)]
+        return publisher_files(mp, data_dir, "agent_bazaar", "code", (*FILES, COMMON))
 
     def plan(self, mp: LemonParams) -> list[EpisodeSpec]:
         """The grid's runs; an imported instance's: each LLM entry's runs of ``joint_grid``."""

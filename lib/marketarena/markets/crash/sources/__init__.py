@@ -25,3 +25,23 @@ class CrashAgentBazaarSource(MarketSource):
         from marketarena.markets.crash.sources import agent_bazaar
 
         return agent_bazaar.import_runs(source, out, available_cores())
+
+    def joint(self, mp: CrashParams) -> bool:
+        """LLM entries beside the authors' runs (a joint instance: ``crash/params.py``)."""
+        return bool(mp.entrants)
+
+    def check_joint(self, mp: CrashParams, root: Path) -> None:
+        """Every entry on the authors' firm finds their code and it renders a prompt."""
+        from marketarena.core.sources import SourceError, check_joint_entries, publisher_root
+        from marketarena.markets.crash.authors_firm import check_code
+
+        check_joint_entries(
+            mp,
+            root,
+            "agent_bazaar",
+            "code",
+            publisher_root(mp.source.model_dump()),
+            check_code,
+            (SourceError,),
+            "the root of your copy of sethkarten/AI-Bazaar, branch Market-v1",
+        )

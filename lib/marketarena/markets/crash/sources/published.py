@@ -102,6 +102,9 @@ def episode_frame(agents: pd.DataFrame) -> pd.DataFrame:
         "discovery_limit",
         "seed",
         "their_health",
+        "origin",
+        "run_harness",
+        "prompts",
         *[f"market_{c}" for c in MARKET_COLUMNS if f"market_{c}" in agents],
     ]
     runs = agents[[c for c in cols if c in agents]].drop_duplicates("episode_id")
@@ -116,6 +119,9 @@ def board(agents: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     rows = []
     for model, g in runs.groupby("model", sort=True):
         row = {"name": model, "runs": len(g)}
+        for c, shown in (("origin", "origin"), ("run_harness", "harness"), ("prompts", "prompts")):
+            if c in g:
+                row[shown] = g[c].iloc[0]
         for c in [c for c in MARKET_COLUMNS if c in g]:
             row[c], row[f"{c}_lo"], row[f"{c}_hi"] = bootstrap_mean_ci(
                 g[c].to_numpy(), n_boot, seed
@@ -197,6 +203,40 @@ def departures(market: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def published_episodes(setting: pd.DataFrame) -> frozenset[str] | None:
+    """The imported runs' episodes (a run status in their setting), or None when every episode
+    is one (an instance that is not joint: a joint instance's new runs have no status)."""
+    if "status" not in setting:
+        return frozenset()
+    mask = setting["status"].notna() & (setting["status"].astype(str) != "")
+    return None if mask.all() else frozenset(setting.loc[mask, "episode_id"])
+
+
+#: whose prompts a firm of a run saw: the authors' engine (a published run) or their firm's code
+#: run here from the user's copy (a joint instance's new run, ``authors_firm.py``)
+PROMPTS = {
+    "published": ("their engine", "Agent Bazaar's (their run)"),
+    "new": ("agent_bazaar", "Agent Bazaar's firm code (your copy)"),
+}
+
+
+def with_origin(agents: pd.DataFrame, setting: pd.DataFrame) -> pd.DataFrame:
+    """Each seat's ``origin`` (``published``: an imported run; ``new``: a joint instance's run),
+    the ``run_harness`` its model played under and whose ``prompts`` it saw (:data:`PROMPTS`)."""
+    theirs = published_episodes(setting)
+    new = (
+        np.zeros(len(agents), bool)
+        if theirs is None
+        else ~agents["episode_id"].isin(theirs).to_numpy()
+    )
+    origin = np.where(new, "new", "published")
+    return agents.assign(
+        origin=origin,
+        run_harness=[PROMPTS[o][0] for o in origin],
+        prompts=[PROMPTS[o][1] for o in origin],
+    )
+
+
 def frames(
     tables: dict[str, pd.DataFrame], out: dict[str, pd.DataFrame]
 ) -> dict[str, pd.DataFrame]:
@@ -221,15 +261,20 @@ def frames(
     added = [
         c for c in per_run.columns if c not in ("episode_id", "stabilizing", "discovery_limit")
     ]
-    agents = (
+    agents = with_origin(
         out["agents"]
         .drop(columns=added, errors="ignore")
         .merge(
             per_run.drop(columns=["stabilizing", "discovery_limit"]), on="episode_id", how="left"
-        )
+        ),
+        setting,
     )
+    theirs = published_episodes(setting)  # the replay is of their engine's logged runs only
     days, per_episode, rules_table = replay.replay(
-        tables["states"], tables["orders"], tables["consumers"], setting
+        *(
+            t if theirs is None else t[t["episode_id"].isin(theirs)]
+            for t in (tables["states"], tables["orders"], tables["consumers"], setting)
+        )
     )
     return {
         **out,
