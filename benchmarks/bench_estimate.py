@@ -30,12 +30,29 @@ quantity over the markets. Target (issue 47): calls, prompt tokens and dollars w
 ``--pilot N``: each model's estimate is made with its own pilot of N episodes (``pilot.py``; the
 re-ask rate is the pilot's), in a response cache of its own, so the real run pays in full.
 
+``--cases``: issue 56's cases instead (:data:`CASES`), each instance with ten or more LLM episodes
+and a pilot of a tenth of them (``--pilot N``: N), the estimate before any run at the prior re-ask
+rate (no run log yet) with its printed ranges of calls and dollars: a double_auction entrant whose
+first answer is free text 28% of the time (``flaky``; re-asked, then valid), and random answers;
+an english_auction bidder raising by the minimum up to its full estimate (``eager``), and random
+answers; a lemon buyer that always bids on the cheapest listing (``cheapest``); a supply_chain
+retailer answering at random; a crash firm selling at half its unit cost (``underpricer``: it goes
+bankrupt early), and the sensible firm; and in double_auction and english_auction the two models
+above.
+
+    .venv/bin/python benchmarks/bench_estimate.py --cases [--markets lemon crash]
+
 Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
+# isort: off
+import marketarena  # noqa: F401 - first, before pandas: pins numpy's CPU path (its docstring)
+
+# isort: on
 import argparse
+import hashlib
 import json
 import re
 import tempfile
@@ -45,7 +62,6 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 from marketarena.config import parse_params
 from marketarena.core.reader import EpisodeReader
 from marketarena.estimate import estimate
@@ -224,6 +240,54 @@ def belief(text: str) -> dict:
     }
 
 
+def eager(body):
+    """An english_auction bidder that raises by the minimum up to its full estimate (more
+    rounds than any baseline of the roster), sensible elsewhere."""
+    if "bid" not in body["response_format"]["json_schema"]["schema"].get("properties", {}):
+        return sensible(body)
+    messages = body["messages"]
+    everything = "\n".join(m["content"] or "" for m in messages)
+    offer = bid(everything, messages[-1]["content"], share=1.0)
+    return with_usage(body, {"reasoning": "up to my estimate", "bid": offer})
+
+
+def flaky(body, share: float = 0.28):
+    """double_auction's sensible quotes, in free text on ``share`` of first asks (a hash of the
+    request decides; the re-ask is answered validly)."""
+    messages = body["messages"]
+    if any(m["role"] == "assistant" for m in messages):
+        return with_usage(body, sensible({**body, "messages": messages[:2]}).content)
+    if int(hashlib.sha256(json.dumps(body).encode()).hexdigest(), 16) % 10_000 < share * 10_000:
+        return with_usage(body, "I quote 50")
+    return sensible(body)
+
+
+def cheapest(body):
+    """A lemon buyer that always bids on the cheapest listing (whatever the reputation), and
+    votes by its surplus; sensible elsewhere."""
+    props = body["response_format"]["json_schema"]["schema"].get("properties", {})
+    if "decision" not in props:
+        return sensible(body)
+    text = body["messages"][-1]["content"]
+    listings = re.findall(r"- listing (\S+): price " + MONEY, text)
+    if not listings:
+        return with_usage(body, {"decision": "pass", "listing": None})
+    name = min(listings, key=lambda x: amount(x[1]))[0]
+    return with_usage(body, {"decision": "bid", "listing": name})
+
+
+def underpricer(body):
+    """A crash firm that sells at half its unit cost and restocks to 30 units: it loses money on
+    every sale and goes bankrupt early; sensible elsewhere."""
+    props = body["response_format"]["json_schema"]["schema"].get("properties", {})
+    if not ("supply" in props and "price" in props):
+        return sensible(body)
+    text = body["messages"][-1]["content"]
+    cost = amount(re.search(r"Unit cost: " + MONEY, text).group(1))
+    stock = amount(re.search(r"Your stock: (-?[\d,.]+) units", text).group(1))
+    return with_usage(body, {"price": round(0.5 * cost, 2), "supply": max(0.0, 30 - stock)})
+
+
 def run_totals(eps: Path, runs: Path) -> dict[str, float]:
     calls = EpisodeReader(eps).table("llm_calls")
     costs = pd.concat(pd.read_parquet(p) for p in runs.rglob("llm_costs.parquet"))
@@ -249,13 +313,23 @@ def figures(m) -> dict[str, float]:
     }
 
 
-def bench(kind: str, tmp: Path, reask_rate: float | None, pilot: int = 0) -> list[dict]:
+def bench(
+    kind: str,
+    tmp: Path,
+    reask_rate: float | None,
+    pilot: int = 0,
+    models: tuple = (("sensible", sensible), ("random", schema_answer)),
+    block: dict | None = None,
+) -> list[dict]:
+    """Per model of ``models`` ((name, responder) pairs): the estimate before any run (its
+    ranges), with its own pilot of ``pilot`` episodes, and the run. ``block``: the instance's
+    keys over ``block_for(kind)``'s."""
     params = parse_params(
         {
             "models": {"fake": MODEL},
             "llm": {"cache_dir": str(tmp / "llm")},
             "embedding": {"cache_dir": str(tmp / "emb")},
-            "markets": {kind: block_for(kind)},
+            "markets": {kind: {**block_for(kind), **(block or {})}},
         }
     )
     paths = Paths(tmp)
@@ -268,8 +342,10 @@ def bench(kind: str, tmp: Path, reask_rate: float | None, pilot: int = 0) -> lis
     found = estimate(kind, params, resources, sample=None, reask_rate=reask_rate)
     took = time.perf_counter() - t0
     (dry,) = found.models
+    if pilot < 0:  # a tenth of the run's LLM episodes (at least one)
+        pilot = max(1, found.episodes // 10)
     rows = []
-    for name, responder in (("sensible", sensible), ("random", schema_answer)):
+    for name, responder in models:
         m = dry
         if pilot:  # this model's own pilot, in a response cache of its own (the run pays in full)
             piloted = params.model_copy(
@@ -314,7 +390,15 @@ def bench(kind: str, tmp: Path, reask_rate: float | None, pilot: int = 0) -> lis
                 "pilot": pilot,
                 "estimate_s": round(took, 1),
                 "plays": {p: round(t.calls) for p, t in m.plays.items()},
+                "episodes": found.episodes,
                 "covered": m.cost_lo <= real["usd"] <= m.cost_hi,
+                # before any run: the dry run's printed ranges (calls, dollars)
+                "covered_before": dry.calls_lo <= real["calls"] <= dry.calls_hi
+                and dry.cost_lo <= real["usd"] <= dry.cost_hi,
+                "calls_lo_before": dry.calls_lo,
+                "calls_hi_before": dry.calls_hi,
+                "usd_lo_before": dry.cost_lo,
+                "usd_hi_before": dry.cost_hi,
                 "usd_lo": m.cost_lo,
                 "usd_hi": m.cost_hi,
                 "prefix_share": round(m.prefix_share, 3),
@@ -333,6 +417,46 @@ def bench(kind: str, tmp: Path, reask_rate: float | None, pilot: int = 0) -> lis
     return rows
 
 
+#: issue 56's cases (market -> its models, the instance's keys over ``block_for``'s): ten or more
+#: LLM episodes each, so that a pilot of one is at most a tenth of the run
+CASES = {
+    "double_auction": (
+        (("flaky", flaky), ("sensible", sensible), ("random", schema_answer)),
+        {},
+    ),
+    "english_auction": (
+        (("eager", eager), ("sensible", sensible), ("random", schema_answer)),
+        {"runs": 10},
+    ),
+    "lemon": ((("cheapest", cheapest),), {"runs": 20}),  # the buyer sits in half the runs
+    "supply_chain": ((("random", schema_answer),), {"runs": 10}),
+    "crash": ((("underpricer", underpricer), ("sensible", sensible)), {"runs": 11}),
+}
+
+
+def show(r: dict, piloted: bool) -> str:
+    """One row as the benchmark prints it."""
+    return (
+        f"{r['market']:16s} {r['model']:11s} plays {r['plays']}  "
+        + "  ".join(
+            f"{k} {r[k + '_est']:,.4g}/{r[k + '_run']:,.4g} ({r[k + '_err']:+.0%})"
+            for k in ("calls", "requests", "prompt", "cached", "completion", "usd")
+        )
+        + f"  range covers the run: {r['covered']}"
+        + (
+            f"  pilot {r['pilot']} of {r['episodes']}; before it: "
+            + "  ".join(
+                f"{k} {r[k + '_dry_err']:+.0%}" for k in ("calls", "prompt", "completion", "usd")
+            )
+            + f", calls {r['calls_lo_before']:,.0f} to {r['calls_hi_before']:,.0f}, "
+            f"${r['usd_lo_before']:.4f} to ${r['usd_hi_before']:.4f}: "
+            f"{'holds' if r['covered_before'] else 'MISSES'} the run"
+            if piloted
+            else ""
+        )
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markets", nargs="*", default=list(MARKETS))
@@ -344,29 +468,26 @@ def main() -> None:
         default=0,
         help="the point from this many episodes played with each model first (estimate --pilot)",
     )
+    ap.add_argument(
+        "--cases",
+        action="store_true",
+        help="issue 56's cases (CASES), estimated at the prior re-ask rate before any run and "
+        "after a pilot of a tenth of the LLM episodes (or --pilot)",
+    )
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-estimate-") as tmp:
         for kind in args.markets:
-            rows += bench(kind, Path(tmp), None if args.prior else 0.0, args.pilot)
-            for r in rows[-2:]:
-                print(
-                    f"{r['market']:16s} {r['model']:8s} plays {r['plays']}  "
-                    + "  ".join(
-                        f"{k} {r[k + '_est']:,.4g}/{r[k + '_run']:,.4g} ({r[k + '_err']:+.0%})"
-                        for k in ("calls", "requests", "prompt", "cached", "completion", "usd")
-                    )
-                    + f"  range covers the run: {r['covered']}"
-                    + (
-                        "  without the pilot: "
-                        + "  ".join(
-                            f"{k} {r[k + '_dry_err']:+.0%}" for k in ("calls", "prompt", "usd")
-                        )
-                        if args.pilot
-                        else ""
-                    ),
-                    flush=True,
-                )
+            if args.cases:
+                if kind not in CASES:
+                    continue
+                models, block = CASES[kind]
+                got = bench(kind, Path(tmp), None, args.pilot or -1, models, block)
+            else:
+                got = bench(kind, Path(tmp), None if args.prior else 0.0, args.pilot)
+            rows += got
+            for r in got:
+                print(show(r, bool(args.pilot or args.cases)), flush=True)
     frame = pd.DataFrame(rows)
     print("\nlargest |error| over the markets (estimate / run - 1):")
     for model, g in frame.groupby("model"):

@@ -217,6 +217,28 @@ def test_where_the_play_decides_the_length_the_range_covers_a_run_of_random_answ
     assert f"random answers {model.plays['random'].calls:,.0f}" in describe(found)[1]
 
 
+def test_the_range_holds_a_firm_that_goes_bankrupt_sooner_than_every_play(tmp_path):
+    """A crash firm selling at half its unit cost and restocking to 30 units a day goes bankrupt
+    sooner than the baselines in most episodes, and than the mock's random answers in total; the
+    random answers go bankrupt on day 1 in some episodes. The range runs over the plays episode
+    by episode (``dry_run.envelope``): it holds the run before any run, at the prior re-asks."""
+    from benchmarks.bench_estimate import underpricer
+
+    kind = "crash"
+    params = changed(params_for(tmp_path, kind), kind, runs=11, days=60)
+    paths = Paths(tmp_path)
+    run_reference(kind, params, paths)
+    _, resources = load_inputs(kind, params, paths.data)
+    found = estimate(kind, params, resources, sample=None)
+    (model,) = found.models
+    calls = run_on_fake(tmp_path, kind, params, underpricer)
+    cost = read_run_table(tmp_path / "run_logs" / kind)["cost_usd"].sum()
+    assert len(calls) < min(p.calls for p in model.plays.values())  # sooner than every play
+    assert model.calls_lo <= len(calls) <= model.calls_hi
+    assert model.cost_lo <= cost <= model.cost_hi
+    assert model.calls_hi == max(p.calls for p in model.plays.values())  # the stabilizer's
+
+
 def test_earlier_runs_give_the_re_ask_rate_and_the_providers_cache_share(tmp_path):
     """A model that breaks the schema in one answer of three, behind a provider that caches
     prompt prefixes: after its first run the estimate of the next one takes both from its log."""

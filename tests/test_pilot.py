@@ -11,10 +11,11 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
-from benchmarks.bench_estimate import bid, sensible
+from benchmarks.bench_estimate import eager, sensible
 from marketarena.estimate import PRIOR_REASK_RATE, describe, estimate
 from marketarena.llm.fake import FakeEndpoint, with_usage
 from marketarena.pipeline import Paths, run_reference
@@ -22,17 +23,6 @@ from marketarena.simulate import load_inputs, simulate
 from tests.test_estimate import params_for, run_on_fake
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def eager(body):
-    """An english_auction bidder that raises by the minimum up to its full estimate (more
-    rounds than any baseline of the roster), sensible elsewhere."""
-    if "bid" not in body["response_format"]["json_schema"]["schema"].get("properties", {}):
-        return sensible(body)
-    messages = body["messages"]
-    everything = "\n".join(m["content"] or "" for m in messages)
-    offer = bid(everything, messages[-1]["content"], share=1.0)
-    return with_usage(body, {"reasoning": "up to my estimate", "bid": offer})
 
 
 def flaky(body):
@@ -73,6 +63,28 @@ def test_the_pilot_plays_a_long_bidder_as_it_bids(tmp_path):
     lines = describe(found)
     assert "(the pilot's play; plays:" in lines[1]
     assert re.search(r"pilot: .* in 2 of the \d+ episodes", lines[2])
+
+
+def test_the_pilot_scales_by_the_seats_not_the_episodes(tmp_path):
+    # crash seats the LLM firm twice in its fifth episode: 7 seats in 6 episodes; the pilot plays
+    # the first (one seat), and a sensible firm is asked every day of every seat
+    kind = "crash"
+    params, resources = setup(tmp_path, kind)
+    calls = run_on_fake(tmp_path, kind, params, sensible)
+    seats = [  # per episode, in plan order: the calls of each seat
+        pd.read_parquet(f).groupby("agent_id").size().tolist()
+        for f in sorted((tmp_path / "run").rglob("llm_calls.parquet"))
+    ]
+    assert [len(s) for s in seats] == [1, 1, 1, 1, 2, 1]
+    fake = FakeEndpoint(responder=sensible)
+    found = estimate(kind, params, resources, sample=1, pilot=1, openai_factory=fake.factory)
+    (m,) = found.models
+    (first,) = seats[0]
+    assert fake.n_calls == first  # the first episode's one seat, asked every day
+    assert m.calls == 7 * first == len(calls)  # not 6 x: 14% short
+    assert m.prompt_tokens == pytest.approx(calls["prompt_tokens"].sum(), rel=0.05)
+    # what its one episode cost, not the plan's seventh
+    assert found.pilot.cost_usd == pytest.approx(m.cost_usd / 7)
 
 
 def test_the_pilot_measures_the_re_ask_rate(tmp_path):

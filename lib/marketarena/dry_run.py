@@ -224,6 +224,34 @@ def play_totals(
     return PlayTotals(*(v * scale for v in asdict(total).values()))
 
 
+def envelope(
+    plays: list[list[tuple[pd.DataFrame, pd.DataFrame]]], alias: str, scale: float
+) -> tuple[PlayTotals, PlayTotals]:
+    """The least and the most of ``plays`` (each a play's (llm_calls, llm_messages) per episode,
+    the same episodes in the same order) episode by episode: per episode, the fewest (most)
+    calls, prompt and completion tokens of ``alias`` in any play, summed and scaled. A model need
+    not play as one play does in every episode: a crash firm that dumps its goods below cost goes
+    bankrupt sooner than every baseline in most episodes, and the mock's random answers sooner
+    than it in a few (``estimate.py``'s range). Cached and repeated tokens are not counted (the
+    range prices its own share of cached tokens)."""
+    least, most = PlayTotals(), PlayTotals()
+    for episode in zip(*plays, strict=True):
+        got = []
+        for calls, _ in episode:
+            mine = calls[calls["model"] == alias] if len(calls) else calls
+            got.append(
+                (
+                    float(len(mine)),
+                    float(mine["prompt_tokens"].sum()) if len(mine) else 0.0,
+                    float(mine["completion_tokens"].sum()) if len(mine) else 0.0,
+                )
+            )
+        for k, name in enumerate(("calls", "prompt_tokens", "completion_tokens")):
+            setattr(least, name, getattr(least, name) + min(g[k] for g in got) * scale)
+            setattr(most, name, getattr(most, name) + max(g[k] for g in got) * scale)
+    return least, most
+
+
 def play_episodes(
     rules, mp, resources, played, dry: Params, k: int | None, runtime: StandInRuntime | None = None
 ):

@@ -28,7 +28,11 @@ the side a budget errs on), leaving out the baselines that play blind
 answers already bring random play into the range: lemon's random buyer, buying at every step and
 reviewing every purchase, asked 26% more calls than the sensible model of the benchmark); the
 range runs from the least of the plays to the most, the random play and the blind stand-ins
-included, and every play's calls are shown. Against a hand-written sensible model on the fake
+included, episode by episode (``dry_run.envelope``: each episode's fewest calls and tokens of any
+play, summed, and its most: a model need not play as one play does in every episode; a crash
+firm selling at half its unit cost went bankrupt sooner than every play's total said, 242 calls
+against the least play's 332, but not sooner than the plays' least episode by episode, 177), and
+every play's calls are shown. Against a hand-written sensible model on the fake
 endpoint (``benchmarks/bench_estimate.py``, every market) this was within 4% in calls and 2% in
 prompt tokens. Then per instance and model alias:
 
@@ -94,6 +98,7 @@ from marketarena.core.registry import rules_for
 from marketarena.dry_run import (
     PlayTotals,
     blind_stand_ins,
+    envelope,
     episode_depth,
     episode_lengths,
     mock_params,
@@ -258,6 +263,7 @@ def estimate(
             any(s.entry.kind == "llm" and s.entry.model == alias for s in e.seats) for e in planned
         )
         plays = {play: play_totals(per, alias, scale) for play, per in runs.items()}
+        bounds = envelope(list(runs.values()), alias, scale) if len(runs) > 1 else None
         anywhere = UsageTotals()
         for (_, a), u in history.items():
             if a == alias:
@@ -274,6 +280,7 @@ def estimate(
             blind,
             market=params.markets[instance].market,
             pilot=flown.usage.get(alias) if flown else None,
+            bounds=bounds,
         )
         models.append(m)
         total, limit = load.get(m.endpoint, (0.0, spec.max_concurrency))
@@ -337,13 +344,16 @@ def model_estimate(
     blind: set[str] = frozenset(),
     market: str | None = None,
     pilot: PilotUsage | None = None,
+    bounds: tuple[PlayTotals, PlayTotals] | None = None,
 ) -> ModelEstimate:
     """One alias's estimate from its plays' totals (module docstring): ``anywhere``, its usage
     in every earlier run (the re-ask rate); ``here``, in earlier runs of this instance (answer
     length, the provider's cache share); ``blind``, the stand-in plays that may bound the range
     but not be the point (unless every stand-in is blind); ``market``, the instance's market
     kind (the completion priors'; None: the instance's name); ``pilot``, its usage in the pilot
-    (``pilot.py``): the point, its re-ask rate and answers' length over every other source."""
+    (``pilot.py``): the point, its re-ask rate and answers' length over every other source;
+    ``bounds``, the plays' least and most episode by episode (``dry_run.envelope``), the range's
+    ends where they pass the plays'."""
     if spec.max_reasks == 0:
         rate, source = 0.0, "none: its harness never re-asks"
     elif pilot is not None and pilot.calls:
@@ -358,8 +368,9 @@ def model_estimate(
     if pilot is not None:
         plays = {**plays, "pilot": pilot.play}
     fields = PlayTotals.__dataclass_fields__
-    lo = PlayTotals(*(min(asdict(p)[k] for p in plays.values()) for k in fields))
-    hi = PlayTotals(*(max(asdict(p)[k] for p in plays.values()) for k in fields))
+    ends = list(plays.values())
+    lo = PlayTotals(*(min(asdict(p)[k] for p in ends + list(bounds or [])[:1]) for k in fields))
+    hi = PlayTotals(*(max(asdict(p)[k] for p in ends + list(bounds or [])[1:]) for k in fields))
     stand = {name: p for name, p in plays.items() if name not in ("random", "pilot")}
     point = max(
         ({n: p for n, p in stand.items() if n not in blind} or stand).values(),

@@ -22,7 +22,15 @@ bidding rounds, crash's survival, lemon's purchases) neither is the model. The p
 - **What it measures**, per alias (:class:`PilotUsage`): calls, requests (with the client's
   re-asks: ``llm_calls.attempts``), prompt tokens (re-asked requests included), completion tokens
   and the prompt tokens the provider reported as cached, as its endpoint reported them; scaled
-  by episodes planned / N.
+  to the plan.
+- **How it scales**: per alias, by its seats in the plan over its seats in the pilot's episodes
+  (:func:`seats_of`), not by episodes planned / N: an episode can seat an alias more than once
+  (crash seats a roster's firm twice in some of its episodes, each seat asked every day). With
+  episodes planned / N, a pilot of crash's first episode (one seat of 12 in 10 episodes) put both
+  of the benchmark's crash firms 14-19% short (``benchmarks/bench_estimate.py --cases``). Weighing
+  the episodes by a dry-run play's calls instead (a ratio estimate) was tried and dropped: the
+  play is not the model (english_auction's random bidder, capped at 51 calls every episode,
+  came out 33% over when weighed by the planner's bidding).
 
 ``estimate.model_estimate`` takes the pilot as the point (its calls, requests, tokens and cache
 share; its re-ask rate and tokens per answer over the priors, the earlier runs and ``--reask-rate``,
@@ -71,6 +79,15 @@ class Pilot:
     spent_usd: float  # what it spent now (answers not in the response cache)
 
 
+def seats_of(episodes: list, alias: str) -> int:
+    """The seats ``alias`` takes in ``episodes`` (``EpisodeSpec``s)."""
+    return sum(
+        seat.entry.kind == "llm" and seat.entry.model == alias
+        for spec in episodes
+        for seat in spec.seats
+    )
+
+
 def run_pilot(
     instance: str,
     params,
@@ -94,9 +111,9 @@ def run_pilot(
     runtime = StandInRuntime(params, openai_factory=openai_factory, ledger_path=ledger_path)
     runtime.runtime.check_keys(llm_aliases(params, instance))
     per_episode = play_episodes(rules, mp, resources, played, params, None, runtime)
-    scale = len(planned) / len(played)
-    usage = {}
-    for alias in llm_aliases(params, instance):
+    usage, scales = {}, {}
+    for alias in llm_aliases(params, instance):  # its seats planned over its seats played
+        scale = scales[alias] = seats_of(planned, alias) / max(seats_of(played, alias), 1)
         u = PilotUsage(play=play_totals(per_episode, alias, scale))
         for calls, _ in per_episode:
             mine = calls[calls["model"] == alias] if len(calls) else calls
@@ -115,12 +132,10 @@ def run_pilot(
         ):
             setattr(u, name, getattr(u, name) * scale)
         usage[alias] = u
-    cost = (
-        sum(
-            params.models[a].cost_usd(u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens)
-            for a, u in usage.items()
-        )
-        / scale
+    cost = sum(
+        params.models[a].cost_usd(u.prompt_tokens, u.completion_tokens, u.cached_prompt_tokens)
+        / scales[a]
+        for a, u in usage.items()
     )
     return Pilot(
         len(played),
