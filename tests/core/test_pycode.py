@@ -176,6 +176,33 @@ def test_lambdas_properties_dict_subclasses_and_numpys_clip(tmp_path):
     assert repr({"food": clipped}) == repr({"food": np.clip(140.0, 0.0, 100.0)})
 
 
+def test_their_except_catches_the_class_python_would_raise(tmp_path):
+    """``float(None)`` inside their ``try`` is a TypeError their ``except (ValueError, TypeError)``
+    catches (Agent Bazaar's firm falls back per part of an answer so); ``except KeyError`` does
+    not catch it."""
+    p = program(
+        tmp_path,
+        """
+        class Agent:
+            def parse(self, item):
+                try:
+                    return float(item)
+                except (ValueError, TypeError):
+                    return -1.0
+
+            def narrow(self, item):
+                try:
+                    return float(item)
+                except KeyError:
+                    return -2.0
+        """,
+    )
+    a = Obj("Agent")
+    assert [p.call(a, "parse", x) for x in ("2.5", None, "x")] == [2.5, -1.0, -1.0]
+    with pytest.raises(TypeError):
+        p.call(a, "narrow", None)
+
+
 def test_a_loop_without_end_is_stopped(tmp_path, monkeypatch):
     import marketarena.core.pyframe as pyframe
 

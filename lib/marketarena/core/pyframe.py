@@ -30,6 +30,18 @@ class CodeError(SourceError):
 class Raised(Exception):
     """An exception the interpreted code raised (caught by its own ``except``)."""
 
+    @classmethod
+    def like(cls, exc: Exception, text: str) -> "Raised":
+        """A ``Raised`` that is also of ``exc``'s class, so that their ``except (ValueError,
+        TypeError)`` catches what Python would (a ``float(None)`` in a parse with a fallback)."""
+        kind = _RAISED.get(type(exc))
+        if kind is None:
+            kind = _RAISED[type(exc)] = type(f"Raised{type(exc).__name__}", (cls, type(exc)), {})
+        return kind(text)
+
+
+_RAISED: dict[type, type] = {}
+
 
 class _Return(BaseException):
     def __init__(self, value: Any):
@@ -393,7 +405,7 @@ class Frame:
         try:
             return container[key]
         except (KeyError, IndexError, TypeError) as exc:
-            raise Raised(f"{type(exc).__name__} at line {node.lineno}") from None
+            raise Raised.like(exc, f"{type(exc).__name__} at line {node.lineno}") from None
 
     def _e_Slice(self, node: ast.Slice) -> slice:
         return slice(
@@ -410,7 +422,8 @@ class Frame:
         try:
             return op(a, b)
         except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
-            raise Raised(f"{type(exc).__name__} at line {getattr(node, 'lineno', '?')}") from None
+            where = getattr(node, "lineno", "?")
+            raise Raised.like(exc, f"{type(exc).__name__} at line {where}") from None
 
     def _e_BinOp(self, node: ast.BinOp) -> Any:
         op = BINOPS.get(type(node.op))
@@ -567,7 +580,7 @@ class Frame:
             OverflowError,
             json.JSONDecodeError,
         ) as exc:
-            raise Raised(f"{type(exc).__name__} at line {node.lineno}: {exc}") from None
+            raise Raised.like(exc, f"{type(exc).__name__} at line {node.lineno}: {exc}") from None
 
     def _getattr(self, node: ast.Call, which: str, args: list) -> Any:
         obj, name = args[0], args[1]

@@ -94,3 +94,17 @@ def test_a_missing_file_is_named_before_any_game(tmp_path):
     (broken / "ai_bazaar" / "market_core" / "market_core.py").unlink()
     with pytest.raises(SourceError, match="market_core.py"):
         check_code(broken)
+
+
+def test_their_book_is_kept_within_rounding_and_set_to_ours_beyond():
+    """Our market is the game; their book shows the same cash their reflection printed unless
+    ours differs by more than float rounding (then ours, counted)."""
+    seat = FirmSeat(CODE, "competitive_1", {"food": 1.0}, False, "competitive", SETTING)
+    day(seat, 1, 500.0, 0.0, ANSWER, sold=30.0)
+    theirs = seat.cash
+    call = seat.begin(2, theirs * (1 + 1e-13), {"food": 10.0}, {"last_prices": {}})
+    call.abandon()
+    assert seat.cash == theirs and seat.resyncs == 0  # rounding: theirs kept
+    call = seat.begin(2, theirs + 0.01, {"food": 10.0}, {"last_prices": {}})
+    call.abandon()
+    assert seat.cash == theirs + 0.01 and seat.resyncs == 1  # ours, counted

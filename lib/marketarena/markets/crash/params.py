@@ -248,6 +248,15 @@ AUTHORS = {
 }
 
 
+#: the baselines a joint instance's roster of LLM entries gets before them: they play no run (the
+#: authors' runs are imported), but ``marketarena estimate`` plays an LLM seat with each of them to
+#: bound a run's calls, from a price war's early bankruptcies to a stabilizer's full year
+JOINT_POOL = [
+    {"name": n, "kind": "baseline", "strategy": n}
+    for n in ("stabilizer", "undercut", "myopic", "markup")
+]
+
+
 class JointGrid(Strict):
     """The grid a joint instance's LLM entries play (the authors' exp1 grid by default)."""
 
@@ -418,7 +427,7 @@ class CrashParams(MarketParams):
         source = data.get("source") if isinstance(data, dict) else None
         if not isinstance(source, dict):
             return data
-        return core_joint_roster(data, [], "agent_bazaar", "code", publisher_root(source))
+        return core_joint_roster(data, JOINT_POOL, "agent_bazaar", "code", publisher_root(source))
 
     @property
     def entrants(self) -> list[int]:
