@@ -1,20 +1,25 @@
-"""Wall time of a joint lemon run (issue 53) against an endpoint of known latency: a new model in
-every buyer seat of one run of the authors' grid, on their buyer's prompts rendered by their code
-(``markets/lemon/authors_buyer.py``), the calls answered by a loopback OpenAI-compatible endpoint
-(``llm.fake.LoopbackEndpoint``, a process of its own) after ``--delay`` seconds.
+"""Wall time of a joint run on Agent Bazaar's board (issue 53) against an endpoint of known
+latency: a new model in every seat their model held in one run of the authors' grid (lemon: every
+buyer seat, on their buyer's prompts, ``markets/lemon/authors_buyer.py``; crash: every firm seat,
+on their firm's prompts and bookkeeping, ``markets/crash/authors_firm.py``), rendered by their
+code, the calls answered by a loopback OpenAI-compatible endpoint (``llm.fake.LoopbackEndpoint``,
+a process of its own) after ``--delay`` seconds.
 
-The ideal is (sequential decision points) x (delay): every buyer seat of a decision point asks at
-once, and a step has a bid point and, when somebody bought, a review point. What the run takes
-beyond it is ours: the interpretation of their code (twice a call: to the prompt, then with the
-answer), the market and the logs. The responder bids on the first listing shown every third
-request and votes down, so reviews happen.
+The ideal is (sequential decision points) x (delay): every seat of a decision point asks at once
+(lemon: a step has a bid point and, when somebody bought, a review point; crash: a day is one
+point). What the run takes beyond it is ours: the interpretation of their code, the market and
+the logs. Lemon's responder bids on the first listing shown every third request and votes down,
+so reviews happen; crash's prices at 1.3 unit costs and buys 20 units, so firms trade and live.
 
-    .venv/bin/python benchmarks/bench_joint_lemon.py --logs AI-Bazaar/logs-data \\
+    .venv/bin/python benchmarks/bench_joint_authors.py --market lemon --logs AI-Bazaar/logs-data \\
         --code AI-Bazaar-exp2 [--steps 20] [--delay 0.5]
+    .venv/bin/python benchmarks/bench_joint_authors.py --market crash --logs AI-Bazaar/logs-data \\
+        --code AI-Bazaar [--steps 20] [--delay 0.5]
 
 ``--logs``: their logs-data (the runs are imported first, not timed); ``--code``: the root of a
-copy of their code (``git -C AI-Bazaar archive ee6053964 ai_bazaar | tar -x -C AI-Bazaar-exp2``).
-Prints figures; asserts nothing.
+copy of their code (lemon's runs' version: ``git -C AI-Bazaar archive ee6053964 ai_bazaar | tar
+-x -C AI-Bazaar-exp2``). ``--steps``: steps (lemon) or days (crash). Prints figures; asserts
+nothing.
 """
 
 from __future__ import annotations
@@ -41,6 +46,13 @@ from marketarena.pipeline import Paths, run_simulate  # noqa: E402
 LISTING = re.compile(r'"listing_id":\s*"(seller_\d+_listing_\d+)"')
 
 
+def crash_responder(body: dict) -> Reply:
+    """A firm at 1.3 unit costs buying 20 units a day."""
+    return Reply(
+        {"thought": "steady", "supply_quantity_food": 20, "produce_food": 100, "price_food": 1.3}
+    )
+
+
 def responder(body: dict) -> Reply:
     """Bids on the first listing of the observation every third request, else passes; votes
     down a car it bought."""
@@ -55,12 +67,20 @@ def responder(body: dict) -> Reply:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--market", choices=("lemon", "crash"), default="lemon")
     ap.add_argument("--logs", type=Path, required=True)
     ap.add_argument("--code", type=Path, required=True)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--delay", type=float, default=0.5)
     a = ap.parse_args()
-    endpoint = EndpointProcess(responder, a.delay)
+    crash = a.market == "crash"
+    endpoint = EndpointProcess(crash_responder if crash else responder, a.delay)
+    grid = (
+        {"stabilizing": [1], "discovery_limits": [3], "seeds": [8], "days": a.steps}
+        if crash
+        else {"sybil": [6], "reputation_visible": [True], "seeds": [8], "steps": a.steps}
+    )
+    instance = f"{a.market}_authors"
     with tempfile.TemporaryDirectory() as tmp:
         raw = {
             "models": {
@@ -74,19 +94,14 @@ def main() -> None:
             },
             "llm": {"cache_dir": str(Path(tmp) / "llm")},
             "markets": {
-                "lemon_authors": {
-                    "market": "lemon",
+                instance: {
+                    "market": a.market,
                     "source": {
                         "format": "agent_bazaar",
                         "path": str(a.logs.resolve()),
                         "prompts": str(a.code.resolve()),
                     },
-                    "joint_grid": {
-                        "sybil": [6],
-                        "reputation_visible": [True],
-                        "seeds": [8],
-                        "steps": a.steps,
-                    },
+                    "joint_grid": grid,
                     "roster": [{"name": "new_model", "kind": "llm", "model": "loopback"}],
                 }
             },
@@ -95,17 +110,18 @@ def main() -> None:
         paths = Paths(tmp)
         paths.data.mkdir(parents=True)
         t = time.perf_counter()
-        out = run_simulate("lemon_authors", params, paths, progress=False)
+        out = run_simulate(instance, params, paths, progress=False)
         total = time.perf_counter() - t
         live = out["wall_time_s"]
-        reader = EpisodeReader(paths.episodes("lemon_authors"))
+        reader = EpisodeReader(paths.episodes(instance))
         calls = reader.table("llm_calls")
         calls = calls[calls["episode_id"].str.startswith("new-")]
         points = calls.groupby(["step", "round"]).ngroups
         ideal = points * a.delay
+        seats = "5 firm seats" if crash else "12 buyer seats"
         print(
-            f"joint lemon run: {a.steps} steps, 12 buyer seats, {len(calls)} calls at "
-            f"{points} sequential decision points (bids and reviews), endpoint delay {a.delay} s"
+            f"joint {a.market} run: {a.steps} steps, {seats}, {len(calls)} calls at "
+            f"{points} sequential decision points, endpoint delay {a.delay} s"
         )
         print(
             f"played in {live:.1f} s against the ideal {ideal:.1f} s: {live / ideal:.3f}x "
