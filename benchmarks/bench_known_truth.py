@@ -22,23 +22,24 @@ bootstrap), the coverage of the true rank by the 95% rank interval, its mean wid
 fitted on true μ, and the rank coverage of players with few / many games (at most / above the
 field's median).
 
-The stopping rule (``simulate/stopping.py``): a new player with a known skill (top, middle and
-bottom of field A: midpoints between the true skills at the 90%, 50%, 10% quantiles) joins one
-simulated field A, whose board (``stopping.field_ratings``, as ``simulate`` rates the field) is
-held fixed. Its games (``--cap``, each a random composition of field A with one seat taken by
-it) come in batches of ``--batch``; after each, ``stopping.look`` (the default ``StopRule``:
-boot 100, passes 10) and ``stopping.settled`` (``rank_width`` 1, ``min_games`` 30) decide, as
-``stopping.Batches`` does, cap-aware (its interval shrunk by sqrt(1 - n / cap), as ``simulate``
-passes the cap). Recorded at the stop: does the rank interval cover the true rank (its rank
-among the field's true skills), width, games. The same draws looked at once after a fixed n
-(``look`` without a cap) give the fixed schedules; the report pairs the rule with the smallest
-fixed n whose mean width is at most the rule's and whose coverage is at least the rule's. The
-rule without the cap correction is reported too.
+The stopping rule (``simulate/stopping.py``, ``known_truth.new_player_looks``): a new player
+with a known skill (``--levels``: the midpoints between the field's true skills at those
+quantiles) joins the field (A and B in turn), whose board (``stopping.field_ratings``, as
+``simulate`` rates the field) is held fixed. Its games (``--cap``, each a random composition of
+the field with one seat taken by it) are looked at after every ``--batch`` (``stopping.looks``:
+boot 100, passes 10, at each of ``--ci-levels``). Per question (``--widths``: ``rank_width``;
+``--top-k``: ``top_k``) ``known_truth.stop_rows`` stops each draw at its first answering look
+from ``--min-games`` (``stopping.settled``, as ``stopping.Batches`` does) and records: answered,
+does the rank interval cover the true rank (its rank among the field's true skills), for top-k
+whether the answer was right or wrong, the width and the games. ``known_truth.fixed_schedule``
+gives the smallest fixed n whose look answers as often (one n for every skill: a fixed schedule
+does not know it), and the report the games the rule saves against it.
 
 Run (the logs are not part of the project, no licence; import them once, about 2 minutes):
 
     PYTHONPATH=lib .venv/bin/python -m marketarena.cli import-bazaar /tmp/bazaar/logs --out /tmp/truth-bz
     PYTHONPATH=lib .venv/bin/python benchmarks/bench_known_truth.py --bazaar /tmp/truth-bz
+    (--only boards|stopping, --fields A B; docs/cost.md has the runs behind its figures)
 
 (``git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar`` for the logs), or
 ``benchmarks/bench_known_truth.py --synthetic 20`` without them. The defaults (``--reps 4

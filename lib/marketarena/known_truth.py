@@ -14,8 +14,9 @@ rank_hi, games):
   re-derived: ``ratings.multipass`` for μ (median over ``passes`` shuffled passes),
   ``ratings.bootstrap_intervals`` for the 95% interval of μ (``n_boot`` resamples of the games,
   each rated in ``boot_passes`` shuffled passes) and ``ratings.rank_intervals`` for the rank
-  interval read from it against the *others' point* μ (rank_lo the rank of mu_hi, rank_hi that
-  of mu_lo), as every board now does;
+  interval read from it, stretched by ``ratings.RANK_SPREAD``, against the *others' point* μ
+  (rank_lo the rank of the stretched mu_hi, rank_hi that of mu_lo), as every board now does;
+- ``board_unstretched``: the same read from the μ interval as it is (spread 1);
 - ``rank_percentiles``: the boards' rank interval before this benchmark (the 2.5-97.5
   percentiles of the player's rank in each resample, where every other player moves too:
   :func:`bootstrap_board`'s own rank columns);
@@ -37,6 +38,11 @@ the μ interval covers the true skill *after centring*: TrueSkill's μ has an ar
 shifted by the mean of the fitted point μ). The scale is not aligned (no rescaling): the slope
 of the fitted on the true skills (:func:`slope`) is reported beside it, and a slope far from 1
 says that μ coverage is meaningless on that field while rank coverage still is.
+
+The stopping rule (``simulate/stopping.py``): :func:`new_player_looks` lets a new player of known
+skill join a field rated once and held fixed, and looks at it as ``simulate`` does;
+:func:`stop_rows` stops each draw where a question (``rank_width`` or ``top_k``) is first
+answered, and :func:`fixed_schedule` finds the fixed number of games that answers it as often.
 
 ``benchmarks/bench_known_truth.py`` runs these on BAZAAR's compositions and on a sparser field;
 ``tests/test_known_truth.py`` on a tiny synthetic one.

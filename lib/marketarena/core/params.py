@@ -279,8 +279,8 @@ class MarketParams(Strict):
     )
     stop: StopRule | None = Field(
         default=None,
-        description="play each LLM player's games in batches and stop once its "
-        "rank is settled (double_auction's entrants, english_auction's challengers); null: "
+        description="play each LLM player's games in batches and stop once the "
+        "question asked of its rank (rank_width, top_k or mu_width) is answered; null: "
         "every planned game",
     )
 

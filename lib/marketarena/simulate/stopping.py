@@ -1,4 +1,5 @@
-"""Stop a player's games once its rank is settled: the look at a player's games so far.
+"""Stop a player's games once the question asked of its rank is answered: the look at a
+player's games so far.
 
 A market plays each LLM player's games against a field a fixed number of times whatever they
 have settled: double_auction's entrants against the pool, english_auction's challengers against
@@ -7,8 +8,8 @@ the player: cournot's and bertrand's lineups with it, crash's and lemon's cells 
 batch spans the cells in plan order), the field being the episodes that seat no LLM player.
 With a stopping rule (``markets.<instance>.stop``, ``core.params.StopRule``; off by default)
 ``simulate`` plays them in batches and, after each, *looks*: it rates the player's games so far
-against the others' ratings held fixed, and stops the player once its rank interval (or its μ
-interval) is as narrow as the rule asks, or at the cap (the games the plan holds).
+against the others' ratings held fixed, and stops the player once the rule's question is
+answered (below), or at the cap (the games the plan holds).
 
 What is rated is the market's board (``MarketAnalysis.stop_rows``): one free-for-all per episode
 ranked by ``rank_by``, the seats of a player combined by ``seat_score``; lemon's on the
@@ -17,9 +18,9 @@ where buyer kinds never meet, as its buyer board ranks them).
 
 The look (:func:`look`): TrueSkill in the market's board environment, every opponent starting
 from its rating on the field's board (``others``: μ, σ) and the player from the prior; the
-player's μ is the median over ``passes`` shuffled passes of its games, and its 95% interval the
-2.5-97.5 percentiles over ``boot`` bootstrap resamples of its games (each rated in one shuffled
-pass). The rank of a μ is one plus the number of other players whose μ is higher; the rank
+player's μ is the median over ``passes`` shuffled passes of its games, and its interval at
+``level`` the percentiles over ``boot`` bootstrap resamples of its games (each rated in one
+shuffled pass; the rule's default 0.99: the 0.5-99.5 percentiles). The rank of a μ is one plus the number of other players whose μ is higher; the rank
 interval is that of the μ interval's ends. Opponents' ratings move a little within a lane (each
 game updates every seat), but only the player's is read: the others are the field, rated on
 many more games. Cheap: ``boot + passes`` lanes of the player's games in the compiled kernel
@@ -38,8 +39,10 @@ Judged against a known truth (``benchmarks/bench_known_truth.py``, ``known_truth
 docs/cost.md "Judged against a known truth"): a new player of known skill joining a field of known
 skills. An earlier look shrank the interval by sqrt(1 - n / cap) (where all the cap's games would
 place the player: a point at the cap); it covered the true rank in 0-50% of draws and is gone. The
-interval as it stands is one of the player's skill: see docs/cost.md for its coverage at the stop
-and the games each question saves against a fixed schedule.
+interval as it stands is one of the player's skill. At 95% it covered the true rank in only 83-93%
+of draws at the stop (a look after every batch is a chance to stop on a lucky narrow one), hence
+the rule's 99%; docs/cost.md has its coverage at the stop and the games each question saves
+against a fixed schedule answering as often.
 """
 
 from __future__ import annotations
