@@ -417,7 +417,8 @@ def fixed_schedule(
     looks: pd.DataFrame, share: float, rank_width: int | None = None, top_k: int | None = None
 ) -> int | None:
     """The smallest fixed number of games whose look answers the question in at least ``share``
-    of the draws (every entrant pooled: a fixed schedule does not know the player's skill); None
+    of the draws (every entrant pooled: a fixed schedule does not know the player's skill; any
+    look, below the rule's ``min_games`` too, which can only favour the fixed schedule); None
     when no look up to the cap does, or ``share`` is 0 (nothing to match). ``looks`` of one
     ``level``."""
     if share <= 0:
