@@ -205,7 +205,7 @@ class StopRule(Strict):
         ge=0,
         le=10_000,
         description="the question 'rank interval at most w wide': stop once rank_hi - rank_lo "
-        "(the 95% rank interval among the field) is at most this; a width the games can reach "
+        "(the rank interval at level, among the field) is at most this; a width the games can reach "
         "(docs/cost.md: at BAZAAR's density the 99% interval after 300 games still spans about 25 of 55 ranks)",
     )
     top_k: StrictInt | None = Field(
