@@ -205,8 +205,9 @@ class StopRule(Strict):
         ge=0,
         le=10_000,
         description="the question 'rank interval at most w wide': stop once rank_hi - rank_lo "
-        "(the rank interval at level, among the field) is at most this; a width the games can reach "
-        "(docs/cost.md: at BAZAAR's density the 99% interval after 300 games still spans about 25 of 55 ranks)",
+        "(the rank interval at level, among the field) is at most this; a width the games can "
+        "reach (docs/cost.md: at BAZAAR's density the 99% interval after 300 games still spans "
+        "about 25 of 55 ranks)",
     )
     top_k: StrictInt | None = Field(
         default=None,
