@@ -22,23 +22,24 @@ bootstrap), the coverage of the true rank by the 95% rank interval, its mean wid
 fitted on true μ, and the rank coverage of players with few / many games (at most / above the
 field's median).
 
-The stopping rule (``simulate/stopping.py``): a new player with a known skill (top, middle and
-bottom of field A: midpoints between the true skills at the 90%, 50%, 10% quantiles) joins one
-simulated field A, whose board (``stopping.field_ratings``, as ``simulate`` rates the field) is
-held fixed. Its games (``--cap``, each a random composition of field A with one seat taken by
-it) come in batches of ``--batch``; after each, ``stopping.look`` (the default ``StopRule``:
-boot 100, passes 10) and ``stopping.settled`` (``rank_width`` 1, ``min_games`` 30) decide, as
-``stopping.Batches`` does, cap-aware (its interval shrunk by sqrt(1 - n / cap), as ``simulate``
-passes the cap). Recorded at the stop: does the rank interval cover the true rank (its rank
-among the field's true skills), width, games. The same draws looked at once after a fixed n
-(``look`` without a cap) give the fixed schedules; the report pairs the rule with the smallest
-fixed n whose mean width is at most the rule's and whose coverage is at least the rule's. The
-rule without the cap correction is reported too.
+The stopping rule (``simulate/stopping.py``, ``known_truth.new_player_looks``): a new player
+with a known skill (``--levels``: the midpoints between the field's true skills at those
+quantiles) joins the field (A and B in turn), whose board (``stopping.field_ratings``, as
+``simulate`` rates the field) is held fixed. Its games (``--cap``, each a random composition of
+the field with one seat taken by it) are looked at after every ``--batch`` (``stopping.looks``:
+boot 100, passes 10, at each of ``--ci-levels``). Per question (``--widths``: ``rank_width``;
+``--top-k``: ``top_k``) ``known_truth.stop_rows`` stops each draw at its first answering look
+from ``--min-games`` (``stopping.settled``, as ``stopping.Batches`` does) and records: answered,
+does the rank interval cover the true rank (its rank among the field's true skills), for top-k
+whether the answer was right or wrong, the width and the games. ``known_truth.fixed_schedule``
+gives the smallest fixed n whose look answers as often (one n for every skill: a fixed schedule
+does not know it), and the report the games the rule saves against it.
 
 Run (the logs are not part of the project, no licence; import them once, about 2 minutes):
 
     PYTHONPATH=lib .venv/bin/python -m marketarena.cli import-bazaar /tmp/bazaar/logs --out /tmp/truth-bz
     PYTHONPATH=lib .venv/bin/python benchmarks/bench_known_truth.py --bazaar /tmp/truth-bz
+    (--only boards|stopping, --fields A B; docs/cost.md has the runs behind its figures)
 
 (``git clone --depth 1 https://github.com/lechmazur/bazaar /tmp/bazaar`` for the logs), or
 ``benchmarks/bench_known_truth.py --synthetic 20`` without them. The defaults (``--reps 4
@@ -61,8 +62,7 @@ import pandas as pd
 import marketarena  # noqa: F401 - first: pins numpy's CPU path (its docstring)
 from marketarena import known_truth as kt
 from marketarena.markets.double_auction.params import DoubleAuctionParams
-from marketarena.ratings import BAZAAR_SCALE, TrueSkillParams, player_games, prepare_games
-from marketarena.simulate.stopping import Interval, field_ratings, look, rank_of, settled
+from marketarena.ratings import BAZAAR_SCALE, TrueSkillParams, player_games
 
 BOARD = DoubleAuctionParams.model_fields  # the board's defaults
 
@@ -81,111 +81,68 @@ def bazaar_fields(root: Path, seed: int) -> list[kt.TrueField]:
     return [a, kt.subsample(a, 0.25, seed=seed, name="B: a quarter of A's games")]
 
 
-def capped(at, cap: int, field: np.ndarray):
-    """``at`` (a look without a cap) as ``look(..., cap=cap)`` gives it from the same lanes: the
-    half-widths shrunk by sqrt(1 - n / cap), ranks among ``field``."""
-    s = np.sqrt(max(0.0, 1 - at.games / cap))
-    lo, hi = at.mu - (at.mu - at.mu_lo) * s, at.mu + (at.mu_hi - at.mu) * s
-    return rank_of(hi, field), rank_of(lo, field)
-
-
-def stopping_draws(field: kt.TrueField, args, ts: TrueSkillParams) -> pd.DataFrame:
-    """One row per (skill level, draw, look): n, true rank, the look's rank interval without and
-    with the cap correction."""
-    rng = np.random.default_rng([args.seed, 56])
-    played = kt.play(field, field.skills, ts.beta, rng)
-    others = field_ratings(kt.as_games(played), ts, seed=args.seed)
-    est = np.array([others[p][0] for p in field.players])
+def levels(field: kt.TrueField, quantiles) -> dict[str, float]:
+    """New players' true skills: midpoints between neighbouring true skills of the field at
+    ``quantiles`` (level name: the quantile, e.g. "q90" near the top)."""
     s = np.sort(field.skills)
-    levels = {}
-    for name, q in (("top", 0.9), ("middle", 0.5), ("bottom", 0.1)):
+    out = {}
+    for q in quantiles:
         k = int(q * (len(s) - 1))
-        levels[name] = (s[k] + s[k + 1]) / 2
-    P = len(field.players)
-    rows = []
-    for level, skill in levels.items():
-        true_rank = 1 + int((field.skills > skill).sum())
-        for d in range(args.draws):
-            pick = rng.integers(0, field.n_games, args.cap)
-            seats = field.seats[pick].copy()
-            sizes = (seats < P).sum(axis=1)
-            seats[seats >= P] = P + 1  # the pad of P + 1 players
-            seats[np.arange(args.cap), rng.integers(0, sizes)] = P  # its seat
-            truth = np.append(field.skills, skill)
-            new = kt.TrueField("new", [*field.players, "new"], truth, seats)
-            games = prepare_games(kt.as_games(kt.play(new, truth, ts.beta, rng)))
-            for n in [*range(args.batch, args.cap, args.batch), args.cap]:
-                at = look(
-                    games, "new", others, ts, args.boot, args.passes, args.seed + d, use=range(n)
-                )
-                lo, hi = capped(at, args.cap, est)
-                rows.append((level, d, n, true_rank, at.rank_lo, at.rank_hi, lo, hi, at.games))
-    return pd.DataFrame(
-        rows,
-        columns=["level", "draw", "n", "true_rank", "lo", "hi", "cap_lo", "cap_hi", "games"],
-    )
+        out[f"q{round(q * 100):02d}"] = (s[k] + s[k + 1]) / 2
+    return out
 
 
-def report_stopping(looks: pd.DataFrame, args) -> None:
-    looks = looks.assign(
-        cover=(looks["lo"] <= looks["true_rank"]) & (looks["true_rank"] <= looks["hi"]),
-        width=looks["hi"] - looks["lo"],
-        cap_cover=(looks["cap_lo"] <= looks["true_rank"]) & (looks["true_rank"] <= looks["cap_hi"]),
-        cap_width=looks["cap_hi"] - looks["cap_lo"],
-    )
+def report_stopping(field: kt.TrueField, looks: pd.DataFrame, args) -> None:
+    """Per interval level and question (``--widths``, ``--top-k``): the rule's stops and the
+    fixed schedule that answers as often (module docstring)."""
     print(
-        f"\nstopping rule: a new player, cap {args.cap}, batch {args.batch}, rank_width "
-        f"{args.rank_width}, min_games 30, boot {args.boot}, passes {args.passes}; {args.draws} "
-        "draws per level"
+        f"\nstopping rule on {field.name}: a new player at {looks['entrant'].nunique()} skills "
+        f"(true ranks {sorted(int(r) for r in looks['true_rank'].unique())}), {args.draws} draws "
+        f"each, cap {args.cap}, batch {args.batch}, min_games {args.min_games}, boot "
+        f"{args.boot}, passes {args.passes}"
     )
-    print(
-        "  level   true  rule (cap-aware): cover width games | rule, no cap: cover width games"
-        " | fixed n matching the cap-aware rule: n cover width"
-    )
-    for level, g in looks.groupby("level", sort=False):
-        out = []
-        for lo, hi, cover, width in (
-            ("cap_lo", "cap_hi", "cap_cover", "cap_width"),
-            ("lo", "hi", "cover", "width"),
-        ):
-            stops = []
-            for _, d in g.groupby("draw"):
-                hit = next(
-                    (
-                        r
-                        for r in d.itertuples()
-                        if settled(
-                            Interval(r.n, 0, 0, 0, 0, getattr(r, lo), getattr(r, hi)),
-                            args.rank_width,
-                            None,
-                            30,
-                        )
-                    ),
-                    d.iloc[-1],
-                )
-                stops.append((getattr(hit, cover), getattr(hit, width), hit.n))
-            out.append(np.array(stops, dtype=float).mean(axis=0))
-        fixed = g.groupby("n").agg(cover=("cover", "mean"), width=("width", "mean"))
-        rule = out[0]
-        match = fixed[(fixed["width"] <= rule[1]) & (fixed["cover"] >= rule[0])]
-        m = (
-            f"{match.index[0]:4d} {match['cover'].iloc[0]:6.1%} {match['width'].iloc[0]:5.1f}"
-            if len(match)
-            else "none up to the cap"
+    for level, at_level in looks.groupby("level"):
+        fixed = at_level.assign(
+            cover=(at_level["rank_lo"] <= at_level["true_rank"])
+            & (at_level["true_rank"] <= at_level["rank_hi"]),
+            width=at_level["rank_hi"] - at_level["rank_lo"],
+        )
+        by_n = fixed.groupby("n").agg(cover=("cover", "mean"), width=("width", "mean"))
+        print(
+            f" {level:.0%} intervals; a fixed n, every skill: "
+            + ", ".join(
+                f"{n}: covers {r.cover:.0%}, width {r.width:.1f}"
+                for n, r in by_n.iterrows()
+                if n in (args.min_games, 50, 100, 200, args.cap)
+            )
         )
         print(
-            f"  {level:7s} {int(g['true_rank'].iloc[0]):3d}   {rule[0]:6.1%} {rule[1]:5.1f} "
-            f"{rule[2]:6.1f} | {out[1][0]:6.1%} {out[1][1]:5.1f} {out[1][2]:6.1f} | {m}"
+            "  question        answered  covers  right  wrong  width  games | fixed n answering"
+            " as often: n covers | games saved"
         )
-    fixed = looks.groupby("n").agg(cover=("cover", "mean"), width=("width", "mean"))
-    print(
-        "  fixed n (all levels): "
-        + ", ".join(
-            f"{n}: {r.cover:.0%} w{r.width:.1f}"
-            for n, r in fixed.iterrows()
-            if n % 50 == 0 or n == 30
-        )
-    )
+        questions = [("rank_width", w) for w in args.widths] + [("top_k", k) for k in args.top_k]
+        for key, value in questions:
+            stops = kt.stop_rows(at_level, **{key: value}, min_games=args.min_games)
+            share = stops["answered"].mean()
+            n = kt.fixed_schedule(at_level, share, **{key: value})
+            right, wrong = "     -", "     -"
+            if "right" in stops:
+                right = f"{stops['right'].mean():6.1%}"
+                wrong = f"{(stops['answered'] & ~stops['right']).mean():6.1%}"
+            if n is None:
+                at, saved = "none to the cap", f">= {1 - stops['n'].mean() / args.cap:.0%}"
+                if share == 0:
+                    at, saved = "never answered", "-"
+            else:
+                cov = fixed.loc[fixed["n"] == n, "cover"].mean()
+                at, saved = f"{n:4d} {cov:6.1%}", f"{1 - stops['n'].mean() / n:.0%}"
+            print(
+                f"  {key} {value:<5d} {share:8.1%} {stops['cover'].mean():7.1%} {right} {wrong} "
+                f"{stops['width'].mean():6.1f} {stops['n'].mean():6.1f} | {at:>15s} | {saved}"
+            )
+            if args.verbose:
+                per = stops.groupby("entrant", sort=False)[["answered", "cover", "n"]].mean()
+                print("    " + per.round(2).T.to_string().replace("\n", "\n    "))
 
 
 def main() -> None:
@@ -200,16 +157,38 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=4, help="stopping: draws per skill level")
     ap.add_argument("--cap", type=int, default=300, help="stopping: the new player's games at most")
     ap.add_argument("--batch", type=int, default=10)
-    ap.add_argument("--rank-width", type=int, default=1)
+    ap.add_argument("--min-games", type=int, default=30)
+    ap.add_argument(
+        "--levels",
+        type=float,
+        nargs="*",
+        default=[0.1, 0.3, 0.5, 0.7, 0.9],
+        help="stopping: new players' skills at these quantiles of the field's",
+    )
+    ap.add_argument(
+        "--ci-levels",
+        type=float,
+        nargs="*",
+        default=[0.95, 0.99],
+        help="stopping: the looks' interval levels (StopRule.level)",
+    )
+    ap.add_argument("--widths", type=int, nargs="*", default=[10, 20, 25], help="rank_width")
+    ap.add_argument("--top-k", type=int, nargs="*", default=[5, 10, 20], help="top_k")
+    ap.add_argument("--only", choices=["boards", "stopping"], help="run one part")
+    ap.add_argument(
+        "--fields", nargs="*", default=["A", "B"], help="BAZAAR: the fields to run (A, B)"
+    )
+    ap.add_argument("--verbose", action="store_true", help="stops by level")
     ap.add_argument("--boot", type=int, default=100, help="stopping: a look's resamples")
     ap.add_argument("--passes", type=int, default=10, help="stopping: a look's passes")
-    ap.add_argument("--no-stopping", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.synthetic:
         fields = [kt.synthetic_field(args.synthetic, args.games, args.seats, seed=args.seed)]
     elif args.bazaar and Path(args.bazaar, "reports/leaderboards/double_auction.csv").is_file():
-        fields = bazaar_fields(Path(args.bazaar), args.seed)
+        fields = [
+            f for f in bazaar_fields(Path(args.bazaar), args.seed) if f.name[0] in args.fields
+        ]
     else:
         sys.exit(
             "give --synthetic N, or --bazaar <folder> of an imported BAZAAR project: "
@@ -222,7 +201,7 @@ def main() -> None:
     )
     print(f"board: {ts}; multipass {passes}, bootstrap {n_boot} x {bp} passes; {args.reps} reps")
     pd.set_option("display.width", 200)
-    for field in fields:
+    for field in fields if args.only != "stopping" else []:
         t0 = time.perf_counter()
         split = int(np.median(field.counts))
         rows = kt.replicate(
@@ -234,10 +213,21 @@ def main() -> None:
             f"{field.skills.min():.2f}-{field.skills.max():.2f}; {time.perf_counter() - t0:.0f} s"
         )
         print(kt.summarise(rows, split).round(3).to_string())
-    if not args.no_stopping:
+    for field in fields if args.only != "boards" else []:
         t0 = time.perf_counter()
-        looks = stopping_draws(fields[0], args, ts)
-        report_stopping(looks, args)
+        looks = kt.new_player_looks(
+            field,
+            levels(field, args.levels),
+            ts,
+            args.draws,
+            args.cap,
+            args.batch,
+            args.boot,
+            args.passes,
+            args.seed,
+            tuple(args.ci_levels),
+        )
+        report_stopping(field, looks, args)
         print(f"  ({time.perf_counter() - t0:.0f} s)")
 
 

@@ -144,10 +144,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--verbose", action="store_true", help="games by LLM for every width")
     ap.add_argument(
-        "--cap-aware",
-        action="store_true",
-        help="the look knows the cap (the LLM's "
-        "games): its interval shrinks by sqrt(1 - n / cap), as simulate's does",
+        "--level", type=float, default=0.95, help="the looks' interval level (StopRule.level)"
     )
     ap.add_argument(
         "--looks",
@@ -205,7 +202,7 @@ def main() -> None:
                     passes=args.passes,
                     seed=args.seed + d,
                     use=order[:n],
-                    cap=mine.n_games if args.cap_aware else None,
+                    level=args.level,
                 )
                 rows.append(
                     (
@@ -304,7 +301,7 @@ def report(looks: pd.DataFrame, args) -> None:
         )
     print(
         f"\nstopping rule (batch {args.batch}, min_games {args.min_games}, boot {args.boot}, "
-        f"{'cap-aware' if args.cap_aware else 'not cap-aware'}):"
+        f"{args.level:.0%} intervals):"
     )
     for width in args.widths:
         stops = []

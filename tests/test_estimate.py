@@ -133,8 +133,8 @@ def test_with_a_stopping_rule_the_estimate_says_the_least_share_it_plays(tmp_pat
     stop is after 8 (80%). cournot: myopic as the LLM sits in 4 of the 6 lineup episodes (its
     two lineups of the three, twice), all with LLM seats; a look after every game: 1 of 4."""
     for kind, stop, share in (
-        ("double_auction", {"batch": 4, "min_games": 6}, 0.8),
-        ("cournot", {"batch": 1, "min_games": 1}, 0.25),
+        ("double_auction", {"batch": 4, "min_games": 6, "top_k": 1}, 0.8),
+        ("cournot", {"batch": 1, "min_games": 1, "rank_width": 1}, 0.25),
     ):
         params, paths = params_for(tmp_path, kind), Paths(tmp_path / kind)
         run_reference(kind, params, paths)

@@ -20,7 +20,7 @@ from marketarena.llm.fake import FakeEndpoint, schema_answer
 from marketarena.pipeline import Paths, run_reference
 from marketarena.ratings import TrueSkillParams
 from marketarena.simulate import simulate
-from marketarena.simulate.stopping import look, look_mean, settled
+from marketarena.simulate.stopping import Interval, look, look_mean, settled, top_k_answer
 from tests.test_estimate import changed, sensible
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,10 +41,16 @@ def test_a_look_ranks_the_player_among_the_field_with_an_interval_that_shrinks()
     mid = look(middling, "p", FIELD, ts, boot=50, passes=5)
     assert mid.rank in (2, 3) and mid.mu_lo <= mid.mu <= mid.mu_hi
     assert look(middling[:8], "p", FIELD, ts, boot=50, passes=5).mu_width > mid.mu_width
-    capped = look(middling, "p", FIELD, ts, boot=50, passes=5, cap=41)
-    assert capped.mu == mid.mu and capped.mu_width < mid.mu_width / 5  # one game left to play
     assert settled(top, rank_width=0) and not settled(top, rank_width=0, min_games=50)
     assert settled(mid, mu_width=100.0) and not settled(mid, mu_width=1e-9)
+    # top-k: the winner's [1, 1] is in the top 1; the middling player, second in every game,
+    # lies at [2, 2]: out of the top 1, in the top 2; an interval [2, 5] straddles 3: unanswered
+    assert top_k_answer(top, 1) == "in" and settled(top, top_k=1)
+    assert (mid.rank_lo, mid.rank_hi) == (2, 2)
+    assert top_k_answer(mid, 1) == "out" and top_k_answer(mid, 2) == "in"
+    straddles = Interval(40, 0.0, -1.0, 1.0, 3, 2, 5)
+    assert top_k_answer(straddles, 3) is None and not settled(straddles, top_k=3)
+    assert top_k_answer(straddles, 1) == "out" and top_k_answer(straddles, 5) == "in"
 
 
 def da_params(tmp_path: Path, stop: dict | None, entrant_games: int = 12):
@@ -93,7 +99,7 @@ def test_an_entrant_stops_once_settled_and_a_resume_keeps_the_decision(tmp_path)
     summary = play(tmp_path, params, fake)
     assert summary["stopped"] == {"gpt": 4}  # settled at the first look
     assert len(entrant_games(tmp_path / "eps")) == 4
-    assert any("gpt: 4 of 12 games (settled)" in line for line in summary["stop_lines"])
+    assert any("gpt: 4 of 12 games (answered)" in line for line in summary["stop_lines"])
     requests = fake.n_calls
     again = play(tmp_path, params, fake)  # resumed: the same look, nothing to play
     assert again["played"] == 0 and again["stopped"] == {"gpt": 4} and fake.n_calls == requests
@@ -110,6 +116,11 @@ def test_an_entrant_stops_once_settled_and_a_resume_keeps_the_decision(tmp_path)
     summary = play(tmp_path, params, fake)  # the loose rule again: games past its stop go
     assert summary["played"] == 0 and len(summary["pruned"]) == 8
     assert len(entrant_games(tmp_path / "eps")) == 4
+    # the other question: a field of fewer than 100 puts every interval within the top 100
+    top = dict(loose, rank_width=None, top_k=100)
+    summary = play(tmp_path, da_params(tmp_path, top), fake)
+    assert summary["stopped"] == {"gpt": 4} and summary["played"] == 0
+    assert any("gpt: 4 of 12 games (answered: in the top 100)" in s for s in summary["stop_lines"])
 
 
 def test_without_a_rule_every_game_is_played_and_the_default_is_no_rule(tmp_path):
@@ -159,8 +170,6 @@ def test_a_look_by_mean_ranks_the_mean_among_the_fields_means():
     assert at.games == 4 and at.mu == pytest.approx(0.5) and at.rank == 2  # only a above
     assert 0.2 <= at.mu_lo < 0.45 and 0.5 < at.mu_hi <= 0.8  # resampled means of four values
     assert (at.rank_lo, at.rank_hi) == (2, 3)  # below a at best; below b too at worst
-    done = look_mean(values, {"a": 0.9}, boot=200, cap=4)  # every game played: a point
-    assert done.mu_lo == done.mu_hi == 0.5 and done.rank_width == 0
     assert look_mean(values * 25, {"a": 0.9}, boot=200).mu_width < at.mu_width / 3
 
 
@@ -226,7 +235,7 @@ def test_a_player_seated_in_some_episodes_stops_in_batches_and_a_resume_keeps_it
     assert summary["played"] == mp.runs - len(planned) + 2  # the whole field, and two of its
     what = "mean score" if kind == "lemon" else "μ"  # lemon's buyers of one kind meet nobody
     assert any(
-        f"gpt: 2 of {len(planned)} games (settled)" in line and what in line
+        f"gpt: 2 of {len(planned)} games (answered)" in line and what in line
         for line in summary["stop_lines"]
     )
     calls = fake.n_calls
@@ -316,7 +325,7 @@ def test_an_instance_whose_every_episode_seats_an_llm_refuses_a_rule_naming_the_
         (ROOT / "lib/marketarena/markets/supply_chain/tiny_params.yaml").read_text()
     )
     block["roster"].append({"name": "gpt", "kind": "llm", "model": "fake"})
-    block["stop"] = {"batch": 5}
+    block["stop"] = {"batch": 5, "rank_width": 3}
     models = {"fake": {"model": "f", "base_url": "http://fake.invalid/v1", "api_key_env": None}}
     with pytest.raises(
         ParamsError,
@@ -324,9 +333,5 @@ def test_an_instance_whose_every_episode_seats_an_llm_refuses_a_rule_naming_the_
         r"of supply_chain seats an LLM player \(gpt\)",
     ):
         parse_params({"models": models, "markets": {"supply_chain": block}})
-    block["stop"] = {"batch": 5, "rank_width": None}
-    with pytest.raises(ParamsError, match="rank_width or mu_width"):
-        parse_params({"models": models, "markets": {"supply_chain": block}})
     block["roster"].pop()  # no LLM player: the rule has nothing to stop, and is accepted
-    block["stop"] = {"batch": 5}
     assert parse_params({"markets": {"supply_chain": block}}).markets["supply_chain"].stop

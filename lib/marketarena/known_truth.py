@@ -14,8 +14,9 @@ rank_hi, games):
   re-derived: ``ratings.multipass`` for μ (median over ``passes`` shuffled passes),
   ``ratings.bootstrap_intervals`` for the 95% interval of μ (``n_boot`` resamples of the games,
   each rated in ``boot_passes`` shuffled passes) and ``ratings.rank_intervals`` for the rank
-  interval read from it against the *others' point* μ (rank_lo the rank of mu_hi, rank_hi that
-  of mu_lo), as every board now does;
+  interval read from it, stretched by ``ratings.RANK_SPREAD``, against the *others' point* μ
+  (rank_lo the rank of the stretched mu_hi, rank_hi that of mu_lo), as every board now does;
+- ``board_unstretched``: the same read from the μ interval as it is (spread 1);
 - ``rank_percentiles``: the boards' rank interval before this benchmark (the 2.5-97.5
   percentiles of the player's rank in each resample, where every other player moves too:
   :func:`bootstrap_board`'s own rank columns);
@@ -38,6 +39,11 @@ shifted by the mean of the fitted point μ). The scale is not aligned (no rescal
 of the fitted on the true skills (:func:`slope`) is reported beside it, and a slope far from 1
 says that μ coverage is meaningless on that field while rank coverage still is.
 
+The stopping rule (``simulate/stopping.py``): :func:`new_player_looks` lets a new player of known
+skill join a field rated once and held fixed, and looks at it as ``simulate`` does;
+:func:`stop_rows` stops each draw where a question (``rank_width`` or ``top_k``) is first
+answered, and :func:`fixed_schedule` finds the fixed number of games that answers it as often.
+
 ``benchmarks/bench_known_truth.py`` runs these on BAZAAR's compositions and on a sparser field;
 ``tests/test_known_truth.py`` on a tiny synthetic one.
 """
@@ -55,6 +61,7 @@ from marketarena.ratings import (
     bootstrap_intervals,
     lane_ranks,
     multipass,
+    prepare_games,
     rank_intervals,
     rate_orders,
 )
@@ -265,7 +272,13 @@ def replicate(
     n_sim: int = 40,
     sim_passes: int = 5,
     seed: int = 0,
-    methods: tuple[str, ...] = ("board", "rank_percentiles", "point", "parametric"),
+    methods: tuple[str, ...] = (
+        "board",
+        "board_unstretched",
+        "rank_percentiles",
+        "point",
+        "parametric",
+    ),
 ) -> pd.DataFrame:
     """``reps`` replications: play the field from its truth (seed ``seed + r``), rate it as the
     board does, score every method. One row per (method, replication, player), with ``slope``."""
@@ -285,13 +298,17 @@ def _method(m: str, field, board, ts, n_sim: int, sim_passes: int, seed: int) ->
     """The intervals of method ``m`` (``replicate``'s names) from the board's."""
     if m == "board":
         return rank_intervals(board)
+    if m == "board_unstretched":
+        return rank_intervals(board, spread=1.0)
     if m == "rank_percentiles":
         return board
     if m == "point":
         return point_intervals(board)
     if m == "parametric":
         return parametric_intervals(field, board, ts, n_sim, sim_passes, seed=seed)
-    raise ValueError(f"unknown method {m!r}: board, rank_percentiles, point or parametric")
+    raise ValueError(
+        f"unknown method {m!r}: board, board_unstretched, rank_percentiles, point or parametric"
+    )
 
 
 def summarise(rows: pd.DataFrame, split: int | None = None) -> pd.DataFrame:
@@ -313,3 +330,99 @@ def summarise(rows: pd.DataFrame, split: int | None = None) -> pd.DataFrame:
         out["rank_cover_few"] = rows[few].groupby("method", sort=False)["rank_cover"].mean()
         out["rank_cover_many"] = rows[~few].groupby("method", sort=False)["rank_cover"].mean()
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# the stopping rule: a new player of known skill joins a field
+
+
+def new_player_looks(
+    field: TrueField,
+    skills: dict[str, float],
+    ts: TrueSkillParams,
+    draws: int,
+    cap: int,
+    batch: int,
+    boot: int = 100,
+    passes: int = 10,
+    seed: int = 0,
+    levels: tuple[float, ...] = (0.95,),
+) -> pd.DataFrame:
+    """The looks of the stopping rule at a new player of known skill (``skills``: entrant name ->
+    true skill) joining ``field``. The field is played once from its truth and rated as
+    ``simulate`` rates it (``stopping.field_ratings``), then held fixed; per entrant and draw the
+    new player plays ``cap`` games (random compositions of the field with one seat taken by it),
+    looked at (``stopping.looks``, its interval at each of ``levels``) after every ``batch`` and
+    at the cap. One row per (level, entrant, draw, look): n, the true rank (among the field's
+    true skills), the look's rank, rank_lo, rank_hi. Deterministic in ``seed``."""
+    from marketarena.simulate.stopping import field_ratings, looks
+
+    rng = np.random.default_rng([seed, 56])
+    others = field_ratings(as_games(play(field, field.skills, ts.beta, rng)), ts, seed=seed)
+    P = len(field.players)
+    rows = []
+    for entrant, skill in skills.items():
+        true_rank = 1 + int((field.skills > skill).sum())
+        truth = np.append(field.skills, skill)
+        for d in range(draws):
+            seats = field.seats[rng.integers(0, field.n_games, cap)].copy()
+            sizes = (seats < P).sum(axis=1)
+            seats[seats >= P] = P + 1  # the pad of P + 1 players
+            seats[np.arange(cap), rng.integers(0, sizes)] = P  # its seat
+            new = TrueField("new", [*field.players, "new"], truth, seats)
+            games = prepare_games(as_games(play(new, truth, ts.beta, rng)))
+            for n in [*range(batch, cap, batch), cap]:
+                at = looks(games, "new", others, ts, boot, passes, seed + d, range(n), levels)
+                for level, i in zip(levels, at):
+                    rows.append((level, entrant, d, n, true_rank, i.rank, i.rank_lo, i.rank_hi))
+    columns = ["level", "entrant", "draw", "n", "true_rank", "rank", "rank_lo", "rank_hi"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _answers(looks: pd.DataFrame, rank_width: int | None, top_k: int | None) -> pd.Series:
+    """Per look: does it answer the question (one of ``rank_width``, ``top_k``)?"""
+    if (rank_width is None) == (top_k is None):
+        raise ValueError("give one of rank_width and top_k")
+    if rank_width is not None:
+        return looks["rank_hi"] - looks["rank_lo"] <= rank_width
+    return (looks["rank_hi"] <= top_k) | (looks["rank_lo"] > top_k)
+
+
+def stop_rows(
+    looks: pd.DataFrame,
+    rank_width: int | None = None,
+    top_k: int | None = None,
+    min_games: int = 30,
+) -> pd.DataFrame:
+    """Where the rule stops each draw of :func:`new_player_looks`: the first look of at least
+    ``min_games`` that answers the question (``stopping.settled``), else the last (the cap). One
+    row per (level, entrant, draw): n, answered, the interval there, ``cover`` (it holds the true rank)
+    and, for ``top_k``, ``right`` (answered and the answer, "in" when ``rank_hi <= k``, agrees
+    with the true rank; False when unanswered)."""
+    looks = looks.assign(answered=_answers(looks, rank_width, top_k) & (looks["n"] >= min_games))
+    keys = ["level", "entrant", "draw"]
+    first = looks[looks["answered"]].groupby(keys, sort=False).head(1)
+    last = looks.groupby(keys, sort=False).tail(1)
+    out = pd.concat([first, last]).groupby(keys, sort=False).head(1)
+    out = out.sort_index().reset_index(drop=True)  # the looks' order
+    out["cover"] = (out["rank_lo"] <= out["true_rank"]) & (out["true_rank"] <= out["rank_hi"])
+    out["width"] = out["rank_hi"] - out["rank_lo"]
+    if top_k is not None:
+        said_in = out["rank_hi"] <= top_k
+        out["right"] = out["answered"] & (said_in == (out["true_rank"] <= top_k))
+    return out
+
+
+def fixed_schedule(
+    looks: pd.DataFrame, share: float, rank_width: int | None = None, top_k: int | None = None
+) -> int | None:
+    """The smallest fixed number of games whose look answers the question in at least ``share``
+    of the draws (every entrant pooled: a fixed schedule does not know the player's skill; any
+    look, below the rule's ``min_games`` too, which can only favour the fixed schedule); None
+    when no look up to the cap does, or ``share`` is 0 (nothing to match). ``looks`` of one
+    ``level``."""
+    if share <= 0:
+        return None
+    answered = looks.assign(a=_answers(looks, rank_width, top_k)).groupby("n")["a"].mean()
+    enough = answered[answered >= share - 1e-12]
+    return int(enough.index[0]) if len(enough) else None

@@ -28,8 +28,8 @@ Stopping rule (``markets.<instance>.stop``; off by default, and then nothing her
 LLM players' games (double_auction's entrants, english_auction's challengers, elsewhere the
 episodes that seat an LLM player: ``MarketRules.stop_players``) are held back; every other unit
 (their field) is played first, then the players' games in rounds of ``batch`` each, looking at
-every player after each round and stopping it once its rank interval among the field is as
-narrow as the rule asks, or at the cap (``stopping.Batches``). A resumed run replays the looks
+every player after each round and stopping it once the rule's question is answered (its rank
+interval among the field narrow enough, or within or beyond the top k), or at the cap (``stopping.Batches``). A resumed run replays the looks
 from the logs and takes the same decisions; units past a player's stop left by an earlier run are
 removed at the end. The episodes' ids, seeds and logs are those of the plan whatever the rule
 decides.

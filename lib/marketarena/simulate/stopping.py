@@ -1,4 +1,5 @@
-"""Stop a player's games once its rank is settled: the look at a player's games so far.
+"""Stop a player's games once the question asked of its rank is answered: the look at a
+player's games so far.
 
 A market plays each LLM player's games against a field a fixed number of times whatever they
 have settled: double_auction's entrants against the pool, english_auction's challengers against
@@ -7,8 +8,8 @@ the player: cournot's and bertrand's lineups with it, crash's and lemon's cells 
 batch spans the cells in plan order), the field being the episodes that seat no LLM player.
 With a stopping rule (``markets.<instance>.stop``, ``core.params.StopRule``; off by default)
 ``simulate`` plays them in batches and, after each, *looks*: it rates the player's games so far
-against the others' ratings held fixed, and stops the player once its rank interval (or its μ
-interval) is as narrow as the rule asks, or at the cap (the games the plan holds).
+against the others' ratings held fixed, and stops the player once the rule's question is
+answered (below), or at the cap (the games the plan holds).
 
 What is rated is the market's board (``MarketAnalysis.stop_rows``): one free-for-all per episode
 ranked by ``rank_by``, the seats of a player combined by ``seat_score``; lemon's on the
@@ -17,28 +18,31 @@ where buyer kinds never meet, as its buyer board ranks them).
 
 The look (:func:`look`): TrueSkill in the market's board environment, every opponent starting
 from its rating on the field's board (``others``: μ, σ) and the player from the prior; the
-player's μ is the median over ``passes`` shuffled passes of its games, and its 95% interval the
-2.5-97.5 percentiles over ``boot`` bootstrap resamples of its games (each rated in one shuffled
-pass), its half-widths shrunk by sqrt(1 - n / cap) (the finite-population correction: the
-question is where its μ on all the cap's games will lie, and only the games still to come can
-move it; at the cap the interval is a point). The rank of a μ is one plus the number of other
-players whose μ is higher; the rank interval is that of the μ interval's ends. Opponents' ratings move a little within a lane (each
+player's μ is the median over ``passes`` shuffled passes of its games, and its interval at
+``level`` the percentiles over ``boot`` bootstrap resamples of its games (each rated in one
+shuffled pass; the rule's default 0.99: the 0.5-99.5 percentiles). The rank of a μ is one plus the number of other players whose μ is higher; the rank
+interval is that of the μ interval's ends. Opponents' ratings move a little within a lane (each
 game updates every seat), but only the player's is read: the others are the field, rated on
 many more games. Cheap: ``boot + passes`` lanes of the player's games in the compiled kernel
 (``ratings.rate_orders``), milliseconds for hundreds of games.
 
+The question a rule asks (:func:`answered`, ``core.params.StopRule``), one of: ``rank_width``
+(the rank interval at most that many ranks wide), ``top_k`` (the rank interval lies entirely
+within 1..k, "in", or entirely beyond k, "out") or ``mu_width`` (the μ interval at most that
+wide); the player stops once it is answered, after ``min_games``, or at the cap.
+
 A player that meets nobody in its games (each game holds it alone: lemon's buyers in cells of one
 kind) has no TrueSkill to read; its look (:func:`look_mean`) is the mean of its per-game score
-with the same bootstrap interval and cap correction, and its rank is among the field's mean
-scores.
+with the same bootstrap interval, and its rank is among the field's mean scores.
 
-Judged against a known truth (``benchmarks/bench_known_truth.py``, docs/cost.md): a new player of
-known skill in a field of BAZAAR's density, the rule's interval at the stop covered its true rank
-in 0-50% of draws. The finite-population correction makes the interval one of where the cap's
-games will place the player, a point at the cap, not one of its skill; without it the interval
-covers (75-100%) but at 300 games still spans 8 to 29 of 55 ranks, so ``rank_width: 1`` is never
-reached. ``benchmarks/bench_stopping.py`` measured the rule on the circular yardstick (the rank
-on all the player's games) before.
+Judged against a known truth (``benchmarks/bench_known_truth.py``, ``known_truth.stop_rows``,
+docs/cost.md "Judged against a known truth"): a new player of known skill joining a field of known
+skills. An earlier look shrank the interval by sqrt(1 - n / cap) (where all the cap's games would
+place the player: a point at the cap); it covered the true rank in 0-50% of draws and is gone. The
+interval as it stands is one of the player's skill. At 95% it covered the true rank in only 83-93%
+of draws at the stop (a look after every batch is a chance to stop on a lucky narrow one), hence
+the rule's 99%; docs/cost.md has its coverage at the stop and the games each question saves
+against a fixed schedule answering as often.
 """
 
 from __future__ import annotations
@@ -88,15 +92,29 @@ def look(
     boot: int = 100,
     passes: int = 10,
     seed: int = 0,
-    cap: int | None = None,
     use: Sequence[int] | None = None,
+    level: float = 0.95,
 ) -> Interval:
     """The look at ``player`` after ``games`` (each a free-for-all: name -> score, the player in
     every one; or ``ratings.PreparedGames`` of them, ``use`` naming the ones played so far)
     against ``others`` (name -> (μ, σ), the field's board; the player left out of it): see the
-    module docstring. ``cap``: the games the player may play at most; the interval then says
-    where its μ on all of them will lie (its half-widths times sqrt(1 - n / cap): the games still
-    to come are the only ones that can move it). Deterministic in ``seed``."""
+    module docstring. ``level``: the interval's coverage (0.95: the 2.5-97.5 percentiles).
+    Deterministic in ``seed``."""
+    return looks(games, player, others, ts, boot, passes, seed, use, (level,))[0]
+
+
+def looks(
+    games,
+    player: str,
+    others: Mapping[str, tuple[float, float]],
+    ts: TrueSkillParams | None = None,
+    boot: int = 100,
+    passes: int = 10,
+    seed: int = 0,
+    use: Sequence[int] | None = None,
+    levels: Sequence[float] = (0.95,),
+) -> list[Interval]:
+    """:func:`look` at each of ``levels`` from the same lanes (one rating of the games)."""
     prep = games if isinstance(games, PreparedGames) else prepare_games(list(games))
     chosen = np.arange(prep.n_games) if use is None else np.asarray(use, dtype=np.int64)
     n = len(chosen)
@@ -109,7 +127,8 @@ def look(
     players, mu, _ = rate_orders(prep, np.asarray(orders, dtype=np.int64), ts, initial=initial)
     mine = mu[:, players.index(player)]
     field = np.array([m for m, _ in initial.values()], dtype=float)
-    return _interval(float(np.median(mine[:passes])), mine[passes:], n, cap, field)
+    point = float(np.median(mine[:passes]))
+    return [_interval(point, mine[passes:], n, field, level) for level in levels]
 
 
 def look_mean(
@@ -117,36 +136,44 @@ def look_mean(
     others: Mapping[str, float],
     boot: int = 100,
     seed: int = 0,
-    cap: int | None = None,
+    level: float = 0.95,
 ) -> Interval:
     """The look at a player that meets nobody in its games: its mean score over ``values`` (one
-    per game so far), the 2.5-97.5 percentiles of the means of ``boot`` bootstrap resamples (cap
-    correction as in :func:`look`), its rank among ``others`` (name -> the field's mean score)."""
+    per game so far), the percentiles of the means of ``boot`` bootstrap resamples (the 2.5-97.5
+    at ``level`` 0.95), its rank among ``others`` (name -> the field's mean score)."""
     values = np.asarray(values, dtype=float)
     n = len(values)
     if n == 0:
         raise ValueError("no games to look at")
     rng = np.random.default_rng(seed)
     means = values[rng.integers(0, n, size=(boot, n))].mean(axis=1) if boot else np.empty(0)
-    return _interval(
-        float(values.mean()), means, n, cap, np.array(list(others.values()), dtype=float)
-    )
+    field = np.array(list(others.values()), dtype=float)
+    return _interval(float(values.mean()), means, n, field, level)
 
 
 def _interval(
-    point: float, resampled: np.ndarray, n: int, cap: int | None, field: np.ndarray
+    point: float, resampled: np.ndarray, n: int, field: np.ndarray, level: float = 0.95
 ) -> Interval:
-    """The :class:`Interval` of a point and its resampled values (none: a point interval), the
-    half-widths shrunk by sqrt(1 - n / cap) with a cap, ranked among ``field``."""
+    """The :class:`Interval` of a point and its resampled values (none: a point interval): their
+    (1 - level) / 2 and (1 + level) / 2 percentiles, ranked among ``field``."""
     lo = hi = point
     if len(resampled):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            lo, hi = (float(x) for x in np.percentile(resampled, [2.5, 97.5]))
-        if cap:
-            shrink = math.sqrt(max(0.0, 1 - n / cap))
-            lo, hi = point - (point - lo) * shrink, point + (hi - point) * shrink
+            q = [50 * (1 - level), 50 * (1 + level)]
+            lo, hi = (float(x) for x in np.percentile(resampled, q))
     return Interval(n, point, lo, hi, rank_of(point, field), rank_of(hi, field), rank_of(lo, field))
+
+
+def top_k_answer(interval: Interval, k: int) -> str | None:
+    """The answer to "is the player in the top ``k``?": "in" when its rank interval lies within
+    1..k (``rank_hi <= k``), "out" when it lies beyond k (``rank_lo > k``), None while it
+    straddles k."""
+    if interval.rank_hi <= k:
+        return "in"
+    if interval.rank_lo > k:
+        return "out"
+    return None
 
 
 def settled(
@@ -154,14 +181,28 @@ def settled(
     rank_width: int | None = None,
     mu_width: float | None = None,
     min_games: int = 0,
+    top_k: int | None = None,
 ) -> bool:
-    """Whether a look says stop: at least ``min_games`` games, and the rank interval at most
-    ``rank_width`` ranks wide (``rank_hi - rank_lo``) or the μ interval at most ``mu_width``."""
+    """Whether a look answers the question asked, after at least ``min_games`` games: the rank
+    interval at most ``rank_width`` ranks wide (``rank_hi - rank_lo``), the μ interval at most
+    ``mu_width``, or the top-``top_k`` question answered (:func:`top_k_answer`); any of those
+    given."""
     if interval.games < min_games:
         return False
-    return (rank_width is not None and interval.rank_width <= rank_width) or (
-        mu_width is not None and interval.mu_width <= mu_width and math.isfinite(interval.mu_width)
+    return (
+        (rank_width is not None and interval.rank_width <= rank_width)
+        or (
+            mu_width is not None
+            and interval.mu_width <= mu_width
+            and math.isfinite(interval.mu_width)
+        )
+        or (top_k is not None and top_k_answer(interval, top_k) is not None)
     )
+
+
+def answered(interval: Interval, rule) -> bool:
+    """Whether ``rule``'s question (``core.params.StopRule``) is answered by ``interval``."""
+    return settled(interval, rule.rank_width, rule.mu_width, rule.min_games, rule.top_k)
 
 
 def field_ratings(
@@ -238,9 +279,7 @@ class Batches:
                 n = min(len(ids), k * self.rule.batch)
                 interval = self.look(player, ids[:n])
                 self.looks[player].append(interval)
-                if n >= len(ids) or settled(
-                    interval, self.rule.rank_width, self.rule.mu_width, self.rule.min_games
-                ):
+                if n >= len(ids) or answered(interval, self.rule):
                     self.stopped[player] = n
                     del active[player]
 
@@ -274,13 +313,11 @@ class Batches:
                 f"on {player}'s board, so there is nothing to rank it against (its "
                 "episodes so far are kept; drop stop to play them all)"
             )
-        cap = len(self.players[player])
+        rule = self.rule
         if by_mean:
-            return look_mean(
-                [g[player] for g in games], field, self.rule.boot, self.rule.seed, cap=cap
-            )
+            return look_mean([g[player] for g in games], field, rule.boot, rule.seed, rule.level)
         return look(
-            games, player, field, self.ts, self.rule.boot, self.rule.passes, self.rule.seed, cap=cap
+            games, player, field, self.ts, rule.boot, rule.passes, rule.seed, level=rule.level
         )
 
     def _games(self, agents, player: str) -> list[dict[str, float]]:
@@ -312,12 +349,10 @@ class Batches:
         for player, n in sorted(self.stopped.items()):
             cap = len(self.players[player])
             last = self.looks[player][-1]
-            why = (
-                "at the cap"
-                if n >= cap
-                and not settled(last, self.rule.rank_width, self.rule.mu_width, self.rule.min_games)
-                else "settled"
-            )
+            why = "answered" if answered(last, self.rule) else "at the cap"
+            if self.rule.top_k is not None and answered(last, self.rule):
+                side = {"in": "in", "out": "out of"}[top_k_answer(last, self.rule.top_k)]
+                why = f"answered: {side} the top {self.rule.top_k}"
             what = "mean score" if self._fields.get(player, (False,))[0] else "μ"
             out.append(
                 f"  {player}: {n} of {cap} games ({why}); rank {last.rank} "
