@@ -134,10 +134,6 @@ def _sum(items: Any, start: Any = 0) -> Any:
     return total + comp if comp and math.isfinite(comp) else total
 
 
-def _quiet(*_: Any, **__: Any) -> None:
-    """A log line of theirs: dropped."""
-
-
 #: the builtins interpreted code may call
 BUILTINS: dict[str, Any] = {
     f.__name__: f
@@ -155,7 +151,9 @@ MODULES = {
     # numpy's own function, so that a value it returns prints as theirs did (``np.float64``)
     "numpy": Ns(clip=np.clip),
     # their log lines go nowhere
-    "logging": Ns(getLogger=lambda *_: Ns(info=_quiet, warning=_quiet, debug=_quiet)),
+    "logging": Ns(
+        getLogger=lambda *_: Ns(**dict.fromkeys(("info", "warning"), lambda *_, **__: None))
+    ),
 }
 #: the methods of plain values interpreted code may call
 METHODS: dict[type, frozenset[str]] = {
@@ -392,7 +390,9 @@ class Frame:
             if attr in obj.attrs:
                 return obj.attrs[attr]
             raise Raised(f"no attribute {attr} (line {getattr(node, 'lineno', '?')})")
-        allowed = next((METHODS[t] for t in type(obj).__mro__ if t in METHODS), frozenset())
+        allowed = METHODS.get(type(obj)) or next(
+            (METHODS[t] for t in type(obj).__mro__ if t in METHODS), frozenset()
+        )
         if attr in allowed:
             return getattr(obj, attr)
         raise self.fail(node, f"attribute {attr} of a {type(obj).__name__} is not interpreted")

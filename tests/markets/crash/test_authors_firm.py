@@ -108,3 +108,13 @@ def test_their_book_is_kept_within_rounding_and_set_to_ours_beyond():
     call = seat.begin(2, theirs + 0.01, {"food": 10.0}, {"last_prices": {}})
     call.abandon()
     assert seat.cash == theirs + 0.01 and seat.resyncs == 1  # ours, counted
+
+
+def test_a_firm_that_cannot_pay_its_overhead_is_out_of_business_in_their_book():
+    """Their ``mark_out_of_business`` (their log line through ``logging``, dropped) and no
+    reflection for the day, as their environment skips a firm out of business."""
+    seat = FirmSeat(CODE, "competitive_1", {"food": 1.0}, False, "competitive", SETTING)
+    day(seat, 1, 1.0, 0.0, ANSWER.replace('"buy_food": 40', '"buy_food": 0'), sold=0.0)
+    assert seat.firm.attrs["in_business"] is False
+    assert seat.cash == pytest.approx(0.0)  # paid what it had
+    assert "Sold " not in seat.firm.attrs["message_history"][1]["historical"]
