@@ -78,13 +78,15 @@ def validate(params_file: str = ParamsOpt, debug: bool = DebugOpt) -> None:
                 source = market_kind(mp.market).source(mp.source.format)
                 if source.joint(mp):  # a joint instance: its new games beside the published
                     check_seating(name, params, source=params_file)
-                    counts = pd.Series([s.entry.name for e in rules.plan(mp) for s in e.seats])
+                    plan = rules.plan(mp)
                     for entry in mp.roster:
                         if entry.kind == "llm":
+                            seats = [[s.entry.name == entry.name for s in e.seats] for e in plan]
                             typer.echo(
                                 f"  joint: {entry.name} ({entry.model}, harness "
-                                f"{rules.harness_of(entry)}) plays {counts.eq(entry.name).sum()} "
-                                "games in the source's setting, rated on its board"
+                                f"{rules.harness_of(entry)}) plays {sum(map(any, seats))} games "
+                                f"({sum(map(sum, seats))} seats) in the source's setting, rated "
+                                "on its board"
                             )
                 continue
             seated = check_seating(name, params, source=params_file)

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 from starlette.testclient import TestClient
+from typer.testing import CliRunner
 
+from marketarena.cli import app
 from marketarena.config import load_params
 from marketarena.core.reader import EpisodeReader
 from marketarena.core.sources import SourceError
@@ -101,6 +103,9 @@ def test_the_entry_takes_every_firm_seat_of_the_authors_grid_under_their_names(t
     ]
     assert {s.entry.name for s in plan[1].seats} == {"my_llm"}
     assert plan[1].seed == 8 and plan[1].get("days") == 4 and plan[1].get("discovery_limit") == 3
+    said = CliRunner().invoke(app, ["validate", "--params", str(path)])
+    assert said.exit_code == 0, said.output
+    assert "joint: my_llm (mock-ab, harness agent_bazaar) plays 2 games (10 seats)" in said.output
     one = mp.model_copy(
         update={"joint_grid": mp.joint_grid.model_copy(update={"stabilizing": [1]})}
     )
