@@ -17,8 +17,11 @@ import json
 import queue
 import re
 import threading
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field
+
+from marketarena.core.params import Strict
 from marketarena.core.pycode import Obj, Program
 from marketarena.core.types import Reply
 from marketarena.llm.schema import TextAnswer
@@ -169,3 +172,19 @@ def invalid(calls: list[dict], error: str, failure: str = "format") -> Reply:
     for row in calls:
         row.update(valid=False, error=error)
     return Reply(action=None, calls=calls, error=f"llm: {error}", failure=failure)
+
+
+class TheirCodeParams(Strict):
+    """The params of a harness that runs their agent's code (lemon's buyer, crash's firm)."""
+
+    code: str = Field(
+        min_length=1,
+        description="the root of your copy of sethkarten/AI-Bazaar (branch Market-v1), whose "
+        "agent code renders the prompts; read at run time; relative to the project root",
+    )
+    prompt_algo: Literal["io", "cot"] = Field(
+        default="cot", description="their prompting mode (their runs: cot)"
+    )
+    history_len: int = Field(
+        default=3, ge=0, le=100, description="their history_len (their runs: 3)"
+    )

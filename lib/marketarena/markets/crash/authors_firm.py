@@ -44,16 +44,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from marketarena.agents.harnesses.base import Harness
-from marketarena.core.params import Strict
 from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
 from marketarena.core.sources import SourceError
 from marketarena.core.types import Reply
-from marketarena.markets._shared.their_agents import Call, TheirJSON, answer_keys, invalid
+from marketarena.markets._shared.their_agents import (
+    Call,
+    TheirCodeParams,
+    TheirJSON,
+    answer_keys,
+    invalid,
+)
 from marketarena.markets.crash.observations import (
     MAX_PRICE,
     MAX_SUPPLY,
@@ -323,25 +326,13 @@ def market_data(obs: FirmObservation, own: str) -> dict:
     return {"last_prices": {own: mine, **rivals}}
 
 
-class AuthorsFirmParams(Strict):
-    code: str = Field(
-        min_length=1,
-        description="the root of your copy of sethkarten/AI-Bazaar (branch Market-v1), whose "
-        "firm code renders the prompts; read at run time; relative to the project root",
-    )
-    prompt_algo: Literal["io", "cot"] = Field(
-        default="cot", description="their prompting mode (their exp1 runs: cot)"
-    )
-    history_len: int = Field(default=3, ge=0, le=100, description="their history_len (exp1: 3)")
-
-
 class AuthorsFirm(Harness):
     """Their firm's prompts, answer reading and bookkeeping for a crash seat (module
     docstring). The seat's id is the firm's name (the joint runs seat their names); a competitor
     is their ``competitive`` persona, a stabilizing seat their stabilizing firm."""
 
     name = "agent_bazaar"
-    Params = AuthorsFirmParams
+    Params = TheirCodeParams
     roles = frozenset({"stabilizing", "competitor"})
     max_reasks = 0  # FirmJSON: their fallback at once
 

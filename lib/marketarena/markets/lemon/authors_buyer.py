@@ -52,16 +52,19 @@ import json
 import re
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from marketarena.agents.harnesses.base import Harness
-from marketarena.core.params import Strict
 from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
 from marketarena.core.sources import SourceError
 from marketarena.core.types import Reply
-from marketarena.markets._shared.their_agents import Call, TheirJSON, invalid, read_answer
+from marketarena.markets._shared.their_agents import (
+    Call,
+    TheirCodeParams,
+    TheirJSON,
+    invalid,
+    read_answer,
+)
 from marketarena.markets.lemon.authors_answers import parse_bid, parse_vote
 from marketarena.markets.lemon.observations import (
     BuyAction,
@@ -258,23 +261,11 @@ def check_code(code: str | Path) -> None:
         raise CodeError(root / FILES[0], f"their code failed rendering a prompt: {exc}") from None
 
 
-class AuthorsBuyerParams(Strict):
-    code: str = Field(
-        min_length=1,
-        description="the root of your copy of sethkarten/AI-Bazaar (branch Market-v1), whose "
-        "buyer code renders the prompts; read at run time; relative to the project root",
-    )
-    prompt_algo: Literal["io", "cot"] = Field(
-        default="cot", description="their prompting mode (their exp2 runs: cot)"
-    )
-    history_len: int = Field(default=3, ge=0, le=100, description="their history_len (exp2: 3)")
-
-
 class AuthorsBuyer(Harness):
     """Their buyer's prompts and answer reading (module docstring)."""
 
     name = "agent_bazaar"
-    Params = AuthorsBuyerParams
+    Params = TheirCodeParams
     roles = frozenset({"buyer"})
     max_reasks = 0  # AuthorsJSON: their fallback at once (module docstring)
 

@@ -548,3 +548,21 @@ def _convert_all(convert, runs: list[tuple[int, Run]], out: Path) -> list[tuple[
         logs.write_episode(out, plan, tables, meta)
         done.append((k, {**row, "episode_id": episode_id, **extra, "lacks": list(run.lacks)}))
     return done
+
+
+def check_their_code(mp: Any, root: Path, check: Any) -> None:
+    """A joint instance's entries on their agent's code (the ``agent_bazaar`` harness) find it in
+    their folder and it renders a prompt (``check``: lemon's buyer, crash's firm); else one
+    ``SourceError`` naming the file and the params key to set."""
+    from marketarena.core.sources import check_joint_entries, publisher_root
+
+    check_joint_entries(
+        mp,
+        root,
+        "agent_bazaar",
+        "code",
+        publisher_root(mp.source.model_dump()),
+        check,
+        (SourceError,),
+        "the root of your copy of sethkarten/AI-Bazaar, branch Market-v1",
+    )

@@ -37,16 +37,7 @@ class LemonAgentBazaarSource(MarketSource):
 
     def check_joint(self, mp: LemonParams, root: Path) -> None:
         """Every entry on the authors' buyer finds their code and it renders a prompt."""
-        from marketarena.core.sources import SourceError, check_joint_entries, publisher_root
+        from marketarena.markets._shared.sources.agent_bazaar import check_their_code
         from marketarena.markets.lemon.authors_buyer import check_code
 
-        check_joint_entries(
-            mp,
-            root,
-            "agent_bazaar",
-            "code",
-            publisher_root(mp.source.model_dump()),
-            check_code,
-            (SourceError,),
-            "the root of your copy of sethkarten/AI-Bazaar, branch Market-v1",
-        )
+        check_their_code(mp, root, check_code)
