@@ -151,6 +151,25 @@ class Call:
             self._thread.join()
 
 
+async def asked(call: Call, agent: Any, schema: type, decision: Any) -> tuple[Any, Any, list]:
+    """(what their method returns, our model's text, the call's row) once our model (``agent``)
+    answered the system prompt and user message their method built; (its return, None, []) when
+    it asked nothing. A failed ask ends their method's thread."""
+    if call.prompt is None:
+        return call.answer(""), None, []
+    messages = [
+        {"role": "system", "content": call.prompt[0]},
+        {"role": "user", "content": call.prompt[1]},
+    ]
+    try:
+        result, row = await agent.ask(messages, schema, decision, purpose="act")
+    except BaseException:
+        call.abandon()
+        raise
+    text = result.action.text if result.action is not None else ""
+    return call.answer(text), text, [row]
+
+
 class TheirJSON(TextAnswer):
     """Any answer: their engine reads it (``call_llm``), the harness judges it; asked in JSON
     mode as their OpenAI client asks, never re-asked (module docstring). A market's subclass says

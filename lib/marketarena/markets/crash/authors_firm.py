@@ -55,6 +55,7 @@ from marketarena.markets._shared.their_agents import (
     TheirCodeParams,
     TheirJSON,
     answer_keys,
+    asked,
     invalid,
 )
 from marketarena.markets.crash.observations import (
@@ -371,21 +372,12 @@ class AuthorsFirm(Harness):
             last = obs.history[-1]  # yesterday, as our market booked it
             seat.close({GOOD: last.units_sold}, {GOOD: last.price}, obs.health)
         call = seat.begin(t, obs.cash, {GOOD: obs.stock}, market_data(obs, seat.name))
-        if call.prompt is None:
+        result, text, calls = await asked(call, agent, FirmJSON, decision)
+        if text is None:
             raise CodeError(Path(self.params.code) / FILES[0], "decide_firm_action asked no model")
-        messages = [
-            {"role": "system", "content": call.prompt[0]},
-            {"role": "user", "content": call.prompt[1]},
-        ]
-        try:
-            result, row = await agent.ask(messages, FirmJSON, decision, purpose="act")
-        except BaseException:
-            call.abandon()
-            raise
-        text = result.action.text if result.action is not None else ""
-        bought, prices = seat.action(call.answer(text))
+        bought, prices = seat.action(result)
         why, kind = judge(text, bought.get(GOOD, 0.0), prices.get(GOOD, 0.0))
         if why:
-            return invalid([row], why, kind)
+            return invalid(calls, why, kind)
         action = FirmAction(price=prices[GOOD], supply=bought.get(GOOD, 0.0))
-        return Reply(action=action, calls=[row])
+        return Reply(action=action, calls=calls)

@@ -62,6 +62,7 @@ from marketarena.markets._shared.their_agents import (
     Call,
     TheirCodeParams,
     TheirJSON,
+    asked,
     invalid,
     read_answer,
 )
@@ -289,20 +290,7 @@ class AuthorsBuyer(Harness):
 
     async def _run(self, agent: Any, decision: Any, method: str, *args: Any, **kw: Any):
         """Their ``method``: to the prompt, asked, then on with the answer (module docstring)."""
-        call = self.seat.begin(method, *args, **kw)
-        if call.prompt is None:
-            return call.answer(""), None, []
-        messages = [
-            {"role": "system", "content": call.prompt[0]},
-            {"role": "user", "content": call.prompt[1]},
-        ]
-        try:
-            result, row = await agent.ask(messages, AuthorsJSON, decision, purpose="act")
-        except BaseException:
-            call.abandon()
-            raise
-        text = result.action.text if result.action is not None else ""
-        return call.answer(text), text, [row]
+        return await asked(self.seat.begin(method, *args, **kw), agent, AuthorsJSON, decision)
 
     async def respond(self, agent: Any, observation: Any, decision: Any, retry: Any = None):
         if retry is not None:  # never: the harness names only listings shown
