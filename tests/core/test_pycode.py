@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from marketarena.core.pycode import CodeError, Member, Ns, Obj, Program
-from marketarena.core.pyframe import _sum
+from marketarena.core.pyvalues import _sum
 
 
 def program(tmp_path, source: str, host=None, extra: dict[str, str] | None = None) -> Program:

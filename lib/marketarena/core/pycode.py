@@ -36,17 +36,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from marketarena.core.pyframe import (
-    MODULES,
-    Budget,
-    CodeError,
-    Frame,
-    Member,
-    Ns,
-    Obj,
-    Raised,
-    _Return,
-)
+from marketarena.core.pyframe import Budget, CodeError, Frame, Raised, _Return
+from marketarena.core.pyvalues import MODULES, Member, Ns, Obj
 from marketarena.core.sources import read_bytes
 
 __all__ = ["CodeError", "Member", "Module", "Ns", "Obj", "Program", "Raised"]

@@ -1,19 +1,24 @@
-"""The evaluator behind ``core/pycode.py``: the values it hands around (our objects, their
-``Enum`` members), its errors, the builtins and methods interpreted code may call, and
-:class:`Frame`, one function's locals running its statements (``pycode``'s docstring says what is
+"""The evaluator behind ``core/pycode.py``: its errors and :class:`Frame`, one function's locals
+running its statements and evaluating its expressions, each expression compiled once to a
+closure (the values and builtins it uses: ``pyvalues.py``; ``pycode``'s docstring says what is
 run and what is refused)."""
 
 from __future__ import annotations
 
 import ast
 import json
-import math
 import operator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-
+from marketarena.core.pyvalues import (
+    BINOPS,
+    BUILTINS,
+    CMPOPS,
+    ITERABLES,
+    METHODS,
+    Ns,
+    Obj,
+)
 from marketarena.core.sources import SourceError
 
 if TYPE_CHECKING:  # the program a frame runs in (``pycode``, which builds frames)
@@ -54,139 +59,6 @@ class _Break(BaseException):
 
 class _Continue(BaseException):
     pass
-
-
-@dataclass(frozen=True)
-class Member:
-    """An ``Enum`` member of the publisher's code (compared by class and name)."""
-
-    cls: str
-    name: str
-
-
-class Obj:
-    """An instance of a class of the parsed code: its attributes are ours to set and read."""
-
-    def __init__(self, cls: str, **attrs: Any):
-        self.cls = cls
-        self.attrs = dict(attrs)
-
-    def __repr__(self) -> str:
-        return f"<{self.cls}>"
-
-
-class Ns:
-    """A plain object with attributes (a listing, their ``args``); reading a missing attribute
-    raises, as Python's would (``getattr(x, name, default)`` then gives the default)."""
-
-    def __init__(self, **attrs: Any):
-        self.attrs = dict(attrs)
-
-
-BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: pow,
-}
-CMPOPS = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-    ast.Is: operator.is_,
-    ast.IsNot: operator.is_not,
-}
-
-
-def _dumps(obj: Any, **kw: Any) -> str:
-    allowed = {"indent", "ensure_ascii", "sort_keys", "separators", "default"}
-    bad = set(kw) - allowed
-    if bad:
-        raise TypeError(f"json.dumps: unsupported argument(s) {sorted(bad)}")
-    if "default" in kw and not callable(kw["default"]):
-        raise TypeError("json.dumps: default must be a function")
-    return json.dumps(obj, **kw)
-
-
-def _sum(items: Any, start: Any = 0) -> Any:
-    """``sum`` as Python 3.12 and later compute it: floats added with Neumaier's compensation
-    (their runs' Python; 3.11's plain running sum differs in the last bit, and a prompt shows
-    it: Agent Bazaar's buyers' mean quality, 0.25 not 0.24999999999999997)."""
-    items = list(items)
-    if not any(isinstance(x, float) for x in [start, *items]):
-        return sum(items, start)
-    total, comp = float(start), 0.0
-    for x in items:
-        if not isinstance(x, (int, float)):
-            raise TypeError(f"unsupported operand type for sum: {type(x).__name__}")
-        x = float(x)
-        t = total + x
-        comp += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
-        total = t
-    return total + comp if comp and math.isfinite(comp) else total
-
-
-#: the builtins interpreted code may call
-BUILTINS: dict[str, Any] = {
-    f.__name__: f
-    for f in (len, min, max, abs, round, str, int, float, bool, list, dict, tuple, set)
-    + (sorted, enumerate, zip, range, any, all, isinstance, next, reversed, repr)
-}
-BUILTINS["sum"] = _sum
-BUILTINS.update(
-    {"None": None, "True": True, "False": False, "Exception": Exception, "ValueError": ValueError}
-)
-BUILTINS.update({"TypeError": TypeError, "KeyError": KeyError, "IndexError": IndexError})
-#: the modules interpreted code may use, by the name it imports them under
-MODULES = {
-    "json": Ns(dumps=_dumps, JSONDecodeError=json.JSONDecodeError),
-    # numpy's own function, so that a value it returns prints as theirs did (``np.float64``)
-    "numpy": Ns(clip=np.clip),
-    # their log lines go nowhere
-    "logging": Ns(
-        getLogger=lambda *_: Ns(**dict.fromkeys(("info", "warning"), lambda *_, **__: None))
-    ),
-}
-#: the methods of plain values interpreted code may call
-METHODS: dict[type, frozenset[str]] = {
-    str: frozenset(
-        [
-            "lower",
-            "upper",
-            "strip",
-            "lstrip",
-            "rstrip",
-            "startswith",
-            "endswith",
-            "split",
-            "join",
-            "replace",
-            "title",
-            "capitalize",
-            "find",
-            "count",
-            "isdigit",
-            "splitlines",
-        ]
-    ),
-    list: frozenset(["append", "extend", "index", "count", "copy", "pop", "insert"]),
-    dict: frozenset(["get", "items", "keys", "values", "setdefault", "copy", "update", "pop"]),
-    tuple: frozenset(["index", "count"]),
-    set: frozenset(["add", "copy"]),
-}
-
-
-#: what a ``for`` may run over: finite values (a dict's views among them)
-ITERABLES = (list, tuple, dict, str, range, enumerate, zip, reversed, set)
-ITERABLES += (type({}.items()), type({}.keys()), type({}.values()))
 
 
 class Budget:
@@ -323,23 +195,10 @@ class Frame:
 
     # -- expressions ------------------------------------------------------------------------------
     def eval(self, node: ast.expr) -> Any:
-        self.budget.steps += 1
-        if self.budget.steps > MAX_STEPS:
-            self.tick(node)
-        method = _EVAL.get(type(node))
-        if method is None:
-            method = _EVAL[type(node)] = getattr(Frame, f"_e_{type(node).__name__}", None)
-            if method is None:
-                raise self.fail(node, f"expression {type(node).__name__} is not interpreted")
-        return method(self, node)
-
-    def _e_Constant(self, node: ast.Constant) -> Any:
-        return node.value
-
-    def _e_JoinedStr(self, node: ast.JoinedStr) -> str:
-        return "".join(
-            self.eval(v) if isinstance(v, ast.FormattedValue) else v.value for v in node.values
-        )
+        """``node``'s value: its closure (:func:`compiled`, made the first time it is met) run
+        on this frame."""
+        fast = node.__dict__.get("_fast")
+        return (fast or compiled(node))(self)
 
     def _e_FormattedValue(self, node: ast.FormattedValue) -> str:
         value = self.eval(node.value)
@@ -370,10 +229,6 @@ class Frame:
             return BUILTINS[node.id]
         raise self.fail(node, f"name {node.id} is not defined (or not interpreted)")
 
-    def _e_Attribute(self, node: ast.Attribute) -> Any:
-        obj = self.eval(node.value)
-        return self.attribute(node, obj, node.attr)
-
     def attribute(self, node: ast.AST, obj: Any, attr: str) -> Any:
         if isinstance(obj, Obj):
             if attr in obj.attrs:
@@ -397,16 +252,6 @@ class Frame:
             return getattr(obj, attr)
         raise self.fail(node, f"attribute {attr} of a {type(obj).__name__} is not interpreted")
 
-    def _e_Subscript(self, node: ast.Subscript) -> Any:
-        container = self.eval(node.value)
-        key = self.eval(node.slice)
-        if not isinstance(container, (list, tuple, dict, str)):
-            raise self.fail(node, f"cannot index a {type(container).__name__}")
-        try:
-            return container[key]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise Raised.like(exc, f"{type(exc).__name__} at line {node.lineno}") from None
-
     def _e_Slice(self, node: ast.Slice) -> slice:
         return slice(
             *(None if p is None else self.eval(p) for p in (node.lower, node.upper, node.step))
@@ -424,12 +269,6 @@ class Frame:
         except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
             where = getattr(node, "lineno", "?")
             raise Raised.like(exc, f"{type(exc).__name__} at line {where}") from None
-
-    def _e_BinOp(self, node: ast.BinOp) -> Any:
-        op = BINOPS.get(type(node.op))
-        if op is None:
-            raise self.fail(node, f"operator {type(node.op).__name__} is not interpreted")
-        return self._op(node, op, self.eval(node.left), self.eval(node.right))
 
     def _e_UnaryOp(self, node: ast.UnaryOp) -> Any:
         value = self.eval(node.operand)
@@ -541,27 +380,9 @@ class Frame:
 
         return fn
 
-    def _e_Call(self, node: ast.Call) -> Any:
-        args: list = []
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                args.extend(self.eval(a.value))
-            else:
-                args.append(self.eval(a))
-        kwargs: dict = {}
-        for k in node.keywords:
-            if k.arg is None:
-                kwargs.update(self.eval(k.value))
-            else:
-                kwargs[k.arg] = self.eval(k.value)
-        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
-            return self._getattr(node, node.func.id, args)
-        if isinstance(node.func, ast.Name) and node.func.id == "next":
-            items = list(args[0])
-            if not items and len(args) < 2:
-                raise Raised(f"StopIteration at line {node.lineno}")
-            return items[0] if items else args[1]
-        fn = self.eval(node.func)
+    def invoke(self, node: ast.Call, fn: Any, args: list, kwargs: dict) -> Any:
+        """A call their code makes of ``fn`` (compiled calls, :func:`compiled`): only what is
+        callable and not a class of ours to construct; Python's errors are theirs."""
         if not callable(fn):
             raise self.fail(node, f"calls a {type(fn).__name__}")
         if isinstance(fn, type) and fn not in BUILTINS.values() and fn not in self.p.host.values():
@@ -595,5 +416,169 @@ class Frame:
         return True if which == "hasattr" else value
 
 
-#: expression node type -> its ``Frame._e_*`` method, filled as they are met
-_EVAL: dict[type, Callable[..., Any]] = {}
+def compiled(node: ast.expr) -> Callable[[Frame], Any]:
+    """``node`` as a closure of a frame, kept on the node: each evaluation counts a step (more
+    than ``MAX_STEPS`` a call is refused), as ``Frame._e_<kind>`` would, without looking up its
+    kind each time. The commonest kinds are written out (their children compiled too); the
+    others run their ``Frame._e_*`` method; a kind with none is refused when evaluated."""
+    kind = type(node)
+    make = _MAKERS.get(kind)
+    if make is not None:
+        fast = make(node)
+    else:
+        method = getattr(Frame, f"_e_{kind.__name__}", None)
+
+        def fast(f: Frame) -> Any:
+            b = f.budget
+            b.steps += 1
+            if b.steps > MAX_STEPS:
+                f.tick(node)
+            if method is None:
+                raise f.fail(node, f"expression {kind.__name__} is not interpreted")
+            return method(f, node)
+
+    node._fast = fast  # type: ignore[attr-defined]
+    return fast
+
+
+def _constant(node: ast.Constant) -> Callable[[Frame], Any]:
+    value = node.value
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        return value
+
+    return fast
+
+
+def _name(node: ast.Name) -> Callable[[Frame], Any]:
+    ident = node.id
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        names = f.names
+        if ident in names:
+            return names[ident]
+        return f._e_Name(node)
+
+    return fast
+
+
+def _attribute(node: ast.Attribute) -> Callable[[Frame], Any]:
+    value, attr = compiled(node.value), node.attr
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        obj = value(f)
+        if type(obj) is Obj and attr in obj.attrs:
+            return obj.attrs[attr]
+        return f.attribute(node, obj, attr)
+
+    return fast
+
+
+def _subscript(node: ast.Subscript) -> Callable[[Frame], Any]:
+    value, key = compiled(node.value), compiled(node.slice)
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        container, k = value(f), key(f)
+        if not isinstance(container, (list, tuple, dict, str)):
+            raise f.fail(node, f"cannot index a {type(container).__name__}")
+        try:
+            return container[k]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise Raised.like(exc, f"{type(exc).__name__} at line {node.lineno}") from None
+
+    return fast
+
+
+def _binop(node: ast.BinOp) -> Callable[[Frame], Any]:
+    op = BINOPS.get(type(node.op))
+    left, right = compiled(node.left), compiled(node.right)
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        if op is None:
+            raise f.fail(node, f"operator {type(node.op).__name__} is not interpreted")
+        return f._op(node, op, left(f), right(f))
+
+    return fast
+
+
+def _joined(node: ast.JoinedStr) -> Callable[[Frame], Any]:
+    parts = [compiled(v) if isinstance(v, ast.FormattedValue) else v.value for v in node.values]
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        return "".join(p if isinstance(p, str) else p(f) for p in parts)
+
+    return fast
+
+
+def _call(node: ast.Call) -> Callable[[Frame], Any]:
+    args = [
+        (True, compiled(a.value)) if isinstance(a, ast.Starred) else (False, compiled(a))
+        for a in node.args
+    ]
+    keywords = [(k.arg, compiled(k.value)) for k in node.keywords]
+    name = node.func.id if isinstance(node.func, ast.Name) else None
+    special = name if name in ("getattr", "hasattr", "next") else None
+    func = None if special else compiled(node.func)
+
+    def fast(f: Frame) -> Any:
+        b = f.budget
+        b.steps += 1
+        if b.steps > MAX_STEPS:
+            f.tick(node)
+        values: list = []
+        for star, arg in args:
+            if star:
+                values.extend(arg(f))
+            else:
+                values.append(arg(f))
+        kwargs: dict = {}
+        for key, value in keywords:
+            if key is None:
+                kwargs.update(value(f))
+            else:
+                kwargs[key] = value(f)
+        if special == "next":
+            items = list(values[0])
+            if not items and len(values) < 2:
+                raise Raised(f"StopIteration at line {node.lineno}")
+            return items[0] if items else values[1]
+        if special:
+            return f._getattr(node, special, values)
+        return f.invoke(node, func(f), values, kwargs)
+
+    return fast
+
+
+_MAKERS: dict[type, Callable[[Any], Callable[[Frame], Any]]] = {
+    ast.Call: _call,
+    ast.Constant: _constant,
+    ast.Name: _name,
+    ast.Attribute: _attribute,
+    ast.Subscript: _subscript,
+    ast.BinOp: _binop,
+    ast.JoinedStr: _joined,
+}
