@@ -417,9 +417,9 @@ class Frame:
 
 
 def compiled(node: ast.expr) -> Callable[[Frame], Any]:
-    """``node`` as a closure of a frame, kept on the node: each evaluation counts a step (more
-    than ``MAX_STEPS`` a call is refused), as ``Frame._e_<kind>`` would, without looking up its
-    kind each time. The commonest kinds are written out (their children compiled too); the
+    """``node`` as a closure of a frame, kept on the node: each evaluation counts a step
+    (``Frame.tick``: more than ``MAX_STEPS`` a call is refused), as ``Frame._e_<kind>`` would,
+    without looking up its kind each time. The commonest kinds are written out (their children compiled too); the
     others run their ``Frame._e_*`` method; a kind with none is refused when evaluated."""
     kind = type(node)
     make = _MAKERS.get(kind)
@@ -429,10 +429,7 @@ def compiled(node: ast.expr) -> Callable[[Frame], Any]:
         method = getattr(Frame, f"_e_{kind.__name__}", None)
 
         def fast(f: Frame) -> Any:
-            b = f.budget
-            b.steps += 1
-            if b.steps > MAX_STEPS:
-                f.tick(node)
+            f.tick(node)
             if method is None:
                 raise f.fail(node, f"expression {kind.__name__} is not interpreted")
             return method(f, node)
@@ -445,10 +442,7 @@ def _constant(node: ast.Constant) -> Callable[[Frame], Any]:
     value = node.value
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         return value
 
     return fast
@@ -458,10 +452,7 @@ def _name(node: ast.Name) -> Callable[[Frame], Any]:
     ident = node.id
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         names = f.names
         if ident in names:
             return names[ident]
@@ -474,10 +465,7 @@ def _attribute(node: ast.Attribute) -> Callable[[Frame], Any]:
     value, attr = compiled(node.value), node.attr
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         obj = value(f)
         if type(obj) is Obj and attr in obj.attrs:
             return obj.attrs[attr]
@@ -490,10 +478,7 @@ def _subscript(node: ast.Subscript) -> Callable[[Frame], Any]:
     value, key = compiled(node.value), compiled(node.slice)
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         container, k = value(f), key(f)
         if not isinstance(container, (list, tuple, dict, str)):
             raise f.fail(node, f"cannot index a {type(container).__name__}")
@@ -510,10 +495,7 @@ def _binop(node: ast.BinOp) -> Callable[[Frame], Any]:
     left, right = compiled(node.left), compiled(node.right)
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         if op is None:
             raise f.fail(node, f"operator {type(node.op).__name__} is not interpreted")
         return f._op(node, op, left(f), right(f))
@@ -525,10 +507,7 @@ def _joined(node: ast.JoinedStr) -> Callable[[Frame], Any]:
     parts = [compiled(v) if isinstance(v, ast.FormattedValue) else v.value for v in node.values]
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         return "".join(p if isinstance(p, str) else p(f) for p in parts)
 
     return fast
@@ -545,10 +524,7 @@ def _call(node: ast.Call) -> Callable[[Frame], Any]:
     func = None if special else compiled(node.func)
 
     def fast(f: Frame) -> Any:
-        b = f.budget
-        b.steps += 1
-        if b.steps > MAX_STEPS:
-            f.tick(node)
+        f.tick(node)
         values: list = []
         for star, arg in args:
             if star:
