@@ -17,16 +17,50 @@ import json
 import queue
 import re
 import threading
-from typing import Any, ClassVar, Literal
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Literal
 
 from pydantic import Field
 
 from marketarena.core.params import Strict
-from marketarena.core.pycode import Obj, Program
+from marketarena.core.pycode import CodeError, Obj, Program, Raised
+from marketarena.core.sources import SourceError
 from marketarena.core.types import Reply
 from marketarena.llm.schema import TextAnswer
 
 JSON_FENCE = re.compile(r"```(?:json)?")
+#: programs parsed, by (root, files, their modification times, host)
+_PROGRAMS: dict[tuple, Program] = {}
+
+
+def their_program(code: str | Path, files: tuple[str, ...], host: dict[str, Any]) -> Program:
+    """Their ``files`` under ``code`` (the root of the user's copy), parsed once per version of
+    them (their modification times); ``host``: the names that stand for ours in their code (a
+    module's constant, known to the cache by identity). A missing or unreadable file is a
+    ``SourceError`` naming it."""
+    root = Path(code).expanduser()
+    stamp = tuple((root / f).stat().st_mtime_ns if (root / f).exists() else 0 for f in files)
+    key = (str(root), files, stamp, id(host))
+    if key not in _PROGRAMS:
+        if len(_PROGRAMS) >= 16:
+            _PROGRAMS.clear()
+        _PROGRAMS[key] = Program(root, list(files), host=host)
+    return _PROGRAMS[key]
+
+
+def check_renders(code: str | Path, files: tuple[str, ...], render: Callable[[Path], None]) -> None:
+    """Before any game: every one of their ``files`` is under ``code`` and ``render(root)`` (a
+    prompt of theirs built from a small state) runs; a missing file, one the interpreter cannot
+    read or a prompt their code fails to build is a ``SourceError`` (a ``CodeError``) naming the
+    file."""
+    root = Path(code).expanduser()
+    for name in files:
+        if not (root / name).is_file():
+            raise SourceError(root / name, "is missing (not a copy of sethkarten/AI-Bazaar?)")
+    try:
+        render(root)
+    except Raised as exc:
+        raise CodeError(root / files[0], f"their code failed rendering a prompt: {exc}") from None
 
 
 def first_object(text: str) -> str:

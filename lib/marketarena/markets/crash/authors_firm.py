@@ -42,13 +42,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from marketarena.agents.harnesses.base import Harness
-from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
-from marketarena.core.sources import SourceError
+from marketarena.core.pycode import CodeError, Ns, Obj, Program
 from marketarena.core.types import Reply
 from marketarena.markets._shared.their_agents import (
     Call,
@@ -56,7 +54,9 @@ from marketarena.markets._shared.their_agents import (
     TheirJSON,
     answer_keys,
     asked,
+    check_renders,
     invalid,
+    their_program,
 )
 from marketarena.markets.crash.observations import (
     MAX_PRICE,
@@ -76,17 +76,13 @@ COMMON = "ai_bazaar/utils/common.py"
 FIRM, LEDGER = "FirmAgent", "Ledger"
 
 
-@lru_cache(maxsize=8)
-def _program(code: str, stamp: tuple) -> Program:
-    return Program(code, list(FILES), host={"defaultdict": defaultdict})
+#: what stands for ours in their firm's code (their ``collections.defaultdict``)
+HOST = {"defaultdict": defaultdict}
 
 
 def program(code: str | Path) -> Program:
-    """Their firm's code in ``code`` (parsed once per version of its files); a missing or
-    unreadable file is a ``SourceError`` naming it."""
-    root = Path(code).expanduser()
-    stamp = tuple((f, (root / f).stat().st_mtime_ns if (root / f).exists() else 0) for f in FILES)
-    return _program(str(root), stamp)
+    """Their firm's code in ``code`` (``their_agents.their_program``)."""
+    return their_program(code, FILES, HOST)
 
 
 @dataclass(frozen=True)
@@ -183,7 +179,7 @@ class FirmSeat:
         )
 
     def begin(self, timestep: int, cash: float, stock: dict[str, float], market_data: dict) -> Call:
-        """Day ``timestep`` (their count: 1 is the first day) to the firm's model call: the
+        """Day ``timestep`` (their count: 0 is the first day) to the firm's model call: the
         ledger set to our market's ``cash`` and ``stock`` (good -> units), then their
         ``decide_firm_action``; ``Call.answer`` gives the method's return (:meth:`action`)."""
         self._sync(self.ledger.attrs["agent_money"], self.name, cash)
@@ -260,22 +256,18 @@ class FirmSeat:
 
 
 def check_code(code: str | Path) -> None:
-    """Their firm's code in ``code`` renders a day's prompt: a missing file, one the interpreter
-    cannot read or a prompt it cannot build is a ``SourceError`` (a ``CodeError``) naming the
-    file, before any game is played."""
-    root = Path(code).expanduser()
-    for name in (*FILES, COMMON):
-        if not (root / name).is_file():
-            raise SourceError(root / name, "is missing (not a copy of sethkarten/AI-Bazaar?)")
-    try:
+    """Their firm's code in ``code`` renders a first day's prompt, before any game
+    (``their_agents.check_renders``)."""
+
+    def render(root: Path) -> None:
         seat = FirmSeat(root, "firm_check", {"food": 1.0}, True, None)
-        call = seat.begin(1, 500.0, {"food": 0.0}, {"last_prices": {"firm_check": {}}})
+        call = seat.begin(0, 500.0, {"food": 0.0}, {"last_prices": {"firm_check": {}}})
         if call.prompt is None:
             call.answer("")
             raise CodeError(root / FILES[0], "decide_firm_action asked no model")
         call.abandon()
-    except Raised as exc:
-        raise CodeError(root / FILES[0], f"their code failed rendering a prompt: {exc}") from None
+
+    check_renders(code, (*FILES, COMMON), render)
 
 
 # -- the harness -----------------------------------------------------------------------------------

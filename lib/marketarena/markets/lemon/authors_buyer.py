@@ -50,21 +50,22 @@ from __future__ import annotations
 import copy
 import json
 import re
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from marketarena.agents.harnesses.base import Harness
-from marketarena.core.pycode import CodeError, Ns, Obj, Program, Raised
-from marketarena.core.sources import SourceError
+from marketarena.core.pycode import CodeError, Ns, Obj, Program
 from marketarena.core.types import Reply
 from marketarena.markets._shared.their_agents import (
     Call,
     TheirCodeParams,
     TheirJSON,
     asked,
+    check_renders,
     invalid,
     read_answer,
+    their_program,
 )
 from marketarena.markets.lemon.authors_answers import parse_bid, parse_vote
 from marketarena.markets.lemon.observations import (
@@ -124,21 +125,14 @@ def _order(**fields: Any) -> Ns:
     return Ns(**fields)
 
 
-@lru_cache(maxsize=8)
-def _program(code: str, stamp: tuple) -> Program:
-    return Program(
-        code,
-        list(FILES),
-        host={"random": Ns(sample=lambda seq, k: list(seq)[:k]), "Order": _order},
-    )
+#: what stands for ours in their buyer's code: their ``random.sample`` is the identity over the
+#: listings we show (module docstring), their ``Order(...)`` the fields it was given
+HOST = {"random": Ns(sample=lambda seq, k: list(seq)[:k]), "Order": _order}
 
 
 def program(code: str | Path) -> Program:
-    """Their buyer's code in ``code`` (parsed once per version of its files); a missing or
-    unreadable file is a ``SourceError`` naming it."""
-    root = Path(code).expanduser()
-    stamp = tuple((f, (root / f).stat().st_mtime_ns if (root / f).exists() else 0) for f in FILES)
-    return _program(str(root), stamp)
+    """Their buyer's code in ``code`` (``their_agents.their_program``)."""
+    return their_program(code, FILES, HOST)
 
 
 def constant(code: str | Path, name: str) -> Any:
@@ -246,20 +240,16 @@ def listings(views: list[tuple[str, float, str, float | None]]) -> list[Ns]:
 
 def check_code(code: str | Path) -> None:
     """Their buyer's code in ``code`` renders a prompt (a buyer shown one listing asks its
-    model): a missing file, one the interpreter cannot read or a prompt it cannot build is a
-    ``SourceError`` (a ``CodeError``) naming the file, before any game is played."""
-    root = Path(code).expanduser()
-    for name in (*FILES, COMMON):
-        if not (root / name).is_file():
-            raise SourceError(root / name, "is missing (not a copy of sethkarten/AI-Bazaar?)")
-    try:
+    model), before any game (``their_agents.check_renders``)."""
+
+    def render(root: Path) -> None:
         personas = constant(root, "PERSONAS")
         seat = Seat(root, "consumer_0", str(personas[0]), True)
         one = listings([("seller", 10_000.0, "A car.", 0.8)])
         if seat.prompt("make_orders", 0, one, 3, True) is None:
             raise CodeError(root / FILES[0], "make_orders asked no model for one listing shown")
-    except Raised as exc:
-        raise CodeError(root / FILES[0], f"their code failed rendering a prompt: {exc}") from None
+
+    check_renders(code, (*FILES, COMMON), render)
 
 
 class AuthorsBuyer(Harness):
