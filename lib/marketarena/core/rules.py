@@ -123,9 +123,10 @@ class MarketRules:
     harnesses: ClassVar[tuple[str, ...]] = ("plain",)
     default_harness: ClassVar[str] = "plain"
     #: harnesses no other market offers, defined in the market's folder (name -> its class, a
-    #: subclass of ``agents.harnesses.base.Harness``: english_auction's ``bdi``); the shared ones
-    #: are found in ``agents/harnesses/``
-    own_harnesses: ClassVar[dict[str, type]] = {}
+    #: subclass of ``agents.harnesses.base.Harness``: english_auction's ``bdi``, or its
+    #: ``"module:Class"``, imported only when a seat plays on it); the shared ones are found in
+    #: ``agents/harnesses/``
+    own_harnesses: ClassVar[dict[str, type | str]] = {}
     #: the params key that seats each role (for errors; default ``roster``)
     role_keys: ClassVar[dict[str, str]] = {}
     #: role -> side: one roster entry may hold roles of one side only (lemon: an entry cannot be

@@ -46,10 +46,15 @@ def registry() -> dict[str, type[Harness]]:
 
 
 def harness_class(name: str, rules: Any = None) -> type[Harness]:
-    """The harness ``name``: the market's own (``rules.own_harnesses``) or a shared one."""
+    """The harness ``name``: the market's own (``rules.own_harnesses``: a class, or its
+    ``"module:Class"`` so that the rules' import does not pay for it) or a shared one."""
     own = getattr(rules, "own_harnesses", {})
     if name in own:
-        return own[name]
+        found = own[name]
+        if isinstance(found, str):  # "module:Class", imported when a seat needs it
+            module, _, attr = found.partition(":")
+            found = getattr(importlib.import_module(module), attr)
+        return found
     try:
         return registry()[name]
     except KeyError:

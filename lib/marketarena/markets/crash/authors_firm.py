@@ -58,6 +58,7 @@ from marketarena.markets._shared.their_agents import (
     invalid,
     their_program,
 )
+from marketarena.markets.crash.joint import COMMON, FILES
 from marketarena.markets.crash.observations import (
     MAX_PRICE,
     MAX_SUPPLY,
@@ -65,14 +66,6 @@ from marketarena.markets.crash.observations import (
     FirmObservation,
 )
 
-#: their files the firm's prompt and bookkeeping are built from (relative to the repository)
-FILES = (
-    "ai_bazaar/agents/firm.py",
-    "ai_bazaar/agents/llm_agent.py",
-    "ai_bazaar/market_core/market_core.py",
-)
-#: their constants (the personas' descriptions, the ``Message`` kinds)
-COMMON = "ai_bazaar/utils/common.py"
 FIRM, LEDGER = "FirmAgent", "Ledger"
 
 

@@ -17,9 +17,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from marketarena.core.rules import EpisodeSpec, Seat, publisher_files
-from marketarena.markets.crash.authors_firm import COMMON, FILES
 from marketarena.markets.crash.params import CrashParams
 
+#: their files the firm's prompt and bookkeeping are built from (relative to the repository)
+FILES = (
+    "ai_bazaar/agents/firm.py",
+    "ai_bazaar/agents/llm_agent.py",
+    "ai_bazaar/market_core/market_core.py",
+)
+#: their constants (the personas' descriptions, the ``Message`` kinds)
+COMMON = "ai_bazaar/utils/common.py"
 #: the prefix of a joint instance's new runs (an imported run's id starts with its model)
 NEW = "new-"
 

@@ -51,7 +51,6 @@ from pydantic import BaseModel
 from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, episode_seed
 from marketarena.core.types import AgentId, Checked, Decision, EventLog
 from marketarena.markets.crash import joint, rules
-from marketarena.markets.crash.authors_firm import AuthorsFirm
 from marketarena.markets.crash.baselines import STRATEGIES
 from marketarena.markets.crash.observations import (
     MAX_PRICE,
@@ -424,7 +423,8 @@ class CrashRules(MarketRules):
     params_model = CrashParams
     strategies = STRATEGIES
     harnesses = ("plain", "stabilizing", "agent_bazaar")
-    own_harnesses = {"agent_bazaar": AuthorsFirm}  # their firm's code, from the user's copy
+    # their firm's code, from the user's copy (imported when a seat plays on it)
+    own_harnesses = {"agent_bazaar": "marketarena.markets.crash.authors_firm:AuthorsFirm"}
     role_keys = {
         "stabilizing": "stabilizer (or stabilizers)",
         "competitor": "competitors",

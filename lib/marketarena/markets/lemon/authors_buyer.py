@@ -74,11 +74,8 @@ from marketarena.markets.lemon.observations import (
     ReviewAction,
     ReviewObservation,
 )
+from marketarena.markets.lemon.plan import COMMON, FILES
 
-#: their files the buyer's prompt is built from (relative to the repository's root)
-FILES = ("ai_bazaar/agents/buyer.py", "ai_bazaar/agents/llm_agent.py")
-#: their constants the harness reads (personas, tier qualities)
-COMMON = "ai_bazaar/utils/common.py"
 BUYER = "BuyerAgent"
 VOTES = {True: "up", False: "down", None: "abstain"}
 #: a listing id as their observation (a JSON dump) shows it; ``<id>`` is the answer format's

@@ -2,18 +2,23 @@
 (``LemonParams.cells``) the honest seats ``H1..``, the principal ``P1`` deciding for its identity
 seats ``S1..`` (the pool of ``market.identity_pool``), the buyer seats ``B1..`` held by the cell's
 buyer group in turn; and a joint instance's runs (issue 53, ``params.py``): each LLM entry in
-every buyer seat of the authors' grid, on their buyer's prompts (``authors_buyer.py``)."""
+every buyer seat of the authors' grid, on their buyer's prompts (``authors_buyer.py``, which
+reads the files named here)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from marketarena.core.rules import EpisodeSpec, MarketRules, Seat, publisher_files
-from marketarena.markets.lemon.authors_buyer import COMMON, FILES, AuthorsBuyer
 from marketarena.markets.lemon.baselines import STRATEGIES
 from marketarena.markets.lemon.market import LemonMarket, identity_pool
 from marketarena.markets.lemon.observations import render_messages
 from marketarena.markets.lemon.params import LemonParams
+
+#: their files the buyer's prompt is built from (relative to the repository's root)
+FILES = ("ai_bazaar/agents/buyer.py", "ai_bazaar/agents/llm_agent.py")
+#: their constants the harness reads (personas, tier qualities)
+COMMON = "ai_bazaar/utils/common.py"
 
 
 def seller_seats(mp: LemonParams, k: int) -> list[Seat]:
@@ -39,7 +44,8 @@ class LemonRules(MarketRules):
     params_model = LemonParams
     strategies = STRATEGIES
     harnesses = ("plain", "skeptical", "agent_bazaar")
-    own_harnesses = {"agent_bazaar": AuthorsBuyer}  # their buyer's code, from the user's copy
+    # their buyer's code, from the user's copy (imported when a seat plays on it)
+    own_harnesses = {"agent_bazaar": "marketarena.markets.lemon.authors_buyer:AuthorsBuyer"}
     # an entry is an honest seller, the deceptive principal (with its identities) or a buyer
     role_keys = {
         "honest": "honest",
