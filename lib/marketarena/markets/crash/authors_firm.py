@@ -58,7 +58,7 @@ from marketarena.markets._shared.their_agents import (
     invalid,
     their_program,
 )
-from marketarena.markets.crash.joint import COMMON, FILES
+from marketarena.markets.crash.joint import COMMON, FILES, GOOD
 from marketarena.markets.crash.observations import (
     MAX_PRICE,
     MAX_SUPPLY,
@@ -264,8 +264,6 @@ def check_code(code: str | Path) -> None:
 
 
 # -- the harness -----------------------------------------------------------------------------------
-#: the good of the authors' crash runs (one good)
-GOOD = "food"
 #: the keys their firm's answer carries (their ``decide_firm_action``), for one good
 KEYS = (f"supply_quantity_{GOOD}", f"produce_{GOOD}", f"price_{GOOD}")
 

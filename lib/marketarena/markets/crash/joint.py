@@ -27,6 +27,8 @@ FILES = (
 )
 #: their constants (the personas' descriptions, the ``Message`` kinds)
 COMMON = "ai_bazaar/utils/common.py"
+#: the good of their crash runs (one good), and the name their stabilizing firms start with
+GOOD, STABILIZING = "food", "stabilizing_firm"
 #: the prefix of a joint instance's new runs (an imported run's id starts with its model)
 NEW = "new-"
 
@@ -35,9 +37,9 @@ def firm_names(stabilizing: int, firms: int) -> list[tuple[str, str]]:
     """(seat id, role) of a run with ``stabilizing`` stabilizing firms of ``firms``, as the
     authors name them."""
     if stabilizing == 1:
-        stab = ["stabilizing_firm"]
+        stab = [STABILIZING]
     else:
-        stab = [f"stabilizing_firm_{i + 1}" for i in range(stabilizing)]
+        stab = [f"{STABILIZING}_{i + 1}" for i in range(stabilizing)]
     rivals = [f"competitive_{i + 1}" for i in range(firms - stabilizing)]
     return [(n, "stabilizing") for n in stab] + [(n, "competitor") for n in rivals]
 

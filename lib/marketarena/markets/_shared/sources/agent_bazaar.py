@@ -566,3 +566,13 @@ def check_their_code(mp: Any, root: Path, check: Any) -> None:
         (SourceError,),
         "the root of your copy of sethkarten/AI-Bazaar, branch Market-v1",
     )
+
+
+def published_episodes(setting: pd.DataFrame, column: str) -> frozenset[str] | None:
+    """The imported runs' episodes of an instance's ``setting`` table: those whose ``column`` (a
+    field only an imported run fills: lemon's ``run``, crash's ``status``) is set; None when every
+    episode is one (an instance that is not joint)."""
+    if column not in setting:
+        return frozenset()
+    mask = setting[column].notna() & (setting[column].astype(str) != "")
+    return None if mask.all() else frozenset(setting.loc[mask, "episode_id"])

@@ -59,14 +59,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from marketarena.core.rules import AGENT_COLUMNS
 from marketarena.core.sources import SourceError, plain_name
 from marketarena.markets._shared.sources import agent_bazaar as ab
+from marketarena.markets.crash.joint import GOOD, STABILIZING
 from marketarena.markets.crash.market import market_health
+from marketarena.markets.crash.params import AUTHORS
 
-GOOD = "food"
-#: their engine's constants for exp1 (the arguments every run shares; ``RunArgs`` holds the rest)
-UNIT_COST = 1.0  # their supply price, fixed in their step loop (``--unit-cost`` is unused)
-PLATFORM_FEE = 0.05  # fixed in their step loop, charged on the cash left after the tax
+#: their engine's constants for exp1 (the arguments every run shares; ``RunArgs`` holds the rest),
+#: as the rules name them for a joint instance's runs (``crash/params.py``'s ``AUTHORS``)
+# their supply price, fixed in their step loop (``--unit-cost`` is unused)
+UNIT_COST = AUTHORS["unit_cost"]
+PLATFORM_FEE = AUTHORS["platform_fee"]  # fixed in their step loop, on the cash left after the tax
 OVERHEAD_SCALE = 1 / 7  # their overhead_costs are weekly; a step is a day
-STABILIZING = "stabilizing_firm"
 PROMPT_LOG = "crash_agent_prompts.jsonl"
 
 Money = Annotated[float, Field(ge=-1e12, le=1e12, allow_inf_nan=False)]

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from marketarena.markets._shared.sources.agent_bazaar import published_episodes
 from marketarena.stats import bootstrap_mean_ci, cluster_bootstrap_spearman
 
 CELL = ["model", "stabilizing", "discovery_limit"]
@@ -203,15 +204,6 @@ def departures(market: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def published_episodes(setting: pd.DataFrame) -> frozenset[str] | None:
-    """The imported runs' episodes (a run status in their setting), or None when every episode
-    is one (an instance that is not joint: a joint instance's new runs have no status)."""
-    if "status" not in setting:
-        return frozenset()
-    mask = setting["status"].notna() & (setting["status"].astype(str) != "")
-    return None if mask.all() else frozenset(setting.loc[mask, "episode_id"])
-
-
 #: whose prompts a firm of a run saw: the authors' engine (a published run) or their firm's code
 #: run here from the user's copy (a joint instance's new run, ``authors_firm.py``)
 PROMPTS = {
@@ -220,10 +212,10 @@ PROMPTS = {
 }
 
 
-def with_origin(agents: pd.DataFrame, setting: pd.DataFrame) -> pd.DataFrame:
-    """Each seat's ``origin`` (``published``: an imported run; ``new``: a joint instance's run),
-    the ``run_harness`` its model played under and whose ``prompts`` it saw (:data:`PROMPTS`)."""
-    theirs = published_episodes(setting)
+def with_origin(agents: pd.DataFrame, theirs: frozenset[str] | None) -> pd.DataFrame:
+    """Each seat's ``origin`` (``published``: an episode of ``theirs``, the imported runs, None:
+    every one; ``new``: a joint instance's run), the ``run_harness`` its model played under and
+    whose ``prompts`` it saw (:data:`PROMPTS`)."""
     new = (
         np.zeros(len(agents), bool)
         if theirs is None
@@ -249,6 +241,7 @@ def frames(
     from marketarena.markets.crash.sources import replay
 
     setting = tables["setting"]
+    theirs = published_episodes(setting, "status")  # a joint instance's new runs have none
     market = out["market"].merge(
         setting[["episode_id", "model", "seed"]], on="episode_id", how="left"
     )
@@ -267,9 +260,9 @@ def frames(
         .merge(
             per_run.drop(columns=["stabilizing", "discovery_limit"]), on="episode_id", how="left"
         ),
-        setting,
+        theirs,
     )
-    theirs = published_episodes(setting)  # the replay is of their engine's logged runs only
+    # the replay is of their engine's logged runs only
     days, per_episode, rules_table = replay.replay(
         *(
             t if theirs is None else t[t["episode_id"].isin(theirs)]

@@ -27,6 +27,7 @@ import pandas as pd
 
 from marketarena.core.analysis import read_metrics
 from marketarena.core.reader import OnceReader
+from marketarena.markets._shared.sources.agent_bazaar import published_episodes
 from marketarena.markets.lemon.analysis import LemonAnalysis
 from marketarena.markets.lemon.analysis import metrics as lemon_metrics
 from marketarena.markets.lemon.params import TIERS, LemonParams
@@ -63,7 +64,7 @@ class LemonImportedAnalysis(LemonAnalysis):
 
         reader = OnceReader(reader.require())
         setting, bids = reader.table("setting"), reader.table("bids")
-        published = published_runs(setting)
+        published = published_episodes(setting, "run")
         ours = reader if published is None else reader.only(published)
         reference = authors.own_reference(setting, bids)
         frames = lemon_metrics.compute(
@@ -140,17 +141,8 @@ PROMPTS = {
 }
 
 
-def published_runs(setting: pd.DataFrame) -> frozenset[str] | None:
-    """The imported runs' episodes (a run folder in their setting), or None when every episode
-    is one (an instance that is not joint)."""
-    if "run" not in setting:
-        return frozenset()
-    mask = setting["run"].notna() & (setting["run"].astype(str) != "")
-    return None if mask.all() else frozenset(setting.loc[mask, "episode_id"])
-
-
 def with_origin(agents: pd.DataFrame, published: frozenset[str] | None) -> pd.DataFrame:
-    """Per seat, ``origin``: ``published`` (an episode of ``published``, :func:`published_runs`;
+    """Per seat, ``origin``: ``published`` (an episode of ``published``, ``published_episodes``;
     None: every one) or ``new`` (a joint instance's run); ``prompts``: whose prompt an LLM seat
     saw (:data:`PROMPTS`; "" for a scripted one)."""
     new = (
