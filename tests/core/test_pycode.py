@@ -240,3 +240,98 @@ def test_a_dicts_views_iterate_and_next_without_default_is_their_error(tmp_path)
         """,
     )
     assert p.call(Obj("Agent"), "go", {"a": 1, "b": 2}) == (["a", "b"], 3, "none")
+
+
+FLOW = """
+class Flow:
+    def loops(self, n):
+        out = []
+        for i in range(n):
+            if i == 1:
+                continue
+            for j in range(3):
+                if j > i:
+                    break
+                out.append((i, j))
+            else:
+                out.append(("inner else", i))
+            if i == 4:
+                break
+        else:
+            out.append("outer else")
+        return out
+
+    def early(self, items):
+        for x in items:
+            for y in items:
+                if x + y == 7:
+                    return (x, y)
+        return None
+
+    def tried(self, x):
+        log = []
+        try:
+            log.append("try")
+            if x == 0:
+                return ("body", log)
+            y = 10 / (x - 1)
+        except ZeroDivisionError:
+            log.append("except")
+            if x == 1:
+                return ("handler", log)
+        else:
+            log.append(("else", y))
+        finally:
+            log.append("finally")
+        return ("end", log)
+
+    def finally_wins(self, x):
+        for i in range(3):
+            try:
+                return "body"
+            finally:
+                if i == x:
+                    break
+        return "after the loop"
+
+    def assigns(self, d, xs):
+        a, (b, c) = xs[0], xs[1:3]
+        d["k"] += a
+        d["n"] = d.get("n", 0) - b
+        total: int = 0
+        total += c * 2
+        flag = (a < b <= c) and (not d.get("missing") or a) if c else b
+        return (a, b, c, d, total, flag, a if a > b else b)
+"""
+
+
+@pytest.mark.parametrize(
+    ("method", "args"),
+    [
+        ("loops", (0,)),
+        ("loops", (3,)),
+        ("loops", (7,)),
+        ("early", ([1, 2, 5, 6],)),
+        ("early", ([1, 2],)),
+        ("tried", (0,)),
+        ("tried", (1,)),
+        ("tried", (3,)),
+        ("finally_wins", (0,)),
+        ("finally_wins", (1,)),
+        ("finally_wins", (5,)),
+        ("assigns", ({"k": 1}, [2, 3, 4])),
+        ("assigns", ({"k": 1, "missing": 1}, [5, 3, 0])),
+    ],
+)
+def test_control_flow_is_pythons(tmp_path, method, args):
+    """The statements compiled to closures (``core/pystmts.py``) do what Python does: loops with
+    ``break``/``continue``/``else``, a ``return`` from nested loops, ``try`` with each of its
+    clauses (a ``finally`` whose ``break`` replaces the body's ``return``), unpacking, augmented
+    and annotated assignment, chained comparisons and short-circuits."""
+    import copy
+
+    native: dict = {}
+    exec(textwrap.dedent(FLOW), native)  # noqa: S102 - our own test source, run as Python
+    expected = getattr(native["Flow"](), method)(*copy.deepcopy(args))
+    p = program(tmp_path, FLOW)
+    assert p.call(Obj("Flow"), method, *copy.deepcopy(args)) == expected

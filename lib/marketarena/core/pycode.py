@@ -23,20 +23,23 @@ member is a :class:`Member`); ``import json`` gives ``json.dumps``, ``import num
 
 **What it refuses.** Anything else: ``while``, ``import`` inside a function, ``with``,
 ``global``, calls of anything not listed above, attributes starting with ``_`` of values that are
-not our objects, more than :data:`MAX_STEPS` evaluation steps. Each is a :class:`CodeError`,
-``<file>:<line>: <what>``, so a version of their code the interpreter cannot read fails on its
-first prompt with the line to look at, never by running something else. Files are read as every
+not our objects, more than :data:`MAX_STEPS` steps a call (statements and comprehension
+iterations). Each is a :class:`CodeError`, ``<file>:<line>: <what>``, so a version of their code
+the interpreter cannot read fails on its first prompt with the line to look at, never by running
+something else. Files are read as every
 foreign file is (``core.sources.read_bytes``: regular files inside the repository, bounded).
 """
 
 from __future__ import annotations
 
 import ast
-import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from marketarena.core.pyframe import Budget, CodeError, Frame, Raised, _Return
+from greenlet import getcurrent
+
+from marketarena.core.pyframe import Budget, CodeError, Frame, Raised
+from marketarena.core.pystmts import run_body
 from marketarena.core.pyvalues import MODULES, Member, Ns, Obj
 from marketarena.core.sources import read_bytes
 
@@ -97,7 +100,6 @@ class Program:
         self.files = [self.module(f) for f in files]
         self._constants: dict[tuple[str, str], Any] = {}
         self._methods: dict[tuple[str, str], tuple[Module, ast.FunctionDef] | None] = {}
-        self._local = threading.local()  # each thread's Budget: a call may wait in a thread
 
     # -- reading ----------------------------------------------------------------------------------
     def module(self, relpath: str) -> Module:
@@ -183,10 +185,13 @@ class Program:
 
     # -- running ----------------------------------------------------------------------------------
     def budget(self) -> Budget:
-        """This thread's count of evaluation steps (``MAX_STEPS`` a call)."""
-        budget = getattr(self._local, "budget", None)
+        """The count of evaluation steps (``MAX_STEPS`` a call) of the call under way in this
+        greenlet (each thread has one; a call paused at its model call has its own:
+        ``markets/_shared/their_agents.Call``)."""
+        current = getcurrent()
+        budget = getattr(current, "marketarena_budget", None)
         if budget is None:
-            budget = self._local.budget = Budget()
+            budget = current.marketarena_budget = Budget()
         return budget
 
     def assigned(self, obj: Obj, method: str, attr: str, names: dict[str, Any]) -> Any:
@@ -234,43 +239,45 @@ class Program:
         return run
 
     def run_function(self, mod: Module, fn: ast.FunctionDef, args: tuple, kwargs: dict) -> Any:
-        frame = Frame(self, mod, self._bind(mod, fn, args, kwargs))
-        try:
-            for stmt in fn.body:
-                frame.exec(stmt)
-        except _Return as ret:
-            return ret.value
-        return None
+        return run_body(fn, Frame(self, mod, self._bind(mod, fn, args, kwargs)))
 
     def _bind(self, mod: Module, fn: ast.FunctionDef, args: tuple, kwargs: dict) -> dict:
-        a = fn.args
-        params = [p.arg for p in a.posonlyargs + a.args]
-        names: dict[str, Any] = {}
-        if len(args) > len(params) and a.vararg is None:
+        """``fn``'s locals for a call with ``args`` and ``kwargs``, as Python binds them."""
+        sig = fn.__dict__.get("_signature") or _signature(fn)
+        params, defaults, kwonly, vararg, kwarg = sig
+        if len(args) > len(params) and vararg is None:
             raise CodeError(mod.path, f"{fn.name}() given {len(args)} arguments", fn.lineno)
-        names.update(zip(params, args))
-        if a.vararg is not None:
-            names[a.vararg.arg] = tuple(args[len(params) :])
-        defaults = dict(zip(params[len(params) - len(a.defaults) :], a.defaults))
+        names: dict[str, Any] = dict(zip(params, args))
+        if vararg is not None:
+            names[vararg] = tuple(args[len(params) :])
         extra = {}
         for key, value in kwargs.items():
-            if key in params or key in [k.arg for k in a.kwonlyargs]:
+            if key in params or key in kwonly:
                 names[key] = value
-            elif a.kwarg is not None:
+            elif kwarg is not None:
                 extra[key] = value
             else:
                 raise CodeError(mod.path, f"{fn.name}() has no argument {key}", fn.lineno)
-        if a.kwarg is not None:
-            names[a.kwarg.arg] = extra
-        frame = Frame(self, mod, {})
-        for p in params:
-            if p not in names:
-                if p not in defaults:
-                    raise CodeError(mod.path, f"{fn.name}() needs {p}", fn.lineno)
-                names[p] = frame.eval(defaults[p])
-        for k, d in zip(a.kwonlyargs, a.kw_defaults):
-            if k.arg not in names:
-                if d is None:
-                    raise CodeError(mod.path, f"{fn.name}() needs {k.arg}", fn.lineno)
-                names[k.arg] = frame.eval(d)
+        if kwarg is not None:
+            names[kwarg] = extra
+        if len(names) < len(params) + len(kwonly) + (vararg is not None) + (kwarg is not None):
+            frame = Frame(self, mod, {})
+            for p in (*params, *kwonly):
+                if p not in names:
+                    if defaults.get(p) is None:
+                        raise CodeError(mod.path, f"{fn.name}() needs {p}", fn.lineno)
+                    names[p] = frame.eval(defaults[p])
         return names
+
+
+def _signature(fn: ast.FunctionDef) -> tuple:
+    """``fn``'s parameters, kept on its node: (positional names, name -> default expression for
+    those that have one, keyword-only names, the ``*`` name or None, the ``**`` name or None)."""
+    a = fn.args
+    params = tuple(p.arg for p in a.posonlyargs + a.args)
+    defaults = dict(zip(params[len(params) - len(a.defaults) :], a.defaults))
+    defaults.update({k.arg: d for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    kwonly = tuple(k.arg for k in a.kwonlyargs)
+    vararg, kwarg = (a.vararg and a.vararg.arg), (a.kwarg and a.kwarg.arg)
+    fn._signature = sig = (params, defaults, kwonly, vararg or None, kwarg or None)  # type: ignore[attr-defined]
+    return sig

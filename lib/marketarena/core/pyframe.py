@@ -1,7 +1,11 @@
-"""The evaluator behind ``core/pycode.py``: its errors and :class:`Frame`, one function's locals
-running its statements and evaluating its expressions, each expression compiled once to a
-closure (the values and builtins it uses: ``pyvalues.py``; ``pycode``'s docstring says what is
-run and what is refused)."""
+"""The evaluator behind ``core/pycode.py``: its errors and :class:`Frame`, one function's locals,
+evaluating its expressions, each compiled once to a closure (:func:`compiled`; the statements:
+``pystmts.py``; the values and builtins they use: ``pyvalues.py``; ``pycode``'s docstring says
+what is run and what is refused).
+
+The steps counted against :data:`MAX_STEPS` are statements and the iterations of comprehensions
+(``Frame.tick``): everything that can repeat is one of them, so a runaway loop is stopped, while
+an expression's own parts cost no count."""
 
 from __future__ import annotations
 
@@ -14,7 +18,6 @@ from marketarena.core.pyvalues import (
     BINOPS,
     BUILTINS,
     CMPOPS,
-    ITERABLES,
     METHODS,
     Ns,
     Obj,
@@ -24,8 +27,9 @@ from marketarena.core.sources import SourceError
 if TYPE_CHECKING:  # the program a frame runs in (``pycode``, which builds frames)
     from marketarena.core.pycode import Module, Program
 
-#: evaluation steps one call may take (their prompt builders take a few thousand)
-MAX_STEPS = 2_000_000
+#: steps (statements and comprehension iterations) one call may take; their crash firm's longest
+#: call in a year of days takes about 2,400
+MAX_STEPS = 500_000
 
 
 class CodeError(SourceError):
@@ -48,21 +52,8 @@ class Raised(Exception):
 _RAISED: dict[type, type] = {}
 
 
-class _Return(BaseException):
-    def __init__(self, value: Any):
-        self.value = value
-
-
-class _Break(BaseException):
-    pass
-
-
-class _Continue(BaseException):
-    pass
-
-
 class Budget:
-    """The evaluation steps of the call under way in one thread (``Program.budget``)."""
+    """The evaluation steps of the call under way in one greenlet (``Program.budget``)."""
 
     __slots__ = ("steps",)
 
@@ -71,11 +62,16 @@ class Budget:
 
 
 class Frame:
-    """One function's locals, evaluating its statements."""
+    """One function's locals, on which its compiled statements (``pystmts``) and expressions
+    run."""
 
-    def __init__(self, program: Program, mod: Module, names: dict[str, Any]):
+    __slots__ = ("p", "mod", "names", "budget")
+
+    def __init__(
+        self, program: Program, mod: Module, names: dict[str, Any], budget: Budget | None = None
+    ):
         self.p, self.mod, self.names = program, mod, names
-        self.budget = program.budget()
+        self.budget = program.budget() if budget is None else budget
 
     def fail(self, node: ast.AST, what: str) -> CodeError:
         return CodeError(self.mod.path, what, getattr(node, "lineno", None))
@@ -85,113 +81,15 @@ class Frame:
         if self.budget.steps > MAX_STEPS:
             raise self.fail(node, f"more than {MAX_STEPS:,} steps: not a prompt builder")
 
-    # -- statements -------------------------------------------------------------------------------
-    def exec(self, node: ast.stmt) -> None:
-        self.tick(node)
-        if isinstance(node, ast.Expr):
-            self.eval(node.value)
-        elif isinstance(node, ast.Assign):
-            value = self.eval(node.value)
-            for target in node.targets:
-                self.store(target, value)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self.store(node.target, self.eval(node.value))
-        elif isinstance(node, ast.AugAssign):
-            op = BINOPS.get(type(node.op))
-            if op is None:
-                raise self.fail(node, f"operator {type(node.op).__name__} is not interpreted")
-            self.store(
-                node.target, self._op(node, op, self.eval(node.target), self.eval(node.value))
-            )
-        elif isinstance(node, ast.If):
-            for stmt in node.body if self.eval(node.test) else node.orelse:
-                self.exec(stmt)
-        elif isinstance(node, ast.For):
-            self._for(node)
-        elif isinstance(node, ast.Return):
-            raise _Return(None if node.value is None else self.eval(node.value))
-        elif isinstance(node, ast.Assert):
-            if not self.eval(node.test):
-                raise Raised(f"assertion failed at line {node.lineno}")
-        elif isinstance(node, ast.Try):
-            self._try(node)
-        elif isinstance(node, ast.Raise):
-            raise Raised(f"raised at line {node.lineno}")
-        elif isinstance(node, ast.Pass):
-            pass
-        elif isinstance(node, ast.Break):
-            raise _Break()
-        elif isinstance(node, ast.Continue):
-            raise _Continue()
-        else:
-            raise self.fail(node, f"statement {type(node).__name__} is not interpreted")
-
-    def _for(self, node: ast.For) -> None:
-        items = self.eval(node.iter)
-        if not isinstance(items, ITERABLES):
-            raise self.fail(node, f"for over {type(items).__name__} is not interpreted")
-        for item in items:
-            self.store(node.target, item)
-            try:
-                for stmt in node.body:
-                    self.exec(stmt)
-            except _Break:
-                return
-            except _Continue:
-                continue
-        for stmt in node.orelse:
-            self.exec(stmt)
-
-    def _try(self, node: ast.Try) -> None:
-        try:
-            for stmt in node.body:
-                self.exec(stmt)
-        except (Raised, Exception) as exc:
-            if isinstance(exc, CodeError):  # ours: the code cannot be run, not an error of theirs
-                raise
-            for handler in node.handlers:
-                if handler.type is None or self._catches(handler.type, exc):
-                    if handler.name:
-                        self.names[handler.name] = exc
-                    for stmt in handler.body:
-                        self.exec(stmt)
-                    break
-            else:
-                raise
-        else:
-            for stmt in node.orelse:
-                self.exec(stmt)
-        finally:
-            for stmt in node.finalbody:
-                self.exec(stmt)
-
-    def _catches(self, type_node: ast.expr, exc: BaseException) -> bool:
+    def catches(self, type_node: ast.expr, exc: BaseException) -> bool:
+        """Whether an ``except <type_node>`` of theirs catches ``exc``."""
         kinds = self.eval(type_node)
         kinds = kinds if isinstance(kinds, tuple) else (kinds,)
         return any(k is Exception or (isinstance(k, type) and isinstance(exc, k)) for k in kinds)
 
     def store(self, target: ast.expr, value: Any) -> None:
-        if isinstance(target, ast.Name):
-            self.names[target.id] = value
-        elif isinstance(target, ast.Attribute):
-            obj = self.eval(target.value)
-            if not isinstance(obj, (Obj, Ns)):
-                raise self.fail(target, f"cannot set .{target.attr} of a {type(obj).__name__}")
-            obj.attrs[target.attr] = value
-        elif isinstance(target, ast.Subscript):
-            container = self.eval(target.value)
-            if not isinstance(container, (list, dict)):
-                raise self.fail(target, f"cannot set an item of a {type(container).__name__}")
-            container[self.eval(target.slice)] = value
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            values = list(value)
-            if len(values) != len(target.elts):
-                raise Raised(f"cannot unpack {len(values)} values at line {target.lineno}")
-            for t, v in zip(target.elts, values):
-                self.store(t, v)
-        else:
-            raise self.fail(target, f"assignment to {type(target).__name__} is not interpreted")
+        """``value`` assigned to ``target`` (its closure: :func:`storer`)."""
+        (target.__dict__.get("_store") or storer(target))(self, value)
 
     # -- expressions ------------------------------------------------------------------------------
     def eval(self, node: ast.expr) -> Any:
@@ -270,59 +168,8 @@ class Frame:
             where = getattr(node, "lineno", "?")
             raise Raised.like(exc, f"{type(exc).__name__} at line {where}") from None
 
-    def _e_UnaryOp(self, node: ast.UnaryOp) -> Any:
-        value = self.eval(node.operand)
-        if isinstance(node.op, ast.Not):
-            return not value
-        if isinstance(node.op, ast.USub):
-            return -value
-        if isinstance(node.op, ast.UAdd):
-            return +value
-        raise self.fail(node, f"operator {type(node.op).__name__} is not interpreted")
-
-    def _e_BoolOp(self, node: ast.BoolOp) -> Any:
-        value = None
-        for v in node.values:
-            value = self.eval(v)
-            if isinstance(node.op, ast.And) and not value:
-                return value
-            if isinstance(node.op, ast.Or) and value:
-                return value
-        return value
-
-    def _e_Compare(self, node: ast.Compare) -> bool:
-        left = self.eval(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node)
-            try:
-                ok = CMPOPS[type(op)](left, right)
-            except TypeError as exc:
-                raise Raised(f"TypeError at line {node.lineno}: {exc}") from None
-            if not ok:
-                return False
-            left = right
-        return True
-
-    def _e_IfExp(self, node: ast.IfExp) -> Any:
-        return self.eval(node.body) if self.eval(node.test) else self.eval(node.orelse)
-
-    def _e_List(self, node: ast.List) -> list:
-        return [self.eval(e) for e in node.elts]
-
-    def _e_Tuple(self, node: ast.Tuple) -> tuple:
-        return tuple(self.eval(e) for e in node.elts)
-
     def _e_Set(self, node: ast.Set) -> set:
         return {self.eval(e) for e in node.elts}
-
-    def _e_Dict(self, node: ast.Dict) -> dict:
-        out: dict = {}
-        for k, v in zip(node.keys, node.values):
-            if k is None:
-                out.update(self.eval(v))
-            else:
-                out[self.eval(k)] = self.eval(v)
-        return out
 
     def _comprehension(self, node: Any, emit: Callable[[], None]) -> None:
         saved = dict(self.names)
@@ -374,9 +221,8 @@ class Frame:
         def fn(*args: Any) -> Any:
             if len(args) != len(params):
                 raise Raised(f"lambda at line {node.lineno} given {len(args)} arguments")
-            return Frame(self.p, self.mod, {**self.names, **dict(zip(params, args))}).eval(
-                node.body
-            )
+            names = {**self.names, **dict(zip(params, args))}
+            return Frame(self.p, self.mod, names, self.budget).eval(node.body)
 
         return fn
 
@@ -389,7 +235,7 @@ class Frame:
             raise self.fail(node, f"constructs a {fn.__name__}")
         try:
             return fn(*args, **kwargs)
-        except (_Return, _Break, _Continue, CodeError, Raised):
+        except (CodeError, Raised):
             raise
         except (
             TypeError,
@@ -417,10 +263,9 @@ class Frame:
 
 
 def compiled(node: ast.expr) -> Callable[[Frame], Any]:
-    """``node`` as a closure of a frame, kept on the node: each evaluation counts a step
-    (``Frame.tick``: more than ``MAX_STEPS`` a call is refused), as ``Frame._e_<kind>`` would,
-    without looking up its kind each time. The commonest kinds are written out (their children compiled too); the
-    others run their ``Frame._e_*`` method; a kind with none is refused when evaluated."""
+    """``node`` as a closure of a frame, kept on the node. The commonest kinds are written out
+    (their children compiled too); the others run their ``Frame._e_<kind>`` method; a kind with
+    none is refused when evaluated."""
     kind = type(node)
     make = _MAKERS.get(kind)
     if make is not None:
@@ -429,7 +274,6 @@ def compiled(node: ast.expr) -> Callable[[Frame], Any]:
         method = getattr(Frame, f"_e_{kind.__name__}", None)
 
         def fast(f: Frame) -> Any:
-            f.tick(node)
             if method is None:
                 raise f.fail(node, f"expression {kind.__name__} is not interpreted")
             return method(f, node)
@@ -440,23 +284,23 @@ def compiled(node: ast.expr) -> Callable[[Frame], Any]:
 
 def _constant(node: ast.Constant) -> Callable[[Frame], Any]:
     value = node.value
-
-    def fast(f: Frame) -> Any:
-        f.tick(node)
-        return value
-
-    return fast
+    return lambda f: value
 
 
 def _name(node: ast.Name) -> Callable[[Frame], Any]:
-    ident = node.id
+    """A local, else what the name means in its module (the program's host, a module-level
+    name, a builtin): the same at every evaluation of this node, resolved once."""
+    ident, resolved = node.id, []
 
     def fast(f: Frame) -> Any:
-        f.tick(node)
         names = f.names
         if ident in names:
             return names[ident]
-        return f._e_Name(node)
+        if resolved:
+            return resolved[0]
+        value = f._e_Name(node)
+        resolved.append(value)
+        return value
 
     return fast
 
@@ -465,7 +309,6 @@ def _attribute(node: ast.Attribute) -> Callable[[Frame], Any]:
     value, attr = compiled(node.value), node.attr
 
     def fast(f: Frame) -> Any:
-        f.tick(node)
         obj = value(f)
         if type(obj) is Obj and attr in obj.attrs:
             return obj.attrs[attr]
@@ -478,7 +321,6 @@ def _subscript(node: ast.Subscript) -> Callable[[Frame], Any]:
     value, key = compiled(node.value), compiled(node.slice)
 
     def fast(f: Frame) -> Any:
-        f.tick(node)
         container, k = value(f), key(f)
         if not isinstance(container, (list, tuple, dict, str)):
             raise f.fail(node, f"cannot index a {type(container).__name__}")
@@ -495,7 +337,6 @@ def _binop(node: ast.BinOp) -> Callable[[Frame], Any]:
     left, right = compiled(node.left), compiled(node.right)
 
     def fast(f: Frame) -> Any:
-        f.tick(node)
         if op is None:
             raise f.fail(node, f"operator {type(node.op).__name__} is not interpreted")
         return f._op(node, op, left(f), right(f))
@@ -503,14 +344,87 @@ def _binop(node: ast.BinOp) -> Callable[[Frame], Any]:
     return fast
 
 
-def _joined(node: ast.JoinedStr) -> Callable[[Frame], Any]:
-    parts = [compiled(v) if isinstance(v, ast.FormattedValue) else v.value for v in node.values]
+def _unaryop(node: ast.UnaryOp) -> Callable[[Frame], Any]:
+    operand, op = compiled(node.operand), type(node.op)
+    unary = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}.get(op)
 
     def fast(f: Frame) -> Any:
-        f.tick(node)
-        return "".join(p if isinstance(p, str) else p(f) for p in parts)
+        if unary is None:
+            raise f.fail(node, f"operator {op.__name__} is not interpreted")
+        return unary(operand(f))
 
     return fast
+
+
+def _boolop(node: ast.BoolOp) -> Callable[[Frame], Any]:
+    values, conj = [compiled(v) for v in node.values], isinstance(node.op, ast.And)
+
+    def fast(f: Frame) -> Any:
+        value = None
+        for v in values:
+            value = v(f)
+            if (not value) if conj else value:
+                return value
+        return value
+
+    return fast
+
+
+def _compare(node: ast.Compare) -> Callable[[Frame], Any]:
+    left = compiled(node.left)
+    pairs = [(CMPOPS[type(op)], compiled(r)) for op, r in zip(node.ops, node.comparators)]
+
+    def fast(f: Frame) -> bool:
+        a = left(f)
+        for op, right in pairs:
+            b = right(f)
+            try:
+                ok = op(a, b)
+            except TypeError as exc:
+                raise Raised(f"TypeError at line {node.lineno}: {exc}") from None
+            if not ok:
+                return False
+            a = b
+        return True
+
+    return fast
+
+
+def _ifexp(node: ast.IfExp) -> Callable[[Frame], Any]:
+    test, body, orelse = compiled(node.test), compiled(node.body), compiled(node.orelse)
+    return lambda f: body(f) if test(f) else orelse(f)
+
+
+def _list(node: ast.List) -> Callable[[Frame], Any]:
+    elts = [compiled(e) for e in node.elts]
+    return lambda f: [e(f) for e in elts]
+
+
+def _tuple(node: ast.Tuple) -> Callable[[Frame], Any]:
+    elts = [compiled(e) for e in node.elts]
+    return lambda f: tuple([e(f) for e in elts])
+
+
+def _dict(node: ast.Dict) -> Callable[[Frame], Any]:
+    items = [
+        (None if k is None else compiled(k), compiled(v)) for k, v in zip(node.keys, node.values)
+    ]
+
+    def fast(f: Frame) -> dict:
+        out: dict = {}
+        for k, v in items:
+            if k is None:
+                out.update(v(f))
+            else:
+                out[k(f)] = v(f)
+        return out
+
+    return fast
+
+
+def _joined(node: ast.JoinedStr) -> Callable[[Frame], Any]:
+    parts = [compiled(v) if isinstance(v, ast.FormattedValue) else v.value for v in node.values]
+    return lambda f: "".join([p if isinstance(p, str) else p(f) for p in parts])
 
 
 def _call(node: ast.Call) -> Callable[[Frame], Any]:
@@ -524,7 +438,6 @@ def _call(node: ast.Call) -> Callable[[Frame], Any]:
     func = None if special else compiled(node.func)
 
     def fast(f: Frame) -> Any:
-        f.tick(node)
         values: list = []
         for star, arg in args:
             if star:
@@ -556,5 +469,59 @@ _MAKERS: dict[type, Callable[[Any], Callable[[Frame], Any]]] = {
     ast.Attribute: _attribute,
     ast.Subscript: _subscript,
     ast.BinOp: _binop,
+    ast.UnaryOp: _unaryop,
+    ast.BoolOp: _boolop,
+    ast.Compare: _compare,
+    ast.IfExp: _ifexp,
+    ast.List: _list,
+    ast.Tuple: _tuple,
+    ast.Dict: _dict,
     ast.JoinedStr: _joined,
 }
+
+
+def storer(target: ast.expr) -> Callable[[Frame, Any], None]:
+    """An assignment to ``target`` as a closure of a frame and the value, kept on the node: a
+    name, an attribute of our objects, an item of a list or dict, or a tuple or list of these
+    unpacked; anything else is refused when assigned."""
+    if isinstance(target, ast.Name):
+        ident = target.id
+
+        def store(f: Frame, value: Any) -> None:
+            f.names[ident] = value
+
+    elif isinstance(target, ast.Attribute):
+        obj_of, attr = compiled(target.value), target.attr
+
+        def store(f: Frame, value: Any) -> None:
+            obj = obj_of(f)
+            if not isinstance(obj, (Obj, Ns)):
+                raise f.fail(target, f"cannot set .{attr} of a {type(obj).__name__}")
+            obj.attrs[attr] = value
+
+    elif isinstance(target, ast.Subscript):
+        container_of, key = compiled(target.value), compiled(target.slice)
+
+        def store(f: Frame, value: Any) -> None:
+            container = container_of(f)
+            if not isinstance(container, (list, dict)):
+                raise f.fail(target, f"cannot set an item of a {type(container).__name__}")
+            container[key(f)] = value
+
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        parts = [storer(t) for t in target.elts]
+
+        def store(f: Frame, value: Any) -> None:
+            values = list(value)
+            if len(values) != len(parts):
+                raise Raised(f"cannot unpack {len(values)} values at line {target.lineno}")
+            for part, v in zip(parts, values):
+                part(f, v)
+
+    else:
+
+        def store(f: Frame, value: Any) -> None:
+            raise f.fail(target, f"assignment to {type(target).__name__} is not interpreted")
+
+    target._store = store  # type: ignore[attr-defined]
+    return store

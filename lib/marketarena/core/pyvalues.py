@@ -103,6 +103,7 @@ BUILTINS.update(
     {"None": None, "True": True, "False": False, "Exception": Exception, "ValueError": ValueError}
 )
 BUILTINS.update({"TypeError": TypeError, "KeyError": KeyError, "IndexError": IndexError})
+BUILTINS.update({"ZeroDivisionError": ZeroDivisionError, "AttributeError": AttributeError})
 #: the modules interpreted code may use, by the name it imports them under
 MODULES = {
     "json": Ns(dumps=_dumps, JSONDecodeError=json.JSONDecodeError),

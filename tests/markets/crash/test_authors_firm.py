@@ -75,7 +75,7 @@ def test_a_stabilizing_firm_is_shown_its_best_days_by_their_metric():
     assert "Best days:\nDay 1 (0.54)\nDay 2 (0.50)\nDay 0 (0.00)\n" in user
 
 
-def test_an_answer_without_json_is_their_fallback_and_the_thread_ends():
+def test_an_answer_without_json_is_their_fallback_and_an_abandoned_call_ends():
     seat = FirmSeat(CODE, "competitive_1", {"food": 1.0}, False, "competitive", SETTING)
     _, bought, prices = day(seat, 1, 500.0, 0.0, ANSWER.replace("1.5", "2.5"), sold=0.0)
     assert prices == {"food": 2.5}
@@ -84,7 +84,48 @@ def test_an_answer_without_json_is_their_fallback_and_the_thread_ends():
     assert bought == {"food": 0.0} and prices == {"food": 2.5}  # buy nothing, yesterday's price
     abandoned = seat.begin(3, seat.cash, {"food": 40.0}, {"last_prices": {}})
     abandoned.abandon()
-    assert not abandoned._thread.is_alive()
+    assert abandoned._green.dead
+
+
+def test_calls_in_flight_at_once_are_answered_in_any_order_each_with_its_own_state():
+    """The harness's way in a day: every seat's call paused at its model call at once (one
+    thread), the answers coming back in another order; each method goes on with its own answer
+    and its own seat, as when each is run alone."""
+    names = ("competitive_1", "competitive_2", "competitive_3")
+
+    def seats():
+        return [FirmSeat(CODE, n, {"food": 1.0}, False, "competitive", SETTING) for n in names]
+
+    prices = ("1.5", "2.5", "3.5")
+    alone = []
+    for seat, price in zip(seats(), prices):
+        call = seat.begin(1, 500.0, {"food": 0.0}, {"last_prices": {}})
+        alone.append((call.prompt, seat.action(call.answer(ANSWER.replace("1.5", price)))))
+    together = seats()
+    calls = [s.begin(1, 500.0, {"food": 0.0}, {"last_prices": {}}) for s in together]
+    results = {}
+    for i in (2, 0, 1):
+        results[i] = together[i].action(calls[i].answer(ANSWER.replace("1.5", prices[i])))
+    assert [(c.prompt, results[i]) for i, c in enumerate(calls)] == alone
+    assert [r[1] for _, r in alone] == [{"food": float(p)} for p in prices]
+
+
+def test_a_method_that_asks_its_model_twice_is_refused_by_name(tmp_path):
+    from marketarena.core.pycode import CodeError, Obj, Program
+    from marketarena.markets._shared.their_agents import Call
+
+    (tmp_path / "agent.py").write_text(
+        "class Agent:\n"
+        "    def go(self):\n"
+        "        a = self.call_llm('first', 0, ['x'], lambda v: v)\n"
+        "        return self.call_llm('second', 0, ['x'], lambda v: v)\n"
+    )
+    agent = Obj("Agent", system_prompt="sys")
+    call = Call(Program(tmp_path, ["agent.py"]), agent, "go", (), {})
+    assert call.prompt == ("sys", "first")
+    with pytest.raises(CodeError, match="asked its model twice"):
+        call.answer('{"x": 1}')
+    assert call._green.dead
 
 
 def test_a_missing_file_is_named_before_any_game(tmp_path):

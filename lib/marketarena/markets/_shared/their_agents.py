@@ -3,7 +3,7 @@ and crash's firm (``crash/authors_firm.py``) share (issue 53).
 
 Both run the publisher's methods in ``core.pycode``'s interpreter, read at run time from the
 user's copy of sethkarten/AI-Bazaar. Where their code would call a model (their
-``LLMAgent.call_llm``) the thread running it waits (:class:`Call`): the harness asks our model the
+``LLMAgent.call_llm``) it pauses (:class:`Call`): the harness asks our model the
 system prompt and user message their code built, then their method goes on with their own parse
 of the answer (:func:`read_answer`: the keys their ``call_llm`` extracts, :func:`answer_keys`,
 handed to their ``parse_func``; no JSON object: their ``on_parse_failure_return``). Their
@@ -14,12 +14,11 @@ never does: such an answer is their fallback at once, so a run costs one call a 
 from __future__ import annotations
 
 import json
-import queue
 import re
-import threading
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
+from greenlet import getcurrent, greenlet
 from pydantic import Field
 
 from marketarena.core.params import Strict
@@ -128,61 +127,68 @@ def read_answer(text: str, msg: str, timestep: int, keys: list, parse_func: Any,
 
 
 class Abandoned(BaseException):
-    """The call's answer will not come (the run ended first): its thread ends."""
+    """The call's answer will not come (the run ended first): their method ends."""
 
 
 class Call:
-    """``obj.method(*args, **kw)`` of their code run in a thread that stops at its model call:
-    ``prompt`` is (system, user) it built (their ``system_prompt`` attribute and the message),
-    None when it returned without asking; :meth:`answer` gives it the model's text and returns
-    what the method returns; :meth:`abandon` ends it without an answer."""
+    """``obj.method(*args, **kw)`` of their code run until its model call: ``prompt`` is
+    (system, user) it built (their ``system_prompt`` attribute and the message), None when it
+    returned without asking; :meth:`answer` gives it the model's text and returns what the method
+    returns; :meth:`abandon` ends it without an answer.
+
+    The method runs in a greenlet of the thread that makes the call, which switches back here at
+    the model call and on to the method again with the answer: one thread, so the event loop's
+    other seats run while this one waits for its model, with no operating-system thread to start
+    or wake (a switch costs microseconds where a thread's handoff on a busy machine took
+    milliseconds: docs/speed.md). A call is answered in the thread that made it."""
 
     def __init__(self, program: Program, obj: Obj, method: str, args: tuple, kw: dict):
         self.program, self.obj = program, obj
-        self._asked: queue.SimpleQueue = queue.SimpleQueue()
-        self._answer: queue.SimpleQueue = queue.SimpleQueue()
-        self._done: list = []
         obj.attrs["call_llm"] = self._hook
-        self._thread = threading.Thread(
-            target=self._run, args=(method, args, kw), daemon=True, name=f"their-{obj.cls}"
-        )
-        self._thread.start()
-        self.prompt: tuple[str, str] | None = self._asked.get()
+        self._green = greenlet(self._run)
+        self._done: tuple[str, Any] | None = None
+        self.prompt: tuple[str, str] | None = self._green.switch(method, args, kw)
 
     def _hook(self, msg: str, *args: Any, **kw: Any) -> Any:
-        self._asked.put((self.obj.attrs["system_prompt"], msg))
-        text = self._answer.get()
+        text = self._green.parent.switch((self.obj.attrs["system_prompt"], msg))
         if text is None:
             raise Abandoned()
         return read_answer(text, msg, *args, **kw)
 
     def _run(self, method: str, args: tuple, kw: dict) -> None:
+        """The method to its end; returns None (``prompt`` when it asked nothing)."""
         try:
-            self._done.append(("ok", self.program.call(self.obj, method, *args, **kw)))
+            self._done = ("ok", self.program.call(self.obj, method, *args, **kw))
         except Abandoned:
-            self._done.append(("abandoned", None))
-        except Exception as exc:  # noqa: BLE001 - handed to the caller's thread, raised there
-            self._done.append(("error", exc))
-        finally:
-            self._asked.put(None)  # the method returned (or failed) without asking, or after
+            self._done = ("abandoned", None)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, raised there
+            self._done = ("error", exc)
+        return None
+
+    def _resume(self, text: str | None) -> None:
+        """The method goes on from its model call, here (the greenlet that resumes it is the one
+        it comes back to)."""
+        if not self._green.dead:
+            self._green.parent = getcurrent()
+            if self._green.switch(text) is not None:  # at a model call again
+                self._green.switch(None)
+                raise CodeError(
+                    self.program.files[0].path,
+                    f"their {self.obj.cls}'s method asked its model twice (one call a decision)",
+                )
 
     def answer(self, text: str) -> Any:
         """The method's return, given the model's ``text``."""
-        if self.prompt is not None:
-            self._answer.put(text)
-            self._asked.get()
-        self._thread.join()
-        if not self._done:
-            raise RuntimeError(f"the thread running their {self.obj.cls}'s method ended abnormally")
-        kind, value = self._done[0]
+        self._resume(text)
+        if self._done is None:
+            raise RuntimeError(f"their {self.obj.cls}'s method ended abnormally")
+        kind, value = self._done
         if kind == "error":
             raise value
         return value
 
     def abandon(self) -> None:
-        if self._thread.is_alive():
-            self._answer.put(None)
-            self._thread.join()
+        self._resume(None)
 
 
 async def asked(call: Call, agent: Any, schema: type, decision: Any) -> tuple[Any, Any, list]:

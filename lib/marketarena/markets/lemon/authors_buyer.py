@@ -199,9 +199,9 @@ class Seat:
         return self.program.call(self.buyer, method, *args, **kw)
 
     def begin(self, method: str, *args: Any, **kw: Any) -> Call:
-        """Their ``method`` run once, in a thread of its own that waits at the model call for
-        :meth:`Call.answer` (the harness's way: half the work of :meth:`prompt` then
-        :meth:`finish`, which run it twice)."""
+        """Their ``method`` run once, paused at the model call until :meth:`Call.answer` (the
+        harness's way: half the work of :meth:`prompt` then :meth:`finish`, which run it
+        twice)."""
         call = Call(self.program, self.buyer, method, args, kw)
         if call.prompt is not None:
             self.listing_ids = set(self.buyer.attrs["_anon_listing_map"])
