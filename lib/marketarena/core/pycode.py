@@ -26,8 +26,8 @@ member is a :class:`Member`); ``import json`` gives ``json.dumps``, ``import num
 not our objects, more than :data:`MAX_STEPS` steps a call (statements and comprehension
 iterations). Each is a :class:`CodeError`, ``<file>:<line>: <what>``, so a version of their code
 the interpreter cannot read fails on its first prompt with the line to look at, never by running
-something else. Files are read as every
-foreign file is (``core.sources.read_bytes``: regular files inside the repository, bounded).
+something else. Files are read as every foreign file is (``core.sources.read_bytes``: regular
+files inside the repository, bounded).
 """
 
 from __future__ import annotations

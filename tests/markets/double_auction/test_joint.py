@@ -113,6 +113,13 @@ def test_the_template_is_filled_from_the_seats_state():
     )
     first = bazaar_prompts.fill(obs.model_copy(update={"round": 1, "history": []}))
     assert first["HISTORY_SNIPPET"] == "No rounds completed yet."
+    # a seat's round lines kept between its prompts (the harness's way) change no prompt
+    lines: dict = {}
+    for r in (1, 2, 3):
+        step = obs.model_copy(update={"round": r, "history": obs.history[: r - 1]})
+        kept = bazaar_prompts.render(FIXTURES / "bazaar_prompts", step, lines=lines)
+        assert kept == bazaar_prompts.render(FIXTURES / "bazaar_prompts", step)
+    assert len(lines) == 2 and text == kept
 
 
 def test_the_answer_is_read_as_bazaar_asks_for_it():

@@ -107,30 +107,38 @@ def check_folder(folder: str | Path) -> None:
         template(folder, role)
 
 
-def history_snippet(obs: QuoteObservation) -> str:
-    """The completed rounds as the snippet shows them (module docstring)."""
+def history_snippet(obs: QuoteObservation, lines: dict | None = None) -> str:
+    """The completed rounds as the snippet shows them (module docstring); ``lines``: a seat's
+    round lines kept from its earlier prompts (a completed round's line never changes)."""
     shown = obs.history[-obs.history_shown :] if obs.history_shown else []
     if not shown:
         return NO_HISTORY
-    lines = []
+    lines = {} if lines is None else lines
+    out = []
     for rec in shown:
-        bids = " ".join(f"{a}={'-' if q is None else q}" for a, q in rec.bids.items())
-        asks = " ".join(f"{a}={'-' if q is None else q}" for a, q in rec.asks.items())
-        trades = ", ".join(f"{t.buyer}-{t.seller}@{t.price}" for t in rec.trades) or "none"
-        payoff = 0
-        for t in rec.trades:
-            if t.buyer == obs.agent_id:
-                payoff = obs.value - t.price
-            elif t.seller == obs.agent_id:
-                payoff = t.price - obs.value
-        lines.append(
-            f"Round {rec.round}: bids {bids} | asks {asks} | trades {trades} | your payoff {payoff}"
-        )
-    return "\n".join(lines)
+        key = (rec.round, obs.agent_id, obs.value)
+        line = lines.get(key)
+        if line is None:
+            line = lines[key] = _round_line(rec, obs.agent_id, obs.value)
+        out.append(line)
+    return "\n".join(out)
 
 
-def fill(obs: QuoteObservation) -> dict[str, str]:
-    """Every placeholder's text for ``obs`` (module docstring)."""
+def _round_line(rec: Any, me: str, value: int) -> str:
+    bids = " ".join(f"{a}={'-' if q is None else q}" for a, q in rec.bids.items())
+    asks = " ".join(f"{a}={'-' if q is None else q}" for a, q in rec.asks.items())
+    trades = ", ".join(f"{t.buyer}-{t.seller}@{t.price}" for t in rec.trades) or "none"
+    payoff = 0
+    for t in rec.trades:
+        if t.buyer == me:
+            payoff = value - t.price
+        elif t.seller == me:
+            payoff = t.price - value
+    return f"Round {rec.round}: bids {bids} | asks {asks} | trades {trades} | your payoff {payoff}"
+
+
+def fill(obs: QuoteObservation, lines: dict | None = None) -> dict[str, str]:
+    """Every placeholder's text for ``obs`` (module docstring; ``lines``: ``history_snippet``'s)."""
     buyers = [f"B{i + 1}" for i in range(obs.n_buyers)]
     sellers = [f"S{i + 1}" for i in range(obs.n_sellers)]
     return {
@@ -145,7 +153,7 @@ def fill(obs: QuoteObservation) -> dict[str, str]:
         "SELLERS_LIST": ", ".join(sellers),
         "ROUND": str(obs.round),
         "TOTAL_ROUNDS": str(obs.rounds),
-        "HISTORY_SNIPPET": history_snippet(obs),
+        "HISTORY_SNIPPET": history_snippet(obs, lines),
     }
 
 
@@ -166,10 +174,14 @@ FILLED = (
 )
 
 
-def render(folder: str | Path, obs: QuoteObservation) -> str:
-    """BAZAAR's template for ``obs``'s role, its placeholders filled."""
-    values = fill(obs)
-    return PLACEHOLDER.sub(lambda m: values[m.group(1)], template(folder, obs.role))
+def render(
+    folder: str | Path, obs: QuoteObservation, text: str | None = None, lines: dict | None = None
+) -> str:
+    """BAZAAR's template for ``obs``'s role (``text``: as already read), its placeholders filled
+    (``lines``: ``history_snippet``'s)."""
+    values = fill(obs, lines)
+    text = template(folder, obs.role) if text is None else text
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
 class BazaarPrice(TextAnswer):
@@ -210,10 +222,18 @@ class BazaarPrompts(Harness):
     Params = BazaarPromptParams
     max_reasks = 0  # BazaarPrice: a forfeited round
 
+    def reset(self, rng: Any = None) -> None:
+        """A new game: its seat's template read at its first prompt, its round lines anew."""
+        self._text: str | None = None
+        self._lines: dict = {}
+
     async def respond(
         self, agent: Any, observation: QuoteObservation, decision: Any, retry: Any = None
     ) -> Reply:
-        messages = [{"role": "user", "content": render(self.params.prompts, observation)}]
+        if self._text is None:
+            self._text = template(self.params.prompts, observation.role)
+        text = render(self.params.prompts, observation, self._text, self._lines)
+        messages = [{"role": "user", "content": text}]
         result, row = await agent.ask(messages, BazaarPrice, decision, purpose="act")
         if result.action is None:
             return Reply(action=None, calls=[row], error=f"llm: {result.error or 'no answer'}")
