@@ -335,3 +335,30 @@ def test_control_flow_is_pythons(tmp_path, method, args):
     expected = getattr(native["Flow"](), method)(*copy.deepcopy(args))
     p = program(tmp_path, FLOW)
     assert p.call(Obj("Flow"), method, *copy.deepcopy(args)) == expected
+
+
+def test_a_lambdas_steps_count_against_the_call_that_calls_it(tmp_path, monkeypatch):
+    """A lambda made in one call (a ``defaultdict``'s factory at a seat's start) and called in
+    later calls, each in a greenlet of its own as a paused call of theirs is: each later call's
+    steps start from none, never from the count of the call that made the lambda."""
+    from greenlet import greenlet
+
+    import marketarena.core.pyframe as pyframe
+
+    monkeypatch.setattr(pyframe, "MAX_STEPS", 50)
+    p = program(
+        tmp_path,
+        """
+        class Agent:
+            def make(self):
+                return lambda n: [i for i in range(n)]
+
+            def use(self, fn):
+                return len(fn(30))
+        """,
+    )
+    a = Obj("Agent")
+    fn = p.call(a, "make")
+    assert greenlet(lambda: [p.call(a, "use", fn) for _ in range(3)]).switch() == [30, 30, 30]
+    with pytest.raises(CodeError, match="more than 50 steps"):
+        greenlet(lambda: fn(60)).switch()

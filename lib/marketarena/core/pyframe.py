@@ -67,11 +67,9 @@ class Frame:
 
     __slots__ = ("p", "mod", "names", "budget")
 
-    def __init__(
-        self, program: Program, mod: Module, names: dict[str, Any], budget: Budget | None = None
-    ):
+    def __init__(self, program: Program, mod: Module, names: dict[str, Any]):
         self.p, self.mod, self.names = program, mod, names
-        self.budget = program.budget() if budget is None else budget
+        self.budget = program.budget()
 
     def fail(self, node: ast.AST, what: str) -> CodeError:
         return CodeError(self.mod.path, what, getattr(node, "lineno", None))
@@ -212,7 +210,9 @@ class Frame:
 
     def _e_Lambda(self, node: ast.Lambda) -> Callable[..., Any]:
         """A function of positional arguments evaluating its one expression with the names of
-        the frame that made it (as a closure sees them when called)."""
+        the frame that made it (as a closure sees them when called); its steps count against
+        the call under way where it is called (a ``defaultdict``'s factory made at a seat's
+        start is called in later calls, each paused in a greenlet of its own)."""
         a = node.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.kw_defaults:
             raise self.fail(node, "a lambda with defaults, * or ** is not interpreted")
@@ -222,7 +222,7 @@ class Frame:
             if len(args) != len(params):
                 raise Raised(f"lambda at line {node.lineno} given {len(args)} arguments")
             names = {**self.names, **dict(zip(params, args))}
-            return Frame(self.p, self.mod, names, self.budget).eval(node.body)
+            return Frame(self.p, self.mod, names).eval(node.body)
 
         return fn
 
