@@ -108,6 +108,45 @@ def test_many_episodes_in_flight_write_the_logs_of_one_at_a_time(tmp_path, kind)
         assert [len(logs.read_meta(tmp_path / "b" / u)["episodes"]) for u in units] == [1] * 12
 
 
+def test_units_written_in_rooms_made_while_they_wait_are_the_units_written_without(
+    tmp_path, monkeypatch
+):
+    """Every unit still playing ``ROOM_AFTER_S`` after its start (here: at once) has its folders
+    made by the writer while it waits (``logs.make_room``): the logs and run logs are those of a
+    run without, and no blank file is left anywhere."""
+    from marketarena.simulate import schedule
+
+    made = []
+    real = logs.make_room
+    monkeypatch.setattr(schedule, "ROOM_AFTER_S", 0.0)
+    monkeypatch.setattr(logs, "make_room", lambda *a: made.append(a[1].name) or real(*a))
+    kind = "double_auction"
+    paths = Paths(tmp_path)
+    for name in ("with", "without"):
+        if name == "without":
+            monkeypatch.setattr(schedule, "ROOM_AFTER_S", 1e9)
+        params = parse_params(llm_params(tmp_path / name, kind))
+        fake = FakeEndpoint(responder=slow_answer)
+        simulate(
+            kind,
+            params,
+            paths.data,
+            tmp_path / name / "eps",
+            progress=False,
+            openai_factory=fake.factory,
+            run_dir=tmp_path / name / "runs",
+        )
+    entrant = {p.name for p in (tmp_path / "with" / "eps").iterdir() if p.name.startswith("x-")}
+    assert len(entrant) == 12 and entrant <= set(made)  # the entrant's games, a unit each
+    assert files(tmp_path / "with" / "eps") == files(tmp_path / "without" / "eps")
+    runs = [
+        sorted(p.relative_to(tmp_path / n / "runs") for p in (tmp_path / n / "runs").rglob("*"))
+        for n in ("with", "without")
+    ]
+    assert runs[0] == runs[1] and runs[0]
+    assert not [p for p in tmp_path.rglob(f"{logs.BLANK_PREFIX}*")]
+
+
 def test_two_workers_never_pass_the_endpoints_max_concurrency(tmp_path):
     """Two worker processes over real HTTP, 3 requests at most, one count for both (``llm.slots``):
     with a fixed share each (1), 2 at most would ever be in flight; shared, the third slot is

@@ -19,6 +19,7 @@ from marketarena.core.types import RunAborted
 from marketarena.llm.fake import LoopbackEndpoint, schema_answer
 from marketarena.llm.ledger import read_ledger
 from marketarena.simulate import simulate, spend_ledger_path, worker_count
+from marketarena.simulate.limits import even_window, in_flight, worker_share
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,6 +136,33 @@ def test_workers_are_capped_at_what_helps():
     assert worker_count(remote, "english_auction", 100, cores=2) == 2
     assert worker_count(remote, "english_auction", 100, cores=16) == 6
     assert worker_count(remote, "english_auction", 4, cores=16) == 4
+
+
+def test_a_workers_window_holds_at_most_its_even_share_of_the_episodes():
+    """BAZAAR's 40 entrant games on two workers whose windows hold 64 each split 36 to 4 when
+    one worker pulled faster: capped at its even share, each takes 20; a window smaller than
+    the share, or set by hand below it, is kept."""
+    p = tiny("english_auction")
+    p["models"] = {
+        "remote": {
+            "model": "m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": None,
+            "max_concurrency": 64,
+        }
+    }
+    p["markets"]["english_auction"]["roster"].append(
+        {"name": "r", "kind": "llm", "model": "remote"}
+    )
+    share = worker_share(parse_params(p), "english_auction", 2)
+    assert in_flight(share, "english_auction") == 64  # twice a worker's 32
+    window = lambda params, episodes: in_flight(  # noqa: E731
+        even_window(params, "english_auction", 2, episodes), "english_auction"
+    )
+    assert window(share, 40) == 20 and window(share, 41) == 21 and window(share, 1) == 1
+    assert window(share, 1000) == 64
+    p["execution"] = {"episodes_in_flight": 8}
+    assert window(worker_share(parse_params(p), "english_auction", 2), 40) == 8
 
 
 @pytest.mark.parametrize("workers", [True, "2", 2.0, 0, -1, "two"])

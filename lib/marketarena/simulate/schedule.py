@@ -41,6 +41,10 @@ from marketarena.simulate.context import RunContext
 from marketarena.simulate.limits import in_flight
 from marketarena.simulate.planning import package_version
 
+#: a unit with LLM seats still playing this long after its start has its folders made while it
+#: waits (``logs.make_room``): its first requests have left by then, the writer is idle
+ROOM_AFTER_S = 0.5
+
 #: a unit to play as a process is handed it: (its index among the units to play, the unit, its
 #: episodes' specs); a process needs no plan of its own
 Numbered = tuple[int, logs.Unit, list[EpisodeSpec]]
@@ -109,7 +113,11 @@ async def _play_side_by_side(run: RunContext, todo: Iterable[Numbered], window: 
     (atomically, as ever) once its last episode has ended, by one writer thread: writing an
     episode's tables takes 10-30 ms of CPU, during which the event loop would send no request
     (the writer lets it run between its own steps); it is committed once its answers are in the
-    response cache (the client's ``store_answers``, stored meanwhile). Units may finish out of
+    response cache (the client's ``store_answers``, stored meanwhile). A unit still playing
+    ``ROOM_AFTER_S`` after its start has its folders made by the writer while it waits
+    (``logs.make_room``): episodes that end together (BAZAAR's games, 30 rounds each) are
+    written one after another at the end of the run, and a file's creation was the costliest
+    part of their writes. Units may finish out of
     order; each episode's logs depend on its seed and its answers only, never on what ran beside
     it. The first failure (a ``RunAborted``: endpoint down, budget spent) cancels the episodes in
     flight and is raised; every unit finished before it is on disk (a write under way
@@ -127,6 +135,9 @@ async def _play_side_by_side(run: RunContext, todo: Iterable[Numbered], window: 
             slots.release()
 
     async def unit_done(k: int, unit: logs.Unit, episodes: list[asyncio.Task], t0: float) -> int:
+        _, playing = await asyncio.wait(episodes, timeout=ROOM_AFTER_S)
+        if playing:  # waiting on the endpoint: its folders are made meanwhile (logs.make_room)
+            writer.submit(logs.make_room, run.out_dir, unit, run.run_dir)
         played = [await task for task in episodes]
         stored = llm and llm.client.store_answers()  # waited for before the unit is committed
         await loop.run_in_executor(

@@ -35,7 +35,12 @@ from marketarena.core.lifetime import die_with_parent, stop_pool
 from marketarena.core.types import RunAborted
 from marketarena.simulate.collector import heap_frozen
 from marketarena.simulate.context import RunContext
-from marketarena.simulate.limits import llm_runtime, shared_slots, worker_share
+from marketarena.simulate.limits import (
+    even_window,
+    llm_runtime,
+    shared_slots,
+    worker_share,
+)
 from marketarena.simulate.locks import hold_live_lock
 from marketarena.simulate.planning import read_inputs
 from marketarena.simulate.schedule import Numbered, _numbered, play_all
@@ -156,7 +161,8 @@ def play_in_workers(
     """The units of ``todo`` played by ``workers`` worker processes, each pulling the next unit
     from one queue when it has room for it (units differ in work: crash's episodes with an LLM firm
     ask from 3 to 30 times, so a fixed deal left one worker with 946 requests and the other with
-    544, idle for the last 40% of the run). The progress line (``shown``) is drawn once they are
+    544, idle for the last 40% of the run), at most its even share of them at once
+    (``limits.even_window``). The progress line (``shown``) is drawn once they are
     started (:func:`start_method`). They end with the run however it ends: each holds the run's
     liveness lock ``live`` and dies with the main process (:func:`_worker_init`); on an interrupt
     or a worker's death the others are stopped at once; after a worker's ``RunAborted`` the queue
@@ -166,7 +172,9 @@ def play_in_workers(
     from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    workers_run = run.with_params(worker_share(run.params, run.instance, workers))
+    episodes = sum(len(unit.episodes) for unit, _ in todo)
+    share = worker_share(run.params, run.instance, workers)
+    workers_run = run.with_params(even_window(share, run.instance, workers, episodes))
     counters = run.counters[0] if run.counters is not None else None
     played, error = 0, None
     context = multiprocessing.get_context(start_method())
