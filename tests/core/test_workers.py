@@ -111,6 +111,22 @@ def test_workers_never_exceed_an_endpoints_concurrency(tmp_path):
     assert worker_count(one, "english_auction", 10, cores=16) == 1
 
 
+def with_remote_llm(p: dict, max_concurrency: int) -> dict:
+    """``p`` (english_auction's params) with an LLM bidder on a remote endpoint."""
+    p["models"] = {
+        "remote": {
+            "model": "m",
+            "base_url": "http://127.0.0.1:9/v1",
+            "api_key_env": None,
+            "max_concurrency": max_concurrency,
+        }
+    }
+    p["markets"]["english_auction"]["roster"].append(
+        {"name": "r", "kind": "llm", "model": "remote"}
+    )
+    return p
+
+
 def test_workers_are_capped_at_what_helps():
     """The audit's ``workers: 1000000`` started one process per episode (8 on 2 cores, 26x slower)."""
     scripted = parse_params(tiny("english_auction", workers=1_000_000))
@@ -120,18 +136,7 @@ def test_workers_are_capped_at_what_helps():
     assert worker_count(auto, "english_auction", 100, cores=3) == 3
     # seats waiting on a real endpoint: still the cores (the waits are filled by episodes side by
     # side in each worker's event loop), and no more than its max_concurrency
-    p = tiny("english_auction", workers=1_000_000)
-    p["models"] = {
-        "remote": {
-            "model": "m",
-            "base_url": "http://127.0.0.1:9/v1",
-            "api_key_env": None,
-            "max_concurrency": 6,
-        }
-    }
-    p["markets"]["english_auction"]["roster"].append(
-        {"name": "r", "kind": "llm", "model": "remote"}
-    )
+    p = with_remote_llm(tiny("english_auction", workers=1_000_000), 6)
     remote = parse_params(p)
     assert worker_count(remote, "english_auction", 100, cores=2) == 2
     assert worker_count(remote, "english_auction", 100, cores=16) == 6
@@ -142,18 +147,7 @@ def test_a_workers_window_holds_at_most_its_even_share_of_the_episodes():
     """BAZAAR's 40 entrant games on two workers whose windows hold 64 each split 36 to 4 when
     one worker pulled faster: capped at its even share, each takes 20; a window smaller than
     the share, or set by hand below it, is kept."""
-    p = tiny("english_auction")
-    p["models"] = {
-        "remote": {
-            "model": "m",
-            "base_url": "http://127.0.0.1:9/v1",
-            "api_key_env": None,
-            "max_concurrency": 64,
-        }
-    }
-    p["markets"]["english_auction"]["roster"].append(
-        {"name": "r", "kind": "llm", "model": "remote"}
-    )
+    p = with_remote_llm(tiny("english_auction"), 64)
     share = worker_share(parse_params(p), "english_auction", 2)
     assert in_flight(share, "english_auction") == 64  # twice a worker's 32
     window = lambda params, episodes: in_flight(  # noqa: E731
