@@ -41,8 +41,8 @@ from marketarena.simulate.context import RunContext
 from marketarena.simulate.limits import in_flight
 from marketarena.simulate.planning import package_version
 
-#: a unit with LLM seats still playing this long after its start has its folders made while it
-#: waits (``logs.make_room``): its first requests have left by then, the writer is idle
+#: a unit still playing this long after its start has its folders made while it waits
+#: (``logs.make_room``): its first requests have left by then, and the writer is idle
 ROOM_AFTER_S = 0.5
 
 #: a unit to play as a process is handed it: (its index among the units to play, the unit, its
